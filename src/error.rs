@@ -1,0 +1,100 @@
+//! Errors.
+
+use core::fmt;
+
+/// Why an item could not be inserted. The filter is left holding exactly what it held before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InsertError {
+    /// Neither of the item's buckets has room, and no chain of at most a few moves of other
+    /// fingerprints could make room. The filter is (for this item) full. This is also what the
+    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint.
+    Full,
+}
+
+impl fmt::Display for InsertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full => {
+                f.write_str("the cuckoo filter is full: no room for the item in either bucket")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InsertError {}
+
+/// Why a [`Builder`](crate::Builder) could not build a filter. Each variant names the parameter
+/// at fault.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `capacity` was 0 (or never set).
+    ZeroCapacity,
+    /// `capacity` needs more buckets than a table can address.
+    CapacityTooLarge {
+        /// The capacity asked for.
+        capacity: usize,
+        /// The largest capacity this configuration supports.
+        max: usize,
+    },
+    /// `fingerprint_bits` was outside `4..=32`.
+    FingerprintBits {
+        /// The width asked for.
+        bits: u32,
+    },
+    /// `bucket_size` was not 2, 4 or 8.
+    BucketSize {
+        /// The size asked for.
+        size: usize,
+    },
+    /// `stripes` was not a power of two.
+    Stripes {
+        /// The count asked for.
+        stripes: usize,
+    },
+    /// The search limits were out of range: `max_hops` above the maximum, `max_buckets` under 2.
+    SearchLimits {
+        /// Most hops asked for.
+        max_hops: usize,
+        /// Most buckets asked for.
+        max_buckets: usize,
+    },
+    /// The table's memory could not be allocated.
+    OutOfMemory {
+        /// Bytes the table needed.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroCapacity => f.write_str("capacity must be at least 1"),
+            Self::CapacityTooLarge { capacity, max } => write!(
+                f,
+                "capacity {capacity} is too large: this configuration holds at most {max} items"
+            ),
+            Self::FingerprintBits { bits } => {
+                write!(f, "fingerprint_bits must be in 4..=32, got {bits}")
+            }
+            Self::BucketSize { size } => write!(f, "bucket_size must be 2, 4 or 8, got {size}"),
+            Self::Stripes { stripes } => {
+                write!(f, "stripes must be a power of two, got {stripes}")
+            }
+            Self::SearchLimits {
+                max_hops,
+                max_buckets,
+            } => write!(
+                f,
+                "search limits must be max_hops <= {} (0 for the default) and max_buckets >= 2, got {max_hops} and {max_buckets}",
+                crate::raw::MAX_HOPS
+            ),
+            Self::OutOfMemory { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the filter's table")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

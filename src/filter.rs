@@ -1,0 +1,211 @@
+//! The public filter: hashing and types over the raw core.
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use crate::builder::Builder;
+use crate::error::InsertError;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::RawFilter;
+
+/// A cuckoo filter that many threads can use at once, through `&self`.
+///
+/// It answers "might this item have been inserted?" with no false negatives and a small, tunable
+/// rate of false positives, and unlike a Bloom filter it can delete. Share it with [`Arc`]:
+/// lookups take no lock and write no shared memory; inserts and removes lock only the stripes of
+/// the two buckets they touch.
+///
+/// ```
+/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+/// use std::sync::Arc;
+///
+/// let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(100_000));
+/// let handles: Vec<_> = (0..2u64)
+///     .map(|t| {
+///         let filter = Arc::clone(&filter);
+///         std::thread::spawn(move || {
+///             for i in (t * 50_000)..((t + 1) * 50_000) {
+///                 filter.insert(&i).unwrap();
+///             }
+///         })
+///     })
+///     .collect();
+/// for handle in handles {
+///     handle.join().unwrap();
+/// }
+/// assert_eq!(filter.len(), 100_000);
+/// assert!((0..100_000u64).all(|i| filter.contains(&i)));
+/// assert!(filter.remove(&7u64));
+/// ```
+///
+/// # Consistency
+///
+/// Every operation is linearizable with respect to the item it names: [`insert`] that returned
+/// `Ok`, then [`contains`] of the same item in any thread that observes that return, answers
+/// true until a [`remove`] of it, even while other threads move its fingerprint between its two
+/// buckets to make room. A lookup that races an insert or remove of the same item may see the
+/// filter either before or after it. [`len`] sums per-stripe counts one after another, so while
+/// writes are in flight it may count some of them and not others; it is exact when none are.
+///
+/// As in any cuckoo filter, `remove` must only be called for items that were inserted: removing
+/// an item that was never inserted may remove a different item that shares its fingerprint and
+/// bucket, and that item would then be reported absent (paper Section 3.3).
+///
+/// [`Arc`]: std::sync::Arc
+/// [`insert`]: Self::insert
+/// [`contains`]: Self::contains
+/// [`remove`]: Self::remove
+/// [`len`]: Self::len
+pub struct ConcurrentCuckooFilter<S = DefaultHashBuilder> {
+    raw: RawFilter,
+    hasher: S,
+    capacity: usize,
+}
+
+impl ConcurrentCuckooFilter {
+    /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
+    /// 12-bit fingerprints, about 12.6 bits per item and a false positive rate under 0.2% when
+    /// full. A capacity of 0 is rounded up to the smallest table.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
+    /// instead.
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::builder().capacity(capacity.max(1)).build() {
+            Ok(filter) => filter,
+            Err(err) => panic!("ConcurrentCuckooFilter::with_capacity({capacity}): {err}"),
+        }
+    }
+
+    /// A [`Builder`] for any other configuration.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+}
+
+impl<S> ConcurrentCuckooFilter<S> {
+    pub(crate) fn from_raw(raw: RawFilter, hasher: S, capacity: usize) -> Self {
+        Self {
+            raw,
+            hasher,
+            capacity,
+        }
+    }
+
+    /// Items stored (each copy of a duplicate counts). Exact when no write is in flight.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether the filter holds no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Items the filter was sized for: at least the capacity asked for.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes of memory the filter uses: its table, its stripes and itself.
+    pub fn memory_usage(&self) -> usize {
+        self.raw.memory_usage()
+    }
+
+    /// The share of slots in use, from 0 to 1.
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / (self.raw.buckets() * self.raw.slots()) as f64
+    }
+
+    /// Bits per fingerprint.
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.raw.fp_bits()
+    }
+
+    /// Slots per bucket.
+    pub fn bucket_size(&self) -> usize {
+        self.raw.slots()
+    }
+
+    /// Buckets in the table.
+    pub fn bucket_count(&self) -> usize {
+        self.raw.buckets()
+    }
+
+    /// The hasher items are hashed with.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
+    /// Inserts one copy of `item`.
+    ///
+    /// Inserting the same item again stores another copy, as in the paper; each copy needs its
+    /// own [`remove`](Self::remove). On `Err` nothing changed: no item was dropped to make room.
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
+        let hash = self.hasher.hash_one(item);
+        if self.raw.insert(hash) {
+            Ok(())
+        } else {
+            Err(InsertError::Full)
+        }
+    }
+
+    /// Whether `item` may have been inserted: always true if it was (and not removed since),
+    /// true with a small probability if it was not. Takes no lock and writes no shared memory.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.raw.contains(self.hasher.hash_one(item))
+    }
+
+    /// How many copies of `item`'s fingerprint its two buckets hold: the number of times it was
+    /// inserted and not removed, plus any other items that share its fingerprint and a bucket.
+    /// Takes no lock, like [`contains`](Self::contains).
+    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
+        self.raw.count(self.hasher.hash_one(item))
+    }
+
+    /// Removes one copy of `item`; `false` if none was found. Only remove items that were
+    /// inserted (see [Consistency](Self#consistency)).
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.raw.remove(self.hasher.hash_one(item))
+    }
+}
+
+impl<S> fmt::Debug for ConcurrentCuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConcurrentCuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity)
+            .field("fingerprint_bits", &self.raw.fp_bits())
+            .field("bucket_size", &self.raw.slots())
+            .field("buckets", &self.raw.buckets())
+            .field("stripes", &self.raw.stripe_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Inserts every item of the iterator.
+///
+/// # Panics
+///
+/// If the filter fills up: silently dropping an item would break the no-false-negative
+/// guarantee. Call [`insert`](ConcurrentCuckooFilter::insert) to handle a full filter.
+impl<T: Hash, S: BuildHasher> Extend<T> for &ConcurrentCuckooFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        for item in items {
+            if let Err(err) = self.insert(&item) {
+                panic!("ConcurrentCuckooFilter::extend: {err}");
+            }
+        }
+    }
+}
+
+/// Inserts every item of the iterator; see the impl for `&ConcurrentCuckooFilter`.
+impl<T: Hash, S: BuildHasher> Extend<T> for ConcurrentCuckooFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        (&*self).extend(items);
+    }
+}

@@ -1,0 +1,238 @@
+//! The default hasher: seeded XXH3, with the same output on every platform.
+//!
+//! `std`'s `Hasher` defaults write integers in native byte order and `usize` at native width, so
+//! the same key would hash differently on a big-endian or 32-bit machine and a filter written on
+//! one could not be read on another. [`DefaultHasher`] writes every integer as little-endian and
+//! every `usize`/`isize` as 64 bits, then hashes the byte stream with XXH3.
+
+use core::hash::{BuildHasher, Hasher};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+/// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
+const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
+
+/// Bytes gathered before a block is folded into the running state. Keys up to this size (nearly
+/// all keys) cost exactly one XXH3 call.
+const BLOCK: usize = 64;
+
+/// The default [`BuildHasher`] of
+/// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter): XXH3 (64-bit) with a seed.
+///
+/// Its output depends only on the seed and on the bytes a key's `Hash` impl writes, never on the
+/// platform's endianness or pointer width, nor on the version of any dependency.
+///
+/// ```
+/// use concurrent_cuckoo_filter::DefaultHashBuilder;
+/// use core::hash::BuildHasher;
+///
+/// let a = DefaultHashBuilder::with_seed(7);
+/// assert_eq!(a.hash_one(42u64), DefaultHashBuilder::with_seed(7).hash_one(42u64));
+/// assert_ne!(a.hash_one(42u64), DefaultHashBuilder::with_seed(8).hash_one(42u64));
+/// // `usize` hashes as 64 bits everywhere.
+/// assert_eq!(a.hash_one(42usize), a.hash_one(42u64));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DefaultHashBuilder {
+    seed: u64,
+}
+
+impl DefaultHashBuilder {
+    /// The builder with the crate's fixed default seed.
+    pub const fn new() -> Self {
+        Self { seed: DEFAULT_SEED }
+    }
+
+    /// A builder with a seed of your own (for example a random one, against adversarial keys).
+    pub const fn with_seed(seed: u64) -> Self {
+        Self { seed }
+    }
+
+    /// The seed this builder hashes with.
+    pub const fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+impl Default for DefaultHashBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BuildHasher for DefaultHashBuilder {
+    type Hasher = DefaultHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> DefaultHasher {
+        DefaultHasher {
+            state: self.seed,
+            buf: [0; BLOCK],
+            len: 0,
+            folded: 0,
+        }
+    }
+}
+
+/// The [`Hasher`] made by [`DefaultHashBuilder`].
+///
+/// Bytes collect in a 64-byte buffer; each full block is folded into the running state with one
+/// XXH3 call seeded by that state, so the result depends only on the byte stream, never on how a
+/// `Hash` impl splits it into writes.
+#[derive(Clone, Debug)]
+pub struct DefaultHasher {
+    state: u64,
+    buf: [u8; BLOCK],
+    len: usize,
+    folded: u64,
+}
+
+impl DefaultHasher {
+    #[inline]
+    fn push(&mut self, mut bytes: &[u8]) {
+        if self.len + bytes.len() <= BLOCK {
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            return;
+        }
+        loop {
+            if self.len == BLOCK {
+                self.state = xxh3_64_with_seed(&self.buf, self.state);
+                self.folded += 1;
+                self.len = 0;
+            }
+            let take = (BLOCK - self.len).min(bytes.len());
+            self.buf[self.len..self.len + take].copy_from_slice(&bytes[..take]);
+            self.len += take;
+            bytes = &bytes[take..];
+            if bytes.is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+impl Hasher for DefaultHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        // A stream that folded blocks ends under a seed that also records how many it folded.
+        let seed = if self.folded == 0 {
+            self.state
+        } else {
+            self.state ^ self.folded.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        };
+        xxh3_64_with_seed(&self.buf[..self.len], seed)
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.push(bytes);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.push(&[i]);
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.write_u8(i as u8);
+    }
+
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.write_u16(i as u16);
+    }
+
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.write_u32(i as u32);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_i128(&mut self, i: i128) {
+        self.write_u128(i as u128);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as i64 as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::hash::Hash;
+
+    fn hash_of<T: Hash + ?Sized>(item: &T) -> u64 {
+        DefaultHashBuilder::new().hash_one(item)
+    }
+
+    #[test]
+    fn short_keys_are_one_xxh3_call_over_their_little_endian_bytes() {
+        assert_eq!(
+            hash_of(&0x0102_0304_0506_0708u64),
+            xxh3_64_with_seed(&0x0102_0304_0506_0708u64.to_le_bytes(), DEFAULT_SEED)
+        );
+        assert_eq!(hash_of(&7usize), hash_of(&7u64));
+        assert_eq!(hash_of(&-7isize), hash_of(&-7i64));
+    }
+
+    #[test]
+    fn result_does_not_depend_on_how_bytes_are_split() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        for split in [0, 1, 63, 64, 65, 128, 500, 999, 1000] {
+            let mut a = DefaultHashBuilder::new().build_hasher();
+            a.write(&data[..split]);
+            a.write(&data[split..]);
+            let mut b = DefaultHashBuilder::new().build_hasher();
+            for byte in &data {
+                b.write_u8(*byte);
+            }
+            assert_eq!(a.finish(), b.finish(), "split at {split}");
+        }
+    }
+
+    #[test]
+    fn lengths_around_the_block_size_differ() {
+        let data = [0u8; 200];
+        let hashes: std::collections::HashSet<u64> = (0..200)
+            .map(|n| {
+                let mut h = DefaultHashBuilder::new().build_hasher();
+                h.write(&data[..n]);
+                h.finish()
+            })
+            .collect();
+        assert_eq!(hashes.len(), 200);
+    }
+}

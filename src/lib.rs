@@ -1,0 +1,53 @@
+//! A concurrent cuckoo filter: an approximate set that many threads share through an `Arc`.
+//!
+//! [`ConcurrentCuckooFilter`] is the cuckoo filter of Fan, Andersen, Kaminsky and Mitzenmacher
+//! ("Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014), made concurrent the way
+//! libcuckoo and MemC3 made cuckoo hash tables concurrent:
+//!
+//! - **Lookups never lock.** Buckets are guarded by striped seqlocks; a lookup reads two stripe
+//!   versions, two buckets and the versions again, and retries if a writer got in between.
+//! - **Writers lock only what they touch**: the one or two stripes of an item's buckets.
+//! - **Room is made without long locks.** When both buckets are full, a breadth-first search finds
+//!   a short path of fingerprints to move (without locks), then moves them one at a time, each
+//!   move under the locks of its two buckets, so an item is never missing from both its buckets.
+//!
+//! ```
+//! use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+//!
+//! let filter = ConcurrentCuckooFilter::with_capacity(1_000_000);
+//! for key in 0..1_000_000u64 {
+//!     filter.insert(&key).unwrap();
+//! }
+//! assert!((0..1_000_000u64).all(|key| filter.contains(&key)));
+//!
+//! // About 12.6 bits per item, under 0.2% false positives.
+//! let bits_per_item = filter.memory_usage() as f64 * 8.0 / filter.len() as f64;
+//! let false_positives = (1_000_000..2_000_000u64).filter(|key| filter.contains(key)).count();
+//! let rate = false_positives as f64 / 1_000_000.0;
+//! assert!(bits_per_item < 12.7, "{bits_per_item}");
+//! assert!(rate < 0.002, "{rate}");
+//! ```
+//!
+//! # Guarantees
+//!
+//! - No false negatives: an item whose insert returned `Ok` and that was not removed is found, also
+//!   while other threads insert, remove and move fingerprints.
+//! - A failed insert changes nothing, and nothing is ever evicted to make room.
+//! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
+//! - No `Hash` impl runs while one of the filter's locks is held.
+//! - No `unsafe` code; every shared access is atomic.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
+
+mod builder;
+mod error;
+mod filter;
+mod hash;
+mod raw;
+mod sync;
+
+pub use crate::builder::Builder;
+pub use crate::error::{BuildError, InsertError};
+pub use crate::filter::ConcurrentCuckooFilter;
+pub use crate::hash::{DefaultHashBuilder, DefaultHasher};

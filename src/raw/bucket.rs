@@ -1,0 +1,214 @@
+//! Fingerprint and bucket encoding.
+//!
+//! A bucket of `b` fingerprints of `f` bits is `b·f` contiguous bits of the table, with no padding:
+//! a 12-bit fingerprint costs 12 bits. In registers a bucket is one or two `u128` *chunks*, each
+//! holding up to 128 bits of whole fingerprints (only 8-slot buckets with fingerprints over 16 bits
+//! need two). Lookups and slot searches run on a chunk with SWAR arithmetic, all lanes at once.
+//!
+//! Fingerprint 0 marks an empty slot, so a stored fingerprint is never 0.
+
+/// The most slots a bucket can have.
+pub(crate) const MAX_SLOTS: usize = 8;
+
+/// The bits of one bucket, as read from or written to the table.
+pub(crate) type RawBucket = [u128; 2];
+
+/// Where the `b` fingerprints of a bucket live inside its bits.
+#[derive(Clone, Debug)]
+pub(crate) struct BucketLayout {
+    fp_bits: u32,
+    slots: usize,
+    chunks: usize,
+    lanes: usize,
+    /// 1 at the lowest bit of every lane of a chunk.
+    lane_low: u128,
+    /// 1 at the highest bit of every lane of a chunk.
+    lane_high: u128,
+    /// Every bit of every lane but the highest.
+    lane_rest: u128,
+}
+
+impl BucketLayout {
+    /// `slots` must be 2, 4 or 8 and `fp_bits` in `4..=32`; the builder checks both.
+    pub(crate) fn new(slots: usize, fp_bits: u32) -> Self {
+        debug_assert!(matches!(slots, 2 | 4 | 8) && (4..=32).contains(&fp_bits));
+        let chunks = if slots as u32 * fp_bits > 128 { 2 } else { 1 };
+        let lanes = slots / chunks;
+        let lane_low = (0..lanes).fold(0u128, |acc, lane| acc | 1 << (lane as u32 * fp_bits));
+        Self {
+            fp_bits,
+            slots,
+            chunks,
+            lanes,
+            lane_low,
+            lane_high: lane_low << (fp_bits - 1),
+            lane_rest: lane_low * ((1u128 << (fp_bits - 1)) - 1),
+        }
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    pub(crate) fn fp_bits(&self) -> u32 {
+        self.fp_bits
+    }
+
+    pub(crate) fn chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// Bits of one chunk, all lanes.
+    pub(crate) fn chunk_bits(&self) -> u32 {
+        self.lanes as u32 * self.fp_bits
+    }
+
+    /// Bits of one whole bucket in the table.
+    pub(crate) fn bucket_bits(&self) -> u32 {
+        self.slots as u32 * self.fp_bits
+    }
+
+    /// `fp` copied into every lane of a chunk, for [`Self::matches`].
+    #[inline]
+    pub(crate) fn broadcast(&self, fp: u32) -> u128 {
+        self.lane_low * fp as u128
+    }
+
+    /// The highest bit of each lane that is zero, and no other bit. Exact: the sum inside cannot
+    /// carry out of a lane, so one lane never disturbs its neighbour.
+    #[inline]
+    fn zero_lanes(&self, chunk: u128) -> u128 {
+        !(((chunk & self.lane_rest) + self.lane_rest) | chunk) & self.lane_high
+    }
+
+    /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.
+    #[inline]
+    pub(crate) fn matches(&self, bucket: &RawBucket, pattern: u128) -> bool {
+        let mut hit = self.zero_lanes(bucket[0] ^ pattern);
+        if self.chunks == 2 {
+            hit |= self.zero_lanes(bucket[1] ^ pattern);
+        }
+        hit != 0
+    }
+
+    /// How many slots of `bucket` hold `fp`.
+    pub(crate) fn count(&self, bucket: &RawBucket, fp: u32) -> usize {
+        let pattern = self.broadcast(fp);
+        bucket[..self.chunks]
+            .iter()
+            .map(|chunk| self.zero_lanes(chunk ^ pattern).count_ones() as usize)
+            .sum()
+    }
+
+    /// Whether `bucket` has an empty slot.
+    #[inline]
+    pub(crate) fn has_free(&self, bucket: &RawBucket) -> bool {
+        self.matches(bucket, 0)
+    }
+
+    /// Puts `fp` into the first empty slot of `bucket`; false if there is none.
+    #[inline]
+    pub(crate) fn insert(&self, bucket: &mut RawBucket, fp: u32) -> bool {
+        self.replace_first(bucket, 0, fp)
+    }
+
+    /// Empties one slot that holds `fp`; false if none does.
+    #[inline]
+    pub(crate) fn remove(&self, bucket: &mut RawBucket, fp: u32) -> bool {
+        self.replace_first(bucket, fp, 0)
+    }
+
+    fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
+        let pattern = self.broadcast(from);
+        for chunk in &mut bucket[..self.chunks] {
+            let hits = self.zero_lanes(*chunk ^ pattern);
+            if hits != 0 {
+                // `zero_lanes` is exact, so its lowest bit marks the first matching slot.
+                let shift = hits.trailing_zeros() + 1 - self.fp_bits;
+                *chunk ^= ((from ^ to) as u128) << shift;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The fingerprints in `bucket`'s slots, in slot order, 0 for an empty slot.
+    pub(crate) fn fingerprints(&self, bucket: &RawBucket) -> Fingerprints {
+        let mut out = Fingerprints {
+            fps: [0; MAX_SLOTS],
+            len: self.slots as u8,
+        };
+        let mask = (1u128 << self.fp_bits) - 1;
+        for (slot, fp) in out.fps[..self.slots].iter_mut().enumerate() {
+            let chunk = bucket[slot / self.lanes];
+            let lane = (slot % self.lanes) as u32;
+            *fp = ((chunk >> (lane * self.fp_bits)) & mask) as u32;
+        }
+        out
+    }
+}
+
+/// A bucket's fingerprints, one per slot.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fingerprints {
+    fps: [u32; MAX_SLOTS],
+    len: u8,
+}
+
+impl Fingerprints {
+    pub(crate) fn as_slice(&self) -> &[u32] {
+        &self.fps[..self.len as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layouts() -> impl Iterator<Item = BucketLayout> {
+        [2, 4, 8]
+            .into_iter()
+            .flat_map(|b| (4..=32).map(move |f| BucketLayout::new(b, f)))
+    }
+
+    #[test]
+    fn fill_find_count_and_empty_every_layout() {
+        for layout in layouts() {
+            let max = (1u64 << layout.fp_bits()) - 1;
+            let fps: Vec<u32> = (0..layout.slots() as u64)
+                .map(|i| max.saturating_sub(i * 3).max(1) as u32)
+                .collect();
+            let mut bucket = [0u128; 2];
+            for &fp in &fps {
+                assert!(layout.insert(&mut bucket, fp));
+            }
+            assert!(!layout.has_free(&bucket), "{layout:?}");
+            assert!(!layout.insert(&mut bucket, 1));
+            assert_eq!(layout.fingerprints(&bucket).as_slice(), &fps[..]);
+            for &fp in &fps {
+                assert!(layout.matches(&bucket, layout.broadcast(fp)));
+                assert_eq!(
+                    layout.count(&bucket, fp),
+                    fps.iter().filter(|&&x| x == fp).count()
+                );
+            }
+            let absent = if fps.contains(&2) { 5 } else { 2 };
+            assert!(!layout.matches(&bucket, layout.broadcast(absent)));
+            for &fp in &fps {
+                assert!(layout.remove(&mut bucket, fp));
+            }
+            assert_eq!(bucket, [0, 0], "{layout:?}");
+        }
+    }
+
+    #[test]
+    fn a_zero_lane_below_does_not_hide_or_fake_a_match_above() {
+        let layout = BucketLayout::new(4, 8);
+        let mut bucket = [0u128; 2];
+        // Slot 0 empty, slot 1 holds 1: the borrow out of slot 0 must not make slot 1 look empty.
+        bucket[0] = 1 << 8;
+        assert_eq!(layout.count(&bucket, 0), 3);
+        assert!(layout.insert(&mut bucket, 7));
+        assert_eq!(layout.fingerprints(&bucket).as_slice(), &[7, 1, 0, 0]);
+    }
+}

@@ -1,0 +1,120 @@
+//! From a key's hash to its fingerprint and its two candidate buckets.
+//!
+//! Partial-key cuckoo hashing (paper Section 3.1) stores only a fingerprint, so an item's second
+//! bucket must be computable from the bucket it is in and its fingerprint alone. The paper uses
+//! `i2 = i1 ⊕ hash(fp)`, which needs a power-of-two bucket count and so up to doubles the memory
+//! of a filter sized just above a power of two. Here the bucket count `n` is any number up to
+//! 2^32 and the alternate bucket is
+//!
+//! ```text
+//! alt(i, fp) = (h(fp) - i) mod n,    h(fp) = fastrange(fibonacci_hash(fp), n)
+//! ```
+//!
+//! which is an involution for every `n`: `alt(alt(i, fp), fp) = h - (h - i) = i (mod n)`. Hashing
+//! the fingerprint (not using it raw) sends a displaced fingerprint to a bucket far away. The first
+//! bucket comes from the hash's high 32 bits and the fingerprint from its low 32 bits, so the two
+//! are independent.
+
+/// A bucket's position in the table.
+pub(crate) type BucketIndex = usize;
+
+/// A stored fingerprint: `fp_bits` wide and never 0 (0 marks an empty slot).
+pub(crate) type Fingerprint = u32;
+
+/// The most buckets a table can have: indices are computed in 32 bits.
+pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
+
+/// Multiplier of Fibonacci hashing, 2^64 divided by the golden ratio.
+const FIBONACCI: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// An item's fingerprint and the two buckets it may live in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Candidates {
+    pub(crate) fp: Fingerprint,
+    pub(crate) first: BucketIndex,
+    pub(crate) second: BucketIndex,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Placement {
+    buckets: u64,
+    /// 2^fp_bits - 1: how many non-zero fingerprints there are.
+    fingerprints: u64,
+}
+
+impl Placement {
+    pub(crate) fn new(buckets: usize, fp_bits: u32) -> Self {
+        debug_assert!(buckets >= 1 && buckets as u64 <= MAX_BUCKETS);
+        Self {
+            buckets: buckets as u64,
+            fingerprints: (1u64 << fp_bits) - 1,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn candidates(&self, hash: u64) -> Candidates {
+        // Maps the low half onto 1..=2^f-1 evenly, with a multiply instead of a division.
+        let fp = (((hash & 0xffff_ffff) * self.fingerprints) >> 32) as u32 + 1;
+        let first = (((hash >> 32) * self.buckets) >> 32) as BucketIndex;
+        Candidates {
+            fp,
+            first,
+            second: self.alternate(first, fp),
+        }
+    }
+
+    /// The other bucket a fingerprint in `bucket` may live in.
+    #[inline]
+    pub(crate) fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
+        let mixed = (fp as u64).wrapping_mul(FIBONACCI) >> 32;
+        let h = ((mixed * self.buckets) >> 32) as BucketIndex;
+        if h >= bucket {
+            h - bucket
+        } else {
+            h + self.buckets as BucketIndex - bucket
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternate_is_an_involution_for_every_bucket() {
+        for buckets in [1usize, 2, 3, 7, 64, 1000, 4099] {
+            let placement = Placement::new(buckets, 12);
+            for bucket in 0..buckets {
+                for fp in [1u32, 2, 3, 100, 4095] {
+                    let other = placement.alternate(bucket, fp);
+                    assert!(other < buckets);
+                    assert_eq!(
+                        placement.alternate(other, fp),
+                        bucket,
+                        "n={buckets} i={bucket} fp={fp}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprints_are_nonzero_and_in_range() {
+        for fp_bits in [4u32, 8, 12, 16, 32] {
+            let placement = Placement::new(1000, fp_bits);
+            for hash in [0u64, u64::MAX, 0xffff_ffff, 1 << 32, 12345] {
+                let c = placement.candidates(hash);
+                assert!(c.fp >= 1 && (c.fp as u64) < (1u64 << fp_bits));
+                assert!(c.first < 1000 && c.second < 1000);
+            }
+        }
+    }
+
+    #[test]
+    fn largest_table_stays_in_range() {
+        let placement = Placement::new(MAX_BUCKETS as usize, 32);
+        let c = placement.candidates(u64::MAX);
+        assert!((c.first as u64) < MAX_BUCKETS && (c.second as u64) < MAX_BUCKETS);
+        assert_eq!(placement.alternate(c.second, c.fp), c.first);
+    }
+}

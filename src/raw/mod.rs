@@ -1,0 +1,279 @@
+//! The raw filter: the concurrency protocol over hashes, with no generics and no user code.
+//!
+//! Everything here takes a key's 64-bit hash, computed by the public layer before any lock is
+//! taken, so no `Hash` impl ever runs under one of our locks.
+//!
+//! The protocol, after libcuckoo and MemC3:
+//! - a lookup reads both stripe stamps, both buckets and the stamps again, and trusts its answer
+//!   only if neither stamp moved; after a few failed tries it takes the locks, so it cannot starve;
+//! - an insert locks the stripes of its two buckets (lower first) and takes an empty slot;
+//! - if both buckets are full it searches for a [`CuckooPath`] without locks, then moves the
+//!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
+//!   two buckets and only after checking that the hop is still valid. A fingerprint only ever moves
+//!   between its own two buckets, and a hop writes the target before it clears the source, so at
+//!   every moment each stored item is in one of its buckets.
+
+mod bucket;
+mod index;
+mod path;
+mod stripe;
+mod table;
+
+use core::fmt;
+
+use self::bucket::{BucketLayout, RawBucket};
+use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
+use self::path::{CuckooPath, SearchLimits};
+use self::stripe::Stripes;
+use self::table::Table;
+use crate::sync::Backoff;
+
+pub(crate) use self::index::MAX_BUCKETS;
+pub(crate) use self::path::{default_max_hops, MAX_HOPS};
+pub(crate) use self::stripe::DEFAULT_STRIPES;
+
+/// Optimistic tries a lookup makes before it locks.
+#[cfg(not(loom))]
+const READ_RETRIES: usize = 8;
+#[cfg(loom)]
+const READ_RETRIES: usize = 2;
+
+/// Searches an insert makes when racing writers keep spoiling its paths, before it gives up.
+#[cfg(not(loom))]
+const PATH_ATTEMPTS: usize = 64;
+#[cfg(loom)]
+const PATH_ATTEMPTS: usize = 3;
+
+/// A table gets at most one stripe (12 bytes) per this many bytes of table.
+const STRIPE_SHARE: usize = 512;
+
+/// The shape of a raw filter, checked by the builder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub(crate) buckets: usize,
+    pub(crate) slots: usize,
+    pub(crate) fp_bits: u32,
+    /// A power of two, or 0 for the default.
+    pub(crate) stripes: usize,
+    pub(crate) max_hops: usize,
+    pub(crate) max_search_buckets: usize,
+}
+
+impl Geometry {
+    /// Stripes this geometry ends up with: the requested count, or the default capped at one per
+    /// lock group.
+    pub(crate) fn stripe_count(&self) -> usize {
+        if self.stripes != 0 {
+            return self.stripes;
+        }
+        let layout = BucketLayout::new(self.slots, self.fp_bits);
+        let groups = self.buckets.div_ceil(1 << Table::lock_group_shift(&layout));
+        // A small table gets fewer stripes, so that they stay a small share of its memory.
+        let by_size = self.table_bytes().unwrap_or(usize::MAX) / STRIPE_SHARE;
+        let by_size = 1usize << by_size.max(1).ilog2();
+        groups.next_power_of_two().min(by_size).min(DEFAULT_STRIPES)
+    }
+
+    /// Bytes the table will take, `None` if it cannot be addressed.
+    pub(crate) fn table_bytes(&self) -> Option<usize> {
+        Table::words_for(self.buckets, &BucketLayout::new(self.slots, self.fp_bits))?.checked_mul(8)
+    }
+}
+
+pub(crate) struct RawFilter {
+    layout: BucketLayout,
+    placement: Placement,
+    table: Table,
+    stripes: Stripes,
+    limits: SearchLimits,
+}
+
+impl RawFilter {
+    /// A new empty filter; `None` if its memory cannot be allocated.
+    pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
+        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits);
+        let table = Table::new(geometry.buckets, &layout)?;
+        let stripes = Stripes::new(geometry.stripe_count(), Table::lock_group_shift(&layout));
+        Some(Self {
+            placement: Placement::new(geometry.buckets, geometry.fp_bits),
+            layout,
+            table,
+            stripes,
+            limits: SearchLimits {
+                max_hops: geometry.max_hops,
+                max_buckets: geometry.max_search_buckets,
+            },
+        })
+    }
+
+    pub(crate) fn buckets(&self) -> usize {
+        self.table.buckets()
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.layout.slots()
+    }
+
+    pub(crate) fn fp_bits(&self) -> u32 {
+        self.layout.fp_bits()
+    }
+
+    pub(crate) fn stripe_count(&self) -> usize {
+        self.stripes.count()
+    }
+
+    /// Fingerprints stored. Exact when no write is in flight.
+    pub(crate) fn len(&self) -> usize {
+        self.stripes.len()
+    }
+
+    /// Bytes of the table, the stripes and this struct.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.table.memory_usage() + self.stripes.memory_usage() + core::mem::size_of::<Self>()
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        let pattern = self.layout.broadcast(c.fp);
+        self.read_pair(&c, |a, b| {
+            self.layout.matches(a, pattern) | self.layout.matches(b, pattern)
+        })
+    }
+
+    /// Copies of the hash's fingerprint in its two buckets.
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        let c = self.placement.candidates(hash);
+        if c.first == c.second {
+            return self.read_pair(&c, |a, _| self.layout.count(a, c.fp));
+        }
+        self.read_pair(&c, |a, b| {
+            self.layout.count(a, c.fp) + self.layout.count(b, c.fp)
+        })
+    }
+
+    /// Runs `look` on a consistent snapshot of both candidate buckets: optimistically, validated
+    /// by the stripe stamps, and under the locks once writers kept moving the stamps for
+    /// [`READ_RETRIES`] tries, so that a reader cannot starve.
+    #[inline]
+    fn read_pair<R>(&self, c: &Candidates, look: impl Fn(&RawBucket, &RawBucket) -> R) -> R {
+        let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
+        let backoff = Backoff::new();
+        for _ in 0..READ_RETRIES {
+            if let (Some(stamp_a), Some(stamp_b)) = (
+                self.stripes.read_begin(stripe_a),
+                self.stripes.read_begin(stripe_b),
+            ) {
+                let answer = look(&self.table.load(c.first), &self.table.load(c.second));
+                if self
+                    .stripes
+                    .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
+                {
+                    return answer;
+                }
+            }
+            backoff.snooze();
+        }
+        let _guard = self.stripes.lock_pair(c.first, c.second);
+        look(&self.table.load(c.first), &self.table.load(c.second))
+    }
+
+    /// Inserts one copy of the hash's fingerprint. `false` if no room could be found; the filter
+    /// then holds exactly the items it held before.
+    pub(crate) fn insert(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        for _ in 0..PATH_ATTEMPTS {
+            if self.try_place(&c) {
+                return true;
+            }
+            match path::search(
+                &self.table,
+                &self.layout,
+                &self.placement,
+                [c.first, c.second],
+                self.limits,
+            ) {
+                Some(path) => self.shift(&path),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
+    pub(crate) fn remove(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        let guard = self.stripes.lock_pair(c.first, c.second);
+        for bucket in [c.first, c.second] {
+            let mut raw = self.table.load(bucket);
+            if self.layout.remove(&mut raw, c.fp) {
+                self.table.store(bucket, &raw);
+                guard.add(bucket, -1);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Puts the fingerprint into an empty slot of either bucket, if one has one.
+    fn try_place(&self, c: &Candidates) -> bool {
+        // A look without locks first: it brings both buckets into cache before the locks are
+        // taken, and near full load it skips locking two buckets that have no room anyway.
+        if !self.layout.has_free(&self.table.load(c.first))
+            && !self.layout.has_free(&self.table.load(c.second))
+        {
+            return false;
+        }
+        let guard = self.stripes.lock_pair(c.first, c.second);
+        for bucket in [c.first, c.second] {
+            let mut raw = self.table.load(bucket);
+            if self.layout.insert(&mut raw, c.fp) {
+                self.table.store(bucket, &raw);
+                guard.add(bucket, 1);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Carries out a path's moves from its empty end back. Stops at the first hop that a racing
+    /// writer made invalid; the moves already made each kept every item in one of its buckets.
+    fn shift(&self, path: &CuckooPath) {
+        for (from, to, fp) in path.moves_backwards() {
+            if !self.move_fingerprint(from, to, fp) {
+                return;
+            }
+        }
+    }
+
+    /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
+    /// and `to` still has room.
+    fn move_fingerprint(&self, from: BucketIndex, to: BucketIndex, fp: Fingerprint) -> bool {
+        debug_assert_eq!(self.placement.alternate(from, fp), to);
+        let guard = self.stripes.lock_pair(from, to);
+        let mut source = self.table.load(from);
+        let mut target = self.table.load(to);
+        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
+            return false;
+        }
+        // Target first: even a reader that ignored the stamps would find fp in one bucket or both.
+        self.table.store(to, &target);
+        self.table.store(from, &source);
+        guard.add(to, 1);
+        guard.add(from, -1);
+        true
+    }
+}
+
+impl fmt::Debug for RawFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawFilter")
+            .field("buckets", &self.buckets())
+            .field("slots", &self.slots())
+            .field("fp_bits", &self.fp_bits())
+            .field("stripes", &self.stripe_count())
+            .field("len", &self.len())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}

@@ -1,0 +1,167 @@
+//! Stripes: one seqlock per group of buckets, and a count of the fingerprints each group holds.
+//!
+//! A stripe's stamp is a version counter whose lowest bit is the lock: even means unlocked, and
+//! every unlock adds 2, so a reader that sees the same even stamp before and after reading a
+//! bucket knows no writer touched it meanwhile. The stamp protocol is crossbeam-utils' `SeqLock`:
+//! the reader loads the stamp `Acquire`, reads the data `Relaxed`, issues an `Acquire` fence and
+//! re-loads the stamp `Relaxed`; the writer takes the lock with an `Acquire` CAS followed by a
+//! `Release` fence, and releases it with a `Release` store.
+//!
+//! Stamps are packed densely, eight to a cache line, not one per line. Lookups read two stamps
+//! each, and a dense array of a few thousand stamps stays in L1/L2 where a padded one would not;
+//! the price is that two writers on neighbouring stripes share a line, which at the default stripe
+//! count is rare.
+//!
+//! Counts live in a separate array, touched only by lock holders: a stripe's count is the number
+//! of fingerprints in its buckets (at most 2^32 buckets · 8 slots / stripes, so 32 bits do), changed by plain `Relaxed` load and store under its lock, and
+//! [`Stripes::len`] sums them, so no single counter is hot.
+
+use crate::sync::{fence, AtomicU32, AtomicU64, Backoff, Ordering};
+
+/// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
+/// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
+pub(crate) const DEFAULT_STRIPES: usize = 4096;
+
+/// Index of a stripe.
+pub(crate) type StripeIndex = usize;
+
+#[derive(Debug)]
+pub(crate) struct Stripes {
+    stamps: Box<[AtomicU64]>,
+    counts: Box<[AtomicU32]>,
+    group_shift: u32,
+    mask: usize,
+}
+
+impl Stripes {
+    /// `count` stripes (a power of two) over lock groups of `1 << group_shift` buckets.
+    pub(crate) fn new(count: usize, group_shift: u32) -> Self {
+        debug_assert!(count.is_power_of_two());
+        Self {
+            stamps: (0..count).map(|_| AtomicU64::new(0)).collect(),
+            counts: (0..count).map(|_| AtomicU32::new(0)).collect(),
+            group_shift,
+            mask: count - 1,
+        }
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.stamps.len()
+    }
+
+    /// Bytes of the stamps and counts.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.stamps.len() * 8 + self.counts.len() * 4
+    }
+
+    /// The stripe that guards `bucket`. Neighbouring lock groups get different stripes.
+    #[inline]
+    pub(crate) fn of(&self, bucket: usize) -> StripeIndex {
+        (bucket >> self.group_shift) & self.mask
+    }
+
+    /// Starts an optimistic read: the stamp, or `None` if a writer holds the stripe.
+    #[inline]
+    pub(crate) fn read_begin(&self, stripe: StripeIndex) -> Option<u64> {
+        let stamp = self.stamps[stripe].load(Ordering::Acquire);
+        (stamp & 1 == 0).then_some(stamp)
+    }
+
+    /// Ends an optimistic read of two stripes: true if neither changed since `read_begin`.
+    #[inline]
+    pub(crate) fn read_validate(
+        &self,
+        a: StripeIndex,
+        stamp_a: u64,
+        b: StripeIndex,
+        stamp_b: u64,
+    ) -> bool {
+        fence(Ordering::Acquire);
+        self.stamps[a].load(Ordering::Relaxed) == stamp_a
+            && self.stamps[b].load(Ordering::Relaxed) == stamp_b
+    }
+
+    fn lock(&self, stripe: StripeIndex) {
+        let stamp = &self.stamps[stripe];
+        let backoff = Backoff::new();
+        loop {
+            let current = stamp.load(Ordering::Relaxed);
+            if current & 1 == 0
+                && stamp
+                    .compare_exchange_weak(
+                        current,
+                        current | 1,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+            {
+                // Orders the data stores that follow after the odd stamp, for readers that fence.
+                fence(Ordering::Release);
+                return;
+            }
+            backoff.snooze();
+        }
+    }
+
+    fn unlock(&self, stripe: StripeIndex) {
+        let stamp = &self.stamps[stripe];
+        // Only the holder changes a locked stamp, so a load and a store suffice.
+        let locked = stamp.load(Ordering::Relaxed);
+        stamp.store(locked.wrapping_add(1), Ordering::Release);
+    }
+
+    /// Locks the stripes of two buckets, lower index first (once if they are the same).
+    pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
+        let (a, b) = (self.of(bucket_a), self.of(bucket_b));
+        let (first, second) = (a.min(b), a.max(b));
+        self.lock(first);
+        if second != first {
+            self.lock(second);
+        }
+        StripeGuard {
+            stripes: self,
+            first,
+            second,
+        }
+    }
+
+    /// Fingerprints in the table, summed over the stripes. Exact when no write is in flight.
+    pub(crate) fn len(&self) -> usize {
+        self.counts
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed) as usize)
+            .sum()
+    }
+}
+
+/// The lock on one or two stripes; unlocks them when dropped.
+#[derive(Debug)]
+pub(crate) struct StripeGuard<'a> {
+    stripes: &'a Stripes,
+    first: StripeIndex,
+    second: StripeIndex,
+}
+
+impl StripeGuard<'_> {
+    /// Records that the bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint. The bucket
+    /// must be guarded by this guard.
+    pub(crate) fn add(&self, bucket: usize, delta: i32) {
+        let stripe = self.stripes.of(bucket);
+        debug_assert!(stripe == self.first || stripe == self.second);
+        let count = &self.stripes.counts[stripe];
+        count.store(
+            count.load(Ordering::Relaxed).wrapping_add_signed(delta),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+impl Drop for StripeGuard<'_> {
+    fn drop(&mut self) {
+        if self.second != self.first {
+            self.stripes.unlock(self.second);
+        }
+        self.stripes.unlock(self.first);
+    }
+}

@@ -1,0 +1,190 @@
+//! The table: every bucket's bits, packed end to end in atomic 64-bit words.
+//!
+//! All access is atomic. Readers load words `Relaxed` and trust what they saw only after the stripe
+//! seqlock validates it; writers hold the stripe lock of every word they store to, so a plain
+//! `Relaxed` load and store (no read-modify-write) is enough. A bucket may straddle words, and a
+//! word may hold parts of several buckets: [`Table::lock_group_shift`] says how many consecutive
+//! buckets share words, so that the stripes can give each such group a single lock.
+
+use super::bucket::{BucketLayout, RawBucket};
+use crate::sync::{AtomicU64, Ordering::Relaxed};
+
+/// Words after the last bucket that are never written: a chunk read may touch up to three words
+/// from its first, and the spare words spare the hot path a bounds branch.
+const SPARE_WORDS: usize = 2;
+
+#[derive(Debug)]
+pub(crate) struct Table {
+    words: Box<[AtomicU64]>,
+    buckets: usize,
+    bucket_bits: u64,
+    chunk_bits: u32,
+    chunks: usize,
+}
+
+impl Table {
+    /// A zeroed table of `buckets` buckets; `None` if the memory cannot be had.
+    pub(crate) fn new(buckets: usize, layout: &BucketLayout) -> Option<Self> {
+        let bucket_bits = layout.bucket_bits() as u64;
+        let len = Self::words_for(buckets, layout)?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(len).ok()?;
+        words.extend((0..len).map(|_| AtomicU64::new(0)));
+        Some(Self {
+            words: words.into_boxed_slice(),
+            buckets,
+            bucket_bits,
+            chunk_bits: layout.chunk_bits(),
+            chunks: layout.chunks(),
+        })
+    }
+
+    /// Words a table of `buckets` buckets needs, spare words included; `None` on overflow.
+    pub(crate) fn words_for(buckets: usize, layout: &BucketLayout) -> Option<usize> {
+        (buckets as u64)
+            .checked_mul(layout.bucket_bits() as u64)?
+            .div_ceil(64)
+            .checked_add(SPARE_WORDS as u64)
+            .and_then(|w| usize::try_from(w).ok())
+    }
+
+    /// log2 of the number of consecutive buckets that together fill whole words. No word holds
+    /// bits of two such groups, so one lock per group covers every word exactly once.
+    pub(crate) fn lock_group_shift(layout: &BucketLayout) -> u32 {
+        let bits = layout.bucket_bits() as u64;
+        // 64 / gcd(bits, 64): the smallest count of buckets whose bits are a multiple of 64.
+        (64u64 >> bits.trailing_zeros().min(6)).trailing_zeros()
+    }
+
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// Bytes of the table's words.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// Loads the bucket's bits. Unvalidated: a racing writer can make this a mix of old and new.
+    #[inline]
+    pub(crate) fn load(&self, bucket: usize) -> RawBucket {
+        let first = bucket as u64 * self.bucket_bits;
+        let mut raw = [self.read(first), 0];
+        if self.chunks == 2 {
+            raw[1] = self.read(first + self.chunk_bits as u64);
+        }
+        raw
+    }
+
+    /// Stores the bucket's bits. The caller holds the stripe lock of the bucket's lock group.
+    #[inline]
+    pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
+        let first = bucket as u64 * self.bucket_bits;
+        self.write(first, raw[0]);
+        if self.chunks == 2 {
+            self.write(first + self.chunk_bits as u64, raw[1]);
+        }
+    }
+
+    /// The `chunk_bits` bits starting at table bit `bit`.
+    #[inline]
+    fn read(&self, bit: u64) -> u128 {
+        let word = (bit / 64) as usize;
+        let offset = (bit % 64) as u32;
+        let end = offset + self.chunk_bits;
+        let mut value = self.words[word].load(Relaxed) as u128;
+        if end > 64 {
+            value |= (self.words[word + 1].load(Relaxed) as u128) << 64;
+        }
+        value >>= offset;
+        if end > 128 {
+            value |= (self.words[word + 2].load(Relaxed) as u128) << (128 - offset);
+        }
+        value & low_bits(self.chunk_bits)
+    }
+
+    /// Replaces the `chunk_bits` bits starting at table bit `bit` with `value`.
+    fn write(&self, bit: u64, value: u128) {
+        let word = (bit / 64) as usize;
+        let offset = (bit % 64) as u32;
+        let value = spread(value, offset);
+        let mask = spread(low_bits(self.chunk_bits), offset);
+        for i in 0..3 {
+            if mask[i] != 0 {
+                let slot = &self.words[word + i];
+                slot.store((slot.load(Relaxed) & !mask[i]) | value[i], Relaxed);
+            }
+        }
+    }
+}
+
+fn low_bits(bits: u32) -> u128 {
+    if bits == 128 {
+        u128::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// `value << offset` as a 192-bit number, split into three words, lowest first.
+fn spread(value: u128, offset: u32) -> [u64; 3] {
+    let shifted = value << offset;
+    let top = if offset == 0 {
+        0
+    } else {
+        (value >> (128 - offset)) as u64
+    };
+    [shifted as u64, (shifted >> 64) as u64, top]
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_do_not_disturb_their_neighbours() {
+        for (slots, fp_bits) in [(2, 5), (4, 12), (4, 13), (4, 32), (8, 20), (8, 32), (2, 31)] {
+            let layout = BucketLayout::new(slots, fp_bits);
+            let buckets = 37;
+            let table = Table::new(buckets, &layout).unwrap();
+            let pattern = |i: usize| -> RawBucket {
+                let mut raw = [0u128; 2];
+                for slot in 0..slots {
+                    assert!(layout.insert(&mut raw, ((i * 7 + slot) as u32 % 13) + 1));
+                }
+                raw
+            };
+            for i in 0..buckets {
+                table.store(i, &pattern(i));
+            }
+            for i in 0..buckets {
+                assert_eq!(
+                    table.load(i),
+                    pattern(i),
+                    "b={slots} f={fp_bits} bucket {i}"
+                );
+            }
+            for i in (0..buckets).step_by(2) {
+                table.store(i, &[0, 0]);
+            }
+            for i in 0..buckets {
+                let want = if i % 2 == 0 { [0, 0] } else { pattern(i) };
+                assert_eq!(table.load(i), want);
+            }
+        }
+    }
+
+    #[test]
+    fn lock_groups_end_on_word_boundaries() {
+        for slots in [2, 4, 8] {
+            for fp_bits in 4..=32 {
+                let layout = BucketLayout::new(slots, fp_bits);
+                let group = 1u64 << Table::lock_group_shift(&layout);
+                let bits = layout.bucket_bits() as u64;
+                assert_eq!(group * bits % 64, 0);
+                // ...and no smaller group does.
+                assert!((1..group).all(|g| g * bits % 64 != 0));
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The one place that knows about loom.
+//!
+//! Everything in the crate that touches shared memory imports its atomics and its spin-wait helper
+//! from here. A normal build re-exports `core`'s atomics; a `--cfg loom` build swaps in loom's
+//! models so that `loom-tests/` can explore every interleaving of the stripe protocol.
+
+#[cfg(not(loom))]
+mod std;
+#[cfg(not(loom))]
+pub(crate) use self::std::*;
+
+#[cfg(loom)]
+mod mocked;
+#[cfg(loom)]
+pub(crate) use self::mocked::*;
