@@ -37,7 +37,7 @@
 //! - No `Hash` impl runs while one of the filter's locks is held.
 //! - No `unsafe` code; every shared access is atomic.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 mod builder;

@@ -20,6 +20,7 @@ pub(crate) struct BucketLayout {
     slots: usize,
     chunks: usize,
     lanes: usize,
+    narrow: bool,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
     /// 1 at the highest bit of every lane of a chunk.
@@ -40,6 +41,7 @@ impl BucketLayout {
             slots,
             chunks,
             lanes,
+            narrow: slots as u32 * fp_bits <= 64,
             lane_low,
             lane_high: lane_low << (fp_bits - 1),
             lane_rest: lane_low * ((1u128 << (fp_bits - 1)) - 1),
@@ -79,6 +81,30 @@ impl BucketLayout {
     #[inline]
     fn zero_lanes(&self, chunk: u128) -> u128 {
         !(((chunk & self.lane_rest) + self.lane_rest) | chunk) & self.lane_high
+    }
+
+    /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::matches_narrow`].
+    #[inline]
+    pub(crate) fn is_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// [`Self::broadcast`] for a narrow bucket.
+    #[inline]
+    pub(crate) fn broadcast_narrow(&self, fp: u32) -> u64 {
+        self.lane_low as u64 * fp as u64
+    }
+
+    /// [`Self::matches`] for a narrow bucket held in a `u64`, with a `pattern` from
+    /// [`Self::broadcast_narrow`]. Half the arithmetic of the `u128` form, on the lookup's hot path.
+    #[inline]
+    pub(crate) fn matches_narrow(&self, bucket: u64, pattern: u64) -> bool {
+        let (rest, high, x) = (
+            self.lane_rest as u64,
+            self.lane_high as u64,
+            bucket ^ pattern,
+        );
+        !(((x & rest) + rest) | x) & high != 0
     }
 
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.

@@ -21,7 +21,7 @@ mod table;
 
 use core::fmt;
 
-use self::bucket::{BucketLayout, RawBucket};
+use self::bucket::BucketLayout;
 use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
 use self::path::{CuckooPath, SearchLimits};
 use self::stripe::Stripes;
@@ -81,6 +81,8 @@ impl Geometry {
 }
 
 pub(crate) struct RawFilter {
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    geometry: Geometry,
     layout: BucketLayout,
     placement: Placement,
     table: Table,
@@ -93,8 +95,30 @@ impl RawFilter {
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
         let layout = BucketLayout::new(geometry.slots, geometry.fp_bits);
         let table = Table::new(geometry.buckets, &layout)?;
+        Some(Self::with_table(geometry, layout, table))
+    }
+
+    /// A filter over a table restored from [`Self::snapshot`]'s words; `None` if they do not fit
+    /// the geometry. Stripe counts are recomputed from the table, not trusted from outside.
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    pub(crate) fn from_words(geometry: &Geometry, words: &[u64]) -> Option<Self> {
+        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits);
+        let table = Table::from_words(geometry.buckets, &layout, words)?;
+        let mut filter = Self::with_table(geometry, layout, table);
+        let mut counts = vec![0u32; filter.stripes.count()];
+        for bucket in 0..geometry.buckets {
+            let raw = filter.table.load(bucket);
+            let used = geometry.slots - filter.layout.count(&raw, 0);
+            counts[filter.stripes.of(bucket)] += used as u32;
+        }
+        filter.stripes.set_counts(counts);
+        Some(filter)
+    }
+
+    fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Self {
         let stripes = Stripes::new(geometry.stripe_count(), Table::lock_group_shift(&layout));
-        Some(Self {
+        Self {
+            geometry: *geometry,
             placement: Placement::new(geometry.buckets, geometry.fp_bits),
             layout,
             table,
@@ -103,7 +127,21 @@ impl RawFilter {
                 max_hops: geometry.max_hops,
                 max_buckets: geometry.max_search_buckets,
             },
-        })
+        }
+    }
+
+    /// The shape this filter was built with.
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// The table's data words and the item count, copied while every stripe is locked: a state
+    /// the filter really had, even while other threads write. Writers wait for the copy.
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    pub(crate) fn snapshot(&self) -> (Vec<u64>, usize) {
+        let _all = self.stripes.lock_all();
+        (self.table.copy_words(), self.stripes.len())
     }
 
     pub(crate) fn buckets(&self) -> usize {
@@ -135,47 +173,83 @@ impl RawFilter {
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
+        if !self.layout.is_narrow() {
+            return self.contains_wide(c);
+        }
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        let (first, second) = (c.first, c.second);
+        self.read_pair(c, move || {
+            self.layout
+                .matches_narrow(self.table.load_narrow(first), pattern)
+                | self
+                    .layout
+                    .matches_narrow(self.table.load_narrow(second), pattern)
+        })
+    }
+
+    /// [`Self::contains`] for buckets of more than 64 bits, out of line to keep the common case
+    /// small.
+    #[inline(never)]
+    fn contains_wide(&self, c: Candidates) -> bool {
         let pattern = self.layout.broadcast(c.fp);
-        self.read_pair(&c, |a, b| {
-            self.layout.matches(a, pattern) | self.layout.matches(b, pattern)
+        self.read_pair(c, move || {
+            self.layout.matches(&self.table.load(c.first), pattern)
+                | self.layout.matches(&self.table.load(c.second), pattern)
         })
     }
 
     /// Copies of the hash's fingerprint in its two buckets.
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.placement.candidates(hash);
-        if c.first == c.second {
-            return self.read_pair(&c, |a, _| self.layout.count(a, c.fp));
-        }
-        self.read_pair(&c, |a, b| {
-            self.layout.count(a, c.fp) + self.layout.count(b, c.fp)
+        self.read_pair(c, || {
+            let first = self.layout.count(&self.table.load(c.first), c.fp);
+            if c.first == c.second {
+                first
+            } else {
+                first + self.layout.count(&self.table.load(c.second), c.fp)
+            }
         })
     }
 
-    /// Runs `look` on a consistent snapshot of both candidate buckets: optimistically, validated
-    /// by the stripe stamps, and under the locks once writers kept moving the stamps for
-    /// [`READ_RETRIES`] tries, so that a reader cannot starve.
+    /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated
+    /// by the stripe stamps. The common case stays small enough to inline, so that consecutive
+    /// lookups overlap their cache misses; retries live out of line.
     #[inline]
-    fn read_pair<R>(&self, c: &Candidates, look: impl Fn(&RawBucket, &RawBucket) -> R) -> R {
+    fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
+        let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
+        let stamp_a = self.stripes.stamp(stripe_a);
+        let stamp_b = self.stripes.stamp(stripe_b);
+        let answer = look();
+        if self
+            .stripes
+            .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
+        {
+            return answer;
+        }
+        self.read_pair_contended(c, look)
+    }
+
+    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
+    /// locks, so that a reader cannot starve.
+    #[cold]
+    #[inline(never)]
+    fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
         let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
-            if let (Some(stamp_a), Some(stamp_b)) = (
-                self.stripes.read_begin(stripe_a),
-                self.stripes.read_begin(stripe_b),
-            ) {
-                let answer = look(&self.table.load(c.first), &self.table.load(c.second));
-                if self
-                    .stripes
-                    .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
-                {
-                    return answer;
-                }
-            }
             backoff.snooze();
+            let stamp_a = self.stripes.stamp(stripe_a);
+            let stamp_b = self.stripes.stamp(stripe_b);
+            let answer = look();
+            if self
+                .stripes
+                .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
+            {
+                return answer;
+            }
         }
         let _guard = self.stripes.lock_pair(c.first, c.second);
-        look(&self.table.load(c.first), &self.table.load(c.second))
+        look()
     }
 
     /// Inserts one copy of the hash's fingerprint. `false` if no room could be found; the filter

@@ -98,6 +98,9 @@ pub(crate) fn search(
                 let to = placement.alternate(node.bucket as usize, fp);
                 // A fingerprint whose two buckets coincide cannot make room by moving.
                 if fp != 0 && to != node.bucket as usize {
+                    // Children are read only after the rest of this level: start their loads now,
+                    // so the search waits for many cache misses at once, not one after another.
+                    table.prefetch(to);
                     queue.push(Node {
                         bucket: to as u32,
                         parent: next as u32,

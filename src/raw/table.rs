@@ -7,10 +7,10 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{prefetch, AtomicU64, Ordering::Relaxed};
 
-/// Words after the last bucket that are never written: a chunk read may touch up to three words
-/// from its first, and the spare words spare the hot path a bounds branch.
+/// Words after the last bucket that are never written: a chunk read touches up to three words
+/// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
 
 #[derive(Debug)]
@@ -19,6 +19,7 @@ pub(crate) struct Table {
     buckets: usize,
     bucket_bits: u64,
     chunk_bits: u32,
+    chunk_mask: u128,
     chunks: usize,
 }
 
@@ -35,6 +36,7 @@ impl Table {
             buckets,
             bucket_bits,
             chunk_bits: layout.chunk_bits(),
+            chunk_mask: low_bits(layout.chunk_bits()),
             chunks: layout.chunks(),
         })
     }
@@ -46,6 +48,39 @@ impl Table {
             .div_ceil(64)
             .checked_add(SPARE_WORDS as u64)
             .and_then(|w| usize::try_from(w).ok())
+    }
+
+    /// Words that hold bucket bits (the table without its spare words).
+    pub(crate) fn data_words(&self) -> usize {
+        self.words.len() - SPARE_WORDS
+    }
+
+    /// Copies the data words out. The caller holds every stripe, or the copy may be torn.
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    pub(crate) fn copy_words(&self) -> Vec<u64> {
+        self.words[..self.data_words()]
+            .iter()
+            .map(|word| word.load(Relaxed))
+            .collect()
+    }
+
+    /// A table whose data words are `words`; `None` unless there are exactly as many as the
+    /// geometry needs and the bits after the last bucket are zero.
+    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
+    pub(crate) fn from_words(buckets: usize, layout: &BucketLayout, words: &[u64]) -> Option<Self> {
+        let table = Self::new(buckets, layout)?;
+        if words.len() != table.data_words() {
+            return None;
+        }
+        let used_bits = buckets as u64 * table.bucket_bits;
+        let tail_bits = (used_bits % 64) as u32;
+        if tail_bits != 0 && words.last().is_some_and(|&last| last >> tail_bits != 0) {
+            return None;
+        }
+        for (slot, &word) in table.words.iter().zip(words) {
+            slot.store(word, Relaxed);
+        }
+        Some(table)
     }
 
     /// log2 of the number of consecutive buckets that together fill whole words. No word holds
@@ -69,11 +104,32 @@ impl Table {
     #[inline]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
         let first = bucket as u64 * self.bucket_bits;
-        let mut raw = [self.read(first), 0];
-        if self.chunks == 2 {
-            raw[1] = self.read(first + self.chunk_bits as u64);
+        if self.chunks == 1 {
+            [self.read(first), 0]
+        } else {
+            self.load_two_chunks(first)
         }
-        raw
+    }
+
+    /// Loads a bucket of at most 64 bits (see [`BucketLayout::is_narrow`]). Unvalidated.
+    #[inline]
+    pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
+        let bit = bucket as u64 * self.bucket_bits;
+        let words = &self.words[(bit / 64) as usize..][..2];
+        let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
+        (both >> (bit % 64)) as u64 & self.chunk_mask as u64
+    }
+
+    #[inline(never)]
+    fn load_two_chunks(&self, first: u64) -> RawBucket {
+        [self.read(first), self.read(first + self.chunk_bits as u64)]
+    }
+
+    /// Starts bringing the bucket into cache, for a load that comes later.
+    #[inline]
+    pub(crate) fn prefetch(&self, bucket: usize) {
+        let bit = bucket as u64 * self.bucket_bits;
+        prefetch(&self.words[(bit / 64) as usize]);
     }
 
     /// Stores the bucket's bits. The caller holds the stripe lock of the bucket's lock group.
@@ -91,16 +147,16 @@ impl Table {
     fn read(&self, bit: u64) -> u128 {
         let word = (bit / 64) as usize;
         let offset = (bit % 64) as u32;
-        let end = offset + self.chunk_bits;
-        let mut value = self.words[word].load(Relaxed) as u128;
-        if end > 64 {
-            value |= (self.words[word + 1].load(Relaxed) as u128) << 64;
+        // The spare words make `word + 2` always in bounds.
+        let words = &self.words[word..word + 3];
+        // Loading the second word even when it is not needed costs less than a branch: it is
+        // almost always on the same cache line.
+        let low = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
+        let mut value = low >> offset;
+        if offset + self.chunk_bits > 128 {
+            value |= (words[2].load(Relaxed) as u128) << (128 - offset);
         }
-        value >>= offset;
-        if end > 128 {
-            value |= (self.words[word + 2].load(Relaxed) as u128) << (128 - offset);
-        }
-        value & low_bits(self.chunk_bits)
+        value & self.chunk_mask
     }
 
     /// Replaces the `chunk_bits` bits starting at table bit `bit` with `value`.

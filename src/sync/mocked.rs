@@ -14,3 +14,7 @@ impl Backoff {
         loom::thread::yield_now();
     }
 }
+
+/// A prefetch hint has no effect loom could observe.
+#[inline(always)]
+pub(crate) fn prefetch(_word: &AtomicU64) {}
