@@ -47,6 +47,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     bucket_size: usize,
     hasher: S,
     stripes: usize,
+    buckets: usize,
     max_hops: usize,
     max_search_buckets: usize,
 }
@@ -67,6 +68,7 @@ impl Builder {
             bucket_size: DEFAULT_BUCKET_SIZE,
             hasher: DefaultHashBuilder::new(),
             stripes: 0,
+            buckets: 0,
             max_hops: 0,
             max_search_buckets: DEFAULT_SEARCH_BUCKETS,
         }
@@ -105,6 +107,7 @@ impl<S> Builder<S> {
             bucket_size: self.bucket_size,
             hasher,
             stripes: self.stripes,
+            buckets: self.buckets,
             max_hops: self.max_hops,
             max_search_buckets: self.max_search_buckets,
         }
@@ -114,6 +117,14 @@ impl<S> Builder<S> {
     #[doc(hidden)]
     pub fn stripes(mut self, stripes: usize) -> Self {
         self.stripes = stripes;
+        self
+    }
+
+    /// An exact bucket count, instead of one derived from the capacity. For tests that need a
+    /// table of a few buckets.
+    #[doc(hidden)]
+    pub fn buckets(mut self, buckets: usize) -> Self {
+        self.buckets = buckets;
         self
     }
 
@@ -164,11 +175,15 @@ impl<S> Builder<S> {
                 max_buckets: self.max_search_buckets,
             });
         }
-        if self.capacity == 0 {
+        let buckets = if self.buckets != 0 {
+            self.buckets as u128
+        } else if self.capacity == 0 {
             return Err(BuildError::ZeroCapacity);
-        }
-        let per_bucket = self.bucket_size as u128 * target_load_permille(self.bucket_size) as u128;
-        let buckets = (self.capacity as u128 * 1000).div_ceil(per_bucket);
+        } else {
+            let per_bucket =
+                self.bucket_size as u128 * target_load_permille(self.bucket_size) as u128;
+            (self.capacity as u128 * 1000).div_ceil(per_bucket)
+        };
         if buckets > MAX_BUCKETS as u128 {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity,

@@ -167,6 +167,13 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
         self.raw.count(self.hasher.hash_one(item))
     }
 
+    /// The fingerprint and the two buckets `item` maps to. For tests that need to build
+    /// collisions on purpose; not part of the stable API.
+    #[doc(hidden)]
+    pub fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> (u32, usize, usize) {
+        self.raw.debug_candidates(self.hasher.hash_one(item))
+    }
+
     /// Removes one copy of `item`; `false` if none was found. Only remove items that were
     /// inserted (see [Consistency](Self#consistency)).
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {

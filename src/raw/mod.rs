@@ -274,6 +274,12 @@ impl RawFilter {
         false
     }
 
+    /// The hash's fingerprint and buckets, for tests.
+    pub(crate) fn debug_candidates(&self, hash: u64) -> (u32, usize, usize) {
+        let c = self.placement.candidates(hash);
+        (c.fp, c.first, c.second)
+    }
+
     /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
