@@ -64,8 +64,8 @@ pub struct ConcurrentCuckooFilter<S = DefaultHashBuilder> {
 
 impl ConcurrentCuckooFilter {
     /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
-    /// 12-bit fingerprints, about 12.6 bits per item and a false positive rate under 0.2% when
-    /// full. A capacity of 0 is rounded up to the smallest table.
+    /// 12-bit fingerprints, about 12.7 bits per item and a false positive rate under 0.2% when
+    /// holding `capacity` items. A capacity of 0 is rounded up to the smallest table.
     ///
     /// # Panics
     ///

@@ -20,11 +20,12 @@
 //! }
 //! assert!((0..1_000_000u64).all(|key| filter.contains(&key)));
 //!
-//! // About 12.6 bits per item, under 0.2% false positives.
+//! // 12-bit fingerprints at 95% load: 12/0.95 = 12.63 bits per item plus the stripes' share,
+//! // and a false positive rate just under 2·4/2^12 ≈ 0.2%.
 //! let bits_per_item = filter.memory_usage() as f64 * 8.0 / filter.len() as f64;
 //! let false_positives = (1_000_000..2_000_000u64).filter(|key| filter.contains(key)).count();
 //! let rate = false_positives as f64 / 1_000_000.0;
-//! assert!(bits_per_item < 12.7, "{bits_per_item}");
+//! assert!(bits_per_item < 12.9, "{bits_per_item}");
 //! assert!(rate < 0.002, "{rate}");
 //! ```
 //!

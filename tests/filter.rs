@@ -1,0 +1,334 @@
+//! The filter's promises, checked on real workloads: no false negatives, exact `len`, a false
+//! positive rate where the theory puts it, the load factor the sizing assumes, failed inserts that
+//! change nothing, and errors (not panics) for bad configurations.
+
+use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter, InsertError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn filter(capacity: usize, bucket_size: usize, fingerprint_bits: u32) -> ConcurrentCuckooFilter {
+    ConcurrentCuckooFilter::builder()
+        .capacity(capacity)
+        .bucket_size(bucket_size)
+        .fingerprint_bits(fingerprint_bits)
+        .build()
+        .unwrap()
+}
+
+/// Inserts 0, 1, 2, ... until the first failure; returns how many went in.
+fn fill(filter: &ConcurrentCuckooFilter) -> u64 {
+    let mut n = 0u64;
+    while filter.insert(&n).is_ok() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn filter_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ConcurrentCuckooFilter>();
+    assert_send_sync::<Arc<ConcurrentCuckooFilter>>();
+}
+
+#[test]
+fn every_inserted_item_is_found() {
+    for (b, f) in [(4, 12), (2, 8), (4, 16), (8, 8), (8, 20), (4, 32), (2, 32)] {
+        let n = 1_000_000u64;
+        let filter = filter(n as usize, b, f);
+        for i in 0..n {
+            filter
+                .insert(&i)
+                .unwrap_or_else(|e| panic!("b={b} f={f}: insert {i}: {e}"));
+        }
+        assert_eq!(filter.len(), n as usize, "b={b} f={f}");
+        let missing = (0..n).filter(|i| !filter.contains(i)).count();
+        assert_eq!(missing, 0, "b={b} f={f}: false negatives");
+    }
+}
+
+#[test]
+fn short_fingerprints_work_at_lower_load() {
+    // Below 8 bits the cuckoo graph has too few distinct alternates to fill to 95% (paper
+    // Figure 2), but everything inserted is still found.
+    for f in 4..8 {
+        let filter = filter(100_000, 4, f);
+        for i in 0..50_000u64 {
+            filter.insert(&i).unwrap();
+        }
+        assert!((0..50_000u64).all(|i| filter.contains(&i)), "f={f}");
+    }
+}
+
+#[test]
+fn inserting_capacity_items_always_succeeds() {
+    for b in [2, 4, 8] {
+        for capacity in [1, 10, 1000, 100_000] {
+            let filter = filter(capacity, b, 12);
+            assert!(filter.capacity() >= capacity);
+            for i in 0..filter.capacity() as u64 {
+                filter
+                    .insert(&i)
+                    .unwrap_or_else(|e| panic!("b={b} cap={capacity}: item {i}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn fills_to_the_paper_load_factors_before_the_first_failure() {
+    // ≥ 2^20 slots. The paper reaches 84%, 95% and 98% for b = 2, 4, 8 (Section 4, Figure 2).
+    for (b, f, at_least) in [
+        (4, 8, 0.95),
+        (4, 12, 0.95),
+        (4, 16, 0.95),
+        (8, 12, 0.98),
+        (2, 12, 0.84),
+    ] {
+        let filter = filter(1 << 20, b, f);
+        assert!(filter.bucket_count() * b >= 1 << 20);
+        let n = fill(&filter);
+        let load = filter.load_factor();
+        assert_eq!(filter.len() as u64, n);
+        assert!(
+            load >= at_least,
+            "b={b} f={f}: first failure at load {load:.4}"
+        );
+    }
+}
+
+#[test]
+fn false_positive_rate_matches_theory_when_full() {
+    for (f, queries) in [(8u32, 1_000_000u64), (12, 2_000_000), (16, 4_000_000)] {
+        let filter = filter(500_000, 4, f);
+        let n = fill(&filter);
+        // A query meets 2 buckets of 4 slots, each slot holding one of 2^f - 1 fingerprints.
+        let occupied = 2.0 * 4.0 * filter.load_factor();
+        let expected = 1.0 - (1.0 - 1.0 / ((1u64 << f) - 1) as f64).powf(occupied);
+        let hits = (0..queries).filter(|q| filter.contains(&(n + q))).count();
+        let measured = hits as f64 / queries as f64;
+        // Expected hits are ≥ 470 here, so ±30% is more than four standard deviations.
+        assert!(
+            (0.7 * expected..1.3 * expected).contains(&measured),
+            "f={f}: measured {measured:.6}, expected {expected:.6}"
+        );
+        assert!(
+            measured <= 2.0 * 4.0 / (1u64 << f) as f64 * 1.3,
+            "f={f}: above 2b/2^f"
+        );
+    }
+}
+
+#[test]
+fn a_failed_insert_changes_nothing() {
+    let filter = filter(20_000, 4, 12);
+    let mut members: Vec<u64> = (0..fill(&filter)).collect();
+    let probes: Vec<u64> = (0..100_000u64).map(|i| i * 7919 + (1 << 50)).collect();
+    let mut failures = 0;
+    for key in (1u64 << 40).. {
+        let len = filter.len();
+        let answers: Vec<bool> = probes.iter().map(|p| filter.contains(p)).collect();
+        let answer = filter.contains(&key);
+        match filter.insert(&key) {
+            Ok(()) => members.push(key),
+            Err(InsertError::Full) => {
+                failures += 1;
+                assert_eq!(filter.len(), len);
+                assert_eq!(filter.contains(&key), answer);
+                assert!(probes
+                    .iter()
+                    .zip(&answers)
+                    .all(|(p, &a)| filter.contains(p) == a));
+                if failures == 50 {
+                    break;
+                }
+            }
+            Err(other) => panic!("unexpected error {other:?}"),
+        }
+    }
+    assert_eq!(filter.len(), members.len());
+    assert!(members.iter().all(|m| filter.contains(m)));
+}
+
+#[test]
+fn duplicates_fill_both_buckets_then_fail_without_loss() {
+    for b in [2usize, 4, 8] {
+        let filter = filter(10_000, b, 16);
+        let copies = 2 * b;
+        for _ in 0..copies {
+            filter.insert("twin").unwrap();
+        }
+        assert_eq!(filter.insert("twin"), Err(InsertError::Full), "b={b}");
+        assert_eq!(filter.count("twin"), copies);
+        assert_eq!(filter.len(), copies);
+        for _ in 0..copies {
+            assert!(filter.remove("twin"));
+        }
+        assert!(!filter.remove("twin"));
+        assert!(filter.is_empty());
+    }
+}
+
+#[test]
+fn remove_and_reinsert_cycles_keep_len_exact() {
+    let filter = filter(200_000, 4, 12);
+    let n = 190_000u64;
+    for i in 0..n {
+        filter.insert(&i).unwrap();
+    }
+    for round in 0..5u64 {
+        let removed = (0..n).filter(|i| i % 5 == round);
+        for i in removed.clone() {
+            assert!(filter.remove(&i), "round {round}: remove {i}");
+        }
+        assert_eq!(filter.len(), (n - n / 5) as usize);
+        assert!((0..n)
+            .filter(|i| i % 5 != round)
+            .all(|i| filter.contains(&i)));
+        for i in removed {
+            filter.insert(&i).unwrap();
+        }
+        assert_eq!(filter.len(), n as usize);
+    }
+    assert!((0..n).all(|i| filter.contains(&i)));
+}
+
+#[test]
+fn memory_is_what_the_sizing_promises() {
+    // n · f / (0.95 · 8) bytes for the table, plus the stripes (under 2% of it).
+    for (b, f) in [(4usize, 12u32), (4, 16), (4, 8)] {
+        let n = 4_000_000usize;
+        let filter = filter(n, b, f);
+        let table = n as f64 * f as f64 / (0.95 * 8.0);
+        let used = filter.memory_usage() as f64;
+        assert!(
+            used >= table && used < table * 1.02,
+            "b={b} f={f}: {used} bytes for {table}"
+        );
+    }
+}
+
+#[test]
+fn writers_on_all_cores_near_full_load_lose_nothing() {
+    // Each thread owns a key range: it keeps a set of its keys inserted and churns the rest,
+    // while checking that every key it holds is always found. Other threads' moves displace
+    // its fingerprints all the time at this load.
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2) as u64;
+    let filter = Arc::new(filter(200_000, 4, 12));
+    let per_thread = (filter.capacity() as u64 * 97 / 100) / threads;
+    let failed = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let filter = Arc::clone(&filter);
+            let failed = Arc::clone(&failed);
+            std::thread::spawn(move || {
+                let keys: Vec<u64> = (0..per_thread).map(|i| t << 48 | i).collect();
+                for key in &keys {
+                    filter.insert(key).unwrap();
+                }
+                for round in 0..6u64 {
+                    for (i, key) in keys.iter().enumerate() {
+                        if i as u64 % 3 == round % 3 {
+                            assert!(filter.remove(key), "thread {t}: lost {key:#x}");
+                        }
+                    }
+                    for (i, key) in keys.iter().enumerate() {
+                        if i as u64 % 3 != round % 3 && !filter.contains(key) {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    for (i, key) in keys.iter().enumerate() {
+                        if i as u64 % 3 == round % 3 {
+                            filter.insert(key).unwrap();
+                        }
+                    }
+                }
+                keys
+            })
+        })
+        .collect();
+    let keys: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert!(!failed.load(Ordering::Relaxed), "a held key was not found");
+    assert_eq!(filter.len(), keys.len());
+    assert!(keys.iter().all(|k| filter.contains(k)));
+    assert!(filter.load_factor() > 0.9);
+}
+
+#[test]
+fn bad_configurations_are_errors_naming_the_parameter() {
+    let build = |b: concurrent_cuckoo_filter::Builder| b.build().map(|_| ()).unwrap_err();
+    let cases = [
+        (
+            build(ConcurrentCuckooFilter::builder().capacity(0)),
+            BuildError::ZeroCapacity,
+            "capacity",
+        ),
+        (
+            build(
+                ConcurrentCuckooFilter::builder()
+                    .capacity(100)
+                    .fingerprint_bits(0),
+            ),
+            BuildError::FingerprintBits { bits: 0 },
+            "fingerprint_bits",
+        ),
+        (
+            build(
+                ConcurrentCuckooFilter::builder()
+                    .capacity(100)
+                    .fingerprint_bits(33),
+            ),
+            BuildError::FingerprintBits { bits: 33 },
+            "fingerprint_bits",
+        ),
+        (
+            build(
+                ConcurrentCuckooFilter::builder()
+                    .capacity(100)
+                    .bucket_size(3),
+            ),
+            BuildError::BucketSize { size: 3 },
+            "bucket_size",
+        ),
+    ];
+    for (err, want, parameter) in cases {
+        assert_eq!(err, want);
+        assert!(err.to_string().contains(parameter));
+        let _: &dyn std::error::Error = &err;
+    }
+    let absurd = build(ConcurrentCuckooFilter::builder().capacity(usize::MAX));
+    assert!(matches!(
+        absurd,
+        BuildError::CapacityTooLarge {
+            capacity: usize::MAX,
+            ..
+        }
+    ));
+    assert!(absurd.to_string().contains("capacity"));
+}
+
+#[test]
+fn extend_inserts_everything_and_panics_rather_than_drop() {
+    let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    (&filter).extend(0..1000u64);
+    assert_eq!(filter.len(), 1000);
+    assert!((0..1000u64).all(|i| filter.contains(&i)));
+
+    let small = ConcurrentCuckooFilter::with_capacity(10);
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (&small).extend(0..1000u64)));
+    assert!(result.is_err());
+}
+
+#[test]
+fn with_capacity_zero_still_makes_a_usable_filter() {
+    let filter = ConcurrentCuckooFilter::with_capacity(0);
+    assert!(filter.capacity() >= 1);
+    filter.insert(&1u8).unwrap();
+    assert!(filter.contains(&1u8));
+}
