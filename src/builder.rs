@@ -4,23 +4,10 @@ use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{default_max_hops, Geometry, RawFilter, MAX_BUCKETS, MAX_HOPS};
+use crate::sizing::{sized_capacity, target_load_permille, Request, Shape};
 
-/// Fingerprint width of the paper's default configuration.
-pub(crate) const DEFAULT_FINGERPRINT_BITS: u32 = 12;
-/// Slots per bucket of the paper's default configuration.
-pub(crate) const DEFAULT_BUCKET_SIZE: usize = 4;
 /// Buckets a cuckoo path search reads at most before it declares the filter full.
 const DEFAULT_SEARCH_BUCKETS: usize = 2000;
-
-/// The load factor a filter is sized for, in thousandths, by bucket size: what the cuckoo search
-/// reliably reaches before the first failed insert (paper Section 4, Figure 2), with a margin.
-fn target_load_permille(bucket_size: usize) -> u64 {
-    match bucket_size {
-        2 => 840,
-        4 => 950,
-        _ => 970,
-    }
-}
 
 /// Builds a [`ConcurrentCuckooFilter`] with a configuration other than the default.
 ///
@@ -43,8 +30,7 @@ fn target_load_permille(bucket_size: usize) -> u64 {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<S = DefaultHashBuilder> {
     capacity: usize,
-    fingerprint_bits: u32,
-    bucket_size: usize,
+    request: Request,
     hasher: S,
     stripes: usize,
     buckets: usize,
@@ -64,8 +50,7 @@ impl Builder {
     pub fn new() -> Self {
         Self {
             capacity: 0,
-            fingerprint_bits: DEFAULT_FINGERPRINT_BITS,
-            bucket_size: DEFAULT_BUCKET_SIZE,
+            request: Request::default(),
             hasher: DefaultHashBuilder::new(),
             stripes: 0,
             buckets: 0,
@@ -88,14 +73,62 @@ impl<S> Builder<S> {
     /// which is about `2 · bucket_size / 2^bits` when full. Below 8 bits, fewer fingerprints
     /// than the capacity may fit (paper Figure 2).
     pub fn fingerprint_bits(mut self, bits: u32) -> Self {
-        self.fingerprint_bits = bits;
+        self.request.fingerprint_bits = Some(bits);
         self
     }
 
     /// Slots per bucket: 2, 4 (default) or 8. Larger buckets fill further but need longer
     /// fingerprints for the same false positive rate.
     pub fn bucket_size(mut self, size: usize) -> Self {
-        self.bucket_size = size;
+        self.request.bucket_size = Some(size);
+        self
+    }
+
+    /// Semi-sorted buckets (paper Section 5.2): each 4-slot bucket keeps its fingerprints sorted
+    /// and stores their four high bits as one 12-bit code, so an `f`-bit fingerprint costs
+    /// `f − 1` bits. Same false positive rate, one bit per item less; lookups decode the bucket
+    /// (a 7.6 KiB table) and run somewhat slower. Needs `bucket_size` 4 and `fingerprint_bits`
+    /// of at least 5.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let plain = ConcurrentCuckooFilter::builder().capacity(1 << 20).fingerprint_bits(13).build()?;
+    /// let sorted = ConcurrentCuckooFilter::builder()
+    ///     .capacity(1 << 20)
+    ///     .fingerprint_bits(13)
+    ///     .semi_sorted(true)
+    ///     .build()?;
+    /// // 12 bits instead of 13 per slot.
+    /// let ratio = sorted.memory_usage() as f64 / plain.memory_usage() as f64;
+    /// assert!((ratio - 12.0 / 13.0).abs() < 0.01, "{ratio}");
+    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn semi_sorted(mut self, semi_sorted: bool) -> Self {
+        self.request.semi_sorted = Some(semi_sorted);
+        self
+    }
+
+    /// Sizes fingerprints for a target false positive rate ε when the filter is full: the
+    /// paper's eq. (6), `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the
+    /// filter smallest (in practice 4-slot semi-sorted buckets). An explicit `fingerprint_bits`,
+    /// `bucket_size` or `semi_sorted` wins over what the rate would choose.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::builder()
+    ///     .capacity(1_000_000)
+    ///     .false_positive_rate(0.001)
+    ///     .build()?;
+    /// assert_eq!(filter.fingerprint_bits(), 13);
+    /// assert_eq!(filter.bucket_size(), 4);
+    /// assert!(filter.is_semi_sorted());
+    /// assert!(filter.expected_false_positive_rate() <= 0.001);
+    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.request.false_positive_rate = Some(rate);
         self
     }
 
@@ -103,8 +136,7 @@ impl<S> Builder<S> {
     pub fn hasher<T>(self, hasher: T) -> Builder<T> {
         Builder {
             capacity: self.capacity,
-            fingerprint_bits: self.fingerprint_bits,
-            bucket_size: self.bucket_size,
+            request: self.request,
             hasher,
             stripes: self.stripes,
             buckets: self.buckets,
@@ -145,28 +177,19 @@ impl<S> Builder<S> {
         })?;
         let capacity = self
             .capacity
-            .max(sized_capacity(geometry.buckets, self.bucket_size));
+            .max(sized_capacity(geometry.buckets, geometry.slots));
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
 
     fn geometry(&self) -> Result<Geometry, BuildError> {
-        if !(4..=32).contains(&self.fingerprint_bits) {
-            return Err(BuildError::FingerprintBits {
-                bits: self.fingerprint_bits,
-            });
-        }
-        if !matches!(self.bucket_size, 2 | 4 | 8) {
-            return Err(BuildError::BucketSize {
-                size: self.bucket_size,
-            });
-        }
+        let shape = Shape::resolve(&self.request)?;
         if self.stripes != 0 && !self.stripes.is_power_of_two() {
             return Err(BuildError::Stripes {
                 stripes: self.stripes,
             });
         }
         let max_hops = match self.max_hops {
-            0 => default_max_hops(self.bucket_size),
+            0 => default_max_hops(shape.bucket_size),
             hops => hops,
         };
         if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
@@ -181,19 +204,20 @@ impl<S> Builder<S> {
             return Err(BuildError::ZeroCapacity);
         } else {
             let per_bucket =
-                self.bucket_size as u128 * target_load_permille(self.bucket_size) as u128;
+                shape.bucket_size as u128 * target_load_permille(shape.bucket_size) as u128;
             (self.capacity as u128 * 1000).div_ceil(per_bucket)
         };
         if buckets > MAX_BUCKETS as u128 {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity,
-                max: sized_capacity(MAX_BUCKETS as usize, self.bucket_size),
+                max: sized_capacity(MAX_BUCKETS as usize, shape.bucket_size),
             });
         }
         let geometry = Geometry {
             buckets: buckets as usize,
-            slots: self.bucket_size,
-            fp_bits: self.fingerprint_bits,
+            slots: shape.bucket_size,
+            fp_bits: shape.fingerprint_bits,
+            semi_sorted: shape.semi_sorted,
             stripes: self.stripes,
             max_hops,
             max_search_buckets: self.max_search_buckets,
@@ -206,13 +230,6 @@ impl<S> Builder<S> {
             }),
         }
     }
-}
-
-/// Items `buckets` buckets hold at the target load.
-fn sized_capacity(buckets: usize, bucket_size: usize) -> usize {
-    let items =
-        buckets as u128 * bucket_size as u128 * target_load_permille(bucket_size) as u128 / 1000;
-    usize::try_from(items).unwrap_or(usize::MAX)
 }
 
 #[cfg(all(test, not(loom)))]

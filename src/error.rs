@@ -48,6 +48,20 @@ pub enum BuildError {
         /// The size asked for.
         size: usize,
     },
+    /// `semi_sorted(true)` with a bucket size other than 4 (the encoding packs exactly four).
+    SemiSortedBucketSize {
+        /// The bucket size in effect.
+        size: usize,
+    },
+    /// `semi_sorted(true)` with fingerprints under 5 bits: nothing would remain below the 4
+    /// bits that the encoding shares.
+    SemiSortedFingerprintBits {
+        /// The width in effect.
+        bits: u32,
+    },
+    /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
+    /// fingerprints with the other settings.
+    FalsePositiveRate,
     /// `stripes` was not a power of two.
     Stripes {
         /// The count asked for.
@@ -79,6 +93,17 @@ impl fmt::Display for BuildError {
                 write!(f, "fingerprint_bits must be in 4..=32, got {bits}")
             }
             Self::BucketSize { size } => write!(f, "bucket_size must be 2, 4 or 8, got {size}"),
+            Self::SemiSortedBucketSize { size } => write!(
+                f,
+                "semi_sorted needs bucket_size 4, got {size}"
+            ),
+            Self::SemiSortedFingerprintBits { bits } => write!(
+                f,
+                "semi_sorted needs fingerprint_bits of at least 5, got {bits}"
+            ),
+            Self::FalsePositiveRate => f.write_str(
+                "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
+            ),
             Self::Stripes { stripes } => {
                 write!(f, "stripes must be a power of two, got {stripes}")
             }

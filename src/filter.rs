@@ -7,6 +7,7 @@ use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::RawFilter;
+use crate::sizing::Shape;
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
 ///
@@ -126,6 +127,22 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// Slots per bucket.
     pub fn bucket_size(&self) -> usize {
         self.raw.slots()
+    }
+
+    /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`]).
+    pub fn is_semi_sorted(&self) -> bool {
+        self.raw.is_semi_sorted()
+    }
+
+    /// The false positive rate the configuration gives at the load it was sized for (84%, 95%
+    /// or 97% for 2, 4 or 8 slots): `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`.
+    pub fn expected_false_positive_rate(&self) -> f64 {
+        Shape {
+            fingerprint_bits: self.raw.fp_bits(),
+            bucket_size: self.raw.slots(),
+            semi_sorted: self.raw.is_semi_sorted(),
+        }
+        .expected_false_positive_rate()
     }
 
     /// Buckets in the table.

@@ -46,6 +46,7 @@ mod error;
 mod filter;
 mod hash;
 mod raw;
+mod sizing;
 mod sync;
 
 pub use crate::builder::Builder;

@@ -2,8 +2,9 @@
 //! positive rate where the theory puts it, the load factor the sizing assumes, failed inserts that
 //! change nothing, and errors (not panics) for bad configurations.
 
+mod common;
+
 use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter, InsertError};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn filter(capacity: usize, bucket_size: usize, fingerprint_bits: u32) -> ConcurrentCuckooFilter {
@@ -15,14 +16,7 @@ fn filter(capacity: usize, bucket_size: usize, fingerprint_bits: u32) -> Concurr
         .unwrap()
 }
 
-/// Inserts 0, 1, 2, ... until the first failure; returns how many went in.
-fn fill(filter: &ConcurrentCuckooFilter) -> u64 {
-    let mut n = 0u64;
-    while filter.insert(&n).is_ok() {
-        n += 1;
-    }
-    n
-}
+use common::fill;
 
 #[test]
 fn filter_is_send_and_sync() {
@@ -210,50 +204,13 @@ fn memory_is_what_the_sizing_promises() {
 
 #[test]
 fn writers_on_all_cores_near_full_load_lose_nothing() {
-    // Each thread owns a key range: it keeps a set of its keys inserted and churns the rest,
-    // while checking that every key it holds is always found. Other threads' moves displace
-    // its fingerprints all the time at this load.
+    // At 97% load every thread's inserts displace the others' fingerprints all the time.
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2) as u64;
     let filter = Arc::new(filter(200_000, 4, 12));
     let per_thread = (filter.capacity() as u64 * 97 / 100) / threads;
-    let failed = Arc::new(AtomicBool::new(false));
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let filter = Arc::clone(&filter);
-            let failed = Arc::clone(&failed);
-            std::thread::spawn(move || {
-                let keys: Vec<u64> = (0..per_thread).map(|i| t << 48 | i).collect();
-                for key in &keys {
-                    filter.insert(key).unwrap();
-                }
-                for round in 0..6u64 {
-                    for (i, key) in keys.iter().enumerate() {
-                        if i as u64 % 3 == round % 3 {
-                            assert!(filter.remove(key), "thread {t}: lost {key:#x}");
-                        }
-                    }
-                    for (i, key) in keys.iter().enumerate() {
-                        if i as u64 % 3 != round % 3 && !filter.contains(key) {
-                            failed.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    for (i, key) in keys.iter().enumerate() {
-                        if i as u64 % 3 == round % 3 {
-                            filter.insert(key).unwrap();
-                        }
-                    }
-                }
-                keys
-            })
-        })
-        .collect();
-    let keys: Vec<u64> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
-    assert!(!failed.load(Ordering::Relaxed), "a held key was not found");
+    let keys = common::churn(&filter, threads, per_thread, 6);
     assert_eq!(filter.len(), keys.len());
     assert!(keys.iter().all(|k| filter.contains(k)));
     assert!(filter.load_factor() > 0.9);

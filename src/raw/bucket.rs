@@ -6,6 +6,12 @@
 //! need two). Lookups and slot searches run on a chunk with SWAR arithmetic, all lanes at once.
 //!
 //! Fingerprint 0 marks an empty slot, so a stored fingerprint is never 0.
+//!
+//! A semi-sorted layout (4 slots only) keeps the same interface over the encoding of
+//! [`super::semisort`]: its operations decode the bucket, work on its four fingerprints and encode
+//! it again.
+
+use super::semisort;
 
 /// The most slots a bucket can have.
 pub(crate) const MAX_SLOTS: usize = 8;
@@ -21,6 +27,7 @@ pub(crate) struct BucketLayout {
     chunks: usize,
     lanes: usize,
     narrow: bool,
+    semi_sorted: bool,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
     /// 1 at the highest bit of every lane of a chunk.
@@ -30,9 +37,11 @@ pub(crate) struct BucketLayout {
 }
 
 impl BucketLayout {
-    /// `slots` must be 2, 4 or 8 and `fp_bits` in `4..=32`; the builder checks both.
-    pub(crate) fn new(slots: usize, fp_bits: u32) -> Self {
+    /// `slots` must be 2, 4 or 8 and `fp_bits` in `4..=32`; semi-sorted needs 4 slots and at least
+    /// 5 bits. The builder checks all three.
+    pub(crate) fn new(slots: usize, fp_bits: u32, semi_sorted: bool) -> Self {
         debug_assert!(matches!(slots, 2 | 4 | 8) && (4..=32).contains(&fp_bits));
+        debug_assert!(!semi_sorted || (slots == 4 && fp_bits >= 5));
         let chunks = if slots as u32 * fp_bits > 128 { 2 } else { 1 };
         let lanes = slots / chunks;
         let lane_low = (0..lanes).fold(0u128, |acc, lane| acc | 1 << (lane as u32 * fp_bits));
@@ -41,7 +50,8 @@ impl BucketLayout {
             slots,
             chunks,
             lanes,
-            narrow: slots as u32 * fp_bits <= 64,
+            narrow: !semi_sorted && slots as u32 * fp_bits <= 64,
+            semi_sorted,
             lane_low,
             lane_high: lane_low << (fp_bits - 1),
             lane_rest: lane_low * ((1u128 << (fp_bits - 1)) - 1),
@@ -60,20 +70,32 @@ impl BucketLayout {
         self.chunks
     }
 
+    pub(crate) fn is_semi_sorted(&self) -> bool {
+        self.semi_sorted
+    }
+
     /// Bits of one chunk, all lanes.
     pub(crate) fn chunk_bits(&self) -> u32 {
-        self.lanes as u32 * self.fp_bits
+        if self.semi_sorted {
+            semisort::CODE_BITS + 4 * (self.fp_bits - 4)
+        } else {
+            self.lanes as u32 * self.fp_bits
+        }
     }
 
     /// Bits of one whole bucket in the table.
     pub(crate) fn bucket_bits(&self) -> u32 {
-        self.slots as u32 * self.fp_bits
+        self.chunks as u32 * self.chunk_bits()
     }
 
-    /// `fp` copied into every lane of a chunk, for [`Self::matches`].
+    /// `fp` copied into every lane of a chunk, for [`Self::matches`] (semi-sorted: `fp` itself).
     #[inline]
     pub(crate) fn broadcast(&self, fp: u32) -> u128 {
-        self.lane_low * fp as u128
+        if self.semi_sorted {
+            fp as u128
+        } else {
+            self.lane_low * fp as u128
+        }
     }
 
     /// The highest bit of each lane that is zero, and no other bit. Exact: the sum inside cannot
@@ -110,6 +132,9 @@ impl BucketLayout {
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.
     #[inline]
     pub(crate) fn matches(&self, bucket: &RawBucket, pattern: u128) -> bool {
+        if self.semi_sorted {
+            return self.decode(bucket).contains(&(pattern as u32));
+        }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
         if self.chunks == 2 {
             hit |= self.zero_lanes(bucket[1] ^ pattern);
@@ -119,6 +144,9 @@ impl BucketLayout {
 
     /// How many slots of `bucket` hold `fp`.
     pub(crate) fn count(&self, bucket: &RawBucket, fp: u32) -> usize {
+        if self.semi_sorted {
+            return self.decode(bucket).iter().filter(|&&x| x == fp).count();
+        }
         let pattern = self.broadcast(fp);
         bucket[..self.chunks]
             .iter()
@@ -129,6 +157,10 @@ impl BucketLayout {
     /// Whether `bucket` has an empty slot.
     #[inline]
     pub(crate) fn has_free(&self, bucket: &RawBucket) -> bool {
+        if self.semi_sorted {
+            // Empty slots sort first.
+            return self.decode(bucket)[0] == 0;
+        }
         self.matches(bucket, 0)
     }
 
@@ -145,6 +177,15 @@ impl BucketLayout {
     }
 
     fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
+        if self.semi_sorted {
+            let mut fps = self.decode(bucket);
+            let Some(slot) = fps.iter().position(|&fp| fp == from) else {
+                return false;
+            };
+            fps[slot] = to;
+            bucket[0] = semisort::encode(fps, self.fp_bits);
+            return true;
+        }
         let pattern = self.broadcast(from);
         for chunk in &mut bucket[..self.chunks] {
             let hits = self.zero_lanes(*chunk ^ pattern);
@@ -158,12 +199,21 @@ impl BucketLayout {
         false
     }
 
+    #[inline]
+    fn decode(&self, bucket: &RawBucket) -> [u32; 4] {
+        semisort::decode(bucket[0], self.fp_bits)
+    }
+
     /// The fingerprints in `bucket`'s slots, in slot order, 0 for an empty slot.
     pub(crate) fn fingerprints(&self, bucket: &RawBucket) -> Fingerprints {
         let mut out = Fingerprints {
             fps: [0; MAX_SLOTS],
             len: self.slots as u8,
         };
+        if self.semi_sorted {
+            out.fps[..4].copy_from_slice(&self.decode(bucket));
+            return out;
+        }
         let mask = (1u128 << self.fp_bits) - 1;
         for (slot, fp) in out.fps[..self.slots].iter_mut().enumerate() {
             let chunk = bucket[slot / self.lanes];
@@ -192,9 +242,10 @@ mod tests {
     use super::*;
 
     fn layouts() -> impl Iterator<Item = BucketLayout> {
-        [2, 4, 8]
+        let plain = [2, 4, 8]
             .into_iter()
-            .flat_map(|b| (4..=32).map(move |f| BucketLayout::new(b, f)))
+            .flat_map(|b| (4..=32).map(move |f| BucketLayout::new(b, f, false)));
+        plain.chain((5..=32).map(|f| BucketLayout::new(4, f, true)))
     }
 
     #[test]
@@ -210,7 +261,15 @@ mod tests {
             }
             assert!(!layout.has_free(&bucket), "{layout:?}");
             assert!(!layout.insert(&mut bucket, 1));
-            assert_eq!(layout.fingerprints(&bucket).as_slice(), &fps[..]);
+            let mut stored = layout.fingerprints(&bucket).as_slice().to_vec();
+            if layout.is_semi_sorted() {
+                stored.sort_unstable();
+                let mut want = fps.clone();
+                want.sort_unstable();
+                assert_eq!(stored, want);
+            } else {
+                assert_eq!(stored, fps);
+            }
             for &fp in &fps {
                 assert!(layout.matches(&bucket, layout.broadcast(fp)));
                 assert_eq!(
@@ -229,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_zero_lane_below_does_not_hide_or_fake_a_match_above() {
-        let layout = BucketLayout::new(4, 8);
+        let layout = BucketLayout::new(4, 8, false);
         let mut bucket = [0u128; 2];
         // Slot 0 empty, slot 1 holds 1: the borrow out of slot 0 must not make slot 1 look empty.
         bucket[0] = 1 << 8;

@@ -16,6 +16,7 @@
 mod bucket;
 mod index;
 mod path;
+mod semisort;
 mod stripe;
 mod table;
 
@@ -53,6 +54,7 @@ pub(crate) struct Geometry {
     pub(crate) buckets: usize,
     pub(crate) slots: usize,
     pub(crate) fp_bits: u32,
+    pub(crate) semi_sorted: bool,
     /// A power of two, or 0 for the default.
     pub(crate) stripes: usize,
     pub(crate) max_hops: usize,
@@ -66,7 +68,7 @@ impl Geometry {
         if self.stripes != 0 {
             return self.stripes;
         }
-        let layout = BucketLayout::new(self.slots, self.fp_bits);
+        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
         let groups = self.buckets.div_ceil(1 << Table::lock_group_shift(&layout));
         // A small table gets fewer stripes, so that they stay a small share of its memory.
         let by_size = self.table_bytes().unwrap_or(usize::MAX) / STRIPE_SHARE;
@@ -76,7 +78,11 @@ impl Geometry {
 
     /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.buckets, &BucketLayout::new(self.slots, self.fp_bits))?.checked_mul(8)
+        Table::words_for(
+            self.buckets,
+            &BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted),
+        )?
+        .checked_mul(8)
     }
 }
 
@@ -93,7 +99,7 @@ pub(crate) struct RawFilter {
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits);
+        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
         let table = Table::new(geometry.buckets, &layout)?;
         Some(Self::with_table(geometry, layout, table))
     }
@@ -102,7 +108,7 @@ impl RawFilter {
     /// the geometry. Stripe counts are recomputed from the table, not trusted from outside.
     #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn from_words(geometry: &Geometry, words: &[u64]) -> Option<Self> {
-        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits);
+        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
         let table = Table::from_words(geometry.buckets, &layout, words)?;
         let mut filter = Self::with_table(geometry, layout, table);
         let mut counts = vec![0u32; filter.stripes.count()];
@@ -154,6 +160,10 @@ impl RawFilter {
 
     pub(crate) fn fp_bits(&self) -> u32 {
         self.layout.fp_bits()
+    }
+
+    pub(crate) fn is_semi_sorted(&self) -> bool {
+        self.layout.is_semi_sorted()
     }
 
     pub(crate) fn stripe_count(&self) -> usize {

@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn buckets_do_not_disturb_their_neighbours() {
         for (slots, fp_bits) in [(2, 5), (4, 12), (4, 13), (4, 32), (8, 20), (8, 32), (2, 31)] {
-            let layout = BucketLayout::new(slots, fp_bits);
+            let layout = BucketLayout::new(slots, fp_bits, false);
             let buckets = 37;
             let table = Table::new(buckets, &layout).unwrap();
             let pattern = |i: usize| -> RawBucket {
@@ -234,7 +234,7 @@ mod tests {
     fn lock_groups_end_on_word_boundaries() {
         for slots in [2, 4, 8] {
             for fp_bits in 4..=32 {
-                let layout = BucketLayout::new(slots, fp_bits);
+                let layout = BucketLayout::new(slots, fp_bits, false);
                 let group = 1u64 << Table::lock_group_shift(&layout);
                 let bits = layout.bucket_bits() as u64;
                 assert_eq!(group * bits % 64, 0);

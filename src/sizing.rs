@@ -1,0 +1,259 @@
+//! Choosing a filter's shape: fingerprint width, bucket size and semi-sorting, from a target
+//! false positive rate (paper Section 5) or from explicit settings.
+//!
+//! For a target rate ε the paper needs `f ≥ log2(2b/ε)` bits per fingerprint (eq. 6), and a
+//! filter costs `f/α` bits per item at load α, or `(f − 1)/α` semi-sorted. Figure 3 favours
+//! 2-slot buckets above ε ≈ 0.2%, 4 slots down to ε ≈ 0.001% and 8 below; semi-sorting saves a
+//! bit per item for 4 slots. Rather than hard-code the crossovers, [`Shape::for_rate`] prices
+//! every configuration at its whole-bit `f` and takes the cheapest, which with semi-sorting is
+//! 4-slot buckets at every rate the 32-bit fingerprint limit allows.
+
+use crate::error::BuildError;
+
+pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
+pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
+/// A semi-sorted fingerprint needs a remainder below its 4 prefix bits.
+pub(crate) const MIN_SEMI_SORTED_BITS: u32 = 5;
+
+/// Fingerprint width of the paper's default configuration.
+const DEFAULT_FINGERPRINT_BITS: u32 = 12;
+/// Slots per bucket of the paper's default configuration.
+const DEFAULT_BUCKET_SIZE: usize = 4;
+
+/// The load factor a filter is sized for, in thousandths, by bucket size: what the cuckoo search
+/// reliably reaches before the first failed insert (paper Section 4, Figure 2), with a margin.
+pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
+    match bucket_size {
+        2 => 840,
+        4 => 950,
+        _ => 970,
+    }
+}
+
+/// Items `buckets` buckets of `bucket_size` slots hold at the target load.
+pub(crate) fn sized_capacity(buckets: usize, bucket_size: usize) -> usize {
+    let items =
+        buckets as u128 * bucket_size as u128 * target_load_permille(bucket_size) as u128 / 1000;
+    usize::try_from(items).unwrap_or(usize::MAX)
+}
+
+/// What the user asked for; `None` where the builder should choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Request {
+    pub(crate) fingerprint_bits: Option<u32>,
+    pub(crate) bucket_size: Option<usize>,
+    pub(crate) semi_sorted: Option<bool>,
+    pub(crate) false_positive_rate: Option<f64>,
+}
+
+/// A filter's chosen configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) fingerprint_bits: u32,
+    pub(crate) bucket_size: usize,
+    pub(crate) semi_sorted: bool,
+}
+
+impl Shape {
+    /// Bits a bucket takes in the table.
+    fn bucket_bits(&self) -> u32 {
+        let bits = self.bucket_size as u32 * self.fingerprint_bits;
+        if self.semi_sorted {
+            bits - 4
+        } else {
+            bits
+        }
+    }
+
+    /// Table bits per item at the target load, in thousandths of a bit per item per permille.
+    fn cost(&self) -> u64 {
+        self.bucket_bits() as u64 * 1_000_000
+            / (self.bucket_size as u64 * target_load_permille(self.bucket_size))
+    }
+
+    /// The false positive rate when filled to the target load: each lookup compares against
+    /// `2·b·α` stored fingerprints, each equal to its own with probability `1/(2^f − 1)`.
+    pub(crate) fn expected_false_positive_rate(&self) -> f64 {
+        let load = target_load_permille(self.bucket_size) as f64 / 1000.0;
+        let compared = 2.0 * self.bucket_size as f64 * load;
+        let fingerprints = ((1u64 << self.fingerprint_bits) - 1) as f64;
+        1.0 - (1.0 - 1.0 / fingerprints).powf(compared)
+    }
+
+    /// Resolves a request: explicit settings win, the rate picks the rest, the paper's default
+    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting.
+    pub(crate) fn resolve(request: &Request) -> Result<Self, BuildError> {
+        if let Some(bits) = request.fingerprint_bits {
+            if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
+                return Err(BuildError::FingerprintBits { bits });
+            }
+        }
+        if let Some(size) = request.bucket_size {
+            if !matches!(size, 2 | 4 | 8) {
+                return Err(BuildError::BucketSize { size });
+            }
+        }
+        let shape = match request.false_positive_rate {
+            Some(rate) => Self::for_rate(rate, request)?,
+            None => {
+                let bucket_size = request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE);
+                Self {
+                    fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
+                    bucket_size,
+                    semi_sorted: request.semi_sorted.unwrap_or(false),
+                }
+            }
+        };
+        if shape.semi_sorted && shape.bucket_size != 4 {
+            return Err(BuildError::SemiSortedBucketSize {
+                size: shape.bucket_size,
+            });
+        }
+        if shape.semi_sorted && shape.fingerprint_bits < MIN_SEMI_SORTED_BITS {
+            return Err(BuildError::SemiSortedFingerprintBits {
+                bits: shape.fingerprint_bits,
+            });
+        }
+        Ok(shape)
+    }
+
+    /// The cheapest shape whose expected false positive rate is at most `rate`, among those the
+    /// explicit settings allow.
+    fn for_rate(rate: f64, request: &Request) -> Result<Self, BuildError> {
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::FalsePositiveRate);
+        }
+        let mut best: Option<Self> = None;
+        for bucket_size in [4, 2, 8] {
+            if request.bucket_size.is_some_and(|size| size != bucket_size) {
+                continue;
+            }
+            for semi_sorted in [true, false] {
+                if request.semi_sorted.is_some_and(|s| s != semi_sorted)
+                    || (semi_sorted && bucket_size != 4)
+                {
+                    continue;
+                }
+                let min_bits = if semi_sorted {
+                    MIN_SEMI_SORTED_BITS
+                } else {
+                    MIN_FINGERPRINT_BITS
+                };
+                // Eq. (6), f ≥ log2(2b/ε), then one bit more if rounding left the rate above ε.
+                let bits = request.fingerprint_bits.unwrap_or_else(|| {
+                    let needed = (2.0 * bucket_size as f64 / rate)
+                        .log2()
+                        .ceil()
+                        .max(min_bits as f64);
+                    needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
+                });
+                let candidate = Self {
+                    fingerprint_bits: bits,
+                    bucket_size,
+                    semi_sorted,
+                };
+                if bits > MAX_FINGERPRINT_BITS
+                    || bits < min_bits
+                    || (request.fingerprint_bits.is_none()
+                        && candidate.expected_false_positive_rate() > rate)
+                {
+                    continue;
+                }
+                if best.map_or(true, |b| candidate.cost() < b.cost()) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        best.ok_or(BuildError::FalsePositiveRate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn for_rate(rate: f64) -> Shape {
+        Shape::resolve(&Request {
+            false_positive_rate: Some(rate),
+            ..Request::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn rates_pick_semi_sorted_four_slot_buckets_with_eq_6_bits() {
+        for (rate, bits) in [
+            (0.03, 9),
+            (0.01, 10),
+            (0.001, 13),
+            (0.0001, 17),
+            (0.00001, 20),
+        ] {
+            let shape = for_rate(rate);
+            assert_eq!(
+                (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
+                (4, true, bits)
+            );
+            assert!(shape.expected_false_positive_rate() <= rate);
+        }
+    }
+
+    #[test]
+    fn explicit_settings_win_over_the_rate() {
+        let shape = Shape::resolve(&Request {
+            bucket_size: Some(2),
+            false_positive_rate: Some(0.01),
+            ..Request::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
+            (2, false, 9)
+        );
+        let shape = Shape::resolve(&Request {
+            fingerprint_bits: Some(16),
+            semi_sorted: Some(false),
+            false_positive_rate: Some(0.01),
+            ..Request::default()
+        })
+        .unwrap();
+        // With the width fixed, 8-slot buckets fill furthest and still meet the rate.
+        assert_eq!(
+            (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
+            (8, false, 16)
+        );
+    }
+
+    #[test]
+    fn impossible_rates_and_semi_sorted_shapes_are_errors() {
+        for rate in [0.0, 1.0, -0.5, f64::NAN, 1e-12] {
+            let request = Request {
+                false_positive_rate: Some(rate),
+                ..Request::default()
+            };
+            assert_eq!(
+                Shape::resolve(&request),
+                Err(BuildError::FalsePositiveRate),
+                "{rate}"
+            );
+        }
+        let request = Request {
+            semi_sorted: Some(true),
+            bucket_size: Some(8),
+            ..Request::default()
+        };
+        assert_eq!(
+            Shape::resolve(&request),
+            Err(BuildError::SemiSortedBucketSize { size: 8 })
+        );
+        let request = Request {
+            semi_sorted: Some(true),
+            fingerprint_bits: Some(4),
+            ..Request::default()
+        };
+        assert_eq!(
+            Shape::resolve(&request),
+            Err(BuildError::SemiSortedFingerprintBits { bits: 4 })
+        );
+    }
+}
