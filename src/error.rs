@@ -123,3 +123,39 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// Why [`try_extend`](crate::ConcurrentCuckooFilter::try_extend) or
+/// [`try_par_extend`](crate::ConcurrentCuckooFilter::try_par_extend) stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExtendError {
+    pub(crate) inserted: usize,
+    pub(crate) error: InsertError,
+}
+
+impl ExtendError {
+    /// Items that went in before the stop. They stay in the filter.
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// Why the first failed item failed.
+    pub fn error(&self) -> InsertError {
+        self.error
+    }
+}
+
+impl fmt::Display for ExtendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stopped after inserting {} items: {}",
+            self.inserted, self.error
+        )
+    }
+}
+
+impl std::error::Error for ExtendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -42,6 +42,7 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 mod builder;
+mod bulk;
 mod error;
 mod filter;
 mod hash;
@@ -50,6 +51,6 @@ mod sizing;
 mod sync;
 
 pub use crate::builder::Builder;
-pub use crate::error::{BuildError, InsertError};
+pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
