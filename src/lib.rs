@@ -54,3 +54,8 @@ pub use crate::builder::Builder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
