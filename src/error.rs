@@ -62,7 +62,8 @@ pub enum BuildError {
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate,
-    /// `stripes` was not a power of two.
+    /// `stripes` was not a power of two, or so few for the table that a stripe could hold more
+    /// than 2^32 fingerprints.
     Stripes {
         /// The count asked for.
         stripes: usize,
@@ -105,7 +106,7 @@ impl fmt::Display for BuildError {
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
             ),
             Self::Stripes { stripes } => {
-                write!(f, "stripes must be a power of two, got {stripes}")
+                write!(f, "stripes must be a power of two, and enough for 2^32 fingerprints each, got {stripes}")
             }
             Self::SearchLimits {
                 max_hops,

@@ -11,7 +11,7 @@ use super::{Insertion, RawFilter};
 
 /// Keys hashed and prefetched together. Enough to cover the memory latency with the two
 /// prefetches each issues, few enough that the first block's lines are still in L1 when probed.
-pub(crate) const BLOCK: usize = 16;
+pub(crate) const BLOCK: usize = 64;
 
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
