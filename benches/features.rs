@@ -65,9 +65,11 @@ fn semi_sorted(c: &mut Criterion) {
     for mb in [1, 16] {
         let items = items_for_mb(mb, 12);
         let mut group = c.benchmark_group(format!("semi_sorted/{mb}MB"));
+        // One fill per sample: a fill takes seconds.
         group
             .sample_size(10)
-            .measurement_time(Duration::from_secs(3));
+            .measurement_time(Duration::from_secs(3))
+            .sampling_mode(SamplingMode::Flat);
         for semi_sorted in [false, true] {
             let name = if semi_sorted {
                 "ss-CF 13-bit"
@@ -147,9 +149,11 @@ fn parallel_fill(c: &mut Criterion) {
     let mb = large_mb();
     let items = items_for_mb(mb, 12);
     let mut group = c.benchmark_group(format!("fill/{mb}MB"));
+    // One fill per sample: a fill takes seconds.
     group
         .sample_size(10)
-        .measurement_time(Duration::from_secs(10));
+        .measurement_time(Duration::from_secs(10))
+        .sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(items as u64));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     for t in 1..=threads {
