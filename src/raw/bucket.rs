@@ -214,11 +214,16 @@ impl BucketLayout {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
             return out;
         }
+        // Shift each chunk down lane by lane: the path search calls this for every bucket it
+        // reads, so no division by the (run-time) lane count.
         let mask = (1u128 << self.fp_bits) - 1;
-        for (slot, fp) in out.fps[..self.slots].iter_mut().enumerate() {
-            let chunk = bucket[slot / self.lanes];
-            let lane = (slot % self.lanes) as u32;
-            *fp = ((chunk >> (lane * self.fp_bits)) & mask) as u32;
+        let mut slots = out.fps[..self.slots].iter_mut();
+        for &chunk in &bucket[..self.chunks] {
+            let mut lanes = chunk;
+            for fp in slots.by_ref().take(self.lanes) {
+                *fp = (lanes & mask) as u32;
+                lanes >>= self.fp_bits;
+            }
         }
         out
     }
