@@ -93,6 +93,11 @@ impl<S> ConcurrentCuckooFilter<S> {
         }
     }
 
+    /// The raw core, for persistence.
+    pub(crate) fn raw(&self) -> &RawFilter {
+        &self.raw
+    }
+
     /// Items stored (each copy of a duplicate counts). Exact when no write is in flight.
     pub fn len(&self) -> usize {
         self.raw.len()

@@ -44,6 +44,7 @@ mod builder;
 mod error;
 mod filter;
 mod hash;
+mod persist;
 mod raw;
 mod sync;
 
@@ -51,3 +52,4 @@ pub use crate::builder::Builder;
 pub use crate::error::{BuildError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+pub use crate::persist::{DecodeError, StableHashBuilder};
