@@ -54,6 +54,9 @@ const FIELDS_LEN: usize = 80;
 const HEADER_LEN: usize = FIELDS_LEN + 8;
 /// Bytes of the checksum at the end.
 const CHECKSUM_LEN: usize = 8;
+/// The cap on the recorded `max_search_buckets`: a search of this many buckets (16 MiB of queue)
+/// is far beyond any useful one (the default is 2000).
+const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
 /// Most bytes asked of a reader at once.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -92,7 +95,9 @@ impl Header {
             // Stripes that could never be locked are not recorded (nor allocated by the reader);
             // the ones left map every bucket to a stripe exactly as before.
             stripes: geometry.stripes.min(geometry.max_useful_stripes()) as u64,
-            max_search_buckets: geometry.max_search_buckets as u64,
+            // Likewise a search bound the search could never reach, or beyond the format's cap.
+            max_search_buckets: (geometry.max_search_buckets as u64)
+                .min(search_bound(geometry.slots, geometry.max_hops)),
             capacity: filter.capacity() as u64,
             hasher_id: S::HASHER_ID,
             seed: StableHashBuilder::seed(filter.hasher()),
@@ -200,26 +205,31 @@ impl Header {
             Ok(buckets) if buckets >= 1 && self.buckets <= MAX_BUCKETS => buckets,
             _ => return Err(invalid("buckets", self.buckets)),
         };
-        let max_search_buckets = match usize::try_from(self.max_search_buckets) {
-            Ok(max) if max >= 2 => max,
-            _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
-        };
-        if usize::try_from(self.capacity).is_err() {
-            return Err(invalid("capacity", self.capacity));
-        }
         let mut geometry = Geometry {
             buckets,
             slots: slots.into(),
             fp_bits: fp_bits.into(),
             stripes: 0,
             max_hops: max_hops.into(),
-            max_search_buckets,
+            max_search_buckets: 2,
         };
         let useful = geometry.max_useful_stripes() as u64;
-        if self.stripes != 0 && (!self.stripes.is_power_of_two() || self.stripes > useful) {
-            return Err(invalid("stripes", self.stripes));
+        geometry.stripes = match usize::try_from(self.stripes) {
+            Ok(stripes)
+                if stripes == 0 || (stripes.is_power_of_two() && self.stripes <= useful) =>
+            {
+                stripes
+            }
+            _ => return Err(invalid("stripes", self.stripes)),
+        };
+        let bound = search_bound(geometry.slots, geometry.max_hops);
+        geometry.max_search_buckets = match usize::try_from(self.max_search_buckets) {
+            Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
+            _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
+        };
+        if usize::try_from(self.capacity).is_err() {
+            return Err(invalid("capacity", self.capacity));
         }
-        geometry.stripes = self.stripes as usize;
         if self.table_words != data_words(&geometry) {
             return Err(invalid("table_words", self.table_words));
         }
@@ -230,6 +240,20 @@ impl Header {
     fn total_len(&self) -> u64 {
         (HEADER_LEN + CHECKSUM_LEN) as u64 + self.table_words * 8
     }
+}
+
+/// The largest `max_search_buckets` the format records for these bucket and path sizes: the
+/// buckets a search can reach at all (two roots, each bucket's fingerprints one level further, up
+/// to `max_hops` levels), and at most [`MAX_SEARCH_BUCKETS`], so that a file cannot make every
+/// insert into a full filter search millions of buckets.
+fn search_bound(slots: usize, max_hops: usize) -> u64 {
+    let mut level = 2u64;
+    let mut reachable = 0u64;
+    for _ in 0..=max_hops {
+        reachable += level;
+        level *= slots as u64;
+    }
+    reachable.min(MAX_SEARCH_BUCKETS)
 }
 
 /// Words of table data: the bucket bits, rounded up to whole words.
