@@ -7,7 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,7 +18,7 @@ use concurrent_cuckoo_filter::{
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 // ---------------------------------------------------------------------------------------------
 // The layout, as FORMAT.md gives it: the tests patch fields by these offsets.
@@ -217,6 +217,36 @@ fn stripes_that_could_never_be_locked_are_not_recorded() {
             value: 2
         }
     );
+}
+
+#[test]
+fn search_limits_beyond_reach_or_cap_are_not_recorded() {
+    for (slots, hops, asked, recorded) in [
+        (2, 8, 2000, 1022),
+        (4, 5, 5000, 2730),
+        (4, 2, 1000, 42),
+        (8, 8, usize::MAX, 1 << 20),
+    ] {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(100)
+            .bucket_size(slots)
+            .search_limits(hops, asked)
+            .build()
+            .unwrap();
+        let bytes = filter.to_bytes();
+        assert_eq!(get_u64(&bytes, MAX_SEARCH_BUCKETS_AT), recorded);
+        assert_eq!(bytes[MAX_HOPS_AT] as usize, hops);
+        let mut more = bytes.clone();
+        set_u64(&mut more, MAX_SEARCH_BUCKETS_AT, recorded + 1);
+        reseal(&mut more);
+        assert_eq!(
+            decode_err(&more),
+            DecodeError::InvalidGeometry {
+                field: "max_search_buckets",
+                value: recorded + 1
+            }
+        );
+    }
 }
 
 /// Hands out its bytes a few at a time, as a socket might.
@@ -465,7 +495,12 @@ fn every_out_of_range_field_is_named() {
     let word_fields: [(usize, &str, &[u64]); 4] = [
         (BUCKETS_AT, "buckets", &[0, (1 << 32) + 1, u64::MAX]),
         (STRIPES_AT, "stripes", &[3, 1 << 40, u64::MAX]),
-        (MAX_SEARCH_BUCKETS_AT, "max_search_buckets", &[0, 1]),
+        // 2-slot buckets, 8 hops: a search reaches at most 2 + 4 + ... + 512 = 1022 buckets.
+        (
+            MAX_SEARCH_BUCKETS_AT,
+            "max_search_buckets",
+            &[0, 1, 1023, u64::MAX],
+        ),
         (
             TABLE_WORDS_AT,
             "table_words",
@@ -968,6 +1003,121 @@ fn golden_files_are_what_this_version_writes() {
             let golden = std::fs::read(&path).unwrap();
             assert!(golden == filter.to_bytes(), "{name} differs");
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FORMAT.md, reimplemented from its text alone: its hash, its placement, and a reader that answers
+// lookups on a golden file.
+
+const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The default hasher as FORMAT.md describes it, over a key's byte stream.
+fn spec_hash(bytes: &[u8], seed: u64) -> u64 {
+    if bytes.len() <= 64 {
+        return xxh3_64_with_seed(bytes, seed);
+    }
+    let folded = bytes.len().div_ceil(64) - 1;
+    let mut state = seed;
+    for block in bytes[..folded * 64].chunks(64) {
+        state = xxh3_64_with_seed(block, state);
+    }
+    xxh3_64_with_seed(
+        &bytes[folded * 64..],
+        state ^ (folded as u64).wrapping_mul(PHI),
+    )
+}
+
+/// FORMAT.md's placement: (fingerprint, first bucket, second bucket).
+fn spec_placement(hash: u64, buckets: u64, bits: u32) -> (u64, u64, u64) {
+    let fp = (((hash & 0xffff_ffff) * ((1u64 << bits) - 1)) >> 32) + 1;
+    let first = ((hash >> 32) * buckets) >> 32;
+    let mixed = ((fp.wrapping_mul(PHI) >> 32) * buckets) >> 32;
+    (fp, first, (mixed + buckets - first) % buckets)
+}
+
+/// Hashes as exactly the bytes it holds.
+struct RawBytes<'a>(&'a [u8]);
+
+impl Hash for RawBytes<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+    }
+}
+
+#[test]
+fn format_md_hash_and_placement_are_the_crates() {
+    let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+    for seed in [0, 1, 0x5eed_c0ff_ee15_f00d] {
+        let hasher = DefaultHashBuilder::with_seed(seed);
+        for len in 0..=data.len() {
+            let bytes = &data[..len];
+            assert_eq!(
+                hasher.hash_one(RawBytes(bytes)),
+                spec_hash(bytes, seed),
+                "n={len}"
+            );
+        }
+        assert_eq!(
+            hasher.hash_one(0x0102_0304_0506_0708u64),
+            spec_hash(&0x0102_0304_0506_0708u64.to_le_bytes(), seed)
+        );
+        assert_eq!(hasher.hash_one("key"), spec_hash(b"key\xff", seed));
+    }
+    for (slots, bits, capacity) in [(4, 12, 3000), (2, 32, 1000), (8, 5, 70_000)] {
+        let filter = build(slots, bits, capacity, 77);
+        let buckets = filter.bucket_count() as u64;
+        for key in 0..2000u64 {
+            let (fp, first, second) = filter.debug_candidates(&key);
+            let hash = spec_hash(&key.to_le_bytes(), 77);
+            assert_eq!(
+                spec_placement(hash, buckets, bits),
+                (fp.into(), first as u64, second as u64)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_reader_written_from_format_md_answers_on_a_golden_file() {
+    let bytes = std::fs::read(data_dir().join("golden-v1-b4-f12.bin")).unwrap();
+    assert_eq!(bytes[..8], *b"\x89CCF\r\n\x1a\n");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 1);
+    assert_eq!(get_u64(&bytes, HEADER_CHECKSUM_AT), xxh3_64(&bytes[..80]));
+    let end = bytes.len() - 8;
+    assert_eq!(get_u64(&bytes, end), xxh3_64(&bytes[..end]));
+    let (slots, bits) = (
+        bytes[BUCKET_SIZE_AT] as u64,
+        bytes[FINGERPRINT_BITS_AT] as u32,
+    );
+    let buckets = get_u64(&bytes, BUCKETS_AT);
+    let seed = get_u64(&bytes, SEED_AT);
+    let words = get_u64(&bytes, TABLE_WORDS_AT);
+    assert_eq!(words, (buckets * slots * bits as u64).div_ceil(64));
+    assert_eq!(bytes.len() as u64, 96 + 8 * words);
+    let bit = |k: u64| get_u64(&bytes, HEADER_LEN + 8 * (k / 64) as usize) >> (k % 64) & 1;
+    let fingerprint = |bucket: u64, slot: u64| {
+        let start = (bucket * slots + slot) * bits as u64;
+        (0..bits as u64).fold(0, |fp, i| fp | bit(start + i) << i)
+    };
+    let stored = (0..buckets)
+        .flat_map(|b| (0..slots).map(move |s| (b, s)))
+        .filter(|&(b, s)| fingerprint(b, s) != 0)
+        .count();
+    assert_eq!(stored as u64, get_u64(&bytes, ITEMS_AT));
+    let used = buckets * slots * bits as u64;
+    assert!((used..words * 64).all(|k| bit(k) == 0), "padding");
+    let holds = |bucket: u64, fp: u64| (0..slots).any(|s| fingerprint(bucket, s) == fp);
+    for key in 0..2500u64 {
+        let hash = spec_hash(&key.to_le_bytes(), seed);
+        let (fp, first, second) = spec_placement(hash, buckets, bits);
+        assert!(holds(first, fp) || holds(second, fp), "key {key}");
+    }
+    for i in 0..200 {
+        let mut key = format!("golden-{i}").into_bytes();
+        key.push(0xff);
+        let (fp, first, second) = spec_placement(spec_hash(&key, seed), buckets, bits);
+        assert!(holds(first, fp) || holds(second, fp), "golden-{i}");
     }
 }
 
