@@ -85,17 +85,16 @@ impl ConcurrentCuckooFilter {
 }
 
 impl<S> ConcurrentCuckooFilter<S> {
+    pub(crate) fn raw(&self) -> &RawFilter {
+        &self.raw
+    }
+
     pub(crate) fn from_raw(raw: RawFilter, hasher: S, capacity: usize) -> Self {
         Self {
             raw,
             hasher,
             capacity,
         }
-    }
-
-    /// The raw core, for persistence.
-    pub(crate) fn raw(&self) -> &RawFilter {
-        &self.raw
     }
 
     /// Items stored (each copy of a duplicate counts). Exact when no write is in flight.

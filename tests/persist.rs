@@ -518,6 +518,18 @@ fn every_out_of_range_field_is_named() {
             );
         }
     }
+    // One stripe for 2^32 slots: its count would not fit its 32 bits.
+    let mut bytes = good.clone();
+    set_u64(&mut bytes, BUCKETS_AT, 1 << 31);
+    set_u64(&mut bytes, STRIPES_AT, 1);
+    reseal(&mut bytes);
+    assert_eq!(
+        decode_err(&bytes),
+        DecodeError::InvalidGeometry {
+            field: "stripes",
+            value: 1
+        }
+    );
     // A bucket count that fits the table words of another: the word count must then disagree.
     let mut bytes = good.clone();
     set_u64(&mut bytes, BUCKETS_AT, 200);

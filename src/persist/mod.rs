@@ -222,6 +222,11 @@ impl Header {
             }
             _ => return Err(invalid("stripes", self.stripes)),
         };
+        // Each stripe counts its fingerprints in 32 bits (as the builder requires).
+        let slots_per_stripe = self.buckets * u64::from(slots) / geometry.stripe_count() as u64;
+        if slots_per_stripe >= u64::from(u32::MAX) {
+            return Err(invalid("stripes", self.stripes));
+        }
         let bound = search_bound(geometry.slots, geometry.max_hops);
         geometry.max_search_buckets = match usize::try_from(self.max_search_buckets) {
             Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
