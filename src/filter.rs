@@ -228,6 +228,7 @@ impl<S> fmt::Debug for ConcurrentCuckooFilter<S> {
             .field("capacity", &self.capacity)
             .field("fingerprint_bits", &self.raw.fp_bits())
             .field("bucket_size", &self.raw.slots())
+            .field("semi_sorted", &self.raw.is_semi_sorted())
             .field("buckets", &self.raw.buckets())
             .field("stripes", &self.raw.stripe_count())
             .finish_non_exhaustive()

@@ -46,6 +46,7 @@ mod bulk;
 mod error;
 mod filter;
 mod hash;
+mod persist;
 mod raw;
 mod sizing;
 mod sync;
@@ -54,6 +55,7 @@ pub use crate::builder::Builder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+pub use crate::persist::{DecodeError, StableHashBuilder};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -199,6 +199,12 @@ impl BucketLayout {
         false
     }
 
+    /// Whether `bucket` is in the form the encoder writes. Always for plain buckets; a
+    /// semi-sorted one must have a valid prefix code and its fingerprints in order.
+    pub(crate) fn is_canonical(&self, bucket: &RawBucket) -> bool {
+        !self.semi_sorted || semisort::encode(self.decode(bucket), self.fp_bits) == bucket[0]
+    }
+
     #[inline]
     fn decode(&self, bucket: &RawBucket) -> [u32; 4] {
         semisort::decode(bucket[0], self.fp_bits)

@@ -88,6 +88,23 @@ impl Geometry {
         groups.next_power_of_two().min(by_size).min(DEFAULT_STRIPES)
     }
 
+    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
+    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
+    pub(crate) fn data_bits(&self) -> u64 {
+        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
+        self.buckets as u64 * layout.bucket_bits() as u64
+    }
+
+    /// The most stripes a filter of this geometry can use: one per lock group, rounded up to a
+    /// power of two. More would never be locked, and a count at least this large maps every lock
+    /// group to a stripe of its own, exactly as this count does.
+    pub(crate) fn max_useful_stripes(&self) -> usize {
+        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
+        self.buckets
+            .div_ceil(1 << Table::lock_group_shift(&layout))
+            .next_power_of_two()
+    }
+
     /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
         Table::words_for(
@@ -99,7 +116,6 @@ impl Geometry {
 }
 
 pub(crate) struct RawFilter {
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     geometry: Geometry,
     layout: BucketLayout,
     placement: Placement,
@@ -118,7 +134,6 @@ impl RawFilter {
 
     /// A filter over a table restored from [`Self::snapshot`]'s words; `None` if they do not fit
     /// the geometry. Stripe counts are recomputed from the table, not trusted from outside.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn from_words(geometry: &Geometry, words: &[u64]) -> Option<Self> {
         let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
         let table = Table::from_words(geometry.buckets, &layout, words)?;
@@ -131,6 +146,11 @@ impl RawFilter {
         }
         filter.stripes.set_counts(counts);
         Some(filter)
+    }
+
+    /// The first bucket not in the form the encoder writes, for a table read from outside.
+    pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
+        (0..self.buckets()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
     }
 
     fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Self {
@@ -149,14 +169,12 @@ impl RawFilter {
     }
 
     /// The shape this filter was built with.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn geometry(&self) -> &Geometry {
         &self.geometry
     }
 
     /// The table's data words and the item count, copied while every stripe is locked: a state
     /// the filter really had, even while other threads write. Writers wait for the copy.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn snapshot(&self) -> (Vec<u64>, usize) {
         let _all = self.stripes.lock_all();
         (self.table.copy_words(), self.stripes.len())
