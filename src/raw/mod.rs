@@ -9,7 +9,8 @@
 //! - an insert locks the stripes of its two buckets (lower first) and takes an empty slot;
 //! - if both buckets are full it searches for a [`CuckooPath`] without locks, then moves the
 //!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
-//!   two buckets and only after checking that the hop is still valid. A fingerprint only ever moves
+//!   two buckets and only after checking that the hop is still valid; the last move and the new
+//!   fingerprint's placement into the slot it frees share one lock. A fingerprint only ever moves
 //!   between its own two buckets, and a hop writes the target before it clears the source, so at
 //!   every moment each stored item is in one of its buckets.
 
@@ -267,7 +268,11 @@ impl RawFilter {
                 [c.first, c.second],
                 self.limits,
             ) {
-                Some(path) => self.shift(&path),
+                Some(path) => {
+                    if self.shift(&path, c.fp) {
+                        return true;
+                    }
+                }
                 None => return false,
             }
         }
@@ -316,19 +321,35 @@ impl RawFilter {
         false
     }
 
-    /// Carries out a path's moves from its empty end back. Stops at the first hop that a racing
-    /// writer made invalid; the moves already made each kept every item in one of its buckets.
-    fn shift(&self, path: &CuckooPath) {
-        for (from, to, fp) in path.moves_backwards() {
-            if !self.move_fingerprint(from, to, fp) {
-                return;
+    /// Carries out a path's moves from its empty end back, then puts `fp` into the slot the last
+    /// move frees, in one of the new item's buckets. That last move and the placement happen under
+    /// the same locks, as in libcuckoo: were the locks released in between, another insert could
+    /// take the freed slot, and two inserts could keep taking each other's room until both gave
+    /// up with room to spare. False if a racing writer made a hop invalid (or the path has no
+    /// hop); the moves already made each kept every item in one of its buckets.
+    fn shift(&self, path: &CuckooPath, fp: Fingerprint) -> bool {
+        let mut moves = path.moves_backwards().peekable();
+        while let Some((from, to, moved)) = moves.next() {
+            let last = moves.peek().is_none();
+            if !self.move_fingerprint(from, to, moved, last.then_some(fp)) {
+                return false;
+            }
+            if last {
+                return true;
             }
         }
+        false
     }
 
     /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` still has room.
-    fn move_fingerprint(&self, from: BucketIndex, to: BucketIndex, fp: Fingerprint) -> bool {
+    /// and `to` still has room; then puts `then_place`, if any, into the slot `fp` left.
+    fn move_fingerprint(
+        &self,
+        from: BucketIndex,
+        to: BucketIndex,
+        fp: Fingerprint,
+        then_place: Option<Fingerprint>,
+    ) -> bool {
         debug_assert_eq!(self.placement.alternate(from, fp), to);
         let guard = self.stripes.lock_pair(from, to);
         let mut source = self.table.load(from);
@@ -336,11 +357,17 @@ impl RawFilter {
         if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
             return false;
         }
+        if let Some(new) = then_place {
+            let placed = self.layout.insert(&mut source, new);
+            debug_assert!(placed, "the slot fp left is free");
+        }
         // Target first: even a reader that ignored the stamps would find fp in one bucket or both.
         self.table.store(to, &target);
         self.table.store(from, &source);
         guard.add(to, 1);
-        guard.add(from, -1);
+        if then_place.is_none() {
+            guard.add(from, -1);
+        }
         true
     }
 }
