@@ -29,28 +29,15 @@
 
 mod common;
 
-use common::{key, Acf, CfMutex, CfRwLock, FastBloom, Ours, Rng, Subject, ABSENT};
+use common::{
+    items_for_mib, key, op_table, time_contains, time_mixed, Acf, CfMutex, CfRwLock, FastBloom,
+    Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
+};
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use criterion::measurement::WallTime;
 use criterion::{black_box, Bencher, BenchmarkGroup, Criterion, SamplingMode, Throughput};
-use crossbeam_utils::CachePadded;
-use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use rayon::ThreadPool;
 use std::time::{Duration, Instant};
-
-/// Lookups per thread per criterion iteration.
-const BATCH: usize = 1024;
-/// Precomputed lookup keys per bench (a power of two), walked in order by every thread from
-/// its own offset and never restarted between iterations.
-const QUERIES: usize = 1 << 20;
-/// Operations per thread per iteration of a mixed workload: one pass over its operation table.
-const MIXED_OPS: usize = 1000;
-
-/// Items this crate's default filter holds when it takes `mib` MiB (12-bit fingerprints at 95%).
-fn items_for_mib(mib: usize) -> usize {
-    ((mib << 20) as f64 * 8.0 * 0.95 / 12.0) as usize
-}
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -60,219 +47,6 @@ fn env_usize(name: &str, default: usize) -> usize {
                 .unwrap_or_else(|_| panic!("{name} must be a number"))
         })
         .unwrap_or(default)
-}
-
-/// One rayon pool per thread count, `pools[t - 1]` with `t` threads.
-struct Pools(Vec<ThreadPool>);
-
-impl Pools {
-    fn new(max: usize) -> Self {
-        Self(
-            (1..=max)
-                .map(|t| ThreadPoolBuilder::new().num_threads(t).build().unwrap())
-                .collect(),
-        )
-    }
-    fn max(&self) -> &ThreadPool {
-        self.0.last().unwrap()
-    }
-}
-
-/// Positions `lo..hi` of a lane's keys in the filter: the lane-`l` key at position `j` is
-/// `key(j * lanes + l)`. Lanes let each thread remove and insert keys of its own.
-#[derive(Default)]
-struct Lane {
-    lo: AtomicU64,
-    hi: AtomicU64,
-}
-
-/// A filter holding the keys of its lanes, shared through an `Arc`.
-struct Loaded<F> {
-    filter: Arc<F>,
-    lanes: Vec<CachePadded<Lane>>,
-}
-
-impl<F: Subject> Loaded<F> {
-    /// `filter` holding the keys of indices `0..items`.
-    fn holding(filter: F, items: u64, lanes: usize) -> Self {
-        let lanes = (0..lanes as u64)
-            .map(|l| {
-                let lane = Lane::default();
-                lane.hi
-                    .store((items + lanes as u64 - 1 - l) / lanes as u64, Relaxed);
-                CachePadded::new(lane)
-            })
-            .collect();
-        Self {
-            filter: Arc::new(filter),
-            lanes,
-        }
-    }
-
-    /// A new filter for `items` items, filled with them by every thread of `pool`, each its own
-    /// lanes; a lane stops at its first failed insert. `report`: say how it went on stderr.
-    fn fill(items: usize, lanes: usize, pool: &ThreadPool, report: bool) -> Self {
-        let start = Instant::now();
-        let loaded = Self::holding(F::with_capacity(items), items as u64, lanes);
-        let threads = pool.current_num_threads();
-        pool.broadcast(|ctx| {
-            for l in (ctx.index()..lanes).step_by(threads) {
-                let lane = &loaded.lanes[l];
-                let end = lane.hi.load(Relaxed);
-                let mut j = 0;
-                while j < end && loaded.filter.insert(key(j * lanes as u64 + l as u64)) {
-                    j += 1;
-                }
-                lane.hi.store(j, Relaxed);
-            }
-        });
-        if !report {
-            return loaded;
-        }
-        let held: u64 = loaded.lanes.iter().map(|l| l.hi.load(Relaxed)).sum();
-        eprintln!(
-            "  [setup] {}: {held} of {items} items in {:.1} MiB, filled in {:.1} s",
-            F::NAME,
-            loaded.filter.memory() as f64 / (1 << 20) as f64,
-            start.elapsed().as_secs_f64()
-        );
-        loaded
-    }
-
-    /// `QUERIES` lookup keys, each with probability `p` a live key, else a never-inserted one.
-    fn queries(&self, p: f64, seed: u64) -> Vec<u64> {
-        let mut rng = Rng::new(seed);
-        let lanes = self.lanes.len() as u64;
-        let threshold = (p * u64::MAX as f64) as u64;
-        (0..QUERIES)
-            .map(|_| {
-                if p > 0.0 && rng.next_u64() <= threshold {
-                    let l = rng.below(lanes);
-                    let lane = &self.lanes[l as usize];
-                    let (lo, hi) = (lane.lo.load(Relaxed), lane.hi.load(Relaxed));
-                    key((lo + rng.below(hi - lo)) * lanes + l)
-                } else {
-                    key(ABSENT | rng.next_u64() >> 2)
-                }
-            })
-            .collect()
-    }
-}
-
-/// Times `iters` batches of lookups on each thread of `pool`, walking `queries` from `cursor`.
-fn time_contains<F: Subject>(
-    pool: &ThreadPool,
-    filter: &F,
-    queries: &[u64],
-    cursor: &mut usize,
-    iters: u64,
-) -> Duration {
-    let threads = pool.current_num_threads();
-    let per_thread = iters as usize * BATCH;
-    let start = *cursor;
-    *cursor = (*cursor + per_thread) % QUERIES;
-    let began = Instant::now();
-    pool.broadcast(|ctx| {
-        let mut at = (start + ctx.index() * QUERIES / threads) % QUERIES;
-        let mut found = 0usize;
-        for _ in 0..per_thread {
-            found += usize::from(filter.contains(queries[at]));
-            at = (at + 1) % QUERIES;
-        }
-        black_box(found);
-    });
-    began.elapsed()
-}
-
-/// An operation of a mixed workload.
-#[derive(Clone, Copy, PartialEq)]
-enum Op {
-    Contains,
-    Insert,
-    Remove,
-}
-
-/// `MIXED_OPS` operations, `insert_permille` of them inserts and as many removes, shuffled.
-fn op_table(insert_permille: usize, seed: u64) -> Vec<Op> {
-    let writes = MIXED_OPS * insert_permille / 1000;
-    let mut ops: Vec<Op> = (0..MIXED_OPS)
-        .map(|i| match i {
-            i if i < writes => Op::Insert,
-            i if i < 2 * writes => Op::Remove,
-            _ => Op::Contains,
-        })
-        .collect();
-    let mut rng = Rng::new(seed);
-    for i in (1..ops.len()).rev() {
-        ops.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    ops
-}
-
-/// Times `iters` passes over `ops` on each thread of `pool`. Each thread works on the lanes
-/// `l ≡ thread (mod threads)`: inserts the next key of a lane, removes its oldest, looks up one
-/// of its live keys or a never-inserted key.
-fn time_mixed<F: Subject>(
-    pool: &ThreadPool,
-    loaded: &Loaded<F>,
-    ops: &[Op],
-    seed: u64,
-    iters: u64,
-) -> Duration {
-    let threads = pool.current_num_threads();
-    let lanes = loaded.lanes.len();
-    let began = Instant::now();
-    pool.broadcast(|ctx| {
-        let t = ctx.index();
-        let filter = Arc::clone(&loaded.filter);
-        let mut own: Vec<(u64, u64, u64)> = (t..lanes)
-            .step_by(threads)
-            .map(|l| {
-                let lane = &loaded.lanes[l];
-                (l as u64, lane.lo.load(Relaxed), lane.hi.load(Relaxed))
-            })
-            .collect();
-        let mut rng = Rng::new(seed ^ (t as u64) << 32);
-        let (mut next_insert, mut next_remove, mut found) = (0usize, 0usize, 0usize);
-        let mut at = t * ops.len() / threads;
-        let owned = own.len();
-        for _ in 0..iters as usize * ops.len() {
-            match ops[at] {
-                Op::Contains => {
-                    let (l, lo, hi) = own[rng.below(owned as u64) as usize];
-                    let hit = rng.next_u64() & 1 == 0 && hi > lo;
-                    let item = if hit {
-                        key((lo + rng.below(hi - lo)) * lanes as u64 + l)
-                    } else {
-                        key(ABSENT | rng.next_u64() >> 2)
-                    };
-                    found += usize::from(filter.contains(item));
-                }
-                Op::Insert => {
-                    let lane = &mut own[next_insert % owned];
-                    next_insert += 1;
-                    if filter.insert(key(lane.2 * lanes as u64 + lane.0)) {
-                        lane.2 += 1;
-                    }
-                }
-                Op::Remove => {
-                    let lane = &mut own[next_remove % owned];
-                    next_remove += 1;
-                    if lane.1 < lane.2 {
-                        filter.remove(key(lane.1 * lanes as u64 + lane.0));
-                        lane.1 += 1;
-                    }
-                }
-            }
-            at = (at + 1) % ops.len();
-        }
-        black_box(found);
-        for (l, lo, hi) in own {
-            loaded.lanes[l as usize].lo.store(lo, Relaxed);
-            loaded.lanes[l as usize].hi.store(hi, Relaxed);
-        }
-    });
-    began.elapsed()
 }
 
 /// Times `iters` rounds of `op` on each of the keys `0..items`, split among the threads of
@@ -304,6 +78,7 @@ struct FilledSet {
     items: usize,
     lanes: usize,
     ours: Option<Loaded<Ours>>,
+    ours_roomy: Option<Loaded<OursRoomy>>,
     acf: Option<Loaded<Acf>>,
     cf_mutex: Option<Loaded<CfMutex>>,
     cf_rwlock: Option<Loaded<CfRwLock>>,
@@ -325,6 +100,7 @@ macro_rules! pick {
     };
 }
 pick!(Ours, ours);
+pick!(OursRoomy, ours_roomy);
 pick!(Acf, acf);
 pick!(CfMutex, cf_mutex);
 pick!(CfRwLock, cf_rwlock);
@@ -336,6 +112,7 @@ impl FilledSet {
             items,
             lanes,
             ours: None,
+            ours_roomy: None,
             acf: None,
             cf_mutex: None,
             cf_rwlock: None,
@@ -455,6 +232,7 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, writes: bool) {
         let ops = op_table(permille, permille as u64);
         let mut group = c.benchmark_group(format!("{name}/{size}"));
         mixed_sweep::<Ours>(&mut group, pools, &mut set, &ops);
+        mixed_sweep::<OursRoomy>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<Acf>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<CfMutex>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<CfRwLock>(&mut group, pools, &mut set, &ops);
