@@ -2,13 +2,16 @@
 //! `available_parallelism` threads sharing one filter through an `Arc`.
 //!
 //! ```text
-//! cargo bench --bench filter                     # everything, about 12 minutes on 2 cores
+//! cargo bench --bench filter                     # the default suite, 10-15 minutes on 2 cores
 //! cargo bench --bench filter -- 1MiB             # the L2-sized filters only, about 4 minutes
-//! cargo bench --bench filter -- issue2           # the core issue's three figures
+//! cargo bench --bench filter -- issue2           # the core issue's 64 MiB figures, 1 minute
 //! cargo bench --bench filter -- 'contains/1MiB'  # any criterion filter (a regex on the ids)
 //! CCF_BENCH_BIG_MIB=64 cargo bench --bench filter -- 'contains/64MiB'
-//! CCF_BENCH_FULL=1 cargo bench --bench filter    # adds insert/delete on the big filters
+//! CCF_BENCH_FULL=1 cargo bench --bench filter -- issue2   # adds the fill to the first failure
 //! ```
+//!
+//! `CCF_BENCH_FULL=1` adds the groups that build a big filter per iteration: the 64 MiB fill to
+//! the first failure (about 6 minutes) and insert/delete on the big filters (much longer).
 //!
 //! Groups, each with `Throughput::Elements` = operations, so criterion prints operations/s:
 //!
@@ -19,24 +22,32 @@
 //! - `mixed_read/{size}` (90% contains, 5% insert, 5% remove) and `mixed_write/{size}`
 //!   (50/25/25): the filter stays at its capacity; each thread removes the oldest of its own keys
 //!   and inserts new ones, and looks up its live keys and never-inserted keys half and half.
-//! - `issue2_64MiB`: the core issue's speed figures for this crate's default filter.
+//!   `ours-1.5x` is this crate's filter sized for 1.5 times the items: about as full (63%) as
+//!   the power-of-two peers are.
+//! - `issue2_64MiB`: the core issue's speed figures for this crate's default filter: lookups of
+//!   one key per call (all hits, all misses), the read-heavy mixed workload (90% contains, 10%
+//!   insert + remove) on 1 and 2 threads, and with `CCF_BENCH_FULL` the fill to the first failure.
 //!
 //! Bench ids are `{filter}/{threads}t`. Every filter is sized for the same number of items with
 //! its crate's own `with_capacity` (what a user writes), so memory differs: the sizes name this
 //! crate's filter (1 MiB fits the 2 MiB L2; 192 MiB is the paper's size, beyond the L3). The
-//! peers round their tables up to a power of two. The big filters are filled once and reused:
-//! the mixed workloads keep them at their capacity.
+//! peers round their tables up to a power of two. The big filters are filled once and reused
+//! (the `RwLock` one is a copy of the `Mutex` one): the mixed workloads keep them at capacity.
 
 mod common;
 
 use common::{
     items_for_mib, key, op_table, time_contains, time_mixed, Acf, CfMutex, CfRwLock, FastBloom,
-    Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
+    Lane, Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
 };
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use criterion::measurement::WallTime;
 use criterion::{black_box, Bencher, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use crossbeam_utils::CachePadded;
+use parking_lot::RwLock;
 use rayon::ThreadPool;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -88,6 +99,11 @@ struct FilledSet {
 /// Something that yields the [`Loaded`] filter of one type from a [`FilledSet`].
 trait Pick: Subject {
     fn slot(set: &mut FilledSet) -> &mut Option<Loaded<Self>>;
+
+    /// The filled filter of this type for `set`, filled by every thread of `pool`.
+    fn build(set: &FilledSet, pool: &ThreadPool) -> Loaded<Self> {
+        Loaded::fill(set.items, set.lanes, pool, true)
+    }
 }
 
 macro_rules! pick {
@@ -103,8 +119,33 @@ pick!(Ours, ours);
 pick!(OursRoomy, ours_roomy);
 pick!(Acf, acf);
 pick!(CfMutex, cf_mutex);
-pick!(CfRwLock, cf_rwlock);
 pick!(FastBloom, fastbloom);
+
+impl Pick for CfRwLock {
+    fn slot(set: &mut FilledSet) -> &mut Option<Loaded<Self>> {
+        &mut set.cf_rwlock
+    }
+
+    /// A copy of the `Mutex` one when it is filled: the same table and keys, without filling
+    /// a big filter a second time.
+    fn build(set: &FilledSet, pool: &ThreadPool) -> Loaded<Self> {
+        let Some(mutex) = &set.cf_mutex else {
+            return Loaded::fill(set.items, set.lanes, pool, true);
+        };
+        let table = cuckoofilter::CuckooFilter::from(mutex.filter.0.lock().export());
+        let lanes = mutex.lanes.iter().map(|lane| {
+            let (lo, hi) = (lane.lo.load(Relaxed), lane.hi.load(Relaxed));
+            CachePadded::new(Lane {
+                lo: AtomicU64::new(lo),
+                hi: AtomicU64::new(hi),
+            })
+        });
+        Loaded {
+            filter: Arc::new(CfRwLock(RwLock::new(table))),
+            lanes: lanes.collect(),
+        }
+    }
+}
 
 impl FilledSet {
     fn new(items: usize, lanes: usize) -> Self {
@@ -121,8 +162,11 @@ impl FilledSet {
     }
 
     fn get<F: Pick>(&mut self, pool: &ThreadPool) -> &Loaded<F> {
-        let (items, lanes) = (self.items, self.lanes);
-        F::slot(self).get_or_insert_with(|| Loaded::fill(items, lanes, pool, true))
+        if F::slot(self).is_none() {
+            let loaded = F::build(self, pool);
+            *F::slot(self) = Some(loaded);
+        }
+        F::slot(self).as_ref().unwrap()
     }
 }
 
@@ -212,8 +256,9 @@ fn delete_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Po
 }
 
 /// Every group on filters of `mib` MiB (this crate's size; the peers hold as many items).
+/// `roomy`: the mixed workloads also on this crate's filter sized for 1.5 times the items.
 /// `writes`: also the insert and delete groups, which build a filter per iteration.
-fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, writes: bool) {
+fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, roomy: bool, writes: bool) {
     let items = items_for_mib(mib);
     let mut set = FilledSet::new(items, pools.0.len());
     let size = format!("{mib}MiB");
@@ -232,7 +277,9 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, writes: bool) {
         let ops = op_table(permille, permille as u64);
         let mut group = c.benchmark_group(format!("{name}/{size}"));
         mixed_sweep::<Ours>(&mut group, pools, &mut set, &ops);
-        mixed_sweep::<OursRoomy>(&mut group, pools, &mut set, &ops);
+        if roomy {
+            mixed_sweep::<OursRoomy>(&mut group, pools, &mut set, &ops);
+        }
         mixed_sweep::<Acf>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<CfMutex>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<CfRwLock>(&mut group, pools, &mut set, &ops);
@@ -261,40 +308,55 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, writes: bool) {
     group.finish();
 }
 
+/// Filling an empty filter for `items` items until its first failed insert, on one thread. A
+/// first fill counts the inserts (the same every time: the hasher's seed is fixed and one thread
+/// inserts the keys in order), so the throughput counts every insert that went in.
+fn bench_fill_to_first_failure(group: &mut BenchmarkGroup<'_, WallTime>, items: usize) {
+    let fill = || {
+        let filter = ConcurrentCuckooFilter::with_capacity(items);
+        let began = Instant::now();
+        let mut n = 0u64;
+        while filter.insert(&key(n)).is_ok() {
+            n += 1;
+        }
+        (n, began.elapsed())
+    };
+    let (inserted, took) = fill();
+    eprintln!(
+        "  [setup] ours: first failure after {inserted} inserts ({:.2}% of the capacity), {:.1} s",
+        inserted as f64 * 100.0 / items as f64,
+        took.as_secs_f64()
+    );
+    group.throughput(Throughput::Elements(inserted));
+    group.sampling_mode(SamplingMode::Flat);
+    group.measurement_time(Duration::from_secs(60));
+    group.bench_function("fill_to_first_failure/1t", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let (n, took) = fill();
+                    assert_eq!(n, inserted, "the fill is deterministic");
+                    took
+                })
+                .sum()
+        })
+    });
+}
+
 /// The core issue's speed figures, on this crate's default filter of 64 MiB: lookups of one key
 /// per call (all hits, all misses) and filling from empty to the first failed insert, on one
 /// thread; the read-heavy mixed workload (90% contains, 10% insert + remove) on 1 and 2 threads.
-fn bench_issue2(c: &mut Criterion, pools: &Pools) {
+/// `full`: also the fill to the first failure (11 fills of 64 MiB, several minutes).
+fn bench_issue2(c: &mut Criterion, pools: &Pools, full: bool) {
     let mib = 64;
     let items = items_for_mib(mib);
     let mut set = FilledSet::new(items, pools.0.len());
     let mut group = c.benchmark_group(format!("issue2_{mib}MiB"));
     let one = &pools.0[0];
 
-    // Elements are the capacity; the fill goes on to the first failure, about 1% further, so
-    // the rate shown is that much below the true one.
-    group.throughput(Throughput::Elements(items as u64));
-    group.sampling_mode(SamplingMode::Flat);
-    group.measurement_time(Duration::from_secs(60));
-    group.bench_function("fill_to_first_failure/1t", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let filter = ConcurrentCuckooFilter::with_capacity(items);
-                let began = Instant::now();
-                let mut n = 0u64;
-                while filter.insert(&key(n)).is_ok() {
-                    n += 1;
-                }
-                total += began.elapsed();
-                assert!(
-                    n >= items as u64,
-                    "first failure after {n} < {items} inserts"
-                );
-            }
-            total
-        })
-    });
+    if full {
+        bench_fill_to_first_failure(&mut group, items);
+    }
     group.measurement_time(Duration::from_secs(2));
     group.sampling_mode(SamplingMode::Auto);
 
@@ -334,9 +396,21 @@ fn main() {
     let pools = Pools::new(max_threads);
     eprintln!("machine: {}", common::machine());
 
-    bench_size(&mut c, &pools, env_usize("CCF_BENCH_SMALL_MIB", 1), true);
-    bench_issue2(&mut c, &pools);
     let full = std::env::var_os("CCF_BENCH_FULL").is_some_and(|v| v != "0");
-    bench_size(&mut c, &pools, env_usize("CCF_BENCH_BIG_MIB", 192), full);
+    bench_size(
+        &mut c,
+        &pools,
+        env_usize("CCF_BENCH_SMALL_MIB", 1),
+        true,
+        true,
+    );
+    bench_issue2(&mut c, &pools, full);
+    bench_size(
+        &mut c,
+        &pools,
+        env_usize("CCF_BENCH_BIG_MIB", 192),
+        false,
+        full,
+    );
     c.final_summary();
 }
