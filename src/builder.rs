@@ -222,6 +222,13 @@ impl<S> Builder<S> {
             max_hops,
             max_search_buckets: self.max_search_buckets,
         };
+        // Each stripe counts its fingerprints in 32 bits.
+        let slots = geometry.buckets as u64 * geometry.slots as u64;
+        if slots / geometry.stripe_count() as u64 >= u32::MAX as u64 {
+            return Err(BuildError::Stripes {
+                stripes: self.stripes,
+            });
+        }
         match geometry.table_bytes() {
             Some(bytes) if bytes <= isize::MAX as usize => Ok(geometry),
             _ => Err(BuildError::CapacityTooLarge {
@@ -304,6 +311,16 @@ mod tests {
                 .unwrap_err(),
             BuildError::FingerprintBits { bits: 33 }
         );
+    }
+
+    #[test]
+    fn too_few_stripes_for_32_bit_counts_are_refused() {
+        let huge = Builder::new().buckets(1 << 31).bucket_size(8);
+        assert_eq!(
+            huge.clone().stripes(1).geometry(),
+            Err(BuildError::Stripes { stripes: 1 })
+        );
+        assert!(huge.stripes(8).geometry().is_ok());
     }
 
     #[test]

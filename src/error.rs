@@ -62,7 +62,8 @@ pub enum BuildError {
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate,
-    /// `stripes` was not a power of two.
+    /// `stripes` was not a power of two, or so few for the table that a stripe could hold more
+    /// than 2^32 fingerprints.
     Stripes {
         /// The count asked for.
         stripes: usize,
@@ -105,7 +106,7 @@ impl fmt::Display for BuildError {
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
             ),
             Self::Stripes { stripes } => {
-                write!(f, "stripes must be a power of two, got {stripes}")
+                write!(f, "stripes must be a power of two, and enough for 2^32 fingerprints each, got {stripes}")
             }
             Self::SearchLimits {
                 max_hops,
@@ -123,3 +124,39 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// Why [`try_extend`](crate::ConcurrentCuckooFilter::try_extend) or
+/// [`try_par_extend`](crate::ConcurrentCuckooFilter::try_par_extend) stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExtendError {
+    pub(crate) inserted: usize,
+    pub(crate) error: InsertError,
+}
+
+impl ExtendError {
+    /// Items that went in before the stop. They stay in the filter.
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// Why the first failed item failed.
+    pub fn error(&self) -> InsertError {
+        self.error
+    }
+}
+
+impl fmt::Display for ExtendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stopped after inserting {} items: {}",
+            self.inserted, self.error
+        )
+    }
+}
+
+impl std::error::Error for ExtendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -6,7 +6,7 @@ use core::hash::{BuildHasher, Hash};
 use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::RawFilter;
+use crate::raw::{Insertion, RawFilter};
 use crate::sizing::Shape;
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
@@ -86,6 +86,10 @@ impl ConcurrentCuckooFilter {
 }
 
 impl<S> ConcurrentCuckooFilter<S> {
+    pub(crate) fn raw(&self) -> &RawFilter {
+        &self.raw
+    }
+
     pub(crate) fn from_raw(raw: RawFilter, hasher: S, capacity: usize) -> Self {
         Self {
             raw,
@@ -162,11 +166,30 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// Inserting the same item again stores another copy, as in the paper; each copy needs its
     /// own [`remove`](Self::remove). On `Err` nothing changed: no item was dropped to make room.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
-        let hash = self.hasher.hash_one(item);
-        if self.raw.insert(hash) {
-            Ok(())
-        } else {
-            Err(InsertError::Full)
+        match self.raw.insert(self.hasher.hash_one(item), false) {
+            Insertion::Full => Err(InsertError::Full),
+            _ => Ok(()),
+        }
+    }
+
+    /// Inserts `item` unless it (or an item with the same fingerprint and buckets) is already
+    /// present: `Ok(true)` if inserted, `Ok(false)` if it was there. The check and the insert are
+    /// one atomic step with respect to every other operation, so threads racing to
+    /// `insert_unique` one item insert it exactly once: a stream deduplicator.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let seen = ConcurrentCuckooFilter::with_capacity(1000);
+    /// assert_eq!(seen.insert_unique("a"), Ok(true));
+    /// assert_eq!(seen.insert_unique("a"), Ok(false));
+    /// assert_eq!(seen.count("a"), 1);
+    /// ```
+    pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
+        match self.raw.insert(self.hasher.hash_one(item), true) {
+            Insertion::Inserted => Ok(true),
+            Insertion::Present => Ok(false),
+            Insertion::Full => Err(InsertError::Full),
         }
     }
 
@@ -205,31 +228,9 @@ impl<S> fmt::Debug for ConcurrentCuckooFilter<S> {
             .field("capacity", &self.capacity)
             .field("fingerprint_bits", &self.raw.fp_bits())
             .field("bucket_size", &self.raw.slots())
+            .field("semi_sorted", &self.raw.is_semi_sorted())
             .field("buckets", &self.raw.buckets())
             .field("stripes", &self.raw.stripe_count())
             .finish_non_exhaustive()
-    }
-}
-
-/// Inserts every item of the iterator.
-///
-/// # Panics
-///
-/// If the filter fills up: silently dropping an item would break the no-false-negative
-/// guarantee. Call [`insert`](ConcurrentCuckooFilter::insert) to handle a full filter.
-impl<T: Hash, S: BuildHasher> Extend<T> for &ConcurrentCuckooFilter<S> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
-        for item in items {
-            if let Err(err) = self.insert(&item) {
-                panic!("ConcurrentCuckooFilter::extend: {err}");
-            }
-        }
-    }
-}
-
-/// Inserts every item of the iterator; see the impl for `&ConcurrentCuckooFilter`.
-impl<T: Hash, S: BuildHasher> Extend<T> for ConcurrentCuckooFilter<S> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
-        (&*self).extend(items);
     }
 }

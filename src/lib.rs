@@ -42,14 +42,22 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 mod builder;
+mod bulk;
 mod error;
 mod filter;
 mod hash;
+mod persist;
 mod raw;
 mod sizing;
 mod sync;
 
 pub use crate::builder::Builder;
-pub use crate::error::{BuildError, InsertError};
+pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+pub use crate::persist::{DecodeError, StableHashBuilder};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -199,6 +199,12 @@ impl BucketLayout {
         false
     }
 
+    /// Whether `bucket` is in the form the encoder writes. Always for plain buckets; a
+    /// semi-sorted one must have a valid prefix code and its fingerprints in order.
+    pub(crate) fn is_canonical(&self, bucket: &RawBucket) -> bool {
+        !self.semi_sorted || semisort::encode(self.decode(bucket), self.fp_bits) == bucket[0]
+    }
+
     #[inline]
     fn decode(&self, bucket: &RawBucket) -> [u32; 4] {
         semisort::decode(bucket[0], self.fp_bits)
@@ -214,11 +220,16 @@ impl BucketLayout {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
             return out;
         }
+        // Shift each chunk down lane by lane: the path search calls this for every bucket it
+        // reads, so no division by the (run-time) lane count.
         let mask = (1u128 << self.fp_bits) - 1;
-        for (slot, fp) in out.fps[..self.slots].iter_mut().enumerate() {
-            let chunk = bucket[slot / self.lanes];
-            let lane = (slot % self.lanes) as u32;
-            *fp = ((chunk >> (lane * self.fp_bits)) & mask) as u32;
+        let mut slots = out.fps[..self.slots].iter_mut();
+        for &chunk in &bucket[..self.chunks] {
+            let mut lanes = chunk;
+            for fp in slots.by_ref().take(self.lanes) {
+                *fp = (lanes & mask) as u32;
+                lanes >>= self.fp_bits;
+            }
         }
         out
     }

@@ -28,7 +28,7 @@ pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 const FIBONACCI: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// An item's fingerprint and the two buckets it may live in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Candidates {
     pub(crate) fp: Fingerprint,
     pub(crate) first: BucketIndex,

@@ -13,6 +13,7 @@
 //!   between its own two buckets, and a hop writes the target before it clears the source, so at
 //!   every moment each stored item is in one of its buckets.
 
+mod batch;
 mod bucket;
 mod index;
 mod path;
@@ -29,6 +30,7 @@ use self::stripe::Stripes;
 use self::table::Table;
 use crate::sync::Backoff;
 
+pub(crate) use self::batch::BLOCK;
 pub(crate) use self::index::MAX_BUCKETS;
 pub(crate) use self::path::{default_max_hops, MAX_HOPS};
 pub(crate) use self::stripe::DEFAULT_STRIPES;
@@ -47,6 +49,16 @@ const PATH_ATTEMPTS: usize = 3;
 
 /// A table gets at most one stripe (12 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
+
+/// What an insert did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Insertion {
+    Inserted,
+    /// A unique insert found the fingerprint already in one of its buckets.
+    Present,
+    /// No room, and nothing changed.
+    Full,
+}
 
 /// The shape of a raw filter, checked by the builder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +88,23 @@ impl Geometry {
         groups.next_power_of_two().min(by_size).min(DEFAULT_STRIPES)
     }
 
+    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
+    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
+    pub(crate) fn data_bits(&self) -> u64 {
+        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
+        self.buckets as u64 * layout.bucket_bits() as u64
+    }
+
+    /// The most stripes a filter of this geometry can use: one per lock group, rounded up to a
+    /// power of two. More would never be locked, and a count at least this large maps every lock
+    /// group to a stripe of its own, exactly as this count does.
+    pub(crate) fn max_useful_stripes(&self) -> usize {
+        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
+        self.buckets
+            .div_ceil(1 << Table::lock_group_shift(&layout))
+            .next_power_of_two()
+    }
+
     /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
         Table::words_for(
@@ -87,7 +116,6 @@ impl Geometry {
 }
 
 pub(crate) struct RawFilter {
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     geometry: Geometry,
     layout: BucketLayout,
     placement: Placement,
@@ -106,7 +134,6 @@ impl RawFilter {
 
     /// A filter over a table restored from [`Self::snapshot`]'s words; `None` if they do not fit
     /// the geometry. Stripe counts are recomputed from the table, not trusted from outside.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn from_words(geometry: &Geometry, words: &[u64]) -> Option<Self> {
         let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
         let table = Table::from_words(geometry.buckets, &layout, words)?;
@@ -119,6 +146,11 @@ impl RawFilter {
         }
         filter.stripes.set_counts(counts);
         Some(filter)
+    }
+
+    /// The first bucket not in the form the encoder writes, for a table read from outside.
+    pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
+        (0..self.buckets()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
     }
 
     fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Self {
@@ -137,14 +169,12 @@ impl RawFilter {
     }
 
     /// The shape this filter was built with.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn geometry(&self) -> &Geometry {
         &self.geometry
     }
 
     /// The table's data words and the item count, copied while every stripe is locked: a state
     /// the filter really had, even while other threads write. Writers wait for the copy.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn snapshot(&self) -> (Vec<u64>, usize) {
         let _all = self.stripes.lock_all();
         (self.table.copy_words(), self.stripes.len())
@@ -182,7 +212,11 @@ impl RawFilter {
 
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
+        self.contains_candidates(self.placement.candidates(hash))
+    }
+
+    #[inline]
+    fn contains_candidates(&self, c: Candidates) -> bool {
         if !self.layout.is_narrow() {
             return self.contains_wide(c);
         }
@@ -262,13 +296,17 @@ impl RawFilter {
         look()
     }
 
-    /// Inserts one copy of the hash's fingerprint. `false` if no room could be found; the filter
-    /// then holds exactly the items it held before.
-    pub(crate) fn insert(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
+    /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
+    /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
+    /// exactly the items it held before.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
+        self.insert_candidates(self.placement.candidates(hash), unique)
+    }
+
+    fn insert_candidates(&self, c: Candidates, unique: bool) -> Insertion {
         for _ in 0..PATH_ATTEMPTS {
-            if self.try_place(&c) {
-                return true;
+            if let Some(done) = self.try_place(&c, unique) {
+                return done;
             }
             match path::search(
                 &self.table,
@@ -278,10 +316,10 @@ impl RawFilter {
                 self.limits,
             ) {
                 Some(path) => self.shift(&path),
-                None => return false,
+                None => return Insertion::Full,
             }
         }
-        false
+        Insertion::Full
     }
 
     /// The hash's fingerprint and buckets, for tests.
@@ -305,25 +343,36 @@ impl RawFilter {
         false
     }
 
-    /// Puts the fingerprint into an empty slot of either bucket, if one has one.
-    fn try_place(&self, c: &Candidates) -> bool {
+    /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
+    /// first checks under the same locks that neither bucket holds it. `None`: no room.
+    fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         // A look without locks first: it brings both buckets into cache before the locks are
         // taken, and near full load it skips locking two buckets that have no room anyway.
-        if !self.layout.has_free(&self.table.load(c.first))
-            && !self.layout.has_free(&self.table.load(c.second))
-        {
-            return false;
-        }
-        let guard = self.stripes.lock_pair(c.first, c.second);
-        for bucket in [c.first, c.second] {
-            let mut raw = self.table.load(bucket);
-            if self.layout.insert(&mut raw, c.fp) {
-                self.table.store(bucket, &raw);
-                guard.add(bucket, 1);
-                return true;
+        let (first, second) = (self.table.load(c.first), self.table.load(c.second));
+        if !self.layout.has_free(&first) && !self.layout.has_free(&second) {
+            let pattern = self.layout.broadcast(c.fp);
+            if !unique
+                || !(self.layout.matches(&first, pattern) || self.layout.matches(&second, pattern))
+            {
+                return None;
             }
         }
-        false
+        let guard = self.stripes.lock_pair(c.first, c.second);
+        let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
+        if unique {
+            let pattern = self.layout.broadcast(c.fp);
+            if buckets.iter().any(|raw| self.layout.matches(raw, pattern)) {
+                return Some(Insertion::Present);
+            }
+        }
+        for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
+            if self.layout.insert(raw, c.fp) {
+                self.table.store(bucket, raw);
+                guard.add(bucket, 1);
+                return Some(Insertion::Inserted);
+            }
+        }
+        None
     }
 
     /// Carries out a path's moves from its empty end back. Stops at the first hop that a racing

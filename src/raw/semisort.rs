@@ -150,6 +150,18 @@ mod tests {
     }
 
     #[test]
+    fn only_the_encoder_output_round_trips() {
+        // A code past the last multiset, and remainders out of order under equal prefixes.
+        let bad_code = 4000u128;
+        assert_ne!(encode(decode(bad_code, 13), 13), bad_code);
+        let good = encode([1, 2, 0, 0], 13);
+        let swapped =
+            (good & 0xfff) | (2 << 12) | (1 << (12 + 9)) | (good >> (12 + 18)) << (12 + 18);
+        assert_eq!(encode(decode(good, 13), 13), good);
+        assert_ne!(encode(decode(swapped, 13), 13), swapped);
+    }
+
+    #[test]
     fn an_empty_bucket_is_all_zero_bits() {
         assert_eq!(encode([0; 4], 13), 0);
     }

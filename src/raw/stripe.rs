@@ -129,7 +129,6 @@ impl Stripes {
     }
 
     /// Locks every stripe, in order: while the guard lives, no writer is anywhere in the table.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn lock_all(&self) -> AllStripesGuard<'_> {
         for stripe in 0..self.count() {
             self.lock(stripe);
@@ -138,7 +137,6 @@ impl Stripes {
     }
 
     /// Sets every stripe's count from a freshly filled table, before the filter is shared.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn set_counts(&mut self, counts: impl IntoIterator<Item = u32>) {
         for (slot, count) in self.counts.iter().zip(counts) {
             slot.store(count, Ordering::Relaxed);

@@ -56,7 +56,6 @@ impl Table {
     }
 
     /// Copies the data words out. The caller holds every stripe, or the copy may be torn.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn copy_words(&self) -> Vec<u64> {
         self.words[..self.data_words()]
             .iter()
@@ -66,7 +65,6 @@ impl Table {
 
     /// A table whose data words are `words`; `None` unless there are exactly as many as the
     /// geometry needs and the bits after the last bucket are zero.
-    #[allow(dead_code)] // for persistence, wired up by the to_bytes/from_bytes work
     pub(crate) fn from_words(buckets: usize, layout: &BucketLayout, words: &[u64]) -> Option<Self> {
         let table = Self::new(buckets, layout)?;
         if words.len() != table.data_words() {

@@ -1,0 +1,172 @@
+//! What can be wrong with the bytes handed to the decoder.
+
+use core::fmt;
+use std::io;
+
+/// Why bytes could not be decoded into a filter by
+/// [`from_bytes`](crate::ConcurrentCuckooFilter::from_bytes) and its relatives.
+///
+/// Every malformed input gets one of these, never a panic. The variants are listed in the order
+/// the decoder checks for them (see `FORMAT.md`), so a corrupted input is reported by the first
+/// check it fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The input does not start with the format's magic bytes: it is not a serialized filter.
+    BadMagic,
+    /// The input was written in a format version this build cannot read.
+    UnsupportedVersion {
+        /// The version the input declares.
+        version: u16,
+    },
+    /// The input ended early.
+    Truncated {
+        /// Bytes needed: the whole filter if the header was read, the header if not.
+        needed: u64,
+        /// Bytes there were.
+        found: u64,
+    },
+    /// The header's own checksum does not match it: the header is corrupted.
+    HeaderChecksumMismatch {
+        /// The checksum the input carries.
+        stored: u64,
+        /// The checksum of the header as read.
+        computed: u64,
+    },
+    /// The header sets flags this build does not support: bit 0 (semi-sorted buckets) until
+    /// they exist, or a bit no format version defines.
+    UnsupportedFlags {
+        /// The flags field.
+        flags: u16,
+    },
+    /// A header field is out of range or disagrees with the others.
+    InvalidGeometry {
+        /// The field, named as in `FORMAT.md`.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// The input is longer than the filter its header describes.
+    TrailingBytes {
+        /// Bytes the filter takes.
+        expected: u64,
+        /// Bytes there were.
+        found: u64,
+    },
+    /// The checksum over the whole input does not match: something in it is corrupted.
+    ChecksumMismatch {
+        /// The checksum the input carries.
+        stored: u64,
+        /// The checksum of the input as read.
+        computed: u64,
+    },
+    /// The filter was written with a different hash function than the one it is read with, so
+    /// its fingerprints would not be found.
+    HasherMismatch {
+        /// [`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID) of the hasher
+        /// asked for.
+        expected: u64,
+        /// The hasher id the input records.
+        found: u64,
+    },
+    /// The hasher asked for cannot take the recorded seed.
+    InvalidSeed {
+        /// The seed the input records.
+        seed: u64,
+    },
+    /// Bits after the last bucket, which are always zero, are not.
+    NonZeroPadding,
+    /// A semi-sorted bucket is not in the one form the encoder writes (a prefix code past the
+    /// last, or fingerprints out of order): the table was not written by this format.
+    InvalidBucket {
+        /// The first such bucket.
+        bucket: u64,
+    },
+    /// The item count in the header differs from the fingerprints in the table.
+    ItemCountMismatch {
+        /// The count the header records.
+        header: u64,
+        /// Fingerprints in the table.
+        table: u64,
+    },
+    /// The table's memory could not be allocated.
+    OutOfMemory {
+        /// Bytes the table needed.
+        bytes: u64,
+    },
+    /// The reader failed (only from [`read_from`](crate::ConcurrentCuckooFilter::read_from)
+    /// and [`decode_from`](crate::ConcurrentCuckooFilter::decode_from)).
+    Io {
+        /// The kind of the I/O error.
+        kind: io::ErrorKind,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadMagic => f.write_str("not a serialized cuckoo filter: bad magic bytes"),
+            Self::UnsupportedVersion { version } => {
+                write!(f, "unsupported cuckoo filter format version {version}")
+            }
+            Self::Truncated { needed, found } => write!(
+                f,
+                "truncated cuckoo filter: {found} bytes, at least {needed} needed"
+            ),
+            Self::HeaderChecksumMismatch { stored, computed } => write!(
+                f,
+                "corrupted cuckoo filter header: checksum {computed:#018x}, header says {stored:#018x}"
+            ),
+            Self::UnsupportedFlags { flags } => {
+                write!(f, "unsupported cuckoo filter flags {flags:#06x}")
+            }
+            Self::InvalidGeometry { field, value } => {
+                write!(f, "invalid cuckoo filter header: {field} = {value}")
+            }
+            Self::TrailingBytes { expected, found } => write!(
+                f,
+                "{} trailing bytes after the cuckoo filter ({found} bytes, the filter takes {expected})",
+                found.saturating_sub(*expected)
+            ),
+            Self::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "corrupted cuckoo filter: checksum {computed:#018x}, input says {stored:#018x}"
+            ),
+            Self::HasherMismatch { expected, found } => write!(
+                f,
+                "cuckoo filter was written with hasher id {found:#018x}, not {expected:#018x}"
+            ),
+            Self::InvalidSeed { seed } => {
+                write!(f, "the hasher cannot take the recorded seed {seed:#018x}")
+            }
+            Self::NonZeroPadding => {
+                f.write_str("invalid cuckoo filter table: bits after the last bucket are set")
+            }
+            Self::InvalidBucket { bucket } => write!(
+                f,
+                "invalid cuckoo filter table: semi-sorted bucket {bucket} is not in canonical form"
+            ),
+            Self::ItemCountMismatch { header, table } => write!(
+                f,
+                "invalid cuckoo filter: header counts {header} items, the table holds {table}"
+            ),
+            Self::OutOfMemory { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the cuckoo filter")
+            }
+            Self::Io { message, .. } => write!(f, "reading the cuckoo filter failed: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl From<io::Error> for DecodeError {
+    fn from(err: io::Error) -> Self {
+        Self::Io {
+            kind: err.kind(),
+            message: err.to_string(),
+        }
+    }
+}

@@ -1,0 +1,494 @@
+//! Persistence: a filter's bytes, written from a consistent snapshot and read back with every
+//! field checked.
+//!
+//! The format is specified in `FORMAT.md` at the top of the repository, precisely enough to
+//! reimplement; in short, all little-endian:
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic 89 43 43 46 0d 0a 1a 0a ("\x89CCF\r\n\x1a\n")
+//!      8     2  format version (1)
+//!     10     2  flags (bit 0: semi-sorted buckets; every other bit 0)
+//!     12     1  bucket size          13  1  fingerprint bits
+//!     14     1  max hops             15  1  reserved (0)
+//!     16     8  bucket count         24  8  stripes (0: the reader's default)
+//!     32     8  max search buckets   40  8  capacity
+//!     48     8  hasher id            56  8  hasher seed
+//!     64     8  item count           72  8  table words W
+//!     80     8  header checksum: XXH3-64 (seed 0) of bytes 0..80
+//!     88    8W  the table's data words
+//!  88+8W     8  checksum: XXH3-64 (seed 0) of bytes 0..88+8W
+//! ```
+//!
+//! The decoder never trusts a length before checking it against what it was given: it reads the
+//! fixed-size header, checks its checksum and every field, and only then looks at (or, from a
+//! reader, reads) the table, allocating as bytes actually arrive.
+
+mod error;
+mod hasher;
+#[cfg(feature = "serde")]
+mod serde_impl;
+
+pub use self::error::DecodeError;
+pub use self::hasher::StableHashBuilder;
+
+use std::io::{self, Read, Write};
+
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+use crate::filter::ConcurrentCuckooFilter;
+use crate::raw::{Geometry, RawFilter, MAX_BUCKETS, MAX_HOPS};
+
+/// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
+/// character that a text-mode transfer would mangle (as in PNG's signature).
+const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
+/// The format version this build writes, and the only one it reads.
+const VERSION: u16 = 1;
+/// Flag bit 0: the buckets are semi-sorted.
+const FLAG_SEMI_SORTED: u16 = 1;
+/// Every flag some version defines; any other bit set is refused.
+const KNOWN_FLAGS: u16 = FLAG_SEMI_SORTED;
+/// Bytes of header fields, before the header checksum.
+const FIELDS_LEN: usize = 80;
+/// Bytes of the header, its checksum included.
+const HEADER_LEN: usize = FIELDS_LEN + 8;
+/// Bytes of the checksum at the end.
+const CHECKSUM_LEN: usize = 8;
+/// The cap on the recorded `max_search_buckets`: a search of this many buckets (16 MiB of queue)
+/// is far beyond any useful one (the default is 2000).
+const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
+/// Most bytes asked of a reader at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The header's fields, as numbers; [`Header::geometry`] checks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Header {
+    flags: u16,
+    bucket_size: u8,
+    fingerprint_bits: u8,
+    max_hops: u8,
+    buckets: u64,
+    stripes: u64,
+    max_search_buckets: u64,
+    capacity: u64,
+    hasher_id: u64,
+    seed: u64,
+    items: u64,
+    table_words: u64,
+}
+
+impl Header {
+    /// The header of a filter whose snapshot holds `items` items in `table_words` words.
+    fn of<S: StableHashBuilder>(
+        filter: &ConcurrentCuckooFilter<S>,
+        items: usize,
+        table_words: usize,
+    ) -> Self {
+        let geometry = filter.raw().geometry();
+        Self {
+            flags: if geometry.semi_sorted {
+                FLAG_SEMI_SORTED
+            } else {
+                0
+            },
+            bucket_size: geometry.slots as u8,
+            fingerprint_bits: geometry.fp_bits as u8,
+            max_hops: geometry.max_hops as u8,
+            buckets: geometry.buckets as u64,
+            // Stripes that could never be locked are not recorded (nor allocated by the reader);
+            // the ones left map every bucket to a stripe exactly as before.
+            stripes: geometry.stripes.min(geometry.max_useful_stripes()) as u64,
+            // Likewise a search bound the search could never reach, or beyond the format's cap.
+            max_search_buckets: (geometry.max_search_buckets as u64)
+                .min(search_bound(geometry.slots, geometry.max_hops)),
+            capacity: filter.capacity() as u64,
+            hasher_id: S::HASHER_ID,
+            seed: StableHashBuilder::seed(filter.hasher()),
+            items: items as u64,
+            table_words: table_words as u64,
+        }
+    }
+
+    fn to_bytes(self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        out[0..8].copy_from_slice(&MAGIC);
+        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        out[10..12].copy_from_slice(&self.flags.to_le_bytes());
+        out[12] = self.bucket_size;
+        out[13] = self.fingerprint_bits;
+        out[14] = self.max_hops;
+        // out[15] is reserved and stays 0.
+        let fields = [
+            self.buckets,
+            self.stripes,
+            self.max_search_buckets,
+            self.capacity,
+            self.hasher_id,
+            self.seed,
+            self.items,
+            self.table_words,
+        ];
+        for (i, field) in fields.into_iter().enumerate() {
+            out[16 + 8 * i..24 + 8 * i].copy_from_slice(&field.to_le_bytes());
+        }
+        let checksum = xxh3_64(&out[..FIELDS_LEN]);
+        out[FIELDS_LEN..].copy_from_slice(&checksum.to_le_bytes());
+        out
+    }
+
+    /// Reads the header at the start of `bytes`, checking the magic, the version, that the
+    /// header is all there, its checksum and its reserved byte, in that order.
+    fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let magic = bytes.len().min(MAGIC.len());
+        if bytes[..magic] != MAGIC[..magic] {
+            return Err(DecodeError::BadMagic);
+        }
+        if bytes.len() >= 10 {
+            let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+            if version != VERSION {
+                return Err(DecodeError::UnsupportedVersion { version });
+            }
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(DecodeError::Truncated {
+                needed: HEADER_LEN as u64,
+                found: bytes.len() as u64,
+            });
+        }
+        let stored = u64_at(bytes, FIELDS_LEN);
+        let computed = xxh3_64(&bytes[..FIELDS_LEN]);
+        if stored != computed && !cfg!(fuzzing) {
+            return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
+        }
+        if bytes[15] != 0 {
+            return Err(DecodeError::InvalidGeometry {
+                field: "reserved",
+                value: bytes[15].into(),
+            });
+        }
+        Ok(Self {
+            flags: u16::from_le_bytes([bytes[10], bytes[11]]),
+            bucket_size: bytes[12],
+            fingerprint_bits: bytes[13],
+            max_hops: bytes[14],
+            buckets: u64_at(bytes, 16),
+            stripes: u64_at(bytes, 24),
+            max_search_buckets: u64_at(bytes, 32),
+            capacity: u64_at(bytes, 40),
+            hasher_id: u64_at(bytes, 48),
+            seed: u64_at(bytes, 56),
+            items: u64_at(bytes, 64),
+            table_words: u64_at(bytes, 72),
+        })
+    }
+
+    /// The geometry the fields describe, if every field is in range and they agree.
+    fn geometry(&self) -> Result<Geometry, DecodeError> {
+        let invalid = |field, value: u64| DecodeError::InvalidGeometry { field, value };
+        if self.flags & !KNOWN_FLAGS != 0 {
+            return Err(DecodeError::UnsupportedFlags { flags: self.flags });
+        }
+        let semi_sorted = self.flags & FLAG_SEMI_SORTED != 0;
+        let slots = self.bucket_size;
+        if !matches!(slots, 2 | 4 | 8) {
+            return Err(invalid("bucket_size", slots.into()));
+        }
+        let fp_bits = self.fingerprint_bits;
+        if !(4..=32).contains(&fp_bits) {
+            return Err(invalid("fingerprint_bits", fp_bits.into()));
+        }
+        // The semi-sorted encoding packs exactly four fingerprints of at least 5 bits.
+        if semi_sorted && slots != 4 {
+            return Err(invalid("bucket_size", slots.into()));
+        }
+        if semi_sorted && fp_bits < 5 {
+            return Err(invalid("fingerprint_bits", fp_bits.into()));
+        }
+        let max_hops = self.max_hops;
+        if max_hops == 0 || usize::from(max_hops) > MAX_HOPS {
+            return Err(invalid("max_hops", max_hops.into()));
+        }
+        let buckets = match usize::try_from(self.buckets) {
+            Ok(buckets) if buckets >= 1 && self.buckets <= MAX_BUCKETS => buckets,
+            _ => return Err(invalid("buckets", self.buckets)),
+        };
+        let mut geometry = Geometry {
+            buckets,
+            slots: slots.into(),
+            fp_bits: fp_bits.into(),
+            semi_sorted,
+            stripes: 0,
+            max_hops: max_hops.into(),
+            max_search_buckets: 2,
+        };
+        let useful = geometry.max_useful_stripes() as u64;
+        geometry.stripes = match usize::try_from(self.stripes) {
+            Ok(stripes)
+                if stripes == 0 || (stripes.is_power_of_two() && self.stripes <= useful) =>
+            {
+                stripes
+            }
+            _ => return Err(invalid("stripes", self.stripes)),
+        };
+        // Each stripe counts its fingerprints in 32 bits (as the builder requires).
+        let slots_per_stripe = self.buckets * u64::from(slots) / geometry.stripe_count() as u64;
+        if slots_per_stripe >= u64::from(u32::MAX) {
+            return Err(invalid("stripes", self.stripes));
+        }
+        let bound = search_bound(geometry.slots, geometry.max_hops);
+        geometry.max_search_buckets = match usize::try_from(self.max_search_buckets) {
+            Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
+            _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
+        };
+        if usize::try_from(self.capacity).is_err() {
+            return Err(invalid("capacity", self.capacity));
+        }
+        if self.table_words != data_words(&geometry) {
+            return Err(invalid("table_words", self.table_words));
+        }
+        Ok(geometry)
+    }
+
+    /// Bytes of the whole encoding. Cannot overflow: the table has at most 2^34 words.
+    fn total_len(&self) -> u64 {
+        (HEADER_LEN + CHECKSUM_LEN) as u64 + self.table_words * 8
+    }
+}
+
+/// The largest `max_search_buckets` the format records for these bucket and path sizes: the
+/// buckets a search can reach at all (two roots, each bucket's fingerprints one level further, up
+/// to `max_hops` levels), and at most [`MAX_SEARCH_BUCKETS`], so that a file cannot make every
+/// insert into a full filter search millions of buckets.
+fn search_bound(slots: usize, max_hops: usize) -> u64 {
+    let mut level = 2u64;
+    let mut reachable = 0u64;
+    for _ in 0..=max_hops {
+        reachable += level;
+        level *= slots as u64;
+    }
+    reachable.min(MAX_SEARCH_BUCKETS)
+}
+
+/// Words of table data: the bucket bits, rounded up to whole words.
+fn data_words(geometry: &Geometry) -> u64 {
+    geometry.data_bits().div_ceil(64)
+}
+
+/// The little-endian `u64` at `bytes[at..at + 8]`, which the caller knows to be there.
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+/// Decodes a whole encoding: `bytes` must be exactly one filter.
+fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S>, DecodeError> {
+    let header = Header::parse(bytes)?;
+    let geometry = header.geometry()?;
+    let (expected, found) = (header.total_len(), bytes.len() as u64);
+    if found < expected {
+        return Err(DecodeError::Truncated {
+            needed: expected,
+            found,
+        });
+    }
+    if found > expected {
+        return Err(DecodeError::TrailingBytes { expected, found });
+    }
+    let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+    let (stored, computed) = (u64_at(stored, 0), xxh3_64(body));
+    if stored != computed && !cfg!(fuzzing) {
+        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    }
+    if header.hasher_id != S::HASHER_ID {
+        return Err(DecodeError::HasherMismatch {
+            expected: S::HASHER_ID,
+            found: header.hasher_id,
+        });
+    }
+    let hasher = S::from_seed(header.seed).ok_or(DecodeError::InvalidSeed { seed: header.seed })?;
+
+    let table = &body[HEADER_LEN..];
+    let out_of_memory = DecodeError::OutOfMemory {
+        bytes: table.len() as u64,
+    };
+    let mut words = Vec::new();
+    words
+        .try_reserve_exact(table.len() / 8)
+        .map_err(|_| out_of_memory.clone())?;
+    words.extend(table.chunks_exact(8).map(|word| u64_at(word, 0)));
+    let tail_bits = geometry.data_bits() % 64;
+    if tail_bits != 0 && words.last().is_some_and(|&last| last >> tail_bits != 0) {
+        return Err(DecodeError::NonZeroPadding);
+    }
+    // The word count and the padding are checked, so the table's allocation is all that can fail.
+    let raw = RawFilter::from_words(&geometry, &words).ok_or(out_of_memory)?;
+    if let Some(bucket) = raw.first_non_canonical_bucket() {
+        return Err(DecodeError::InvalidBucket {
+            bucket: bucket as u64,
+        });
+    }
+    let items = raw.len() as u64;
+    if items != header.items {
+        return Err(DecodeError::ItemCountMismatch {
+            header: header.items,
+            table: items,
+        });
+    }
+    // `Header::geometry` checked that the capacity fits.
+    let capacity = header.capacity as usize;
+    Ok(ConcurrentCuckooFilter::from_raw(raw, hasher, capacity))
+}
+
+/// Reads one whole encoding from `reader`: the header first, then, once the header is checked,
+/// as many bytes as it says, and not one more. Memory grows with the bytes that arrive, never
+/// ahead of them on the word of a length field.
+fn decode_from<S: StableHashBuilder, R: Read>(
+    mut reader: R,
+) -> Result<ConcurrentCuckooFilter<S>, DecodeError> {
+    let mut bytes = Vec::new();
+    read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
+    let header = Header::parse(&bytes)?;
+    header.geometry()?;
+    read_up_to(&mut reader, &mut bytes, header.total_len())?;
+    decode(&bytes)
+}
+
+/// Appends bytes from `reader` to `bytes` until it holds `len` bytes or the reader ends.
+fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<(), DecodeError> {
+    let mut chunk = vec![
+        0u8;
+        len.saturating_sub(bytes.len() as u64)
+            .min(READ_CHUNK as u64) as usize
+    ];
+    while (bytes.len() as u64) < len {
+        let want = (len - bytes.len() as u64).min(chunk.len() as u64) as usize;
+        match reader.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Serialization, for a filter whose hasher has a [`StableHashBuilder`] identity. The format is
+/// described in `FORMAT.md`; every version of this crate reads what earlier versions wrote.
+impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
+    /// The filter's bytes: its geometry, its hasher's id and seed, its item count and its table,
+    /// with checksums. [`from_bytes`](ConcurrentCuckooFilter::from_bytes) (or
+    /// [`decode`](Self::decode) for another hasher) reads them back on any platform, answering
+    /// every query exactly as this filter does.
+    ///
+    /// # Consistency
+    ///
+    /// The bytes are a state the filter really had, even while other threads insert and remove:
+    /// the table and the item count are copied while every stripe lock is held, taken in index
+    /// order (the order writers take them in, so no deadlock). Each insert or remove is in the
+    /// copy entirely or not at all, and a fingerprint being moved to make room is in one of its
+    /// buckets, never in both or neither. Writers (and lookups that meet a locked stripe) wait
+    /// for the copy of the table in memory, not for the encoding.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(10_000);
+    /// for key in 0..5_000u64 {
+    ///     filter.insert(&key)?;
+    /// }
+    /// let bytes = filter.to_bytes();
+    /// let copy = ConcurrentCuckooFilter::from_bytes(&bytes)?;
+    /// assert_eq!(copy.len(), 5_000);
+    /// assert!((0..5_000u64).all(|key| copy.contains(&key)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let len = HEADER_LEN as u64 + data_words(self.raw().geometry()) * 8 + CHECKSUM_LEN as u64;
+        let mut out = Vec::with_capacity(len as usize);
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail");
+        out
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent snapshot,
+    /// without building them all in memory first. The snapshot is taken before anything is
+    /// written, so no lock is held while `writer` works. Wrap a file in a `BufWriter`: the
+    /// header and the checksum are small writes.
+    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+        let (words, items) = self.raw().snapshot();
+        let header = Header::of(self, items, words.len()).to_bytes();
+        let mut checksum = Xxh3::new();
+        let mut put = |bytes: &[u8]| {
+            checksum.update(bytes);
+            writer.write_all(bytes)
+        };
+        put(&header)?;
+        let mut buf = [0u8; 4096];
+        for chunk in words.chunks(buf.len() / 8) {
+            let bytes = &mut buf[..chunk.len() * 8];
+            for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
+                out.copy_from_slice(&word.to_le_bytes());
+            }
+            put(bytes)?;
+        }
+        writer.write_all(&checksum.digest().to_le_bytes())
+    }
+
+    /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`:
+    /// refused with [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher
+    /// of `S`'s [`HASHER_ID`](StableHashBuilder::HASHER_ID); the hasher is rebuilt from the
+    /// recorded seed. Name the type, as in `ConcurrentCuckooFilter::<MyHasher>::decode(&bytes)`.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        decode(bytes)
+    }
+
+    /// [`read_from`](ConcurrentCuckooFilter::read_from) for a filter whose hasher is `S`; see
+    /// [`decode`](Self::decode).
+    pub fn decode_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        decode_from(reader)
+    }
+}
+
+/// Deserialization with the default hasher. These live on the default type, like
+/// [`with_capacity`](ConcurrentCuckooFilter::with_capacity), so that
+/// `ConcurrentCuckooFilter::from_bytes(&bytes)` needs no type annotation.
+impl ConcurrentCuckooFilter {
+    /// Reads a filter from the bytes [`to_bytes`](ConcurrentCuckooFilter::to_bytes) made, on this
+    /// platform or another, by this version of the crate or an earlier one.
+    ///
+    /// Every field is checked, and so are the checksums: a truncated, extended, corrupted or
+    /// foreign input gets a [`DecodeError`] saying what is wrong, never a panic and never a
+    /// filter that answers differently. Nothing is allocated beyond what the input's length
+    /// justifies: the table's size is checked against the input before the table is allocated.
+    /// The filter must have been written with the default hasher (see
+    /// [`decode`](ConcurrentCuckooFilter::decode) for others); its seed is restored.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
+    ///
+    /// let mut bytes = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
+    /// bytes[100] ^= 1;
+    /// assert!(matches!(
+    ///     ConcurrentCuckooFilter::from_bytes(&bytes),
+    ///     Err(DecodeError::ChecksumMismatch { .. })
+    /// ));
+    /// assert_eq!(
+    ///     ConcurrentCuckooFilter::from_bytes(b"not a filter").unwrap_err(),
+    ///     DecodeError::BadMagic
+    /// );
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        decode(bytes)
+    }
+
+    /// Reads a filter written by [`write_to`](ConcurrentCuckooFilter::write_to), with the checks
+    /// of [`from_bytes`](Self::from_bytes). Reads exactly the filter's bytes and no more, so
+    /// `reader` is left at whatever follows. The header is checked before anything else is read,
+    /// and memory grows with the bytes that actually arrive, so a header that promises a huge
+    /// table cannot make it allocate more than the stream delivers. Wrap a file in a
+    /// `BufReader`.
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        decode_from(reader)
+    }
+}

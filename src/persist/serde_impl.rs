@@ -1,0 +1,55 @@
+//! `serde` support (feature `serde`): a filter serializes as one byte string holding exactly the
+//! bytes of [`to_bytes`](crate::ConcurrentCuckooFilter::to_bytes), and deserializes through the
+//! same validating decoder.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::ser::{Serialize, Serializer};
+
+use super::{decode, StableHashBuilder};
+use crate::filter::ConcurrentCuckooFilter;
+
+/// Serializes the filter as a byte string: its [`to_bytes`](ConcurrentCuckooFilter::to_bytes),
+/// from the same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a
+/// text format such as JSON spells it as an array of numbers.
+impl<S: StableHashBuilder> Serialize for ConcurrentCuckooFilter<S> {
+    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        serializer.serialize_bytes(&self.to_bytes())
+    }
+}
+
+/// Deserializes a byte string (or a sequence of bytes, for formats without byte strings) with
+/// the checks of [`from_bytes`](ConcurrentCuckooFilter::from_bytes); a [`DecodeError`] becomes
+/// the format's custom error.
+///
+/// [`DecodeError`]: crate::DecodeError
+impl<'de, S: StableHashBuilder> Deserialize<'de> for ConcurrentCuckooFilter<S> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_bytes(FilterVisitor(PhantomData))
+    }
+}
+
+struct FilterVisitor<S>(PhantomData<fn() -> S>);
+
+impl<'de, S: StableHashBuilder> Visitor<'de> for FilterVisitor<S> {
+    type Value = ConcurrentCuckooFilter<S>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the bytes of a serialized ConcurrentCuckooFilter")
+    }
+
+    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
+        decode(bytes).map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // The sequence's size hint is not trusted: the buffer grows with the bytes that arrive.
+        let mut bytes = Vec::new();
+        while let Some(byte) = seq.next_element::<u8>()? {
+            bytes.push(byte);
+        }
+        self.visit_bytes(&bytes)
+    }
+}

@@ -1,0 +1,52 @@
+//! Many keys at once: hash a block, start loading every bucket it needs, then probe.
+//!
+//! A lookup in a table far larger than the caches waits most of its time for two cache misses.
+//! One key at a time, the CPU overlaps only the few misses its reorder window reaches; a block
+//! whose buckets are all prefetched before the first probe keeps a whole block's misses in
+//! flight. In a table that fits in cache the prefetches only cost instructions, so they are
+//! skipped there.
+
+use super::index::Candidates;
+use super::{Insertion, RawFilter};
+
+/// Keys hashed and prefetched together. Enough to cover the memory latency with the two
+/// prefetches each issues, few enough that the first block's lines are still in L1 when probed.
+pub(crate) const BLOCK: usize = 64;
+
+/// Tables at least this large get prefetches: about the L2 cache of one core here.
+pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
+
+impl RawFilter {
+    fn prefetch_candidates(&self, hashes: &[u64], out: &mut [Candidates; BLOCK]) {
+        let prefetch = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+        for (c, &hash) in out.iter_mut().zip(hashes) {
+            *c = self.placement.candidates(hash);
+            if prefetch {
+                self.table.prefetch(c.first);
+                self.table.prefetch(c.second);
+            }
+        }
+    }
+
+    /// `answers[i] = contains(hashes[i])` for a block of at most [`BLOCK`] hashes.
+    pub(crate) fn contains_block(&self, hashes: &[u64], answers: &mut [bool]) {
+        let mut candidates = [Candidates::default(); BLOCK];
+        self.prefetch_candidates(hashes, &mut candidates);
+        for (answer, &c) in answers.iter_mut().zip(&candidates[..hashes.len()]) {
+            *answer = self.contains_candidates(c);
+        }
+    }
+
+    /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
+    /// room; the ones before it went in, the ones after were not tried.
+    pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        let mut candidates = [Candidates::default(); BLOCK];
+        self.prefetch_candidates(hashes, &mut candidates);
+        for (i, &c) in candidates[..hashes.len()].iter().enumerate() {
+            if self.insert_candidates(c, false) == Insertion::Full {
+                return Err(i);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! Bulk and parallel operations keep the single-item guarantees.
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[test]
+fn contains_batch_answers_exactly_as_contains_does() {
+    // 40k items: a table of about 64 KB (no prefetching); 4M: about 6 MB (prefetching).
+    for capacity in [40_000usize, 4_000_000] {
+        let filter = ConcurrentCuckooFilter::with_capacity(capacity);
+        filter.try_extend(0..capacity as u64).unwrap();
+        // Members and non-members interleaved, and a length that is no multiple of the block.
+        let queries: Vec<u64> = (0..(2 * capacity as u64 + 7)).map(|i| i * 3 / 2).collect();
+        let batched = filter.contains_batch(&queries);
+        let single: Vec<bool> = queries.iter().map(|q| filter.contains(q)).collect();
+        assert_eq!(batched, single);
+        assert!(queries
+            .iter()
+            .zip(&batched)
+            .all(|(&q, &found)| found || q >= capacity as u64));
+        let mut into = vec![true; queries.len()];
+        filter.contains_batch_into(&queries, &mut into);
+        assert_eq!(into, single);
+    }
+    let empty: [u64; 0] = [];
+    assert!(ConcurrentCuckooFilter::with_capacity(10)
+        .contains_batch(&empty)
+        .is_empty());
+}
+
+#[test]
+fn insert_unique_inserts_once_and_counts_copies() {
+    let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    assert_eq!(filter.insert_unique("k"), Ok(true));
+    assert_eq!(filter.insert_unique("k"), Ok(false));
+    assert_eq!(filter.count("k"), 1);
+    filter.insert("k").unwrap();
+    assert_eq!(filter.count("k"), 2);
+    assert_eq!(filter.count("absent"), 0);
+    assert_eq!(filter.len(), 2);
+}
+
+#[test]
+fn insert_unique_finds_its_item_in_full_buckets() {
+    // Fill to the first failure, then re-insert every member uniquely: each must be reported
+    // present (even though its buckets are full), and nothing may change.
+    let filter = ConcurrentCuckooFilter::with_capacity(20_000);
+    let mut n = 0u64;
+    while filter.insert(&n).is_ok() {
+        n += 1;
+    }
+    let len = filter.len();
+    assert!((0..n).all(|i| filter.insert_unique(&i) == Ok(false)));
+    assert_eq!(filter.len(), len);
+}
+
+#[test]
+fn racing_insert_unique_inserts_each_item_exactly_once() {
+    let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(1 << 16));
+    let keys = 50_000u64;
+    let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..keys).map(|_| AtomicUsize::new(0)).collect());
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let (filter, wins) = (Arc::clone(&filter), Arc::clone(&wins));
+            std::thread::spawn(move || {
+                // Each thread walks the keys in its own order, so the races vary.
+                for i in 0..keys {
+                    let key = (i * (2 * t + 1)) % keys;
+                    if filter.insert_unique(&key).unwrap() {
+                        wins[key as usize].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    // Keys with the same fingerprint and buckets ("twins") are one item to the filter: each
+    // group of twins must have been inserted exactly once, by whichever thread won.
+    let mut groups: HashMap<(u32, usize, usize), usize> = HashMap::new();
+    for k in 0..keys {
+        let (fp, a, b) = filter.debug_candidates(&k);
+        *groups.entry((fp, a.min(b), a.max(b))).or_default() +=
+            wins[k as usize].load(Ordering::Relaxed);
+    }
+    assert!(groups.values().all(|&won| won == 1));
+    assert_eq!(filter.len(), groups.len());
+    assert!((0..keys).all(|k| filter.contains(&k)));
+}
+
+#[test]
+fn try_extend_reports_what_went_in() {
+    let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    assert_eq!(filter.try_extend(0..1000u64), Ok(1000));
+    let err = filter.try_extend(1000..1_000_000u64).unwrap_err();
+    assert_eq!(err.error(), InsertError::Full);
+    assert_eq!(filter.len(), 1000 + err.inserted());
+    assert!((0..1000 + err.inserted() as u64).all(|i| filter.contains(&i)));
+    assert!(err.to_string().contains("full"));
+}
+
+#[test]
+fn parallel_extend_and_collect_insert_everything() {
+    let filter = ConcurrentCuckooFilter::with_capacity(1_000_000);
+    (&filter).par_extend((0..500_000u64).into_par_iter());
+    assert_eq!(
+        filter.try_par_extend((500_000..1_000_000u64).into_par_iter()),
+        Ok(500_000)
+    );
+    assert_eq!(filter.len(), 1_000_000);
+    assert!((0..1_000_000u64)
+        .into_par_iter()
+        .all(|i| filter.contains(&i)));
+
+    let collected: ConcurrentCuckooFilter = (0..300_000u64).into_par_iter().collect();
+    assert_eq!(collected.len(), 300_000);
+    assert!((0..300_000u64).all(|i| collected.contains(&i)));
+
+    let err = filter
+        .try_par_extend((0..10_000_000u64).into_par_iter().map(|i| i + (1 << 40)))
+        .unwrap_err();
+    assert_eq!(filter.len(), 1_000_000 + err.inserted());
+}
