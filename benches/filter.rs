@@ -16,7 +16,8 @@
 //! Groups, each with `Throughput::Elements` = operations, so criterion prints operations/s:
 //!
 //! - `contains/{size}/p={p}`: lookups on a filter filled to its capacity, a share `p` of them of
-//!   inserted keys, the rest of never-inserted keys, one key per call.
+//!   inserted keys, the rest of never-inserted keys, one key per call; `ours-batch` answers
+//!   each block of 1024 keys with one `contains_batch_into` call.
 //! - `insert/{size}`: an empty filter filled with its capacity, the keys split among the threads.
 //! - `delete/{size}`: a full filter emptied, the keys split among the threads.
 //! - `mixed_read/{size}` (90% contains, 5% insert, 5% remove) and `mixed_write/{size}`
@@ -37,8 +38,8 @@
 mod common;
 
 use common::{
-    items_for_mib, key, op_table, time_contains, time_mixed, Acf, CfMutex, CfRwLock, FastBloom,
-    Lane, Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
+    items_for_mib, key, op_table, time_contains, time_lookups, time_mixed, Acf, CfMutex, CfRwLock,
+    FastBloom, Lane, Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
 };
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use criterion::measurement::WallTime;
@@ -170,19 +171,35 @@ impl FilledSet {
     }
 }
 
-/// The thread sweep of one bench: `{filter}/{t}t` for every thread count, with `elements(t)`
+/// The thread sweep of one bench: `{name}/{t}t` for every thread count, with `elements(t)`
 /// operations per iteration.
-fn sweep<F: Subject>(
+fn sweep(
     group: &mut BenchmarkGroup<'_, WallTime>,
     pools: &Pools,
+    name: &str,
     elements: impl Fn(usize) -> usize,
     mut run: impl FnMut(&mut Bencher<'_>, &ThreadPool),
 ) {
     for pool in &pools.0 {
         let threads = pool.current_num_threads();
         group.throughput(Throughput::Elements(elements(threads) as u64));
-        group.bench_function(format!("{}/{threads}t", F::NAME), |b| run(b, pool));
+        group.bench_function(format!("{name}/{threads}t"), |b| run(b, pool));
     }
+}
+
+/// A way to answer a block of lookups.
+type Lookup<F> = fn(&F, &[u64], &mut [bool]);
+
+/// One `contains` call per key.
+fn per_key<F: Subject>(filter: &F, keys: &[u64], answers: &mut [bool]) {
+    for (key, answer) in keys.iter().zip(answers) {
+        *answer = filter.contains(*key);
+    }
+}
+
+/// This crate's `contains_batch_into`, one call per block of `BATCH` keys (`ours-batch`).
+fn batched(filter: &Ours, keys: &[u64], answers: &mut [bool]) {
+    filter.0.contains_batch_into(keys, answers);
 }
 
 fn contains_sweep<F: Pick>(
@@ -190,18 +207,23 @@ fn contains_sweep<F: Pick>(
     pools: &Pools,
     set: &mut FilledSet,
     p: f64,
+    (name, lookup): (&str, Lookup<F>),
 ) {
     let mut queries: Option<Vec<u64>> = None;
     let mut cursor = 0usize;
-    sweep::<F>(
+    sweep(
         group,
         pools,
+        name,
         |t| t * BATCH,
         |b, pool| {
             let loaded = set.get::<F>(pools.max());
             let queries = queries.get_or_insert_with(|| loaded.queries(p, 7));
+            let filter = &*loaded.filter;
             b.iter_custom(|iters| {
-                time_contains(pool, &*loaded.filter, queries, &mut cursor, iters)
+                time_lookups(pool, queries, &mut cursor, iters, |keys, answers| {
+                    lookup(filter, keys, answers)
+                })
             });
         },
     );
@@ -214,9 +236,10 @@ fn mixed_sweep<F: Pick>(
     ops: &[Op],
 ) {
     let mut calls = 0u64;
-    sweep::<F>(
+    sweep(
         group,
         pools,
+        F::NAME,
         |t| t * MIXED_OPS,
         |b, pool| {
             let loaded = set.get::<F>(pools.max());
@@ -229,9 +252,10 @@ fn mixed_sweep<F: Pick>(
 }
 
 fn insert_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Pools, items: usize) {
-    sweep::<F>(
+    sweep(
         group,
         pools,
+        F::NAME,
         |_| items,
         |b, pool| {
             b.iter_custom(|iters| {
@@ -243,9 +267,10 @@ fn insert_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Po
 
 fn delete_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Pools, items: usize) {
     let lanes = pools.0.len();
-    sweep::<F>(
+    sweep(
         group,
         pools,
+        F::NAME,
         |_| items,
         |b, pool| {
             // The filling, by all threads, is not timed.
@@ -265,11 +290,13 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, roomy: bool, writes:
 
     for p in [0.0, 0.5, 1.0] {
         let mut group = c.benchmark_group(format!("contains/{size}/p={p}"));
-        contains_sweep::<Ours>(&mut group, pools, &mut set, p);
-        contains_sweep::<Acf>(&mut group, pools, &mut set, p);
-        contains_sweep::<CfMutex>(&mut group, pools, &mut set, p);
-        contains_sweep::<CfRwLock>(&mut group, pools, &mut set, p);
-        contains_sweep::<FastBloom>(&mut group, pools, &mut set, p);
+        let (g, set) = (&mut group, &mut set);
+        contains_sweep(g, pools, set, p, (Ours::NAME, per_key::<Ours>));
+        contains_sweep(g, pools, set, p, ("ours-batch", batched));
+        contains_sweep(g, pools, set, p, (Acf::NAME, per_key::<Acf>));
+        contains_sweep(g, pools, set, p, (CfMutex::NAME, per_key::<CfMutex>));
+        contains_sweep(g, pools, set, p, (CfRwLock::NAME, per_key::<CfRwLock>));
+        contains_sweep(g, pools, set, p, (FastBloom::NAME, per_key::<FastBloom>));
         group.finish();
     }
 

@@ -334,13 +334,14 @@ impl<F: Subject> Loaded<F> {
     }
 }
 
-/// Times `iters` batches of lookups on each thread of `pool`, walking `queries` from `cursor`.
-pub fn time_contains<F: Subject>(
+/// Times `iters` blocks of `BATCH` lookups on each thread of `pool`, walking `queries` from
+/// `cursor`; `lookup(keys, answers)` answers a block.
+pub fn time_lookups(
     pool: &ThreadPool,
-    filter: &F,
     queries: &[u64],
     cursor: &mut usize,
     iters: u64,
+    lookup: impl Fn(&[u64], &mut [bool]) + Sync,
 ) -> Duration {
     let threads = pool.current_num_threads();
     let per_thread = iters as usize * BATCH;
@@ -348,15 +349,32 @@ pub fn time_contains<F: Subject>(
     *cursor = (*cursor + per_thread) % QUERIES;
     let began = Instant::now();
     pool.broadcast(|ctx| {
-        let mut at = (start + ctx.index() * QUERIES / threads) % QUERIES;
+        let mut at = (start + ctx.index() * QUERIES / threads) / BATCH * BATCH % QUERIES;
+        let mut answers = [false; BATCH];
         let mut found = 0usize;
-        for _ in 0..per_thread {
-            found += usize::from(filter.contains(queries[at]));
-            at = (at + 1) % QUERIES;
+        for _ in 0..iters {
+            lookup(&queries[at..at + BATCH], &mut answers);
+            found += answers.iter().filter(|&&a| a).count();
+            at = (at + BATCH) % QUERIES;
         }
         black_box(found);
     });
     began.elapsed()
+}
+
+/// [`time_lookups`] with one `contains` call per key.
+pub fn time_contains<F: Subject>(
+    pool: &ThreadPool,
+    filter: &F,
+    queries: &[u64],
+    cursor: &mut usize,
+    iters: u64,
+) -> Duration {
+    time_lookups(pool, queries, cursor, iters, |keys, answers| {
+        for (key, answer) in keys.iter().zip(answers) {
+            *answer = filter.contains(*key);
+        }
+    })
 }
 
 /// An operation of a mixed workload.
