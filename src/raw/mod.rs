@@ -232,10 +232,20 @@ impl RawFilter {
         })
     }
 
-    /// [`Self::contains`] for buckets of more than 64 bits, out of line to keep the common case
-    /// small.
+    /// [`Self::contains`] for semi-sorted buckets and buckets of more than 64 bits, out of line
+    /// to keep the common case small.
     #[inline(never)]
     fn contains_wide(&self, c: Candidates) -> bool {
+        if self.layout.is_narrow_semi_sorted() {
+            // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
+            return self.read_pair(c, move || {
+                self.layout
+                    .holds_semi_sorted_narrow(self.table.load_narrow(c.first), c.fp)
+                    | self
+                        .layout
+                        .holds_semi_sorted_narrow(self.table.load_narrow(c.second), c.fp)
+            });
+        }
         let pattern = self.layout.broadcast(c.fp);
         self.read_pair(c, move || {
             self.layout.matches(&self.table.load(c.first), pattern)
