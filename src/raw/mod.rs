@@ -331,10 +331,26 @@ impl RawFilter {
                         return done;
                     }
                 }
-                None => return Insertion::Full,
+                None => return self.full_unless_present(&c, unique),
             }
         }
-        Insertion::Full
+        self.full_unless_present(&c, unique)
+    }
+
+    /// What an insert that found no room reports: `Full`, unless it is unique and a racing
+    /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
+    fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
+        let pattern = self.layout.broadcast(c.fp);
+        let present = unique
+            && self.read_pair(*c, || {
+                self.layout.matches(&self.table.load(c.first), pattern)
+                    | self.layout.matches(&self.table.load(c.second), pattern)
+            });
+        if present {
+            Insertion::Present
+        } else {
+            Insertion::Full
+        }
     }
 
     /// The hash's fingerprint and buckets, for tests.
