@@ -1,0 +1,10 @@
+//! The loom models, one guarantee per module; see the crate docs for how to run them.
+#![cfg(loom)]
+
+mod failed_insert;
+mod len;
+mod lookup_during_move;
+mod racing_inserts;
+mod reader_progress;
+mod remove_races;
+mod stale_path;
