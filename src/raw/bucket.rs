@@ -27,6 +27,7 @@ pub(crate) struct BucketLayout {
     chunks: usize,
     lanes: usize,
     narrow: bool,
+    narrow_semi_sorted: bool,
     semi_sorted: bool,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
@@ -51,6 +52,7 @@ impl BucketLayout {
             chunks,
             lanes,
             narrow: !semi_sorted && slots as u32 * fp_bits <= 64,
+            narrow_semi_sorted: semi_sorted && 4 * fp_bits - 4 <= 64,
             semi_sorted,
             lane_low,
             lane_high: lane_low << (fp_bits - 1),
@@ -109,6 +111,21 @@ impl BucketLayout {
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
         self.narrow
+    }
+
+    /// Whether lookups can use [`Self::holds_semi_sorted_narrow`]: semi-sorted buckets of at
+    /// most 64 bits (fingerprints of at most 17 bits).
+    #[inline]
+    pub(crate) fn is_narrow_semi_sorted(&self) -> bool {
+        self.narrow_semi_sorted
+    }
+
+    /// Whether a narrow semi-sorted bucket holds `fp`, compared in its encoded form.
+    #[inline]
+    pub(crate) fn holds_semi_sorted_narrow(&self, bucket: u64, fp: u32) -> bool {
+        let rest = self.fp_bits - 4;
+        let remainder = (fp & ((1 << rest) - 1)) as u64;
+        semisort::holds_narrow(bucket, self.fp_bits, fp >> rest, remainder)
     }
 
     /// [`Self::broadcast`] for a narrow bucket.

@@ -9,7 +9,8 @@
 //! - an insert locks the stripes of its two buckets (lower first) and takes an empty slot;
 //! - if both buckets are full it searches for a [`CuckooPath`] without locks, then moves the
 //!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
-//!   two buckets and only after checking that the hop is still valid. A fingerprint only ever moves
+//!   two buckets and only after checking that the hop is still valid; the last move and the new
+//!   fingerprint's placement into the slot it frees share one lock. A fingerprint only ever moves
 //!   between its own two buckets, and a hop writes the target before it clears the source, so at
 //!   every moment each stored item is in one of its buckets.
 
@@ -231,10 +232,20 @@ impl RawFilter {
         })
     }
 
-    /// [`Self::contains`] for buckets of more than 64 bits, out of line to keep the common case
-    /// small.
+    /// [`Self::contains`] for semi-sorted buckets and buckets of more than 64 bits, out of line
+    /// to keep the common case small.
     #[inline(never)]
     fn contains_wide(&self, c: Candidates) -> bool {
+        if self.layout.is_narrow_semi_sorted() {
+            // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
+            return self.read_pair(c, move || {
+                self.layout
+                    .holds_semi_sorted_narrow(self.table.load_narrow(c.first), c.fp)
+                    | self
+                        .layout
+                        .holds_semi_sorted_narrow(self.table.load_narrow(c.second), c.fp)
+            });
+        }
         let pattern = self.layout.broadcast(c.fp);
         self.read_pair(c, move || {
             self.layout.matches(&self.table.load(c.first), pattern)
@@ -315,7 +326,11 @@ impl RawFilter {
                 [c.first, c.second],
                 self.limits,
             ) {
-                Some(path) => self.shift(&path),
+                Some(path) => {
+                    if let Some(done) = self.shift(&path, &c, unique) {
+                        return done;
+                    }
+                }
                 None => return Insertion::Full,
             }
         }
@@ -375,33 +390,81 @@ impl RawFilter {
         None
     }
 
-    /// Carries out a path's moves from its empty end back. Stops at the first hop that a racing
-    /// writer made invalid; the moves already made each kept every item in one of its buckets.
-    fn shift(&self, path: &CuckooPath) {
-        for (from, to, fp) in path.moves_backwards() {
-            if !self.move_fingerprint(from, to, fp) {
-                return;
+    /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
+    /// slot the last move frees, in one of its buckets. That last move and the placement happen
+    /// under the same locks, as in libcuckoo: were the locks released in between, another insert
+    /// could take the freed slot, and two inserts could keep taking each other's room until both
+    /// gave up with room to spare. `None` if a racing writer made a hop invalid (or the path has
+    /// no hop); the moves already made each kept every item in one of its buckets.
+    fn shift(&self, path: &CuckooPath, c: &Candidates, unique: bool) -> Option<Insertion> {
+        let mut moves = path.moves_backwards().peekable();
+        while let Some((from, to, moved)) = moves.next() {
+            let placing = moves.peek().is_none().then_some((c, unique));
+            match self.move_fingerprint(from, to, moved, placing) {
+                Hop::Stale => return None,
+                Hop::Moved => {}
+                Hop::Placed(done) => return Some(done),
             }
         }
+        None
     }
 
     /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` still has room.
-    fn move_fingerprint(&self, from: BucketIndex, to: BucketIndex, fp: Fingerprint) -> bool {
+    /// and `to` still has room. With `placing`, `from` is one of the new item's buckets and the
+    /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
+    /// of both its buckets too, that neither holds it yet.
+    fn move_fingerprint(
+        &self,
+        from: BucketIndex,
+        to: BucketIndex,
+        fp: Fingerprint,
+        placing: Option<(&Candidates, bool)>,
+    ) -> Hop {
         debug_assert_eq!(self.placement.alternate(from, fp), to);
-        let guard = self.stripes.lock_pair(from, to);
+        let other = placing.map_or(
+            to,
+            |(c, _)| if from == c.first { c.second } else { c.first },
+        );
+        let guard = self.stripes.lock_buckets([from, to, other]);
         let mut source = self.table.load(from);
         let mut target = self.table.load(to);
+        if let Some((c, true)) = placing {
+            let pattern = self.layout.broadcast(c.fp);
+            if self.layout.matches(&source, pattern)
+                || self.layout.matches(&self.table.load(other), pattern)
+            {
+                return Hop::Placed(Insertion::Present);
+            }
+        }
         if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
-            return false;
+            return Hop::Stale;
+        }
+        if let Some((c, _)) = placing {
+            let placed = self.layout.insert(&mut source, c.fp);
+            debug_assert!(placed, "the slot fp left is free");
         }
         // Target first: even a reader that ignored the stamps would find fp in one bucket or both.
         self.table.store(to, &target);
         self.table.store(from, &source);
         guard.add(to, 1);
-        guard.add(from, -1);
-        true
+        match placing {
+            Some(_) => Hop::Placed(Insertion::Inserted),
+            None => {
+                guard.add(from, -1);
+                Hop::Moved
+            }
+        }
     }
+}
+
+/// What one move of a path did.
+enum Hop {
+    /// The hop was no longer valid: nothing changed.
+    Stale,
+    /// The fingerprint moved.
+    Moved,
+    /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
+    Placed(Insertion),
 }
 
 impl fmt::Debug for RawFilter {

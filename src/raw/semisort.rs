@@ -15,9 +15,11 @@
 //! `p0 ≤ p1 ≤ p2 ≤ p3`, the values `p_i + i` are distinct and below 19, and
 //! `rank = C(p0, 1) + C(p1 + 1, 2) + C(p2 + 2, 3) + C(p3 + 3, 4)` numbers every such set once,
 //! from 0 to 3875. Encoding takes four lookups in a table of binomials; decoding one lookup in
-//! [`PREFIXES`], a table of 3876 `u16`s (7.6 KiB), small enough to stay in cache.
+//! [`PREFIXES`], a table of 4096 `u16`s (8 KiB, one per 12-bit code, so a code indexes it without
+//! a bounds check), small enough to stay in cache.
 
 /// Multisets of four 4-bit prefixes: C(19, 4).
+#[cfg(test)]
 const CODES: usize = 3876;
 
 /// Bits of the prefixes' code.
@@ -26,8 +28,9 @@ pub(crate) const CODE_BITS: u32 = 12;
 /// `BINOMIAL[n][k]` = C(n, k) for the ranks above.
 const BINOMIAL: [[u16; 5]; 19] = binomials();
 
-/// The four sorted prefixes of each code, one per nibble, smallest in the low nibble.
-static PREFIXES: [u16; CODES] = prefix_table();
+/// The four sorted prefixes of each code, one per nibble, smallest in the low nibble. Codes past
+/// the last multiset (which only a torn optimistic read can see) decode as four zero prefixes.
+static PREFIXES: [u16; 1 << CODE_BITS] = prefix_table();
 
 const fn binomials() -> [[u16; 5]; 19] {
     let mut table = [[0u16; 5]; 19];
@@ -51,8 +54,8 @@ const fn rank(p: [u32; 4]) -> usize {
         + BINOMIAL[p[3] as usize + 3][4] as usize
 }
 
-const fn prefix_table() -> [u16; CODES] {
-    let mut table = [0u16; CODES];
+const fn prefix_table() -> [u16; 1 << CODE_BITS] {
+    let mut table = [0u16; 1 << CODE_BITS];
     let mut p0 = 0;
     while p0 < 16 {
         let mut p1 = p0;
@@ -86,15 +89,30 @@ pub(crate) fn encode(mut fps: [u32; 4], fp_bits: u32) -> u128 {
     bucket
 }
 
+/// Whether a semi-sorted bucket of at most 64 bits holds the fingerprint whose prefix (4 high
+/// bits) is `prefix` and whose remainder (the `fp_bits − 4` low bits) is `remainder`. Compares
+/// in the encoded form, without building the fingerprints: the lookup's hot path.
+#[inline]
+pub(crate) fn holds_narrow(bucket: u64, fp_bits: u32, prefix: u32, remainder: u64) -> bool {
+    let rest = fp_bits - 4;
+    let prefixes = PREFIXES[(bucket & 0xfff) as usize] as u32;
+    let remainders = bucket >> CODE_BITS;
+    let mask = (1u64 << rest) - 1;
+    let mut found = false;
+    for slot in 0..4 {
+        // `&`, not `&&`: no branch per slot.
+        found |= ((prefixes >> (4 * slot)) & 0xf == prefix)
+            & ((remainders >> (slot * rest)) & mask == remainder);
+    }
+    found
+}
+
 /// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
 /// multiset (only a torn optimistic read can produce one) decodes as if its prefixes were 0.
 #[inline]
 pub(crate) fn decode(bucket: u128, fp_bits: u32) -> [u32; 4] {
     let rest = fp_bits - 4;
-    let prefixes = PREFIXES
-        .get((bucket as usize) & 0xfff)
-        .copied()
-        .unwrap_or(0) as u32;
+    let prefixes = PREFIXES[(bucket as usize) & 0xfff] as u32;
     let remainders = bucket >> CODE_BITS;
     let mask = (1u128 << rest) - 1;
     let mut fps = [0u32; 4];
@@ -113,7 +131,7 @@ mod tests {
     #[test]
     fn every_code_is_used_once() {
         let mut seen = vec![false; CODES];
-        for &packed in PREFIXES.iter() {
+        for &packed in PREFIXES[..CODES].iter() {
             let p = [0, 4, 8, 12].map(|shift| (packed as u32 >> shift) & 0xf);
             assert!(p[0] <= p[1] && p[1] <= p[2] && p[2] <= p[3]);
             let code = rank(p);
@@ -121,6 +139,7 @@ mod tests {
             seen[code] = true;
         }
         assert!(seen.iter().all(|&s| s));
+        assert!(PREFIXES[CODES..].iter().all(|&p| p == 0));
     }
 
     #[test]
@@ -145,6 +164,15 @@ mod tests {
                 let mut sorted = fps;
                 sorted.sort_unstable();
                 assert_eq!(decode(bucket, fp_bits), sorted, "f={fp_bits}");
+                if fp_bits <= 17 {
+                    let rest = fp_bits - 4;
+                    let probes = fps.iter().map(|fp| fp ^ (state as u32 & 3));
+                    for probe in fps.into_iter().chain(probes) {
+                        let remainder = (probe & ((1 << rest) - 1)) as u64;
+                        let held = holds_narrow(bucket as u64, fp_bits, probe >> rest, remainder);
+                        assert_eq!(held, sorted.contains(&probe), "f={fp_bits} {probe}");
+                    }
+                }
             }
         }
     }

@@ -115,16 +115,28 @@ impl Stripes {
 
     /// Locks the stripes of two buckets, lower index first (once if they are the same).
     pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
-        let (a, b) = (self.of(bucket_a), self.of(bucket_b));
-        let (first, second) = (a.min(b), a.max(b));
-        self.lock(first);
-        if second != first {
-            self.lock(second);
+        self.lock_buckets([bucket_a, bucket_b, bucket_b])
+    }
+
+    /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
+    /// each once, as every writer takes them, so no two writers can wait on each other.
+    pub(crate) fn lock_buckets(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
+        let mut held = buckets.map(|bucket| self.of(bucket));
+        held.sort_unstable();
+        let mut len = 0;
+        for i in 0..3 {
+            if i == 0 || held[i] != held[len - 1] {
+                held[len] = held[i];
+                len += 1;
+            }
+        }
+        for &stripe in &held[..len] {
+            self.lock(stripe);
         }
         StripeGuard {
             stripes: self,
-            first,
-            second,
+            held,
+            len,
         }
     }
 
@@ -156,8 +168,9 @@ impl Stripes {
 #[derive(Debug)]
 pub(crate) struct StripeGuard<'a> {
     stripes: &'a Stripes,
-    first: StripeIndex,
-    second: StripeIndex,
+    /// The stripes held, ascending, in `held[..len]`.
+    held: [StripeIndex; 3],
+    len: usize,
 }
 
 impl StripeGuard<'_> {
@@ -165,7 +178,7 @@ impl StripeGuard<'_> {
     /// must be guarded by this guard.
     pub(crate) fn add(&self, bucket: usize, delta: i32) {
         let stripe = self.stripes.of(bucket);
-        debug_assert!(stripe == self.first || stripe == self.second);
+        debug_assert!(self.held[..self.len].contains(&stripe));
         let count = &self.stripes.counts[stripe];
         count.store(
             count.load(Ordering::Relaxed).wrapping_add_signed(delta),
@@ -176,10 +189,9 @@ impl StripeGuard<'_> {
 
 impl Drop for StripeGuard<'_> {
     fn drop(&mut self) {
-        if self.second != self.first {
-            self.stripes.unlock(self.second);
+        for &stripe in self.held[..self.len].iter().rev() {
+            self.stripes.unlock(stripe);
         }
-        self.stripes.unlock(self.first);
     }
 }
 

@@ -1,4 +1,69 @@
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, Ordering};
+
+/// Loom's atomics, with every access made visible to loom's partial-order reduction.
+///
+/// Loom 0.7 remembers only the *last* access to each atomic when it looks for racing accesses.
+/// A writer here always loads a word before it stores it (a stripe's stamp before its CAS and its
+/// unlock, a table word before its masked store), so the writer's own load hides every load that
+/// readers made before it, and loom never tries the schedules in which those readers run after
+/// the writer (tokio-rs/loom#166, #392): a model of a reader racing a writer then explores a
+/// single execution and proves nothing.
+///
+/// So each access first "touches" a shadow word with a compare-exchange that always fails. Loom
+/// counts it as a read-modify-write, which races with every other access to the same word, so
+/// every pair of accesses to a word is explored in both orders. A failed compare-exchange stores
+/// nothing, so the shadow carries no release fence's view from one thread to another: the memory
+/// model the filter is checked under is exactly that of its real atomics.
+macro_rules! shadowed_atomic {
+    ($name:ident, $int:ty) => {
+        #[derive(Debug)]
+        pub(crate) struct $name {
+            value: loom::sync::atomic::$name,
+            shadow: loom::sync::atomic::AtomicUsize,
+        }
+
+        impl $name {
+            pub(crate) fn new(value: $int) -> Self {
+                Self {
+                    value: loom::sync::atomic::$name::new(value),
+                    shadow: loom::sync::atomic::AtomicUsize::new(0),
+                }
+            }
+
+            fn touch(&self) {
+                let _ = self
+                    .shadow
+                    .compare_exchange(1, 1, Ordering::Relaxed, Ordering::Relaxed);
+            }
+
+            pub(crate) fn load(&self, order: Ordering) -> $int {
+                self.touch();
+                self.value.load(order)
+            }
+
+            pub(crate) fn store(&self, value: $int, order: Ordering) {
+                self.touch();
+                self.value.store(value, order);
+            }
+
+            #[allow(dead_code)] // the stripe counts are never compared and swapped
+            pub(crate) fn compare_exchange_weak(
+                &self,
+                current: $int,
+                new: $int,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$int, $int> {
+                self.touch();
+                self.value
+                    .compare_exchange_weak(current, new, success, failure)
+            }
+        }
+    };
+}
+
+shadowed_atomic!(AtomicU32, u32);
+shadowed_atomic!(AtomicU64, u64);
 
 /// Under loom a spin loop must yield, or the model checker would explore it forever.
 #[derive(Debug, Default)]
