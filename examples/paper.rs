@@ -46,6 +46,7 @@ use common::{Subject, ABSENT};
 use concurrent_cuckoo_filter::{Builder, ConcurrentCuckooFilter, DefaultHashBuilder};
 use plotters::prelude::*;
 use rayon::prelude::*;
+use rayon::ThreadPool;
 use std::collections::hash_map::DefaultHasher as SipHasher;
 use std::error::Error;
 use std::fmt::Write as _;
@@ -870,19 +871,33 @@ fn thread_sweep<F: Subject>(
     out: &mut Vec<ThreadPoint>,
 ) {
     let loaded = &Loaded::<F>::fill(items, pools.0.len(), pools.max(), true);
+    let mut seed = 0;
+    let mut time = |pool: &ThreadPool, ops: &[common::Op], iters: u64| {
+        seed += 1;
+        time_mixed(pool, loaded, ops, seed, iters).as_secs_f64()
+    };
     for (name, ops) in workloads {
-        for pool in &pools.0 {
-            let threads = pool.current_num_threads();
-            // Calibrate: passes over the operation table for about 0.25 s.
-            let probe = time_mixed(pool, loaded, ops, 1, 8).as_secs_f64();
-            let iters = ((0.25 / probe * 8.0) as u64).max(8);
-            let mut rates: Vec<f64> = (0..runs as u64)
-                .map(|r| {
-                    let seconds = time_mixed(pool, loaded, ops, r + 2, iters).as_secs_f64();
-                    (threads * ops.len()) as f64 * iters as f64 / seconds / 1e6
-                })
-                .collect();
-            out.push((name, F::NAME, threads, median(&mut rates)));
+        // Calibrate each pool to about 0.25 s per measurement; the first passes also take the
+        // freshly filled filter to the steady state of the workload before anything counts.
+        let iters: Vec<u64> = pools
+            .0
+            .iter()
+            .map(|pool| {
+                let probe = time(pool, ops, 8);
+                ((0.25 / probe * 8.0) as u64).max(8)
+            })
+            .collect();
+        time(pools.max(), ops, iters[iters.len() - 1]);
+        // Thread counts take turns within each run, so a change in the machine's load hits all.
+        let mut rates = vec![Vec::new(); pools.0.len()];
+        for _ in 0..runs {
+            for (i, pool) in pools.0.iter().enumerate() {
+                let ops_done = (pool.current_num_threads() * ops.len()) as f64 * iters[i] as f64;
+                rates[i].push(ops_done / time(pool, ops, iters[i]) / 1e6);
+            }
+        }
+        for (pool, rates) in pools.0.iter().zip(&mut rates) {
+            out.push((name, F::NAME, pool.current_num_threads(), median(rates)));
         }
     }
 }
