@@ -14,7 +14,7 @@
 //! mixed-workload figure (default: every core), `--runs` how many times each measurement is
 //! repeated (default 3); every number is the median of the runs. `--only` runs some parts (Table
 //! 3 with Figures 5–8, Figure 2 with Table 2, Figures 3 and 4, the thread figure). The default
-//! scale takes about two minutes on a 2-core machine.
+//! scale takes 2 to 3.5 minutes on this shared 2-core machine.
 //!
 //! The filters of Table 3, each given at most `--mb` MiB, configured as in the paper:
 //!
