@@ -2,7 +2,7 @@
 //! `available_parallelism` threads sharing one filter through an `Arc`.
 //!
 //! ```text
-//! cargo bench --bench filter                     # the default suite, 10-15 minutes on 2 cores
+//! cargo bench --bench filter                     # the default suite, 10-14 minutes on 2 cores
 //! cargo bench --bench filter -- 1MiB             # the L2-sized filters only, about 4 minutes
 //! cargo bench --bench filter -- issue2           # the core issue's 64 MiB figures, 1 minute
 //! cargo bench --bench filter -- 'contains/1MiB'  # any criterion filter (a regex on the ids)
