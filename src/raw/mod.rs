@@ -271,17 +271,22 @@ impl RawFilter {
     /// lookups overlap their cache misses; retries live out of line.
     #[inline]
     fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
+        match self.try_read_pair(&c, &look) {
+            Some(answer) => answer,
+            None => self.read_pair_contended(c, look),
+        }
+    }
+
+    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
+    #[inline(always)]
+    fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
         let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
         let stamp_a = self.stripes.stamp(stripe_a);
         let stamp_b = self.stripes.stamp(stripe_b);
         let answer = look();
-        if self
-            .stripes
+        self.stripes
             .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
-        {
-            return answer;
-        }
-        self.read_pair_contended(c, look)
+            .then_some(answer)
     }
 
     /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
@@ -289,17 +294,10 @@ impl RawFilter {
     #[cold]
     #[inline(never)]
     fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
             backoff.snooze();
-            let stamp_a = self.stripes.stamp(stripe_a);
-            let stamp_b = self.stripes.stamp(stripe_b);
-            let answer = look();
-            if self
-                .stripes
-                .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
-            {
+            if let Some(answer) = self.try_read_pair(&c, &look) {
                 return answer;
             }
         }
