@@ -67,12 +67,14 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
             answers.len(),
             "contains_batch_into: one answer per item"
         );
-        let mut hashes = [0u64; BLOCK];
-        for (items, answers) in items.chunks(BLOCK).zip(answers.chunks_mut(BLOCK)) {
+        // Hashing a chunk first keeps user code (the `Hash` impls) apart from the probe loop.
+        const CHUNK: usize = 512;
+        let mut hashes = [0u64; CHUNK];
+        for (items, answers) in items.chunks(CHUNK).zip(answers.chunks_mut(CHUNK)) {
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher().hash_one(item);
             }
-            self.raw().contains_block(&hashes[..items.len()], answers);
+            self.raw().contains_hashes(&hashes[..items.len()], answers);
         }
     }
 

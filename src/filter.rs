@@ -195,7 +195,7 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 
     /// Whether `item` may have been inserted: always true if it was (and not removed since),
     /// true with a small probability if it was not. Takes no lock and writes no shared memory.
-    #[inline]
+    #[inline(always)]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.raw.contains(self.hasher.hash_one(item))
     }

@@ -13,6 +13,10 @@ use super::{Insertion, RawFilter};
 /// prefetches each issues, few enough that the first block's lines are still in L1 when probed.
 pub(crate) const BLOCK: usize = 64;
 
+/// How far ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets: enough
+/// keys to keep the core's dozen or so outstanding misses busy.
+const AHEAD: usize = 16;
+
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
 
@@ -28,12 +32,49 @@ impl RawFilter {
         }
     }
 
-    /// `answers[i] = contains(hashes[i])` for a block of at most [`BLOCK`] hashes.
-    pub(crate) fn contains_block(&self, hashes: &[u64], answers: &mut [bool]) {
-        let mut candidates = [Candidates::default(); BLOCK];
-        self.prefetch_candidates(hashes, &mut candidates);
-        for (answer, &c) in answers.iter_mut().zip(&candidates[..hashes.len()]) {
-            *answer = self.contains_candidates(c);
+    /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
+    /// is probed, the buckets of the next are already on their way from memory.
+    pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        debug_assert_eq!(hashes.len(), answers.len());
+        let prefetch = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+        let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
+        let Some((first, mut answers)) = blocks.next() else {
+            return;
+        };
+        let (mut located, mut next) = (
+            [Candidates::default(); AHEAD],
+            [Candidates::default(); AHEAD],
+        );
+        self.locate(first, &mut located, prefetch);
+        for (hashes, next_answers) in blocks {
+            self.locate(hashes, &mut next, prefetch);
+            self.probe(&located, answers);
+            located = next;
+            answers = next_answers;
+        }
+        self.probe(&located, answers);
+    }
+
+    /// Each hash's candidates, with their buckets prefetched if `prefetch`.
+    #[inline(always)]
+    fn locate(&self, hashes: &[u64], out: &mut [Candidates; AHEAD], prefetch: bool) {
+        for (c, &hash) in out.iter_mut().zip(hashes) {
+            *c = self.placement.candidates(hash);
+            if prefetch {
+                self.table.prefetch(c.first);
+                self.table.prefetch(c.second);
+            }
+        }
+    }
+
+    /// `answers[i] = contains` for `located[i]`, for as many as there are answers.
+    #[inline(always)]
+    fn probe(&self, located: &[Candidates; AHEAD], answers: &mut [bool]) {
+        for (answer, c) in answers.iter_mut().zip(located) {
+            *answer = match self.try_contains_fast(c) {
+                Some(answer) => answer,
+                None => self.contains_slow(*c),
+            };
         }
     }
 

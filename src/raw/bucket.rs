@@ -29,6 +29,7 @@ pub(crate) struct BucketLayout {
     narrow: bool,
     narrow_semi_sorted: bool,
     semi_sorted: bool,
+    semi_sorted_lanes: semisort::NarrowLanes,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
     /// 1 at the highest bit of every lane of a chunk.
@@ -54,6 +55,11 @@ impl BucketLayout {
             narrow: !semi_sorted && slots as u32 * fp_bits <= 64,
             narrow_semi_sorted: semi_sorted && 4 * fp_bits - 4 <= 64,
             semi_sorted,
+            semi_sorted_lanes: if semi_sorted && 4 * fp_bits - 4 <= 64 {
+                semisort::NarrowLanes::new(fp_bits)
+            } else {
+                semisort::NarrowLanes::default()
+            },
             lane_low,
             lane_high: lane_low << (fp_bits - 1),
             lane_rest: lane_low * ((1u128 << (fp_bits - 1)) - 1),
@@ -113,19 +119,17 @@ impl BucketLayout {
         self.narrow
     }
 
-    /// Whether lookups can use [`Self::holds_semi_sorted_narrow`]: semi-sorted buckets of at
+    /// Whether lookups can use [`Self::semi_sorted_lanes`]: semi-sorted buckets of at
     /// most 64 bits (fingerprints of at most 17 bits).
     #[inline]
     pub(crate) fn is_narrow_semi_sorted(&self) -> bool {
         self.narrow_semi_sorted
     }
 
-    /// Whether a narrow semi-sorted bucket holds `fp`, compared in its encoded form.
+    /// Lookups in narrow semi-sorted buckets (see [`Self::is_narrow_semi_sorted`]).
     #[inline]
-    pub(crate) fn holds_semi_sorted_narrow(&self, bucket: u64, fp: u32) -> bool {
-        let rest = self.fp_bits - 4;
-        let remainder = (fp & ((1 << rest) - 1)) as u64;
-        semisort::holds_narrow(bucket, self.fp_bits, fp >> rest, remainder)
+    pub(crate) fn semi_sorted_lanes(&self) -> &semisort::NarrowLanes {
+        &self.semi_sorted_lanes
     }
 
     /// [`Self::broadcast`] for a narrow bucket.
@@ -144,6 +148,18 @@ impl BucketLayout {
             bucket ^ pattern,
         );
         !(((x & rest) + rest) | x) & high != 0
+    }
+
+    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
+    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
+    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
+    /// a zero lane below ran into it, which does not change whether any lane is zero.
+    #[inline(always)]
+    pub(crate) fn zero_lane_pair(&self, a: u64, b: u64) -> bool {
+        let low = self.lane_low as u64;
+        let zero_a = a.wrapping_sub(low) & !a;
+        let zero_b = b.wrapping_sub(low) & !b;
+        (zero_a | zero_b) & self.lane_high as u64 != 0
     }
 
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.

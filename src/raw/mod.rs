@@ -211,9 +211,57 @@ impl RawFilter {
         self.table.memory_usage() + self.stripes.memory_usage() + core::mem::size_of::<Self>()
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.contains_candidates(self.placement.candidates(hash))
+        let c = self.placement.candidates(hash);
+        match self.try_contains_fast(&c) {
+            Some(answer) => answer,
+            None => self.contains_slow(c),
+        }
+    }
+
+    /// The inline part of a lookup: one optimistic try in buckets of at most 64 bits. `None`
+    /// for wider buckets, or if a writer got in the way.
+    #[inline(always)]
+    fn try_contains_fast(&self, c: &Candidates) -> Option<bool> {
+        if self.layout.is_narrow() {
+            self.try_contains_narrow(c)
+        } else if self.layout.is_narrow_semi_sorted() {
+            self.try_contains_narrow_semi_sorted(c)
+        } else {
+            None
+        }
+    }
+
+    /// [`Self::try_contains_narrow`] for narrow semi-sorted buckets.
+    #[inline(always)]
+    fn try_contains_narrow_semi_sorted(&self, c: &Candidates) -> Option<bool> {
+        let lanes = self.layout.semi_sorted_lanes();
+        let probe = lanes.probe(c.fp);
+        let read = self.stripes.begin_read(c.first, c.second);
+        let hit = lanes.holds(self.table.load_narrow_unmasked(c.first), &probe)
+            | lanes.holds(self.table.load_narrow_unmasked(c.second), &probe);
+        read.validate().then_some(hit)
+    }
+
+    /// One optimistic lookup in narrow buckets, as few instructions as can be: a lookup that
+    /// misses the cache waits for memory, and the fewer instructions each one needs, the more
+    /// consecutive lookups the CPU overlaps. `None` if a writer got in the way.
+    #[inline(always)]
+    fn try_contains_narrow(&self, c: &Candidates) -> Option<bool> {
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        let read = self.stripes.begin_read(c.first, c.second);
+        let hit = self.layout.zero_lane_pair(
+            self.table.load_narrow_unmasked(c.first) ^ pattern,
+            self.table.load_narrow_unmasked(c.second) ^ pattern,
+        );
+        read.validate().then_some(hit)
+    }
+
+    /// Every lookup [`Self::try_contains_narrow`] does not answer, out of line.
+    #[inline(never)]
+    fn contains_slow(&self, c: Candidates) -> bool {
+        self.contains_candidates(c)
     }
 
     #[inline]
@@ -238,12 +286,11 @@ impl RawFilter {
     fn contains_wide(&self, c: Candidates) -> bool {
         if self.layout.is_narrow_semi_sorted() {
             // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
+            let lanes = self.layout.semi_sorted_lanes();
+            let probe = lanes.probe(c.fp);
             return self.read_pair(c, move || {
-                self.layout
-                    .holds_semi_sorted_narrow(self.table.load_narrow(c.first), c.fp)
-                    | self
-                        .layout
-                        .holds_semi_sorted_narrow(self.table.load_narrow(c.second), c.fp)
+                lanes.holds(self.table.load_narrow_unmasked(c.first), &probe)
+                    | lanes.holds(self.table.load_narrow_unmasked(c.second), &probe)
             });
         }
         let pattern = self.layout.broadcast(c.fp);
@@ -280,13 +327,9 @@ impl RawFilter {
     /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
-        let (stripe_a, stripe_b) = (self.stripes.of(c.first), self.stripes.of(c.second));
-        let stamp_a = self.stripes.stamp(stripe_a);
-        let stamp_b = self.stripes.stamp(stripe_b);
+        let read = self.stripes.begin_read(c.first, c.second);
         let answer = look();
-        self.stripes
-            .read_validate(stripe_a, stamp_a, stripe_b, stamp_b)
-            .then_some(answer)
+        read.validate().then_some(answer)
     }
 
     /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the

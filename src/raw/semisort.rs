@@ -89,22 +89,74 @@ pub(crate) fn encode(mut fps: [u32; 4], fp_bits: u32) -> u128 {
     bucket
 }
 
-/// Whether a semi-sorted bucket of at most 64 bits holds the fingerprint whose prefix (4 high
-/// bits) is `prefix` and whose remainder (the `fp_bits − 4` low bits) is `remainder`. Compares
-/// in the encoded form, without building the fingerprints: the lookup's hot path.
-#[inline]
-pub(crate) fn holds_narrow(bucket: u64, fp_bits: u32, prefix: u32, remainder: u64) -> bool {
-    let rest = fp_bits - 4;
-    let prefixes = PREFIXES[(bucket & 0xfff) as usize] as u32;
-    let remainders = bucket >> CODE_BITS;
-    let mask = (1u64 << rest) - 1;
-    let mut found = false;
-    for slot in 0..4 {
-        // `&`, not `&&`: no branch per slot.
-        found |= ((prefixes >> (4 * slot)) & 0xf == prefix)
-            & ((remainders >> (slot * rest)) & mask == remainder);
+/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), compared
+/// in the encoded form and all four slots at once: the prefixes as the four nibbles [`PREFIXES`]
+/// gives, the remainders as four lanes of the bucket, each tested for equality with SWAR
+/// arithmetic. A slot holds the fingerprint when both its nibble and its lane match.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NarrowLanes {
+    rest: u32,
+    /// 1 at the lowest bit of each remainder lane.
+    lane_low: u64,
+    /// Every bit of each remainder lane but its highest.
+    lane_rest: u64,
+    /// 1 at the highest bit of each remainder lane.
+    lane_high: u64,
+    /// For each set of slots (bit `i` = slot `i`), the highest bits of their remainder lanes.
+    slots_to_lanes: [u64; 16],
+}
+
+/// A fingerprint prepared for [`NarrowLanes::holds`]: its prefix in every nibble of a `u16`, its
+/// remainder in every lane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NarrowProbe {
+    prefixes: u32,
+    remainders: u64,
+}
+
+impl NarrowLanes {
+    pub(crate) fn new(fp_bits: u32) -> Self {
+        debug_assert!((5..=17).contains(&fp_bits));
+        let rest = fp_bits - 4;
+        let lane_low = (0..4).fold(0u64, |acc, i| acc | 1 << (i * rest));
+        let lane_high = lane_low << (rest - 1);
+        let mut slots_to_lanes = [0u64; 16];
+        for (slots, lanes) in slots_to_lanes.iter_mut().enumerate() {
+            *lanes = (0..4)
+                .filter(|i| slots >> i & 1 == 1)
+                .fold(0, |acc, i| acc | 1 << (i * rest + rest - 1));
+        }
+        Self {
+            rest,
+            lane_low,
+            lane_rest: lane_low * ((1 << (rest - 1)) - 1),
+            lane_high,
+            slots_to_lanes,
+        }
     }
-    found
+
+    #[inline(always)]
+    pub(crate) fn probe(&self, fp: u32) -> NarrowProbe {
+        NarrowProbe {
+            prefixes: (fp >> self.rest) * 0x1111,
+            remainders: self.lane_low * (fp & ((1 << self.rest) - 1)) as u64,
+        }
+    }
+
+    /// Whether the bucket holds the probe's fingerprint. Bits above the bucket are ignored.
+    #[inline(always)]
+    pub(crate) fn holds(&self, bucket: u64, probe: &NarrowProbe) -> bool {
+        // Exact per-lane zero tests (no borrow crosses lanes): the highest bit of a lane or
+        // nibble is set iff it is all zero.
+        let nibbles = PREFIXES[(bucket & 0xfff) as usize] as u32 ^ probe.prefixes;
+        let zero_nibbles = !(((nibbles & 0x7777) + 0x7777) | nibbles) & 0x8888;
+        // Bits 3, 7, 11, 15 to bits 12..16: each multiplier bit moves one nibble's flag there,
+        // and no other product reaches those bits or carries into them.
+        let slots = (((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf;
+        let lanes = (bucket >> CODE_BITS) ^ probe.remainders;
+        let zero_lanes = !(((lanes & self.lane_rest) + self.lane_rest) | lanes) & self.lane_high;
+        zero_lanes & self.slots_to_lanes[slots as usize] != 0
+    }
 }
 
 /// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
@@ -165,11 +217,13 @@ mod tests {
                 sorted.sort_unstable();
                 assert_eq!(decode(bucket, fp_bits), sorted, "f={fp_bits}");
                 if fp_bits <= 17 {
-                    let rest = fp_bits - 4;
-                    let probes = fps.iter().map(|fp| fp ^ (state as u32 & 3));
-                    for probe in fps.into_iter().chain(probes) {
-                        let remainder = (probe & ((1 << rest) - 1)) as u64;
-                        let held = holds_narrow(bucket as u64, fp_bits, probe >> rest, remainder);
+                    let lanes = NarrowLanes::new(fp_bits);
+                    // Neighbouring buckets' bits above this one must not matter.
+                    let above = state.checked_shl(4 * fp_bits - 4).unwrap_or(0);
+                    let near = fps.map(|fp| fp ^ (state as u32 & 3));
+                    let other_prefix = fps.map(|fp| fp ^ 1 << (fp_bits - 1 - (state as u32 & 3)));
+                    for probe in fps.into_iter().chain(near).chain(other_prefix) {
+                        let held = lanes.holds(bucket as u64 | above, &lanes.probe(probe));
                         assert_eq!(held, sorted.contains(&probe), "f={fp_bits} {probe}");
                     }
                 }

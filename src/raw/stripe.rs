@@ -22,6 +22,26 @@ use crate::sync::{fence, AtomicU32, AtomicU64, Backoff, Ordering};
 /// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
 pub(crate) const DEFAULT_STRIPES: usize = 4096;
 
+/// An optimistic read of two stripes in progress: their stamps when it began.
+#[derive(Debug)]
+pub(crate) struct OptimisticRead<'a> {
+    words: [&'a AtomicU64; 2],
+    seen: [u64; 2],
+}
+
+impl OptimisticRead<'_> {
+    /// Ends the read: true if neither stripe was locked when it began nor has changed since, so
+    /// that everything read in between is a state the buckets really had.
+    #[inline(always)]
+    pub(crate) fn validate(&self) -> bool {
+        fence(Ordering::Acquire);
+        let moved_a = self.words[0].load(Ordering::Relaxed) ^ self.seen[0];
+        let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
+        // One branch for all three conditions: it is taken on every lookup.
+        (moved_a | moved_b | ((self.seen[0] | self.seen[1]) & 1)) == 0
+    }
+}
+
 /// Index of a stripe.
 pub(crate) type StripeIndex = usize;
 
@@ -60,27 +80,18 @@ impl Stripes {
         (bucket >> self.group_shift) & self.mask
     }
 
-    /// Starts an optimistic read: the stripe's stamp, odd if a writer holds it.
-    #[inline]
-    pub(crate) fn stamp(&self, stripe: StripeIndex) -> u64 {
-        self.stamps[stripe].load(Ordering::Acquire)
-    }
-
-    /// Ends an optimistic read of two stripes: true if neither was locked at `stamp` time nor has
-    /// changed since.
-    #[inline]
-    pub(crate) fn read_validate(
-        &self,
-        a: StripeIndex,
-        stamp_a: u64,
-        b: StripeIndex,
-        stamp_b: u64,
-    ) -> bool {
-        fence(Ordering::Acquire);
-        let moved_a = self.stamps[a].load(Ordering::Relaxed) ^ stamp_a;
-        let moved_b = self.stamps[b].load(Ordering::Relaxed) ^ stamp_b;
-        // One branch for all three conditions: it is taken on every lookup.
-        (moved_a | moved_b | ((stamp_a | stamp_b) & 1)) == 0
+    /// Starts an optimistic read of two buckets: the stamps of their stripes, which
+    /// [`OptimisticRead::validate`] checks again once the buckets are read.
+    #[inline(always)]
+    pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
+        let words = [
+            &self.stamps[self.of(bucket_a)],
+            &self.stamps[self.of(bucket_b)],
+        ];
+        OptimisticRead {
+            seen: words.map(|word| word.load(Ordering::Acquire)),
+            words,
+        }
     }
 
     fn lock(&self, stripe: StripeIndex) {

@@ -7,11 +7,16 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{prefetch, AtomicU64, Ordering::Relaxed};
+use crate::sync::{advise_huge_pages, prefetch, AtomicU64, Ordering::Relaxed};
 
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
+
+/// Tables at least this large ask for huge pages. Lookups read a big table at random, so with
+/// 4 KiB pages nearly every one also misses the TLB; 2 MiB pages made batched lookups in a
+/// 192 MB table 10-20% faster here. Smaller tables would only round up to a huge page.
+const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -30,6 +35,10 @@ impl Table {
         let len = Self::words_for(buckets, layout)?;
         let mut words = Vec::new();
         words.try_reserve_exact(len).ok()?;
+        if len * 8 >= HUGE_PAGE_MIN_BYTES {
+            // Before the zeroing below touches the pages, so that they are born huge.
+            advise_huge_pages(words.spare_capacity_mut());
+        }
         words.extend((0..len).map(|_| AtomicU64::new(0)));
         Some(Self {
             words: words.into_boxed_slice(),
@@ -116,6 +125,16 @@ impl Table {
         let words = &self.words[(bit / 64) as usize..][..2];
         let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
         (both >> (bit % 64)) as u64 & self.chunk_mask as u64
+    }
+
+    /// [`Self::load_narrow`] with bits of the following buckets above the bucket's own.
+    #[inline(always)]
+    pub(crate) fn load_narrow_unmasked(&self, bucket: usize) -> u64 {
+        let bit = bucket as u64 * self.bucket_bits;
+        let word = (bit / 64) as usize;
+        let words = &self.words[word..word + 2];
+        let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
+        (both >> (bit % 64)) as u64
     }
 
     #[inline(never)]

@@ -80,6 +80,9 @@ impl Backoff {
     }
 }
 
+/// Memory advice has no effect loom could observe.
+pub(crate) fn advise_huge_pages<T>(_memory: &mut [T]) {}
+
 /// A prefetch hint has no effect loom could observe.
 #[inline(always)]
 pub(crate) fn prefetch(_word: &AtomicU64) {}

@@ -34,6 +34,36 @@ pub(crate) fn prefetch(word: &AtomicU64) {
     let _ = word;
 }
 
+/// Asks the kernel to back `memory` with transparent huge pages where it can. Advice only: the
+/// memory stays as it is, and where the kernel declines (or this is not Linux) nothing happens.
+#[allow(unsafe_code)]
+pub(crate) fn advise_huge_pages<T>(memory: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = memory.as_mut_ptr() as usize;
+        let end = start + core::mem::size_of_val(memory);
+        // madvise wants a page-aligned start; only whole pages inside `memory` are advised.
+        let (first, last) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
+        if first < last {
+            // SAFETY: [first, last) lies inside `memory`, which we borrow mutably, so it is
+            // mapped memory of ours that no one else is using. MADV_HUGEPAGE changes only how
+            // the kernel backs the pages, never their contents or whether they are mapped, so
+            // no Rust reference or value can observe it. The return value is ignored on
+            // purpose: a kernel without huge pages simply says no.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = memory;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +78,17 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64));
+    }
+
+    #[test]
+    fn huge_page_advice_keeps_memory_as_it_was() {
+        // Unaligned at both ends, and large enough to hold whole huge pages.
+        let mut words: Vec<u64> = (0..(5 << 20) / 8 + 3).map(|i| i * 7).collect();
+        advise_huge_pages(&mut words[1..]);
+        advise_huge_pages(&mut words[..0]);
+        advise_huge_pages(&mut words[..1]);
+        assert!(words.iter().enumerate().all(|(i, &w)| w == i as u64 * 7));
+        words.push(1);
+        assert_eq!(words.last(), Some(&1));
     }
 }
