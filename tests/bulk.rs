@@ -32,6 +32,37 @@ fn contains_batch_answers_exactly_as_contains_does() {
 }
 
 #[test]
+fn contains_batch_agrees_with_contains_for_every_layout_and_short_batches() {
+    // Plain narrow, semi-sorted narrow, and buckets wider than 64 bits take different paths.
+    for (slots, fp_bits, semi_sorted) in
+        [(4, 12, false), (4, 13, true), (8, 16, false), (4, 20, true)]
+    {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(5_000)
+            .bucket_size(slots)
+            .fingerprint_bits(fp_bits)
+            .semi_sorted(semi_sorted)
+            .build()
+            .unwrap();
+        filter.try_extend(0..4_000u64).unwrap();
+        // Every length around the prefetch distance and the hashing chunk.
+        for len in (0..40).chain([511, 512, 513, 1025]) {
+            let queries: Vec<u64> = (0..len as u64).map(|i| i * 7 % 8_000).collect();
+            let single: Vec<bool> = queries.iter().map(|q| filter.contains(q)).collect();
+            assert_eq!(
+                filter.contains_batch(&queries),
+                single,
+                "b={slots} f={fp_bits} len={len}"
+            );
+            assert!(queries
+                .iter()
+                .zip(&single)
+                .all(|(&q, &found)| found || q >= 4_000));
+        }
+    }
+}
+
+#[test]
 fn insert_unique_inserts_once_and_counts_copies() {
     let filter = ConcurrentCuckooFilter::with_capacity(1000);
     assert_eq!(filter.insert_unique("k"), Ok(true));

@@ -15,7 +15,7 @@ pub(crate) const BLOCK: usize = 64;
 
 /// How far ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets: enough
 /// keys to keep the core's dozen or so outstanding misses busy.
-const AHEAD: usize = 16;
+const AHEAD: usize = 8;
 
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
@@ -41,18 +41,17 @@ impl RawFilter {
         let Some((first, mut answers)) = blocks.next() else {
             return;
         };
-        let (mut located, mut next) = (
-            [Candidates::default(); AHEAD],
-            [Candidates::default(); AHEAD],
-        );
-        self.locate(first, &mut located, prefetch);
+        let mut buffers = [[Candidates::default(); AHEAD]; 2];
+        let (located, next) = buffers.split_at_mut(1);
+        let (mut located, mut next) = (&mut located[0], &mut next[0]);
+        self.locate(first, located, prefetch);
         for (hashes, next_answers) in blocks {
-            self.locate(hashes, &mut next, prefetch);
-            self.probe(&located, answers);
-            located = next;
+            self.locate(hashes, next, prefetch);
+            self.probe(located, answers);
+            core::mem::swap(&mut located, &mut next);
             answers = next_answers;
         }
-        self.probe(&located, answers);
+        self.probe(located, answers);
     }
 
     /// Each hash's candidates, with their buckets prefetched if `prefetch`.
