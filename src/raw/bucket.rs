@@ -113,7 +113,7 @@ impl BucketLayout {
         !(((chunk & self.lane_rest) + self.lane_rest) | chunk) & self.lane_high
     }
 
-    /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::matches_narrow`].
+    /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::zero_lane_pair`].
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
         self.narrow
@@ -136,18 +136,6 @@ impl BucketLayout {
     #[inline]
     pub(crate) fn broadcast_narrow(&self, fp: u32) -> u64 {
         self.lane_low as u64 * fp as u64
-    }
-
-    /// [`Self::matches`] for a narrow bucket held in a `u64`, with a `pattern` from
-    /// [`Self::broadcast_narrow`]. Half the arithmetic of the `u128` form, on the lookup's hot path.
-    #[inline]
-    pub(crate) fn matches_narrow(&self, bucket: u64, pattern: u64) -> bool {
-        let (rest, high, x) = (
-            self.lane_rest as u64,
-            self.lane_high as u64,
-            bucket ^ pattern,
-        );
-        !(((x & rest) + rest) | x) & high != 0
     }
 
     /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.

@@ -236,12 +236,18 @@ impl RawFilter {
     /// [`Self::try_contains_narrow`] for narrow semi-sorted buckets.
     #[inline(always)]
     fn try_contains_narrow_semi_sorted(&self, c: &Candidates) -> Option<bool> {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let hit = self.holds_narrow_semi_sorted(c);
+        read.validate().then_some(hit)
+    }
+
+    /// Whether either narrow semi-sorted bucket holds the fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_narrow_semi_sorted(&self, c: &Candidates) -> bool {
         let lanes = self.layout.semi_sorted_lanes();
         let probe = lanes.probe(c.fp);
-        let read = self.stripes.begin_read(c.first, c.second);
-        let hit = lanes.holds(self.table.load_narrow_unmasked(c.first), &probe)
-            | lanes.holds(self.table.load_narrow_unmasked(c.second), &probe);
-        read.validate().then_some(hit)
+        lanes.holds(self.table.load_narrow(c.first), &probe)
+            | lanes.holds(self.table.load_narrow(c.second), &probe)
     }
 
     /// One optimistic lookup in narrow buckets, as few instructions as can be: a lookup that
@@ -249,13 +255,19 @@ impl RawFilter {
     /// consecutive lookups the CPU overlaps. `None` if a writer got in the way.
     #[inline(always)]
     fn try_contains_narrow(&self, c: &Candidates) -> Option<bool> {
-        let pattern = self.layout.broadcast_narrow(c.fp);
         let read = self.stripes.begin_read(c.first, c.second);
-        let hit = self.layout.zero_lane_pair(
-            self.table.load_narrow_unmasked(c.first) ^ pattern,
-            self.table.load_narrow_unmasked(c.second) ^ pattern,
-        );
+        let hit = self.holds_narrow(c);
         read.validate().then_some(hit)
+    }
+
+    /// Whether either narrow bucket holds the fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_narrow(&self, c: &Candidates) -> bool {
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        self.layout.zero_lane_pair(
+            self.table.load_narrow(c.first) ^ pattern,
+            self.table.load_narrow(c.second) ^ pattern,
+        )
     }
 
     /// Every lookup [`Self::try_contains_narrow`] does not answer, out of line.
@@ -269,15 +281,7 @@ impl RawFilter {
         if !self.layout.is_narrow() {
             return self.contains_wide(c);
         }
-        let pattern = self.layout.broadcast_narrow(c.fp);
-        let (first, second) = (c.first, c.second);
-        self.read_pair(c, move || {
-            self.layout
-                .matches_narrow(self.table.load_narrow(first), pattern)
-                | self
-                    .layout
-                    .matches_narrow(self.table.load_narrow(second), pattern)
-        })
+        self.read_pair(c, move || self.holds_narrow(&c))
     }
 
     /// [`Self::contains`] for semi-sorted buckets and buckets of more than 64 bits, out of line
@@ -286,12 +290,7 @@ impl RawFilter {
     fn contains_wide(&self, c: Candidates) -> bool {
         if self.layout.is_narrow_semi_sorted() {
             // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
-            let lanes = self.layout.semi_sorted_lanes();
-            let probe = lanes.probe(c.fp);
-            return self.read_pair(c, move || {
-                lanes.holds(self.table.load_narrow_unmasked(c.first), &probe)
-                    | lanes.holds(self.table.load_narrow_unmasked(c.second), &probe)
-            });
+            return self.read_pair(c, move || self.holds_narrow_semi_sorted(&c));
         }
         let pattern = self.layout.broadcast(c.fp);
         self.read_pair(c, move || {

@@ -118,18 +118,10 @@ impl Table {
         }
     }
 
-    /// Loads a bucket of at most 64 bits (see [`BucketLayout::is_narrow`]). Unvalidated.
-    #[inline]
-    pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
-        let bit = bucket as u64 * self.bucket_bits;
-        let words = &self.words[(bit / 64) as usize..][..2];
-        let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
-        (both >> (bit % 64)) as u64 & self.chunk_mask as u64
-    }
-
-    /// [`Self::load_narrow`] with bits of the following buckets above the bucket's own.
+    /// Loads a bucket of at most 64 bits (see [`BucketLayout::is_narrow`]), with bits of the
+    /// following buckets above its own: the narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
-    pub(crate) fn load_narrow_unmasked(&self, bucket: usize) -> u64 {
+    pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
         let bit = bucket as u64 * self.bucket_bits;
         let word = (bit / 64) as usize;
         let words = &self.words[word..word + 2];
