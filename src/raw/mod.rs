@@ -221,24 +221,18 @@ impl RawFilter {
     }
 
     /// The inline part of a lookup: one optimistic try in buckets of at most 64 bits. `None`
-    /// for wider buckets, or if a writer got in the way.
+    /// for wider buckets, or if a writer got in the way. Kept to as few instructions as can be:
+    /// a lookup that misses the cache waits for memory, and the fewer instructions each one
+    /// needs, the more consecutive lookups the CPU overlaps.
     #[inline(always)]
     fn try_contains_fast(&self, c: &Candidates) -> Option<bool> {
         if self.layout.is_narrow() {
-            self.try_contains_narrow(c)
+            self.try_read_pair(c, &|| self.holds_narrow(c))
         } else if self.layout.is_narrow_semi_sorted() {
-            self.try_contains_narrow_semi_sorted(c)
+            self.try_read_pair(c, &|| self.holds_narrow_semi_sorted(c))
         } else {
             None
         }
-    }
-
-    /// [`Self::try_contains_narrow`] for narrow semi-sorted buckets.
-    #[inline(always)]
-    fn try_contains_narrow_semi_sorted(&self, c: &Candidates) -> Option<bool> {
-        let read = self.stripes.begin_read(c.first, c.second);
-        let hit = self.holds_narrow_semi_sorted(c);
-        read.validate().then_some(hit)
     }
 
     /// Whether either narrow semi-sorted bucket holds the fingerprint. Unvalidated.
@@ -248,16 +242,6 @@ impl RawFilter {
         let probe = lanes.probe(c.fp);
         lanes.holds(self.table.load_narrow(c.first), &probe)
             | lanes.holds(self.table.load_narrow(c.second), &probe)
-    }
-
-    /// One optimistic lookup in narrow buckets, as few instructions as can be: a lookup that
-    /// misses the cache waits for memory, and the fewer instructions each one needs, the more
-    /// consecutive lookups the CPU overlaps. `None` if a writer got in the way.
-    #[inline(always)]
-    fn try_contains_narrow(&self, c: &Candidates) -> Option<bool> {
-        let read = self.stripes.begin_read(c.first, c.second);
-        let hit = self.holds_narrow(c);
-        read.validate().then_some(hit)
     }
 
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.
@@ -270,7 +254,7 @@ impl RawFilter {
         )
     }
 
-    /// Every lookup [`Self::try_contains_narrow`] does not answer, out of line.
+    /// Every lookup [`Self::try_contains_fast`] does not answer, out of line.
     #[inline(never)]
     fn contains_slow(&self, c: Candidates) -> bool {
         self.contains_candidates(c)
