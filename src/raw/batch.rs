@@ -7,6 +7,7 @@
 //! skipped there.
 
 use super::index::Candidates;
+use super::path::SearchQueue;
 use super::{Insertion, RawFilter};
 
 /// Keys hashed and prefetched together. Enough to cover the memory latency with the two
@@ -17,21 +18,13 @@ pub(crate) const BLOCK: usize = 64;
 /// keys to keep the core's dozen or so outstanding misses busy.
 const AHEAD: usize = 8;
 
+/// How far ahead of its insert [`RawFilter::insert_block`] prefetches a key's buckets and stripes.
+const INSERT_AHEAD: usize = 8;
+
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
 
 impl RawFilter {
-    fn prefetch_candidates(&self, hashes: &[u64], out: &mut [Candidates; BLOCK]) {
-        let prefetch = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
-        for (c, &hash) in out.iter_mut().zip(hashes) {
-            *c = self.placement.candidates(hash);
-            if prefetch {
-                self.table.prefetch(c.first);
-                self.table.prefetch(c.second);
-            }
-        }
-    }
-
     /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
     /// is probed, the buckets of the next are already on their way from memory.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
@@ -79,11 +72,33 @@ impl RawFilter {
 
     /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
     /// room; the ones before it went in, the ones after were not tried.
+    ///
+    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and its
+    /// stripes' lines on their way: one insert at a time waits for a memory load its locked
+    /// instructions keep from overlapping with the next insert's, and with several writers for
+    /// the stripe lines the other cores wrote last.
     pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
         let mut candidates = [Candidates::default(); BLOCK];
-        self.prefetch_candidates(hashes, &mut candidates);
-        for (i, &c) in candidates[..hashes.len()].iter().enumerate() {
-            if self.insert_candidates(c, false) == Insertion::Full {
+        let candidates = &mut candidates[..hashes.len()];
+        for (c, &hash) in candidates.iter_mut().zip(hashes) {
+            *c = self.placement.candidates(hash);
+        }
+        let buckets = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+        let prefetch = |c: &Candidates| {
+            if buckets {
+                self.table.prefetch(c.first);
+                self.table.prefetch(c.second);
+            }
+            self.stripes.prefetch_for_write(c.first);
+            self.stripes.prefetch_for_write(c.second);
+        };
+        candidates.iter().take(INSERT_AHEAD).for_each(prefetch);
+        let mut queue = SearchQueue::default();
+        for (i, &c) in candidates.iter().enumerate() {
+            if let Some(later) = candidates.get(i + INSERT_AHEAD) {
+                prefetch(later);
+            }
+            if self.insert_candidates(c, false, &mut queue) == Insertion::Full {
                 return Err(i);
             }
         }

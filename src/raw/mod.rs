@@ -26,7 +26,7 @@ use core::fmt;
 
 use self::bucket::BucketLayout;
 use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
-use self::path::{CuckooPath, SearchLimits};
+use self::path::{CuckooPath, SearchLimits, SearchQueue};
 use self::stripe::Stripes;
 use self::table::Table;
 use crate::sync::Backoff;
@@ -335,10 +335,12 @@ impl RawFilter {
     /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
     /// exactly the items it held before.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        self.insert_candidates(self.placement.candidates(hash), unique)
+        let c = self.placement.candidates(hash);
+        self.insert_candidates(c, unique, &mut SearchQueue::default())
     }
 
-    fn insert_candidates(&self, c: Candidates, unique: bool) -> Insertion {
+    /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
+    fn insert_candidates(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
         for _ in 0..PATH_ATTEMPTS {
             if let Some(done) = self.try_place(&c, unique) {
                 return done;
@@ -349,6 +351,7 @@ impl RawFilter {
                 &self.placement,
                 [c.first, c.second],
                 self.limits,
+                queue,
             ) {
                 Some(path) => {
                     if let Some(done) = self.shift(&path, &c, unique) {

@@ -55,7 +55,7 @@ impl CuckooPath {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Node {
+pub(crate) struct Node {
     bucket: u32,
     /// Index of the node this one was reached from; a root points to itself.
     parent: u32,
@@ -64,16 +64,29 @@ struct Node {
     depth: u8,
 }
 
+/// The search's queue, kept between the searches of one caller so that a bulk insert allocates
+/// it once, not once per item that needs a path.
+#[derive(Debug, Default)]
+pub(crate) struct SearchQueue(Vec<Node>);
+
 /// Searches from `roots` for the nearest bucket with an empty slot. `None` when there is none
 /// within the limits: the table is, for this item, full.
+///
+/// The search goes a level at a time: it first reads every bucket of a level for an empty slot,
+/// and only if none has one does it list their fingerprints' alternate buckets as the next level
+/// and start loading them all at once. Near full load most searches end early in the last level
+/// they reach; expanding each node as it was read would compute and prefetch the level after
+/// it too, about three buckets in four of them for nothing.
 pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
     placement: &Placement,
     roots: [BucketIndex; 2],
     limits: SearchLimits,
+    queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    let mut queue: Vec<Node> = Vec::with_capacity(limits.max_buckets.min(64));
+    let queue = &mut queue.0;
+    queue.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {
@@ -83,34 +96,38 @@ pub(crate) fn search(
             depth: 0,
         });
     }
-    let mut next = 0;
-    while next < queue.len() {
-        let node = queue[next];
-        let raw = table.load(node.bucket as usize);
-        if layout.has_free(&raw) {
-            return Some(path_to(&queue, next));
+    let mut level = 0..queue.len();
+    for depth in 0..=limits.max_hops {
+        if let Some(end) = level
+            .clone()
+            .find(|&at| layout.has_free(&table.load(queue[at].bucket as usize)))
+        {
+            return Some(path_to(queue, end));
         }
-        if (node.depth as usize) < limits.max_hops {
-            for &fp in layout.fingerprints(&raw).as_slice() {
+        if depth == limits.max_hops || queue.len() >= limits.max_buckets {
+            break;
+        }
+        // A level cut short by the bucket limit is still read, on the next turn, then the end.
+        'expand: for parent in level.clone() {
+            let from = queue[parent].bucket as usize;
+            for &fp in layout.fingerprints(&table.load(from)).as_slice() {
                 if queue.len() == limits.max_buckets {
-                    break;
+                    break 'expand;
                 }
-                let to = placement.alternate(node.bucket as usize, fp);
+                let to = placement.alternate(from, fp);
                 // A fingerprint whose two buckets coincide cannot make room by moving.
-                if fp != 0 && to != node.bucket as usize {
-                    // Children are read only after the rest of this level: start their loads now,
-                    // so the search waits for many cache misses at once, not one after another.
+                if fp != 0 && to != from {
                     table.prefetch(to);
                     queue.push(Node {
                         bucket: to as u32,
-                        parent: next as u32,
+                        parent: parent as u32,
                         fp,
-                        depth: node.depth + 1,
+                        depth: depth as u8 + 1,
                     });
                 }
             }
         }
-        next += 1;
+        level = level.end..queue.len();
     }
     None
 }
@@ -132,4 +149,133 @@ fn path_to(queue: &[Node], end: usize) -> CuckooPath {
         at = node.parent as usize;
     }
     path
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A table of `buckets` 4-slot buckets, each full but for about one in `free_one_in`.
+    fn nearly_full(
+        buckets: usize,
+        free_one_in: u64,
+        seed: u64,
+    ) -> (Table, BucketLayout, Placement) {
+        let layout = BucketLayout::new(4, 12, false);
+        let table = Table::new(buckets, &layout).unwrap();
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        for bucket in 0..buckets {
+            let mut raw = [0u128; 2];
+            let used = if next() % free_one_in == 0 { 3 } else { 4 };
+            for _ in 0..used {
+                assert!(layout.insert(&mut raw, (next() % 4095) as u32 + 1));
+            }
+            table.store(bucket, &raw);
+        }
+        (table, layout, Placement::new(buckets, 12))
+    }
+
+    /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
+    /// beyond `max_hops`.
+    fn fewest_moves(
+        table: &Table,
+        layout: &BucketLayout,
+        placement: &Placement,
+        roots: [BucketIndex; 2],
+        max_hops: usize,
+    ) -> Option<usize> {
+        let mut level: Vec<BucketIndex> = roots.to_vec();
+        for depth in 0..=max_hops {
+            if level.iter().any(|&b| layout.has_free(&table.load(b))) {
+                return Some(depth);
+            }
+            level = level
+                .iter()
+                .flat_map(|&b| {
+                    let fps = layout.fingerprints(&table.load(b));
+                    let to: Vec<_> = fps
+                        .as_slice()
+                        .iter()
+                        .map(|&fp| placement.alternate(b, fp))
+                        .filter(|&to| to != b)
+                        .collect();
+                    to
+                })
+                .collect();
+        }
+        None
+    }
+
+    #[test]
+    fn paths_are_shortest_and_every_hop_is_a_real_move() {
+        let (table, layout, placement) = nearly_full(5000, 40, 7);
+        let limits = SearchLimits {
+            max_hops: 2,
+            max_buckets: usize::MAX,
+        };
+        let mut queue = SearchQueue::default();
+        let (mut found, mut missing) = (0, 0);
+        for root in 0..2000 {
+            let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
+            let want = fewest_moves(&table, &layout, &placement, roots, limits.max_hops);
+            let path = search(&table, &layout, &placement, roots, limits, &mut queue);
+            assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
+            let Some(path) = path else {
+                missing += 1;
+                continue;
+            };
+            found += 1;
+            assert!(roots.contains(&path.buckets[0]));
+            assert!(layout.has_free(&table.load(path.buckets[path.hops])));
+            for (from, to, fp) in path.moves_backwards() {
+                assert_eq!(placement.alternate(from, fp), to);
+                assert!(
+                    layout.count(&table.load(from), fp) > 0,
+                    "{fp} is not in {from}"
+                );
+            }
+        }
+        // Both outcomes occur, so both were checked.
+        assert!(
+            found > 100 && missing > 0,
+            "found {found}, missing {missing}"
+        );
+    }
+
+    #[test]
+    fn the_bucket_limit_bounds_the_search_but_its_last_level_is_still_read() {
+        let (table, layout, placement) = nearly_full(5000, 12, 11);
+        let mut queue = SearchQueue::default();
+        for root in 0..2000 {
+            let roots = [root, placement.alternate(root, 1)];
+            let only_roots = SearchLimits {
+                max_hops: 4,
+                max_buckets: 2,
+            };
+            let path = search(&table, &layout, &placement, roots, only_roots, &mut queue);
+            let root_free = roots.iter().any(|&b| layout.has_free(&table.load(b)));
+            assert_eq!(path.is_some(), root_free);
+            // Three buckets: the roots and the first child, which is read although the level
+            // it starts is cut short.
+            let three = SearchLimits {
+                max_hops: 4,
+                max_buckets: 3,
+            };
+            let first_child = placement.alternate(
+                roots[0],
+                layout.fingerprints(&table.load(roots[0])).as_slice()[0],
+            );
+            let path = search(&table, &layout, &placement, roots, three, &mut queue);
+            if !root_free && roots[0] != roots[1] && first_child != roots[0] {
+                let child_free = layout.has_free(&table.load(first_child));
+                assert_eq!(path.map(|p| p.hops), child_free.then_some(1));
+            }
+        }
+    }
 }

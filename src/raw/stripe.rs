@@ -16,7 +16,7 @@
 //! of fingerprints in its buckets (at most 2^32 buckets · 8 slots / stripes, so 32 bits do), changed by plain `Relaxed` load and store under its lock, and
 //! [`Stripes::len`] sums them, so no single counter is hot.
 
-use crate::sync::{fence, AtomicU32, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, prefetch_write, AtomicU32, AtomicU64, Backoff, Ordering};
 
 /// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
 /// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
@@ -92,6 +92,16 @@ impl Stripes {
             seen: words.map(|word| word.load(Ordering::Acquire)),
             words,
         }
+    }
+
+    /// Starts fetching, for writing, the stamp and count of the bucket's stripe: a writer that
+    /// knows which stripes it will lock next takes the cache misses of locking them (lines
+    /// another core wrote last, when several threads insert) ahead, many at once.
+    #[inline]
+    pub(crate) fn prefetch_for_write(&self, bucket: usize) {
+        let stripe = self.of(bucket);
+        prefetch_write(&self.stamps[stripe]);
+        prefetch_write(&self.counts[stripe]);
     }
 
     fn lock(&self, stripe: StripeIndex) {

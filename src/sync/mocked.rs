@@ -86,3 +86,7 @@ pub(crate) fn advise_huge_pages<T>(_memory: &mut [T]) {}
 /// A prefetch hint has no effect loom could observe.
 #[inline(always)]
 pub(crate) fn prefetch(_word: &AtomicU64) {}
+
+/// Nor has one for writing.
+#[inline(always)]
+pub(crate) fn prefetch_write<T>(_value: &T) {}
