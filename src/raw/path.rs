@@ -110,7 +110,13 @@ pub(crate) fn search(
         // A level cut short by the bucket limit is still read, on the next turn, then the end.
         'expand: for parent in level.clone() {
             let from = queue[parent].bucket as usize;
-            for &fp in layout.fingerprints(&table.load(from)).as_slice() {
+            let raw = table.load(from);
+            // A writer may have made room here since the scan: a path to it is as good, and
+            // listing fewer children than the scan saw could end the search with room left.
+            if layout.has_free(&raw) {
+                return Some(path_to(queue, parent));
+            }
+            for &fp in layout.fingerprints(&raw).as_slice() {
                 if queue.len() == limits.max_buckets {
                     break 'expand;
                 }
