@@ -48,7 +48,7 @@ const PATH_ATTEMPTS: usize = 64;
 #[cfg(loom)]
 const PATH_ATTEMPTS: usize = 3;
 
-/// A table gets at most one stripe (12 bytes) per this many bytes of table.
+/// A table gets at most one stripe (8 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
 
 /// What an insert did.
@@ -139,11 +139,11 @@ impl RawFilter {
         let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
         let table = Table::from_words(geometry.buckets, &layout, words)?;
         let mut filter = Self::with_table(geometry, layout, table);
-        let mut counts = vec![0u32; filter.stripes.count()];
+        let mut counts = vec![0u64; filter.stripes.count()];
         for bucket in 0..geometry.buckets {
             let raw = filter.table.load(bucket);
             let used = geometry.slots - filter.layout.count(&raw, 0);
-            counts[filter.stripes.of(bucket)] += used as u32;
+            counts[filter.stripes.of(bucket)] += used as u64;
         }
         filter.stripes.set_counts(counts);
         Some(filter)
@@ -155,7 +155,12 @@ impl RawFilter {
     }
 
     fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Self {
-        let stripes = Stripes::new(geometry.stripe_count(), Table::lock_group_shift(&layout));
+        let stripes = Stripes::new(
+            geometry.stripe_count(),
+            Table::lock_group_shift(&layout),
+            geometry.buckets,
+            geometry.slots,
+        );
         Self {
             geometry: *geometry,
             placement: Placement::new(geometry.buckets, geometry.fp_bits),
@@ -389,7 +394,7 @@ impl RawFilter {
     /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
-        let guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair(c.first, c.second);
         for bucket in [c.first, c.second] {
             let mut raw = self.table.load(bucket);
             if self.layout.remove(&mut raw, c.fp) {
@@ -415,7 +420,7 @@ impl RawFilter {
                 return None;
             }
         }
-        let guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair(c.first, c.second);
         let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
         if unique {
             let pattern = self.layout.broadcast(c.fp);
@@ -468,7 +473,7 @@ impl RawFilter {
             to,
             |(c, _)| if from == c.first { c.second } else { c.first },
         );
-        let guard = self.stripes.lock_buckets([from, to, other]);
+        let mut guard = self.stripes.lock_buckets([from, to, other]);
         let mut source = self.table.load(from);
         let mut target = self.table.load(to);
         if let Some((c, true)) = placing {

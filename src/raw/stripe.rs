@@ -12,11 +12,14 @@
 //! the price is that two writers on neighbouring stripes share a line, which at the default stripe
 //! count is rare.
 //!
-//! Counts live in a separate array, touched only by lock holders: a stripe's count is the number
-//! of fingerprints in its buckets (at most 2^32 buckets · 8 slots / stripes, so 32 bits do), changed by plain `Relaxed` load and store under its lock, and
-//! [`Stripes::len`] sums them, so no single counter is hot.
+//! A stamp also carries its stripe's count, the number of fingerprints in its buckets, in its top
+//! bits: the version gets the bits the largest possible count does not need (at least 31, and 50
+//! for a 64 MB table at the default stripe count). The holder changes the count with the same
+//! store that unlocks, so a writer touches one cache line per stripe, which halved the lines two
+//! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
+//! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch_write, AtomicU32, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, prefetch_write, AtomicU64, Backoff, Ordering};
 
 /// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
 /// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
@@ -48,20 +51,30 @@ pub(crate) type StripeIndex = usize;
 #[derive(Debug)]
 pub(crate) struct Stripes {
     stamps: Box<[AtomicU64]>,
-    counts: Box<[AtomicU32]>,
     group_shift: u32,
     mask: usize,
+    /// Where a stamp's count starts: the bits below are the version (with the lock bit).
+    count_shift: u32,
 }
 
 impl Stripes {
-    /// `count` stripes (a power of two) over lock groups of `1 << group_shift` buckets.
-    pub(crate) fn new(count: usize, group_shift: u32) -> Self {
+    /// `count` stripes (a power of two) over `buckets` buckets of `slots` slots, in lock groups
+    /// of `1 << group_shift` buckets.
+    pub(crate) fn new(count: usize, group_shift: u32, buckets: usize, slots: usize) -> Self {
         debug_assert!(count.is_power_of_two());
+        // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
+        let groups = (buckets as u64).div_ceil(1 << group_shift);
+        let most = (groups.div_ceil(count as u64) << group_shift) * slots as u64;
+        let count_bits = u64::BITS - most.leading_zeros();
+        debug_assert!(
+            count_bits <= 33,
+            "the builder keeps counts to about 32 bits"
+        );
         Self {
             stamps: (0..count).map(|_| AtomicU64::new(0)).collect(),
-            counts: (0..count).map(|_| AtomicU32::new(0)).collect(),
             group_shift,
             mask: count - 1,
+            count_shift: u64::BITS - count_bits,
         }
     }
 
@@ -69,9 +82,9 @@ impl Stripes {
         self.stamps.len()
     }
 
-    /// Bytes of the stamps and counts.
+    /// Bytes of the stamps.
     pub(crate) fn memory_usage(&self) -> usize {
-        self.stamps.len() * 8 + self.counts.len() * 4
+        self.stamps.len() * 8
     }
 
     /// The stripe that guards `bucket`. Neighbouring lock groups get different stripes.
@@ -94,14 +107,12 @@ impl Stripes {
         }
     }
 
-    /// Starts fetching, for writing, the stamp and count of the bucket's stripe: a writer that
-    /// knows which stripes it will lock next takes the cache misses of locking them (lines
-    /// another core wrote last, when several threads insert) ahead, many at once.
+    /// Starts fetching, for writing, the stamp of the bucket's stripe: a writer that knows which
+    /// stripes it will lock next takes the cache misses of locking them (lines another core
+    /// wrote last, when several threads insert) ahead, many at once.
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
-        let stripe = self.of(bucket);
-        prefetch_write(&self.stamps[stripe]);
-        prefetch_write(&self.counts[stripe]);
+        prefetch_write(&self.stamps[self.of(bucket)]);
     }
 
     fn lock(&self, stripe: StripeIndex) {
@@ -127,11 +138,16 @@ impl Stripes {
         }
     }
 
-    fn unlock(&self, stripe: StripeIndex) {
+    /// Unlocks the stripe, whose count changed by `delta` while it was held.
+    fn unlock(&self, stripe: StripeIndex, delta: i32) {
         let stamp = &self.stamps[stripe];
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
-        stamp.store(locked.wrapping_add(1), Ordering::Release);
+        let versions = (1u64 << self.count_shift) - 1;
+        // The version wraps within its bits rather than carry into the count.
+        let version = locked.wrapping_add(1) & versions;
+        let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
+        stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
     /// Locks the stripes of two buckets, lower index first (once if they are the same).
@@ -158,6 +174,7 @@ impl Stripes {
             stripes: self,
             held,
             len,
+            deltas: [0; 3],
         }
     }
 
@@ -170,17 +187,17 @@ impl Stripes {
     }
 
     /// Sets every stripe's count from a freshly filled table, before the filter is shared.
-    pub(crate) fn set_counts(&mut self, counts: impl IntoIterator<Item = u32>) {
-        for (slot, count) in self.counts.iter().zip(counts) {
-            slot.store(count, Ordering::Relaxed);
+    pub(crate) fn set_counts(&mut self, counts: impl IntoIterator<Item = u64>) {
+        for (stamp, count) in self.stamps.iter().zip(counts) {
+            stamp.store(count << self.count_shift, Ordering::Relaxed);
         }
     }
 
     /// Fingerprints in the table, summed over the stripes. Exact when no write is in flight.
     pub(crate) fn len(&self) -> usize {
-        self.counts
+        self.stamps
             .iter()
-            .map(|count| count.load(Ordering::Relaxed) as usize)
+            .map(|stamp| (stamp.load(Ordering::Relaxed) >> self.count_shift) as usize)
             .sum()
     }
 }
@@ -192,26 +209,29 @@ pub(crate) struct StripeGuard<'a> {
     /// The stripes held, ascending, in `held[..len]`.
     held: [StripeIndex; 3],
     len: usize,
+    /// How each held stripe's count changes when it is unlocked.
+    deltas: [i32; 3],
 }
 
 impl StripeGuard<'_> {
     /// Records that the bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint. The bucket
     /// must be guarded by this guard.
-    pub(crate) fn add(&self, bucket: usize, delta: i32) {
+    pub(crate) fn add(&mut self, bucket: usize, delta: i32) {
         let stripe = self.stripes.of(bucket);
-        debug_assert!(self.held[..self.len].contains(&stripe));
-        let count = &self.stripes.counts[stripe];
-        count.store(
-            count.load(Ordering::Relaxed).wrapping_add_signed(delta),
-            Ordering::Relaxed,
-        );
+        let at = self.held[..self.len]
+            .iter()
+            .position(|&held| held == stripe);
+        debug_assert!(at.is_some(), "bucket {bucket} is not guarded");
+        if let Some(at) = at {
+            self.deltas[at] += delta;
+        }
     }
 }
 
 impl Drop for StripeGuard<'_> {
     fn drop(&mut self) {
-        for &stripe in self.held[..self.len].iter().rev() {
-            self.stripes.unlock(stripe);
+        for at in (0..self.len).rev() {
+            self.stripes.unlock(self.held[at], self.deltas[at]);
         }
     }
 }
@@ -225,7 +245,63 @@ pub(crate) struct AllStripesGuard<'a> {
 impl Drop for AllStripesGuard<'_> {
     fn drop(&mut self) {
         for stripe in (0..self.stripes.count()).rev() {
-            self.stripes.unlock(stripe);
+            self.stripes.unlock(stripe, 0);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_get_the_bits_the_largest_stripe_needs() {
+        // 1000 buckets in 250 groups of 4 over 8 stripes: up to 32 groups of 4 buckets of 4
+        // slots, 512 fingerprints, 10 bits.
+        assert_eq!(Stripes::new(8, 2, 1000, 4).count_shift, 64 - 10);
+        // A count that needs 33 bits still leaves the version 31.
+        assert_eq!(Stripes::new(1, 0, 1 << 29, 8).count_shift, 64 - 33);
+    }
+
+    #[test]
+    fn a_version_wraps_without_touching_the_count() {
+        let stripes = Stripes::new(4, 0, 64, 4);
+        let versions = (1u64 << stripes.count_shift) - 1;
+        stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
+        let before = stripes.stamps[1].load(Ordering::Relaxed);
+        let mut guard = stripes.lock_pair(1, 1);
+        guard.add(1, 1);
+        drop(guard);
+        let after = stripes.stamps[1].load(Ordering::Relaxed);
+        assert_eq!(after, 6 << stripes.count_shift, "version 0, count 6");
+        assert_ne!(after, before, "a reader sees the write");
+        assert_eq!(stripes.len(), 6);
+    }
+
+    #[test]
+    fn a_guard_charges_each_stripe_its_own_changes() {
+        let stripes = Stripes::new(4, 0, 64, 4);
+        let mut guard = stripes.lock_buckets([0, 1, 5]);
+        guard.add(0, 1);
+        guard.add(5, 1);
+        guard.add(1, 1);
+        guard.add(1, -1);
+        guard.add(1, 1);
+        drop(guard);
+        // Buckets 1 and 5 share stripe 1.
+        let counts: Vec<u64> = stripes
+            .stamps
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
+            .collect();
+        assert_eq!(counts, [1, 2, 0, 0]);
+        assert!(stripes
+            .stamps
+            .iter()
+            .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
+        let mut guard = stripes.lock_pair(4, 0);
+        guard.add(4, -1);
+        drop(guard);
+        assert_eq!(stripes.len(), 2);
     }
 }

@@ -46,7 +46,6 @@ macro_rules! shadowed_atomic {
                 self.value.store(value, order);
             }
 
-            #[allow(dead_code)] // the stripe counts are never compared and swapped
             pub(crate) fn compare_exchange_weak(
                 &self,
                 current: $int,
@@ -62,7 +61,6 @@ macro_rules! shadowed_atomic {
     };
 }
 
-shadowed_atomic!(AtomicU32, u32);
 shadowed_atomic!(AtomicU64, u64);
 
 /// Under loom a spin loop must yield, or the model checker would explore it forever.
