@@ -11,7 +11,7 @@
 //! ```
 //!
 //! `CCF_BENCH_FULL=1` adds the groups that build a big filter per iteration: the 64 MiB fill to
-//! the first failure (about 6 minutes) and insert/delete on the big filters (much longer).
+//! the first failure, one `insert` at a time and by `try_extend` (about 6 minutes), and insert/delete on the big filters (much longer).
 //!
 //! Groups, each with `Throughput::Elements` = operations, so criterion prints operations/s:
 //!
@@ -27,7 +27,8 @@
 //!   the power-of-two peers are.
 //! - `issue2_64MiB`: the core issue's speed figures for this crate's default filter: lookups of
 //!   one key per call (all hits, all misses), the read-heavy mixed workload (90% contains, 10%
-//!   insert + remove) on 1 and 2 threads, and with `CCF_BENCH_FULL` the fill to the first failure.
+//!   insert + remove) on 1 and 2 threads, and with `CCF_BENCH_FULL` the fill to the first failure
+//!   (`insert` per key, and `try_extend`).
 //!
 //! Bench ids are `{filter}/{threads}t`. Every filter is sized for the same number of items with
 //! its crate's own `with_capacity` (what a user writes), so memory differs: the sizes name this
@@ -335,20 +336,33 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, roomy: bool, writes:
     group.finish();
 }
 
-/// Filling an empty filter for `items` items until its first failed insert, on one thread. A
-/// first fill counts the inserts (the same every time: the hasher's seed is fixed and one thread
-/// inserts the keys in order), so the throughput counts every insert that went in.
+/// A way to fill a filter until an insert fails; returns how many went in.
+type FillWith<'a> = &'a dyn Fn(&ConcurrentCuckooFilter) -> u64;
+
+/// Filling an empty filter for `items` items until its first failed insert, on one thread: one
+/// `insert` per key, and one `try_extend` over all the keys (which pipelines the inserts' memory
+/// loads and stops at the first failure). A first fill counts the inserts (the same every time:
+/// the hasher's seed is fixed and one thread inserts the keys in order), so the throughput counts
+/// every insert that went in.
 fn bench_fill_to_first_failure(group: &mut BenchmarkGroup<'_, WallTime>, items: usize) {
-    let fill = || {
-        let filter = ConcurrentCuckooFilter::with_capacity(items);
-        let began = Instant::now();
+    let one_by_one = |filter: &ConcurrentCuckooFilter| {
         let mut n = 0u64;
         while filter.insert(&key(n)).is_ok() {
             n += 1;
         }
+        n
+    };
+    let bulk = |filter: &ConcurrentCuckooFilter| match filter.try_extend((0..).map(key)) {
+        Ok(_) => unreachable!("an endless iterator fills the filter"),
+        Err(err) => err.inserted() as u64,
+    };
+    let fill = |how: FillWith| {
+        let filter = ConcurrentCuckooFilter::with_capacity(items);
+        let began = Instant::now();
+        let n = how(&filter);
         (n, began.elapsed())
     };
-    let (inserted, took) = fill();
+    let (inserted, took) = fill(&one_by_one);
     eprintln!(
         "  [setup] ours: first failure after {inserted} inserts ({:.2}% of the capacity), {:.1} s",
         inserted as f64 * 100.0 / items as f64,
@@ -357,17 +371,20 @@ fn bench_fill_to_first_failure(group: &mut BenchmarkGroup<'_, WallTime>, items: 
     group.throughput(Throughput::Elements(inserted));
     group.sampling_mode(SamplingMode::Flat);
     group.measurement_time(Duration::from_secs(60));
-    group.bench_function("fill_to_first_failure/1t", |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    let (n, took) = fill();
-                    assert_eq!(n, inserted, "the fill is deterministic");
-                    took
-                })
-                .sum()
-        })
-    });
+    let ways: [(&str, FillWith); 2] = [("insert", &one_by_one), ("try_extend", &bulk)];
+    for (name, how) in ways {
+        group.bench_function(format!("fill_to_first_failure/{name}/1t"), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let (n, took) = fill(how);
+                        assert_eq!(n, inserted, "the fill is deterministic");
+                        took
+                    })
+                    .sum()
+            })
+        });
+    }
 }
 
 /// The core issue's speed figures, on this crate's default filter of 64 MiB: lookups of one key
