@@ -222,7 +222,8 @@ impl<S> Builder<S> {
             max_hops,
             max_search_buckets: self.max_search_buckets,
         };
-        // Each stripe counts its fingerprints in 32 bits.
+        // A stripe's count shares its stamp with the version: counts of about 32 bits leave the
+        // version at least 31.
         let slots = geometry.buckets as u64 * geometry.slots as u64;
         if slots / geometry.stripe_count() as u64 >= u32::MAX as u64 {
             return Err(BuildError::Stripes {

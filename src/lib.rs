@@ -36,7 +36,8 @@
 //! - A failed insert changes nothing, and nothing is ever evicted to make room.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No `Hash` impl runs while one of the filter's locks is held.
-//! - No `unsafe` code; every shared access is atomic.
+//! - Every shared access is atomic. The only `unsafe` code is two prefetch hints and one
+//!   `madvise` call (huge pages for big tables), each with its safety proof.
 
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
