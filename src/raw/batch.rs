@@ -10,8 +10,8 @@ use super::index::Candidates;
 use super::path::SearchQueue;
 use super::{Insertion, RawFilter};
 
-/// Keys hashed and prefetched together. Enough to cover the memory latency with the two
-/// prefetches each issues, few enough that the first block's lines are still in L1 when probed.
+/// Keys a bulk insert hashes and hands to [`RawFilter::insert_block`] at a time. The prefetch
+/// pipeline restarts with each block, so a block is several times [`INSERT_AHEAD`] long.
 pub(crate) const BLOCK: usize = 64;
 
 /// How far ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets: enough

@@ -55,7 +55,7 @@ impl CuckooPath {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Node {
+struct Node {
     bucket: u32,
     /// Index of the node this one was reached from; a root points to itself.
     parent: u32,
