@@ -341,6 +341,9 @@ impl RawFilter {
     /// exactly the items it held before.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
         let c = self.placement.candidates(hash);
+        // The stripe lines (often last written by another core) travel while the buckets load.
+        self.stripes.prefetch_for_write(c.first);
+        self.stripes.prefetch_for_write(c.second);
         self.insert_candidates(c, unique, &mut SearchQueue::default())
     }
 
