@@ -87,4 +87,4 @@ pub(crate) fn prefetch(_word: &AtomicU64) {}
 
 /// Nor has one for writing.
 #[inline(always)]
-pub(crate) fn prefetch_write<T>(_value: &T) {}
+pub(crate) fn prefetch_write(_word: &AtomicU64) {}

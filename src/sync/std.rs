@@ -39,16 +39,16 @@ pub(crate) fn prefetch(word: &AtomicU64) {
 /// (`PREFETCHW`, on CPUs without it a read prefetch).
 #[inline(always)]
 #[allow(unsafe_code)]
-pub(crate) fn prefetch_write<T>(value: &T) {
+pub(crate) fn prefetch_write(word: &AtomicU64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: as for `prefetch`: a prefetch hint never faults and has no architectural effect,
     // whatever the address, and this one comes from a live reference.
     unsafe {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        _mm_prefetch::<_MM_HINT_ET0>(value as *const T as *const i8);
+        _mm_prefetch::<_MM_HINT_ET0>(word.as_ptr() as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = word;
 }
 
 /// Asks the kernel to back `memory` with transparent huge pages where it can. Advice only: the
