@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use ccf_use_cases::ingest::{dedup_exact, dedup_with_filter, Stream};
-use ccf_use_cases::measure::{flag, peak_memory, switch};
+use ccf_use_cases::measure::{cpu_seconds, flag, peak_memory, switch};
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
@@ -29,14 +29,17 @@ fn main() {
     let threads = rayon::current_num_threads();
 
     let began = Instant::now();
+    let cpu = cpu_seconds().unwrap_or(0.0);
     let (passed, gate) = dedup_with_filter(stream, capacity).expect("build the filter");
     let seconds = began.elapsed().as_secs_f64();
+    let cpu = cpu_seconds().unwrap_or(0.0) - cpu;
     let peak = peak_memory().unwrap_or(0);
     println!(
         "filter gate: {records} records from {ids} ids on {threads} threads in {seconds:.2} s \
-         ({:.1} M records/s); let through {}, no room for {}; filter {:.1} MiB at load {:.3}; \
-         peak memory {:.1} MiB",
+         ({:.1} M records/s; {cpu:.1} CPU s, {:.1} M records per CPU second); let through {}, \
+         no room for {}; filter {:.1} MiB at load {:.3}; peak memory {:.1} MiB",
         records as f64 / seconds / 1e6,
+        records as f64 / cpu / 1e6,
         passed.unique,
         passed.full,
         mib(gate.memory_usage() as u64),
@@ -46,11 +49,13 @@ fn main() {
     drop(gate);
     if switch("--exact") {
         let began = Instant::now();
+        let cpu = cpu_seconds().unwrap_or(0.0);
         let distinct = dedup_exact(stream);
         let seconds = began.elapsed().as_secs_f64();
+        let cpu = cpu_seconds().unwrap_or(0.0) - cpu;
         println!(
             "exact HashSet: {distinct} distinct records on 1 thread in {seconds:.2} s \
-             ({:.1} M records/s); peak memory of the process {:.1} MiB",
+             ({:.1} M records/s; {cpu:.1} CPU s); peak memory of the process {:.1} MiB",
             records as f64 / seconds / 1e6,
             mib(peak_memory().unwrap_or(0))
         );
