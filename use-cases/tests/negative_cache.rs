@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 
 use ccf_use_cases::measure::SplitMix;
 use ccf_use_cases::negative_cache::{
@@ -331,4 +332,63 @@ fn delete_then_put_again_keeps_one_copy_per_stored_key() {
     assert_eq!(store.len().unwrap(), 75);
     assert_eq!(store.filter().unwrap().len(), 75);
     assert!((25..100).all(|i| store.get(&key(i)).unwrap().is_some()));
+}
+
+/// Real redb on memory whose syncs fail while `fail` is set: commits that must reach the disk fail.
+#[derive(Debug)]
+struct FailingDisk {
+    memory: redb::backends::InMemoryBackend,
+    fail: Arc<AtomicBool>,
+}
+
+impl redb::StorageBackend for FailingDisk {
+    fn len(&self) -> std::io::Result<u64> {
+        self.memory.len()
+    }
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        self.memory.read(offset, len)
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.memory.set_len(len)
+    }
+    fn sync_data(&self, eventual: bool) -> std::io::Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(std::io::Error::other("sync refused"));
+        }
+        self.memory.sync_data(eventual)
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.memory.write(offset, data)
+    }
+}
+
+fn on_failing_disk() -> (NegativeCache, Arc<AtomicBool>) {
+    let fail = Arc::new(AtomicBool::new(false));
+    let disk = FailingDisk {
+        memory: redb::backends::InMemoryBackend::new(),
+        fail: Arc::clone(&fail),
+    };
+    let db = redb::Database::builder().create_with_backend(disk).unwrap();
+    let store = NegativeCache::with_database(db, Options::default()).unwrap();
+    put_range(&store, 0..100);
+    (store, fail)
+}
+
+#[test]
+fn a_put_whose_commit_fails_takes_its_copy_back_out_of_the_filter() {
+    let (store, fail) = on_failing_disk();
+    fail.store(true, Ordering::SeqCst);
+    assert!(store.put(&key(500), &value(500)).is_err());
+    assert!(store.put_all([(&key(501)[..], &value(501)[..])]).is_err());
+    assert_eq!(store.filter().unwrap().len(), 100);
+    assert!(store.filter_trusted());
+}
+
+#[test]
+fn a_delete_whose_commit_fails_leaves_the_key_in_the_filter() {
+    let (store, fail) = on_failing_disk();
+    fail.store(true, Ordering::SeqCst);
+    assert!(store.delete(&key(3)).is_err());
+    assert_eq!(store.filter().unwrap().len(), 100);
+    assert!(store.filter().unwrap().contains(&key(3)[..]));
 }

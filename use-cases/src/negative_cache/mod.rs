@@ -203,7 +203,15 @@ impl NegativeCache {
     /// If the database cannot be opened or read, or the filter cannot be built. An unreadable or
     /// stale snapshot is no error: it is reported in [`source`](Self::source) and rebuilt over.
     pub fn open(path: &Path, options: Options) -> Result<Self, StoreError> {
-        let db = Database::create(path)?;
+        Self::with_database(Database::create(path)?, options)
+    }
+
+    /// [`open`](Self::open) over a database the caller opened (on any redb storage backend).
+    ///
+    /// # Errors
+    ///
+    /// As for `open`.
+    pub fn with_database(db: Database, options: Options) -> Result<Self, StoreError> {
         let (instance, sequence) = init_meta(&db)?;
         let (filter, source) = if !options.filter {
             (None, FilterSource::Disabled)
