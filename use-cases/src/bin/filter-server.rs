@@ -1,0 +1,51 @@
+//! The HTTP filter service on a multi-threaded tokio runtime.
+//!
+//! `cargo run --release -p ccf-use-cases --bin filter-server -- [--baseline] [--port N]
+//! [--capacity N] [--prefill N] [--workers N] [--max-batch N]`
+//!
+//! Prints `listening on http://ADDR` once it accepts connections. `--baseline` serves a
+//! `Mutex<cuckoofilter::CuckooFilter>` instead of the concurrent filter; `--prefill N` inserts
+//! the keys `k0` … `k{N-1}` first.
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use ccf_use_cases::measure::{flag, switch};
+use ccf_use_cases::service::{MutexBaseline, Server, SharedFilter, DEFAULT_MAX_BATCH};
+use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+
+fn serve<F: SharedFilter>(filter: F) -> ! {
+    let prefill: usize = flag("--prefill", 0);
+    for i in 0..prefill {
+        assert!(
+            filter.insert(&format!("k{i}")),
+            "--prefill overfills --capacity"
+        );
+    }
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, flag("--port", 0u16)));
+    let workers = flag(
+        "--workers",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    let server = Server::start(
+        addr,
+        Arc::new(filter),
+        flag("--max-batch", DEFAULT_MAX_BATCH),
+        workers,
+    )
+    .expect("start the server");
+    let mut out = std::io::stdout();
+    writeln!(out, "listening on http://{}", server.addr()).expect("stdout");
+    out.flush().expect("stdout");
+    server.run_forever()
+}
+
+fn main() {
+    let capacity: usize = flag("--capacity", 10_000_000);
+    if switch("--baseline") {
+        serve(MutexBaseline::with_capacity(capacity))
+    } else {
+        serve(ConcurrentCuckooFilter::with_capacity(capacity))
+    }
+}
