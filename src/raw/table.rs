@@ -289,6 +289,34 @@ mod tests {
         assert!(Table::from_le_bytes(37, &layout, &bytes[1..]).is_none());
     }
 
+    /// Resident bytes of this process, from `/proc/self/statm` (in 4 KiB pages).
+    #[cfg(target_os = "linux")]
+    fn resident_bytes() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_new_table_leaves_its_pages_untouched_until_written() {
+        // 512 MiB of 48-bit buckets.
+        let layout = BucketLayout::new(4, 12, false);
+        let buckets = (512 << 20) / 6;
+        let before = resident_bytes();
+        let table = Table::new(buckets, &layout).unwrap();
+        let grown = resident_bytes().saturating_sub(before);
+        assert!(grown < 64 << 20, "{grown} bytes resident after building");
+        // Every bucket reads as empty, and a write far in is kept.
+        let last = buckets - 1;
+        assert_eq!(table.load(last), [0, 0]);
+        let mut raw = [0u128; 2];
+        assert!(layout.insert(&mut raw, 7));
+        table.store(last, &raw);
+        assert_eq!(table.load(last), raw);
+        assert_eq!(table.load(last - 1), [0, 0]);
+    }
+
     #[test]
     fn lock_groups_end_on_word_boundaries() {
         for slots in [2, 4, 8] {
