@@ -3,8 +3,10 @@
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::{default_max_hops, Geometry, RawFilter, MAX_BUCKETS, MAX_HOPS};
-use crate::sizing::{sized_capacity, target_load_permille, Request, Shape};
+use crate::raw::{
+    default_max_hops, max_buckets, max_stripes, min_stripes, Geometry, RawFilter, MAX_HOPS,
+};
+use crate::sizing::{buckets_for, capacity_of, Request, Shape};
 
 /// Buckets a cuckoo path search reads at most before it declares the filter full.
 const DEFAULT_SEARCH_BUCKETS: usize = 2000;
@@ -61,9 +63,15 @@ impl Builder {
 }
 
 impl<S> Builder<S> {
-    /// How many items the filter must hold. The table gets just enough buckets for that many at
-    /// the load factor the bucket size reaches (84% for 2 slots, 95% for 4, 97% for 8), so a
-    /// filter sized for `n` items takes about `n · fingerprint_bits / load` bits.
+    /// How many items the filter must hold: any `capacity` distinct items fit (with fingerprints
+    /// of at least 8 bits). A large table gets just enough buckets for that many at the load
+    /// factor the bucket size reaches (84% for 2 slots, 95% for 4, 97% for 8), so a filter sized
+    /// for `n` items takes about `n · fingerprint_bits / load` bits. A small table gets more
+    /// slack, because how many items it takes before the first failed insert varies more from
+    /// one key set to another: room for 52 items more in full 4-slot buckets (17 for 8 slots;
+    /// 250 more at 85% load for 2 slots), which stops mattering from about 1,000 items for 4
+    /// slots, 550 for 8 and 21,000 for 2. [`capacity`](ConcurrentCuckooFilter::capacity)
+    /// reports the most items the table was sized for, at least this many.
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity;
         self
@@ -170,24 +178,25 @@ impl<S> Builder<S> {
     }
 
     /// Builds the filter, or says which parameter is impossible.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the first parameter out of range, with the range where one
+    /// applies; [`BuildError::OutOfMemory`] if the table or its stripes cannot be allocated.
     pub fn build(self) -> Result<ConcurrentCuckooFilter<S>, BuildError> {
-        let geometry = self.geometry()?;
+        let geometry = self.geometry(&Limits::TARGET)?;
         let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
-            bytes: geometry.table_bytes().unwrap_or(usize::MAX),
+            bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
         })?;
-        let capacity = self
-            .capacity
-            .max(sized_capacity(geometry.buckets, geometry.slots));
+        let capacity = capacity_of(geometry.buckets as u64, geometry.slots);
+        let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
 
-    fn geometry(&self) -> Result<Geometry, BuildError> {
+    /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
+    /// that nothing wraps on any target.
+    fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {
         let shape = Shape::resolve(&self.request)?;
-        if self.stripes != 0 && !self.stripes.is_power_of_two() {
-            return Err(BuildError::Stripes {
-                stripes: self.stripes,
-            });
-        }
         let max_hops = match self.max_hops {
             0 => default_max_hops(shape.bucket_size),
             hops => hops,
@@ -199,18 +208,36 @@ impl<S> Builder<S> {
             });
         }
         let buckets = if self.buckets != 0 {
-            self.buckets as u128
+            self.buckets as u64
         } else if self.capacity == 0 {
             return Err(BuildError::ZeroCapacity);
         } else {
-            let per_bucket =
-                shape.bucket_size as u128 * target_load_permille(shape.bucket_size) as u128;
-            (self.capacity as u128 * 1000).div_ceil(per_bucket)
+            buckets_for(self.capacity as u64, shape.bucket_size)
         };
-        if buckets > MAX_BUCKETS as u128 {
+        let most = max_buckets(
+            shape.bucket_size,
+            shape.fingerprint_bits,
+            shape.semi_sorted,
+            limits.bytes,
+        )
+        .min(limits.usize_max);
+        if buckets > most {
+            let max = capacity_of(most, shape.bucket_size).min(limits.usize_max);
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity,
-                max: sized_capacity(MAX_BUCKETS as usize, shape.bucket_size),
+                max: max as usize,
+            });
+        }
+        let (min, max) = (
+            min_stripes(buckets, shape.bucket_size),
+            max_stripes(limits.bytes).min(limits.usize_max),
+        );
+        let stripes = self.stripes as u64;
+        if stripes != 0 && (!stripes.is_power_of_two() || stripes < min || stripes > max) {
+            return Err(BuildError::Stripes {
+                stripes: self.stripes,
+                min: min as usize,
+                max: max as usize,
             });
         }
         let geometry = Geometry {
@@ -222,22 +249,28 @@ impl<S> Builder<S> {
             max_hops,
             max_search_buckets: self.max_search_buckets,
         };
-        // A stripe's count shares its stamp with the version: counts of about 32 bits leave the
-        // version at least 31.
-        let slots = geometry.buckets as u64 * geometry.slots as u64;
-        if slots / geometry.stripe_count() as u64 >= u32::MAX as u64 {
-            return Err(BuildError::Stripes {
-                stripes: self.stripes,
-            });
-        }
-        match geometry.table_bytes() {
-            Some(bytes) if bytes <= isize::MAX as usize => Ok(geometry),
-            _ => Err(BuildError::CapacityTooLarge {
-                capacity: self.capacity,
-                max: 0,
-            }),
-        }
+        // The default count is at least `min` for any table that fits: 4096 stripes of a table
+        // of 2^32 buckets of 8 slots hold 2^23 slots each.
+        debug_assert!(geometry.stripe_count() as u64 >= min);
+        Ok(geometry)
     }
+}
+
+/// What the target can hold: the checks run with the host's limits, and the tests run them with a
+/// 32-bit target's as well.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// The largest allocation, `isize::MAX` bytes.
+    bytes: u64,
+    /// `usize::MAX`.
+    usize_max: u64,
+}
+
+impl Limits {
+    const TARGET: Self = Self {
+        bytes: isize::MAX as u64,
+        usize_max: usize::MAX as u64,
+    };
 }
 
 #[cfg(all(test, not(loom)))]
@@ -315,25 +348,115 @@ mod tests {
     }
 
     #[test]
-    fn too_few_stripes_for_32_bit_counts_are_refused() {
+    fn stripes_out_of_range_are_refused_with_the_range() {
         let huge = Builder::new().buckets(1 << 31).bucket_size(8);
+        let host_max = 1 << 32;
         assert_eq!(
-            huge.clone().stripes(1).geometry(),
-            Err(BuildError::Stripes { stripes: 1 })
+            huge.clone().stripes(1).geometry(&Limits::TARGET),
+            Err(BuildError::Stripes {
+                stripes: 1,
+                min: 8,
+                max: host_max
+            })
         );
-        assert!(huge.stripes(8).geometry().is_ok());
+        assert!(huge.stripes(8).geometry(&Limits::TARGET).is_ok());
+        assert!(matches!(
+            Builder::new().capacity(10).stripes(1 << 62).build(),
+            Err(BuildError::Stripes { .. })
+        ));
+        for (limits, max) in [(Limits::TARGET, host_max), (THIRTY_TWO_BIT, 1 << 27)] {
+            let err = Builder::new()
+                .capacity(10)
+                .stripes(1 << 62)
+                .geometry(&limits)
+                .unwrap_err();
+            let stripes = 1 << 62;
+            assert_eq!(
+                err,
+                BuildError::Stripes {
+                    stripes,
+                    min: 1,
+                    max
+                }
+            );
+            assert!(
+                err.to_string().contains(&format!("from 1 to {max}")),
+                "{err}"
+            );
+        }
+        // The most there can be is accepted.
+        assert!(Builder::new()
+            .capacity(10)
+            .stripes(host_max)
+            .geometry(&Limits::TARGET)
+            .is_ok());
     }
 
     #[test]
     fn the_largest_capacity_is_reported_and_one_more_is_refused() {
-        let err = Builder::new().capacity(usize::MAX).build().unwrap_err();
+        for limits in [Limits::TARGET, THIRTY_TWO_BIT] {
+            for (slots, bits) in [(2, 32), (4, 12), (8, 32), (8, 4)] {
+                let builder = |capacity: usize| {
+                    Builder::new()
+                        .capacity(capacity)
+                        .bucket_size(slots)
+                        .fingerprint_bits(bits)
+                };
+                let err = builder(limits.usize_max as usize)
+                    .geometry(&limits)
+                    .unwrap_err();
+                let BuildError::CapacityTooLarge { max, .. } = err else {
+                    panic!("{err:?}")
+                };
+                assert!(max > 0, "b={slots} f={bits}");
+                assert!(err.to_string().contains(&max.to_string()));
+                let geometry = builder(max).geometry(&limits).unwrap();
+                assert!(geometry.table_bytes().unwrap() as u64 <= limits.bytes);
+                assert!(geometry.stripe_count() >= 1);
+                assert!(geometry.max_useful_stripes() >= geometry.stripe_count() as u64);
+                let err = builder(max + 1).geometry(&limits).unwrap_err();
+                assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
+            }
+        }
+    }
+
+    /// A 32-bit target's limits, so that its arithmetic runs on this one.
+    const THIRTY_TWO_BIT: Limits = Limits {
+        bytes: i32::MAX as u64,
+        usize_max: u32::MAX as u64,
+    };
+
+    #[test]
+    fn a_32_bit_target_refuses_a_capacity_it_cannot_address_with_the_true_maximum() {
+        let err = Builder::new()
+            .capacity(u32::MAX as usize)
+            .bucket_size(2)
+            .fingerprint_bits(32)
+            .geometry(&THIRTY_TWO_BIT)
+            .unwrap_err();
+        // 2^31 bytes of 64-bit buckets, two slots each, at 84% load.
         let BuildError::CapacityTooLarge { max, .. } = err else {
             panic!("{err:?}")
         };
-        assert_eq!(max, sized_capacity(MAX_BUCKETS as usize, 4));
-        let geometry = Builder::new().capacity(max).geometry().unwrap();
-        assert_eq!(geometry.buckets as u64, MAX_BUCKETS);
-        assert!(Builder::new().capacity(max + 1).geometry().is_err());
+        assert_eq!(max as u64, ((i32::MAX as u64 / 8 - 2) * 2) * 84 / 100);
+    }
+
+    #[test]
+    fn a_table_larger_than_memory_is_out_of_memory_or_built_untouched() {
+        // 2^32 buckets of eight 32-bit fingerprints: 128 GiB, never written.
+        match Builder::new()
+            .buckets(1 << 32)
+            .bucket_size(8)
+            .fingerprint_bits(32)
+            .build()
+        {
+            Err(BuildError::OutOfMemory { bytes }) => {
+                assert!(bytes as u64 >= (1 << 37), "{bytes}")
+            }
+            Err(err) => panic!("{err}"),
+            // Where the system grants it, the zeroed pages stay untouched until written.
+            Ok(filter) => assert_eq!(filter.len(), 0),
+        }
     }
 
     #[test]
@@ -343,10 +466,10 @@ mod tests {
                 .capacity(1_000_000)
                 .bucket_size(slots)
                 .fingerprint_bits(bits)
-                .geometry()
+                .geometry(&Limits::TARGET)
                 .unwrap();
             let load = 1_000_000.0 / (geometry.buckets * slots) as f64;
-            let target = target_load_permille(slots) as f64 / 1000.0;
+            let target = crate::sizing::target_load_permille(slots) as f64 / 1000.0;
             assert!(load <= target && load > target - 0.001, "b={slots}: {load}");
         }
     }

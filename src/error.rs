@@ -31,7 +31,8 @@ impl std::error::Error for InsertError {}
 pub enum BuildError {
     /// `capacity` was 0 (or never set).
     ZeroCapacity,
-    /// `capacity` needs more buckets than a table can address.
+    /// `capacity` (or `buckets`) needs more buckets than a table can have on this target: more
+    /// than 2^32, or a table larger than the address space.
     CapacityTooLarge {
         /// The capacity asked for.
         capacity: usize,
@@ -62,11 +63,15 @@ pub enum BuildError {
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate,
-    /// `stripes` was not a power of two, or so few for the table that a stripe could hold more
-    /// than 2^32 fingerprints.
+    /// `stripes` was not a power of two, or so few for the table that a stripe could hold 2^32
+    /// fingerprints, or more than the most there can be.
     Stripes {
         /// The count asked for.
         stripes: usize,
+        /// The fewest this table takes.
+        min: usize,
+        /// The most any table takes: 2^32, or fewer where the target cannot address that many.
+        max: usize,
     },
     /// The search limits were out of range: `max_hops` above the maximum, `max_buckets` under 2.
     SearchLimits {
@@ -75,9 +80,9 @@ pub enum BuildError {
         /// Most buckets asked for.
         max_buckets: usize,
     },
-    /// The table's memory could not be allocated.
+    /// The memory of the table or of its stripes could not be allocated.
     OutOfMemory {
-        /// Bytes the table needed.
+        /// Bytes the table and the stripes needed.
         bytes: usize,
     },
 }
@@ -105,9 +110,10 @@ impl fmt::Display for BuildError {
             Self::FalsePositiveRate => f.write_str(
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
             ),
-            Self::Stripes { stripes } => {
-                write!(f, "stripes must be a power of two, and enough for 2^32 fingerprints each, got {stripes}")
-            }
+            Self::Stripes { stripes, min, max } => write!(
+                f,
+                "stripes must be 0 (the default) or a power of two from {min} to {max} for this table, got {stripes}"
+            ),
             Self::SearchLimits {
                 max_hops,
                 max_buckets,
@@ -117,7 +123,7 @@ impl fmt::Display for BuildError {
                 crate::raw::MAX_HOPS
             ),
             Self::OutOfMemory { bytes } => {
-                write!(f, "could not allocate {bytes} bytes for the filter's table")
+                write!(f, "could not allocate {bytes} bytes for the filter's table and stripes")
             }
         }
     }

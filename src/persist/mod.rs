@@ -97,7 +97,7 @@ impl Header {
             buckets: geometry.buckets as u64,
             // Stripes that could never be locked are not recorded (nor allocated by the reader);
             // the ones left map every bucket to a stripe exactly as before.
-            stripes: geometry.stripes.min(geometry.max_useful_stripes()) as u64,
+            stripes: (geometry.stripes as u64).min(geometry.max_useful_stripes()),
             // Likewise a search bound the search could never reach, or beyond the format's cap.
             max_search_buckets: (geometry.max_search_buckets as u64)
                 .min(search_bound(geometry.slots, geometry.max_hops)),
@@ -221,7 +221,7 @@ impl Header {
             max_hops: max_hops.into(),
             max_search_buckets: 2,
         };
-        let useful = geometry.max_useful_stripes() as u64;
+        let useful = geometry.max_useful_stripes();
         geometry.stripes = match usize::try_from(self.stripes) {
             Ok(stripes)
                 if stripes == 0 || (stripes.is_power_of_two() && self.stripes <= useful) =>
@@ -309,20 +309,16 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S
     let hasher = S::from_seed(header.seed).ok_or(DecodeError::InvalidSeed { seed: header.seed })?;
 
     let table = &body[HEADER_LEN..];
-    let out_of_memory = DecodeError::OutOfMemory {
-        bytes: table.len() as u64,
-    };
-    let mut words = Vec::new();
-    words
-        .try_reserve_exact(table.len() / 8)
-        .map_err(|_| out_of_memory.clone())?;
-    words.extend(table.chunks_exact(8).map(|word| u64_at(word, 0)));
     let tail_bits = geometry.data_bits() % 64;
-    if tail_bits != 0 && words.last().is_some_and(|&last| last >> tail_bits != 0) {
+    if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
     }
     // The word count and the padding are checked, so the table's allocation is all that can fail.
-    let raw = RawFilter::from_words(&geometry, &words).ok_or(out_of_memory)?;
+    // The words go straight from the input into the table: the input and the table are all the
+    // memory a decode holds.
+    let raw = RawFilter::from_le_bytes(&geometry, table).ok_or(DecodeError::OutOfMemory {
+        bytes: geometry.memory_bytes(),
+    })?;
     if let Some(bucket) = raw.first_non_canonical_bucket() {
         return Err(DecodeError::InvalidBucket {
             bucket: bucket as u64,
@@ -354,7 +350,9 @@ fn decode_from<S: StableHashBuilder, R: Read>(
     decode(&bytes)
 }
 
-/// Appends bytes from `reader` to `bytes` until it holds `len` bytes or the reader ends.
+/// Appends bytes from `reader` to `bytes` until it holds `len` bytes or the reader ends. The
+/// buffer grows at most to double what has arrived, and to exactly `len` at the end, so it never
+/// holds more than twice the bytes read nor, once complete, more than `len`.
 fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<(), DecodeError> {
     let mut chunk = vec![
         0u8;
@@ -365,7 +363,17 @@ fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<
         let want = (len - bytes.len() as u64).min(chunk.len() as u64) as usize;
         match reader.read(&mut chunk[..want]) {
             Ok(0) => break,
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                if bytes.capacity() - bytes.len() < n {
+                    let grown = (bytes.len() as u64 * 2).max(READ_CHUNK as u64).min(len);
+                    let grown = usize::try_from(grown).unwrap_or(usize::MAX);
+                    let extra = grown - bytes.len();
+                    bytes
+                        .try_reserve_exact(extra.max(n))
+                        .map_err(|_| DecodeError::OutOfMemory { bytes: len })?;
+                }
+                bytes.extend_from_slice(&chunk[..n]);
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             Err(err) => return Err(err.into()),
         }

@@ -75,45 +75,90 @@ pub(crate) struct Geometry {
 }
 
 impl Geometry {
+    fn layout(&self) -> BucketLayout {
+        BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted)
+    }
+
     /// Stripes this geometry ends up with: the requested count, or the default capped at one per
     /// lock group.
     pub(crate) fn stripe_count(&self) -> usize {
         if self.stripes != 0 {
             return self.stripes;
         }
-        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
-        let groups = self.buckets.div_ceil(1 << Table::lock_group_shift(&layout));
-        // A small table gets fewer stripes, so that they stay a small share of its memory.
-        let by_size = self.table_bytes().unwrap_or(usize::MAX) / STRIPE_SHARE;
-        let by_size = 1usize << by_size.max(1).ilog2();
-        groups.next_power_of_two().min(by_size).min(DEFAULT_STRIPES)
+        let bytes = self.table_bytes().map_or(u64::MAX, |bytes| bytes as u64);
+        // At most DEFAULT_STRIPES, so it fits.
+        default_stripes(self.buckets as u64, &self.layout(), bytes) as usize
     }
 
     /// Bits of bucket data in the table: every bucket's, without the spare words. At most
     /// 2^32 buckets of at most 256 bits, so it cannot overflow.
     pub(crate) fn data_bits(&self) -> u64 {
-        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
-        self.buckets as u64 * layout.bucket_bits() as u64
+        self.buckets as u64 * self.layout().bucket_bits() as u64
     }
 
-    /// The most stripes a filter of this geometry can use: one per lock group, rounded up to a
-    /// power of two. More would never be locked, and a count at least this large maps every lock
-    /// group to a stripe of its own, exactly as this count does.
-    pub(crate) fn max_useful_stripes(&self) -> usize {
-        let layout = BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted);
-        self.buckets
-            .div_ceil(1 << Table::lock_group_shift(&layout))
-            .next_power_of_two()
+    /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
+    pub(crate) fn max_useful_stripes(&self) -> u64 {
+        useful_stripes(self.buckets as u64, &self.layout())
     }
 
     /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(
-            self.buckets,
-            &BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted),
-        )?
-        .checked_mul(8)
+        Table::words_for(self.buckets, &self.layout())?.checked_mul(8)
     }
+
+    /// Bytes the table and the stripes will take, for an out-of-memory report.
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        let table = Table::words_for_u64(self.buckets as u64, &self.layout()).unwrap_or(u64::MAX);
+        table
+            .saturating_add(self.stripe_count() as u64)
+            .saturating_mul(8)
+    }
+}
+
+/// The most stripes a table of `buckets` buckets can use: one per lock group, rounded up to a
+/// power of two. More would never be locked, and a count at least this large maps every lock
+/// group to a stripe of its own, exactly as this count does. In 64 bits: 2^32 one-bucket groups
+/// round to 2^32, which a 32-bit `usize` cannot hold.
+pub(crate) fn useful_stripes(buckets: u64, layout: &BucketLayout) -> u64 {
+    buckets
+        .div_ceil(1 << Table::lock_group_shift(layout))
+        .next_power_of_two()
+}
+
+/// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
+/// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
+/// a small share of its memory.
+pub(crate) fn default_stripes(buckets: u64, layout: &BucketLayout, table_bytes: u64) -> u64 {
+    let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
+    useful_stripes(buckets, layout)
+        .min(by_size)
+        .min(DEFAULT_STRIPES as u64)
+}
+
+/// The fewest stripes (a power of two) for which no stripe covers 2^32 − 1 slots or more: a
+/// stripe's count shares its stamp with the version, and counts of about 32 bits leave the
+/// version at least 31.
+pub(crate) fn min_stripes(buckets: u64, slots: usize) -> u64 {
+    let total = u128::from(buckets) * slots as u128;
+    let mut stripes = 1u64;
+    while total / u128::from(stripes) >= u128::from(u32::MAX) {
+        stripes *= 2;
+    }
+    stripes
+}
+
+/// The most buckets a table of this shape can have: [`MAX_BUCKETS`], or fewer where its table
+/// would take more than `bytes` (what the target can address).
+pub(crate) fn max_buckets(slots: usize, fp_bits: u32, semi_sorted: bool, bytes: u64) -> u64 {
+    let layout = BucketLayout::new(slots, fp_bits, semi_sorted);
+    Table::max_buckets_in(bytes, &layout).min(MAX_BUCKETS)
+}
+
+/// The most stripes the builder accepts: 2^32 (one per bucket of the largest table), or fewer
+/// where `bytes` (what the target can address) cannot hold that many stamps.
+pub(crate) fn max_stripes(bytes: u64) -> u64 {
+    let stamps = (bytes / 8).max(1);
+    (1u64 << stamps.ilog2()).min(MAX_BUCKETS)
 }
 
 pub(crate) struct RawFilter {
@@ -128,24 +173,23 @@ pub(crate) struct RawFilter {
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
+        let layout = geometry.layout();
         let table = Table::new(geometry.buckets, &layout)?;
-        Some(Self::with_table(geometry, layout, table))
+        Self::with_table(geometry, layout, table)
     }
 
-    /// A filter over a table restored from [`Self::snapshot`]'s words; `None` if they do not fit
-    /// the geometry. Stripe counts are recomputed from the table, not trusted from outside.
-    pub(crate) fn from_words(geometry: &Geometry, words: &[u64]) -> Option<Self> {
-        let layout = BucketLayout::new(geometry.slots, geometry.fp_bits, geometry.semi_sorted);
-        let table = Table::from_words(geometry.buckets, &layout, words)?;
-        let mut filter = Self::with_table(geometry, layout, table);
-        let mut counts = vec![0u64; filter.stripes.count()];
+    /// A filter over the table words of [`Self::snapshot`], little-endian in `bytes`, read
+    /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
+    /// had. Stripe counts are recomputed from the table, not trusted from outside.
+    pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
+        let layout = geometry.layout();
+        let table = Table::from_le_bytes(geometry.buckets, &layout, bytes)?;
+        let mut filter = Self::with_table(geometry, layout, table)?;
         for bucket in 0..geometry.buckets {
             let raw = filter.table.load(bucket);
             let used = geometry.slots - filter.layout.count(&raw, 0);
-            counts[filter.stripes.of(bucket)] += used as u64;
+            filter.stripes.add_count(bucket, used as u64);
         }
-        filter.stripes.set_counts(counts);
         Some(filter)
     }
 
@@ -154,14 +198,14 @@ impl RawFilter {
         (0..self.buckets()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
     }
 
-    fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Self {
+    fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
             Table::lock_group_shift(&layout),
             geometry.buckets,
             geometry.slots,
-        );
-        Self {
+        )?;
+        Some(Self {
             geometry: *geometry,
             placement: Placement::new(geometry.buckets, geometry.fp_bits),
             layout,
@@ -171,7 +215,7 @@ impl RawFilter {
                 max_hops: geometry.max_hops,
                 max_buckets: geometry.max_search_buckets,
             },
-        }
+        })
     }
 
     /// The shape this filter was built with.
@@ -528,5 +572,31 @@ impl fmt::Debug for RawFilter {
             .field("len", &self.len())
             .field("limits", &self.limits)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripe_arithmetic_holds_past_2_to_the_32() {
+        // 64-bit buckets are one-bucket lock groups: 2^32 − 1 of them round up to 2^32 stripes,
+        // which a 32-bit `usize` could not hold.
+        let wide = BucketLayout::new(2, 32, false);
+        assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
+        assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
+        assert_eq!(
+            default_stripes(0xFFFF_FFFF, &wide, 1 << 35),
+            DEFAULT_STRIPES as u64
+        );
+        assert_eq!(default_stripes(3, &wide, 40), 1);
+        // 2^35 slots need 16 stripes to keep each under 2^32 − 1.
+        assert_eq!(min_stripes(1 << 32, 8), 16);
+        assert_eq!(min_stripes(1000, 4), 1);
+        assert_eq!(max_stripes(i32::MAX as u64), 1 << 27);
+        assert_eq!(max_stripes(i64::MAX as u64), 1 << 32);
+        assert_eq!(max_buckets(8, 32, false, i64::MAX as u64), MAX_BUCKETS);
+        assert!(max_buckets(2, 32, false, i32::MAX as u64) < 1 << 28);
     }
 }

@@ -19,7 +19,7 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch_write, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
 
 /// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
 /// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
@@ -59,8 +59,13 @@ pub(crate) struct Stripes {
 
 impl Stripes {
     /// `count` stripes (a power of two) over `buckets` buckets of `slots` slots, in lock groups
-    /// of `1 << group_shift` buckets.
-    pub(crate) fn new(count: usize, group_shift: u32, buckets: usize, slots: usize) -> Self {
+    /// of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
+    pub(crate) fn new(
+        count: usize,
+        group_shift: u32,
+        buckets: usize,
+        slots: usize,
+    ) -> Option<Self> {
         debug_assert!(count.is_power_of_two());
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (buckets as u64).div_ceil(1 << group_shift);
@@ -70,12 +75,12 @@ impl Stripes {
             count_bits <= 33,
             "the builder keeps counts to about 32 bits"
         );
-        Self {
-            stamps: (0..count).map(|_| AtomicU64::new(0)).collect(),
+        Some(Self {
+            stamps: zeroed_words(count)?,
             group_shift,
             mask: count - 1,
             count_shift: u64::BITS - count_bits,
-        }
+        })
     }
 
     pub(crate) fn count(&self) -> usize {
@@ -186,11 +191,12 @@ impl Stripes {
         AllStripesGuard { stripes: self }
     }
 
-    /// Sets every stripe's count from a freshly filled table, before the filter is shared.
-    pub(crate) fn set_counts(&mut self, counts: impl IntoIterator<Item = u64>) {
-        for (stamp, count) in self.stamps.iter().zip(counts) {
-            stamp.store(count << self.count_shift, Ordering::Relaxed);
-        }
+    /// Adds `used` fingerprints to the count of `bucket`'s stripe, for a freshly filled table
+    /// before the filter is shared.
+    pub(crate) fn add_count(&mut self, bucket: usize, used: u64) {
+        let stamp = &self.stamps[self.of(bucket)];
+        let count = stamp.load(Ordering::Relaxed) >> self.count_shift;
+        stamp.store((count + used) << self.count_shift, Ordering::Relaxed);
     }
 
     /// Fingerprints in the table, summed over the stripes. Exact when no write is in flight.
@@ -258,14 +264,14 @@ mod tests {
     fn counts_get_the_bits_the_largest_stripe_needs() {
         // 1000 buckets in 250 groups of 4 over 8 stripes: up to 32 groups of 4 buckets of 4
         // slots, 512 fingerprints, 10 bits.
-        assert_eq!(Stripes::new(8, 2, 1000, 4).count_shift, 64 - 10);
+        assert_eq!(Stripes::new(8, 2, 1000, 4).unwrap().count_shift, 64 - 10);
         // A count that needs 33 bits still leaves the version 31.
-        assert_eq!(Stripes::new(1, 0, 1 << 29, 8).count_shift, 64 - 33);
+        assert_eq!(Stripes::new(1, 0, 1 << 29, 8).unwrap().count_shift, 64 - 33);
     }
 
     #[test]
     fn a_version_wraps_without_touching_the_count() {
-        let stripes = Stripes::new(4, 0, 64, 4);
+        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
         let versions = (1u64 << stripes.count_shift) - 1;
         stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
         let before = stripes.stamps[1].load(Ordering::Relaxed);
@@ -280,7 +286,7 @@ mod tests {
 
     #[test]
     fn a_guard_charges_each_stripe_its_own_changes() {
-        let stripes = Stripes::new(4, 0, 64, 4);
+        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
         let mut guard = stripes.lock_buckets([0, 1, 5]);
         guard.add(0, 1);
         guard.add(5, 1);

@@ -7,7 +7,7 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{advise_huge_pages, prefetch, AtomicU64, Ordering::Relaxed};
+use crate::sync::{advise_huge_pages, prefetch, zeroed_words, AtomicU64, Ordering::Relaxed};
 
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
@@ -29,19 +29,18 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// A zeroed table of `buckets` buckets; `None` if the memory cannot be had.
+    /// A zeroed table of `buckets` buckets; `None` if the memory cannot be had. The words come
+    /// zeroed from the allocator, so the pages of a large table are not touched here.
     pub(crate) fn new(buckets: usize, layout: &BucketLayout) -> Option<Self> {
         let bucket_bits = layout.bucket_bits() as u64;
         let len = Self::words_for(buckets, layout)?;
-        let mut words = Vec::new();
-        words.try_reserve_exact(len).ok()?;
+        let mut words = zeroed_words(len)?;
         if len * 8 >= HUGE_PAGE_MIN_BYTES {
-            // Before the zeroing below touches the pages, so that they are born huge.
-            advise_huge_pages(words.spare_capacity_mut());
+            // Before any write touches the pages, so that they are born huge.
+            advise_huge_pages(&mut words);
         }
-        words.extend((0..len).map(|_| AtomicU64::new(0)));
         Some(Self {
-            words: words.into_boxed_slice(),
+            words,
             buckets,
             bucket_bits,
             chunk_bits: layout.chunk_bits(),
@@ -50,13 +49,24 @@ impl Table {
         })
     }
 
-    /// Words a table of `buckets` buckets needs, spare words included; `None` on overflow.
+    /// Words a table of `buckets` buckets needs, spare words included; `None` if that is not
+    /// a `usize`.
     pub(crate) fn words_for(buckets: usize, layout: &BucketLayout) -> Option<usize> {
-        (buckets as u64)
-            .checked_mul(layout.bucket_bits() as u64)?
-            .div_ceil(64)
-            .checked_add(SPARE_WORDS as u64)
-            .and_then(|w| usize::try_from(w).ok())
+        usize::try_from(Self::words_for_u64(buckets as u64, layout)?).ok()
+    }
+
+    /// [`Self::words_for`] in 64 bits, whatever the target's `usize`; `None` on overflow.
+    pub(crate) fn words_for_u64(buckets: u64, layout: &BucketLayout) -> Option<u64> {
+        let data = (u128::from(buckets) * layout.bucket_bits() as u128).div_ceil(64);
+        u64::try_from(data + SPARE_WORDS as u128).ok()
+    }
+
+    /// The most buckets whose table takes at most `bytes` bytes.
+    pub(crate) fn max_buckets_in(bytes: u64, layout: &BucketLayout) -> u64 {
+        let data_words = (bytes / 8).saturating_sub(SPARE_WORDS as u64);
+        (u128::from(data_words) * 64 / layout.bucket_bits() as u128)
+            .try_into()
+            .unwrap_or(u64::MAX)
     }
 
     /// Words that hold bucket bits (the table without its spare words).
@@ -72,20 +82,22 @@ impl Table {
             .collect()
     }
 
-    /// A table whose data words are `words`; `None` unless there are exactly as many as the
-    /// geometry needs and the bits after the last bucket are zero.
-    pub(crate) fn from_words(buckets: usize, layout: &BucketLayout, words: &[u64]) -> Option<Self> {
+    /// A table whose data words are `bytes`, little-endian, read straight into the table;
+    /// `None` unless there are exactly as many as the geometry needs and the memory can be had.
+    /// The caller checks that the bits after the last bucket are zero.
+    pub(crate) fn from_le_bytes(
+        buckets: usize,
+        layout: &BucketLayout,
+        bytes: &[u8],
+    ) -> Option<Self> {
         let table = Self::new(buckets, layout)?;
-        if words.len() != table.data_words() {
+        if bytes.len() / 8 != table.data_words() || bytes.len() % 8 != 0 {
             return None;
         }
-        let used_bits = buckets as u64 * table.bucket_bits;
-        let tail_bits = (used_bits % 64) as u32;
-        if tail_bits != 0 && words.last().is_some_and(|&last| last >> tail_bits != 0) {
-            return None;
-        }
-        for (slot, &word) in table.words.iter().zip(words) {
-            slot.store(word, Relaxed);
+        for (slot, word) in table.words.iter().zip(bytes.chunks_exact(8)) {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(word);
+            slot.store(u64::from_le_bytes(le), Relaxed);
         }
         Some(table)
     }
@@ -237,6 +249,72 @@ mod tests {
                 assert_eq!(table.load(i), want);
             }
         }
+    }
+
+    #[test]
+    fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
+        for (slots, fp_bits) in [(2, 4), (2, 32), (4, 12), (8, 32), (8, 7)] {
+            let layout = BucketLayout::new(slots, fp_bits, false);
+            // Budgets of a 32-bit target (isize::MAX), of 2^40 and of a 64-bit one.
+            for bytes in [1000u64, i32::MAX as u64, 1 << 40, i64::MAX as u64] {
+                let most = Table::max_buckets_in(bytes, &layout);
+                let words = Table::words_for_u64(most, &layout).unwrap();
+                assert!(words * 8 <= bytes, "b={slots} f={fp_bits} {bytes}");
+                let more = Table::words_for_u64(most + 1, &layout).unwrap();
+                assert!(more * 8 > bytes, "b={slots} f={fp_bits} {bytes}");
+            }
+        }
+        let layout = BucketLayout::new(8, 32, false);
+        assert_eq!(Table::words_for_u64(u64::MAX, &layout), None);
+        assert_eq!(Table::words_for_u64(1 << 32, &layout), Some((1 << 34) + 2));
+    }
+
+    #[test]
+    fn a_table_read_from_bytes_holds_them_and_refuses_a_wrong_length() {
+        let layout = BucketLayout::new(4, 12, false);
+        let source = Table::new(37, &layout).unwrap();
+        for i in 0..37 {
+            let mut raw = [0u128; 2];
+            assert!(layout.insert(&mut raw, i as u32 + 1));
+            source.store(i, &raw);
+        }
+        let bytes: Vec<u8> = source
+            .copy_words()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let copy = Table::from_le_bytes(37, &layout, &bytes).unwrap();
+        assert!((0..37).all(|i| copy.load(i) == source.load(i)));
+        assert!(Table::from_le_bytes(37, &layout, &bytes[8..]).is_none());
+        assert!(Table::from_le_bytes(37, &layout, &bytes[1..]).is_none());
+    }
+
+    /// Resident bytes of this process, from `/proc/self/statm` (in 4 KiB pages).
+    #[cfg(target_os = "linux")]
+    fn resident_bytes() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_new_table_leaves_its_pages_untouched_until_written() {
+        // 512 MiB of 48-bit buckets.
+        let layout = BucketLayout::new(4, 12, false);
+        let buckets = (512 << 20) / 6;
+        let before = resident_bytes();
+        let table = Table::new(buckets, &layout).unwrap();
+        let grown = resident_bytes().saturating_sub(before);
+        assert!(grown < 64 << 20, "{grown} bytes resident after building");
+        // Every bucket reads as empty, and a write far in is kept.
+        let last = buckets - 1;
+        assert_eq!(table.load(last), [0, 0]);
+        let mut raw = [0u128; 2];
+        assert!(layout.insert(&mut raw, 7));
+        table.store(last, &raw);
+        assert_eq!(table.load(last), raw);
+        assert_eq!(table.load(last - 1), [0, 0]);
     }
 
     #[test]

@@ -88,3 +88,12 @@ pub(crate) fn prefetch(_word: &AtomicU64) {}
 /// Nor has one for writing.
 #[inline(always)]
 pub(crate) fn prefetch_write(_word: &AtomicU64) {}
+
+/// `len` words, every one 0, or `None` if the memory cannot be had. Loom's atomics are not plain
+/// integers, so they are built one by one.
+pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
+    let mut words = Vec::new();
+    words.try_reserve_exact(len).ok()?;
+    words.extend((0..len).map(|_| AtomicU64::new(0)));
+    Some(words.into_boxed_slice())
+}

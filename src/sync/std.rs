@@ -81,6 +81,31 @@ pub(crate) fn advise_huge_pages<T>(memory: &mut [T]) {
     let _ = memory;
 }
 
+/// `len` atomic words, every one 0, or `None` if the memory cannot be had. The words come from a
+/// zeroed allocation, so fresh pages the allocator maps for a large table stay untouched (and
+/// not resident) until written, and memory advice given before the first write still applies.
+#[allow(unsafe_code)]
+pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
+    use std::alloc::{alloc_zeroed, Layout};
+    if len == 0 {
+        return Some(Box::new([]));
+    }
+    let layout = Layout::array::<AtomicU64>(len).ok()?;
+    // SAFETY: `layout` has a non-zero size (len ≥ 1 words of 8 bytes), as `alloc_zeroed` needs,
+    // and a null result is returned as `None` before anything else. Otherwise the block comes
+    // from the global allocator with `layout`, which is exactly the layout a `Box<[AtomicU64]>` of
+    // `len` elements frees itself with (size 8·len, align 8), and no one else owns it. It is
+    // zero-filled, and `AtomicU64` has the in-memory representation of `u64`, whose all-zero bit
+    // pattern is 0: each of the `len` elements is a valid `AtomicU64::new(0)`.
+    unsafe {
+        let ptr = alloc_zeroed(layout).cast::<AtomicU64>();
+        if ptr.is_null() {
+            return None;
+        }
+        Some(Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +121,26 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64));
+    }
+
+    #[test]
+    fn zeroed_words_are_zero_writable_and_refused_when_impossible() {
+        for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5] {
+            let mut words = zeroed_words(len).unwrap();
+            assert_eq!(words.len(), len);
+            assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+            advise_huge_pages(&mut words);
+            for (i, word) in words.iter().enumerate() {
+                word.store(i as u64 ^ 0xa5a5, Ordering::Relaxed);
+            }
+            assert!(words
+                .iter()
+                .enumerate()
+                .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64 ^ 0xa5a5));
+        }
+        // Past isize::MAX bytes, and 256 TiB: more than the address space.
+        assert!(zeroed_words(usize::MAX / 4).is_none());
+        assert!(zeroed_words(1 << 45).is_none());
     }
 
     #[test]

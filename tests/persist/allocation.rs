@@ -100,6 +100,38 @@ fn a_header_that_promises_a_huge_table_allocates_nothing_big() {
 }
 
 #[test]
+fn a_header_with_2_to_the_32_minus_1_buckets_is_checked_without_overflow() {
+    // 2-slot buckets of 32-bit fingerprints: one word each, one lock group each.
+    let mut bytes = build(2, 32, 10, 1).to_bytes();
+    set_u64(&mut bytes, BUCKETS_AT, 0xFFFF_FFFF);
+    set_u64(&mut bytes, TABLE_WORDS_AT, 0xFFFF_FFFF);
+    set_u64(&mut bytes, STRIPES_AT, 0);
+    set_u64(&mut bytes, ITEMS_AT, 0);
+    bytes.truncate(HEADER_LEN + 8);
+    reseal(&mut bytes);
+    bytes.truncate(HEADER_LEN);
+    let (result, largest) = largest_allocation(|| ConcurrentCuckooFilter::from_bytes(&bytes));
+    assert_eq!(
+        result.unwrap_err(),
+        DecodeError::Truncated {
+            needed: HEADER_LEN as u64 + 8 * 0xFFFF_FFFF + 8,
+            found: HEADER_LEN as u64
+        }
+    );
+    assert!(largest < 1024, "{largest} bytes");
+    // Asking for every one of its 2^32 useful stripes is accepted, more is not.
+    for (stripes, ok) in [(1u64 << 32, true), (1 << 33, false)] {
+        let mut asking = bytes.clone();
+        asking.extend_from_slice(&[0; 8]);
+        set_u64(&mut asking, STRIPES_AT, stripes);
+        reseal(&mut asking);
+        asking.truncate(HEADER_LEN);
+        let err = ConcurrentCuckooFilter::from_bytes(&asking).unwrap_err();
+        assert_eq!(matches!(err, DecodeError::Truncated { .. }), ok, "{err}");
+    }
+}
+
+#[test]
 fn decoding_allocates_in_proportion_to_the_input() {
     let filter = build(4, 12, 200_000, 3);
     fill(&filter, 150_000, 3);
