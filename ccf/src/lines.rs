@@ -1,0 +1,203 @@
+//! One chunk's lines: found, hashed, looked up and inserted on all cores, written in order.
+
+use core::hash::{BuildHasher, Hasher};
+use std::io::{self, Write};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+use rayon::prelude::*;
+
+/// What a line is a key of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyFormat {
+    /// The line's bytes are the key, hashed as the `&str` of them would be.
+    Text,
+    /// The line is the key's 64-bit hash in hexadecimal (an optional `0x`, 1 to 16 digits).
+    Hex64,
+}
+
+/// Lines of a chunk: where each is (without its `\n`) and its key's hash.
+#[derive(Debug, Default)]
+pub struct Lines {
+    spans: Vec<Range<usize>>,
+    pub hashes: Vec<u64>,
+}
+
+/// A `--hex64` line that does not parse: its index in the chunk, and where it is.
+#[derive(Debug)]
+pub struct BadKey {
+    pub index: usize,
+    pub span: Range<usize>,
+}
+
+/// Pieces a chunk is split into per thread, so that a slow thread does not hold the others up.
+const PIECES_PER_THREAD: usize = 4;
+
+/// Hashes a lookup batch takes at once.
+const LOOKUP_BATCH: usize = 4096;
+
+/// The hash the filter's `insert(line)` would compute for a line that is valid UTF-8: a `str`
+/// hashes as its bytes and one `0xff`. Lines that are not UTF-8 get the same formula.
+pub fn text_hash(hasher: &DefaultHashBuilder, line: &[u8]) -> u64 {
+    let mut state = hasher.build_hasher();
+    state.write(line);
+    state.write_u8(0xff);
+    state.finish()
+}
+
+fn hex_hash(line: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(line).ok()?;
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
+}
+
+impl Lines {
+    /// The lines of `data` (which ends in `\n`), hashed on all cores.
+    pub fn split(
+        data: &[u8],
+        keys: KeyFormat,
+        hasher: &DefaultHashBuilder,
+    ) -> Result<Self, BadKey> {
+        let pieces = piece_bounds(data, rayon::current_num_threads() * PIECES_PER_THREAD);
+        let parts: Vec<Result<Lines, BadKey>> = pieces
+            .into_par_iter()
+            .map(|piece| {
+                let mut part = Lines::default();
+                let mut start = piece.start;
+                for (at, &byte) in data[piece.clone()].iter().enumerate() {
+                    if byte != b'\n' {
+                        continue;
+                    }
+                    let end = piece.start + at;
+                    let line = &data[start..end];
+                    let hash = match keys {
+                        KeyFormat::Text => text_hash(hasher, line),
+                        KeyFormat::Hex64 => hex_hash(line).ok_or(BadKey {
+                            index: part.spans.len(),
+                            span: start..end,
+                        })?,
+                    };
+                    part.spans.push(start..end);
+                    part.hashes.push(hash);
+                    start = end + 1;
+                }
+                Ok(part)
+            })
+            .collect();
+        let mut lines = Lines::default();
+        for part in parts {
+            match part {
+                Ok(part) => {
+                    lines.spans.extend(part.spans);
+                    lines.hashes.extend(part.hashes);
+                }
+                Err(bad) => {
+                    return Err(BadKey {
+                        index: lines.spans.len() + bad.index,
+                        span: bad.span,
+                    })
+                }
+            }
+        }
+        Ok(lines)
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Line `i`'s bytes, without its `\n`.
+    pub fn line<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
+        &data[self.spans[i].clone()]
+    }
+
+    /// Writes, in order, each line whose `selected` flag equals `want`; returns how many.
+    pub fn write_where(
+        &self,
+        data: &[u8],
+        selected: &[bool],
+        want: bool,
+        out: &mut impl Write,
+    ) -> io::Result<u64> {
+        let mut written = 0;
+        for (span, &flag) in self.spans.iter().zip(selected) {
+            if flag == want {
+                // The span and its `\n` in one write.
+                out.write_all(&data[span.start..span.end + 1])?;
+                written += 1;
+            }
+        }
+        Ok(written)
+    }
+}
+
+/// `data` cut into about `pieces` ranges, each ending just after a `\n`.
+fn piece_bounds(data: &[u8], pieces: usize) -> Vec<Range<usize>> {
+    let mut bounds = Vec::with_capacity(pieces);
+    let mut start = 0;
+    for k in 1..=pieces {
+        let target = (data.len() * k / pieces).max(start);
+        let end = match data[target..].iter().position(|&b| b == b'\n') {
+            Some(at) if k < pieces => target + at + 1,
+            _ => data.len(),
+        };
+        if end > start {
+            bounds.push(start..end);
+        }
+        start = end;
+    }
+    bounds
+}
+
+/// Whether each hash may be in the filter, by batched lookups on all cores.
+pub fn contains(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Vec<bool> {
+    let mut answers = vec![false; hashes.len()];
+    hashes
+        .par_chunks(LOOKUP_BATCH)
+        .zip(answers.par_chunks_mut(LOOKUP_BATCH))
+        .for_each(|(hashes, answers)| filter.contains_hash_batch(hashes, answers));
+    answers
+}
+
+/// Inserts each hash unless present, on all cores; whether each went in. Equal hashes go to the
+/// same thread, which takes them in order, so of equal lines only the first can go in.
+/// `Err(i)`: hash `i` found no room (the earliest such among those tried); others may have gone
+/// in meanwhile.
+pub fn insert_unique(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Result<Vec<bool>, usize> {
+    let threads = rayon::current_num_threads() as u64;
+    let inserted: Vec<AtomicBool> = hashes.iter().map(|_| AtomicBool::new(false)).collect();
+    let stop = AtomicBool::new(false);
+    let first_full = AtomicUsize::new(usize::MAX);
+    (0..threads).into_par_iter().for_each(|thread| {
+        // By the first bucket's bits: each thread works mostly in its own part of the table.
+        let mine = hashes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &hash)| ((hash >> 32) * threads) >> 32 == thread);
+        for (i, &hash) in mine {
+            match filter.insert_unique_hash(hash) {
+                Ok(new) => inserted[i].store(new, Ordering::Relaxed),
+                Err(_) => {
+                    first_full.fetch_min(i, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+    });
+    match first_full.into_inner() {
+        usize::MAX => Ok(inserted.into_iter().map(AtomicBool::into_inner).collect()),
+        i => Err(i),
+    }
+}
