@@ -127,8 +127,9 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
     save(&filter, args.output.as_deref())?;
     let stats = filter.stats();
     note(format_args!(
-        "ccf build: {lines} lines, {stored} keys stored, {} duplicates; {} bits per item; \
-         expected false positive rate {:.4}% (at capacity {:.4}%)\n",
+        "ccf build: {lines} lines, {stored} keys stored, {} found present (repeats or false \
+         positives); {} bits per item; expected false positive rate {:.4}% (at capacity \
+         {:.4}%)\n",
         lines - stored,
         stats
             .bits_per_item

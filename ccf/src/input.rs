@@ -137,7 +137,13 @@ fn read_source(
     let mut reader = source.open()?;
     loop {
         let old = pending.len();
-        pending.resize(CHUNK_BYTES.max(old + (64 << 10)), 0);
+        // Up to a chunk; past it only while a line is longer than that.
+        let want = if old < CHUNK_BYTES {
+            CHUNK_BYTES
+        } else {
+            old + (64 << 10)
+        };
+        pending.resize(want, 0);
         let n = loop {
             match reader.read(&mut pending[old..]) {
                 Ok(n) => break n,

@@ -17,10 +17,10 @@ pub enum KeyFormat {
     Hex64,
 }
 
-/// Lines of a chunk: where each is (without its `\n`) and its key's hash.
+/// Lines of a chunk: where each ends (at its `\n`; the next starts after it) and its key's hash.
 #[derive(Debug, Default)]
 pub struct Lines {
-    spans: Vec<Range<usize>>,
+    ends: Vec<usize>,
     pub hashes: Vec<u64>,
 }
 
@@ -77,11 +77,11 @@ impl Lines {
                     let hash = match keys {
                         KeyFormat::Text => text_hash(hasher, line),
                         KeyFormat::Hex64 => hex_hash(line).ok_or(BadKey {
-                            index: part.spans.len(),
+                            index: part.ends.len(),
                             span: start..end,
                         })?,
                     };
-                    part.spans.push(start..end);
+                    part.ends.push(end);
                     part.hashes.push(hash);
                     start = end + 1;
                 }
@@ -92,12 +92,12 @@ impl Lines {
         for part in parts {
             match part {
                 Ok(part) => {
-                    lines.spans.extend(part.spans);
+                    lines.ends.extend(part.ends);
                     lines.hashes.extend(part.hashes);
                 }
                 Err(bad) => {
                     return Err(BadKey {
-                        index: lines.spans.len() + bad.index,
+                        index: lines.ends.len() + bad.index,
                         span: bad.span,
                     })
                 }
@@ -107,16 +107,17 @@ impl Lines {
     }
 
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.ends.is_empty()
     }
 
     /// Line `i`'s bytes, without its `\n`.
     pub fn line<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
-        &data[self.spans[i].clone()]
+        let start = i.checked_sub(1).map_or(0, |before| self.ends[before] + 1);
+        &data[start..self.ends[i]]
     }
 
     /// Writes, in order, each line whose `selected` flag equals `want`; returns how many.
@@ -128,12 +129,14 @@ impl Lines {
         out: &mut impl Write,
     ) -> io::Result<u64> {
         let mut written = 0;
-        for (span, &flag) in self.spans.iter().zip(selected) {
+        let mut start = 0;
+        for (&end, &flag) in self.ends.iter().zip(selected) {
             if flag == want {
-                // The span and its `\n` in one write.
-                out.write_all(&data[span.start..span.end + 1])?;
+                // The line and its `\n` in one write.
+                out.write_all(&data[start..=end])?;
                 written += 1;
             }
+            start = end + 1;
         }
         Ok(written)
     }
