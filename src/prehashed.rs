@@ -145,6 +145,61 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw().remove(hash)
     }
 
+    /// [`insert_unique_hash`](Self::insert_unique_hash) of many hashes in order, overlapping
+    /// their memory loads as [`try_extend_hashes`](Self::try_extend_hashes) does: `new[i]` says
+    /// whether `hashes[i]` went in (false: its fingerprint was already in one of its buckets,
+    /// perhaps from an earlier hash of the same slice). Returns how many went in.
+    ///
+    /// # Errors
+    ///
+    /// On the first hash that finds no room. Here [`ExtendError::inserted`] is that hash's
+    /// index: it counts the hashes before it, each inserted or found present (as `new` says).
+    /// It and the ones after it were not tried, and their `new` entries are false.
+    ///
+    /// # Panics
+    ///
+    /// If `new` and `hashes` differ in length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    /// use core::hash::BuildHasher;
+    ///
+    /// let seen = ConcurrentCuckooFilter::with_capacity(1000);
+    /// let hashes = ["a", "b", "a", "c", "b"].map(|key| seen.hasher().hash_one(key));
+    /// let mut new = [false; 5];
+    /// assert_eq!(seen.insert_unique_hashes(&hashes, &mut new), Ok(3));
+    /// assert_eq!(new, [true, true, false, true, false]);
+    /// ```
+    pub fn insert_unique_hashes(
+        &self,
+        hashes: &[u64],
+        new: &mut [bool],
+    ) -> Result<usize, ExtendError> {
+        assert_eq!(
+            hashes.len(),
+            new.len(),
+            "insert_unique_hashes: one flag per hash"
+        );
+        new.fill(false);
+        let mut inserted = 0;
+        for (at, block) in hashes.chunks(crate::raw::BLOCK).enumerate() {
+            let flags = &mut new[at * crate::raw::BLOCK..];
+            let outcome = self.raw().insert_block_with(block, true, |i, insertion| {
+                flags[i] = insertion == Insertion::Inserted;
+                inserted += usize::from(flags[i]);
+            });
+            if let Err(i) = outcome {
+                return Err(ExtendError {
+                    inserted: at * crate::raw::BLOCK + i,
+                    error: InsertError::Full,
+                });
+            }
+        }
+        Ok(inserted)
+    }
+
     /// Inserts many hashes in order, overlapping their memory loads as
     /// [`try_extend`](Self::try_extend) does. `Ok(n)`: all `n` went in.
     ///

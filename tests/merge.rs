@@ -250,3 +250,31 @@ fn stats_describe_the_filter_as_its_accessors_do() {
     assert_eq!(empty.bits_per_item, None);
     assert!(empty.to_string().contains("bits per item: -\n"));
 }
+
+#[test]
+fn a_batch_of_unique_inserts_flags_first_copies_and_names_the_hash_that_found_no_room() {
+    let filter = ConcurrentCuckooFilter::with_capacity(10_000);
+    let hash = |key: u64| filter.hasher().hash_one(key);
+    let hashes: Vec<u64> = (0..3000u64).map(|i| hash(i % 1000)).collect();
+    let mut new = vec![true; hashes.len()];
+    let inserted = filter.insert_unique_hashes(&hashes, &mut new).unwrap();
+    assert_eq!(inserted, filter.len());
+    assert_eq!(inserted, new.iter().filter(|&&new| new).count());
+    // The first copy of each key, less a few false positives; never a later copy.
+    assert!((995..=1000).contains(&inserted), "{inserted}");
+    assert!(new[1000..].iter().all(|&new| !new));
+
+    let more: Vec<u64> = (10_000..100_000u64).map(hash).collect();
+    let mut new = vec![false; more.len()];
+    let before = filter.len();
+    let at = filter
+        .insert_unique_hashes(&more, &mut new)
+        .unwrap_err()
+        .inserted();
+    assert!(at > 5_000 && at < more.len(), "{at}");
+    assert!(new[at..].iter().all(|&new| !new));
+    let went_in = new.iter().filter(|&&new| new).count();
+    assert_eq!(filter.len(), before + went_in);
+    assert!(more[..at].iter().all(|&hash| filter.contains_hash(hash)));
+    assert!((0..1000u64).all(|key| filter.contains(&key)));
+}

@@ -34,6 +34,9 @@ pub struct BadKey {
 /// Pieces a chunk is split into per thread, so that a slow thread does not hold the others up.
 const PIECES_PER_THREAD: usize = 4;
 
+/// Hashes an insert batch takes at once, between checks whether another thread found no room.
+const INSERT_BATCH: usize = 4096;
+
 /// Hashes a lookup batch takes at once.
 const LOOKUP_BATCH: usize = 4096;
 
@@ -175,32 +178,43 @@ pub fn contains(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Vec<bool> {
 /// `Err(i)`: hash `i` found no room (the earliest such among those tried); others may have gone
 /// in meanwhile.
 pub fn insert_unique(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Result<Vec<bool>, usize> {
-    let threads = rayon::current_num_threads() as u64;
-    let inserted: Vec<AtomicBool> = hashes.iter().map(|_| AtomicBool::new(false)).collect();
+    let parts = (rayon::current_num_threads() * PIECES_PER_THREAD) as u64;
     let stop = AtomicBool::new(false);
     let first_full = AtomicUsize::new(usize::MAX);
-    (0..threads).into_par_iter().for_each(|thread| {
-        // By the first bucket's bits: each thread works mostly in its own part of the table.
-        let mine = hashes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &hash)| ((hash >> 32) * threads) >> 32 == thread);
-        for (i, &hash) in mine {
-            match filter.insert_unique_hash(hash) {
-                Ok(new) => inserted[i].store(new, Ordering::Relaxed),
-                Err(_) => {
+    let outcomes: Vec<(Vec<usize>, Vec<bool>)> = (0..parts)
+        .into_par_iter()
+        .map(|part| {
+            // By the first bucket's bits: each part works mostly in its own region of the table.
+            let (indices, mine): (Vec<usize>, Vec<u64>) = hashes
+                .iter()
+                .enumerate()
+                .filter(|&(_, &hash)| ((hash >> 32) * parts) >> 32 == part)
+                .unzip();
+            let mut new = vec![false; mine.len()];
+            let blocks = mine.chunks(INSERT_BATCH).zip(new.chunks_mut(INSERT_BATCH));
+            for (at, (mine, new)) in blocks.enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Err(full) = filter.insert_unique_hashes(mine, new) {
+                    let i = indices[at * INSERT_BATCH + full.inserted()];
                     first_full.fetch_min(i, Ordering::Relaxed);
                     stop.store(true, Ordering::Relaxed);
-                    return;
+                    break;
                 }
             }
-            if stop.load(Ordering::Relaxed) {
-                return;
-            }
-        }
-    });
+            (indices, new)
+        })
+        .collect();
     match first_full.into_inner() {
-        usize::MAX => Ok(inserted.into_iter().map(AtomicBool::into_inner).collect()),
-        i => Err(i),
+        usize::MAX => {}
+        i => return Err(i),
     }
+    let mut inserted = vec![false; hashes.len()];
+    for (indices, new) in outcomes {
+        for (i, new) in indices.into_iter().zip(new) {
+            inserted[i] = new;
+        }
+    }
+    Ok(inserted)
 }
