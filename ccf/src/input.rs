@@ -13,10 +13,10 @@ use crate::error::CliError;
 
 /// Bytes a chunk holds before it is handed on (it ends at the last whole line). Large enough that
 /// splitting it across threads costs little, small enough that a few in flight are little memory.
-pub const CHUNK_BYTES: usize = 4 << 20;
+pub const CHUNK_BYTES: usize = 2 << 20;
 
 /// Chunks read ahead of the one being worked on: memory stays at a few chunks whatever the input.
-const READ_AHEAD: usize = 2;
+const READ_AHEAD: usize = 1;
 
 /// Where lines come from.
 #[derive(Debug, Clone)]

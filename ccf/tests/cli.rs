@@ -178,7 +178,7 @@ fn a_line_is_the_key_the_library_hashes_as_a_str_and_hex64_takes_that_hash() {
 
 #[test]
 fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
-    // About 9 MB: several 4 MB chunks, with repeats both within a chunk and across chunks.
+    // About 7 MB: several 2 MiB chunks, with repeats both within a chunk and across chunks.
     let input: Vec<String> = (0..900_000u64)
         .map(|i| {
             format!(
