@@ -64,24 +64,22 @@ fn each_chunk(
 ) -> Result<u64, CliError> {
     let bar = progress(total_bytes(&sources));
     let mut seen = 0u64;
-    for data in Chunks::read(sources, bar.clone()) {
-        let data = data?;
-        let lines = Lines::split(&data, keys, hasher).map_err(|bad| CliError::BadHex {
-            line: seen + bad.index as u64 + 1,
-            text: shown(&data[bad.span]),
-        });
-        let lines = match lines {
-            Ok(lines) => lines,
-            Err(error) => {
-                bar.finish_and_clear();
-                return Err(error);
-            }
-        };
-        work(&data, &lines, seen)?;
-        seen += lines.len() as u64;
-    }
+    let each = || {
+        for data in Chunks::read(sources, bar.clone()) {
+            let data = data?;
+            let lines = Lines::split(&data, keys, hasher).map_err(|bad| CliError::BadHex {
+                line: seen + bad.index as u64 + 1,
+                text: shown(&data[bad.span]),
+            })?;
+            work(&data, &lines, seen)?;
+            seen += lines.len() as u64;
+        }
+        Ok(seen)
+    };
+    let result = each();
+    // Cleared on an error too, so that the message is not drawn over.
     bar.finish_and_clear();
-    Ok(seen)
+    result
 }
 
 /// A line as text for a message: lossily decoded, at most 80 characters.
