@@ -31,7 +31,8 @@ pub struct BadKey {
     pub span: Range<usize>,
 }
 
-/// Pieces a chunk is split into per thread, so that a slow thread does not hold the others up.
+/// Pieces (and insert parts) a chunk is split into per thread, so that a slow thread does not
+/// hold the others up.
 const PIECES_PER_THREAD: usize = 4;
 
 /// Hashes an insert batch takes at once, between checks whether another thread found no room.
@@ -173,8 +174,9 @@ pub fn contains(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Vec<bool> {
     answers
 }
 
-/// Inserts each hash unless present, on all cores; whether each went in. Equal hashes go to the
-/// same thread, which takes them in order, so of equal lines only the first can go in.
+/// Inserts each hash unless present, on all cores; whether each went in. The hashes are split
+/// into parts by their first bucket, a task each; equal hashes fall in the same part, which
+/// takes them in order, so of equal lines only the first can go in.
 /// `Err(i)`: hash `i` found no room (the earliest such among those tried); others may have gone
 /// in meanwhile.
 pub fn insert_unique(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Result<Vec<bool>, usize> {
