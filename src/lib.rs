@@ -47,16 +47,21 @@ mod bulk;
 mod error;
 mod filter;
 mod hash;
+mod merge;
 mod persist;
+mod prehashed;
 mod raw;
 mod sizing;
+mod stats;
 mod sync;
 
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+pub use crate::merge::MergeError;
 pub use crate::persist::{DecodeError, StableHashBuilder};
+pub use crate::stats::FilterStats;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

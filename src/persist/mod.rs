@@ -274,6 +274,14 @@ fn data_words(geometry: &Geometry) -> u64 {
     geometry.data_bits().div_ceil(64)
 }
 
+/// Bytes of the encoding of a filter of this geometry, and the format version it is written in.
+pub(crate) fn encoded_len(geometry: &Geometry) -> (u64, u16) {
+    (
+        (HEADER_LEN + CHECKSUM_LEN) as u64 + data_words(geometry) * 8,
+        VERSION,
+    )
+}
+
 /// The little-endian `u64` at `bytes[at..at + 8]`, which the caller knows to be there.
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];

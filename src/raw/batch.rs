@@ -78,6 +78,17 @@ impl RawFilter {
     /// instructions keep from overlapping with the next insert's, and with several writers for
     /// the stripe lines the other cores wrote last.
     pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        self.insert_block_with(hashes, false, |_, _| {})
+    }
+
+    /// [`Self::insert_block`], unique inserts if `unique`, telling `done` each hash's index and
+    /// what its insert did (all but `Full`, which ends the block as `Err`).
+    pub(crate) fn insert_block_with(
+        &self,
+        hashes: &[u64],
+        unique: bool,
+        mut done: impl FnMut(usize, Insertion),
+    ) -> Result<(), usize> {
         let mut candidates = [Candidates::default(); BLOCK];
         let candidates = &mut candidates[..hashes.len()];
         for (c, &hash) in candidates.iter_mut().zip(hashes) {
@@ -98,8 +109,9 @@ impl RawFilter {
             if let Some(later) = candidates.get(i + INSERT_AHEAD) {
                 prefetch(later);
             }
-            if self.insert_candidates(c, false, &mut queue) == Insertion::Full {
-                return Err(i);
+            match self.insert_candidates(c, unique, &mut queue) {
+                Insertion::Full => return Err(i),
+                done_here => done(i, done_here),
             }
         }
         Ok(())

@@ -17,6 +17,7 @@
 mod batch;
 mod bucket;
 mod index;
+mod merge;
 mod path;
 mod semisort;
 mod stripe;

@@ -1,0 +1,226 @@
+//! The subcommands.
+
+use std::fmt;
+use std::io::{self, BufWriter, IsTerminal, Write};
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
+use crate::error::CliError;
+use crate::filter_file::{load, save, sized};
+use crate::input::{total_bytes, Chunks, Source};
+use crate::lines::{contains, insert_unique, KeyFormat, Lines};
+
+/// Runs a command; `Ok` carries the exit status.
+pub fn run(command: Command) -> Result<i32, CliError> {
+    match command {
+        Command::Build(args) => build(args),
+        Command::Query(args) => query(args),
+        Command::Dedup(args) => dedup(args),
+        Command::Info(args) => info(args),
+        Command::Merge(args) => merge(args),
+    }
+}
+
+/// A line on standard error; a closed standard error is not worth failing for.
+fn note(args: fmt::Arguments<'_>) {
+    let _ = io::stderr().write_fmt(args);
+}
+
+/// Standard output, buffered in large blocks.
+fn stdout() -> BufWriter<io::StdoutLock<'static>> {
+    BufWriter::with_capacity(1 << 20, io::stdout().lock())
+}
+
+/// A progress bar on standard error if it is a terminal, by bytes if their total is known.
+fn progress(total: Option<u64>) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let (bar, template) = match total {
+        Some(total) => (
+            ProgressBar::new(total),
+            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        ),
+        None => (
+            ProgressBar::new_spinner(),
+            "{spinner} {bytes} {bytes_per_sec}",
+        ),
+    };
+    match ProgressStyle::with_template(template) {
+        Ok(style) => bar.with_style(style),
+        Err(_) => bar,
+    }
+}
+
+/// Feeds every chunk of the sources' lines, hashed, to `work` with the number of lines before
+/// it; returns how many lines there were.
+fn each_chunk(
+    sources: Vec<Source>,
+    keys: KeyFormat,
+    hasher: &DefaultHashBuilder,
+    mut work: impl FnMut(&[u8], &Lines, u64) -> Result<(), CliError>,
+) -> Result<u64, CliError> {
+    let bar = progress(total_bytes(&sources));
+    let mut seen = 0u64;
+    let each = || {
+        for data in Chunks::read(sources, bar.clone()) {
+            let data = data?;
+            let lines = Lines::split(&data, keys, hasher).map_err(|bad| CliError::BadHex {
+                line: seen + bad.index as u64 + 1,
+                text: shown(&data[bad.span]),
+            })?;
+            work(&data, &lines, seen)?;
+            seen += lines.len() as u64;
+        }
+        Ok(seen)
+    };
+    let result = each();
+    // Cleared on an error too, so that the message is not drawn over.
+    bar.finish_and_clear();
+    result
+}
+
+/// A line as text for a message: lossily decoded, at most 80 characters.
+fn shown(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).chars().take(80).collect()
+}
+
+/// The error for line `i` of a chunk finding no room.
+fn full(
+    filter: &ConcurrentCuckooFilter,
+    data: &[u8],
+    lines: &Lines,
+    seen: u64,
+    i: usize,
+) -> CliError {
+    CliError::Full {
+        line: seen + i as u64 + 1,
+        key: shown(lines.line(data, i)),
+        stored: filter.len(),
+    }
+}
+
+fn build(args: BuildArgs) -> Result<i32, CliError> {
+    let sources = Source::all(&args.inputs);
+    let filter = sized(args.sizing.capacity, args.sizing.fpr, &sources)?;
+    let keys = if args.hex64 {
+        KeyFormat::Hex64
+    } else {
+        KeyFormat::Text
+    };
+    let mut stored = 0u64;
+    let lines = each_chunk(
+        sources,
+        keys,
+        &filter.hasher().clone(),
+        |data, lines, seen| {
+            let new = insert_unique(&filter, &lines.hashes)
+                .map_err(|i| full(&filter, data, lines, seen, i))?;
+            stored += new.iter().filter(|&&new| new).count() as u64;
+            Ok(())
+        },
+    )?;
+    save(&filter, args.output.as_deref())?;
+    let stats = filter.stats();
+    note(format_args!(
+        "ccf build: {lines} lines, {stored} keys stored, {} found present (repeats or false \
+         positives); {} bits per item; expected false positive rate {:.4}% (at capacity \
+         {:.4}%)\n",
+        lines - stored,
+        stats
+            .bits_per_item
+            .map_or("-".to_string(), |bits| format!("{bits:.2}")),
+        stats.false_positive_rate_at_load * 100.0,
+        stats.expected_false_positive_rate * 100.0,
+    ));
+    Ok(0)
+}
+
+fn query(args: QueryArgs) -> Result<i32, CliError> {
+    let filter = load(&args.filter)?;
+    let keys = if args.hex64 {
+        KeyFormat::Hex64
+    } else {
+        KeyFormat::Text
+    };
+    let mut out = stdout();
+    let mut printed = 0u64;
+    each_chunk(
+        Source::all(&args.inputs),
+        keys,
+        filter.hasher(),
+        |data, lines, _| {
+            let answers = contains(&filter, &lines.hashes);
+            printed += lines.write_where(data, &answers, !args.invert_match, &mut out)?;
+            Ok(())
+        },
+    )?;
+    out.flush()?;
+    Ok(if printed > 0 { 0 } else { 1 })
+}
+
+fn dedup(args: DedupArgs) -> Result<i32, CliError> {
+    let sources = Source::all(&args.inputs);
+    let filter = sized(args.sizing.capacity, args.sizing.fpr, &sources)?;
+    let mut out = stdout();
+    let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
+    let lines = each_chunk(
+        sources,
+        KeyFormat::Text,
+        &filter.hasher().clone(),
+        |data, lines, seen| {
+            let rate_before = filter.stats().false_positive_rate_at_load;
+            let new = insert_unique(&filter, &lines.hashes)
+                .map_err(|i| full(&filter, data, lines, seen, i))?;
+            let rate_after = filter.stats().false_positive_rate_at_load;
+            let unique = lines.write_where(data, &new, true, &mut out)?;
+            // Each new line was checked at a load between the two: the rate grows about
+            // linearly with the load.
+            wrongly_dropped += unique as f64 * (rate_before + rate_after) / 2.0;
+            printed += unique;
+            Ok(())
+        },
+    )?;
+    out.flush()?;
+    note(format_args!(
+        "ccf dedup: {lines} lines, {printed} printed, {} dropped; expected unique lines wrongly \
+         dropped: {wrongly_dropped:.1}\n",
+        lines - printed
+    ));
+    Ok(0)
+}
+
+fn info(args: InfoArgs) -> Result<i32, CliError> {
+    let filter = load(&args.filter)?;
+    let mut out = stdout();
+    write!(out, "{}", filter.stats())?;
+    out.flush()?;
+    Ok(0)
+}
+
+fn merge(args: MergeArgs) -> Result<i32, CliError> {
+    let (first, rest) = args
+        .filters
+        .split_first()
+        .ok_or_else(|| CliError::Usage("merge needs at least two filters".into()))?;
+    let union = load(first)?;
+    for path in rest {
+        let filter = load(path)?;
+        union
+            .merge_unique(&filter)
+            .map_err(|error| CliError::Merge {
+                path: path.clone(),
+                error,
+            })?;
+    }
+    save(&union, Some(&args.output))?;
+    note(format_args!(
+        "ccf merge: {} items from {} filters in {}\n",
+        union.len(),
+        args.filters.len(),
+        args.output.display()
+    ));
+    Ok(0)
+}

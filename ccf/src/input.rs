@@ -1,0 +1,191 @@
+//! Reading lines: files or standard input, in chunks of whole lines, on a thread of their own so
+//! that reading overlaps the work on the previous chunk.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::thread::JoinHandle;
+
+use indicatif::ProgressBar;
+
+use crate::error::CliError;
+
+/// Bytes a chunk holds before it is handed on (it ends at the last whole line). Large enough that
+/// splitting it across threads costs little, small enough that a few in flight are little memory.
+pub const CHUNK_BYTES: usize = 2 << 20;
+
+/// Chunks read ahead of the one being worked on: memory stays at a few chunks whatever the input.
+const READ_AHEAD: usize = 1;
+
+/// Where lines come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Source {
+    /// The sources named on the command line: standard input for none, or for `-`.
+    pub fn all(paths: &[PathBuf]) -> Vec<Source> {
+        if paths.is_empty() {
+            return vec![Source::Stdin];
+        }
+        paths
+            .iter()
+            .map(|path| {
+                if path == Path::new("-") {
+                    Source::Stdin
+                } else {
+                    Source::File(path.clone())
+                }
+            })
+            .collect()
+    }
+
+    fn open(&self) -> Result<Box<dyn Read + Send>, CliError> {
+        match self {
+            Source::Stdin => Ok(Box::new(io::stdin())),
+            Source::File(path) => match File::open(path) {
+                Ok(file) => Ok(Box::new(file)),
+                Err(error) => Err(CliError::file(path, error)),
+            },
+        }
+    }
+
+    fn error(&self, error: io::Error) -> CliError {
+        match self {
+            Source::Stdin => CliError::Stdio(error),
+            Source::File(path) => CliError::file(path, error),
+        }
+    }
+}
+
+/// Bytes of every source if all are files, for a progress bar; `None` if one is not.
+pub fn total_bytes(sources: &[Source]) -> Option<u64> {
+    sources.iter().try_fold(0u64, |total, source| match source {
+        Source::Stdin => None,
+        Source::File(path) => Some(total + std::fs::metadata(path).ok()?.len()),
+    })
+}
+
+/// Lines in every source (a last line without a newline counts), if all are files: a first pass
+/// that sizes the filter. `Ok(None)` if a source is standard input, which cannot be read twice.
+pub fn count_lines(sources: &[Source]) -> Result<Option<u64>, CliError> {
+    let mut lines = 0u64;
+    for source in sources {
+        if let Source::Stdin = source {
+            return Ok(None);
+        }
+        let mut reader = source.open()?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut last = b'\n';
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                    last = buf[n - 1];
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(source.error(error)),
+            }
+        }
+        lines += u64::from(last != b'\n');
+    }
+    Ok(Some(lines))
+}
+
+/// Chunks of whole lines, each ending in `\n`, from every source in turn (a source's last line
+/// gets a `\n` if it lacks one). An error ends the sequence.
+#[derive(Debug)]
+pub struct Chunks {
+    chunks: Receiver<Result<Vec<u8>, CliError>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Chunks {
+    /// Starts reading `sources` on a thread of its own, advancing `progress` by the bytes read.
+    pub fn read(sources: Vec<Source>, progress: ProgressBar) -> Self {
+        let (send, chunks) = sync_channel(READ_AHEAD);
+        let reader = std::thread::spawn(move || {
+            let mut pending = Vec::with_capacity(CHUNK_BYTES);
+            for source in &sources {
+                if let Err(error) = read_source(source, &mut pending, &progress, &send) {
+                    let _ = send.send(Err(error));
+                    return;
+                }
+            }
+            if !pending.is_empty() {
+                let _ = send.send(Ok(pending));
+            }
+        });
+        Self {
+            chunks,
+            reader: Some(reader),
+        }
+    }
+}
+
+/// Reads one source into `pending`, sending every full chunk on.
+fn read_source(
+    source: &Source,
+    pending: &mut Vec<u8>,
+    progress: &ProgressBar,
+    send: &std::sync::mpsc::SyncSender<Result<Vec<u8>, CliError>>,
+) -> Result<(), CliError> {
+    let mut reader = source.open()?;
+    loop {
+        let old = pending.len();
+        // Up to a chunk; past it only while a line is longer than that.
+        let want = if old < CHUNK_BYTES {
+            CHUNK_BYTES
+        } else {
+            old + (64 << 10)
+        };
+        pending.resize(want, 0);
+        let n = loop {
+            match reader.read(&mut pending[old..]) {
+                Ok(n) => break n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    pending.truncate(old);
+                    return Err(source.error(error));
+                }
+            }
+        };
+        pending.truncate(old + n);
+        progress.inc(n as u64);
+        if n == 0 {
+            if pending.last().is_some_and(|&b| b != b'\n') {
+                pending.push(b'\n');
+            }
+            return Ok(());
+        }
+        if pending.len() >= CHUNK_BYTES {
+            if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
+                let rest = pending.split_off(end + 1);
+                let chunk = std::mem::replace(pending, Vec::with_capacity(CHUNK_BYTES));
+                pending.extend_from_slice(&rest);
+                if send.send(Ok(chunk)).is_err() {
+                    // The consumer stopped: end the reading (the error goes nowhere).
+                    return Err(CliError::BrokenPipe);
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for Chunks {
+    type Item = Result<Vec<u8>, CliError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = self.chunks.recv().ok();
+        if next.is_none() {
+            if let Some(reader) = self.reader.take() {
+                let _ = reader.join();
+            }
+        }
+        next
+    }
+}

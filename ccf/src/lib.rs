@@ -1,0 +1,12 @@
+//! `ccf`: build, query, deduplicate and merge with concurrent cuckoo filters from the command
+//! line. The binary is a thin `main` over [`run`]; the library exists so that the benchmark
+//! example can drive the same code.
+
+pub mod cli;
+mod commands;
+pub mod error;
+mod filter_file;
+pub mod input;
+pub mod lines;
+
+pub use crate::commands::run;

@@ -1,0 +1,393 @@
+//! End-to-end tests: the built `ccf` binary, run as a user would.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
+
+use concurrent_cuckoo_filter::DefaultHashBuilder;
+use core::hash::BuildHasher;
+
+/// A fresh directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccf-e2e-{}-{test}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Starts `ccf args` with every stream piped, and a thread writing `stdin` to its input.
+fn spawn(args: &[&str], stdin: Vec<u8>) -> (Child, JoinHandle<()>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    (child, writer)
+}
+
+/// Runs `ccf args` with `stdin` as its input.
+fn ccf(args: &[&str], stdin: &[u8]) -> Output {
+    let (child, writer) = spawn(args, stdin.to_vec());
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn lines(output: &Output) -> Vec<String> {
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Writes `lines` to `path`, one per line.
+fn write_lines(path: &Path, lines: impl IntoIterator<Item = String>) {
+    let text: String = lines.into_iter().map(|line| line + "\n").collect();
+    fs::write(path, text).unwrap();
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A failed run: exit status 2, the message on standard error, no panic.
+fn assert_fails(output: &Output, message: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("ccf: ") && err.contains(message), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+}
+
+#[test]
+fn build_then_query_finds_every_key_and_prints_lines_in_input_order() {
+    let dir = scratch("query");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..20_000).map(|i| format!("key-{i}")));
+    let filter = dir.join("keys.ccf");
+    let built = ccf(&["build", "-o", path(&filter), path(&keys)], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    // Distinct keys, less the few whose fingerprint was already in their buckets (under 0.2%).
+    let report = stderr(&built);
+    let stored: usize = report
+        .split(" keys stored")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(report.contains("20000 lines, "), "{report}");
+    assert!((19_960..=20_000).contains(&stored), "{report}");
+
+    // Members and strangers interleaved, members in descending order.
+    let queries: Vec<String> = (0..40_000)
+        .map(|i| match i % 2 {
+            0 => format!("key-{}", 19_999 - i / 2),
+            _ => format!("stranger-{i}"),
+        })
+        .collect();
+    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
+    let found = ccf(&["query", path(&filter)], input.as_bytes());
+    assert!(found.status.success());
+    let found = lines(&found);
+    let absent = lines(&ccf(&["query", "-v", path(&filter)], input.as_bytes()));
+    // Each line is printed by exactly one of the two, in input order.
+    let (mut a, mut b) = (found.iter().peekable(), absent.iter().peekable());
+    for query in &queries {
+        let in_found = a.next_if(|line| *line == query).is_some();
+        let in_absent = b.next_if(|line| *line == query).is_some();
+        assert!(in_found != in_absent, "{query}");
+        assert!(
+            in_found || query.starts_with("stranger"),
+            "false negative {query}"
+        );
+    }
+    assert!(a.next().is_none() && b.next().is_none());
+    let false_positives = found.len() - 20_000;
+    assert!(false_positives < 20_000 / 200, "{false_positives}");
+
+    let none = ccf(&["query", path(&filter)], b"nothing-here\n");
+    assert_eq!(none.status.code(), Some(1), "no line selected: status 1");
+}
+
+#[test]
+fn build_counts_duplicates_and_writes_to_standard_output_when_piped() {
+    let input: String = (0..3000).map(|i| format!("{}\n", i % 1000)).collect();
+    let built = ccf(&["build", "--capacity", "1000"], input.as_bytes());
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(
+        stderr(&built).contains("3000 lines, 1000 keys stored, 2000 found present"),
+        "{}",
+        stderr(&built)
+    );
+    let dir = scratch("stdout");
+    let filter = dir.join("piped.ccf");
+    fs::write(&filter, &built.stdout).unwrap();
+    let info = ccf(&["info", path(&filter)], b"");
+    assert!(info.status.success());
+    let info = String::from_utf8(info.stdout).unwrap();
+    for field in [
+        "items: 1000\n",
+        "bucket size: 4\n",
+        "fingerprint bits: 12\n",
+        "hasher: ccf-xxh3",
+        "format version: 1\n",
+        "bits per item: ",
+        "load: ",
+        "expected false positive rate: ",
+    ] {
+        assert!(info.contains(field), "{field} in {info}");
+    }
+}
+
+#[test]
+fn a_line_is_the_key_the_library_hashes_as_a_str_and_hex64_takes_that_hash() {
+    let hashes: Vec<String> = ["apple", "pear"]
+        .iter()
+        .map(|key| format!("{:x}", DefaultHashBuilder::new().hash_one(key)))
+        .collect();
+    let dir = scratch("hex");
+    let filter = dir.join("hex.ccf");
+    let input: String = hashes.iter().map(|h| format!("0x{h}\n")).collect();
+    let built = ccf(
+        &["build", "--hex64", "--capacity", "100", "-o", path(&filter)],
+        input.as_bytes(),
+    );
+    assert!(built.status.success(), "{}", stderr(&built));
+    let found = ccf(&["query", path(&filter)], b"plum\napple\nfig\npear\n");
+    assert_eq!(lines(&found), ["apple", "pear"]);
+    let by_hash = format!("{}\n{:x}\n", hashes[1], 12345);
+    let found = ccf(&["query", "--hex64", path(&filter)], by_hash.as_bytes());
+    assert_eq!(lines(&found), [hashes[1].clone()]);
+}
+
+#[test]
+fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
+    // About 7 MB: several 2 MiB chunks, with repeats both within a chunk and across chunks.
+    let input: Vec<String> = (0..900_000u64)
+        .map(|i| {
+            format!(
+                "{:07}",
+                (i * 7919) % 300_000 + (i % 3) * 1_000_000 * (i % 2)
+            )
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    let expected: Vec<String> = input
+        .iter()
+        .filter(|line| seen.insert(*line))
+        .cloned()
+        .collect();
+    let text: String = input.iter().map(|line| format!("{line}\n")).collect();
+    // 1e-7: about 27-bit fingerprints, so that no unique line is wrongly dropped here.
+    let capacity = input.len().to_string();
+    let out = ccf(
+        &["dedup", "--capacity", &capacity, "--fpr", "1e-7"],
+        text.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out), expected);
+    let dropped = input.len() - expected.len();
+    assert!(
+        stderr(&out).contains(&format!(
+            "{} lines, {} printed, {dropped} dropped",
+            input.len(),
+            expected.len()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn dedup_of_files_counts_their_lines_for_its_capacity_and_reports_expected_errors() {
+    let dir = scratch("dedup-files");
+    let (a, b) = (dir.join("a.txt"), dir.join("b.txt"));
+    write_lines(&a, (0..5000).map(|i| format!("{i}")));
+    // The last line has no newline: still a line of its own.
+    fs::write(&b, "4999\nnew\n17\nlast").unwrap();
+    let out = ccf(&["dedup", "--fpr", "1e-7", path(&a), path(&b)], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = lines(&out);
+    assert_eq!(printed.len(), 5002);
+    assert_eq!(printed[5000..], ["new", "last"]);
+    assert!(stderr(&out).contains("expected unique lines wrongly dropped: "));
+}
+
+#[test]
+fn merge_writes_the_union_of_compatible_filters() {
+    let dir = scratch("merge");
+    let mut filters = Vec::new();
+    for part in 0..3 {
+        let keys = dir.join(format!("{part}.txt"));
+        write_lines(
+            &keys,
+            (part * 1000..part * 1000 + 1500).map(|i| format!("{i}")),
+        );
+        let filter = dir.join(format!("{part}.ccf"));
+        let built = ccf(
+            &[
+                "build",
+                "--capacity",
+                "5000",
+                "-o",
+                path(&filter),
+                path(&keys),
+            ],
+            b"",
+        );
+        assert!(built.status.success(), "{}", stderr(&built));
+        filters.push(filter);
+    }
+    let union = dir.join("union.ccf");
+    let merged = ccf(
+        &[
+            "merge",
+            path(&filters[0]),
+            path(&filters[1]),
+            path(&filters[2]),
+            "-o",
+            path(&union),
+        ],
+        b"",
+    );
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let all: String = (0..3500).map(|i| format!("{i}\n")).collect();
+    let absent = ccf(&["query", "-v", path(&union)], all.as_bytes());
+    assert_eq!(absent.status.code(), Some(1), "every key is found");
+    let info = String::from_utf8(ccf(&["info", path(&union)], b"").stdout).unwrap();
+    // 3500 distinct keys, less any merged fingerprint that collided with one already there.
+    let items: usize = info
+        .lines()
+        .find_map(|line| line.strip_prefix("items: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3490..=3500).contains(&items), "{items}");
+}
+
+#[test]
+fn incompatible_filters_are_refused_and_no_output_is_written() {
+    let dir = scratch("incompatible");
+    let (small, big, out) = (dir.join("s.ccf"), dir.join("b.ccf"), dir.join("o.ccf"));
+    assert!(
+        ccf(&["build", "--capacity", "100", "-o", path(&small)], b"a\n")
+            .status
+            .success()
+    );
+    assert!(
+        ccf(&["build", "--capacity", "100000", "-o", path(&big)], b"b\n")
+            .status
+            .success()
+    );
+    let merged = ccf(&["merge", path(&small), path(&big), "-o", path(&out)], b"");
+    assert_fails(&merged, "cannot merge: the filters differ in buckets");
+    assert!(!out.exists());
+}
+
+#[test]
+fn missing_and_corrupt_files_are_named_in_words() {
+    let dir = scratch("corrupt");
+    let missing = dir.join("missing.ccf");
+    assert_fails(&ccf(&["info", path(&missing)], b""), "No such file");
+    assert_fails(
+        &ccf(
+            &["build", "-o", path(&dir.join("x.ccf")), path(&missing)],
+            b"",
+        ),
+        "missing.ccf: No such file",
+    );
+    let text = dir.join("text.txt");
+    fs::write(&text, "not a filter\n").unwrap();
+    assert_fails(
+        &ccf(&["query", path(&text)], b"a\n"),
+        "not a readable filter: not a serialized cuckoo filter",
+    );
+    let filter = dir.join("f.ccf");
+    assert!(ccf(
+        &["build", "--capacity", "1000", "-o", path(&filter)],
+        b"a\nb\n"
+    )
+    .status
+    .success());
+    let mut bytes = fs::read(&filter).unwrap();
+    bytes[120] ^= 0x10;
+    fs::write(&filter, &bytes).unwrap();
+    assert_fails(
+        &ccf(&["info", path(&filter)], b""),
+        "corrupted cuckoo filter",
+    );
+    fs::write(&filter, &bytes[..100]).unwrap();
+    assert_fails(
+        &ccf(&["info", path(&filter)], b""),
+        "truncated cuckoo filter",
+    );
+}
+
+#[test]
+fn a_full_filter_names_the_line_and_how_many_went_in() {
+    let input: String = (0..1000).map(|i| format!("k{i}\n")).collect();
+    let dir = scratch("full");
+    let filter = dir.join("full.ccf");
+    let out = ccf(
+        &["build", "--capacity", "10", "-o", path(&filter)],
+        input.as_bytes(),
+    );
+    assert_fails(&out, "the filter is full at line ");
+    assert!(stderr(&out).contains("items stored; give a larger --capacity"));
+    assert!(!filter.exists(), "no filter is written");
+    assert_fails(
+        &ccf(&["dedup", "--capacity", "10"], input.as_bytes()),
+        "the filter is full at line ",
+    );
+}
+
+#[test]
+fn bad_arguments_and_keys_are_errors_not_panics() {
+    assert_fails(
+        &ccf(&["build", "-o", "/dev/null"], b"a\n"),
+        "needs --capacity",
+    );
+    assert_fails(&ccf(&["dedup"], b"a\n"), "needs --capacity");
+    assert_fails(
+        &ccf(&["dedup", "--capacity", "10", "--fpr", "2"], b"a\n"),
+        "false_positive_rate",
+    );
+    assert_fails(
+        &ccf(&["build", "--hex64", "--capacity", "10"], b"12ab\nxyz\n"),
+        "line 2: \"xyz\" is not a 64-bit hexadecimal number",
+    );
+    let usage = ccf(&["merge", "only-one.ccf", "-o", "x"], b"");
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    let text: String = (0..2_000_000).map(|i| format!("{i}\n")).collect();
+    let (mut child, writer) = spawn(&["dedup", "--capacity", "2000000"], text.into_bytes());
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "0\n");
+    // The reader is gone now that stdout is dropped.
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("ccf: "), "{}", stderr(&output));
+}

@@ -1,0 +1,164 @@
+//! The union of two filters of the same shape and hasher.
+
+use core::fmt;
+
+use crate::filter::ConcurrentCuckooFilter;
+
+/// Why [`merge`](ConcurrentCuckooFilter::merge) or
+/// [`merge_unique`](ConcurrentCuckooFilter::merge_unique) did not merge everything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// The two tables differ in shape, so a fingerprint's buckets in one are not its buckets in
+    /// the other. Nothing was merged.
+    Geometry {
+        /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits` or
+        /// `semi_sorted` (1 for true).
+        field: &'static str,
+        /// Its value in the filter merged into.
+        target: u64,
+        /// Its value in the filter merged from.
+        source: u64,
+    },
+    /// The two filters hash with different hashers (another seed), so the same key has other
+    /// fingerprints in each. Nothing was merged.
+    Hasher,
+    /// A fingerprint found no room in the target. The `merged` fingerprints before it stay in
+    /// the target, with everything it held before; that one and the rest of the source were
+    /// not merged.
+    Full {
+        /// Fingerprints of the source that went in.
+        merged: usize,
+    },
+}
+
+impl fmt::Display for MergeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Geometry {
+                field,
+                target,
+                source,
+            } => write!(
+                f,
+                "the filters differ in {field}: {target} in the target, {source} in the source"
+            ),
+            Self::Hasher => f.write_str("the filters hash with different hashers or seeds"),
+            Self::Full { merged } => write!(
+                f,
+                "the target filter is full after merging {merged} fingerprints of the source"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MergeError {}
+
+impl<S: PartialEq> ConcurrentCuckooFilter<S> {
+    /// Whether [`merge`](Self::merge) can merge `other` into this filter: same buckets, bucket
+    /// size, fingerprint width, semi-sorting and hasher (seed included). Capacity, stripes and
+    /// search limits may differ.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let a = ConcurrentCuckooFilter::with_capacity(1000);
+    /// assert!(a.is_compatible(&ConcurrentCuckooFilter::with_capacity(1000)));
+    /// assert!(!a.is_compatible(&ConcurrentCuckooFilter::with_capacity(100_000)));
+    /// ```
+    pub fn is_compatible(&self, other: &Self) -> bool {
+        self.check_compatible(other).is_ok()
+    }
+
+    /// Why `other` cannot be merged into this filter, if it cannot.
+    fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
+        if let Some((field, target, source)) = self.raw().geometry_mismatch(other.raw()) {
+            return Err(MergeError::Geometry {
+                field,
+                target,
+                source,
+            });
+        }
+        if self.hasher() != other.hasher() {
+            return Err(MergeError::Hasher);
+        }
+        Ok(())
+    }
+
+    /// Inserts every item of `other` into this filter: afterwards it answers as if every insert
+    /// into either had been made into it. Copies add up: an item stored twice in `other` gains
+    /// two copies here, and [`len`](Self::len) grows by `other.len()`. Returns how many
+    /// fingerprints went in.
+    ///
+    /// No key is rehashed: each fingerprint goes from its bucket in `other` to the same pair of
+    /// buckets here, through the ordinary insert, so other threads may insert, look up and
+    /// remove in this filter meanwhile with every guarantee they have against each other.
+    /// `other` is read one bucket at a time, each bucket consistently; if other threads move
+    /// fingerprints in `other` meanwhile, one moved across the scan may be merged twice or not
+    /// at all, so merge from a filter no one is writing to. Merging a filter into itself doubles
+    /// every item.
+    ///
+    /// # Errors
+    ///
+    /// [`MergeError::Geometry`] or [`MergeError::Hasher`] if the filters are not
+    /// [compatible](Self::is_compatible); nothing was merged. [`MergeError::Full`] if this filter
+    /// ran out of room: it keeps what it held and the fingerprints merged before the one that
+    /// failed, and says how many those were; nothing is lost or half-inserted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, MergeError};
+    ///
+    /// let (a, b) = (ConcurrentCuckooFilter::with_capacity(1000), ConcurrentCuckooFilter::with_capacity(1000));
+    /// a.insert("apple")?;
+    /// b.insert("banana")?;
+    /// assert_eq!(a.merge(&b), Ok(1));
+    /// assert!(a.contains("apple") && a.contains("banana"));
+    ///
+    /// let small = ConcurrentCuckooFilter::with_capacity(10);
+    /// assert!(matches!(small.merge(&a), Err(MergeError::Geometry { field: "buckets", .. })));
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn merge(&self, other: &Self) -> Result<usize, MergeError> {
+        self.merge_with(other, false)
+    }
+
+    /// [`merge`](Self::merge) as a set union: a fingerprint goes in only if neither of its
+    /// buckets here holds it yet (checked and placed under the same locks, as
+    /// [`insert_unique`](Self::insert_unique) does). For filters built with `insert_unique`,
+    /// the result holds each item once, as if the union of both item sets had been inserted
+    /// with `insert_unique`. Returns how many fingerprints went in.
+    ///
+    /// # Errors
+    ///
+    /// As for [`merge`](Self::merge).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let (a, b) = (ConcurrentCuckooFilter::with_capacity(1000), ConcurrentCuckooFilter::with_capacity(1000));
+    /// for key in 0..600u32 {
+    ///     a.insert_unique(&key)?;
+    /// }
+    /// for key in 400..1000u32 {
+    ///     b.insert_unique(&key)?;
+    /// }
+    /// let added = a.merge_unique(&b).unwrap();
+    /// assert!(added <= 400 && added > 390, "{added}"); // 400 new keys, less any false positives
+    /// assert!((0..1000u32).all(|key| a.contains(&key)));
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn merge_unique(&self, other: &Self) -> Result<usize, MergeError> {
+        self.merge_with(other, true)
+    }
+
+    fn merge_with(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+        self.check_compatible(other)?;
+        self.raw()
+            .merge_from(other.raw(), unique)
+            .map_err(|merged| MergeError::Full { merged })
+    }
+}

@@ -1,0 +1,81 @@
+//! Merging: every fingerprint of one table inserted into another of the same geometry.
+//!
+//! With equal bucket counts and fingerprint widths, a fingerprint in bucket `i` of the source
+//! belongs to the pair `(i, alt(i, fp))` in the target too, so no key or hash is needed: each
+//! fingerprint goes through the target's ordinary insert, with its locks, its path search and its
+//! guarantee that a failed insert changes nothing.
+
+use super::bucket::Fingerprints;
+use super::index::{BucketIndex, Candidates};
+use super::path::SearchQueue;
+use super::{Insertion, RawFilter};
+
+impl RawFilter {
+    /// Whether `other`'s fingerprints mean the same buckets here: the table's shape, field by
+    /// field. The first that differs, with this filter's value and `other`'s.
+    pub(crate) fn geometry_mismatch(&self, other: &RawFilter) -> Option<(&'static str, u64, u64)> {
+        let fields = [
+            ("buckets", self.buckets() as u64, other.buckets() as u64),
+            ("bucket_size", self.slots() as u64, other.slots() as u64),
+            (
+                "fingerprint_bits",
+                self.fp_bits().into(),
+                other.fp_bits().into(),
+            ),
+            (
+                "semi_sorted",
+                self.is_semi_sorted().into(),
+                other.is_semi_sorted().into(),
+            ),
+        ];
+        fields.into_iter().find(|&(_, ours, theirs)| ours != theirs)
+    }
+
+    /// Inserts every fingerprint of `source` (of the same geometry) into this filter, bucket by
+    /// bucket; with `unique`, only those the pair does not hold yet. `Ok(n)`: `n` went in.
+    /// `Err(n)`: one found no room after `n` went in; those stay, the failed one changed nothing,
+    /// and the ones after it were not tried.
+    ///
+    /// Each source bucket is read consistently (validated by its stripe's stamp). A source that
+    /// other threads write meanwhile may have a fingerprint moved across the scan and seen in
+    /// both or neither of its buckets; a source nobody writes is copied exactly. Merging a filter
+    /// into itself reads a snapshot of it, so that it never meets its own new fingerprints.
+    pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
+        debug_assert!(self.geometry_mismatch(source).is_none());
+        if core::ptr::eq(self, source) {
+            let (words, _) = self.snapshot();
+            let copy = RawFilter::from_words(&self.geometry, &words).ok_or(0usize)?;
+            return self.merge_from(&copy, unique);
+        }
+        let mut queue = SearchQueue::default();
+        let mut merged = 0;
+        for bucket in 0..source.buckets() {
+            for &fp in source.bucket_fingerprints(bucket).as_slice() {
+                if fp == 0 {
+                    continue;
+                }
+                let c = Candidates {
+                    fp,
+                    first: bucket,
+                    second: self.placement.alternate(bucket, fp),
+                };
+                match self.insert_candidates(c, unique, &mut queue) {
+                    Insertion::Inserted => merged += 1,
+                    Insertion::Present => {}
+                    Insertion::Full => return Err(merged),
+                }
+            }
+        }
+        Ok(merged)
+    }
+
+    /// The fingerprints of one bucket, read as a state the bucket really had.
+    fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
+        let c = Candidates {
+            fp: 0,
+            first: bucket,
+            second: bucket,
+        };
+        self.read_pair(c, || self.layout.fingerprints(&self.table.load(bucket)))
+    }
+}
