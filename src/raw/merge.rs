@@ -44,7 +44,8 @@ impl RawFilter {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
             let (words, _) = self.snapshot();
-            let copy = RawFilter::from_words(&self.geometry, &words).ok_or(0usize)?;
+            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+            let copy = RawFilter::from_le_bytes(&self.geometry, &bytes).ok_or(0usize)?;
             return self.merge_from(&copy, unique);
         }
         let mut queue = SearchQueue::default();
