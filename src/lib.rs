@@ -46,6 +46,7 @@ mod builder;
 mod bulk;
 mod error;
 mod filter;
+mod growable;
 mod hash;
 mod persist;
 mod raw;
@@ -55,6 +56,7 @@ mod sync;
 pub use crate::builder::Builder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
+pub use crate::growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
 pub use crate::persist::{DecodeError, StableHashBuilder};
 
