@@ -11,6 +11,7 @@ use core::hash::{BuildHasher, Hash};
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{level_hash, Insertion, ItemLocks};
+use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
 use self::levels::Levels;
@@ -61,8 +62,11 @@ use self::levels::Levels;
 /// - [`insert_unique`](Self::insert_unique) calls racing on one item insert it once across all
 ///   levels: each holds a lock of the item's while it checks every level and inserts. A plain
 ///   [`insert`](Self::insert) racing it may add a copy of its own, as it would in any filter.
-/// - [`len`](Self::len) adds the levels' counts one after another: exact when no write is in
-///   flight, and while writes are, it may count some of them and not others.
+/// - [`len`](Self::len) adds the levels' counts one after another, oldest first: exact when no
+///   write is in flight. While writes are, it may count some of them and not others, but a
+///   count that includes a thread's write to one level includes everything that thread wrote
+///   before it to newer levels: an insert that added a level, then a remove, never shows as the
+///   remove alone.
 /// - [`remove`](Self::remove) removes the item's copy from the one level whose buckets hold its
 ///   fingerprint. If several levels do, it cannot know which copy is the item's and which
 ///   belongs to another item that shares its fingerprint in that level (this happens with a
@@ -112,7 +116,17 @@ impl<S> GrowableCuckooFilter<S> {
     /// Items stored in all levels (each copy of a duplicate counts). Exact when no write is in
     /// flight.
     pub fn len(&self) -> usize {
-        self.levels.iter().map(|level| level.len()).sum()
+        // Oldest first, with an acquire fence after each level: a count that shows a write to
+        // one level then shows every write its thread made before it, including inserts into
+        // any newer level, so that `len` never sees a remove without the insert that preceded it.
+        self.levels
+            .iter()
+            .map(|level| {
+                let len = level.len();
+                fence(Ordering::Acquire);
+                len
+            })
+            .sum()
     }
 
     /// Whether the filter holds no items.

@@ -1,0 +1,250 @@
+//! Measures the growable filter against a fixed-size one sized up front, and against a chain
+//! whose levels all keep the first level's fingerprints (as RedisBloom's cuckoo filter does):
+//! space and false positive rate after growing 64×, lookup speed, and a fill by growth on one
+//! and two threads. Speeds are medians of rounds that alternate the filters compared.
+//!
+//! ```text
+//! cargo run --release --example growable [-- space|lookup|fill|all]
+//! ```
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+
+/// Items of the first level in the space and lookup measurements.
+const INITIAL: usize = 1 << 16;
+/// How far those filters grow.
+const GROWTH: usize = 64;
+const ROUNDS: usize = 5;
+
+fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(INITIAL)
+        .false_positive_rate(rate)
+        .growth_factor(factor)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+/// A chain like RedisBloom's: every level with the first level's fingerprint width.
+fn same_fingerprint_chain(rate: f64, items: usize) -> GrowableCuckooFilter {
+    let first = ConcurrentCuckooFilter::builder()
+        .capacity(INITIAL)
+        .false_positive_rate(rate / 2.0)
+        .build()
+        .unwrap();
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(INITIAL)
+        .level_shape(first.bucket_count(), 4, first.fingerprint_bits(), 0)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+fn fixed(rate: f64, items: usize) -> ConcurrentCuckooFilter {
+    let filter = ConcurrentCuckooFilter::builder()
+        .capacity(items)
+        .false_positive_rate(rate)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+fn absent(i: u64) -> u64 {
+    i | 1 << 62
+}
+
+fn rate_of(contains: impl Fn(&u64) -> bool, queries: u64) -> f64 {
+    (0..queries).filter(|&i| contains(&absent(i))).count() as f64 / queries as f64
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn space() {
+    let items = INITIAL * GROWTH;
+    println!("Space and false positive rate after growing {GROWTH}× from {INITIAL} items ({items} items).\n");
+    println!("| ε | filter | levels | bits per item | ÷ fixed | false positive rate |");
+    println!("|---|---|---|---|---|---|");
+    for rate in [0.01, 0.001] {
+        let reference = fixed(rate, items);
+        let bits = |memory: usize, len: usize| memory as f64 * 8.0 / len as f64;
+        let fixed_bits = bits(reference.memory_usage(), reference.len());
+        let queries = 4_000_000;
+        println!(
+            "| {rate} | fixed, sized up front | 1 | {fixed_bits:.2} | 1.00 | {:.5} |",
+            rate_of(|k| reference.contains(k), queries)
+        );
+        for factor in [2, 4] {
+            let filter = grown(rate, factor, items);
+            let b = bits(filter.memory_usage(), filter.len());
+            println!(
+                "| {rate} | growable, factor {factor} | {} | {b:.2} | {:.2} | {:.5} |",
+                filter.level_count(),
+                b / fixed_bits,
+                rate_of(|k| filter.contains(k), queries)
+            );
+        }
+        let chain = same_fingerprint_chain(rate, items);
+        let b = bits(chain.memory_usage(), chain.len());
+        println!(
+            "| {rate} | same-fingerprint chain, factor 2 | {} | {b:.2} | {:.2} | {:.5} |",
+            chain.level_count(),
+            b / fixed_bits,
+            rate_of(|k| chain.contains(k), queries)
+        );
+    }
+    println!("\nBits per item over a whole growth, sampled at every whole multiple of the initial capacity from 2× to {GROWTH}× (ε = 0.01): mean and worst.\n");
+    println!("| filter | mean bits per item | worst | fixed at the same point, mean |");
+    println!("|---|---|---|---|");
+    for factor in [2, 4] {
+        let filter = grown(0.01, factor, 0);
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for multiple in 2..=GROWTH {
+            let from = ((multiple - 1) * INITIAL) as u64;
+            filter
+                .try_extend(from..(multiple * INITIAL) as u64)
+                .unwrap();
+            ours.push(filter.memory_usage() as f64 * 8.0 / filter.len() as f64);
+            let reference = ConcurrentCuckooFilter::builder()
+                .capacity(multiple * INITIAL)
+                .false_positive_rate(0.01)
+                .build()
+                .unwrap();
+            theirs.push(reference.memory_usage() as f64 * 8.0 / (multiple * INITIAL) as f64);
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "| growable, factor {factor} | {:.2} | {:.2} | {:.2} |",
+            mean(&ours),
+            ours.iter().copied().fold(0.0, f64::max),
+            mean(&theirs)
+        );
+    }
+}
+
+/// Nanoseconds per lookup of `keys`.
+fn time_lookups(contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut hits = 0usize;
+    for key in keys {
+        hits += usize::from(contains(black_box(key)));
+    }
+    black_box(hits);
+    start.elapsed().as_nanos() as f64 / keys.len() as f64
+}
+
+fn lookup() {
+    let items = INITIAL * GROWTH;
+    println!("\nLookups after growing {GROWTH}× ({items} items), ns per lookup, median of {ROUNDS} alternating rounds.\n");
+    println!(
+        "| ε | filter | levels | present | absent | present ÷ fixed speed | absent ÷ fixed speed |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut rng = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let present: Vec<u64> = (0..2_000_000).map(|_| next() % items as u64).collect();
+    let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2)).collect();
+    for rate in [0.01, 0.001] {
+        let reference = fixed(rate, items);
+        for factor in [2, 4] {
+            let filter = grown(rate, factor, items);
+            let mut times = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+            for _ in 0..ROUNDS {
+                for (i, keys) in [&present, &missing].into_iter().enumerate() {
+                    times[0][i].push(time_lookups(|k| reference.contains(k), keys));
+                    times[1][i].push(time_lookups(|k| filter.contains(k), keys));
+                }
+            }
+            let [[fp, fa], [gp, ga]] = times.map(|pair| pair.map(median));
+            if factor == 2 {
+                println!("| {rate} | fixed | 1 | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
+            }
+            println!(
+                "| {rate} | growable, factor {factor} | {} | {gp:.1} | {ga:.1} | {:.2} | {:.2} |",
+                filter.level_count(),
+                fp / gp,
+                fa / ga
+            );
+        }
+    }
+}
+
+/// Seconds to insert `items` keys one `insert` at a time on `threads` threads, from a filter of
+/// 1,000 items.
+fn time_fill(items: u64, threads: u64) -> (f64, usize) {
+    let filter = Arc::new(
+        GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .false_positive_rate(0.001)
+            .build()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let filter = Arc::clone(&filter);
+            std::thread::spawn(move || {
+                for key in (t..items).step_by(threads as usize) {
+                    filter.insert(&key).unwrap();
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    assert_eq!(filter.len(), items as usize);
+    (seconds, filter.level_count())
+}
+
+fn fill() {
+    let items = 10_000_000;
+    println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), median of {ROUNDS} alternating rounds.\n");
+    let (mut one, mut two, mut levels) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..ROUNDS {
+        one.push(time_fill(items, 1).0);
+        let (seconds, l) = time_fill(items, 2);
+        two.push(seconds);
+        levels = l;
+    }
+    let (one, two) = (median(one), median(two));
+    println!("| threads | seconds | million inserts/s | levels |");
+    println!("|---|---|---|---|");
+    println!(
+        "| 1 | {one:.2} | {:.1} | {levels} |",
+        items as f64 / one / 1e6
+    );
+    println!(
+        "| 2 | {two:.2} | {:.1} | {levels} |",
+        items as f64 / two / 1e6
+    );
+    println!("\n2 threads ÷ 1 thread: {:.2}×", one / two);
+}
+
+fn main() {
+    let what = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if matches!(what.as_str(), "space" | "all") {
+        space();
+    }
+    if matches!(what.as_str(), "lookup" | "all") {
+        lookup();
+    }
+    if matches!(what.as_str(), "fill" | "all") {
+        fill();
+    }
+}
