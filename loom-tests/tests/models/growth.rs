@@ -9,6 +9,7 @@
 use std::sync::OnceLock;
 
 use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom_tests::{check, KeyIsHash};
 
@@ -104,11 +105,21 @@ fn spawn<T: Send + 'static>(
 #[test]
 fn a_lookup_racing_the_addition_of_a_level_finds_every_inserted_item() {
     let keys = keys();
-    // Both threads build or wait for level 1, which makes every preemption costly: bound 1
-    // already covers the schedule that matters, a thread preempted just after publishing.
+    // Both threads build or wait for level 1, which makes every preemption costly. The main
+    // thread first waits (yielding, which costs no preemption) for the other to start, so that
+    // bound 1 covers both orders: the main thread building the level, and the main thread
+    // inserting right after the other published it.
     check(1, move || {
         let filter = prefilled(&keys, false);
-        let grower = spawn(&filter, move |f| f.insert(&keys.y));
+        let started = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&started);
+        let grower = spawn(&filter, move |f| {
+            flag.store(true, Ordering::Release);
+            f.insert(&keys.y)
+        });
+        while !started.load(Ordering::Acquire) {
+            loom::thread::yield_now();
+        }
         filter.insert(&keys.z).unwrap();
         assert!(filter.contains(&keys.z), "z was inserted, then not found");
         assert!(filter.contains(&keys.a));
