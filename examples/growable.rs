@@ -8,7 +8,6 @@
 //! ```
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Instant;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
@@ -18,6 +17,8 @@ const INITIAL: usize = 1 << 16;
 /// How far those filters grow.
 const GROWTH: usize = 64;
 const ROUNDS: usize = 5;
+/// Rounds of the fill, which takes seconds each.
+const FILL_ROUNDS: usize = 3;
 
 fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
     let filter = GrowableCuckooFilter::builder()
@@ -183,57 +184,56 @@ fn lookup() {
     }
 }
 
-/// Seconds to insert `items` keys one `insert` at a time on `threads` threads, from a filter of
-/// 1,000 items.
-fn time_fill(items: u64, threads: u64) -> (f64, usize) {
-    let filter = Arc::new(
-        GrowableCuckooFilter::builder()
-            .capacity(1000)
-            .false_positive_rate(0.001)
-            .build()
-            .unwrap(),
-    );
+/// Seconds to insert `items` keys one `insert` at a time on `threads` threads.
+fn time_inserts(items: u64, threads: u64, insert: impl Fn(u64) + Sync) -> f64 {
     let start = Instant::now();
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let filter = Arc::clone(&filter);
-            std::thread::spawn(move || {
-                for key in (t..items).step_by(threads as usize) {
-                    filter.insert(&key).unwrap();
-                }
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.join().unwrap();
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    assert_eq!(filter.len(), items as usize);
-    (seconds, filter.level_count())
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let insert = &insert;
+            scope.spawn(move || (t..items).step_by(threads as usize).for_each(insert));
+        }
+    });
+    start.elapsed().as_secs_f64()
 }
 
 fn fill() {
-    let items = 10_000_000;
-    println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), median of {ROUNDS} alternating rounds.\n");
-    let (mut one, mut two, mut levels) = (Vec::new(), Vec::new(), 0);
-    for _ in 0..ROUNDS {
-        one.push(time_fill(items, 1).0);
-        let (seconds, l) = time_fill(items, 2);
-        two.push(seconds);
-        levels = l;
+    let items = 10_000_000u64;
+    println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), against a fixed filter sized for them up front; seconds, median of {FILL_ROUNDS} alternating rounds.\n");
+    let mut seconds = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+    let mut levels = 0;
+    for _ in 0..FILL_ROUNDS {
+        for (t, threads) in [1, 2].into_iter().enumerate() {
+            let filter = GrowableCuckooFilter::builder()
+                .capacity(1000)
+                .false_positive_rate(0.001)
+                .build()
+                .unwrap();
+            seconds[0][t].push(time_inserts(items, threads, |key| {
+                filter.insert(&key).unwrap()
+            }));
+            assert_eq!(filter.len(), items as usize);
+            levels = filter.level_count();
+            let fixed = ConcurrentCuckooFilter::builder()
+                .capacity(items as usize)
+                .false_positive_rate(0.001)
+                .build()
+                .unwrap();
+            seconds[1][t].push(time_inserts(items, threads, |key| {
+                fixed.insert(&key).unwrap()
+            }));
+        }
     }
-    let (one, two) = (median(one), median(two));
-    println!("| threads | seconds | million inserts/s | levels |");
+    let [[g1, g2], [f1, f2]] = seconds.map(|pair| pair.map(median));
+    println!("| filter | 1 thread | 2 threads | 2 threads ÷ 1 thread |");
     println!("|---|---|---|---|");
     println!(
-        "| 1 | {one:.2} | {:.1} | {levels} |",
-        items as f64 / one / 1e6
+        "| growable, {levels} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
+        g1 / g2
     );
     println!(
-        "| 2 | {two:.2} | {:.1} | {levels} |",
-        items as f64 / two / 1e6
+        "| fixed, sized up front | {f1:.2} | {f2:.2} | {:.2}× |",
+        f1 / f2
     );
-    println!("\n2 threads ÷ 1 thread: {:.2}×", one / two);
 }
 
 fn main() {
