@@ -4,7 +4,7 @@
 //! and two threads. Speeds are medians of rounds that alternate the filters compared.
 //!
 //! ```text
-//! cargo run --release --example growable [-- space|lookup|fill|all]
+//! cargo run --release --example growable [-- space|rate|lookup|fill|all]
 //! ```
 
 use std::hint::black_box;
@@ -236,10 +236,34 @@ fn fill() {
     );
 }
 
+/// The false positive rate after growing 1,000× from 1,000 items, on 4,000,000 absent keys.
+fn rate() {
+    println!("\nFalse positive rate after growing 1,000× from 1,000 items (1,000,000 items).\n");
+    println!("| ε | levels | fingerprint bits per level | false positive rate |");
+    println!("|---|---|---|---|");
+    for target in [0.01, 0.001] {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .false_positive_rate(target)
+            .build()
+            .unwrap();
+        filter.try_extend(0..1_000_000u64).unwrap();
+        println!(
+            "| {target} | {} | {:?} | {:.5} |",
+            filter.level_count(),
+            filter.fingerprint_bits(),
+            rate_of(|k| filter.contains(k), 4_000_000)
+        );
+    }
+}
+
 fn main() {
     let what = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     if matches!(what.as_str(), "space" | "all") {
         space();
+    }
+    if matches!(what.as_str(), "rate" | "all") {
+        rate();
     }
     if matches!(what.as_str(), "lookup" | "all") {
         lookup();
