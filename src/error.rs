@@ -85,6 +85,11 @@ pub enum BuildError {
         /// Bytes the table and the stripes needed.
         bytes: usize,
     },
+    /// A growable filter's `growth_factor` was under 2.
+    GrowthFactor {
+        /// The factor asked for.
+        factor: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -124,6 +129,9 @@ impl fmt::Display for BuildError {
             ),
             Self::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter's table and stripes")
+            }
+            Self::GrowthFactor { factor } => {
+                write!(f, "growth_factor must be at least 2, got {factor}")
             }
         }
     }

@@ -23,6 +23,7 @@
 //! | `reader_progress` | a reader facing a writer that keeps the stamps moving completes |
 //! | `len` | `len` is exact after racing inserts and removes |
 //! | `insert_unique` | racing `insert_unique`s of one item store it once, also across a move |
+//! | `growth` | a `GrowableCuckooFilter`'s lookup, remove, racing `insert_unique`s and `len` across the addition of a level |
 //!
 //! The library's atomics are loom's under `--cfg loom` (see its `src/sync/`), with every access
 //! made visible to loom's partial-order reduction, without which loom would not explore readers

@@ -17,6 +17,7 @@
 mod batch;
 mod bucket;
 mod index;
+mod levels;
 mod merge;
 mod path;
 mod semisort;
@@ -34,6 +35,7 @@ use crate::sync::Backoff;
 
 pub(crate) use self::batch::BLOCK;
 pub(crate) use self::index::MAX_BUCKETS;
+pub(crate) use self::levels::{level_hash, ItemLocks};
 pub(crate) use self::path::{default_max_hops, MAX_HOPS};
 pub(crate) use self::stripe::DEFAULT_STRIPES;
 

@@ -13,3 +13,6 @@ pub(crate) use self::std::*;
 mod mocked;
 #[cfg(loom)]
 pub(crate) use self::mocked::*;
+
+mod once;
+pub(crate) use self::once::OnceSlot;

@@ -2,6 +2,7 @@
 #![cfg(loom)]
 
 mod failed_insert;
+mod growth;
 mod insert_unique;
 mod len;
 mod lookup_during_move;

@@ -1,0 +1,274 @@
+//! Measures the growable filter against a fixed-size one sized up front, and against a chain
+//! whose levels all keep the first level's fingerprints (as RedisBloom's cuckoo filter does):
+//! space and false positive rate after growing 64×, lookup speed, and a fill by growth on one
+//! and two threads. Speeds are medians of rounds that alternate the filters compared.
+//!
+//! ```text
+//! cargo run --release --example growable [-- space|rate|lookup|fill|all]
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+
+/// Items of the first level in the space and lookup measurements.
+const INITIAL: usize = 1 << 16;
+/// How far those filters grow.
+const GROWTH: usize = 64;
+const ROUNDS: usize = 5;
+/// Rounds of the fill, which takes seconds each.
+const FILL_ROUNDS: usize = 3;
+
+fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(INITIAL)
+        .false_positive_rate(rate)
+        .growth_factor(factor)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+/// A chain like RedisBloom's: every level with the first level's fingerprint width.
+fn same_fingerprint_chain(rate: f64, items: usize) -> GrowableCuckooFilter {
+    let first = ConcurrentCuckooFilter::builder()
+        .capacity(INITIAL)
+        .false_positive_rate(rate / 2.0)
+        .build()
+        .unwrap();
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(INITIAL)
+        .level_shape(first.bucket_count(), 4, first.fingerprint_bits(), 0)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+fn fixed(rate: f64, items: usize) -> ConcurrentCuckooFilter {
+    let filter = ConcurrentCuckooFilter::builder()
+        .capacity(items)
+        .false_positive_rate(rate)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+fn absent(i: u64) -> u64 {
+    i | 1 << 62
+}
+
+fn rate_of(contains: impl Fn(&u64) -> bool, queries: u64) -> f64 {
+    (0..queries).filter(|&i| contains(&absent(i))).count() as f64 / queries as f64
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn space() {
+    let items = INITIAL * GROWTH;
+    println!("Space and false positive rate after growing {GROWTH}× from {INITIAL} items ({items} items).\n");
+    println!("| ε | filter | levels | bits per item | ÷ fixed | false positive rate |");
+    println!("|---|---|---|---|---|---|");
+    for rate in [0.01, 0.001] {
+        let reference = fixed(rate, items);
+        let bits = |memory: usize, len: usize| memory as f64 * 8.0 / len as f64;
+        let fixed_bits = bits(reference.memory_usage(), reference.len());
+        let queries = 4_000_000;
+        println!(
+            "| {rate} | fixed, sized up front | 1 | {fixed_bits:.2} | 1.00 | {:.5} |",
+            rate_of(|k| reference.contains(k), queries)
+        );
+        for factor in [2, 4] {
+            let filter = grown(rate, factor, items);
+            let b = bits(filter.memory_usage(), filter.len());
+            println!(
+                "| {rate} | growable, factor {factor} | {} | {b:.2} | {:.2} | {:.5} |",
+                filter.level_count(),
+                b / fixed_bits,
+                rate_of(|k| filter.contains(k), queries)
+            );
+        }
+        let chain = same_fingerprint_chain(rate, items);
+        let b = bits(chain.memory_usage(), chain.len());
+        println!(
+            "| {rate} | same-fingerprint chain, factor 2 | {} | {b:.2} | {:.2} | {:.5} |",
+            chain.level_count(),
+            b / fixed_bits,
+            rate_of(|k| chain.contains(k), queries)
+        );
+    }
+    println!("\nBits per item over a whole growth, sampled at every whole multiple of the initial capacity from 2× to {GROWTH}× (ε = 0.01): mean and worst.\n");
+    println!("| filter | mean bits per item | worst | fixed at the same point, mean |");
+    println!("|---|---|---|---|");
+    for factor in [2, 4] {
+        let filter = grown(0.01, factor, 0);
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for multiple in 2..=GROWTH {
+            let from = ((multiple - 1) * INITIAL) as u64;
+            filter
+                .try_extend(from..(multiple * INITIAL) as u64)
+                .unwrap();
+            ours.push(filter.memory_usage() as f64 * 8.0 / filter.len() as f64);
+            let reference = ConcurrentCuckooFilter::builder()
+                .capacity(multiple * INITIAL)
+                .false_positive_rate(0.01)
+                .build()
+                .unwrap();
+            theirs.push(reference.memory_usage() as f64 * 8.0 / (multiple * INITIAL) as f64);
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "| growable, factor {factor} | {:.2} | {:.2} | {:.2} |",
+            mean(&ours),
+            ours.iter().copied().fold(0.0, f64::max),
+            mean(&theirs)
+        );
+    }
+}
+
+/// Nanoseconds per lookup of `keys`.
+fn time_lookups(contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut hits = 0usize;
+    for key in keys {
+        hits += usize::from(contains(black_box(key)));
+    }
+    black_box(hits);
+    start.elapsed().as_nanos() as f64 / keys.len() as f64
+}
+
+fn lookup() {
+    let items = INITIAL * GROWTH;
+    println!("\nLookups after growing {GROWTH}× ({items} items), ns per lookup, median of {ROUNDS} alternating rounds.\n");
+    println!(
+        "| ε | filter | levels | present | absent | present ÷ fixed speed | absent ÷ fixed speed |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut rng = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let present: Vec<u64> = (0..2_000_000).map(|_| next() % items as u64).collect();
+    let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2)).collect();
+    for rate in [0.01, 0.001] {
+        let reference = fixed(rate, items);
+        for factor in [2, 4] {
+            let filter = grown(rate, factor, items);
+            let mut times = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+            for _ in 0..ROUNDS {
+                for (i, keys) in [&present, &missing].into_iter().enumerate() {
+                    times[0][i].push(time_lookups(|k| reference.contains(k), keys));
+                    times[1][i].push(time_lookups(|k| filter.contains(k), keys));
+                }
+            }
+            let [[fp, fa], [gp, ga]] = times.map(|pair| pair.map(median));
+            if factor == 2 {
+                println!("| {rate} | fixed | 1 | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
+            }
+            println!(
+                "| {rate} | growable, factor {factor} | {} | {gp:.1} | {ga:.1} | {:.2} | {:.2} |",
+                filter.level_count(),
+                fp / gp,
+                fa / ga
+            );
+        }
+    }
+}
+
+/// Seconds to insert `items` keys one `insert` at a time on `threads` threads.
+fn time_inserts(items: u64, threads: u64, insert: impl Fn(u64) + Sync) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let insert = &insert;
+            scope.spawn(move || (t..items).step_by(threads as usize).for_each(insert));
+        }
+    });
+    start.elapsed().as_secs_f64()
+}
+
+fn fill() {
+    let items = 10_000_000u64;
+    println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), against a fixed filter sized for them up front; seconds, median of {FILL_ROUNDS} alternating rounds.\n");
+    let mut seconds = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+    let mut levels = 0;
+    for _ in 0..FILL_ROUNDS {
+        for (t, threads) in [1, 2].into_iter().enumerate() {
+            let filter = GrowableCuckooFilter::builder()
+                .capacity(1000)
+                .false_positive_rate(0.001)
+                .build()
+                .unwrap();
+            seconds[0][t].push(time_inserts(items, threads, |key| {
+                filter.insert(&key).unwrap()
+            }));
+            assert_eq!(filter.len(), items as usize);
+            levels = filter.level_count();
+            let fixed = ConcurrentCuckooFilter::builder()
+                .capacity(items as usize)
+                .false_positive_rate(0.001)
+                .build()
+                .unwrap();
+            seconds[1][t].push(time_inserts(items, threads, |key| {
+                fixed.insert(&key).unwrap()
+            }));
+        }
+    }
+    let [[g1, g2], [f1, f2]] = seconds.map(|pair| pair.map(median));
+    println!("| filter | 1 thread | 2 threads | 2 threads ÷ 1 thread |");
+    println!("|---|---|---|---|");
+    println!(
+        "| growable, {levels} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
+        g1 / g2
+    );
+    println!(
+        "| fixed, sized up front | {f1:.2} | {f2:.2} | {:.2}× |",
+        f1 / f2
+    );
+}
+
+/// The false positive rate after growing 1,000× from 1,000 items, on 4,000,000 absent keys.
+fn rate() {
+    println!("\nFalse positive rate after growing 1,000× from 1,000 items (1,000,000 items).\n");
+    println!("| ε | levels | fingerprint bits per level | false positive rate |");
+    println!("|---|---|---|---|");
+    for target in [0.01, 0.001] {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .false_positive_rate(target)
+            .build()
+            .unwrap();
+        filter.try_extend(0..1_000_000u64).unwrap();
+        println!(
+            "| {target} | {} | {:?} | {:.5} |",
+            filter.level_count(),
+            filter.fingerprint_bits(),
+            rate_of(|k| filter.contains(k), 4_000_000)
+        );
+    }
+}
+
+fn main() {
+    let what = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if matches!(what.as_str(), "space" | "all") {
+        space();
+    }
+    if matches!(what.as_str(), "rate" | "all") {
+        rate();
+    }
+    if matches!(what.as_str(), "lookup" | "all") {
+        lookup();
+    }
+    if matches!(what.as_str(), "fill" | "all") {
+        fill();
+    }
+}

@@ -1,0 +1,190 @@
+//! The races a growable filter adds: a lookup and a remove racing the addition of a level, two
+//! `insert_unique`s of one item racing growth, and `len` across levels.
+//!
+//! Every model uses the same two levels: level 0 has 2 buckets of two 8-bit slots, level 1 has
+//! 4. Bucket 0 of level 0 is filled with `a` and `b`, which cannot move (both their buckets are
+//! bucket 0), so an insert of a key whose level-0 buckets are both bucket 0 finds level 0 full
+//! and adds level 1.
+
+use std::sync::OnceLock;
+
+use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom_tests::{check, KeyIsHash};
+
+type Filter = GrowableCuckooFilter<KeyIsHash>;
+
+/// Keys chosen for their candidates in both levels.
+#[derive(Clone, Copy, Debug)]
+struct Keys {
+    /// Fill bucket 0 of level 0.
+    a: u64,
+    b: u64,
+    /// Level-0 buckets (1, 1): fits in level 0.
+    x: u64,
+    /// Level-0 buckets (0, 0), so they need level 1; `y` shares `x`'s fingerprint and buckets in
+    /// level 1, `z` does not.
+    y: u64,
+    z: u64,
+}
+
+fn build() -> Filter {
+    GrowableCuckooFilter::builder()
+        .capacity(1)
+        .level_shape(2, 2, 8, 2)
+        .search_limits(2, 6)
+        .item_locks(2)
+        .hasher(KeyIsHash)
+        .build()
+        .expect("a model's shape is valid")
+}
+
+/// Level-0 candidates are those of the key itself; level-1 ones need a filter that has grown,
+/// so the keys are searched once, in a filter of the same shape, and reused by every execution.
+fn keys() -> Keys {
+    static KEYS: OnceLock<Keys> = OnceLock::new();
+    if KEYS.get().is_none() {
+        // One thread, one execution; but every key tried reads a level slot, a loom branch.
+        let mut search = loom::model::Builder::new();
+        search.max_branches = 10_000_000;
+        search.check(|| {
+            let filter = build();
+            let candidates = (1..u64::MAX).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let level0 = |key: u64| filter.debug_candidates(0, &key);
+            let mut in_bucket_0 = candidates.clone().filter(|&k| {
+                let (_, first, second) = level0(k);
+                (first, second) == (0, 0)
+            });
+            let a = in_bucket_0.next().unwrap();
+            let b = in_bucket_0.find(|&k| level0(k).0 != level0(a).0).unwrap();
+            let x = candidates
+                .clone()
+                .find(|&k| matches!(level0(k), (_, 1, 1)))
+                .unwrap();
+            filter.insert(&a).unwrap();
+            filter.insert(&b).unwrap();
+            filter.insert(&x).unwrap();
+            let fps = [level0(a).0, level0(b).0];
+            let mut growers = in_bucket_0.filter(|&k| !fps.contains(&level0(k).0));
+            let first = growers.next().unwrap();
+            filter.insert(&first).unwrap();
+            assert_eq!(filter.level_count(), 2);
+            let level1 = |key: u64| filter.debug_candidates(1, &key);
+            let y = growers.clone().find(|&k| level1(k) == level1(x)).unwrap();
+            let z = growers.find(|&k| level1(k).0 != level1(x).0).unwrap();
+            let _ = KEYS.set(Keys { a, b, x, y, z });
+        });
+    }
+    *KEYS.get().expect("the search found every key")
+}
+
+/// A filter holding `a` and `b` in level 0, and `x` too if `with_x`.
+fn prefilled(keys: &Keys, with_x: bool) -> Arc<Filter> {
+    let filter = Arc::new(build());
+    filter.insert(&keys.a).unwrap();
+    filter.insert(&keys.b).unwrap();
+    if with_x {
+        filter.insert(&keys.x).unwrap();
+    }
+    assert_eq!(filter.level_count(), 1);
+    filter
+}
+
+fn spawn<T: Send + 'static>(
+    filter: &Arc<Filter>,
+    op: impl FnOnce(&Filter) -> T + Send + 'static,
+) -> loom::thread::JoinHandle<T> {
+    let filter = Arc::clone(filter);
+    loom::thread::spawn(move || op(&filter))
+}
+
+/// One thread inserts `y`, adding level 1; the other inserts `z`, which also needs level 1, and
+/// looks it up at once, and looks up `a` in level 0. An item whose insert returned is found,
+/// whichever thread added the level and however far the other is in publishing it.
+#[test]
+fn a_lookup_racing_the_addition_of_a_level_finds_every_inserted_item() {
+    let keys = keys();
+    // Both threads build or wait for level 1, which makes every preemption costly. The main
+    // thread first waits (yielding, which costs no preemption) for the other to start, so that
+    // bound 1 covers both orders: the main thread building the level, and the main thread
+    // inserting right after the other published it.
+    check(1, move || {
+        let filter = prefilled(&keys, false);
+        let started = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&started);
+        let grower = spawn(&filter, move |f| {
+            flag.store(true, Ordering::Release);
+            f.insert(&keys.y)
+        });
+        while !started.load(Ordering::Acquire) {
+            loom::thread::yield_now();
+        }
+        filter.insert(&keys.z).unwrap();
+        assert!(filter.contains(&keys.z), "z was inserted, then not found");
+        assert!(filter.contains(&keys.a));
+        grower.join().unwrap().unwrap();
+        assert!(filter.contains(&keys.y));
+        assert_eq!(filter.level_count(), 2);
+        assert_eq!(filter.len(), 4);
+    });
+}
+
+/// One thread removes `x` (in level 0) while the other inserts `y`, which adds level 1 and there
+/// takes the very fingerprint and buckets `x` has in level 1. Whenever the remove sees both
+/// levels hold `x`'s fingerprint, it cannot tell which copy is `x`'s and removes neither: `y` is
+/// never lost.
+#[test]
+fn a_remove_racing_the_addition_of_a_level_never_takes_another_items_copy() {
+    let keys = keys();
+    check(2, move || {
+        let filter = prefilled(&keys, true);
+        let grower = spawn(&filter, move |f| f.insert(&keys.y));
+        let removed = filter.remove(&keys.x);
+        grower.join().unwrap().unwrap();
+        assert!(filter.contains(&keys.y), "y was inserted, then lost");
+        // `y`'s copy in level 1 shows as `x` too.
+        assert_eq!(filter.count(&keys.x), 2 - usize::from(removed));
+        assert_eq!(filter.len(), 4 - usize::from(removed));
+    });
+}
+
+/// One thread inserts `z`, adding level 1, then `insert_unique`s `x`, which goes to level 1; the
+/// other `insert_unique`s `x` at once, which goes to level 0 if it counts one level. Exactly one
+/// of them inserts, and one copy is stored.
+#[test]
+fn racing_unique_inserts_of_one_item_insert_it_once_across_a_new_level() {
+    let keys = keys();
+    check(2, move || {
+        let filter = prefilled(&keys, false);
+        let grower = spawn(&filter, move |f| {
+            f.insert(&keys.z).unwrap();
+            f.insert_unique(&keys.x)
+        });
+        let mine = filter.insert_unique(&keys.x);
+        let theirs = grower.join().unwrap();
+        let wins = usize::from(mine == Ok(true)) + usize::from(theirs == Ok(true));
+        assert_eq!(wins, 1, "mine: {mine:?}, theirs: {theirs:?}");
+        assert_eq!(filter.count(&keys.x), 1);
+        assert_eq!(filter.len(), 4);
+    });
+}
+
+/// One thread inserts `y`, adding level 1, then removes `a` from level 0; the other reads `len`.
+/// The filter holds 2 items, then 3, then 2: `len` never sees the remove without the insert.
+#[test]
+fn len_across_levels_never_counts_a_remove_without_the_insert_before_it() {
+    let keys = keys();
+    check(3, move || {
+        let filter = prefilled(&keys, false);
+        let writer = spawn(&filter, move |f| {
+            f.insert(&keys.y).unwrap();
+            assert!(f.remove(&keys.a));
+        });
+        let len = filter.len();
+        assert!((2..=3).contains(&len), "len {len} during the race");
+        writer.join().unwrap();
+        assert_eq!(filter.len(), 2);
+        assert!(filter.contains(&keys.y) && filter.contains(&keys.b));
+    });
+}

@@ -1,0 +1,181 @@
+//! Configuring a growable filter.
+
+use crate::builder::Builder;
+use crate::error::BuildError;
+use crate::growable::levels::{Levels, Plan};
+use crate::growable::GrowableCuckooFilter;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::ItemLocks;
+
+/// The target false positive rate unless one is set: 0.1%.
+const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
+/// Each level is this many times larger than the one before unless set otherwise.
+const DEFAULT_GROWTH_FACTOR: usize = 2;
+/// Item locks of unique inserts: as many as a fixed filter's default stripes.
+const ITEM_LOCKS: usize = crate::raw::DEFAULT_STRIPES;
+
+/// The most item locks a filter may ask for: more would only cost memory.
+const MAX_ITEM_LOCKS: usize = 1 << 20;
+
+/// Builds a [`GrowableCuckooFilter`].
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::{BuildError, GrowableCuckooFilter};
+///
+/// let filter = GrowableCuckooFilter::builder()
+///     .capacity(1000)
+///     .false_positive_rate(0.01)
+///     .growth_factor(4)
+///     .max_capacity(1_000_000)
+///     .build()?;
+/// assert_eq!(filter.level_count(), 1);
+///
+/// let err = GrowableCuckooFilter::builder().capacity(10).growth_factor(1).build().unwrap_err();
+/// assert_eq!(err, BuildError::GrowthFactor { factor: 1 });
+/// assert_eq!(err.to_string(), "growth_factor must be at least 2, got 1");
+/// # Ok::<(), BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GrowableBuilder<S = DefaultHashBuilder> {
+    plan: Plan,
+    hasher: S,
+    item_locks: usize,
+}
+
+impl Default for GrowableBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GrowableBuilder {
+    /// A builder with the defaults: a target false positive rate of 0.1%, growth factor 2, no
+    /// limit, [`DefaultHashBuilder`]. A capacity must still be set.
+    pub fn new() -> Self {
+        Self {
+            plan: Plan {
+                template: Builder::new().hasher(()),
+                initial_capacity: 0,
+                initial_buckets: 0,
+                growth_factor: DEFAULT_GROWTH_FACTOR,
+                false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
+                max_capacity: usize::MAX,
+            },
+            hasher: DefaultHashBuilder::new(),
+            item_locks: ITEM_LOCKS,
+        }
+    }
+}
+
+impl<S> GrowableBuilder<S> {
+    /// Items the first level holds. Each later level holds `growth_factor` times as many as
+    /// the one before.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.plan.initial_capacity = capacity;
+        self
+    }
+
+    /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
+    /// Level `i` gets the rate `ε/2^(i+1)`, so its fingerprints are one bit wider than the
+    /// previous level's.
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.plan.false_positive_rate = rate;
+        self
+    }
+
+    /// How many times larger each new level is than the one before, at least 2 (default 2).
+    /// A larger factor means fewer levels for lookups to probe, and more memory allocated ahead
+    /// of the items that fill it.
+    pub fn growth_factor(mut self, factor: usize) -> Self {
+        self.plan.growth_factor = factor;
+        self
+    }
+
+    /// The most items all levels together may be sized for (default: no limit). An insert that
+    /// would need a level past it returns [`InsertError::Full`](crate::InsertError::Full).
+    pub fn max_capacity(mut self, items: usize) -> Self {
+        self.plan.max_capacity = items;
+        self
+    }
+
+    /// The hasher to hash items with.
+    pub fn hasher<T>(self, hasher: T) -> GrowableBuilder<T> {
+        GrowableBuilder {
+            plan: self.plan,
+            hasher,
+            item_locks: self.item_locks,
+        }
+    }
+
+    /// Every level's shape fixed instead of derived from the rate, and the first level's exact
+    /// bucket count (later levels get it times the growth factor). For tests that need tiny
+    /// levels.
+    #[doc(hidden)]
+    pub fn level_shape(
+        mut self,
+        buckets: usize,
+        bucket_size: usize,
+        fingerprint_bits: u32,
+        stripes: usize,
+    ) -> Self {
+        self.plan.initial_buckets = buckets;
+        self.plan.template = self
+            .plan
+            .template
+            .bucket_size(bucket_size)
+            .fingerprint_bits(fingerprint_bits)
+            .semi_sorted(false)
+            .stripes(stripes);
+        self
+    }
+
+    /// Bounds of each level's cuckoo path search. For tests.
+    #[doc(hidden)]
+    pub fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
+        self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
+        self
+    }
+
+    /// Locks that serialize unique inserts of one item (a power of two). For tests.
+    #[doc(hidden)]
+    pub fn item_locks(mut self, count: usize) -> Self {
+        self.item_locks = count;
+        self
+    }
+
+    /// Builds the filter with its first level, or says which parameter is impossible.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::GrowthFactor`] for a growth factor under 2, [`BuildError::Stripes`] for an
+    /// item lock count that is not a power of two, and whatever
+    /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
+    /// rate out of range, no memory).
+    pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
+        if self.plan.growth_factor < 2 {
+            return Err(BuildError::GrowthFactor {
+                factor: self.plan.growth_factor,
+            });
+        }
+        if !self.item_locks.is_power_of_two() || self.item_locks > MAX_ITEM_LOCKS {
+            return Err(BuildError::Stripes {
+                stripes: self.item_locks,
+                min: 1,
+                max: MAX_ITEM_LOCKS,
+            });
+        }
+        if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {
+            return Err(BuildError::FalsePositiveRate);
+        }
+        Ok(GrowableCuckooFilter::from_parts(
+            Levels::new(self.plan)?,
+            ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
+                bytes: self.item_locks * 8,
+            })?,
+            self.hasher,
+        ))
+    }
+}

@@ -1,0 +1,187 @@
+//! Bulk operations of the growable filter: batched lookups and pipelined, parallel inserts, each
+//! handing one level a whole block at a time.
+
+use core::hash::{BuildHasher, Hash};
+
+use super::GrowableCuckooFilter;
+use crate::error::{ExtendError, InsertError};
+use crate::raw::{level_hash, BLOCK};
+
+/// Items a batched lookup hashes at a time.
+const CHUNK: usize = 512;
+
+impl<S: BuildHasher> GrowableCuckooFilter<S> {
+    /// Looks up many items at once: `answers[i] == contains(&items[i])`, with the same
+    /// guarantees, overlapping the memory loads of many items in every level.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(10);
+    /// filter.try_extend(0..100u32)?;
+    /// assert_eq!(filter.contains_batch(&[1u32, 99, 1 << 30]), [true, true, false]);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
+        let mut answers = vec![false; items.len()];
+        self.contains_batch_into(items, &mut answers);
+        answers
+    }
+
+    /// [`contains_batch`](Self::contains_batch) into a buffer of the caller's, allocating
+    /// nothing.
+    ///
+    /// # Panics
+    ///
+    /// If `answers` and `items` differ in length.
+    pub fn contains_batch_into<T: Hash>(&self, items: &[T], answers: &mut [bool]) {
+        assert_eq!(
+            items.len(),
+            answers.len(),
+            "contains_batch_into: one answer per item"
+        );
+        let mut hashes = [0u64; CHUNK];
+        let mut remixed = [0u64; CHUNK];
+        let mut found = [false; CHUNK];
+        for (items, answers) in items.chunks(CHUNK).zip(answers.chunks_mut(CHUNK)) {
+            let n = items.len();
+            for (hash, item) in hashes.iter_mut().zip(items) {
+                *hash = self.hasher.hash_one(item);
+            }
+            answers.fill(false);
+            let levels = self.levels.count();
+            for level in (0..levels).rev() {
+                for (r, &hash) in remixed[..n].iter_mut().zip(&hashes[..n]) {
+                    *r = level_hash(hash, level);
+                }
+                self.levels
+                    .raw(level)
+                    .contains_hashes(&remixed[..n], &mut found[..n]);
+                for (answer, &hit) in answers.iter_mut().zip(&found[..n]) {
+                    *answer |= hit;
+                }
+            }
+        }
+    }
+
+    /// Inserts every item in order, a block at a time into the newest level, adding levels as
+    /// they fill; stops at the first item that cannot be inserted.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert); the items before the failed one stay inserted and
+    /// [`ExtendError::inserted`] says how many.
+    pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
+    where
+        I: IntoIterator,
+        I::Item: Hash,
+    {
+        let mut block = [0u64; BLOCK];
+        let mut len = 0;
+        let mut inserted = 0;
+        for item in items {
+            block[len] = self.hasher.hash_one(&item);
+            len += 1;
+            if len == BLOCK {
+                inserted += self
+                    .insert_block(&block)
+                    .map_err(|n| full_after(inserted + n))?;
+                len = 0;
+            }
+        }
+        inserted += self
+            .insert_block(&block[..len])
+            .map_err(|n| full_after(inserted + n))?;
+        Ok(inserted)
+    }
+
+    /// Inserts a block of at most [`BLOCK`] hashes: `Ok(len)`, or `Err(n)` when only the first
+    /// `n` went in.
+    fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
+        let mut done = 0;
+        let mut remixed = [0u64; BLOCK];
+        while done < hashes.len() {
+            let newest = self.levels.count() - 1;
+            let rest = &hashes[done..];
+            for (r, &hash) in remixed.iter_mut().zip(rest) {
+                *r = level_hash(hash, newest);
+            }
+            match self.levels.raw(newest).insert_block(&remixed[..rest.len()]) {
+                Ok(()) => done = hashes.len(),
+                Err(n) => {
+                    done += n;
+                    if !self.levels.grow(newest) {
+                        return Err(done);
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }
+}
+
+fn full_after(inserted: usize) -> ExtendError {
+    ExtendError {
+        inserted,
+        error: InsertError::Full,
+    }
+}
+
+#[cfg(feature = "rayon")]
+mod parallel {
+    use super::*;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use rayon::iter::{IntoParallelIterator, ParallelIterator};
+
+    impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
+        /// Inserts every item of a parallel iterator on rayon's threads, each a block at a
+        /// time as [`try_extend`](Self::try_extend) does, adding levels as they fill.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+        /// use rayon::prelude::*;
+        ///
+        /// let filter = GrowableCuckooFilter::with_capacity(1000);
+        /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
+        /// assert_eq!(filter.len(), 100_000);
+        /// ```
+        ///
+        /// # Errors
+        ///
+        /// Stops soon after the first item that cannot be inserted; the items that went in
+        /// stay, and [`ExtendError::inserted`] counts them.
+        pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
+        where
+            I: IntoParallelIterator,
+            I::Item: Hash,
+        {
+            let inserted = AtomicUsize::new(0);
+            let flush = |block: &mut Vec<u64>| {
+                let result = self.insert_block(block);
+                let n = result.unwrap_or_else(|n| n);
+                inserted.fetch_add(n, Ordering::Relaxed);
+                block.clear();
+                result.map(drop).map_err(|_| InsertError::Full)
+            };
+            let result = items
+                .into_par_iter()
+                .try_fold(
+                    || Vec::with_capacity(BLOCK),
+                    |mut block, item| {
+                        block.push(self.hasher.hash_one(&item));
+                        if block.len() == BLOCK {
+                            flush(&mut block)?;
+                        }
+                        Ok(block)
+                    },
+                )
+                .try_for_each(|block: Result<Vec<u64>, InsertError>| flush(&mut block?));
+            let inserted = inserted.into_inner();
+            result.map(|()| inserted).map_err(|_| full_after(inserted))
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The append-only list of levels: a fixed array of write-once slots, filled in order.
+//!
+//! Level `i` is a complete fixed-size filter for `c·g^i` items (initial capacity `c`, growth
+//! factor `g`) whose fingerprints are sized for the rate `ε_i = ε/2^(i+1)`, so that the rates of
+//! all levels ever added sum to less than `ε`: each level costs one fingerprint bit more than the
+//! one before. A lookup reads the slots without locks; a writer whose newest level is full fills
+//! the next slot, and writers that race it wait for that one fill, parked.
+
+use core::fmt;
+
+use crate::builder::Builder;
+use crate::error::BuildError;
+use crate::filter::ConcurrentCuckooFilter;
+use crate::raw::RawFilter;
+use crate::sync::OnceSlot;
+
+/// Most levels a filter can have. With the default growth factor the 32nd level would be 2^31
+/// times the first; fingerprint widths run out (32 bits) well before for every useful rate.
+pub(crate) const MAX_LEVELS: usize = 32;
+
+/// One level: a fixed-size filter whose items are hashed by the growable filter.
+pub(crate) type Level = ConcurrentCuckooFilter<()>;
+
+/// How each level is built.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// Every setting but the capacity and the rate.
+    pub(crate) template: Builder<()>,
+    pub(crate) initial_capacity: usize,
+    /// Buckets of the first level instead of ones derived from the capacity; 0 when unset.
+    pub(crate) initial_buckets: usize,
+    pub(crate) growth_factor: usize,
+    pub(crate) false_positive_rate: f64,
+    /// The most items all levels together may be sized for.
+    pub(crate) max_capacity: usize,
+}
+
+impl Plan {
+    /// Items level `level` is sized for, if that fits in a `usize`.
+    fn capacity_of(&self, level: usize) -> Option<usize> {
+        let growth = self.growth_factor.checked_pow(u32::try_from(level).ok()?)?;
+        self.initial_capacity.checked_mul(growth)
+    }
+
+    /// The rate level `level` gets: `ε·(1 − r)·r^i` with `r = 1/2`.
+    pub(crate) fn rate_of(&self, level: usize) -> f64 {
+        self.false_positive_rate / 2f64.powi(level as i32 + 1)
+    }
+
+    /// Builds level `level`, or says why it cannot be.
+    pub(crate) fn build(&self, level: usize) -> Result<Level, BuildError> {
+        let too_large = BuildError::CapacityTooLarge {
+            capacity: self.initial_capacity,
+            max: self.max_capacity,
+        };
+        let capacity = self.capacity_of(level).ok_or(too_large.clone())?;
+        if level > 0 {
+            let total =
+                (0..=level).try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?));
+            if total.map_or(true, |total| total > self.max_capacity) {
+                return Err(too_large);
+            }
+        }
+        let mut builder = self
+            .template
+            .clone()
+            .capacity(capacity)
+            .false_positive_rate(self.rate_of(level));
+        if self.initial_buckets != 0 {
+            let growth = self.capacity_of(level).ok_or(too_large)? / self.initial_capacity;
+            builder = builder.buckets(self.initial_buckets.saturating_mul(growth));
+        }
+        builder.build()
+    }
+}
+
+pub(crate) struct Levels {
+    slots: Box<[OnceSlot<Option<Level>>]>,
+    plan: Plan,
+}
+
+impl Levels {
+    /// The list with its first level built.
+    pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
+        let first = plan.build(0)?;
+        let slots: Box<[OnceSlot<Option<Level>>]> =
+            (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
+        slots[0].get_or_init(|| Some(first));
+        Ok(Self { slots, plan })
+    }
+
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Levels published so far, at least 1. Later levels may be added at any moment.
+    #[inline(always)]
+    pub(crate) fn count(&self) -> usize {
+        self.slots
+            .iter()
+            .take_while(|slot| matches!(slot.get(), Some(Some(_))))
+            .count()
+    }
+
+    /// Level `level`'s raw filter. Panics for a level that was not published: callers only ask
+    /// for levels below a [`Self::count`] they read.
+    #[inline(always)]
+    pub(crate) fn raw(&self, level: usize) -> &RawFilter {
+        self.level(level).raw()
+    }
+
+    fn level(&self, level: usize) -> &Level {
+        match self.slots[level].get() {
+            Some(Some(level)) => level,
+            _ => unreachable!("level {level} was counted as published"),
+        }
+    }
+
+    /// The published levels, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Level> + '_ {
+        self.slots.iter().map_while(|slot| match slot.get() {
+            Some(Some(level)) => Some(level),
+            _ => None,
+        })
+    }
+
+    /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
+    /// none can be added (the plan's limit, an impossible fingerprint width or no memory), or if
+    /// `newest` is under half full, which means that the insert that found it full was refused
+    /// for its own copies, not for want of room. Threads racing to add the same level wait for
+    /// the one that builds it, parked.
+    pub(crate) fn grow(&self, newest: usize) -> bool {
+        let Some(next) = self.slots.get(newest + 1) else {
+            return false;
+        };
+        if let Some(level) = next.get() {
+            return level.is_some();
+        }
+        let current = self.level(newest);
+        if current.len() * 2 < current.capacity() {
+            return false;
+        }
+        next.get_or_init(|| self.plan.build(newest + 1).ok())
+            .is_some()
+    }
+}
+
+impl fmt::Debug for Levels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}

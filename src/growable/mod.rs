@@ -1,0 +1,349 @@
+//! A filter that grows: a list of fixed-size levels, each larger and with wider fingerprints
+//! than the one before.
+
+mod builder;
+mod bulk;
+mod levels;
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use crate::error::InsertError;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::{level_hash, Insertion, ItemLocks};
+use crate::sync::{fence, Ordering};
+
+pub use self::builder::GrowableBuilder;
+use self::levels::Levels;
+
+/// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
+/// target ε however far it grows.
+///
+/// It is a list of levels, each a fixed-size filter like [`ConcurrentCuckooFilter`]: the first
+/// sized for the initial capacity, each later one `growth_factor` times larger. Inserts go to the
+/// newest level; when it has no room, one thread adds the next level and the insert goes there.
+/// Level `i` has the false positive rate `ε/2^(i+1)` (one fingerprint bit more per level), so
+/// the rates of all levels, which a lookup of an absent item adds up, stay below ε. Each level
+/// hashes the item's 64-bit hash again, so that items colliding in one level are independent in
+/// the others; the item itself is hashed once.
+///
+/// A lookup probes every level, having first asked the CPU for all their buckets at once, so its
+/// cache misses overlap instead of following one another.
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+///
+/// let filter = GrowableCuckooFilter::builder()
+///     .capacity(1_000)
+///     .false_positive_rate(0.01)
+///     .build()?;
+/// for key in 0..100_000u64 {
+///     filter.insert(&key)?;
+/// }
+/// assert!(filter.level_count() > 1);
+/// assert_eq!(filter.len(), 100_000);
+/// assert!((0..100_000u64).all(|key| filter.contains(&key)));
+/// let false_positives = (100_000..200_000u64).filter(|key| filter.contains(key)).count();
+/// assert!(false_positives < 1_000, "{false_positives}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Consistency
+///
+/// Levels are only ever added, and an item stays in the level it was inserted into, so growth
+/// moves nothing. A reader never waits for growth: it probes the levels published when it
+/// started, and a level published meanwhile holds only items whose inserts had not returned
+/// when the reader started (an insert that returned `Ok` before the reader started is found).
+/// So the guarantees of [`ConcurrentCuckooFilter`] hold across levels: no false negatives while
+/// levels are added, and a failed insert changes nothing (it may leave a new, empty level).
+///
+/// - [`insert_unique`](Self::insert_unique) calls racing on one item insert it once across all
+///   levels: each holds a lock of the item's while it checks every level and inserts. A plain
+///   [`insert`](Self::insert) racing it may add a copy of its own, as it would in any filter.
+/// - [`len`](Self::len) adds the levels' counts one after another, oldest first: exact when no
+///   write is in flight. While writes are, it may count some of them and not others, but a
+///   count that includes a thread's write to one level includes everything that thread wrote
+///   before it to newer levels: an insert that added a level, then a remove, never shows as the
+///   remove alone.
+/// - [`remove`](Self::remove) removes the item's copy from the one level whose buckets hold its
+///   fingerprint. If several levels do, it cannot know which copy is the item's and which
+///   belongs to another item that shares its fingerprint in that level (this happens with a
+///   probability of about ε), so it removes nothing and returns `false`: the item stays a false
+///   positive rather than the other item becoming a false negative. This is also what removing
+///   an item inserted twice, once before and once after a level was added, gets.
+///
+/// As in any cuckoo filter, `remove` must only be called for items that were inserted.
+///
+/// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
+pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
+    levels: Levels,
+    item_locks: ItemLocks,
+    hasher: S,
+}
+
+impl GrowableCuckooFilter {
+    /// A filter whose first level holds `capacity` items, with the default target false positive
+    /// rate (0.1%) and growth factor (2). A capacity of 0 is rounded up to 1.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
+    /// instead.
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::builder().capacity(capacity.max(1)).build() {
+            Ok(filter) => filter,
+            Err(err) => panic!("GrowableCuckooFilter::with_capacity({capacity}): {err}"),
+        }
+    }
+
+    /// A [`GrowableBuilder`] for any other configuration.
+    pub fn builder() -> GrowableBuilder {
+        GrowableBuilder::new()
+    }
+}
+
+impl<S> GrowableCuckooFilter<S> {
+    fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
+        Self {
+            levels,
+            item_locks,
+            hasher,
+        }
+    }
+
+    /// Items stored in all levels (each copy of a duplicate counts). Exact when no write is in
+    /// flight.
+    pub fn len(&self) -> usize {
+        // Oldest first, with an acquire fence after each level: a count that shows a write to
+        // one level then shows every write its thread made before it, including inserts into
+        // any newer level, so that `len` never sees a remove without the insert that preceded it.
+        self.levels
+            .iter()
+            .map(|level| {
+                let len = level.len();
+                fence(Ordering::Acquire);
+                len
+            })
+            .sum()
+    }
+
+    /// Whether the filter holds no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Levels added so far, at least 1.
+    pub fn level_count(&self) -> usize {
+        self.levels.count()
+    }
+
+    /// Items the levels added so far are sized for together. The filter grows past it.
+    pub fn capacity(&self) -> usize {
+        self.levels.iter().map(|level| level.capacity()).sum()
+    }
+
+    /// Bytes of memory the filter uses: every level, the item locks and itself.
+    pub fn memory_usage(&self) -> usize {
+        self.levels
+            .iter()
+            .map(|level| level.memory_usage())
+            .sum::<usize>()
+            + self.item_locks.memory_usage()
+            + core::mem::size_of::<Self>()
+    }
+
+    /// The false positive rate the filter was built to stay under.
+    pub fn false_positive_rate(&self) -> f64 {
+        self.levels.plan().false_positive_rate
+    }
+
+    /// The false positive rate of the levels added so far, each filled to the load it is sized
+    /// for: the sum of their [expected rates]. Below [`false_positive_rate`] by construction.
+    ///
+    /// [expected rates]: crate::ConcurrentCuckooFilter::expected_false_positive_rate
+    /// [`false_positive_rate`]: Self::false_positive_rate
+    pub fn expected_false_positive_rate(&self) -> f64 {
+        self.levels
+            .iter()
+            .map(|level| level.expected_false_positive_rate())
+            .sum()
+    }
+
+    /// Bits per fingerprint of each level added so far, oldest first.
+    pub fn fingerprint_bits(&self) -> Vec<u32> {
+        self.levels
+            .iter()
+            .map(|level| level.fingerprint_bits())
+            .collect()
+    }
+
+    /// The hasher items are hashed with.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S: BuildHasher> GrowableCuckooFilter<S> {
+    /// Inserts one copy of `item` into the newest level, adding a level first if it is full.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] if no level can be added (past the
+    /// [`max_capacity`](GrowableBuilder::max_capacity), past 32-bit fingerprints, or out of
+    /// memory), or if the item's own copies fill its buckets in a newest level that is under
+    /// half full. Nothing changed then, though a new empty level may have been added.
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
+        let hash = self.hasher.hash_one(item);
+        loop {
+            let newest = self.levels.count() - 1;
+            match self
+                .levels
+                .raw(newest)
+                .insert(level_hash(hash, newest), false)
+            {
+                Insertion::Full if self.levels.grow(newest) => {}
+                Insertion::Full => return Err(InsertError::Full),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Inserts `item` unless some level already holds its fingerprint in its buckets:
+    /// `Ok(true)` if inserted, `Ok(false)` if it was there. Threads racing to `insert_unique`
+    /// one item insert it exactly once, in one level, also while levels are added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let seen = GrowableCuckooFilter::with_capacity(10);
+    /// let fresh = (0..1000u32).filter(|key| seen.insert_unique(key) == Ok(true)).count();
+    /// // A key whose fingerprint an earlier key already shows is taken as seen: a false
+    /// // positive, at a rate under the target 0.1%.
+    /// assert!(fresh >= 995, "{fresh}");
+    /// assert_eq!(seen.len(), fresh);
+    /// assert_eq!(seen.insert_unique(&3u32), Ok(false));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] as for [`insert`](Self::insert).
+    pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
+        let hash = self.hasher.hash_one(item);
+        loop {
+            // Held while the levels are counted, checked and the item inserted: a racing unique
+            // insert of the item then sees this one's copy, in whatever level it went.
+            let guard = self.item_locks.lock(hash);
+            let newest = self.levels.count() - 1;
+            self.prefetch(hash, newest + 1);
+            if (0..newest).any(|level| self.levels.raw(level).contains(level_hash(hash, level))) {
+                return Ok(false);
+            }
+            match self
+                .levels
+                .raw(newest)
+                .insert(level_hash(hash, newest), true)
+            {
+                Insertion::Inserted => return Ok(true),
+                Insertion::Present => return Ok(false),
+                Insertion::Full => {
+                    // Others waiting for the item's lock should not wait for the growth too.
+                    drop(guard);
+                    if !self.levels.grow(newest) {
+                        return Err(InsertError::Full);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `item` may have been inserted: always true if it was (and not removed since),
+    /// true with a probability under the target rate if it was not. Takes no lock, writes no
+    /// shared memory, allocates nothing.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        let levels = self.levels.count();
+        if levels > 1 {
+            self.prefetch(hash, levels);
+        }
+        // Newest first: it is the largest, and holds the most items.
+        (0..levels)
+            .rev()
+            .any(|level| self.levels.raw(level).contains(level_hash(hash, level)))
+    }
+
+    /// Starts loading the item's buckets in the first `levels` levels.
+    #[inline(always)]
+    fn prefetch(&self, hash: u64, levels: usize) {
+        for level in 0..levels {
+            self.levels
+                .raw(level)
+                .prefetch_candidates(level_hash(hash, level));
+        }
+    }
+
+    /// How many copies of `item`'s fingerprint its buckets hold, over all levels: the number of
+    /// times it was inserted and not removed, plus any other items that share its fingerprint
+    /// and a bucket in some level. Takes no lock.
+    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
+        let hash = self.hasher.hash_one(item);
+        let levels = self.levels.count();
+        (0..levels)
+            .map(|level| self.levels.raw(level).count(level_hash(hash, level)))
+            .sum()
+    }
+
+    /// Removes one copy of `item`: `true` if it did. `false` if no level holds its fingerprint,
+    /// or if more than one does (see [Consistency](Self#consistency): the copy could be another
+    /// item's). Only remove items that were inserted.
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        let hash = self.hasher.hash_one(item);
+        loop {
+            let levels = self.levels.count();
+            self.prefetch(hash, levels);
+            let mut holding = (0..levels)
+                .rev()
+                .filter(|&level| self.levels.raw(level).contains(level_hash(hash, level)));
+            let (Some(level), None) = (holding.next(), holding.next()) else {
+                return false;
+            };
+            if self.levels.raw(level).remove(level_hash(hash, level)) {
+                return true;
+            }
+            // A racing remove took the copy between the look and the lock: look again.
+        }
+    }
+
+    /// The fingerprint and the two buckets `item` maps to in level `level`. For tests that need
+    /// to build collisions on purpose; not part of the stable API.
+    #[doc(hidden)]
+    pub fn debug_candidates<T: Hash + ?Sized>(
+        &self,
+        level: usize,
+        item: &T,
+    ) -> (u32, usize, usize) {
+        self.levels
+            .raw(level)
+            .debug_candidates(level_hash(self.hasher.hash_one(item), level))
+    }
+}
+
+impl<S> fmt::Debug for GrowableCuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plan = self.levels.plan();
+        f.debug_struct("GrowableCuckooFilter")
+            .field("len", &self.len())
+            .field("false_positive_rate", &plan.false_positive_rate)
+            .field("growth_factor", &plan.growth_factor)
+            .field("levels", &self.levels)
+            .finish_non_exhaustive()
+    }
+}

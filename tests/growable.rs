@@ -1,0 +1,235 @@
+//! The growable filter: its false positive rate after growing far, no false negatives and exact
+//! counts while threads add levels, unique inserts exactly once, and its limits.
+
+use concurrent_cuckoo_filter::{BuildError, GrowableCuckooFilter, InsertError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+fn filter(capacity: usize, rate: f64) -> GrowableCuckooFilter {
+    GrowableCuckooFilter::builder()
+        .capacity(capacity)
+        .false_positive_rate(rate)
+        .build()
+        .unwrap()
+}
+
+/// Inserts `0..items`, then measures the false positive rate on `items` keys never inserted.
+fn rate_after_filling(filter: &GrowableCuckooFilter, items: u64) -> f64 {
+    filter.try_extend(0..items).unwrap();
+    assert!((0..items).all(|key| filter.contains(&key)));
+    let absent = (items..2 * items)
+        .filter(|key| filter.contains(&(key << 20)))
+        .count();
+    absent as f64 / items as f64
+}
+
+#[test]
+fn the_rate_stays_under_the_target_after_growing_a_thousandfold() {
+    for rate in [0.01, 0.001] {
+        let filter = filter(1000, rate);
+        let measured = rate_after_filling(&filter, 1_000_000);
+        assert!(filter.level_count() >= 10, "{filter:?}");
+        assert!(filter.expected_false_positive_rate() <= rate);
+        assert!(measured <= rate, "target {rate}, measured {measured}");
+    }
+}
+
+#[test]
+fn inserts_one_at_a_time_grow_as_far_as_extend() {
+    let filter = filter(100, 0.01);
+    for key in 0..50_000u64 {
+        filter.insert(&key).unwrap();
+    }
+    assert_eq!(filter.len(), 50_000);
+    assert!(filter.capacity() >= 50_000);
+    let bits = filter.fingerprint_bits();
+    assert!(bits.windows(2).all(|w| w[1] == w[0] + 1), "{bits:?}");
+    assert!((0..50_000u64).all(|key| filter.contains(&key)));
+}
+
+#[test]
+fn nothing_is_lost_while_threads_insert_remove_and_look_up_during_growth() {
+    const THREADS: u64 = 4;
+    const PER_THREAD: u64 = 60_000;
+    let filter = Arc::new(filter(64, 0.001));
+    let start = Arc::new(Barrier::new(THREADS as usize));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (filter, start) = (Arc::clone(&filter), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                let key = |i: u64| t << 40 | i;
+                for i in 0..PER_THREAD {
+                    filter.insert(&key(i)).unwrap();
+                    // Every key this thread holds is still found, whatever the others add.
+                    if i % 7 == 0 {
+                        for j in (0..=i).step_by(997) {
+                            if j % 3 != 0 || j > i / 2 {
+                                assert!(filter.contains(&key(j)), "thread {t}: key {j} lost");
+                            }
+                        }
+                    }
+                    // Removes a third of the first half as it goes.
+                    if i % 2 == 0 && (i / 2) % 3 == 0 {
+                        let _ = filter.remove(&key(i / 2));
+                    }
+                }
+                (0..PER_THREAD)
+                    .filter(|&i| !(i <= PER_THREAD / 2 && i % 3 == 0))
+                    .all(|i| filter.contains(&key(i)))
+            })
+        })
+        .collect();
+    for handle in handles {
+        assert!(handle.join().unwrap(), "a held key was lost");
+    }
+    assert!(filter.level_count() > 8, "{filter:?}");
+}
+
+#[test]
+fn len_is_exact_after_threads_grow_the_filter() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 50_000;
+    let filter = Arc::new(filter(100, 0.01));
+    let removed = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (filter, removed) = (Arc::clone(&filter), Arc::clone(&removed));
+            std::thread::spawn(move || {
+                for i in 0..PER_THREAD {
+                    filter.insert(&(t, i)).unwrap();
+                    if i % 10 == 0 && filter.remove(&(t, i / 2)) {
+                        removed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(
+        filter.len(),
+        THREADS * PER_THREAD - removed.load(Ordering::Relaxed)
+    );
+}
+
+#[test]
+fn racing_unique_inserts_store_each_item_once_across_levels() {
+    const THREADS: usize = 4;
+    const KEYS: u64 = 40_000;
+    let filter = Arc::new(filter(16, 0.001));
+    let start = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (filter, start) = (Arc::clone(&filter), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                // Each thread walks the keys in its own order, so that every key is raced.
+                (0..KEYS)
+                    .map(|i| (i * (2 * t as u64 + 1)) % KEYS)
+                    .filter(|key| filter.insert_unique(key).unwrap())
+                    .count()
+            })
+        })
+        .collect();
+    let wins: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    // A key whose fingerprint another key already shows is refused as present: a false
+    // positive, at a rate under ε = 0.1% (twice that as a bound for chance).
+    let missing = KEYS as usize - wins;
+    assert!(missing < 80, "{missing} keys refused");
+    assert_eq!(filter.len(), wins);
+    assert!((0..KEYS).all(|key| filter.count(&key) >= 1));
+}
+
+#[test]
+fn a_full_filter_refuses_and_keeps_what_it_held() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(1000)
+        .max_capacity(7000)
+        .build()
+        .unwrap();
+    let mut inserted = 0u64;
+    while filter.insert(&inserted).is_ok() {
+        inserted += 1;
+    }
+    assert_eq!(filter.insert(&inserted), Err(InsertError::Full));
+    assert_eq!(filter.level_count(), 3, "1000 + 2000 + 4000 items");
+    assert_eq!(
+        filter.len(),
+        inserted as usize,
+        "the failed inserts changed nothing"
+    );
+    assert!(inserted > 6000);
+    assert!((0..inserted).all(|key| filter.contains(&key)));
+    let err = filter.try_extend(inserted..inserted + 1000).unwrap_err();
+    assert_eq!(filter.len(), inserted as usize + err.inserted());
+}
+
+#[test]
+fn an_items_own_copies_do_not_make_the_filter_grow() {
+    let filter = filter(1000, 0.01);
+    let copies = (0..100)
+        .take_while(|_| filter.insert("same").is_ok())
+        .count();
+    assert_eq!(copies, 8, "two buckets of four slots");
+    assert_eq!(filter.level_count(), 1);
+}
+
+#[test]
+fn remove_takes_the_one_copy_and_refuses_when_two_levels_hold_one() {
+    let filter = filter(100, 0.01);
+    filter.insert("twice").unwrap();
+    filter.try_extend(0..1000u32).unwrap();
+    assert!(filter.level_count() > 1);
+    filter.insert("twice").unwrap();
+    assert_eq!(filter.count("twice"), 2);
+    assert!(!filter.remove("twice"), "two levels hold it: ambiguous");
+    assert!(filter.contains("twice"));
+    let removed = (0..1000u32).filter(|key| filter.remove(key)).count();
+    assert!(removed > 990, "{removed}");
+    assert_eq!(filter.len(), 1002 - removed);
+}
+
+#[test]
+fn batches_and_parallel_extends_agree_with_single_lookups() {
+    let filter = filter(50, 0.001);
+    assert_eq!(filter.try_extend(0..5_000u64), Ok(5_000));
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        assert_eq!(
+            filter.try_par_extend((5_000..20_000u64).into_par_iter()),
+            Ok(15_000)
+        );
+    }
+    let keys: Vec<u64> = (0..40_000).collect();
+    let answers = filter.contains_batch(&keys);
+    assert!(keys
+        .iter()
+        .zip(&answers)
+        .all(|(k, &a)| a == filter.contains(k)));
+    assert!(answers[..filter.len()].iter().all(|&a| a));
+}
+
+#[test]
+fn bad_parameters_are_named() {
+    let build = |b: concurrent_cuckoo_filter::GrowableBuilder| b.build().unwrap_err();
+    let builder = GrowableCuckooFilter::builder;
+    assert_eq!(build(builder()), BuildError::ZeroCapacity);
+    assert_eq!(
+        build(builder().capacity(10).growth_factor(0)),
+        BuildError::GrowthFactor { factor: 0 }
+    );
+    for rate in [0.0, 1.5, f64::NAN] {
+        assert_eq!(
+            build(builder().capacity(10).false_positive_rate(rate)),
+            BuildError::FalsePositiveRate
+        );
+    }
+    let debug = format!("{:?}", GrowableCuckooFilter::with_capacity(10));
+    assert!(
+        debug.contains("levels") && debug.contains("growth_factor"),
+        "{debug}"
+    );
+}
