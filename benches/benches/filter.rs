@@ -32,7 +32,7 @@
 //!
 //! Bench ids are `{filter}/{threads}t`. Every filter is sized for the same number of items with
 //! its crate's own `with_capacity` (what a user writes), so memory differs: the sizes name this
-//! crate's filter (1 MiB fits the 2 MiB L2; 192 MiB is the paper's size, beyond the L3). The
+//! crate's filter (1 MiB is cache-resident; 192 MiB is the paper's size, beyond the L3). The
 //! peers round their tables up to a power of two. The big filters are filled once and reused
 //! (the `RwLock` one is a copy of the `Mutex` one): the mixed workloads keep them at capacity.
 

@@ -22,7 +22,7 @@ pub fn env_flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| v != "0")
 }
 
-/// MiB of the cache-resident filters of the criterion benches (default 1: fits a 2 MiB L2).
+/// MiB of the cache-resident filters of the criterion benches (default 1).
 pub fn small_mib() -> usize {
     env_usize("CCF_BENCH_SMALL_MIB", 1)
 }

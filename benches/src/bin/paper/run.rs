@@ -22,7 +22,7 @@ const PROBE: usize = 1 << 18;
 /// Lookups per point of Figure 5 at most.
 const LOOKUPS: usize = 1 << 20;
 /// How long a lookup measurement runs at least (unless it runs out of keys first): short
-/// measurements on this shared machine are at the mercy of the scheduler.
+/// measurements on a busy machine are at the mercy of the scheduler.
 const MIN_LOOKUP_SECONDS: f64 = 0.03;
 /// Never-inserted keys looked up to measure the false positive rate.
 const FPR_QUERIES: usize = 1 << 20;
