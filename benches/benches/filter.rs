@@ -2,12 +2,12 @@
 //! `available_parallelism` threads sharing one filter through an `Arc`.
 //!
 //! ```text
-//! cargo bench --bench filter                     # the default suite, 10-14 minutes on 2 cores
-//! cargo bench --bench filter -- 1MiB             # the L2-sized filters only, about 4 minutes
-//! cargo bench --bench filter -- issue2           # the core issue's 64 MiB figures, 1 minute
-//! cargo bench --bench filter -- 'contains/1MiB'  # any criterion filter (a regex on the ids)
-//! CCF_BENCH_BIG_MIB=64 cargo bench --bench filter -- 'contains/64MiB'
-//! CCF_BENCH_FULL=1 cargo bench --bench filter -- issue2   # adds the fill to the first failure
+//! cargo bench -p ccf-benches --bench filter                    # the default suite, 10-14 minutes on 2 cores
+//! cargo bench -p ccf-benches --bench filter -- 1MiB            # the L2-sized filters only, about 4 minutes
+//! cargo bench -p ccf-benches --bench filter -- ours_64MiB      # this crate alone at 64 MiB, 1 minute
+//! cargo bench -p ccf-benches --bench filter -- 'contains/1MiB' # any criterion filter (a regex on the ids)
+//! CCF_BENCH_BIG_MIB=64 cargo bench -p ccf-benches --bench filter -- 'contains/64MiB'
+//! CCF_BENCH_FULL=1 cargo bench -p ccf-benches --bench filter -- ours_64MiB  # adds the fill to the first failure
 //! ```
 //!
 //! `CCF_BENCH_FULL=1` adds the groups that build a big filter per iteration: the 64 MiB fill to
@@ -25,42 +25,39 @@
 //!   and inserts new ones, and looks up its live keys and never-inserted keys half and half.
 //!   `ours-1.5x` is this crate's filter sized for 1.5 times the items: about as full (63%) as
 //!   the power-of-two peers are.
-//! - `issue2_64MiB`: the core issue's speed figures for this crate's default filter: lookups of
-//!   one key per call (all hits, all misses), the read-heavy mixed workload (90% contains, 10%
-//!   insert + remove) on 1 and 2 threads, and with `CCF_BENCH_FULL` the fill to the first failure
-//!   (`insert` per key, and `try_extend`).
+//! - `ours_64MiB`: this crate's default filter alone at 64 MiB: lookups of one key per call (all
+//!   hits, all misses), the read-heavy mixed workload (90% contains, 10% insert + remove) on 1
+//!   and 2 threads, and with `CCF_BENCH_FULL` the fill to the first failure (`insert` per key,
+//!   and `try_extend`).
 //!
 //! Bench ids are `{filter}/{threads}t`. Every filter is sized for the same number of items with
 //! its crate's own `with_capacity` (what a user writes), so memory differs: the sizes name this
-//! crate's filter (1 MiB fits the 2 MiB L2; 192 MiB is the paper's size, beyond the L3). The
+//! crate's filter (1 MiB is cache-resident; 192 MiB is the paper's size, beyond the L3). The
 //! peers round their tables up to a power of two. The big filters are filled once and reused
 //! (the `RwLock` one is a copy of the `Mutex` one): the mixed workloads keep them at capacity.
 
-mod common;
-
-use common::{
-    items_for_mib, key, op_table, time_contains, time_lookups, time_mixed, Acf, CfMutex, CfRwLock,
-    FastBloom, Lane, Loaded, Op, Ours, OursRoomy, Pools, Subject, BATCH, MIXED_OPS,
+use ccf_benches::args;
+use ccf_benches::keys::key;
+use ccf_benches::measure::{
+    machine, op_table, time_contains, time_lookups, time_mixed, Lane, Loaded, Op, Pools, BATCH,
+    MIXED_OPS,
 };
+use ccf_benches::peers::{items_for_mib, Cuckoofilter, Peer, Roomy};
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use criterion::measurement::WallTime;
 use criterion::{black_box, Bencher, BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use crossbeam_utils::CachePadded;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use rayon::ThreadPool;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name} must be a number"))
-        })
-        .unwrap_or(default)
-}
+type Ours = ConcurrentCuckooFilter;
+type Acf = atomic_cuckoo_filter::CuckooFilter;
+type CfMutex = Mutex<Cuckoofilter>;
+type CfRwLock = RwLock<Cuckoofilter>;
+type FastBloom = fastbloom::AtomicBloomFilter;
 
 /// Times `iters` rounds of `op` on each of the keys `0..items`, split among the threads of
 /// `pool`, each round on a new filter made by `setup` (not timed).
@@ -91,7 +88,7 @@ struct FilledSet {
     items: usize,
     lanes: usize,
     ours: Option<Loaded<Ours>>,
-    ours_roomy: Option<Loaded<OursRoomy>>,
+    ours_roomy: Option<Loaded<Roomy>>,
     acf: Option<Loaded<Acf>>,
     cf_mutex: Option<Loaded<CfMutex>>,
     cf_rwlock: Option<Loaded<CfRwLock>>,
@@ -99,7 +96,7 @@ struct FilledSet {
 }
 
 /// Something that yields the [`Loaded`] filter of one type from a [`FilledSet`].
-trait Pick: Subject {
+trait Pick: Peer + Send + Sync + Sized {
     fn slot(set: &mut FilledSet) -> &mut Option<Loaded<Self>>;
 
     /// The filled filter of this type for `set`, filled by every thread of `pool`.
@@ -118,7 +115,7 @@ macro_rules! pick {
     };
 }
 pick!(Ours, ours);
-pick!(OursRoomy, ours_roomy);
+pick!(Roomy, ours_roomy);
 pick!(Acf, acf);
 pick!(CfMutex, cf_mutex);
 pick!(FastBloom, fastbloom);
@@ -134,7 +131,7 @@ impl Pick for CfRwLock {
         let Some(mutex) = &set.cf_mutex else {
             return Loaded::fill(set.items, set.lanes, pool, true);
         };
-        let table = cuckoofilter::CuckooFilter::from(mutex.filter.0.lock().export());
+        let table = Cuckoofilter::from(mutex.filter.lock().export());
         let lanes = mutex.lanes.iter().map(|lane| {
             let (lo, hi) = (lane.lo.load(Relaxed), lane.hi.load(Relaxed));
             CachePadded::new(Lane {
@@ -143,7 +140,7 @@ impl Pick for CfRwLock {
             })
         });
         Loaded {
-            filter: Arc::new(CfRwLock(RwLock::new(table))),
+            filter: Arc::new(RwLock::new(table)),
             lanes: lanes.collect(),
         }
     }
@@ -192,7 +189,7 @@ fn sweep(
 type Lookup<F> = fn(&F, &[u64], &mut [bool]);
 
 /// One `contains` call per key.
-fn per_key<F: Subject>(filter: &F, keys: &[u64], answers: &mut [bool]) {
+fn per_key<F: Peer>(filter: &F, keys: &[u64], answers: &mut [bool]) {
     for (key, answer) in keys.iter().zip(answers) {
         *answer = filter.contains(*key);
     }
@@ -200,7 +197,7 @@ fn per_key<F: Subject>(filter: &F, keys: &[u64], answers: &mut [bool]) {
 
 /// This crate's `contains_batch_into`, one call per block of `BATCH` keys (`ours-batch`).
 fn batched(filter: &Ours, keys: &[u64], answers: &mut [bool]) {
-    filter.0.contains_batch_into(keys, answers);
+    filter.contains_batch_into(keys, answers);
 }
 
 fn contains_sweep<F: Pick>(
@@ -252,7 +249,11 @@ fn mixed_sweep<F: Pick>(
     );
 }
 
-fn insert_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Pools, items: usize) {
+fn insert_sweep<F: Peer + Sync>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    pools: &Pools,
+    items: usize,
+) {
     sweep(
         group,
         pools,
@@ -266,7 +267,11 @@ fn insert_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Po
     );
 }
 
-fn delete_sweep<F: Subject>(group: &mut BenchmarkGroup<'_, WallTime>, pools: &Pools, items: usize) {
+fn delete_sweep<F: Peer + Send + Sync>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    pools: &Pools,
+    items: usize,
+) {
     let lanes = pools.0.len();
     sweep(
         group,
@@ -306,7 +311,7 @@ fn bench_size(c: &mut Criterion, pools: &Pools, mib: usize, roomy: bool, writes:
         let mut group = c.benchmark_group(format!("{name}/{size}"));
         mixed_sweep::<Ours>(&mut group, pools, &mut set, &ops);
         if roomy {
-            mixed_sweep::<OursRoomy>(&mut group, pools, &mut set, &ops);
+            mixed_sweep::<Roomy>(&mut group, pools, &mut set, &ops);
         }
         mixed_sweep::<Acf>(&mut group, pools, &mut set, &ops);
         mixed_sweep::<CfMutex>(&mut group, pools, &mut set, &ops);
@@ -387,15 +392,15 @@ fn bench_fill_to_first_failure(group: &mut BenchmarkGroup<'_, WallTime>, items: 
     }
 }
 
-/// The core issue's speed figures, on this crate's default filter of 64 MiB: lookups of one key
-/// per call (all hits, all misses) and filling from empty to the first failed insert, on one
-/// thread; the read-heavy mixed workload (90% contains, 10% insert + remove) on 1 and 2 threads.
-/// `full`: also the fill to the first failure (11 fills of 64 MiB, several minutes).
-fn bench_issue2(c: &mut Criterion, pools: &Pools, full: bool) {
+/// This crate's default filter alone at 64 MiB: lookups of one key per call (all hits, all
+/// misses) on one thread; the read-heavy mixed workload (90% contains, 10% insert + remove) on 1
+/// and 2 threads. `full`: also the fill from empty to the first failed insert, on one thread
+/// (11 fills of 64 MiB, several minutes).
+fn bench_ours_alone(c: &mut Criterion, pools: &Pools, full: bool) {
     let mib = 64;
     let items = items_for_mib(mib);
     let mut set = FilledSet::new(items, pools.0.len());
-    let mut group = c.benchmark_group(format!("issue2_{mib}MiB"));
+    let mut group = c.benchmark_group(format!("ours_{mib}MiB"));
     let one = &pools.0[0];
 
     if full {
@@ -438,23 +443,11 @@ fn main() {
         .configure_from_args();
     let max_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pools = Pools::new(max_threads);
-    eprintln!("machine: {}", common::machine());
+    eprintln!("machine: {}", machine());
 
-    let full = std::env::var_os("CCF_BENCH_FULL").is_some_and(|v| v != "0");
-    bench_size(
-        &mut c,
-        &pools,
-        env_usize("CCF_BENCH_SMALL_MIB", 1),
-        true,
-        true,
-    );
-    bench_issue2(&mut c, &pools, full);
-    bench_size(
-        &mut c,
-        &pools,
-        env_usize("CCF_BENCH_BIG_MIB", 192),
-        false,
-        full,
-    );
+    let full = args::full();
+    bench_size(&mut c, &pools, args::small_mib(), true, true);
+    bench_ours_alone(&mut c, &pools, full);
+    bench_size(&mut c, &pools, args::big_mib(), false, full);
     c.final_summary();
 }

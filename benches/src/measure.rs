@@ -1,215 +1,14 @@
-//! What the criterion benches (`benches/filter.rs`) and the paper reproduction
-//! (`examples/paper.rs`) share: the keys, a small random number generator, and one interface
-//! over this crate's filter and the concurrent Rust peers, so every filter runs the same loop.
+//! Timing loops: lookups, mixed workloads and fills, from one thread or from every thread of a
+//! pool sharing one filter through an `Arc`.
 
-#![allow(dead_code)] // each of the two targets uses its own subset
-
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use crate::keys::{key, Rng, ABSENT};
+use crate::peers::Peer;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, RwLock};
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::collections::hash_map::DefaultHasher as SipHasher;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The `i`-th key: a bijective mix of `i` (the splitmix64 finalizer), so keys look random, the
-/// keys of different indices never collide, and no key list has to be stored.
-#[inline]
-pub fn key(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Indices at and above this are never inserted: their keys are the negative queries.
-pub const ABSENT: u64 = 1 << 62;
-
-/// wyrand: a fast generator for choosing queries and operations.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(key(seed))
-    }
-
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
-        let t = u128::from(self.0) * u128::from(self.0 ^ 0xe703_7ed1_a0b4_28db);
-        (t as u64) ^ ((t >> 64) as u64)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by multiply-high.
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-}
-
-/// A filter as the benches drive it: keys are `u64`, every operation takes `&self`.
-pub trait Subject: Send + Sync + Sized + 'static {
-    /// Name in bench ids, tables and plot legends.
-    const NAME: &'static str;
-    /// Whether it can remove items (the Bloom filter cannot).
-    const DELETES: bool = true;
-    /// An empty filter sized for `items` items the way a user would ask for it.
-    fn with_capacity(items: usize) -> Self;
-    fn contains(&self, key: u64) -> bool;
-    /// `false` when the filter is full.
-    fn insert(&self, key: u64) -> bool;
-    fn remove(&self, key: u64) -> bool;
-    /// Bytes of the filter's table.
-    fn memory(&self) -> usize;
-}
-
-/// This crate, default configuration (12-bit fingerprints, 4-slot buckets, xxh3), sized for
-/// `PERCENT`% of the items asked for.
-pub struct OursSized<const PERCENT: usize>(pub ConcurrentCuckooFilter);
-
-/// This crate's filter as a user sizes it: run at its capacity it is 95% full.
-pub type Ours = OursSized<100>;
-/// This crate's filter given the headroom the power-of-two peers get: sized for 1.5 times the
-/// items, so it runs about 63% full.
-pub type OursRoomy = OursSized<150>;
-
-impl<const PERCENT: usize> Subject for OursSized<PERCENT> {
-    const NAME: &'static str = if PERCENT == 100 { "ours" } else { "ours-1.5x" };
-    fn with_capacity(items: usize) -> Self {
-        Self(ConcurrentCuckooFilter::with_capacity(items * PERCENT / 100))
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.insert(&key).is_ok()
-    }
-    #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.0.remove(&key)
-    }
-    fn memory(&self) -> usize {
-        self.0.memory_usage()
-    }
-}
-
-/// `atomic-cuckoo-filter`: lock-free reads and simple inserts, a filter-wide lock for evictions
-/// and removes. Its defaults: 16-bit fingerprints, 4-slot buckets, a power-of-two bucket count,
-/// SipHash-1-3.
-pub struct Acf(pub atomic_cuckoo_filter::CuckooFilter);
-
-impl Subject for Acf {
-    const NAME: &'static str = "atomic-cuckoo-filter";
-    fn with_capacity(items: usize) -> Self {
-        Self(atomic_cuckoo_filter::CuckooFilter::with_capacity(items))
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.insert(&key).is_ok()
-    }
-    #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.0.remove(&key)
-    }
-    fn memory(&self) -> usize {
-        // `capacity()` is the slot count; fingerprints are 16 bits.
-        self.0.capacity() * 2
-    }
-}
-
-/// `cuckoofilter` (8-bit fingerprints, 4-slot buckets, power-of-two slot count, SipHash-1-3),
-/// the single-threaded filter, as users share it today: behind a `parking_lot::Mutex`.
-pub struct CfMutex(pub Mutex<cuckoofilter::CuckooFilter<SipHasher>>);
-
-impl Subject for CfMutex {
-    const NAME: &'static str = "cuckoofilter+Mutex";
-    fn with_capacity(items: usize) -> Self {
-        Self(Mutex::new(cuckoofilter::CuckooFilter::with_capacity(items)))
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.lock().contains(&key)
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.lock().add(&key).is_ok()
-    }
-    #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.0.lock().delete(&key)
-    }
-    fn memory(&self) -> usize {
-        self.0.lock().memory_usage()
-    }
-}
-
-/// `cuckoofilter` behind a `parking_lot::RwLock`: lookups share the lock.
-pub struct CfRwLock(pub RwLock<cuckoofilter::CuckooFilter<SipHasher>>);
-
-impl Subject for CfRwLock {
-    const NAME: &'static str = "cuckoofilter+RwLock";
-    fn with_capacity(items: usize) -> Self {
-        Self(RwLock::new(cuckoofilter::CuckooFilter::with_capacity(
-            items,
-        )))
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.read().contains(&key)
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.write().add(&key).is_ok()
-    }
-    #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.0.write().delete(&key)
-    }
-    fn memory(&self) -> usize {
-        self.0.read().memory_usage()
-    }
-}
-
-/// Bits per item of this crate's default filter when full (12-bit fingerprints at 95% load):
-/// the Bloom filter gets the same memory.
-pub const OURS_BITS_PER_ITEM: f64 = 12.0 / 0.95;
-
-/// `fastbloom::AtomicBloomFilter` with the memory our filter takes for the same items and the
-/// best number of hash functions for them (9). Its default hasher: SipHash-1-3. No removes.
-pub struct FastBloom(pub fastbloom::AtomicBloomFilter);
-
-impl Subject for FastBloom {
-    const NAME: &'static str = "fastbloom";
-    const DELETES: bool = false;
-    fn with_capacity(items: usize) -> Self {
-        let bits = (items as f64 * OURS_BITS_PER_ITEM) as usize;
-        Self(fastbloom::AtomicBloomFilter::with_num_bits(bits).expected_items(items))
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.insert(&key);
-        true
-    }
-    fn remove(&self, _key: u64) -> bool {
-        unreachable!("a Bloom filter cannot remove")
-    }
-    fn memory(&self) -> usize {
-        self.0.num_bits() / 8
-    }
-}
 
 /// The processor's name and the number of cores, for plot captions and reports.
 pub fn machine() -> String {
@@ -224,6 +23,17 @@ pub fn machine() -> String {
     format!("{model}, {cores} cores")
 }
 
+/// The median of `values` (sorted in place); the mean of the middle two for an even count.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
 /// Lookups per thread per criterion iteration.
 pub const BATCH: usize = 1024;
 /// Precomputed lookup keys per bench (a power of two), walked in order by every thread from
@@ -232,12 +42,8 @@ pub const QUERIES: usize = 1 << 20;
 /// Operations per thread per iteration of a mixed workload: one pass over its operation table.
 pub const MIXED_OPS: usize = 1000;
 
-/// Items this crate's default filter holds when it takes `mib` MiB (12-bit fingerprints at 95%).
-pub fn items_for_mib(mib: usize) -> usize {
-    ((mib << 20) as f64 * 8.0 * 0.95 / 12.0) as usize
-}
-
 /// One rayon pool per thread count, `pools[t - 1]` with `t` threads.
+#[derive(Debug)]
 pub struct Pools(pub Vec<ThreadPool>);
 
 impl Pools {
@@ -255,7 +61,7 @@ impl Pools {
 
 /// Positions `lo..hi` of a lane's keys in the filter: the lane-`l` key at position `j` is
 /// `key(j * lanes + l)`. Lanes let each thread remove and insert keys of its own.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Lane {
     pub lo: AtomicU64,
     pub hi: AtomicU64,
@@ -267,7 +73,7 @@ pub struct Loaded<F> {
     pub lanes: Vec<CachePadded<Lane>>,
 }
 
-impl<F: Subject> Loaded<F> {
+impl<F: Peer + Send + Sync> Loaded<F> {
     /// `filter` holding the keys of indices `0..items`.
     pub fn holding(filter: F, items: u64, lanes: usize) -> Self {
         let lanes = (0..lanes as u64)
@@ -363,7 +169,7 @@ pub fn time_lookups(
 }
 
 /// [`time_lookups`] with one `contains` call per key.
-pub fn time_contains<F: Subject>(
+pub fn time_contains<F: Peer + Sync>(
     pool: &ThreadPool,
     filter: &F,
     queries: &[u64],
@@ -378,7 +184,7 @@ pub fn time_contains<F: Subject>(
 }
 
 /// An operation of a mixed workload.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     Contains,
     Insert,
@@ -395,17 +201,14 @@ pub fn op_table(insert_permille: usize, seed: u64) -> Vec<Op> {
             _ => Op::Contains,
         })
         .collect();
-    let mut rng = Rng::new(seed);
-    for i in (1..ops.len()).rev() {
-        ops.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    Rng::new(seed).shuffle(&mut ops);
     ops
 }
 
 /// Times `iters` passes over `ops` on each thread of `pool`. Each thread works on the lanes
 /// `l ≡ thread (mod threads)`: inserts the next key of a lane, removes its oldest, looks up one
 /// of its live keys or a never-inserted key.
-pub fn time_mixed<F: Subject>(
+pub fn time_mixed<F: Peer + Send + Sync>(
     pool: &ThreadPool,
     loaded: &Loaded<F>,
     ops: &[Op],

@@ -2,13 +2,15 @@
 //! lookups against one at a time, and a parallel fill on 1 and 2 threads.
 //!
 //! ```text
-//! cargo bench --bench features                      # all (about 6 minutes here)
-//! cargo bench --bench features -- semi_sorted       # one group
-//! FEATURES_BENCH_MB=64 cargo bench --bench features # smaller large filter (default 192 MB)
+//! cargo bench -p ccf-benches --bench features                        # all, about 6 minutes on 2 cores
+//! cargo bench -p ccf-benches --bench features -- semi_sorted         # one group
+//! CCF_BENCH_BIG_MIB=64 cargo bench -p ccf-benches --bench features   # a smaller large filter (default 192 MiB)
 //! ```
 //!
-//! Compare ratios within one run: this machine is shared and noisy.
+//! Compare ratios within one run: absolute rates move with the machine's load.
 
+use ccf_benches::args::big_mib;
+use ccf_benches::peers::{items_for_mib, Peer, SemiSorted};
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -20,25 +22,13 @@ use std::time::{Duration, Instant};
 
 const QUERIES: usize = 1 << 20;
 
-fn large_mb() -> usize {
-    std::env::var("FEATURES_BENCH_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(192)
-}
-
-/// Items a default filter of `mb` megabytes holds at 95% load.
-fn items_for_mb(mb: usize, bits: usize) -> usize {
-    mb * (1 << 20) * 8 * 95 / 100 / bits
-}
-
+/// An empty filter for `items`: 12-bit plain or 13-bit semi-sorted fingerprints, both 12 bits a
+/// slot.
 fn build(items: usize, semi_sorted: bool) -> ConcurrentCuckooFilter {
-    ConcurrentCuckooFilter::builder()
-        .capacity(items)
-        .fingerprint_bits(if semi_sorted { 13 } else { 12 })
-        .semi_sorted(semi_sorted)
-        .build()
-        .unwrap()
+    match semi_sorted {
+        true => SemiSorted::with_capacity(items).0,
+        false => ConcurrentCuckooFilter::with_capacity(items),
+    }
 }
 
 /// `QUERIES` keys of which a share `hits` were inserted (keys below `items` were).
@@ -62,9 +52,9 @@ fn queries(items: usize, hits: f64) -> Vec<u64> {
 
 fn semi_sorted(c: &mut Criterion) {
     // Equal memory: 12-bit plain and 13-bit semi-sorted fingerprints both take 12 bits a slot.
-    for mb in [1, 16] {
-        let items = items_for_mb(mb, 12);
-        let mut group = c.benchmark_group(format!("semi_sorted/{mb}MB"));
+    for mib in [1, 16] {
+        let items = items_for_mib(mib);
+        let mut group = c.benchmark_group(format!("semi_sorted/{mib}MiB"));
         // One fill per sample: a fill takes seconds.
         group
             .sample_size(10)
@@ -109,7 +99,7 @@ fn semi_sorted(c: &mut Criterion) {
 fn large_full_filter() -> &'static (ConcurrentCuckooFilter, usize) {
     static FILTER: OnceLock<(ConcurrentCuckooFilter, usize)> = OnceLock::new();
     FILTER.get_or_init(|| {
-        let items = items_for_mb(large_mb(), 12);
+        let items = items_for_mib(big_mib());
         let filter = ConcurrentCuckooFilter::with_capacity(items);
         filter
             .try_par_extend((0..items as u64).into_par_iter())
@@ -120,7 +110,7 @@ fn large_full_filter() -> &'static (ConcurrentCuckooFilter, usize) {
 
 fn contains_batch(c: &mut Criterion) {
     let (filter, items) = large_full_filter();
-    let mut group = c.benchmark_group(format!("contains_batch/{}MB", large_mb()));
+    let mut group = c.benchmark_group(format!("contains_batch/{}MiB", big_mib()));
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
@@ -146,9 +136,9 @@ fn contains_batch(c: &mut Criterion) {
 }
 
 fn parallel_fill(c: &mut Criterion) {
-    let mb = large_mb();
-    let items = items_for_mb(mb, 12);
-    let mut group = c.benchmark_group(format!("fill/{mb}MB"));
+    let mib = big_mib();
+    let items = items_for_mib(mib);
+    let mut group = c.benchmark_group(format!("fill/{mib}MiB"));
     // One fill per sample: a fill takes seconds.
     group
         .sample_size(10)
