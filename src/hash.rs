@@ -38,16 +38,19 @@ pub struct DefaultHashBuilder {
 
 impl DefaultHashBuilder {
     /// The builder with the crate's fixed default seed.
+    #[must_use]
     pub const fn new() -> Self {
         Self { seed: DEFAULT_SEED }
     }
 
     /// A builder with a seed of your own (for example a random one, against adversarial keys).
+    #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
         Self { seed }
     }
 
     /// The seed this builder hashes with.
+    #[must_use]
     pub const fn seed(&self) -> u64 {
         self.seed
     }

@@ -66,6 +66,7 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// assert!(a.is_compatible(&ConcurrentCuckooFilter::with_capacity(1000)));
     /// assert!(!a.is_compatible(&ConcurrentCuckooFilter::with_capacity(100_000)));
     /// ```
+    #[must_use]
     pub fn is_compatible(&self, other: &Self) -> bool {
         self.check_compatible(other).is_ok()
     }

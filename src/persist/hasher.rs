@@ -68,7 +68,7 @@ use crate::hash::DefaultHashBuilder;
 ///
 /// let filter = ConcurrentCuckooFilter::builder().capacity(1000).hasher(Fnv(7)).build()?;
 /// filter.insert(&42u64)?;
-/// let copy = ConcurrentCuckooFilter::<Fnv>::decode(&filter.to_bytes())?;
+/// let copy = ConcurrentCuckooFilter::<Fnv>::from_bytes_with_hasher(&filter.to_bytes())?;
 /// assert!(copy.contains(&42u64));
 /// assert_eq!(copy.hasher().0, 7);
 ///

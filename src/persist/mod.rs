@@ -394,7 +394,7 @@ fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// The filter's bytes: its geometry, its hasher's id and seed, its item count and its table,
     /// with checksums. [`from_bytes`](ConcurrentCuckooFilter::from_bytes) (or
-    /// [`decode`](Self::decode) for another hasher) reads them back on any platform, answering
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) reads them back on any platform, answering
     /// every query exactly as this filter does.
     ///
     /// # Consistency
@@ -419,6 +419,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// assert!((0..5_000u64).all(|key| copy.contains(&key)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let len = HEADER_LEN as u64 + data_words(self.raw().geometry()) * 8 + CHECKSUM_LEN as u64;
         let mut out = Vec::with_capacity(len as usize);
@@ -451,17 +452,42 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
         writer.write_all(&checksum.digest().to_le_bytes())
     }
 
-    /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`:
-    /// refused with [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher
-    /// of `S`'s [`HASHER_ID`](StableHashBuilder::HASHER_ID); the hasher is rebuilt from the
-    /// recorded seed. Name the type, as in `ConcurrentCuckooFilter::<MyHasher>::decode(&bytes)`.
-    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+    /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`,
+    /// named by the type, as in `ConcurrentCuckooFilter::<MyHasher>::from_bytes_with_hasher`:
+    /// the hasher is rebuilt from the seed the bytes record.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(100, DefaultHashBuilder::with_seed(9));
+    /// filter.insert("a")?;
+    /// let copy =
+    ///     ConcurrentCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&filter.to_bytes())?;
+    /// assert!(copy.contains("a"));
+    /// assert_eq!(copy.hasher().seed(), 9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes`](ConcurrentCuckooFilter::from_bytes), among them
+    /// [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher of `S`'s
+    /// [`HASHER_ID`](StableHashBuilder::HASHER_ID), and [`DecodeError::InvalidSeed`] if `S`
+    /// cannot take the recorded seed.
+    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode(bytes)
     }
 
     /// [`read_from`](ConcurrentCuckooFilter::read_from) for a filter whose hasher is `S`; see
-    /// [`decode`](Self::decode).
-    pub fn decode_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
+    /// [`DecodeError::Io`] if the reader fails.
+    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
         decode_from(reader)
     }
 }
@@ -478,7 +504,8 @@ impl ConcurrentCuckooFilter {
     /// filter that answers differently. Nothing is allocated beyond what the input's length
     /// justifies: the table's size is checked against the input before the table is allocated.
     /// The filter must have been written with the default hasher (see
-    /// [`decode`](ConcurrentCuckooFilter::decode) for others); its seed is restored.
+    /// [`from_bytes_with_hasher`](ConcurrentCuckooFilter::from_bytes_with_hasher) for others);
+    /// its seed is restored.
     ///
     /// ```
     /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
