@@ -13,6 +13,8 @@ const DEFAULT_SEARCH_BUCKETS: usize = 2000;
 
 /// Builds a [`ConcurrentCuckooFilter`] with a configuration other than the default.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter};
 ///
@@ -98,6 +100,8 @@ impl<S> Builder<S> {
     /// (a 7.6 KiB table) and run somewhat slower. Needs `bucket_size` 4 and `fingerprint_bits`
     /// of at least 5.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -121,6 +125,8 @@ impl<S> Builder<S> {
     /// paper's eq. (6), `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the
     /// filter smallest (in practice 4-slot semi-sorted buckets). An explicit `fingerprint_bits`,
     /// `bucket_size` or `semi_sorted` wins over what the rate would choose.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;

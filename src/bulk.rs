@@ -42,6 +42,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// guarantees. In a filter larger than the CPU caches this is several times faster than one
     /// `contains` at a time, because the memory loads of a block of items overlap.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -80,8 +82,24 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     }
 
     /// Inserts every item in order, overlapping the memory loads of consecutive items; stops at
-    /// the first that finds no room. `Ok(n)`: all `n` went in. On `Err`, the items before the
-    /// failed one stay inserted and [`ExtendError::inserted`] says how many.
+    /// the first that finds no room. `Ok(n)`: all `n` went in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.try_extend(0..1000u32), Ok(1000));
+    /// let err = filter.try_extend(1000..1_000_000u32).unwrap_err();
+    /// assert_eq!(err.error(), InsertError::Full);
+    /// assert_eq!(filter.len(), 1000 + err.inserted());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ExtendError`] when an item finds no room (see [`insert`](Self::insert)): the items
+    /// before it stay inserted and [`ExtendError::inserted`] says how many.
     pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
         I: IntoIterator,
@@ -197,9 +215,9 @@ mod parallel {
 
     impl<S: BuildHasher + Sync> ConcurrentCuckooFilter<S> {
         /// Inserts every item of a parallel iterator on rayon's threads, each thread pipelining
-        /// its blocks as [`try_extend`](Self::try_extend) does. Stops soon after the first item
-        /// that finds no room; on `Err` the items that went in stay, and
-        /// [`ExtendError::inserted`] counts them.
+        /// its blocks as [`try_extend`](Self::try_extend) does.
+        ///
+        /// # Examples
         ///
         /// ```
         /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
@@ -210,6 +228,11 @@ mod parallel {
         /// let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
         /// assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
         /// ```
+        ///
+        /// # Errors
+        ///
+        /// [`ExtendError`] soon after the first item that finds no room: the items that went
+        /// in stay, and [`ExtendError::inserted`] counts them.
         pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
         where
             I: IntoParallelIterator,

@@ -31,8 +31,8 @@ impl std::error::Error for InsertError {}
 pub enum BuildError {
     /// `capacity` was 0 (or never set).
     ZeroCapacity,
-    /// `capacity` (or `buckets`) needs more buckets than a table can have on this target: more
-    /// than 2^32, or a table larger than the address space.
+    /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
+    /// table larger than the address space.
     CapacityTooLarge {
         /// The capacity asked for.
         capacity: usize,

@@ -16,6 +16,8 @@ use crate::sizing::Shape;
 /// lookups take no lock and write no shared memory; inserts and removes lock only the stripes of
 /// the two buckets they touch.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 /// use std::sync::Arc;
@@ -203,6 +205,12 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     ///
     /// Inserting the same item again stores another copy, as in the paper; each copy needs its
     /// own [`remove`](Self::remove). On `Err` nothing changed: no item was dropped to make room.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] if neither of the item's buckets has room and no short chain of
+    /// moves can make some, as happens near capacity, or to the `2 · bucket_size + 1`-th copy
+    /// of one item.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), false) {
             Insertion::Full => Err(InsertError::Full),
@@ -215,6 +223,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// one atomic step with respect to every other operation, so threads racing to
     /// `insert_unique` one item insert it exactly once: a stream deduplicator.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -223,6 +233,11 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// assert_eq!(seen.insert_unique("a"), Ok(false));
     /// assert_eq!(seen.count("a"), 1);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] as for [`insert`](Self::insert), when the item is absent and finds
+    /// no room; nothing changed then.
     pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), true) {
             Insertion::Inserted => Ok(true),

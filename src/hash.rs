@@ -21,6 +21,8 @@ const BLOCK: usize = 64;
 /// Its output depends only on the seed and on the bytes a key's `Hash` impl writes, never on the
 /// platform's endianness or pointer width, nor on the version of any dependency.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::DefaultHashBuilder;
 /// use core::hash::BuildHasher;

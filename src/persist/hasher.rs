@@ -19,6 +19,8 @@ use crate::hash::DefaultHashBuilder;
 /// not capture), not on the version of a dependency you do not control. `std`'s `RandomState` and
 /// `DefaultHasher` are neither: their algorithm may change between Rust releases.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, StableHashBuilder};
 /// use core::hash::{BuildHasher, Hasher};

@@ -406,6 +406,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// buckets, never in both or neither. Writers (and lookups that meet a locked stripe) wait
     /// for the copy of the table in memory, not for the encoding.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -432,6 +434,23 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// without building them all in memory first. The snapshot is taken before anything is
     /// written, so no lock is held while `writer` works. Wrap a file in a `BufWriter`: the
     /// header and the checksum are small writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.insert("a")?;
+    /// let mut file = Vec::new();
+    /// filter.write_to(&mut file)?;
+    /// assert_eq!(file, filter.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `writer` returns; what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
         let (words, items) = self.raw().snapshot();
         let header = Header::of(self, items, words.len()).to_bytes();
@@ -507,6 +526,8 @@ impl ConcurrentCuckooFilter {
     /// [`from_bytes_with_hasher`](ConcurrentCuckooFilter::from_bytes_with_hasher) for others);
     /// its seed is restored.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
     ///
@@ -521,6 +542,11 @@ impl ConcurrentCuckooFilter {
     ///     DecodeError::BadMagic
     /// );
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] naming the first check the input fails, in the order `FORMAT.md`
+    /// lists them; [`DecodeError::HasherMismatch`] if it was written with another hasher.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode(bytes)
     }
@@ -531,6 +557,27 @@ impl ConcurrentCuckooFilter {
     /// and memory grows with the bytes that actually arrive, so a header that promises a huge
     /// table cannot make it allocate more than the stream delivers. Wrap a file in a
     /// `BufReader`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.insert("a")?;
+    /// let mut stream = filter.to_bytes();
+    /// stream.extend_from_slice(b"next record");
+    /// let mut reader = &stream[..];
+    /// let copy = ConcurrentCuckooFilter::read_from(&mut reader)?;
+    /// assert!(copy.contains("a"));
+    /// assert_eq!(reader, b"next record");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes`](Self::from_bytes), and [`DecodeError::Io`] if the reader fails;
+    /// a stream that ends early is [`DecodeError::Truncated`].
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
         decode_from(reader)
     }
