@@ -63,8 +63,9 @@ pub enum BuildError {
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate,
-    /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or so few for the table that a stripe could hold 2^32
-    /// fingerprints, or more than the most there can be.
+    /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
+    /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
+    /// there can be.
     #[cfg(any(test, feature = "__test-hooks"))]
     #[doc(hidden)]
     Stripes {
@@ -75,7 +76,8 @@ pub enum BuildError {
         /// The most any table takes: 2^32, or fewer where the target cannot address that many.
         max: usize,
     },
-    /// The test hook `search_limits` was out of range: `max_hops` above the maximum, `max_buckets` under 2.
+    /// The test hook `search_limits` was out of range: `max_hops` above the maximum,
+    /// `max_buckets` under 2.
     #[cfg(any(test, feature = "__test-hooks"))]
     #[doc(hidden)]
     SearchLimits {

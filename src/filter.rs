@@ -93,7 +93,8 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
     ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, DefaultHashBuilder::with_seed(7));
+    /// let hasher = DefaultHashBuilder::with_seed(7);
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher);
     /// filter.insert("a")?;
     /// assert!(filter.contains("a"));
     /// assert_eq!(filter.hasher().seed(), 7);

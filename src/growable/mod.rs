@@ -110,7 +110,8 @@ impl<S> GrowableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
     ///
-    /// let filter = GrowableCuckooFilter::with_capacity_and_hasher(10, DefaultHashBuilder::with_seed(7));
+    /// let hasher = DefaultHashBuilder::with_seed(7);
+    /// let filter = GrowableCuckooFilter::with_capacity_and_hasher(10, hasher);
     /// filter.try_extend(0..100u32)?;
     /// assert!(filter.contains(&99u32));
     /// assert_eq!(filter.hasher().seed(), 7);
@@ -364,7 +365,11 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     test_hook! {
         /// The fingerprint and the two buckets `item` maps to in level `level`, to build
         /// collisions on purpose.
-        fn debug_candidates<T: Hash + ?Sized>(&self, level: usize, item: &T) -> (u32, usize, usize) {
+        fn debug_candidates<T: Hash + ?Sized>(
+            &self,
+            level: usize,
+            item: &T,
+        ) -> (u32, usize, usize) {
             self.levels
                 .raw(level)
                 .debug_candidates(level_hash(self.hasher.hash_one(item), level))

@@ -394,8 +394,8 @@ fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// The filter's bytes: its geometry, its hasher's id and seed, its item count and its table,
     /// with checksums. [`from_bytes`](ConcurrentCuckooFilter::from_bytes) (or
-    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) reads them back on any platform, answering
-    /// every query exactly as this filter does.
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) reads them
+    /// back on any platform, answering every query exactly as this filter does.
     ///
     /// # Consistency
     ///
@@ -480,10 +480,11 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
     ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(100, DefaultHashBuilder::with_seed(9));
+    /// let hasher = DefaultHashBuilder::with_seed(9);
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(100, hasher);
     /// filter.insert("a")?;
-    /// let copy =
-    ///     ConcurrentCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&filter.to_bytes())?;
+    /// let bytes = filter.to_bytes();
+    /// let copy = ConcurrentCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&bytes)?;
     /// assert!(copy.contains("a"));
     /// assert_eq!(copy.hasher().seed(), 9);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
