@@ -13,6 +13,8 @@ const DEFAULT_SEARCH_BUCKETS: usize = 2000;
 
 /// Builds a [`ConcurrentCuckooFilter`] with a configuration other than the default.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter};
 ///
@@ -98,6 +100,8 @@ impl<S> Builder<S> {
     /// (a 7.6 KiB table) and run somewhat slower. Needs `bucket_size` 4 and `fingerprint_bits`
     /// of at least 5.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -121,6 +125,8 @@ impl<S> Builder<S> {
     /// paper's eq. (6), `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the
     /// filter smallest (in practice 4-slot semi-sorted buckets). An explicit `fingerprint_bits`,
     /// `bucket_size` or `semi_sorted` wins over what the rate would choose.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
@@ -153,28 +159,31 @@ impl<S> Builder<S> {
         }
     }
 
-    /// Lock stripes, a power of two (default: 4096, or fewer for a small table). For tests.
-    #[doc(hidden)]
-    pub fn stripes(mut self, stripes: usize) -> Self {
-        self.stripes = stripes;
-        self
+    test_hook! {
+        /// Lock stripes, a power of two (default: 4096, or fewer for a small table).
+        fn stripes(mut self, stripes: usize) -> Self {
+            self.stripes = stripes;
+            self
+        }
     }
 
-    /// An exact bucket count, instead of one derived from the capacity. For tests that need a
-    /// table of a few buckets.
-    #[doc(hidden)]
-    pub fn buckets(mut self, buckets: usize) -> Self {
-        self.buckets = buckets;
-        self
+    test_hook! {
+        /// An exact bucket count, instead of one derived from the capacity: a table of a few
+        /// buckets.
+        fn buckets(mut self, buckets: usize) -> Self {
+            self.buckets = buckets;
+            self
+        }
     }
 
-    /// Bounds of the cuckoo path search (default 5 hops, 8 for 2-slot buckets; 2000 buckets).
-    /// For tests.
-    #[doc(hidden)]
-    pub fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
-        self.max_hops = max_hops;
-        self.max_search_buckets = max_buckets;
-        self
+    test_hook! {
+        /// Bounds of the cuckoo path search (default 5 hops, 8 for 2-slot buckets; 2000
+        /// buckets).
+        fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
+            self.max_hops = max_hops;
+            self.max_search_buckets = max_buckets;
+            self
+        }
     }
 
     /// Builds the filter, or says which parameter is impossible.
@@ -201,6 +210,10 @@ impl<S> Builder<S> {
             0 => default_max_hops(shape.bucket_size),
             hops => hops,
         };
+        // Only the test hooks set the search limits and the stripes; without them these hold.
+        #[cfg(not(any(test, feature = "__test-hooks")))]
+        debug_assert!(max_hops <= MAX_HOPS && self.max_search_buckets >= 2 && self.stripes == 0);
+        #[cfg(any(test, feature = "__test-hooks"))]
         if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
             return Err(BuildError::SearchLimits {
                 max_hops: self.max_hops,
@@ -232,13 +245,15 @@ impl<S> Builder<S> {
             min_stripes(buckets, shape.bucket_size),
             max_stripes(limits.bytes).min(limits.usize_max),
         );
-        let stripes = self.stripes as u64;
-        if stripes != 0 && (!stripes.is_power_of_two() || stripes < min || stripes > max) {
-            return Err(BuildError::Stripes {
-                stripes: self.stripes,
-                min: min as usize,
-                max: max as usize,
-            });
+        #[cfg(any(test, feature = "__test-hooks"))]
+        if let stripes @ 1.. = self.stripes as u64 {
+            if !stripes.is_power_of_two() || stripes < min || stripes > max {
+                return Err(BuildError::Stripes {
+                    stripes: self.stripes,
+                    min: min as usize,
+                    max: max as usize,
+                });
+            }
         }
         let geometry = Geometry {
             buckets: buckets as usize,
@@ -249,9 +264,9 @@ impl<S> Builder<S> {
             max_hops,
             max_search_buckets: self.max_search_buckets,
         };
-        // The default count is at least `min` for any table that fits: 4096 stripes of a table
-        // of 2^32 buckets of 8 slots hold 2^23 slots each.
-        debug_assert!(geometry.stripe_count() as u64 >= min);
+        // The default count is in range for any table that fits: 4096 stripes of a table of 2^32
+        // buckets of 8 slots hold 2^23 slots each.
+        debug_assert!((min..=max).contains(&(geometry.stripe_count() as u64)));
         Ok(geometry)
     }
 }

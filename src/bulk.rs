@@ -42,6 +42,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// guarantees. In a filter larger than the CPU caches this is several times faster than one
     /// `contains` at a time, because the memory loads of a block of items overlap.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -49,6 +51,7 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// filter.insert(&3u32).unwrap();
     /// assert_eq!(filter.contains_batch(&[1u32, 2, 3]), [false, false, true]);
     /// ```
+    #[must_use]
     pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
         let mut answers = vec![false; items.len()];
         self.contains_batch_into(items, &mut answers);
@@ -79,8 +82,24 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     }
 
     /// Inserts every item in order, overlapping the memory loads of consecutive items; stops at
-    /// the first that finds no room. `Ok(n)`: all `n` went in. On `Err`, the items before the
-    /// failed one stay inserted and [`ExtendError::inserted`] says how many.
+    /// the first that finds no room. `Ok(n)`: all `n` went in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.try_extend(0..1000u32), Ok(1000));
+    /// let err = filter.try_extend(1000..1_000_000u32).unwrap_err();
+    /// assert_eq!(err.error(), InsertError::Full);
+    /// assert_eq!(filter.len(), 1000 + err.inserted());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ExtendError`] when an item finds no room (see [`insert`](Self::insert)): the items
+    /// before it stay inserted and [`ExtendError::inserted`] says how many.
     pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
         I: IntoIterator,
@@ -108,6 +127,62 @@ fn full_after(inserted: usize) -> ExtendError {
     }
 }
 
+/// A filter sized for `hashes.len()` items and made with `hasher`, holding every hash:
+/// `insert_all` inserts them (in order or on rayon's threads) and says whether all found room.
+/// Shared by `FromIterator` and `FromParallelIterator`.
+fn collect_hashes<S>(
+    hashes: &[u64],
+    hasher: S,
+    insert_all: impl FnOnce(&ConcurrentCuckooFilter<S>) -> bool,
+) -> ConcurrentCuckooFilter<S> {
+    let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(hashes.len(), hasher);
+    // A table sized for n items takes any n distinct ones; only copies of one item can fail.
+    assert!(
+        insert_all(&filter),
+        "collecting into a ConcurrentCuckooFilter: an item occurs more than 2 · bucket_size times"
+    );
+    filter
+}
+
+/// Builds a filter sized for the items (with [`with_capacity_and_hasher`]) and inserts them all,
+/// overlapping their memory loads as [`try_extend`] does. The items' hashes (8 bytes each) are
+/// held until the filter is sized for their number.
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+///
+/// let filter: ConcurrentCuckooFilter = (0..10_000u32).collect();
+/// assert_eq!(filter.len(), 10_000);
+/// assert!((0..10_000u32).all(|key| filter.contains(&key)));
+/// ```
+///
+/// # Panics
+///
+/// If one item occurs more than `2 · bucket_size` times (8 with the default configuration): its
+/// two buckets hold no more copies, and dropping one would make a false negative. Distinct items
+/// always fit. To keep one copy of each item, collect into a set first or use
+/// [`insert_unique`](ConcurrentCuckooFilter::insert_unique); to handle the error, use
+/// [`try_extend`] on a filter of your own.
+///
+/// [`with_capacity_and_hasher`]: ConcurrentCuckooFilter::with_capacity_and_hasher
+/// [`try_extend`]: ConcurrentCuckooFilter::try_extend
+impl<T: Hash, S: BuildHasher + Default> FromIterator<T> for ConcurrentCuckooFilter<S> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        let hasher = S::default();
+        let hashes: Vec<u64> = items
+            .into_iter()
+            .map(|item| hasher.hash_one(&item))
+            .collect();
+        collect_hashes(&hashes, hasher, |filter| {
+            hashes
+                .chunks(BLOCK)
+                .all(|block| filter.raw().insert_block(block).is_ok())
+        })
+    }
+}
+
 /// Inserts every item (see [`ConcurrentCuckooFilter::try_extend`]).
 ///
 /// # Panics
@@ -132,7 +207,6 @@ impl<T: Hash, S: BuildHasher> Extend<T> for ConcurrentCuckooFilter<S> {
 #[cfg(feature = "rayon")]
 mod parallel {
     use super::*;
-    use crate::hash::DefaultHashBuilder;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use rayon::iter::{
         FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator,
@@ -141,9 +215,9 @@ mod parallel {
 
     impl<S: BuildHasher + Sync> ConcurrentCuckooFilter<S> {
         /// Inserts every item of a parallel iterator on rayon's threads, each thread pipelining
-        /// its blocks as [`try_extend`](Self::try_extend) does. Stops soon after the first item
-        /// that finds no room; on `Err` the items that went in stay, and
-        /// [`ExtendError::inserted`] counts them.
+        /// its blocks as [`try_extend`](Self::try_extend) does.
+        ///
+        /// # Examples
         ///
         /// ```
         /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
@@ -154,6 +228,11 @@ mod parallel {
         /// let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
         /// assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
         /// ```
+        ///
+        /// # Errors
+        ///
+        /// [`ExtendError`] soon after the first item that finds no room: the items that went
+        /// in stay, and [`ExtendError::inserted`] counts them.
         pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
         where
             I: IntoParallelIterator,
@@ -198,28 +277,38 @@ mod parallel {
         }
     }
 
-    /// Builds a filter from a parallel iterator on all of rayon's threads: hashes every item in
-    /// parallel (8 bytes each, held until the filter is sized for their number), then inserts the
-    /// hashes in parallel.
+    /// Builds a filter from a parallel iterator on all of rayon's threads, as
+    /// [`FromIterator`] does: hashes every item in parallel (8 bytes each, held until the filter
+    /// is sized for their number), then inserts the hashes in parallel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    /// use rayon::prelude::*;
+    ///
+    /// let filter: ConcurrentCuckooFilter = (0..100_000u64).into_par_iter().collect();
+    /// assert_eq!(filter.len(), 100_000);
+    /// ```
     ///
     /// # Panics
     ///
-    /// If an item occurs more than `2 · bucket_size` times (8 with the default configuration):
-    /// its buckets cannot hold more copies.
-    impl<T: Hash + Send> FromParallelIterator<T> for ConcurrentCuckooFilter {
+    /// If one item occurs more than `2 · bucket_size` times (8 with the default configuration),
+    /// as for [`FromIterator`].
+    impl<T: Hash + Send, S: BuildHasher + Default + Sync> FromParallelIterator<T>
+        for ConcurrentCuckooFilter<S>
+    {
         fn from_par_iter<I: IntoParallelIterator<Item = T>>(items: I) -> Self {
-            let hasher = DefaultHashBuilder::new();
+            let hasher = S::default();
             let hashes: Vec<u64> = items
                 .into_par_iter()
                 .map(|item| hasher.hash_one(&item))
                 .collect();
-            let filter = Self::with_capacity(hashes.len());
-            hashes.par_chunks(BLOCK).for_each(|block| {
-                if filter.raw().insert_block(block).is_err() {
-                    panic!("ConcurrentCuckooFilter::from_par_iter: an item occurs too often");
-                }
-            });
-            filter
+            collect_hashes(&hashes, hasher, |filter| {
+                hashes
+                    .par_chunks(BLOCK)
+                    .all(|block| filter.raw().insert_block(block).is_ok())
+            })
         }
     }
 }

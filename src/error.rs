@@ -31,8 +31,8 @@ impl std::error::Error for InsertError {}
 pub enum BuildError {
     /// `capacity` was 0 (or never set).
     ZeroCapacity,
-    /// `capacity` (or `buckets`) needs more buckets than a table can have on this target: more
-    /// than 2^32, or a table larger than the address space.
+    /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
+    /// table larger than the address space.
     CapacityTooLarge {
         /// The capacity asked for.
         capacity: usize,
@@ -63,8 +63,11 @@ pub enum BuildError {
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate,
-    /// `stripes` was not a power of two, or so few for the table that a stripe could hold 2^32
-    /// fingerprints, or more than the most there can be.
+    /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
+    /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
+    /// there can be.
+    #[cfg(any(test, feature = "__test-hooks"))]
+    #[doc(hidden)]
     Stripes {
         /// The count asked for.
         stripes: usize,
@@ -73,7 +76,10 @@ pub enum BuildError {
         /// The most any table takes: 2^32, or fewer where the target cannot address that many.
         max: usize,
     },
-    /// The search limits were out of range: `max_hops` above the maximum, `max_buckets` under 2.
+    /// The test hook `search_limits` was out of range: `max_hops` above the maximum,
+    /// `max_buckets` under 2.
+    #[cfg(any(test, feature = "__test-hooks"))]
+    #[doc(hidden)]
     SearchLimits {
         /// Most hops asked for.
         max_hops: usize,
@@ -115,10 +121,12 @@ impl fmt::Display for BuildError {
             Self::FalsePositiveRate => f.write_str(
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
             ),
+            #[cfg(any(test, feature = "__test-hooks"))]
             Self::Stripes { stripes, min, max } => write!(
                 f,
                 "stripes must be 0 (the default) or a power of two from {min} to {max} for this table, got {stripes}"
             ),
+            #[cfg(any(test, feature = "__test-hooks"))]
             Self::SearchLimits {
                 max_hops,
                 max_buckets,
@@ -149,11 +157,13 @@ pub struct ExtendError {
 
 impl ExtendError {
     /// Items that went in before the stop. They stay in the filter.
+    #[must_use]
     pub fn inserted(&self) -> usize {
         self.inserted
     }
 
     /// Why the first failed item failed.
+    #[must_use]
     pub fn error(&self) -> InsertError {
         self.error
     }

@@ -16,6 +16,8 @@ use crate::sizing::Shape;
 /// lookups take no lock and write no shared memory; inserts and removes lock only the stripes of
 /// the two buckets they touch.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 /// use std::sync::Arc;
@@ -72,11 +74,9 @@ impl ConcurrentCuckooFilter {
     ///
     /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
     /// instead.
+    #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        match Self::builder().capacity(capacity.max(1)).build() {
-            Ok(filter) => filter,
-            Err(err) => panic!("ConcurrentCuckooFilter::with_capacity({capacity}): {err}"),
-        }
+        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
     }
 
     /// A [`Builder`] for any other configuration.
@@ -86,6 +86,36 @@ impl ConcurrentCuckooFilter {
 }
 
 impl<S> ConcurrentCuckooFilter<S> {
+    /// [`with_capacity`](ConcurrentCuckooFilter::with_capacity) with items hashed by `hasher`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+    ///
+    /// let hasher = DefaultHashBuilder::with_seed(7);
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher);
+    /// filter.insert("a")?;
+    /// assert!(filter.contains("a"));
+    /// assert_eq!(filter.hasher().seed(), 7);
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`Builder::hasher`] to get an error instead.
+    #[must_use]
+    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
+        match Builder::new()
+            .capacity(capacity.max(1))
+            .hasher(hasher)
+            .build()
+        {
+            Ok(filter) => filter,
+            Err(err) => panic!("a ConcurrentCuckooFilter for {capacity} items: {err}"),
+        }
+    }
+
     pub(crate) fn raw(&self) -> &RawFilter {
         &self.raw
     }
@@ -99,47 +129,56 @@ impl<S> ConcurrentCuckooFilter<S> {
     }
 
     /// Items stored (each copy of a duplicate counts). Exact when no write is in flight.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.raw.len()
     }
 
     /// Whether the filter holds no items.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Items the filter was sized for: at least the capacity asked for.
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Bytes of memory the filter uses: its table, its stripes and itself.
+    #[must_use]
     pub fn memory_usage(&self) -> usize {
         self.raw.memory_usage()
     }
 
     /// The share of slots in use, from 0 to 1.
+    #[must_use]
     pub fn load_factor(&self) -> f64 {
         self.len() as f64 / (self.raw.buckets() * self.raw.slots()) as f64
     }
 
     /// Bits per fingerprint.
+    #[must_use]
     pub fn fingerprint_bits(&self) -> u32 {
         self.raw.fp_bits()
     }
 
     /// Slots per bucket.
+    #[must_use]
     pub fn bucket_size(&self) -> usize {
         self.raw.slots()
     }
 
     /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`]).
+    #[must_use]
     pub fn is_semi_sorted(&self) -> bool {
         self.raw.is_semi_sorted()
     }
 
     /// The false positive rate the configuration gives at the load it was sized for (84%, 95%
     /// or 97% for 2, 4 or 8 slots): `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`.
+    #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
         Shape {
             fingerprint_bits: self.raw.fp_bits(),
@@ -150,11 +189,13 @@ impl<S> ConcurrentCuckooFilter<S> {
     }
 
     /// Buckets in the table.
+    #[must_use]
     pub fn bucket_count(&self) -> usize {
         self.raw.buckets()
     }
 
     /// The hasher items are hashed with.
+    #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
     }
@@ -165,6 +206,12 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     ///
     /// Inserting the same item again stores another copy, as in the paper; each copy needs its
     /// own [`remove`](Self::remove). On `Err` nothing changed: no item was dropped to make room.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] if neither of the item's buckets has room and no short chain of
+    /// moves can make some, as happens near capacity, or to the `2 · bucket_size + 1`-th copy
+    /// of one item.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), false) {
             Insertion::Full => Err(InsertError::Full),
@@ -177,6 +224,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// one atomic step with respect to every other operation, so threads racing to
     /// `insert_unique` one item insert it exactly once: a stream deduplicator.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -185,6 +234,11 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// assert_eq!(seen.insert_unique("a"), Ok(false));
     /// assert_eq!(seen.count("a"), 1);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] as for [`insert`](Self::insert), when the item is absent and finds
+    /// no room; nothing changed then.
     pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), true) {
             Insertion::Inserted => Ok(true),
@@ -196,6 +250,7 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// Whether `item` may have been inserted: always true if it was (and not removed since),
     /// true with a small probability if it was not. Takes no lock and writes no shared memory.
     #[inline(always)]
+    #[must_use]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.raw.contains(self.hasher.hash_one(item))
     }
@@ -203,15 +258,16 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// How many copies of `item`'s fingerprint its two buckets hold: the number of times it was
     /// inserted and not removed, plus any other items that share its fingerprint and a bucket.
     /// Takes no lock, like [`contains`](Self::contains).
+    #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         self.raw.count(self.hasher.hash_one(item))
     }
 
-    /// The fingerprint and the two buckets `item` maps to. For tests that need to build
-    /// collisions on purpose; not part of the stable API.
-    #[doc(hidden)]
-    pub fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> (u32, usize, usize) {
-        self.raw.debug_candidates(self.hasher.hash_one(item))
+    test_hook! {
+        /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
+        fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> (u32, usize, usize) {
+            self.raw.debug_candidates(self.hasher.hash_one(item))
+        }
     }
 
     /// Removes one copy of `item`; `false` if none was found. Only remove items that were

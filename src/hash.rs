@@ -21,6 +21,8 @@ const BLOCK: usize = 64;
 /// Its output depends only on the seed and on the bytes a key's `Hash` impl writes, never on the
 /// platform's endianness or pointer width, nor on the version of any dependency.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::DefaultHashBuilder;
 /// use core::hash::BuildHasher;
@@ -38,16 +40,19 @@ pub struct DefaultHashBuilder {
 
 impl DefaultHashBuilder {
     /// The builder with the crate's fixed default seed.
+    #[must_use]
     pub const fn new() -> Self {
         Self { seed: DEFAULT_SEED }
     }
 
     /// A builder with a seed of your own (for example a random one, against adversarial keys).
+    #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
         Self { seed }
     }
 
     /// The seed this builder hashes with.
+    #[must_use]
     pub const fn seed(&self) -> u64 {
         self.seed
     }

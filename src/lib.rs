@@ -42,6 +42,9 @@
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
+#[macro_use]
+mod hooks;
+
 mod builder;
 mod bulk;
 mod error;

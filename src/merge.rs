@@ -59,6 +59,8 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// size, fingerprint width, semi-sorting and hasher (seed included). Capacity, stripes and
     /// search limits may differ.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
@@ -66,6 +68,7 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// assert!(a.is_compatible(&ConcurrentCuckooFilter::with_capacity(1000)));
     /// assert!(!a.is_compatible(&ConcurrentCuckooFilter::with_capacity(100_000)));
     /// ```
+    #[must_use]
     pub fn is_compatible(&self, other: &Self) -> bool {
         self.check_compatible(other).is_ok()
     }
@@ -87,12 +90,12 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
 
     /// Inserts every item of `other` into this filter: afterwards it answers as if every insert
     /// into either had been made into it. Copies add up: an item stored twice in `other` gains
-    /// two copies here, and [`len`](Self::len) grows by `other.len()`. Returns how many
+    /// two copies in this one, and [`len`](Self::len) grows by `other.len()`. Returns how many
     /// fingerprints went in.
     ///
     /// No key is rehashed: each fingerprint goes from its bucket in `other` to the same pair of
-    /// buckets here, through the ordinary insert, so other threads may insert, look up and
-    /// remove in this filter meanwhile with every guarantee they have against each other.
+    /// buckets in this filter, through the ordinary insert, so other threads may insert, look up
+    /// and remove in this filter meanwhile with every guarantee they have against each other.
     /// `other` is read one bucket at a time, each bucket consistently; if other threads move
     /// fingerprints in `other` meanwhile, one moved across the scan may be merged twice or not
     /// at all, so merge from a filter no one is writing to. Merging a filter into itself doubles
@@ -125,7 +128,7 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     }
 
     /// [`merge`](Self::merge) as a set union: a fingerprint goes in only if neither of its
-    /// buckets here holds it yet (checked and placed under the same locks, as
+    /// buckets in this filter holds it yet (checked and placed under the same locks, as
     /// [`insert_unique`](Self::insert_unique) does). For filters built with `insert_unique`,
     /// the result holds each item once, as if the union of both item sets had been inserted
     /// with `insert_unique`. Returns how many fingerprints went in.

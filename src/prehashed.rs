@@ -87,6 +87,7 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
     #[inline]
+    #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.raw().contains(hash)
     }
@@ -123,6 +124,7 @@ impl<S> ConcurrentCuckooFilter<S> {
     }
 
     /// [`count`](Self::count) by hash.
+    #[must_use]
     pub fn count_hash(&self, hash: u64) -> usize {
         self.raw().count(hash)
     }

@@ -58,6 +58,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// let filter = ConcurrentCuckooFilter::with_capacity(10_000);
     /// assert_eq!(filter.serialized_len(), filter.to_bytes().len() as u64);
     /// ```
+    #[must_use]
     pub fn serialized_len(&self) -> u64 {
         encoded_len(self.raw().geometry()).0
     }
@@ -80,6 +81,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// assert!(stats.to_string().contains("items: 500\n"));
     /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
+    #[must_use]
     pub fn stats(&self) -> FilterStats {
         let len = self.len();
         let slots = self.bucket_count() * self.bucket_size();

@@ -3,6 +3,7 @@
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -155,4 +156,48 @@ fn parallel_extend_and_collect_insert_everything() {
         .try_par_extend((0..10_000_000u64).into_par_iter().map(|i| i + (1 << 40)))
         .unwrap_err();
     assert_eq!(filter.len(), 1_000_000 + err.inserted());
+}
+
+#[test]
+fn collect_sizes_the_filter_for_the_items_and_holds_every_one() {
+    for n in [0u64, 1, 7, 53, 1000, 4093, 100_000] {
+        let sequential: ConcurrentCuckooFilter = (0..n).collect();
+        let parallel: ConcurrentCuckooFilter = (0..n).into_par_iter().collect();
+        for filter in [&sequential, &parallel] {
+            assert_eq!(filter.len(), n as usize);
+            assert!((0..n).all(|i| filter.contains(&i)), "n = {n}");
+            assert_eq!(
+                filter.capacity(),
+                ConcurrentCuckooFilter::with_capacity(n as usize).capacity()
+            );
+        }
+    }
+}
+
+#[test]
+fn collect_takes_any_default_hasher() {
+    type StdHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+    let filter: ConcurrentCuckooFilter<StdHasher> = (0..5000u32).collect();
+    assert!((0..5000u32).all(|i| filter.contains(&i)));
+    let filter: ConcurrentCuckooFilter<StdHasher> = (0..5000u32).into_par_iter().collect();
+    assert!((0..5000u32).all(|i| filter.contains(&i)));
+}
+
+#[test]
+fn collect_keeps_as_many_copies_of_one_item_as_its_two_buckets_hold() {
+    let filter: ConcurrentCuckooFilter = std::iter::repeat(7u8).take(8).chain(0..3).collect();
+    assert_eq!(filter.count(&7u8), 8);
+    assert_eq!(filter.len(), 11);
+}
+
+#[test]
+#[should_panic(expected = "an item occurs more than 2 · bucket_size times")]
+fn collect_panics_on_more_copies_of_one_item_than_its_buckets_hold() {
+    let _: ConcurrentCuckooFilter = std::iter::repeat(7u8).take(9).collect();
+}
+
+#[test]
+#[should_panic(expected = "an item occurs more than 2 · bucket_size times")]
+fn parallel_collect_panics_on_more_copies_of_one_item_than_its_buckets_hold() {
+    let _: ConcurrentCuckooFilter = rayon::iter::repeat_n(7u8, 9).collect();
 }

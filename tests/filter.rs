@@ -101,7 +101,7 @@ fn false_positive_rate_matches_theory_when_full() {
         let expected = 1.0 - (1.0 - 1.0 / ((1u64 << f) - 1) as f64).powf(occupied);
         let hits = (0..queries).filter(|q| filter.contains(&(n + q))).count();
         let measured = hits as f64 / queries as f64;
-        // Expected hits are ≥ 470 here, so ±30% is more than four standard deviations.
+        // Expected hits are ≥ 470 for every f tested: ±30% is over four standard deviations.
         assert!(
             (0.7 * expected..1.3 * expected).contains(&measured),
             "f={f}: measured {measured:.6}, expected {expected:.6}"

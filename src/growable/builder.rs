@@ -110,48 +110,49 @@ impl<S> GrowableBuilder<S> {
         }
     }
 
-    /// Every level's shape fixed instead of derived from the rate, and the first level's exact
-    /// bucket count (later levels get it times the growth factor). For tests that need tiny
-    /// levels.
-    #[doc(hidden)]
-    pub fn level_shape(
-        mut self,
-        buckets: usize,
-        bucket_size: usize,
-        fingerprint_bits: u32,
-        stripes: usize,
-    ) -> Self {
-        self.plan.initial_buckets = buckets;
-        self.plan.template = self
-            .plan
-            .template
-            .bucket_size(bucket_size)
-            .fingerprint_bits(fingerprint_bits)
-            .semi_sorted(false)
-            .stripes(stripes);
-        self
+    test_hook! {
+        /// Every level's shape fixed instead of derived from the rate, and the first level's
+        /// exact bucket count (later levels get it times the growth factor): tiny levels.
+        fn level_shape(
+            mut self,
+            buckets: usize,
+            bucket_size: usize,
+            fingerprint_bits: u32,
+            stripes: usize,
+        ) -> Self {
+            self.plan.initial_buckets = buckets;
+            self.plan.template = self
+                .plan
+                .template
+                .bucket_size(bucket_size)
+                .fingerprint_bits(fingerprint_bits)
+                .semi_sorted(false)
+                .stripes(stripes);
+            self
+        }
     }
 
-    /// Bounds of each level's cuckoo path search. For tests.
-    #[doc(hidden)]
-    pub fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
-        self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
-        self
+    test_hook! {
+        /// Bounds of each level's cuckoo path search.
+        fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
+            self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
+            self
+        }
     }
 
-    /// Locks that serialize unique inserts of one item (a power of two). For tests.
-    #[doc(hidden)]
-    pub fn item_locks(mut self, count: usize) -> Self {
-        self.item_locks = count;
-        self
+    test_hook! {
+        /// Locks that serialize unique inserts of one item (a power of two).
+        fn item_locks(mut self, count: usize) -> Self {
+            self.item_locks = count;
+            self
+        }
     }
 
     /// Builds the filter with its first level, or says which parameter is impossible.
     ///
     /// # Errors
     ///
-    /// [`BuildError::GrowthFactor`] for a growth factor under 2, [`BuildError::Stripes`] for an
-    /// item lock count that is not a power of two, and whatever
+    /// [`BuildError::GrowthFactor`] for a growth factor under 2, and whatever
     /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
     /// rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
@@ -160,6 +161,10 @@ impl<S> GrowableBuilder<S> {
                 factor: self.plan.growth_factor,
             });
         }
+        // Only the test hook `item_locks` changes the count.
+        #[cfg(not(any(test, feature = "__test-hooks")))]
+        debug_assert!(self.item_locks.is_power_of_two() && self.item_locks <= MAX_ITEM_LOCKS);
+        #[cfg(any(test, feature = "__test-hooks"))]
         if !self.item_locks.is_power_of_two() || self.item_locks > MAX_ITEM_LOCKS {
             return Err(BuildError::Stripes {
                 stripes: self.item_locks,

@@ -24,6 +24,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// assert_eq!(filter.contains_batch(&[1u32, 99, 1 << 30]), [true, true, false]);
     /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
     /// ```
+    #[must_use]
     pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
         let mut answers = vec![false; items.len()];
         self.contains_batch_into(items, &mut answers);

@@ -91,11 +91,9 @@ impl GrowableCuckooFilter {
     ///
     /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
     /// instead.
+    #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        match Self::builder().capacity(capacity.max(1)).build() {
-            Ok(filter) => filter,
-            Err(err) => panic!("GrowableCuckooFilter::with_capacity({capacity}): {err}"),
-        }
+        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
     }
 
     /// A [`GrowableBuilder`] for any other configuration.
@@ -105,6 +103,37 @@ impl GrowableCuckooFilter {
 }
 
 impl<S> GrowableCuckooFilter<S> {
+    /// [`with_capacity`](GrowableCuckooFilter::with_capacity) with items hashed by `hasher`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
+    ///
+    /// let hasher = DefaultHashBuilder::with_seed(7);
+    /// let filter = GrowableCuckooFilter::with_capacity_and_hasher(10, hasher);
+    /// filter.try_extend(0..100u32)?;
+    /// assert!(filter.contains(&99u32));
+    /// assert_eq!(filter.hasher().seed(), 7);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`GrowableBuilder::hasher`] to get an error
+    /// instead.
+    #[must_use]
+    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
+        match GrowableBuilder::new()
+            .capacity(capacity.max(1))
+            .hasher(hasher)
+            .build()
+        {
+            Ok(filter) => filter,
+            Err(err) => panic!("a GrowableCuckooFilter for {capacity} items: {err}"),
+        }
+    }
+
     fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
         Self {
             levels,
@@ -115,6 +144,7 @@ impl<S> GrowableCuckooFilter<S> {
 
     /// Items stored in all levels (each copy of a duplicate counts). Exact when no write is in
     /// flight.
+    #[must_use]
     pub fn len(&self) -> usize {
         // Oldest first, with an acquire fence after each level: a count that shows a write to
         // one level then shows every write its thread made before it, including inserts into
@@ -130,21 +160,25 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// Whether the filter holds no items.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Levels added so far, at least 1.
+    #[must_use]
     pub fn level_count(&self) -> usize {
         self.levels.count()
     }
 
     /// Items the levels added so far are sized for together. The filter grows past it.
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.levels.iter().map(|level| level.capacity()).sum()
     }
 
     /// Bytes of memory the filter uses: every level, the item locks and itself.
+    #[must_use]
     pub fn memory_usage(&self) -> usize {
         self.levels
             .iter()
@@ -155,6 +189,7 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// The false positive rate the filter was built to stay under.
+    #[must_use]
     pub fn false_positive_rate(&self) -> f64 {
         self.levels.plan().false_positive_rate
     }
@@ -164,6 +199,7 @@ impl<S> GrowableCuckooFilter<S> {
     ///
     /// [expected rates]: crate::ConcurrentCuckooFilter::expected_false_positive_rate
     /// [`false_positive_rate`]: Self::false_positive_rate
+    #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
         self.levels
             .iter()
@@ -172,6 +208,7 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// Bits per fingerprint of each level added so far, oldest first.
+    #[must_use]
     pub fn fingerprint_bits(&self) -> Vec<u32> {
         self.levels
             .iter()
@@ -180,6 +217,7 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// The hasher items are hashed with.
+    #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
     }
@@ -264,6 +302,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// true with a probability under the target rate if it was not. Takes no lock, writes no
     /// shared memory, allocates nothing.
     #[inline]
+    #[must_use]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(item))
     }
@@ -293,6 +332,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// How many copies of `item`'s fingerprint its buckets hold, over all levels: the number of
     /// times it was inserted and not removed, plus any other items that share its fingerprint
     /// and a bucket in some level. Takes no lock.
+    #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         let hash = self.hasher.hash_one(item);
         let levels = self.levels.count();
@@ -322,17 +362,18 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         }
     }
 
-    /// The fingerprint and the two buckets `item` maps to in level `level`. For tests that need
-    /// to build collisions on purpose; not part of the stable API.
-    #[doc(hidden)]
-    pub fn debug_candidates<T: Hash + ?Sized>(
-        &self,
-        level: usize,
-        item: &T,
-    ) -> (u32, usize, usize) {
-        self.levels
-            .raw(level)
-            .debug_candidates(level_hash(self.hasher.hash_one(item), level))
+    test_hook! {
+        /// The fingerprint and the two buckets `item` maps to in level `level`, to build
+        /// collisions on purpose.
+        fn debug_candidates<T: Hash + ?Sized>(
+            &self,
+            level: usize,
+            item: &T,
+        ) -> (u32, usize, usize) {
+            self.levels
+                .raw(level)
+                .debug_candidates(level_hash(self.hasher.hash_one(item), level))
+        }
     }
 }
 

@@ -33,8 +33,8 @@ pub enum DecodeError {
         /// The checksum of the header as read.
         computed: u64,
     },
-    /// The header sets flags this build does not support: bit 0 (semi-sorted buckets) until
-    /// they exist, or a bit no format version defines.
+    /// The header sets a flag bit that no format version this build reads defines (every bit
+    /// but bit 0, semi-sorted buckets).
     UnsupportedFlags {
         /// The flags field.
         flags: u16,
@@ -95,7 +95,7 @@ pub enum DecodeError {
         bytes: u64,
     },
     /// The reader failed (only from [`read_from`](crate::ConcurrentCuckooFilter::read_from)
-    /// and [`decode_from`](crate::ConcurrentCuckooFilter::decode_from)).
+    /// and [`read_from_with_hasher`](crate::ConcurrentCuckooFilter::read_from_with_hasher)).
     Io {
         /// The kind of the I/O error.
         kind: io::ErrorKind,

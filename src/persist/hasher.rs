@@ -19,6 +19,8 @@ use crate::hash::DefaultHashBuilder;
 /// not capture), not on the version of a dependency you do not control. `std`'s `RandomState` and
 /// `DefaultHasher` are neither: their algorithm may change between Rust releases.
 ///
+/// # Examples
+///
 /// ```
 /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, StableHashBuilder};
 /// use core::hash::{BuildHasher, Hasher};
@@ -68,7 +70,7 @@ use crate::hash::DefaultHashBuilder;
 ///
 /// let filter = ConcurrentCuckooFilter::builder().capacity(1000).hasher(Fnv(7)).build()?;
 /// filter.insert(&42u64)?;
-/// let copy = ConcurrentCuckooFilter::<Fnv>::decode(&filter.to_bytes())?;
+/// let copy = ConcurrentCuckooFilter::<Fnv>::from_bytes_with_hasher(&filter.to_bytes())?;
 /// assert!(copy.contains(&42u64));
 /// assert_eq!(copy.hasher().0, 7);
 ///

@@ -394,8 +394,8 @@ fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// The filter's bytes: its geometry, its hasher's id and seed, its item count and its table,
     /// with checksums. [`from_bytes`](ConcurrentCuckooFilter::from_bytes) (or
-    /// [`decode`](Self::decode) for another hasher) reads them back on any platform, answering
-    /// every query exactly as this filter does.
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) reads them
+    /// back on any platform, answering every query exactly as this filter does.
     ///
     /// # Consistency
     ///
@@ -405,6 +405,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// copy entirely or not at all, and a fingerprint being moved to make room is in one of its
     /// buckets, never in both or neither. Writers (and lookups that meet a locked stripe) wait
     /// for the copy of the table in memory, not for the encoding.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
@@ -419,6 +421,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// assert!((0..5_000u64).all(|key| copy.contains(&key)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let len = HEADER_LEN as u64 + data_words(self.raw().geometry()) * 8 + CHECKSUM_LEN as u64;
         let mut out = Vec::with_capacity(len as usize);
@@ -431,6 +434,23 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// without building them all in memory first. The snapshot is taken before anything is
     /// written, so no lock is held while `writer` works. Wrap a file in a `BufWriter`: the
     /// header and the checksum are small writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.insert("a")?;
+    /// let mut file = Vec::new();
+    /// filter.write_to(&mut file)?;
+    /// assert_eq!(file, filter.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error `writer` returns; what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
         let (words, items) = self.raw().snapshot();
         let header = Header::of(self, items, words.len()).to_bytes();
@@ -451,17 +471,43 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
         writer.write_all(&checksum.digest().to_le_bytes())
     }
 
-    /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`:
-    /// refused with [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher
-    /// of `S`'s [`HASHER_ID`](StableHashBuilder::HASHER_ID); the hasher is rebuilt from the
-    /// recorded seed. Name the type, as in `ConcurrentCuckooFilter::<MyHasher>::decode(&bytes)`.
-    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+    /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`,
+    /// named by the type, as in `ConcurrentCuckooFilter::<MyHasher>::from_bytes_with_hasher`:
+    /// the hasher is rebuilt from the seed the bytes record.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+    ///
+    /// let hasher = DefaultHashBuilder::with_seed(9);
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(100, hasher);
+    /// filter.insert("a")?;
+    /// let bytes = filter.to_bytes();
+    /// let copy = ConcurrentCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&bytes)?;
+    /// assert!(copy.contains("a"));
+    /// assert_eq!(copy.hasher().seed(), 9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes`](ConcurrentCuckooFilter::from_bytes), among them
+    /// [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher of `S`'s
+    /// [`HASHER_ID`](StableHashBuilder::HASHER_ID), and [`DecodeError::InvalidSeed`] if `S`
+    /// cannot take the recorded seed.
+    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode(bytes)
     }
 
     /// [`read_from`](ConcurrentCuckooFilter::read_from) for a filter whose hasher is `S`; see
-    /// [`decode`](Self::decode).
-    pub fn decode_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
+    /// [`DecodeError::Io`] if the reader fails.
+    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
         decode_from(reader)
     }
 }
@@ -478,7 +524,10 @@ impl ConcurrentCuckooFilter {
     /// filter that answers differently. Nothing is allocated beyond what the input's length
     /// justifies: the table's size is checked against the input before the table is allocated.
     /// The filter must have been written with the default hasher (see
-    /// [`decode`](ConcurrentCuckooFilter::decode) for others); its seed is restored.
+    /// [`from_bytes_with_hasher`](ConcurrentCuckooFilter::from_bytes_with_hasher) for others);
+    /// its seed is restored.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
@@ -494,6 +543,11 @@ impl ConcurrentCuckooFilter {
     ///     DecodeError::BadMagic
     /// );
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] naming the first check the input fails, in the order `FORMAT.md`
+    /// lists them; [`DecodeError::HasherMismatch`] if it was written with another hasher.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode(bytes)
     }
@@ -504,6 +558,27 @@ impl ConcurrentCuckooFilter {
     /// and memory grows with the bytes that actually arrive, so a header that promises a huge
     /// table cannot make it allocate more than the stream delivers. Wrap a file in a
     /// `BufReader`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.insert("a")?;
+    /// let mut stream = filter.to_bytes();
+    /// stream.extend_from_slice(b"next record");
+    /// let mut reader = &stream[..];
+    /// let copy = ConcurrentCuckooFilter::read_from(&mut reader)?;
+    /// assert!(copy.contains("a"));
+    /// assert_eq!(reader, b"next record");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_bytes`](Self::from_bytes), and [`DecodeError::Io`] if the reader fails;
+    /// a stream that ends early is [`DecodeError::Truncated`].
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
         decode_from(reader)
     }

@@ -36,10 +36,10 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
     let bytes = custom.to_bytes();
     assert_eq!(get_u64(&bytes, HASHER_ID_AT), EvenSeeded::HASHER_ID);
     assert_eq!(get_u64(&bytes, SEED_AT), 42);
-    let copy = ConcurrentCuckooFilter::<EvenSeeded>::decode(&bytes).unwrap();
+    let copy = ConcurrentCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&bytes).unwrap();
     assert_eq!(copy.hasher(), &EvenSeeded(42));
     assert!((0..500u64).all(|key| copy.contains(&key)));
-    let copy = ConcurrentCuckooFilter::<EvenSeeded>::decode_from(&bytes[..]).unwrap();
+    let copy = ConcurrentCuckooFilter::<EvenSeeded>::read_from_with_hasher(&bytes[..]).unwrap();
     assert_eq!(copy.len(), 500);
 
     let default_id = <DefaultHashBuilder as StableHashBuilder>::HASHER_ID;
@@ -58,7 +58,7 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
     );
     let plain = build(4, 12, 1000, 7).to_bytes();
     assert!(matches!(
-        ConcurrentCuckooFilter::<EvenSeeded>::decode(&plain),
+        ConcurrentCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&plain),
         Err(DecodeError::HasherMismatch { .. })
     ));
 
@@ -66,7 +66,7 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
     set_u64(&mut odd, SEED_AT, 43);
     reseal(&mut odd);
     assert_eq!(
-        ConcurrentCuckooFilter::<EvenSeeded>::decode(&odd).unwrap_err(),
+        ConcurrentCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&odd).unwrap_err(),
         DecodeError::InvalidSeed { seed: 43 }
     );
 }

@@ -1,4 +1,4 @@
-//! `insert_unique` (issue 6): two threads racing to insert one item insert it exactly once, also
+//! `insert_unique`: two threads racing to insert one item insert it exactly once, also
 //! when the insert has to move a fingerprint to make room, and a unique insert of an item that is
 //! already present finds it while another writer moves it.
 
