@@ -4,6 +4,7 @@
 mod builder;
 mod bulk;
 mod levels;
+mod persist;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -105,7 +106,7 @@ impl GrowableCuckooFilter {
 }
 
 impl<S> GrowableCuckooFilter<S> {
-    fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
+    pub(crate) fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
         Self {
             levels,
             item_locks,
