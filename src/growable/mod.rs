@@ -31,6 +31,9 @@ use self::levels::Levels;
 /// A lookup probes every level, having first asked the CPU for all their buckets at once, so its
 /// cache misses overlap instead of following one another.
 ///
+/// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
+/// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
+///
 /// # Examples
 ///
 /// ```

@@ -14,7 +14,7 @@ use crate::persist::{
     read_up_to, sealed_header, u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
     MAX_SEARCH_BUCKETS,
 };
-use crate::raw::{Geometry, ItemLocks, MAX_BUCKETS, MAX_HOPS};
+use crate::raw::{Geometry, ItemLocks, RawFilter, MAX_BUCKETS, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -269,7 +269,7 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>,
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item
 /// count.
-fn decode_level(bytes: &[u8], expected: &Header) -> Result<crate::raw::RawFilter, DecodeError> {
+fn decode_level(bytes: &[u8], expected: &Header) -> Result<RawFilter, DecodeError> {
     let header = Header::parse(bytes)?;
     for ((field, expected), (_, found)) in expected
         .shape_fields()

@@ -122,8 +122,9 @@ pub enum DecodeError {
         /// Bytes the table needed.
         bytes: u64,
     },
-    /// The reader failed (only from [`read_from`](crate::ConcurrentCuckooFilter::read_from)
-    /// and [`decode_from`](crate::ConcurrentCuckooFilter::decode_from)).
+    /// The reader failed (only from the `read_from` and `decode_from` of
+    /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter::read_from) and
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter::read_from)).
     Io {
         /// The kind of the I/O error.
         kind: io::ErrorKind,

@@ -93,6 +93,30 @@ fn a_growable_filter_round_trips_after_removes_with_its_exact_count() {
 }
 
 #[test]
+fn every_setting_of_the_plan_survives_a_round_trip_and_its_limit_still_holds() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(20)
+        .growth_factor(4)
+        .max_capacity(400)
+        .level_shape(8, 4, 16, 1)
+        .search_limits(3, 100)
+        .build()
+        .unwrap();
+    let mut inserted = 0u64;
+    while filter.insert(&inserted).is_ok() {
+        inserted += 1;
+    }
+    // Levels of 8 and 32 buckets; a third, of 320 items, would pass the limit of 400.
+    assert_eq!(filter.level_count(), 2);
+    assert_eq!(filter.fingerprint_bits(), [16, 16]);
+    let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert_same_growable(&filter, &copy, inserted);
+    assert!(copy.insert(&u64::MAX).is_err());
+    assert_eq!(copy.level_count(), 2);
+    assert_eq!(copy.len(), inserted as usize);
+}
+
+#[test]
 fn a_loaded_filter_grows_on_by_its_plan_within_its_rate() {
     for rate in [0.01, 0.001] {
         let filter = grown(200, rate, 5_000);
