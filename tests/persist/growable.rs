@@ -266,7 +266,7 @@ fn a_snapshot_under_concurrent_growth_holds_every_insert_that_returned() {
     assert_eq!(last.len(), filter.len());
     levels_seen.dedup();
     assert!(
-        levels_seen.len() > 2,
+        levels_seen.len() >= 2,
         "{snapshots} snapshots saw levels {levels_seen:?}"
     );
 }
