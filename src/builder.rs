@@ -202,6 +202,21 @@ impl<S> Builder<S> {
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
 
+    /// The geometry [`build`](Self::build) would allocate, checked, with nothing allocated.
+    pub(crate) fn checked_geometry(&self) -> Result<Geometry, BuildError> {
+        self.geometry(&Limits::TARGET)
+    }
+
+    /// The explicit shape settings, lock stripes and search limits (0 where the default
+    /// applies), as a growable filter's persisted plan records them.
+    pub(crate) fn settings(&self) -> (Request, usize, (usize, usize)) {
+        (
+            self.request,
+            self.stripes,
+            (self.max_hops, self.max_search_buckets),
+        )
+    }
+
     /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
     /// that nothing wraps on any target.
     fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {

@@ -12,7 +12,7 @@ const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
 /// Each level is this many times larger than the one before unless set otherwise.
 const DEFAULT_GROWTH_FACTOR: usize = 2;
 /// Item locks of unique inserts: as many as a fixed filter's default stripes.
-const ITEM_LOCKS: usize = crate::raw::DEFAULT_STRIPES;
+pub(crate) const ITEM_LOCKS: usize = crate::raw::DEFAULT_STRIPES;
 
 /// The most item locks a filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;

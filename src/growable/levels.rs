@@ -11,7 +11,8 @@ use core::fmt;
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::RawFilter;
+use crate::raw::{Geometry, LockedTable, RawFilter};
+use crate::sizing::capacity_of;
 use crate::sync::OnceSlot;
 
 /// Most levels a filter can have. With the default growth factor the 32nd level would be 2^31
@@ -49,6 +50,19 @@ impl Plan {
 
     /// Builds level `level`, or says why it cannot be.
     pub(crate) fn build(&self, level: usize) -> Result<Level, BuildError> {
+        self.builder(level)?.build()
+    }
+
+    /// The geometry and capacity level `level` gets, or why it cannot be built, with nothing
+    /// allocated.
+    pub(crate) fn geometry(&self, level: usize) -> Result<(Geometry, usize), BuildError> {
+        let geometry = self.builder(level)?.checked_geometry()?;
+        let capacity = capacity_of(geometry.buckets as u64, geometry.slots);
+        Ok((geometry, usize::try_from(capacity).unwrap_or(usize::MAX)))
+    }
+
+    /// The builder of level `level`, if the plan's limit allows that level.
+    fn builder(&self, level: usize) -> Result<Builder<()>, BuildError> {
         let too_large = BuildError::CapacityTooLarge {
             capacity: self.initial_capacity,
             max: self.max_capacity,
@@ -70,7 +84,7 @@ impl Plan {
             let growth = self.capacity_of(level).ok_or(too_large)? / self.initial_capacity;
             builder = builder.buckets(self.initial_buckets.saturating_mul(growth));
         }
-        builder.build()
+        Ok(builder)
     }
 }
 
@@ -87,6 +101,37 @@ impl Levels {
             (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         slots[0].get_or_init(|| Some(first));
         Ok(Self { slots, plan })
+    }
+
+    /// The list holding `levels`, decoded and checked against `plan`: at least one, at most
+    /// [`MAX_LEVELS`].
+    pub(crate) fn from_levels(plan: Plan, levels: Vec<Level>) -> Self {
+        debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
+        let slots: Box<[OnceSlot<Option<Level>>]> =
+            (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
+        for (slot, level) in slots.iter().zip(levels) {
+            slot.get_or_init(|| Some(level));
+        }
+        Self { slots, plan }
+    }
+
+    /// Every published level with all its stripes locked, oldest first: no writer is in any of
+    /// them until the guards drop. Levels are locked in index order, each in its stripes' order,
+    /// and a writer holds stripes of one level at a time, so this cannot deadlock. A level
+    /// published while the others were being locked is locked too, so that when this returns,
+    /// every level that exists is held.
+    pub(crate) fn lock_all(&self) -> Vec<(&Level, LockedTable<'_>)> {
+        let mut locked = Vec::new();
+        loop {
+            let count = self.count();
+            if count == locked.len() {
+                return locked;
+            }
+            for index in locked.len()..count {
+                let level = self.level(index);
+                locked.push((level, level.raw().lock_table()));
+            }
+        }
     }
 
     pub(crate) fn plan(&self) -> &Plan {

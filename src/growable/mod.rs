@@ -4,6 +4,7 @@
 mod builder;
 mod bulk;
 mod levels;
+mod persist;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -29,6 +30,9 @@ use self::levels::Levels;
 ///
 /// A lookup probes every level, having first asked the CPU for all their buckets at once, so its
 /// cache misses overlap instead of following one another.
+///
+/// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
+/// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
 ///
 /// # Examples
 ///
@@ -134,7 +138,7 @@ impl<S> GrowableCuckooFilter<S> {
         }
     }
 
-    fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
+    pub(crate) fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
         Self {
             levels,
             item_locks,

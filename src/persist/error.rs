@@ -3,6 +3,8 @@
 use core::fmt;
 use std::io;
 
+use crate::error::BuildError;
+
 /// Why bytes could not be decoded into a filter by
 /// [`from_bytes`](crate::ConcurrentCuckooFilter::from_bytes) and its relatives.
 ///
@@ -45,6 +47,14 @@ pub enum DecodeError {
         field: &'static str,
         /// Its value.
         value: u64,
+    },
+    /// A [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s recorded plan cannot build one
+    /// of its recorded levels: a setting is impossible, or the level is past the plan's limit.
+    InvalidPlan {
+        /// The first level it cannot build.
+        level: u64,
+        /// Why, as the builder says it.
+        error: BuildError,
     },
     /// The input is longer than the filter its header describes.
     TrailingBytes {
@@ -89,13 +99,32 @@ pub enum DecodeError {
         /// Fingerprints in the table.
         table: u64,
     },
+    /// A level of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) is wrong; `error`
+    /// says how.
+    Level {
+        /// The level, 0 for the first.
+        level: u64,
+        /// What is wrong with it.
+        error: Box<DecodeError>,
+    },
+    /// A field of a growable filter's level header differs from what the recorded plan gives
+    /// that level (reported inside [`DecodeError::Level`]).
+    PlanMismatch {
+        /// The field, named as in `FORMAT.md`.
+        field: &'static str,
+        /// What the plan gives.
+        expected: u64,
+        /// What the level header says.
+        found: u64,
+    },
     /// The table's memory could not be allocated.
     OutOfMemory {
         /// Bytes the table needed.
         bytes: u64,
     },
-    /// The reader failed (only from [`read_from`](crate::ConcurrentCuckooFilter::read_from)
-    /// and [`read_from_with_hasher`](crate::ConcurrentCuckooFilter::read_from_with_hasher)).
+    /// The reader failed (only from the `read_from` and `read_from_with_hasher` of
+    /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter::read_from) and
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter::read_from)).
     Io {
         /// The kind of the I/O error.
         kind: io::ErrorKind,
@@ -125,6 +154,10 @@ impl fmt::Display for DecodeError {
             Self::InvalidGeometry { field, value } => {
                 write!(f, "invalid cuckoo filter header: {field} = {value}")
             }
+            Self::InvalidPlan { level, error } => write!(
+                f,
+                "invalid growable cuckoo filter header: its plan cannot build level {level}: {error}"
+            ),
             Self::TrailingBytes { expected, found } => write!(
                 f,
                 "{} trailing bytes after the cuckoo filter ({found} bytes, the filter takes {expected})",
@@ -152,6 +185,14 @@ impl fmt::Display for DecodeError {
                 f,
                 "invalid cuckoo filter: header counts {header} items, the table holds {table}"
             ),
+            Self::Level { level, error } => {
+                write!(f, "level {level} of the growable cuckoo filter: {error}")
+            }
+            Self::PlanMismatch {
+                field,
+                expected,
+                found,
+            } => write!(f, "{field} = {found}, where the filter's plan gives {expected}"),
             Self::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter")
             }
@@ -160,7 +201,15 @@ impl fmt::Display for DecodeError {
     }
 }
 
-impl std::error::Error for DecodeError {}
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::InvalidPlan { error, .. } => Some(error),
+            Self::Level { error, .. } => Some(&**error),
+            _ => None,
+        }
+    }
+}
 
 impl From<io::Error> for DecodeError {
     fn from(err: io::Error) -> Self {

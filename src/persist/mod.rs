@@ -56,13 +56,13 @@ const HEADER_LEN: usize = FIELDS_LEN + 8;
 const CHECKSUM_LEN: usize = 8;
 /// The cap on the recorded `max_search_buckets`: a search of this many buckets (16 MiB of queue)
 /// is far beyond any useful one (the default is 2000).
-const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
+pub(crate) const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
 /// Most bytes asked of a reader at once.
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The header's fields, as numbers; [`Header::geometry`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Header {
+pub(crate) struct Header {
     flags: u16,
     bucket_size: u8,
     fingerprint_bits: u8,
@@ -78,13 +78,15 @@ struct Header {
 }
 
 impl Header {
-    /// The header of a filter whose snapshot holds `items` items in `table_words` words.
-    fn of<S: StableHashBuilder>(
-        filter: &ConcurrentCuckooFilter<S>,
+    /// The header of a table of this geometry whose snapshot holds `items` items in
+    /// `table_words` words, hashed by the hasher `hasher_id` with `seed`.
+    pub(crate) fn new(
+        geometry: &Geometry,
+        capacity: usize,
+        (hasher_id, seed): (u64, u64),
         items: usize,
         table_words: usize,
     ) -> Self {
-        let geometry = filter.raw().geometry();
         Self {
             flags: if geometry.semi_sorted {
                 FLAG_SEMI_SORTED
@@ -101,65 +103,55 @@ impl Header {
             // Likewise a search bound the search could never reach, or beyond the format's cap.
             max_search_buckets: (geometry.max_search_buckets as u64)
                 .min(search_bound(geometry.slots, geometry.max_hops)),
-            capacity: filter.capacity() as u64,
-            hasher_id: S::HASHER_ID,
-            seed: StableHashBuilder::seed(filter.hasher()),
+            capacity: capacity as u64,
+            hasher_id,
+            seed,
             items: items as u64,
             table_words: table_words as u64,
         }
     }
 
-    fn to_bytes(self) -> [u8; HEADER_LEN] {
-        let mut out = [0u8; HEADER_LEN];
-        out[0..8].copy_from_slice(&MAGIC);
-        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        out[10..12].copy_from_slice(&self.flags.to_le_bytes());
-        out[12] = self.bucket_size;
-        out[13] = self.fingerprint_bits;
-        out[14] = self.max_hops;
-        // out[15] is reserved and stays 0.
-        let fields = [
-            self.buckets,
-            self.stripes,
-            self.max_search_buckets,
-            self.capacity,
-            self.hasher_id,
-            self.seed,
-            self.items,
-            self.table_words,
-        ];
-        for (i, field) in fields.into_iter().enumerate() {
-            out[16 + 8 * i..24 + 8 * i].copy_from_slice(&field.to_le_bytes());
-        }
-        let checksum = xxh3_64(&out[..FIELDS_LEN]);
-        out[FIELDS_LEN..].copy_from_slice(&checksum.to_le_bytes());
-        out
+    /// Each field but the item count, named as in `FORMAT.md`, to compare a header with the one
+    /// expected of it.
+    pub(crate) fn shape_fields(&self) -> [(&'static str, u64); 11] {
+        [
+            ("flags", self.flags.into()),
+            ("bucket_size", self.bucket_size.into()),
+            ("fingerprint_bits", self.fingerprint_bits.into()),
+            ("max_hops", self.max_hops.into()),
+            ("buckets", self.buckets),
+            ("stripes", self.stripes),
+            ("max_search_buckets", self.max_search_buckets),
+            ("capacity", self.capacity),
+            ("hasher_id", self.hasher_id),
+            ("seed", self.seed),
+            ("table_words", self.table_words),
+        ]
+    }
+
+    pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
+        sealed_header(
+            (&MAGIC, VERSION),
+            self.flags,
+            // The fourth byte is reserved and stays 0.
+            [self.bucket_size, self.fingerprint_bits, self.max_hops, 0],
+            &[
+                self.buckets,
+                self.stripes,
+                self.max_search_buckets,
+                self.capacity,
+                self.hasher_id,
+                self.seed,
+                self.items,
+                self.table_words,
+            ],
+        )
     }
 
     /// Reads the header at the start of `bytes`, checking the magic, the version, that the
     /// header is all there, its checksum and its reserved byte, in that order.
-    fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let magic = bytes.len().min(MAGIC.len());
-        if bytes[..magic] != MAGIC[..magic] {
-            return Err(DecodeError::BadMagic);
-        }
-        if bytes.len() >= 10 {
-            let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-            if version != VERSION {
-                return Err(DecodeError::UnsupportedVersion { version });
-            }
-        }
-        if bytes.len() < HEADER_LEN {
-            return Err(DecodeError::Truncated {
-                needed: HEADER_LEN as u64,
-                found: bytes.len() as u64,
-            });
-        }
-        let stored = u64_at(bytes, FIELDS_LEN);
-        let computed = xxh3_64(&bytes[..FIELDS_LEN]);
-        if stored != computed && !cfg!(fuzzing) {
-            return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-        }
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        check_sealed_header(bytes, (&MAGIC, VERSION), FIELDS_LEN)?;
         if bytes[15] != 0 {
             return Err(DecodeError::InvalidGeometry {
                 field: "reserved",
@@ -183,7 +175,7 @@ impl Header {
     }
 
     /// The geometry the fields describe, if every field is in range and they agree.
-    fn geometry(&self) -> Result<Geometry, DecodeError> {
+    pub(crate) fn geometry(&self) -> Result<Geometry, DecodeError> {
         let invalid = |field, value: u64| DecodeError::InvalidGeometry { field, value };
         if self.flags & !KNOWN_FLAGS != 0 {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
@@ -250,9 +242,65 @@ impl Header {
     }
 
     /// Bytes of the whole encoding. Cannot overflow: the table has at most 2^34 words.
-    fn total_len(&self) -> u64 {
+    pub(crate) fn total_len(&self) -> u64 {
         (HEADER_LEN + CHECKSUM_LEN) as u64 + self.table_words * 8
     }
+}
+
+/// A header of `N` bytes as both formats lay theirs out: the magic, the version, the flags, four
+/// one-byte fields, the eight-byte `fields` from offset 16, then in the last eight bytes the
+/// checksum of everything before them.
+pub(crate) fn sealed_header<const N: usize>(
+    (magic, version): (&[u8; 8], u16),
+    flags: u16,
+    bytes: [u8; 4],
+    fields: &[u64],
+) -> [u8; N] {
+    let mut out = [0u8; N];
+    out[0..8].copy_from_slice(magic);
+    out[8..10].copy_from_slice(&version.to_le_bytes());
+    out[10..12].copy_from_slice(&flags.to_le_bytes());
+    out[12..16].copy_from_slice(&bytes);
+    for (i, field) in fields.iter().enumerate() {
+        out[16 + 8 * i..24 + 8 * i].copy_from_slice(&field.to_le_bytes());
+    }
+    debug_assert_eq!(16 + 8 * fields.len(), N - 8);
+    let checksum = xxh3_64(&out[..N - 8]);
+    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+/// Checks the start of an encoding, in order: the magic (on as many bytes as there are), the
+/// version (if it is there; the one version known), that the `fields_len` bytes of header fields and the header
+/// checksum after them are all there, and that checksum.
+pub(crate) fn check_sealed_header(
+    bytes: &[u8],
+    (magic, known_version): (&[u8; 8], u16),
+    fields_len: usize,
+) -> Result<(), DecodeError> {
+    let prefix = bytes.len().min(magic.len());
+    if bytes[..prefix] != magic[..prefix] {
+        return Err(DecodeError::BadMagic);
+    }
+    if bytes.len() >= 10 {
+        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        if version != known_version {
+            return Err(DecodeError::UnsupportedVersion { version });
+        }
+    }
+    let header_len = fields_len + 8;
+    if bytes.len() < header_len {
+        return Err(DecodeError::Truncated {
+            needed: header_len as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    let stored = u64_at(bytes, fields_len);
+    let computed = xxh3_64(&bytes[..fields_len]);
+    if stored != computed && !cfg!(fuzzing) {
+        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
+    }
+    Ok(())
 }
 
 /// The largest `max_search_buckets` the format records for these bucket and path sizes: the
@@ -270,7 +318,7 @@ fn search_bound(slots: usize, max_hops: usize) -> u64 {
 }
 
 /// Words of table data: the bucket bits, rounded up to whole words.
-fn data_words(geometry: &Geometry) -> u64 {
+pub(crate) fn data_words(geometry: &Geometry) -> u64 {
     geometry.data_bits().div_ceil(64)
 }
 
@@ -283,7 +331,7 @@ pub(crate) fn encoded_len(geometry: &Geometry) -> (u64, u16) {
 }
 
 /// The little-endian `u64` at `bytes[at..at + 8]`, which the caller knows to be there.
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
+pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(word)
@@ -293,7 +341,18 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S>, DecodeError> {
     let header = Header::parse(bytes)?;
     let geometry = header.geometry()?;
-    let (expected, found) = (header.total_len(), bytes.len() as u64);
+    check_len(header.total_len(), bytes.len())?;
+    check_checksum(bytes)?;
+    let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
+    let raw = decode_table(&header, &geometry, bytes)?;
+    // `Header::geometry` checked that the capacity fits.
+    let capacity = header.capacity as usize;
+    Ok(ConcurrentCuckooFilter::from_raw(raw, hasher, capacity))
+}
+
+/// Refuses an input of `len` bytes where a checked header says `expected`.
+pub(crate) fn check_len(expected: u64, len: usize) -> Result<(), DecodeError> {
+    let found = len as u64;
     if found < expected {
         return Err(DecodeError::Truncated {
             needed: expected,
@@ -303,20 +362,38 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S
     if found > expected {
         return Err(DecodeError::TrailingBytes { expected, found });
     }
+    Ok(())
+}
+
+/// Checks the checksum in the last eight bytes against everything before them.
+pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
     let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
     let (stored, computed) = (u64_at(stored, 0), xxh3_64(body));
     if stored != computed && !cfg!(fuzzing) {
         return Err(DecodeError::ChecksumMismatch { stored, computed });
     }
-    if header.hasher_id != S::HASHER_ID {
+    Ok(())
+}
+
+/// The hasher `S` with the recorded seed, if the recorded id is `S`'s.
+pub(crate) fn hasher_of<S: StableHashBuilder>(hasher_id: u64, seed: u64) -> Result<S, DecodeError> {
+    if hasher_id != S::HASHER_ID {
         return Err(DecodeError::HasherMismatch {
             expected: S::HASHER_ID,
-            found: header.hasher_id,
+            found: hasher_id,
         });
     }
-    let hasher = S::from_seed(header.seed).ok_or(DecodeError::InvalidSeed { seed: header.seed })?;
+    S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed })
+}
 
-    let table = &body[HEADER_LEN..];
+/// The table of a whole encoding whose header, length and checksum are checked: its padding,
+/// its buckets and its item count checked in turn.
+pub(crate) fn decode_table(
+    header: &Header,
+    geometry: &Geometry,
+    bytes: &[u8],
+) -> Result<RawFilter, DecodeError> {
+    let table = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
     let tail_bits = geometry.data_bits() % 64;
     if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
@@ -324,7 +401,7 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S
     // The word count and the padding are checked, so the table's allocation is all that can fail.
     // The words go straight from the input into the table: the input and the table are all the
     // memory a decode holds.
-    let raw = RawFilter::from_le_bytes(&geometry, table).ok_or(DecodeError::OutOfMemory {
+    let raw = RawFilter::from_le_bytes(geometry, table).ok_or(DecodeError::OutOfMemory {
         bytes: geometry.memory_bytes(),
     })?;
     if let Some(bucket) = raw.first_non_canonical_bucket() {
@@ -339,9 +416,7 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S
             table: items,
         });
     }
-    // `Header::geometry` checked that the capacity fits.
-    let capacity = header.capacity as usize;
-    Ok(ConcurrentCuckooFilter::from_raw(raw, hasher, capacity))
+    Ok(raw)
 }
 
 /// Reads one whole encoding from `reader`: the header first, then, once the header is checked,
@@ -361,7 +436,11 @@ fn decode_from<S: StableHashBuilder, R: Read>(
 /// Appends bytes from `reader` to `bytes` until it holds `len` bytes or the reader ends. The
 /// buffer grows at most to double what has arrived, and to exactly `len` at the end, so it never
 /// holds more than twice the bytes read nor, once complete, more than `len`.
-fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<(), DecodeError> {
+pub(crate) fn read_up_to<R: Read>(
+    reader: &mut R,
+    bytes: &mut Vec<u8>,
+    len: u64,
+) -> Result<(), DecodeError> {
     let mut chunk = vec![
         0u8;
         len.saturating_sub(bytes.len() as u64)
@@ -387,6 +466,29 @@ fn read_up_to<R: Read>(reader: &mut R, bytes: &mut Vec<u8>, len: u64) -> Result<
         }
     }
     Ok(())
+}
+
+/// Writes one whole encoding: `header`, the table's `words`, and the checksum of both.
+pub(crate) fn write_encoding<W: Write>(
+    mut writer: W,
+    header: Header,
+    words: &[u64],
+) -> io::Result<()> {
+    let mut checksum = Xxh3::new();
+    let mut put = |bytes: &[u8]| {
+        checksum.update(bytes);
+        writer.write_all(bytes)
+    };
+    put(&header.to_bytes())?;
+    let mut buf = [0u8; 4096];
+    for chunk in words.chunks(buf.len() / 8) {
+        let bytes = &mut buf[..chunk.len() * 8];
+        for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
+            out.copy_from_slice(&word.to_le_bytes());
+        }
+        put(bytes)?;
+    }
+    writer.write_all(&checksum.digest().to_le_bytes())
 }
 
 /// Serialization, for a filter whose hasher has a [`StableHashBuilder`] identity. The format is
@@ -451,24 +553,17 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// # Errors
     ///
     /// The first error `writer` returns; what was written before it is not a whole filter.
-    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+    pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         let (words, items) = self.raw().snapshot();
-        let header = Header::of(self, items, words.len()).to_bytes();
-        let mut checksum = Xxh3::new();
-        let mut put = |bytes: &[u8]| {
-            checksum.update(bytes);
-            writer.write_all(bytes)
-        };
-        put(&header)?;
-        let mut buf = [0u8; 4096];
-        for chunk in words.chunks(buf.len() / 8) {
-            let bytes = &mut buf[..chunk.len() * 8];
-            for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
-                out.copy_from_slice(&word.to_le_bytes());
-            }
-            put(bytes)?;
-        }
-        writer.write_all(&checksum.digest().to_le_bytes())
+        let hasher = (S::HASHER_ID, StableHashBuilder::seed(self.hasher()));
+        let header = Header::new(
+            self.raw().geometry(),
+            self.capacity(),
+            hasher,
+            items,
+            words.len(),
+        );
+        write_encoding(writer, header, &words)
     }
 
     /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`,

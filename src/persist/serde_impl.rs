@@ -1,15 +1,15 @@
-//! `serde` support (feature `serde`): a filter serializes as one byte string holding exactly the
-//! bytes of [`to_bytes`](crate::ConcurrentCuckooFilter::to_bytes), and deserializes through the
-//! same validating decoder.
+//! `serde` support (feature `serde`): a filter, fixed or growable, serializes as one byte string
+//! holding exactly the bytes of its `to_bytes`, and deserializes through the same validating
+//! decoder.
 
 use core::fmt;
-use core::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
-use super::{decode, StableHashBuilder};
+use super::{decode, DecodeError, StableHashBuilder};
 use crate::filter::ConcurrentCuckooFilter;
+use crate::growable::GrowableCuckooFilter;
 
 /// Serializes the filter as a byte string: its [`to_bytes`](ConcurrentCuckooFilter::to_bytes),
 /// from the same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a
@@ -27,21 +27,48 @@ impl<S: StableHashBuilder> Serialize for ConcurrentCuckooFilter<S> {
 /// [`DecodeError`]: crate::DecodeError
 impl<'de, S: StableHashBuilder> Deserialize<'de> for ConcurrentCuckooFilter<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_bytes(FilterVisitor(PhantomData))
+        deserializer.deserialize_bytes(FilterVisitor {
+            expecting: "the bytes of a serialized ConcurrentCuckooFilter",
+            decode,
+        })
     }
 }
 
-struct FilterVisitor<S>(PhantomData<fn() -> S>);
+/// Serializes the filter as a byte string: its
+/// [`to_bytes`](GrowableCuckooFilter::to_bytes), from the same consistent snapshot.
+impl<S: StableHashBuilder> Serialize for GrowableCuckooFilter<S> {
+    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        serializer.serialize_bytes(&self.to_bytes())
+    }
+}
 
-impl<'de, S: StableHashBuilder> Visitor<'de> for FilterVisitor<S> {
-    type Value = ConcurrentCuckooFilter<S>;
+/// Deserializes a byte string (or a sequence of bytes) with the checks of
+/// [`from_bytes`](GrowableCuckooFilter::from_bytes); a [`DecodeError`] becomes the format's
+/// custom error.
+impl<'de, S: StableHashBuilder> Deserialize<'de> for GrowableCuckooFilter<S> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_bytes(FilterVisitor {
+            expecting: "the bytes of a serialized GrowableCuckooFilter",
+            decode: GrowableCuckooFilter::<S>::from_bytes_with_hasher,
+        })
+    }
+}
+
+/// Takes a byte string to `decode`.
+struct FilterVisitor<T> {
+    expecting: &'static str,
+    decode: fn(&[u8]) -> Result<T, DecodeError>,
+}
+
+impl<'de, T> Visitor<'de> for FilterVisitor<T> {
+    type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the bytes of a serialized ConcurrentCuckooFilter")
+        f.write_str(self.expecting)
     }
 
     fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-        decode(bytes).map_err(E::custom)
+        (self.decode)(bytes).map_err(E::custom)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

@@ -21,6 +21,7 @@ mod levels;
 mod merge;
 mod path;
 mod semisort;
+mod snapshot;
 mod stripe;
 mod table;
 
@@ -37,6 +38,7 @@ pub(crate) use self::batch::BLOCK;
 pub(crate) use self::index::MAX_BUCKETS;
 pub(crate) use self::levels::{level_hash, ItemLocks};
 pub(crate) use self::path::{default_max_hops, MAX_HOPS};
+pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::stripe::DEFAULT_STRIPES;
 
 /// Optimistic tries a lookup makes before it locks.

@@ -45,7 +45,7 @@ unsafe impl GlobalAlloc for Tracking {
 static ALLOCATOR: Tracking = Tracking;
 
 /// The largest allocation this thread makes while running `f`.
-fn largest_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
+pub(super) fn largest_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
     LARGEST.with(|largest| largest.set(0));
     let result = f();
     (result, LARGEST.with(Cell::get))

@@ -4,7 +4,7 @@ use super::*;
 
 /// A hasher with its own identity, that takes only even seeds.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct EvenSeeded(u64);
+pub(super) struct EvenSeeded(pub(super) u64);
 
 impl BuildHasher for EvenSeeded {
     type Hasher = <DefaultHashBuilder as BuildHasher>::Hasher;

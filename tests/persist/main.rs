@@ -109,6 +109,8 @@ mod allocation;
 mod corruption;
 mod errors;
 mod golden;
+mod growable;
+mod growable_corruption;
 mod hashers;
 mod round_trip;
 mod snapshot;
