@@ -61,9 +61,10 @@ use crate::sizing::Shape;
 ///
 /// [`insert`] returns `Err(Full)` only if the item had no room at one moment during the call: no
 /// empty slot in its two buckets and no short enough chain of moves to one. The search for such a
-/// chain reads buckets without locks; if it finds none, it checks the stamps of every stripe it
-/// read and searches again when one moved. After 64 attempts spoiled by racing writers, the
-/// insert locks every stripe, in the order all writers lock them, and decides under those locks.
+/// chain reads buckets without locks; before the insert reports that there is none, a search
+/// that checks the stamps of every stripe it read must find none too, and when one moved the
+/// insert tries again. After 64 attempts spoiled by racing writers, it locks every stripe, in the
+/// order all writers lock them, and decides under those locks.
 ///
 /// As in any cuckoo filter, `remove` must only be called for items that were inserted: removing
 /// an item that was never inserted may remove a different item that shares its fingerprint and

@@ -2,14 +2,15 @@
 //!
 //! An insert first tries its two buckets under their locks. If both are full it searches for a
 //! [`CuckooPath`] without locks and moves the fingerprints on it hop by hop, each hop under its
-//! own locks and checked again there. A search that finds nothing is checked against the stamps
-//! of every stripe it read (see [`SearchQueue::unchanged`]) and repeated if a writer changed one,
-//! so `Full` is reported only for an item that had no room. When racing writers keep spoiling
-//! searches and paths, the insert locks every stripe and decides there.
+//! own locks and checked again there. A search that finds nothing is repeated by one validated
+//! against the stamps of every stripe it reads (see [`SearchQueue::unchanged`]), and the insert
+//! tries again if a writer changed one, so `Full` is reported only for an item that had no room.
+//! When racing writers keep spoiling searches and paths, the insert locks every stripe and
+//! decides there.
 
 use super::index::{BucketIndex, Candidates, Fingerprint};
 use super::path::{self, CuckooPath, SearchQueue};
-use super::stripe::{AllStripesGuard, Guard};
+use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
 
 /// Optimistic attempts an insert makes when racing writers keep spoiling its paths or its
@@ -46,17 +47,20 @@ impl RawFilter {
             if let Some(done) = self.try_place(&c, unique) {
                 return done;
             }
-            match self.search(&c, queue) {
-                Some(path) => {
-                    if let Some(done) = self.shift(&path, &c, unique, None) {
-                        return done;
+            // A path's hops are checked as they are made; "no path" is checked by a second
+            // search that validates what it reads. If a writer changed a bucket while it read,
+            // the insert tries again.
+            let path = match self.search(&c, queue, None) {
+                Some(path) => Some(path),
+                None => match self.search(&c, queue, Some(&self.stripes)) {
+                    None if queue.unchanged(&self.stripes) => {
+                        return self.full_unless_present(&c, unique)
                     }
-                }
-                // Otherwise a writer changed a bucket while the search read: try again.
-                None if queue.unchanged(&self.stripes) => {
-                    return self.full_unless_present(&c, unique)
-                }
-                None => {}
+                    found => found,
+                },
+            };
+            if let Some(done) = path.and_then(|path| self.shift(&path, &c, unique, None)) {
+                return done;
             }
         }
         self.insert_exclusive(c, unique, queue)
@@ -73,7 +77,7 @@ impl RawFilter {
         if let Some(done) = self.place(&c, unique, &mut all) {
             return done;
         }
-        let Some(path) = self.search(&c, queue) else {
+        let Some(path) = self.search(&c, queue, None) else {
             return Insertion::Full;
         };
         let done = self.shift(&path, &c, unique, Some(&mut all));
@@ -81,13 +85,19 @@ impl RawFilter {
         done.unwrap_or(Insertion::Full)
     }
 
-    /// A path search from the candidates' buckets, without locks.
-    fn search(&self, c: &Candidates, queue: &mut SearchQueue) -> Option<CuckooPath> {
+    /// A path search from the candidates' buckets, without locks; with `stripes`, one that
+    /// [`SearchQueue::unchanged`] can validate.
+    fn search(
+        &self,
+        c: &Candidates,
+        queue: &mut SearchQueue,
+        stripes: Option<&Stripes>,
+    ) -> Option<CuckooPath> {
         path::search(
             &self.table,
             &self.layout,
             &self.placement,
-            &self.stripes,
+            stripes,
             [c.first, c.second],
             self.limits,
             queue,

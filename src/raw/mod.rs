@@ -13,8 +13,8 @@
 //!   fingerprint's placement into the slot it frees share one lock. A fingerprint only ever moves
 //!   between its own two buckets, and both stores of a hop happen under one lock, so a validated
 //!   read finds each stored item in one of its buckets;
-//! - a search that finds no path is validated like a lookup, against the stamps of every stripe it
-//!   read, and searched again if one moved, so `Full` means the item really had no room; when
+//! - "no path" is confirmed by a search validated like a lookup, against the stamps of every
+//!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
 mod batch;

@@ -3,10 +3,11 @@
 //! As in libcuckoo, the search reads buckets without locks, so what it finds may be stale by the
 //! time it is used. [`CuckooPath`] records, for each hop, which fingerprint should move out of
 //! which bucket; the mover checks each hop again under the stripe locks before it moves anything.
-//! A search that finds nothing is a claim that the item has no room, so it is validated like a
-//! lookup: each bucket's stripe stamp is loaded before the bucket is read, and
-//! [`SearchQueue::unchanged`] checks them all again at the end. If any moved, the buckets were
-//! read at different moments, and "no path" may hold at none of them.
+//! A path needs no more: its hops are checked where they are made. But a search that finds
+//! nothing is a claim that the item has no room, so such a claim is checked by a search that is
+//! validated like a lookup: given the stripes, it loads each bucket's stripe stamp before it reads
+//! the bucket, and [`SearchQueue::unchanged`] checks them all again at the end. If any moved, the
+//! buckets were read at different moments, and "no path" may hold at none of them.
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
@@ -78,15 +79,16 @@ pub(crate) struct SearchQueue(Vec<Node>);
 
 impl SearchQueue {
     /// Whether every bucket the last search read is as it was when read (see
-    /// [`Stripes::unchanged`]): then its "no path" held at one moment.
+    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
+    /// was given the stripes.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
         stripes.unchanged(self.0.iter().map(|node| (node.bucket as usize, node.stamp)))
     }
 }
 
 /// Searches from `roots` for the nearest bucket with an empty slot. `None` when there is none
-/// within the limits: the table is, for this item, full, if [`SearchQueue::unchanged`] confirms
-/// that no writer changed the buckets meanwhile.
+/// within the limits: the table is, for this item, full, if the search was given `stripes` and
+/// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
 /// The search goes a level at a time: it first reads every bucket of a level for an empty slot,
 /// and only if none has one does it list their fingerprints' alternate buckets as the next level
@@ -97,7 +99,7 @@ pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
     placement: &Placement,
-    stripes: &Stripes,
+    stripes: Option<&Stripes>,
     roots: [BucketIndex; 2],
     limits: SearchLimits,
     queue: &mut SearchQueue,
@@ -118,7 +120,9 @@ pub(crate) fn search(
     for depth in 0..=limits.max_hops {
         if let Some(end) = level.clone().find(|&at| {
             let bucket = queue[at].bucket as usize;
-            queue[at].stamp = stripes.stamp(bucket);
+            if let Some(stripes) = stripes {
+                queue[at].stamp = stripes.stamp(bucket);
+            }
             layout.has_free(&table.load(bucket))
         }) {
             return Some(path_to(queue, end));
@@ -252,7 +256,13 @@ mod tests {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
             let want = fewest_moves(&table, &layout, &placement, roots, limits.max_hops);
             let path = search(
-                &table, &layout, &placement, &stripes, roots, limits, &mut queue,
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue,
             );
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
@@ -288,7 +298,13 @@ mod tests {
                 max_buckets: 2,
             };
             let path = search(
-                &table, &layout, &placement, &stripes, roots, only_roots, &mut queue,
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                only_roots,
+                &mut queue,
             );
             let root_free = roots.iter().any(|&b| layout.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
@@ -303,7 +319,13 @@ mod tests {
                 layout.fingerprints(&table.load(roots[0])).as_slice()[0],
             );
             let path = search(
-                &table, &layout, &placement, &stripes, roots, three, &mut queue,
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                three,
+                &mut queue,
             );
             if !root_free && roots[0] != roots[1] && first_child != roots[0] {
                 let child_free = layout.has_free(&table.load(first_child));
@@ -324,7 +346,13 @@ mod tests {
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
             if search(
-                &table, &layout, &placement, &stripes, roots, limits, &mut queue,
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue,
             )
             .is_some()
             {
@@ -340,9 +368,16 @@ mod tests {
             drop(guard);
             assert!(!queue.unchanged(&stripes), "a read bucket was written");
             // A search after the write reads the new stamps.
-            assert!(
-                search(&table, &layout, &placement, &stripes, roots, limits, &mut queue).is_none()
-            );
+            assert!(search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue
+            )
+            .is_none());
             assert!(queue.unchanged(&stripes));
         }
         assert!(checked > 0, "no root without a path");
