@@ -8,8 +8,10 @@
 //! RUSTFLAGS="--cfg loom" cargo test --release -p loom-tests
 //! ```
 //!
-//! (with `CARGO_TARGET_DIR=target/loom` to keep the loom build apart from the normal one; about
-//! 40 s of CPU on one core). Without `--cfg loom` this crate and its tests compile to nothing.
+//! (with `CARGO_TARGET_DIR=target/loom` to keep the loom build apart from the normal one). The
+//! heaviest models are those whose inserts end in `Full`, where each failed attempt is confirmed
+//! by a validated search: `failed_insert` explores 674,000 executions at bound 2.
+//! Without `--cfg loom` this crate and its tests compile to nothing.
 //! Each model prints how many executions it explored (`-- --nocapture`); `LOOM_MAX_PREEMPTIONS=n`
 //! overrides its bound, and `LOOM_LOG=trace LOOM_LOCATION=1` explain a failure.
 //!
