@@ -13,8 +13,9 @@ use crate::sizing::Shape;
 ///
 /// It answers "might this item have been inserted?" with no false negatives and a small, tunable
 /// rate of false positives, and unlike a Bloom filter it can delete. Share it with [`Arc`]:
-/// lookups take no lock and write no shared memory; inserts and removes lock only the stripes of
-/// the two buckets they touch.
+/// lookups are optimistic and, unless writers keep getting in their way, take no lock (see
+/// [Consistency](Self#consistency)); inserts and removes lock only the stripes of the two buckets
+/// they touch.
 ///
 /// # Examples
 ///
@@ -50,6 +51,23 @@ use crate::sizing::Shape;
 /// filter either before or after it. [`len`] sums per-stripe counts one after another, so while
 /// writes are in flight it may count some of them and not others; it is exact when none are.
 ///
+/// A lookup ([`contains`], [`count`], [`contains_batch`]) is optimistic. Buckets are guarded by
+/// striped seqlocks: it loads the stamps of its two buckets' stripes, reads the two buckets and
+/// loads the stamps again, and answers only if neither stripe was locked or changed meanwhile. In
+/// the common case that is all it does: it takes no lock, writes no shared memory and never
+/// waits. If writers keep changing its stripes, after 9 failed tries it takes the two stripe
+/// locks, as a writer would, and so waits for the writers holding them; a reader cannot starve.
+/// While every stripe is locked, by [`to_bytes`] (and the other encoders) copying the table or by
+/// an insert whose optimistic attempts racing writers kept spoiling, a lookup waits until the
+/// locks are released.
+///
+/// [`insert`] returns `Err(Full)` only if the item had no room at one moment during the call: no
+/// empty slot in its two buckets and no short enough chain of moves to one. The search for such a
+/// chain reads buckets without locks; before the insert reports that there is none, a search
+/// that checks the stamps of every stripe it read must find none too, and when one moved the
+/// insert tries again. After 64 attempts spoiled by racing writers, it locks every stripe, in the
+/// order all writers lock them, and decides under those locks.
+///
 /// As in any cuckoo filter, `remove` must only be called for items that were inserted: removing
 /// an item that was never inserted may remove a different item that shares its fingerprint and
 /// bucket, and that item would then be reported absent (paper Section 3.3).
@@ -59,6 +77,9 @@ use crate::sizing::Shape;
 /// [`contains`]: Self::contains
 /// [`remove`]: Self::remove
 /// [`len`]: Self::len
+/// [`count`]: Self::count
+/// [`contains_batch`]: Self::contains_batch
+/// [`to_bytes`]: Self::to_bytes
 pub struct ConcurrentCuckooFilter<S = DefaultHashBuilder> {
     raw: RawFilter,
     hasher: S,
@@ -211,7 +232,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     ///
     /// [`InsertError::Full`] if neither of the item's buckets has room and no short chain of
     /// moves can make some, as happens near capacity, or to the `2 · bucket_size + 1`-th copy
-    /// of one item.
+    /// of one item; also while other threads write, `Full` means the item had no room (see
+    /// [Consistency](Self#consistency)).
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), false) {
             Insertion::Full => Err(InsertError::Full),
@@ -248,7 +270,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     }
 
     /// Whether `item` may have been inserted: always true if it was (and not removed since),
-    /// true with a small probability if it was not. Takes no lock and writes no shared memory.
+    /// true with a small probability if it was not. Optimistic: no lock in the common case (see
+    /// [Consistency](Self#consistency) for when it takes locks or waits).
     #[inline(always)]
     #[must_use]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
@@ -257,7 +280,7 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 
     /// How many copies of `item`'s fingerprint its two buckets hold: the number of times it was
     /// inserted and not removed, plus any other items that share its fingerprint and a bucket.
-    /// Takes no lock, like [`contains`](Self::contains).
+    /// Reads the buckets as [`contains`](Self::contains) does.
     #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         self.raw.count(self.hasher.hash_one(item))

@@ -4,8 +4,10 @@
 //! ("Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014), made concurrent the way
 //! libcuckoo and MemC3 made cuckoo hash tables concurrent:
 //!
-//! - **Lookups never lock.** Buckets are guarded by striped seqlocks; a lookup reads two stripe
-//!   versions, two buckets and the versions again, and retries if a writer got in between.
+//! - **Lookups are optimistic.** Buckets are guarded by striped seqlocks; a lookup reads two
+//!   stripe versions, two buckets and the versions again, and retries if a writer got in between.
+//!   It takes no lock unless writers keep getting in its way, and waits while the whole table is
+//!   locked: see [Consistency](ConcurrentCuckooFilter#consistency) for exactly what it does.
 //! - **Writers lock only what they touch**: the one or two stripes of an item's buckets.
 //! - **Room is made without long locks.** When both buckets are full, a breadth-first search finds
 //!   a short path of fingerprints to move (without locks), then moves them one at a time, each
@@ -33,7 +35,8 @@
 //!
 //! - No false negatives: an item whose insert returned `Ok` and that was not removed is found, also
 //!   while other threads insert, remove and move fingerprints.
-//! - A failed insert changes nothing, and nothing is ever evicted to make room.
+//! - A failed insert changes nothing, and nothing is ever evicted to make room. `Err(Full)` only
+//!   when the item had no room, also while other threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No `Hash` impl runs while one of the filter's locks is held.
 //! - Every shared access is atomic. The only `unsafe` code is two prefetch hints and one

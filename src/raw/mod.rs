@@ -7,16 +7,20 @@
 //! - a lookup reads both stripe stamps, both buckets and the stamps again, and trusts its answer
 //!   only if neither stamp moved; after a few failed tries it takes the locks, so it cannot starve;
 //! - an insert locks the stripes of its two buckets (lower first) and takes an empty slot;
-//! - if both buckets are full it searches for a [`CuckooPath`] without locks, then moves the
+//! - if both buckets are full it searches for a [`path::CuckooPath`] without locks, then moves the
 //!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
 //!   two buckets and only after checking that the hop is still valid; the last move and the new
 //!   fingerprint's placement into the slot it frees share one lock. A fingerprint only ever moves
-//!   between its own two buckets, and a hop writes the target before it clears the source, so at
-//!   every moment each stored item is in one of its buckets.
+//!   between its own two buckets, and both stores of a hop happen under one lock, so a validated
+//!   read finds each stored item in one of its buckets;
+//! - "no path" is confirmed by a search validated like a lookup, against the stamps of every
+//!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
+//!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
 mod batch;
 mod bucket;
 mod index;
+mod insert;
 mod levels;
 mod merge;
 mod path;
@@ -28,9 +32,9 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketLayout;
-use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
-use self::path::{CuckooPath, SearchLimits, SearchQueue};
-use self::stripe::Stripes;
+use self::index::{BucketIndex, Candidates, Placement};
+use self::path::SearchLimits;
+use self::stripe::{Guard, Stripes};
 use self::table::Table;
 use crate::sync::Backoff;
 
@@ -41,17 +45,12 @@ pub(crate) use self::path::{default_max_hops, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::stripe::DEFAULT_STRIPES;
 
-/// Optimistic tries a lookup makes before it locks.
+/// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
+/// docs count all of them: 9).
 #[cfg(not(loom))]
 const READ_RETRIES: usize = 8;
 #[cfg(loom)]
 const READ_RETRIES: usize = 2;
-
-/// Searches an insert makes when racing writers keep spoiling its paths, before it gives up.
-#[cfg(not(loom))]
-const PATH_ATTEMPTS: usize = 64;
-#[cfg(loom)]
-const PATH_ATTEMPTS: usize = 3;
 
 /// A table gets at most one stripe (8 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
@@ -385,58 +384,6 @@ impl RawFilter {
         look()
     }
 
-    /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
-    /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
-    /// exactly the items it held before.
-    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        let c = self.placement.candidates(hash);
-        // The stripe lines (often last written by another core) travel while the buckets load.
-        self.stripes.prefetch_for_write(c.first);
-        self.stripes.prefetch_for_write(c.second);
-        self.insert_candidates(c, unique, &mut SearchQueue::default())
-    }
-
-    /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
-    fn insert_candidates(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
-        for _ in 0..PATH_ATTEMPTS {
-            if let Some(done) = self.try_place(&c, unique) {
-                return done;
-            }
-            match path::search(
-                &self.table,
-                &self.layout,
-                &self.placement,
-                [c.first, c.second],
-                self.limits,
-                queue,
-            ) {
-                Some(path) => {
-                    if let Some(done) = self.shift(&path, &c, unique) {
-                        return done;
-                    }
-                }
-                None => return self.full_unless_present(&c, unique),
-            }
-        }
-        self.full_unless_present(&c, unique)
-    }
-
-    /// What an insert that found no room reports: `Full`, unless it is unique and a racing
-    /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
-    fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
-        let pattern = self.layout.broadcast(c.fp);
-        let present = unique
-            && self.read_pair(*c, || {
-                self.layout.matches(&self.table.load(c.first), pattern)
-                    | self.layout.matches(&self.table.load(c.second), pattern)
-            });
-        if present {
-            Insertion::Present
-        } else {
-            Insertion::Full
-        }
-    }
-
     /// The hash's fingerprint and buckets, for tests.
     pub(crate) fn debug_candidates(&self, hash: u64) -> (u32, usize, usize) {
         let c = self.placement.candidates(hash);
@@ -457,116 +404,7 @@ impl RawFilter {
         }
         false
     }
-
-    /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
-    /// first checks under the same locks that neither bucket holds it. `None`: no room.
-    fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        // A look without locks first: it brings both buckets into cache before the locks are
-        // taken, and near full load it skips locking two buckets that have no room anyway.
-        let (first, second) = (self.table.load(c.first), self.table.load(c.second));
-        if !self.layout.has_free(&first) && !self.layout.has_free(&second) {
-            let pattern = self.layout.broadcast(c.fp);
-            if !unique
-                || !(self.layout.matches(&first, pattern) || self.layout.matches(&second, pattern))
-            {
-                return None;
-            }
-        }
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
-        let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
-        if unique {
-            let pattern = self.layout.broadcast(c.fp);
-            if buckets.iter().any(|raw| self.layout.matches(raw, pattern)) {
-                return Some(Insertion::Present);
-            }
-        }
-        for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
-            if self.layout.insert(raw, c.fp) {
-                self.table.store(bucket, raw);
-                guard.add(bucket, 1);
-                return Some(Insertion::Inserted);
-            }
-        }
-        None
-    }
-
-    /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
-    /// slot the last move frees, in one of its buckets. That last move and the placement happen
-    /// under the same locks, as in libcuckoo: were the locks released in between, another insert
-    /// could take the freed slot, and two inserts could keep taking each other's room until both
-    /// gave up with room to spare. `None` if a racing writer made a hop invalid (or the path has
-    /// no hop); the moves already made each kept every item in one of its buckets.
-    fn shift(&self, path: &CuckooPath, c: &Candidates, unique: bool) -> Option<Insertion> {
-        let mut moves = path.moves_backwards().peekable();
-        while let Some((from, to, moved)) = moves.next() {
-            let placing = moves.peek().is_none().then_some((c, unique));
-            match self.move_fingerprint(from, to, moved, placing) {
-                Hop::Stale => return None,
-                Hop::Moved => {}
-                Hop::Placed(done) => return Some(done),
-            }
-        }
-        None
-    }
-
-    /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` still has room. With `placing`, `from` is one of the new item's buckets and the
-    /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
-    /// of both its buckets too, that neither holds it yet.
-    fn move_fingerprint(
-        &self,
-        from: BucketIndex,
-        to: BucketIndex,
-        fp: Fingerprint,
-        placing: Option<(&Candidates, bool)>,
-    ) -> Hop {
-        debug_assert_eq!(self.placement.alternate(from, fp), to);
-        let other = placing.map_or(
-            to,
-            |(c, _)| if from == c.first { c.second } else { c.first },
-        );
-        let mut guard = self.stripes.lock_buckets([from, to, other]);
-        let mut source = self.table.load(from);
-        let mut target = self.table.load(to);
-        if let Some((c, true)) = placing {
-            let pattern = self.layout.broadcast(c.fp);
-            if self.layout.matches(&source, pattern)
-                || self.layout.matches(&self.table.load(other), pattern)
-            {
-                return Hop::Placed(Insertion::Present);
-            }
-        }
-        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
-            return Hop::Stale;
-        }
-        if let Some((c, _)) = placing {
-            let placed = self.layout.insert(&mut source, c.fp);
-            debug_assert!(placed, "the slot fp left is free");
-        }
-        // Target first: even a reader that ignored the stamps would find fp in one bucket or both.
-        self.table.store(to, &target);
-        self.table.store(from, &source);
-        guard.add(to, 1);
-        match placing {
-            Some(_) => Hop::Placed(Insertion::Inserted),
-            None => {
-                guard.add(from, -1);
-                Hop::Moved
-            }
-        }
-    }
 }
-
-/// What one move of a path did.
-enum Hop {
-    /// The hop was no longer valid: nothing changed.
-    Stale,
-    /// The fingerprint moved.
-    Moved,
-    /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
-    Placed(Insertion),
-}
-
 impl fmt::Debug for RawFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RawFilter")

@@ -3,11 +3,17 @@
 //! As in libcuckoo, the search reads buckets without locks, so what it finds may be stale by the
 //! time it is used. [`CuckooPath`] records, for each hop, which fingerprint should move out of
 //! which bucket; the mover checks each hop again under the stripe locks before it moves anything.
+//! A path needs no more: its hops are checked where they are made. But a search that finds
+//! nothing is a claim that the item has no room, so such a claim is checked by a search that is
+//! validated like a lookup: given the stripes, it loads each bucket's stripe stamp before it reads
+//! the bucket, and [`SearchQueue::unchanged`] checks them all again at the end. If any moved, the
+//! buckets were read at different moments, and "no path" may hold at none of them.
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
 use super::bucket::BucketLayout;
 use super::index::{BucketIndex, Fingerprint, Placement};
+use super::stripe::Stripes;
 use super::table::Table;
 
 /// How far and how wide the search may go.
@@ -62,6 +68,8 @@ struct Node {
     /// The fingerprint that would move from the parent's bucket into this one.
     fp: Fingerprint,
     depth: u8,
+    /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
+    stamp: u64,
 }
 
 /// The search's queue, kept between the searches of one caller so that a bulk insert allocates
@@ -69,8 +77,18 @@ struct Node {
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue(Vec<Node>);
 
+impl SearchQueue {
+    /// Whether every bucket the last search read is as it was when read (see
+    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
+    /// was given the stripes.
+    pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
+        stripes.unchanged(self.0.iter().map(|node| (node.bucket as usize, node.stamp)))
+    }
+}
+
 /// Searches from `roots` for the nearest bucket with an empty slot. `None` when there is none
-/// within the limits: the table is, for this item, full.
+/// within the limits: the table is, for this item, full, if the search was given `stripes` and
+/// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
 /// The search goes a level at a time: it first reads every bucket of a level for an empty slot,
 /// and only if none has one does it list their fingerprints' alternate buckets as the next level
@@ -81,6 +99,7 @@ pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
     placement: &Placement,
+    stripes: Option<&Stripes>,
     roots: [BucketIndex; 2],
     limits: SearchLimits,
     queue: &mut SearchQueue,
@@ -94,14 +113,18 @@ pub(crate) fn search(
             parent: i as u32,
             fp: 0,
             depth: 0,
+            stamp: 0,
         });
     }
     let mut level = 0..queue.len();
     for depth in 0..=limits.max_hops {
-        if let Some(end) = level
-            .clone()
-            .find(|&at| layout.has_free(&table.load(queue[at].bucket as usize)))
-        {
+        if let Some(end) = level.clone().find(|&at| {
+            let bucket = queue[at].bucket as usize;
+            if let Some(stripes) = stripes {
+                queue[at].stamp = stripes.stamp(bucket);
+            }
+            layout.has_free(&table.load(bucket))
+        }) {
             return Some(path_to(queue, end));
         }
         if depth == limits.max_hops || queue.len() >= limits.max_buckets {
@@ -129,6 +152,7 @@ pub(crate) fn search(
                         parent: parent as u32,
                         fp,
                         depth: depth as u8 + 1,
+                        stamp: 0,
                     });
                 }
             }
@@ -166,7 +190,7 @@ mod tests {
         buckets: usize,
         free_one_in: u64,
         seed: u64,
-    ) -> (Table, BucketLayout, Placement) {
+    ) -> (Table, BucketLayout, Placement, Stripes) {
         let layout = BucketLayout::new(4, 12, false);
         let table = Table::new(buckets, &layout).unwrap();
         let mut state = seed;
@@ -184,7 +208,8 @@ mod tests {
             }
             table.store(bucket, &raw);
         }
-        (table, layout, Placement::new(buckets, 12))
+        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), buckets, 4);
+        (table, layout, Placement::new(buckets, 12), stripes)
     }
 
     /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
@@ -220,7 +245,7 @@ mod tests {
 
     #[test]
     fn paths_are_shortest_and_every_hop_is_a_real_move() {
-        let (table, layout, placement) = nearly_full(5000, 40, 7);
+        let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
         let limits = SearchLimits {
             max_hops: 2,
             max_buckets: usize::MAX,
@@ -230,7 +255,15 @@ mod tests {
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
             let want = fewest_moves(&table, &layout, &placement, roots, limits.max_hops);
-            let path = search(&table, &layout, &placement, roots, limits, &mut queue);
+            let path = search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue,
+            );
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
@@ -256,7 +289,7 @@ mod tests {
 
     #[test]
     fn the_bucket_limit_bounds_the_search_but_its_last_level_is_still_read() {
-        let (table, layout, placement) = nearly_full(5000, 12, 11);
+        let (table, layout, placement, stripes) = nearly_full(5000, 12, 11);
         let mut queue = SearchQueue::default();
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, 1)];
@@ -264,7 +297,15 @@ mod tests {
                 max_hops: 4,
                 max_buckets: 2,
             };
-            let path = search(&table, &layout, &placement, roots, only_roots, &mut queue);
+            let path = search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                only_roots,
+                &mut queue,
+            );
             let root_free = roots.iter().any(|&b| layout.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
             // Three buckets: the roots and the first child, which is read although the level
@@ -277,11 +318,68 @@ mod tests {
                 roots[0],
                 layout.fingerprints(&table.load(roots[0])).as_slice()[0],
             );
-            let path = search(&table, &layout, &placement, roots, three, &mut queue);
+            let path = search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                three,
+                &mut queue,
+            );
             if !root_free && roots[0] != roots[1] && first_child != roots[0] {
                 let child_free = layout.has_free(&table.load(first_child));
                 assert_eq!(path.map(|p| p.hops), child_free.then_some(1));
             }
         }
+    }
+
+    #[test]
+    fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
+        let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
+        let limits = SearchLimits {
+            max_hops: 2,
+            max_buckets: usize::MAX,
+        };
+        let mut queue = SearchQueue::default();
+        let mut checked = 0;
+        for root in 0..2000 {
+            let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
+            if search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue,
+            )
+            .is_some()
+            {
+                continue;
+            }
+            checked += 1;
+            assert!(queue.unchanged(&stripes), "nothing was written");
+            // The last bucket the search read: a write to its stripe makes the search stale,
+            // and so does a writer still holding it.
+            let last = queue.0.last().unwrap().bucket as usize;
+            let guard = stripes.lock_pair(last, last);
+            assert!(!queue.unchanged(&stripes), "a read bucket is locked");
+            drop(guard);
+            assert!(!queue.unchanged(&stripes), "a read bucket was written");
+            // A search after the write reads the new stamps.
+            assert!(search(
+                &table,
+                &layout,
+                &placement,
+                Some(&stripes),
+                roots,
+                limits,
+                &mut queue
+            )
+            .is_none());
+            assert!(queue.unchanged(&stripes));
+        }
+        assert!(checked > 0, "no root without a path");
     }
 }

@@ -112,6 +112,24 @@ impl Stripes {
         }
     }
 
+    /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
+    /// [`Self::unchanged`] validates once every bucket of a search is read.
+    #[inline]
+    pub(crate) fn stamp(&self, bucket: usize) -> u64 {
+        self.stamps[self.of(bucket)].load(Ordering::Acquire)
+    }
+
+    /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
+    /// stripe was locked when its bucket was read nor has changed since, so that everything read
+    /// is one state the buckets really had, at the moment between the last stamp load and this
+    /// check. The orderings are [`OptimisticRead::validate`]'s.
+    pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
+        fence(Ordering::Acquire);
+        seen.all(|(bucket, stamp)| {
+            stamp & 1 == 0 && self.stamps[self.of(bucket)].load(Ordering::Relaxed) == stamp
+        })
+    }
+
     /// Starts fetching, for writing, the stamp of the bucket's stripe: a writer that knows which
     /// stripes it will lock next takes the cache misses of locking them (lines another core
     /// wrote last, when several threads insert) ahead, many at once.
@@ -208,6 +226,14 @@ impl Stripes {
     }
 }
 
+/// Stripe locks a writer holds: it may store to the buckets they guard, and records here how
+/// each bucket's count changes.
+pub(crate) trait Guard {
+    /// Records that the bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint. The bucket
+    /// must be guarded by this guard.
+    fn add(&mut self, bucket: usize, delta: i32);
+}
+
 /// The lock on one or two stripes; unlocks them when dropped.
 #[derive(Debug)]
 pub(crate) struct StripeGuard<'a> {
@@ -219,10 +245,8 @@ pub(crate) struct StripeGuard<'a> {
     deltas: [i32; 3],
 }
 
-impl StripeGuard<'_> {
-    /// Records that the bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint. The bucket
-    /// must be guarded by this guard.
-    pub(crate) fn add(&mut self, bucket: usize, delta: i32) {
+impl Guard for StripeGuard<'_> {
+    fn add(&mut self, bucket: usize, delta: i32) {
         let stripe = self.stripes.of(bucket);
         let at = self.held[..self.len]
             .iter()
@@ -246,6 +270,18 @@ impl Drop for StripeGuard<'_> {
 #[derive(Debug)]
 pub(crate) struct AllStripesGuard<'a> {
     stripes: &'a Stripes,
+}
+
+impl Guard for AllStripesGuard<'_> {
+    /// Changes the count in the locked stamp at once: with thousands of stripes held, a delta
+    /// per stripe would not fit on the stack, and only the holder writes a locked stamp.
+    fn add(&mut self, bucket: usize, delta: i32) {
+        let stamp = &self.stripes.stamps[self.stripes.of(bucket)];
+        let locked = stamp.load(Ordering::Relaxed);
+        debug_assert!(locked & 1 == 1, "bucket {bucket} is not guarded");
+        let change = i64::from(delta) << self.stripes.count_shift;
+        stamp.store(locked.wrapping_add_signed(change), Ordering::Relaxed);
+    }
 }
 
 impl Drop for AllStripesGuard<'_> {
@@ -308,6 +344,33 @@ mod tests {
         let mut guard = stripes.lock_pair(4, 0);
         guard.add(4, -1);
         drop(guard);
+        assert_eq!(stripes.len(), 2);
+    }
+
+    #[test]
+    fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
+        let stripes = Stripes::new(4, 0, 64, 4);
+        let before: Vec<u64> = stripes
+            .stamps
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect();
+        let mut all = stripes.lock_all();
+        all.add(1, 1);
+        all.add(5, 1);
+        all.add(2, 1);
+        all.add(2, -1);
+        drop(all);
+        let counts: Vec<u64> = stripes
+            .stamps
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
+            .collect();
+        assert_eq!(counts, [0, 2, 0, 0]);
+        for (stamp, before) in stripes.stamps.iter().zip(before) {
+            let after = stamp.load(Ordering::Relaxed);
+            assert!(after & 1 == 0 && after != before, "{before} -> {after}");
+        }
         assert_eq!(stripes.len(), 2);
     }
 }

@@ -1,12 +1,15 @@
 //! The loom models, one guarantee per module; see the crate docs for how to run them.
 #![cfg(loom)]
 
+mod bulk;
 mod failed_insert;
 mod growth;
+mod honest_full;
 mod insert_unique;
 mod len;
 mod lookup_during_move;
 mod racing_inserts;
 mod reader_progress;
 mod remove_races;
+mod snapshot;
 mod stale_path;

@@ -1,0 +1,333 @@
+//! Inserting: placing a fingerprint, searching for room, and moving fingerprints along a path.
+//!
+//! An insert first tries its two buckets under their locks. If both are full it searches for a
+//! [`CuckooPath`] without locks and moves the fingerprints on it hop by hop, each hop under its
+//! own locks and checked again there. A search that finds nothing is repeated by one validated
+//! against the stamps of every stripe it reads (see [`SearchQueue::unchanged`]), and the insert
+//! tries again if a writer changed one, so `Full` is reported only for an item that had no room.
+//! When racing writers keep spoiling searches and paths, the insert locks every stripe and
+//! decides there.
+
+use super::index::{BucketIndex, Candidates, Fingerprint};
+use super::path::{self, CuckooPath, SearchQueue};
+use super::stripe::{AllStripesGuard, Guard, Stripes};
+use super::{Insertion, RawFilter};
+
+/// Optimistic attempts an insert makes when racing writers keep spoiling its paths or its
+/// searches, before it locks every stripe for an answer no writer can spoil (the filter's
+/// Consistency docs name this count).
+#[cfg(not(loom))]
+const PATH_ATTEMPTS: usize = 64;
+#[cfg(loom)]
+const PATH_ATTEMPTS: usize = 3;
+
+impl RawFilter {
+    /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
+    /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
+    /// exactly the items it held before.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
+        let c = self.placement.candidates(hash);
+        // The stripe lines (often last written by another core) travel while the buckets load.
+        self.stripes.prefetch_for_write(c.first);
+        self.stripes.prefetch_for_write(c.second);
+        self.insert_candidates(c, unique, &mut SearchQueue::default())
+    }
+
+    /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
+    ///
+    /// `Full` only for an item that had no room: when a search validated against the stripe
+    /// stamps found no path, or when the search under every stripe lock found none.
+    pub(super) fn insert_candidates(
+        &self,
+        c: Candidates,
+        unique: bool,
+        queue: &mut SearchQueue,
+    ) -> Insertion {
+        for _ in 0..PATH_ATTEMPTS {
+            if let Some(done) = self.try_place(&c, unique) {
+                return done;
+            }
+            // A path's hops are checked as they are made; "no path" is checked by a second
+            // search that validates what it reads. If a writer changed a bucket while it read,
+            // the insert tries again.
+            let path = match self.search(&c, queue, None) {
+                Some(path) => Some(path),
+                None => match self.search(&c, queue, Some(&self.stripes)) {
+                    None if queue.unchanged(&self.stripes) => {
+                        return self.full_unless_present(&c, unique)
+                    }
+                    found => found,
+                },
+            };
+            if let Some(done) = path.and_then(|path| self.shift(&path, &c, unique, None)) {
+                return done;
+            }
+        }
+        self.insert_exclusive(c, unique, queue)
+    }
+
+    /// The insert of last resort, after racing writers spoiled every optimistic attempt: with
+    /// every stripe locked (in index order, as all writers lock) no writer can change what the
+    /// search reads or spoil its path, so the answer is definitive. Readers and writers wait
+    /// meanwhile, as they do for [`Self::snapshot`].
+    #[cold]
+    #[inline(never)]
+    fn insert_exclusive(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
+        let mut all = self.stripes.lock_all();
+        if let Some(done) = self.place(&c, unique, &mut all) {
+            return done;
+        }
+        let Some(path) = self.search(&c, queue, None) else {
+            return Insertion::Full;
+        };
+        let done = self.shift(&path, &c, unique, Some(&mut all));
+        debug_assert!(done.is_some(), "a path found under every lock stays valid");
+        done.unwrap_or(Insertion::Full)
+    }
+
+    /// A path search from the candidates' buckets, without locks; with `stripes`, one that
+    /// [`SearchQueue::unchanged`] can validate.
+    fn search(
+        &self,
+        c: &Candidates,
+        queue: &mut SearchQueue,
+        stripes: Option<&Stripes>,
+    ) -> Option<CuckooPath> {
+        path::search(
+            &self.table,
+            &self.layout,
+            &self.placement,
+            stripes,
+            [c.first, c.second],
+            self.limits,
+            queue,
+        )
+    }
+
+    /// What an insert that found no room reports: `Full`, unless it is unique and a racing
+    /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
+    fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
+        let pattern = self.layout.broadcast(c.fp);
+        let present = unique
+            && self.read_pair(*c, || {
+                self.layout.matches(&self.table.load(c.first), pattern)
+                    | self.layout.matches(&self.table.load(c.second), pattern)
+            });
+        if present {
+            Insertion::Present
+        } else {
+            Insertion::Full
+        }
+    }
+
+    /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
+    /// first checks under the same locks that neither bucket holds it. `None`: no room.
+    fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        // A look without locks first: it brings both buckets into cache before the locks are
+        // taken, and near full load it skips locking two buckets that have no room anyway.
+        let (first, second) = (self.table.load(c.first), self.table.load(c.second));
+        if !self.layout.has_free(&first) && !self.layout.has_free(&second) {
+            let pattern = self.layout.broadcast(c.fp);
+            if !unique
+                || !(self.layout.matches(&first, pattern) || self.layout.matches(&second, pattern))
+            {
+                return None;
+            }
+        }
+        self.place(c, unique, &mut self.stripes.lock_pair(c.first, c.second))
+    }
+
+    /// [`Self::try_place`] under `guard`, which holds the stripes of both buckets.
+    fn place(&self, c: &Candidates, unique: bool, guard: &mut impl Guard) -> Option<Insertion> {
+        let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
+        if unique {
+            let pattern = self.layout.broadcast(c.fp);
+            if buckets.iter().any(|raw| self.layout.matches(raw, pattern)) {
+                return Some(Insertion::Present);
+            }
+        }
+        for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
+            if self.layout.insert(raw, c.fp) {
+                self.table.store(bucket, raw);
+                guard.add(bucket, 1);
+                return Some(Insertion::Inserted);
+            }
+        }
+        None
+    }
+
+    /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
+    /// slot the last move frees, in one of its buckets. That last move and the placement happen
+    /// under the same locks, as in libcuckoo: were the locks released in between, another insert
+    /// could take the freed slot, and two inserts could keep taking each other's room until both
+    /// gave up with room to spare. `None` if a racing writer made a hop invalid (or the path has
+    /// no hop); the moves already made each kept every item in one of its buckets. With `all`,
+    /// every stripe is held already, and the hops take no locks of their own.
+    fn shift(
+        &self,
+        path: &CuckooPath,
+        c: &Candidates,
+        unique: bool,
+        mut all: Option<&mut AllStripesGuard<'_>>,
+    ) -> Option<Insertion> {
+        let mut moves = path.moves_backwards().peekable();
+        while let Some((from, to, moved)) = moves.next() {
+            let placing = moves.peek().is_none().then_some((c, unique));
+            let hop = match all.as_deref_mut() {
+                Some(all) => self.move_held(from, to, moved, placing, all),
+                None => self.move_fingerprint(from, to, moved, placing),
+            };
+            match hop {
+                Hop::Stale => return None,
+                Hop::Moved => {}
+                Hop::Placed(done) => return Some(done),
+            }
+        }
+        None
+    }
+
+    /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
+    /// and `to` still has room. With `placing`, `from` is one of the new item's buckets and the
+    /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
+    /// of both its buckets too, that neither holds it yet.
+    fn move_fingerprint(
+        &self,
+        from: BucketIndex,
+        to: BucketIndex,
+        fp: Fingerprint,
+        placing: Option<(&Candidates, bool)>,
+    ) -> Hop {
+        let other = other_candidate(from, to, placing);
+        self.move_held(
+            from,
+            to,
+            fp,
+            placing,
+            &mut self.stripes.lock_buckets([from, to, other]),
+        )
+    }
+
+    /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
+    /// when placing, the new item's other bucket.
+    fn move_held(
+        &self,
+        from: BucketIndex,
+        to: BucketIndex,
+        fp: Fingerprint,
+        placing: Option<(&Candidates, bool)>,
+        guard: &mut impl Guard,
+    ) -> Hop {
+        debug_assert_eq!(self.placement.alternate(from, fp), to);
+        let other = other_candidate(from, to, placing);
+        let mut source = self.table.load(from);
+        let mut target = self.table.load(to);
+        if let Some((c, true)) = placing {
+            let pattern = self.layout.broadcast(c.fp);
+            if self.layout.matches(&source, pattern)
+                || self.layout.matches(&self.table.load(other), pattern)
+            {
+                return Hop::Placed(Insertion::Present);
+            }
+        }
+        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
+            return Hop::Stale;
+        }
+        if let Some((c, _)) = placing {
+            let placed = self.layout.insert(&mut source, c.fp);
+            debug_assert!(placed, "the slot fp left is free");
+        }
+        // No reader sees one store without the other: the stamps stay odd until both are in.
+        self.table.store(to, &target);
+        self.table.store(from, &source);
+        guard.add(to, 1);
+        match placing {
+            Some(_) => Hop::Placed(Insertion::Inserted),
+            None => {
+                guard.add(from, -1);
+                Hop::Moved
+            }
+        }
+    }
+}
+
+/// The bucket a hop from `from` to `to` must also lock: when placing, the new item's bucket other
+/// than `from`, whose copy a unique insert must see; else `to` again.
+fn other_candidate(
+    from: BucketIndex,
+    to: BucketIndex,
+    placing: Option<(&Candidates, bool)>,
+) -> BucketIndex {
+    placing.map_or(
+        to,
+        |(c, _)| if from == c.first { c.second } else { c.first },
+    )
+}
+
+/// What one move of a path did.
+enum Hop {
+    /// The hop was no longer valid: nothing changed.
+    Stale,
+    /// The fingerprint moved.
+    Moved,
+    /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
+    Placed(Insertion),
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::raw::Geometry;
+
+    fn filter() -> RawFilter {
+        RawFilter::new(&Geometry {
+            buckets: 500,
+            slots: 4,
+            fp_bits: 12,
+            semi_sorted: false,
+            stripes: 8,
+            max_hops: 5,
+            max_search_buckets: 2000,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn an_insert_under_every_lock_does_what_an_uncontended_optimistic_one_does() {
+        let hashes: Vec<u64> = (1..=2200u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let (optimistic, exclusive) = (filter(), filter());
+        let mut queue = SearchQueue::default();
+        let candidates = |hash| optimistic.placement.candidates(hash);
+        let by_path: Vec<_> = hashes
+            .iter()
+            .map(|&h| optimistic.insert_candidates(candidates(h), false, &mut queue))
+            .collect();
+        let by_lock: Vec<_> = hashes
+            .iter()
+            .map(|&h| exclusive.insert_exclusive(candidates(h), false, &mut queue))
+            .collect();
+        assert_eq!(by_path, by_lock);
+        // The table fills up, and a path had to be found for some items: both branches ran.
+        let full = by_lock.iter().filter(|&&r| r == Insertion::Full).count();
+        assert!(full > 0 && full < 500, "{full} inserts were full");
+        assert!(exclusive.len() > 1900, "{} stored", exclusive.len());
+        // The same moves: the same table, and counts that add up.
+        assert_eq!(optimistic.snapshot(), exclusive.snapshot());
+        let stored = by_lock
+            .iter()
+            .filter(|&&r| r == Insertion::Inserted)
+            .count();
+        assert_eq!(exclusive.len(), stored);
+        for (&hash, &result) in hashes.iter().zip(&by_lock) {
+            if result == Insertion::Inserted {
+                assert!(exclusive.contains(hash));
+            }
+        }
+        // A unique insert under every lock finds what is there.
+        assert_eq!(
+            exclusive.insert_exclusive(candidates(hashes[0]), true, &mut queue),
+            Insertion::Present
+        );
+    }
+}
