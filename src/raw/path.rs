@@ -208,7 +208,7 @@ mod tests {
             }
             table.store(bucket, &raw);
         }
-        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), buckets, 4);
+        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), buckets, 4).unwrap();
         (table, layout, Placement::new(buckets, 12), stripes)
     }
 

@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
-        let stripes = Stripes::new(4, 0, 64, 4);
+        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
         let before: Vec<u64> = stripes
             .stamps
             .iter()
