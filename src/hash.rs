@@ -76,6 +76,15 @@ impl BuildHasher for DefaultHashBuilder {
             folded: 0,
         }
     }
+
+    /// The provided method, inlined, so that a fixed-size key hashes with no call.
+    #[inline(always)]
+    #[allow(clippy::manual_hash_one)] // this is `hash_one` itself
+    fn hash_one<T: core::hash::Hash>(&self, item: T) -> u64 {
+        let mut hasher = self.build_hasher();
+        item.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 /// The [`Hasher`] made by [`DefaultHashBuilder`].
@@ -92,13 +101,23 @@ pub struct DefaultHasher {
 }
 
 impl DefaultHasher {
-    #[inline]
-    fn push(&mut self, mut bytes: &[u8]) {
-        if self.len + bytes.len() <= BLOCK {
-            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-            self.len += bytes.len();
-            return;
+    /// Appends bytes. The common case, bytes that fit the block, is small enough to inline, so
+    /// that a fixed-size key's writes reduce to a few stores the optimiser can see through.
+    #[inline(always)]
+    fn push(&mut self, bytes: &[u8]) {
+        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+            None => self.push_folding(bytes),
         }
+    }
+
+    /// [`Self::push`] of bytes that overflow the block: folds each full block into the state.
+    #[cold]
+    #[inline(never)]
+    fn push_folding(&mut self, mut bytes: &[u8]) {
         loop {
             if self.len == BLOCK {
                 self.state = xxh3_64_with_seed(&self.buf, self.state);
@@ -114,11 +133,11 @@ impl DefaultHasher {
             }
         }
     }
-}
 
-impl Hasher for DefaultHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
+    /// [`Hasher::finish`] of any stream: one XXH3 call over the bytes of the last block, for a
+    /// length only known at run time.
+    #[inline(never)]
+    fn finish_stream(&self) -> u64 {
         // A stream that folded blocks ends under a seed that also records how many it folded.
         let seed = if self.folded == 0 {
             self.state
@@ -126,6 +145,34 @@ impl Hasher for DefaultHasher {
             self.state ^ self.folded.wrapping_mul(0x9e37_79b9_7f4a_7c15)
         };
         xxh3_64_with_seed(&self.buf[..self.len], seed)
+    }
+
+    /// XXH3 over the first `N` bytes of the block, with `N` fixed at compile time: XXH3 then
+    /// reduces to its short path for that one length.
+    #[inline(always)]
+    fn finish_short<const N: usize>(&self) -> u64 {
+        let mut bytes = [0; N];
+        bytes.copy_from_slice(&self.buf[..N]);
+        xxh3_64_with_seed(&bytes, self.state)
+    }
+}
+
+impl Hasher for DefaultHasher {
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        // A lone integer key (the length is a constant once `hash_one` is inlined) takes a
+        // branch-free path with the same value as `finish_stream`; any other key takes a call.
+        if self.folded == 0 {
+            match self.len {
+                1 => return self.finish_short::<1>(),
+                2 => return self.finish_short::<2>(),
+                4 => return self.finish_short::<4>(),
+                8 => return self.finish_short::<8>(),
+                16 => return self.finish_short::<16>(),
+                _ => {}
+            }
+        }
+        self.finish_stream()
     }
 
     #[inline]
@@ -211,6 +258,72 @@ mod tests {
         );
         assert_eq!(hash_of(&7usize), hash_of(&7u64));
         assert_eq!(hash_of(&-7isize), hash_of(&-7i64));
+    }
+
+    /// The hash of `item` and the hash of the same byte stream through the general path.
+    fn fast_and_general<T: Hash>(builder: DefaultHashBuilder, item: T) -> (u64, u64) {
+        let mut hasher = builder.build_hasher();
+        item.hash(&mut hasher);
+        (builder.hash_one(item), hasher.finish_stream())
+    }
+
+    #[test]
+    fn integer_keys_hash_as_their_little_endian_bytes_through_the_general_path() {
+        for seed in [0, 1, DEFAULT_SEED, u64::MAX] {
+            let builder = DefaultHashBuilder::with_seed(seed);
+            for value in [
+                0u128,
+                1,
+                0x80,
+                0xfedc_ba98_7654_3210,
+                u128::MAX,
+                0x0123 << 100,
+            ] {
+                macro_rules! check {
+                    ($($t:ty => $bytes:expr),* $(,)?) => {$(
+                        let v = value as $t;
+                        let (fast, general) = fast_and_general(builder, v);
+                        assert_eq!(fast, general, "{} {v}", stringify!($t));
+                        assert_eq!(fast, xxh3_64_with_seed(&$bytes(v), seed), "{}", stringify!($t));
+                    )*};
+                }
+                check!(
+                    u8 => u8::to_le_bytes, u16 => u16::to_le_bytes, u32 => u32::to_le_bytes,
+                    u64 => u64::to_le_bytes, u128 => u128::to_le_bytes,
+                    usize => |v: usize| (v as u64).to_le_bytes(),
+                    i8 => i8::to_le_bytes, i16 => i16::to_le_bytes, i32 => i32::to_le_bytes,
+                    i64 => i64::to_le_bytes, i128 => i128::to_le_bytes,
+                    isize => |v: isize| (v as i64).to_le_bytes(),
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keys_of_several_writes_hash_the_same_through_either_path() {
+        let builder = DefaultHashBuilder::with_seed(99);
+        let cases = [
+            fast_and_general(builder, (1u8, 2u8)),
+            fast_and_general(builder, (1u16, 2u16)),
+            fast_and_general(builder, (1u32, 2u32)),
+            fast_and_general(builder, (1u64, 2u64)),
+            fast_and_general(builder, (1u32, 2u16, 3u8, 4u8)),
+            fast_and_general(builder, [7u8; 7]),
+            fast_and_general(builder, "abc"),
+            fast_and_general(builder, (1u64, 2u64, 3u64)),
+        ];
+        for (fast, general) in cases {
+            assert_eq!(fast, general);
+        }
+        // Every stream length of up to three blocks, written byte by byte.
+        let data: Vec<u8> = (0..200).map(|i| (i * 37) as u8).collect();
+        for len in 0..data.len() {
+            let mut hasher = builder.build_hasher();
+            for &byte in &data[..len] {
+                hasher.write_u8(byte);
+            }
+            assert_eq!(hasher.finish(), hasher.finish_stream(), "length {len}");
+        }
     }
 
     #[test]

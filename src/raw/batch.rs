@@ -63,10 +63,7 @@ impl RawFilter {
     #[inline(always)]
     fn probe(&self, located: &[Candidates; AHEAD], answers: &mut [bool]) {
         for (answer, c) in answers.iter_mut().zip(located) {
-            *answer = match self.try_contains_fast(c) {
-                Some(answer) => answer,
-                None => self.contains_slow(*c),
-            };
+            *answer = self.contains_located(*c);
         }
     }
 

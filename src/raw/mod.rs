@@ -266,25 +266,22 @@ impl RawFilter {
 
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
-        match self.try_contains_fast(&c) {
-            Some(answer) => answer,
-            None => self.contains_slow(c),
-        }
+        self.contains_located(self.placement.candidates(hash))
     }
 
-    /// The inline part of a lookup: one optimistic try in buckets of at most 64 bits. `None`
-    /// for wider buckets, or if a writer got in the way. Kept to as few instructions as can be:
-    /// a lookup that misses the cache waits for memory, and the fewer instructions each one
-    /// needs, the more consecutive lookups the CPU overlaps.
+    /// The one lookup of a key's candidates, for single and batched lookups. Which bucket form
+    /// the table has is fixed when the filter is built, so the branch always goes the same way.
+    /// The common form, plain buckets of at most 64 bits, stays inline and small: a lookup that
+    /// misses the cache waits for memory, and the fewer instructions each one needs, the more
+    /// consecutive lookups the CPU overlaps.
     #[inline(always)]
-    fn try_contains_fast(&self, c: &Candidates) -> Option<bool> {
+    fn contains_located(&self, c: Candidates) -> bool {
         if self.layout.is_narrow() {
-            self.try_read_pair(c, &|| self.holds_narrow(c))
-        } else if self.layout.is_narrow_semi_sorted() {
-            self.try_read_pair(c, &|| self.holds_narrow_semi_sorted(c))
+            self.read_pair(c, move || self.holds_narrow(&c))
         } else {
-            None
+            // The fields one by one, in registers: a `Candidates` argument would go through
+            // the stack on every lookup, as the branch is resolved only at run time.
+            self.contains_other(c.fp, c.first, c.second)
         }
     }
 
@@ -307,24 +304,11 @@ impl RawFilter {
         )
     }
 
-    /// Every lookup [`Self::try_contains_fast`] does not answer, out of line.
+    /// [`Self::contains_located`] for semi-sorted buckets and buckets of more than 64 bits, out
+    /// of line to keep the common case small.
     #[inline(never)]
-    fn contains_slow(&self, c: Candidates) -> bool {
-        self.contains_candidates(c)
-    }
-
-    #[inline]
-    fn contains_candidates(&self, c: Candidates) -> bool {
-        if !self.layout.is_narrow() {
-            return self.contains_wide(c);
-        }
-        self.read_pair(c, move || self.holds_narrow(&c))
-    }
-
-    /// [`Self::contains`] for semi-sorted buckets and buckets of more than 64 bits, out of line
-    /// to keep the common case small.
-    #[inline(never)]
-    fn contains_wide(&self, c: Candidates) -> bool {
+    fn contains_other(&self, fp: Fingerprint, first: BucketIndex, second: BucketIndex) -> bool {
+        let c = Candidates { fp, first, second };
         if self.layout.is_narrow_semi_sorted() {
             // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
             return self.read_pair(c, move || self.holds_narrow_semi_sorted(&c));
@@ -352,7 +336,7 @@ impl RawFilter {
     /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated
     /// by the stripe stamps. The common case stays small enough to inline, so that consecutive
     /// lookups overlap their cache misses; retries live out of line.
-    #[inline]
+    #[inline(always)]
     fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
         match self.try_read_pair(&c, &look) {
             Some(answer) => answer,

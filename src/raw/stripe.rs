@@ -102,10 +102,12 @@ impl Stripes {
     /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        let words = [
-            &self.stamps[self.of(bucket_a)],
-            &self.stamps[self.of(bucket_b)],
-        ];
+        // `Self::of`, masked by the length itself (a power of two, so the same mask): the
+        // compiler then sees every index is in bounds, and the lookup carries no bounds check.
+        let last = self.stamps.len().wrapping_sub(1);
+        let stamp = |bucket: usize| &self.stamps[(bucket >> self.group_shift) & last];
+        debug_assert_eq!(last, self.mask);
+        let words = [stamp(bucket_a), stamp(bucket_b)];
         OptimisticRead {
             seen: words.map(|word| word.load(Ordering::Acquire)),
             words,
@@ -303,6 +305,32 @@ mod tests {
         assert_eq!(Stripes::new(8, 2, 1000, 4).unwrap().count_shift, 64 - 10);
         // A count that needs 33 bits still leaves the version 31.
         assert_eq!(Stripes::new(1, 0, 1 << 29, 8).unwrap().count_shift, 64 - 33);
+    }
+
+    #[test]
+    fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
+        for (count, group_shift) in [(1, 0), (4, 0), (8, 2), (64, 3)] {
+            let stripes = Stripes::new(count, group_shift, 1000, 4).unwrap();
+            for bucket in (0..1000).step_by(7) {
+                let other = 999 - bucket;
+                assert!(stripes.begin_read(bucket, other).validate(), "no writer");
+                let reads = [
+                    stripes.begin_read(bucket, other),
+                    stripes.begin_read(other, bucket),
+                ];
+                let mut guard = stripes.lock_pair(bucket, bucket);
+                let during = stripes.begin_read(other, bucket);
+                guard.add(bucket, 1);
+                drop(guard);
+                assert!(!during.validate(), "read begun under the lock of {bucket}");
+                for read in &reads {
+                    assert!(
+                        !read.validate(),
+                        "write to {bucket} unseen, {count} stripes"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
