@@ -34,7 +34,11 @@ fn race_into_full_pair(room: usize) {
     });
 }
 
+// The losing insert confirms "no room" with a validated search and may fall back to locking
+// every stripe: over 15 minutes of exploration at bound 2 or 3, too long for CI. Run it with
+// `-- --ignored room_for_one`.
 #[test]
+#[ignore = "explores for over 15 minutes"]
 fn room_for_one_exactly_one_insert_fails() {
     race_into_full_pair(1);
 }
