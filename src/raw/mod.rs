@@ -32,7 +32,7 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketLayout;
-use self::index::{BucketIndex, Candidates, Placement};
+use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
 use self::path::SearchLimits;
 use self::stripe::{Guard, Stripes};
 use self::table::Table;
