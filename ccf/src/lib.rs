@@ -6,7 +6,7 @@ pub mod cli;
 mod commands;
 pub mod error;
 pub mod filter_file;
-mod growing;
+pub mod growing;
 pub mod input;
 pub mod lines;
 
