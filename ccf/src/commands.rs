@@ -143,14 +143,15 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
 }
 
 fn query(args: QueryArgs) -> Result<i32, CliError> {
-    let filter = load(&args.filter)?;
-    if args.hex64 && matches!(filter, Filter::Growable(_)) {
+    // Refused from the file's first bytes, before it is read whole.
+    if args.hex64 && kind(&args.filter)? == Kind::Growable {
         return Err(CliError::Unsupported {
             path: args.filter,
             reason: "a growable filter is queried by keys: --hex64 needs a fixed-size filter \
                      (the library looks up a growable filter by key only, not by a hash)",
         });
     }
+    let filter = load(&args.filter)?;
     let keys = if args.hex64 {
         KeyFormat::Hex64
     } else {

@@ -143,6 +143,7 @@ fn build_counts_duplicates_and_writes_to_standard_output_when_piped() {
     assert!(info.status.success());
     let info = String::from_utf8(info.stdout).unwrap();
     for field in [
+        "kind: fixed-size\n",
         "items: 1000\n",
         "bucket size: 4\n",
         "fingerprint bits: 12\n",
