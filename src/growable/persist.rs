@@ -14,7 +14,7 @@ use crate::persist::{
     read_up_to, sealed_header, u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
     MAX_SEARCH_BUCKETS,
 };
-use crate::raw::{Geometry, ItemLocks, RawFilter, MAX_BUCKETS, MAX_HOPS};
+use crate::raw::{Geometry, ItemLocks, RawFilter, MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -164,7 +164,7 @@ impl GrowableHeader {
         if initial_capacity == 0 {
             return Err(invalid("initial_capacity", 0));
         }
-        if self.initial_buckets > MAX_BUCKETS {
+        if self.initial_buckets > MAX_BUCKET_COUNT {
             return Err(invalid("initial_buckets", self.initial_buckets));
         }
         let initial_buckets = fits("initial_buckets", self.initial_buckets)?;

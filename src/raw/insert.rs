@@ -280,9 +280,9 @@ mod tests {
 
     fn filter() -> RawFilter {
         RawFilter::new(&Geometry {
-            buckets: 500,
-            slots: 4,
-            fp_bits: 12,
+            bucket_count: 500,
+            bucket_size: 4,
+            fingerprint_bits: 12,
             semi_sorted: false,
             stripes: 8,
             max_hops: 5,

@@ -58,18 +58,18 @@ pub(crate) struct Stripes {
 }
 
 impl Stripes {
-    /// `count` stripes (a power of two) over `buckets` buckets of `slots` slots, in lock groups
+    /// `count` stripes (a power of two) over `bucket_count` buckets of `bucket_size` slots, in lock groups
     /// of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
     pub(crate) fn new(
         count: usize,
         group_shift: u32,
-        buckets: usize,
-        slots: usize,
+        bucket_count: usize,
+        bucket_size: usize,
     ) -> Option<Self> {
         debug_assert!(count.is_power_of_two());
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
-        let groups = (buckets as u64).div_ceil(1 << group_shift);
-        let most = (groups.div_ceil(count as u64) << group_shift) * slots as u64;
+        let groups = (bucket_count as u64).div_ceil(1 << group_shift);
+        let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
         let count_bits = u64::BITS - most.leading_zeros();
         debug_assert!(
             count_bits <= 33,
