@@ -4,9 +4,9 @@ use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{
-    default_max_hops, max_bucket_count, max_stripes, min_stripes, Geometry, RawFilter, MAX_HOPS,
+    default_max_hops, max_stripes, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_HOPS,
 };
-use crate::sizing::{bucket_count_for, capacity_of, Request, Shape};
+use crate::sizing::{bucket_count_for, capacity_of, Request};
 
 /// Buckets a cuckoo path search reads at most before it declares the filter full.
 const DEFAULT_SEARCH_BUCKETS: usize = 2000;
@@ -197,7 +197,10 @@ impl<S> Builder<S> {
         let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
             bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
         })?;
-        let capacity = capacity_of(geometry.bucket_count as u64, geometry.bucket_size);
+        let capacity = capacity_of(
+            geometry.shape.bucket_count as u64,
+            geometry.shape.bucket_size,
+        );
         let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
@@ -220,9 +223,9 @@ impl<S> Builder<S> {
     /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
     /// that nothing wraps on any target.
     fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {
-        let shape = Shape::resolve(&self.request)?;
+        let resolved = Shape::resolve(&self.request)?;
         let max_hops = match self.max_hops {
-            0 => default_max_hops(shape.bucket_size),
+            0 => default_max_hops(resolved.bucket_size),
             hops => hops,
         };
         // Only the test hooks set the search limits and the stripes; without them these hold.
@@ -240,24 +243,20 @@ impl<S> Builder<S> {
         } else if self.capacity == 0 {
             return Err(BuildError::ZeroCapacity);
         } else {
-            bucket_count_for(self.capacity as u64, shape.bucket_size)
+            bucket_count_for(self.capacity as u64, resolved.bucket_size)
         };
-        let most = max_bucket_count(
-            shape.bucket_size,
-            shape.fingerprint_bits,
-            shape.semi_sorted,
-            limits.bytes,
-        )
-        .min(limits.usize_max);
+        let most = resolved
+            .max_bucket_count(limits.bytes)
+            .min(limits.usize_max);
         if bucket_count > most {
-            let max = capacity_of(most, shape.bucket_size).min(limits.usize_max);
+            let max = capacity_of(most, resolved.bucket_size).min(limits.usize_max);
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity,
                 max: max as usize,
             });
         }
         let (min, max) = (
-            min_stripes(bucket_count, shape.bucket_size),
+            min_stripes(bucket_count, resolved.bucket_size),
             max_stripes(limits.bytes).min(limits.usize_max),
         );
         #[cfg(any(test, feature = "__test-hooks"))]
@@ -271,13 +270,15 @@ impl<S> Builder<S> {
             }
         }
         let geometry = Geometry {
-            bucket_count: bucket_count as usize,
-            bucket_size: shape.bucket_size,
-            fingerprint_bits: shape.fingerprint_bits,
-            semi_sorted: shape.semi_sorted,
+            shape: Shape {
+                bucket_count: bucket_count as usize,
+                ..resolved
+            },
             stripes: self.stripes,
-            max_hops,
-            max_search_buckets: self.max_search_buckets,
+            limits: SearchLimits {
+                max_hops,
+                max_search_buckets: self.max_search_buckets,
+            },
         };
         // The default count is in range for any table that fits: 4096 stripes of a table of 2^32
         // buckets of 8 slots hold 2^23 slots each.
@@ -441,7 +442,7 @@ mod tests {
                 assert!(max > 0, "b={bucket_size} f={bits}");
                 assert!(err.to_string().contains(&max.to_string()));
                 let geometry = builder(max).geometry(&limits).unwrap();
-                assert!(geometry.table_bytes().unwrap() as u64 <= limits.bytes);
+                assert!(geometry.shape.table_bytes().unwrap() as u64 <= limits.bytes);
                 assert!(geometry.stripe_count() >= 1);
                 assert!(geometry.max_useful_stripes() >= geometry.stripe_count() as u64);
                 let err = builder(max + 1).geometry(&limits).unwrap_err();
@@ -498,7 +499,7 @@ mod tests {
                 .fingerprint_bits(bits)
                 .geometry(&Limits::TARGET)
                 .unwrap();
-            let load = 1_000_000.0 / (geometry.bucket_count * bucket_size) as f64;
+            let load = 1_000_000.0 / (geometry.shape.bucket_count * bucket_size) as f64;
             let target = crate::sizing::target_load_permille(bucket_size) as f64 / 1000.0;
             assert!(
                 load <= target && load > target - 0.001,

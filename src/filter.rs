@@ -7,7 +7,6 @@ use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{Insertion, RawFilter};
-use crate::sizing::Shape;
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
 ///
@@ -201,12 +200,7 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// or 97% for 2, 4 or 8 slots): `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`.
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
-        Shape {
-            fingerprint_bits: self.raw.fingerprint_bits(),
-            bucket_size: self.raw.bucket_size(),
-            semi_sorted: self.raw.is_semi_sorted(),
-        }
-        .expected_false_positive_rate()
+        self.raw.geometry().shape.expected_false_positive_rate()
     }
 
     /// Buckets in the table.

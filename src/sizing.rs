@@ -9,6 +9,7 @@
 //! 4-slot buckets at every rate the 32-bit fingerprint limit allows.
 
 use crate::error::BuildError;
+use crate::raw::Shape;
 
 pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
 pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
@@ -70,7 +71,9 @@ pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// What the user asked for; `None` where the builder should choose.
+/// What the user asked for; `None` where the builder should choose. Not a partial [`Shape`]: it
+/// also carries the target false positive rate, and which settings were left to the rate, which
+/// a growable filter records so that each new level resolves them again for its own rate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Request {
     pub(crate) fingerprint_bits: Option<u32>,
@@ -79,28 +82,11 @@ pub(crate) struct Request {
     pub(crate) false_positive_rate: Option<f64>,
 }
 
-/// A filter's chosen configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shape {
-    pub(crate) fingerprint_bits: u32,
-    pub(crate) bucket_size: usize,
-    pub(crate) semi_sorted: bool,
-}
-
+/// Choosing and pricing the buckets of a [`Shape`]; the builder sizes its `bucket_count`.
 impl Shape {
-    /// Bits a bucket takes in the table.
-    fn bucket_bits(&self) -> u32 {
-        let bits = self.bucket_size as u32 * self.fingerprint_bits;
-        if self.semi_sorted {
-            bits - 4
-        } else {
-            bits
-        }
-    }
-
     /// Table bits per item at the target load, in thousandths of a bit per item per permille.
     fn cost(&self) -> u64 {
-        self.bucket_bits() as u64 * 1_000_000
+        self.layout().bucket_bits() as u64 * 1_000_000
             / (self.bucket_size as u64 * target_load_permille(self.bucket_size))
     }
 
@@ -114,7 +100,8 @@ impl Shape {
     }
 
     /// Resolves a request: explicit settings win, the rate picks the rest, the paper's default
-    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting.
+    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting. The shape's
+    /// `bucket_count` is 0: the builder sizes it from the bucket size.
     pub(crate) fn resolve(request: &Request) -> Result<Self, BuildError> {
         if let Some(bits) = request.fingerprint_bits {
             if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
@@ -131,6 +118,7 @@ impl Shape {
             None => {
                 let bucket_size = request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE);
                 Self {
+                    bucket_count: 0,
                     fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
                     bucket_size,
                     semi_sorted: request.semi_sorted.unwrap_or(false),
@@ -181,6 +169,7 @@ impl Shape {
                     needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
                 });
                 let candidate = Self {
+                    bucket_count: 0,
                     fingerprint_bits: bits,
                     bucket_size,
                     semi_sorted,

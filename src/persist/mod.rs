@@ -37,7 +37,7 @@ use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, RawFilter, MAX_BUCKET_COUNT, MAX_HOPS};
+use crate::raw::{Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
 /// character that a text-mode transfer would mangle (as in PNG's signature).
@@ -87,22 +87,23 @@ impl Header {
         items: usize,
         table_words: usize,
     ) -> Self {
+        let (shape, limits) = (&geometry.shape, &geometry.limits);
         Self {
-            flags: if geometry.semi_sorted {
+            flags: if shape.semi_sorted {
                 FLAG_SEMI_SORTED
             } else {
                 0
             },
-            bucket_size: geometry.bucket_size as u8,
-            fingerprint_bits: geometry.fingerprint_bits as u8,
-            max_hops: geometry.max_hops as u8,
-            buckets: geometry.bucket_count as u64,
+            bucket_size: shape.bucket_size as u8,
+            fingerprint_bits: shape.fingerprint_bits as u8,
+            max_hops: limits.max_hops as u8,
+            buckets: shape.bucket_count as u64,
             // Stripes that could never be locked are not recorded (nor allocated by the reader);
             // the ones left map every bucket to a stripe exactly as before.
             stripes: (geometry.stripes as u64).min(geometry.max_useful_stripes()),
             // Likewise a search bound the search could never reach, or beyond the format's cap.
-            max_search_buckets: (geometry.max_search_buckets as u64)
-                .min(search_bound(geometry.bucket_size, geometry.max_hops)),
+            max_search_buckets: (limits.max_search_buckets as u64)
+                .min(search_bound(shape.bucket_size, limits.max_hops)),
             capacity: capacity as u64,
             hasher_id,
             seed,
@@ -205,13 +206,17 @@ impl Header {
             _ => return Err(invalid("buckets", self.buckets)),
         };
         let mut geometry = Geometry {
-            bucket_count,
-            bucket_size: bucket_size.into(),
-            fingerprint_bits: fingerprint_bits.into(),
-            semi_sorted,
+            shape: Shape {
+                bucket_count,
+                bucket_size: bucket_size.into(),
+                fingerprint_bits: fingerprint_bits.into(),
+                semi_sorted,
+            },
             stripes: 0,
-            max_hops: max_hops.into(),
-            max_search_buckets: 2,
+            limits: SearchLimits {
+                max_hops: max_hops.into(),
+                max_search_buckets: 2,
+            },
         };
         let useful = geometry.max_useful_stripes();
         geometry.stripes = match usize::try_from(self.stripes) {
@@ -228,8 +233,8 @@ impl Header {
         if slots_per_stripe >= u64::from(u32::MAX) {
             return Err(invalid("stripes", self.stripes));
         }
-        let bound = search_bound(geometry.bucket_size, geometry.max_hops);
-        geometry.max_search_buckets = match usize::try_from(self.max_search_buckets) {
+        let bound = search_bound(geometry.shape.bucket_size, geometry.limits.max_hops);
+        geometry.limits.max_search_buckets = match usize::try_from(self.max_search_buckets) {
             Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
             _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
         };
@@ -320,7 +325,7 @@ fn search_bound(bucket_size: usize, max_hops: usize) -> u64 {
 
 /// Words of table data: the bucket bits, rounded up to whole words.
 pub(crate) fn data_words(geometry: &Geometry) -> u64 {
-    geometry.data_bits().div_ceil(64)
+    geometry.shape.data_bits().div_ceil(64)
 }
 
 /// Bytes of the encoding of a filter of this geometry, and the format version it is written in.
@@ -395,7 +400,7 @@ pub(crate) fn decode_table(
     bytes: &[u8],
 ) -> Result<RawFilter, DecodeError> {
     let table = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
-    let tail_bits = geometry.data_bits() % 64;
+    let tail_bits = geometry.shape.data_bits() % 64;
     if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
     }

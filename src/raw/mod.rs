@@ -19,6 +19,7 @@
 
 mod batch;
 mod bucket;
+mod geometry;
 mod index;
 mod insert;
 mod levels;
@@ -33,15 +34,15 @@ use core::fmt;
 
 use self::bucket::BucketLayout;
 use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
-use self::path::SearchLimits;
 use self::stripe::{Guard, Stripes};
 use self::table::Table;
 use crate::sync::Backoff;
 
 pub(crate) use self::batch::BLOCK;
+pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks};
-pub(crate) use self::path::{default_max_hops, MAX_HOPS};
+pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::stripe::DEFAULT_STRIPES;
 
@@ -63,61 +64,6 @@ pub(crate) enum Insertion {
     Present,
     /// No room, and nothing changed.
     Full,
-}
-
-/// The shape of a raw filter, checked by the builder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
-    pub(crate) bucket_count: usize,
-    pub(crate) bucket_size: usize,
-    pub(crate) fingerprint_bits: u32,
-    pub(crate) semi_sorted: bool,
-    /// A power of two, or 0 for the default.
-    pub(crate) stripes: usize,
-    pub(crate) max_hops: usize,
-    pub(crate) max_search_buckets: usize,
-}
-
-impl Geometry {
-    fn layout(&self) -> BucketLayout {
-        BucketLayout::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
-    }
-
-    /// Stripes this geometry ends up with: the requested count, or the default capped at one per
-    /// lock group.
-    pub(crate) fn stripe_count(&self) -> usize {
-        if self.stripes != 0 {
-            return self.stripes;
-        }
-        let bytes = self.table_bytes().map_or(u64::MAX, |bytes| bytes as u64);
-        // At most DEFAULT_STRIPES, so it fits.
-        default_stripes(self.bucket_count as u64, &self.layout(), bytes) as usize
-    }
-
-    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
-    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
-    pub(crate) fn data_bits(&self) -> u64 {
-        self.bucket_count as u64 * self.layout().bucket_bits() as u64
-    }
-
-    /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
-    pub(crate) fn max_useful_stripes(&self) -> u64 {
-        useful_stripes(self.bucket_count as u64, &self.layout())
-    }
-
-    /// Bytes the table will take, `None` if it cannot be addressed.
-    pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.bucket_count, &self.layout())?.checked_mul(8)
-    }
-
-    /// Bytes the table and the stripes will take, for an out-of-memory report.
-    pub(crate) fn memory_bytes(&self) -> u64 {
-        let table =
-            Table::words_for_u64(self.bucket_count as u64, &self.layout()).unwrap_or(u64::MAX);
-        table
-            .saturating_add(self.stripe_count() as u64)
-            .saturating_mul(8)
-    }
 }
 
 /// The most stripes a table of `bucket_count` buckets can use: one per lock group, rounded up to a
@@ -152,18 +98,6 @@ pub(crate) fn min_stripes(bucket_count: u64, bucket_size: usize) -> u64 {
     stripes
 }
 
-/// The most buckets a table of this shape can have: [`MAX_BUCKET_COUNT`], or fewer where its table
-/// would take more than `bytes` (what the target can address).
-pub(crate) fn max_bucket_count(
-    bucket_size: usize,
-    fingerprint_bits: u32,
-    semi_sorted: bool,
-    bytes: u64,
-) -> u64 {
-    let layout = BucketLayout::new(bucket_size, fingerprint_bits, semi_sorted);
-    Table::max_bucket_count_in(bytes, &layout).min(MAX_BUCKET_COUNT)
-}
-
 /// The most stripes the builder accepts: 2^32 (one per bucket of the largest table), or fewer
 /// where `bytes` (what the target can address) cannot hold that many stamps.
 pub(crate) fn max_stripes(bytes: u64) -> u64 {
@@ -177,14 +111,13 @@ pub(crate) struct RawFilter {
     placement: Placement,
     table: Table,
     stripes: Stripes,
-    limits: SearchLimits,
 }
 
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = geometry.layout();
-        let table = Table::new(geometry.bucket_count, &layout)?;
+        let layout = geometry.shape.layout();
+        let table = Table::new(geometry.shape.bucket_count, &layout)?;
         Self::with_table(geometry, layout, table)
     }
 
@@ -192,12 +125,12 @@ impl RawFilter {
     /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
     /// had. Stripe counts are recomputed from the table, not trusted from outside.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let layout = geometry.layout();
-        let table = Table::from_le_bytes(geometry.bucket_count, &layout, bytes)?;
+        let layout = geometry.shape.layout();
+        let table = Table::from_le_bytes(geometry.shape.bucket_count, &layout, bytes)?;
         let mut filter = Self::with_table(geometry, layout, table)?;
-        for bucket in 0..geometry.bucket_count {
+        for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
-            let used = geometry.bucket_size - filter.layout.count(&raw, 0);
+            let used = geometry.shape.bucket_size - filter.layout.count(&raw, 0);
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
@@ -212,19 +145,15 @@ impl RawFilter {
         let stripes = Stripes::new(
             geometry.stripe_count(),
             Table::lock_group_shift(&layout),
-            geometry.bucket_count,
-            geometry.bucket_size,
+            geometry.shape.bucket_count,
+            geometry.shape.bucket_size,
         )?;
         Some(Self {
             geometry: *geometry,
-            placement: Placement::new(geometry.bucket_count, geometry.fingerprint_bits),
+            placement: Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits),
             layout,
             table,
             stripes,
-            limits: SearchLimits {
-                max_hops: geometry.max_hops,
-                max_search_buckets: geometry.max_search_buckets,
-            },
         })
     }
 
@@ -403,7 +332,7 @@ impl fmt::Debug for RawFilter {
             .field("fingerprint_bits", &self.fingerprint_bits())
             .field("stripes", &self.stripe_count())
             .field("len", &self.len())
-            .field("limits", &self.limits)
+            .field("limits", &self.geometry.limits)
             .finish()
     }
 }
@@ -429,10 +358,5 @@ mod tests {
         assert_eq!(min_stripes(1000, 4), 1);
         assert_eq!(max_stripes(i32::MAX as u64), 1 << 27);
         assert_eq!(max_stripes(i64::MAX as u64), 1 << 32);
-        assert_eq!(
-            max_bucket_count(8, 32, false, i64::MAX as u64),
-            MAX_BUCKET_COUNT
-        );
-        assert!(max_bucket_count(2, 32, false, i32::MAX as u64) < 1 << 28);
     }
 }
