@@ -4,7 +4,8 @@ use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{
-    default_max_hops, max_stripes, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_HOPS,
+    accepted_stripes, default_max_hops, is_accepted, Geometry, RawFilter, SearchLimits, Shape,
+    MAX_HOPS,
 };
 use crate::sizing::{bucket_count_for, capacity_of, Request};
 
@@ -255,19 +256,19 @@ impl<S> Builder<S> {
                 max: max as usize,
             });
         }
-        let (min, max) = (
-            min_stripes(bucket_count, resolved.bucket_size),
-            max_stripes(limits.bytes).min(limits.usize_max),
+        let accepted = accepted_stripes(
+            bucket_count,
+            resolved.bucket_size,
+            limits.bytes,
+            limits.usize_max,
         );
         #[cfg(any(test, feature = "__test-hooks"))]
-        if let stripes @ 1.. = self.stripes as u64 {
-            if !stripes.is_power_of_two() || stripes < min || stripes > max {
-                return Err(BuildError::Stripes {
-                    stripes: self.stripes,
-                    min: min as usize,
-                    max: max as usize,
-                });
-            }
+        if self.stripes != 0 && !is_accepted(self.stripes as u64, &accepted) {
+            return Err(BuildError::Stripes {
+                stripes: self.stripes,
+                min: *accepted.start() as usize,
+                max: *accepted.end() as usize,
+            });
         }
         let geometry = Geometry {
             shape: Shape {
@@ -282,7 +283,7 @@ impl<S> Builder<S> {
         };
         // The default count is in range for any table that fits: 4096 stripes of a table of 2^32
         // buckets of 8 slots hold 2^23 slots each.
-        debug_assert!((min..=max).contains(&(geometry.stripe_count() as u64)));
+        debug_assert!(is_accepted(geometry.stripe_count() as u64, &accepted));
         Ok(geometry)
     }
 }

@@ -37,7 +37,9 @@ use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT, MAX_HOPS};
+use crate::raw::{
+    min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT, MAX_HOPS,
+};
 
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
 /// character that a text-mode transfer would mangle (as in PNG's signature).
@@ -227,10 +229,8 @@ impl Header {
             }
             _ => return Err(invalid("stripes", self.stripes)),
         };
-        // Each stripe counts its fingerprints in 32 bits (as the builder requires).
-        let slots_per_stripe =
-            self.buckets * u64::from(bucket_size) / geometry.stripe_count() as u64;
-        if slots_per_stripe >= u64::from(u32::MAX) {
+        // Each stripe counts its fingerprints in 32 bits, as the builder requires.
+        if (geometry.stripe_count() as u64) < min_stripes(self.buckets, bucket_size.into()) {
             return Err(invalid("stripes", self.stripes));
         }
         let bound = search_bound(geometry.shape.bucket_size, geometry.limits.max_hops);

@@ -8,8 +8,8 @@
 use super::bucket::BucketLayout;
 use super::index::MAX_BUCKET_COUNT;
 use super::path::SearchLimits;
+use super::stripe_count::{default_stripes, useful_stripes};
 use super::table::Table;
-use super::{default_stripes, useful_stripes};
 
 /// What a table holds: how many buckets, how many fingerprints each, of how many bits, and
 /// whether the buckets are semi-sorted. The builder checks every field.

@@ -28,6 +28,7 @@ mod path;
 mod semisort;
 mod snapshot;
 mod stripe;
+mod stripe_count;
 mod table;
 
 use core::fmt;
@@ -44,7 +45,9 @@ pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
-pub(crate) use self::stripe::DEFAULT_STRIPES;
+pub(crate) use self::stripe_count::{
+    accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
+};
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).
@@ -52,9 +55,6 @@ pub(crate) use self::stripe::DEFAULT_STRIPES;
 const READ_RETRIES: usize = 8;
 #[cfg(loom)]
 const READ_RETRIES: usize = 2;
-
-/// A table gets at most one stripe (8 bytes) per this many bytes of table.
-const STRIPE_SHARE: usize = 512;
 
 /// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,45 +64,6 @@ pub(crate) enum Insertion {
     Present,
     /// No room, and nothing changed.
     Full,
-}
-
-/// The most stripes a table of `bucket_count` buckets can use: one per lock group, rounded up to a
-/// power of two. More would never be locked, and a count at least this large maps every lock
-/// group to a stripe of its own, exactly as this count does. In 64 bits: 2^32 one-bucket groups
-/// round to 2^32, which a 32-bit `usize` cannot hold.
-pub(crate) fn useful_stripes(bucket_count: u64, layout: &BucketLayout) -> u64 {
-    bucket_count
-        .div_ceil(1 << Table::lock_group_shift(layout))
-        .next_power_of_two()
-}
-
-/// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
-/// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
-/// a small share of its memory.
-pub(crate) fn default_stripes(bucket_count: u64, layout: &BucketLayout, table_bytes: u64) -> u64 {
-    let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
-    useful_stripes(bucket_count, layout)
-        .min(by_size)
-        .min(DEFAULT_STRIPES as u64)
-}
-
-/// The fewest stripes (a power of two) for which no stripe covers 2^32 − 1 slots or more: a
-/// stripe's count shares its stamp with the version, and counts of about 32 bits leave the
-/// version at least 31.
-pub(crate) fn min_stripes(bucket_count: u64, bucket_size: usize) -> u64 {
-    let total = u128::from(bucket_count) * bucket_size as u128;
-    let mut stripes = 1u64;
-    while total / u128::from(stripes) >= u128::from(u32::MAX) {
-        stripes *= 2;
-    }
-    stripes
-}
-
-/// The most stripes the builder accepts: 2^32 (one per bucket of the largest table), or fewer
-/// where `bytes` (what the target can address) cannot hold that many stamps.
-pub(crate) fn max_stripes(bytes: u64) -> u64 {
-    let stamps = (bytes / 8).max(1);
-    (1u64 << stamps.ilog2()).min(MAX_BUCKET_COUNT)
 }
 
 pub(crate) struct RawFilter {
@@ -334,29 +295,5 @@ impl fmt::Debug for RawFilter {
             .field("len", &self.len())
             .field("limits", &self.geometry.limits)
             .finish()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stripe_arithmetic_holds_past_2_to_the_32() {
-        // 64-bit buckets are one-bucket lock groups: 2^32 − 1 of them round up to 2^32 stripes,
-        // which a 32-bit `usize` could not hold.
-        let wide = BucketLayout::new(2, 32, false);
-        assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
-        assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
-        assert_eq!(
-            default_stripes(0xFFFF_FFFF, &wide, 1 << 35),
-            DEFAULT_STRIPES as u64
-        );
-        assert_eq!(default_stripes(3, &wide, 40), 1);
-        // 2^35 slots need 16 stripes to keep each under 2^32 − 1.
-        assert_eq!(min_stripes(1 << 32, 8), 16);
-        assert_eq!(min_stripes(1000, 4), 1);
-        assert_eq!(max_stripes(i32::MAX as u64), 1 << 27);
-        assert_eq!(max_stripes(i64::MAX as u64), 1 << 32);
     }
 }

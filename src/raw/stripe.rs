@@ -21,10 +21,6 @@
 
 use crate::sync::{fence, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
 
-/// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
-/// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
-pub(crate) const DEFAULT_STRIPES: usize = 4096;
-
 /// An optimistic read of two stripes in progress: their stamps when it began.
 #[derive(Debug)]
 pub(crate) struct OptimisticRead<'a> {
