@@ -61,8 +61,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
 }
 
 /// Items `bucket_count` buckets of `bucket_size` slots are sized for: the most `n` with
-/// `bucket_count_for(n) <= bucket_count`, exactly its inverse, so a filter never reports a capacity its
-/// sizing would not have given that many buckets.
+/// `bucket_count_for(n) <= bucket_count`, exactly its inverse, so a filter never reports a
+/// capacity its sizing would not have given that many buckets.
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;

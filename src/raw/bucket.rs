@@ -39,8 +39,8 @@ pub(crate) struct BucketLayout {
 }
 
 impl BucketLayout {
-    /// `bucket_size` must be 2, 4 or 8 and `fingerprint_bits` in `4..=32`; semi-sorted needs 4 slots and at least
-    /// 5 bits. The builder checks all three.
+    /// `bucket_size` must be 2, 4 or 8 and `fingerprint_bits` in `4..=32`; semi-sorted needs 4
+    /// slots and at least 5 bits. The builder checks all three.
     pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
         debug_assert!(matches!(bucket_size, 2 | 4 | 8) && (4..=32).contains(&fingerprint_bits));
         debug_assert!(!semi_sorted || (bucket_size == 4 && fingerprint_bits >= 5));

@@ -54,8 +54,8 @@ pub(crate) struct Stripes {
 }
 
 impl Stripes {
-    /// `count` stripes (a power of two) over `bucket_count` buckets of `bucket_size` slots, in lock groups
-    /// of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
+    /// `count` stripes (a power of two) over `bucket_count` buckets of `bucket_size` slots, in
+    /// lock groups of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
     pub(crate) fn new(
         count: usize,
         group_shift: u32,
