@@ -202,9 +202,13 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
         },
     )?;
     out.flush()?;
+    let levels = match &filter {
+        Filter::Fixed(_) => String::new(),
+        Filter::Growable(filter) => format!(" ({} levels)", filter.level_count()),
+    };
     note(format_args!(
         "ccf dedup: {lines} lines, {printed} printed, {} dropped; expected unique lines wrongly \
-         dropped: {wrongly_dropped:.1}\n",
+         dropped: {wrongly_dropped:.1}{levels}\n",
         lines - printed
     ));
     Ok(0)

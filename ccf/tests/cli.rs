@@ -180,8 +180,8 @@ fn a_line_is_the_key_the_library_hashes_as_a_str_and_hex64_takes_that_hash() {
 
 /// Runs `ccf args` (a dedup) on `count` lines of 7 digits, repeats among them both within a
 /// 2 MiB chunk and across chunks, and checks that it prints each line once, at its first
-/// position, and reports the counts.
-fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) {
+/// position, and reports the counts. Returns the report.
+fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) -> String {
     let input: Vec<String> = (0..count)
         .map(|i| format!("{:07}", (i * 7919) % cycle + (i % 3) * 1_000_000 * (i % 2)))
         .collect();
@@ -205,17 +205,19 @@ fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) {
         "{}",
         stderr(&out)
     );
+    stderr(&out)
 }
 
 #[test]
 fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
     // About 7 MB: several 2 MiB chunks. 1e-7: about 27-bit fingerprints, so that no unique line
     // is wrongly dropped here.
-    assert_dedups_in_order(
+    let report = assert_dedups_in_order(
         &["dedup", "--capacity", "900000", "--fpr", "1e-7"],
         900_000,
         300_000,
     );
+    assert!(!report.contains("levels"), "{report}");
 }
 
 #[test]
@@ -609,11 +611,15 @@ fn a_growable_filter_full_at_its_max_capacity_names_the_line_and_writes_nothing(
 fn dedup_grow_prints_each_line_once_from_standard_input_without_a_capacity() {
     // About 5 MB. 1e-7 over every level: no unique line is wrongly dropped here. A first level
     // of 10,000 makes it grow several times.
-    assert_dedups_in_order(
+    let report = assert_dedups_in_order(
         &["dedup", "--grow", "--capacity", "10000", "--fpr", "1e-7"],
         700_000,
         250_000,
     );
+    // 475,000 distinct lines: levels for 10,000 · (2^5 − 1) = 310,000 are too few, for
+    // 10,000 · (2^6 − 1) = 630,000 enough.
+    assert!(report.contains(" 475000 printed"), "{report}");
+    assert!(report.ends_with(" (6 levels)\n"), "{report}");
 }
 
 #[test]
