@@ -19,7 +19,7 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
 
 /// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
 /// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
@@ -138,6 +138,12 @@ impl Stripes {
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
         prefetch_write(&self.stamps[self.of(bucket)]);
+    }
+
+    /// Starts loading the stamp of `bucket`'s stripe for a read, without waiting for it.
+    #[inline]
+    pub(crate) fn prefetch_for_read(&self, bucket: usize) {
+        prefetch(&self.stamps[self.of(bucket)]);
     }
 
     fn lock(&self, stripe: StripeIndex) {
