@@ -46,8 +46,8 @@ pub struct Sizing {
     pub fpr: Option<f64>,
     /// Grow as keys arrive instead of being sized up front: no line count, and standard input
     /// needs no --capacity. The filter (a growable filter) adds a level twice as large, with
-    /// one fingerprint bit more, each time its newest level fills; a lookup probes every level,
-    /// so a filter sized for its keys is smaller and faster to query.
+    /// fingerprints as wide or wider, each time its newest level fills; a lookup probes every
+    /// level, so a filter sized for its keys is smaller and faster to query.
     #[arg(long)]
     pub grow: bool,
     /// With --grow: the most keys all levels together may be sized for (default: no limit);

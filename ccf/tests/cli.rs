@@ -467,7 +467,10 @@ fn info_of_a_growable_filter_describes_each_level() {
     assert!(info.status.success(), "{}", stderr(&info));
     let info = String::from_utf8(info.stdout).unwrap();
     assert_eq!(field(&info, "kind"), "growable");
-    assert_eq!(field(&info, "format version"), "1 (growable)");
+    assert!(
+        field(&info, "format version").ends_with(" (growable)"),
+        "{info}"
+    );
     assert!(field(&info, "hasher").starts_with("ccf-xxh3"), "{info}");
     let levels: usize = field(&info, "levels").parse().unwrap();
     assert_eq!(levels, number_before(&report, " levels"));
@@ -476,7 +479,8 @@ fn info_of_a_growable_filter_describes_each_level() {
     let serialized: u64 = field(&info, "serialized bytes").parse().unwrap();
     assert_eq!(serialized, fs::metadata(&filter).unwrap().len());
     // One line per level, oldest first: each level twice the one before (its bucket count
-    // rounded up), one fingerprint bit wider, its items adding up to the whole.
+    // rounded up), with fingerprints as wide or one bit wider, its items adding up to the
+    // whole.
     let (mut sum, mut last) = (0, None::<(usize, u32)>);
     for level in 0..levels {
         let line = field(&info, &format!("level {level}"));
@@ -492,7 +496,7 @@ fn info_of_a_growable_filter_describes_each_level() {
                 capacity.abs_diff(2 * capacity_before) <= capacity / 100,
                 "{info}"
             );
-            assert_eq!(bits, bits_before + 1, "{info}");
+            assert!(bits == bits_before || bits == bits_before + 1, "{info}");
         } else {
             assert_eq!(capacity, 500, "{info}");
         }
