@@ -36,9 +36,10 @@ fn thread_sweep<F: Peer + Send + Sync>(
             seed += 1;
             time_mixed(pool, loaded, ops, seed, iters)
         });
+        // A filter whose threads sleep on a lock (the `Mutex` peer) never keeps its cores busy.
         if !own {
             eprintln!(
-                "  {}: no run of {threads} threads had a core per thread",
+                "  {}: no run of {threads} threads kept {threads} cores busy on an idle machine",
                 F::NAME
             );
         }
