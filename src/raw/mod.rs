@@ -6,7 +6,9 @@
 //! The protocol, after libcuckoo and MemC3:
 //! - a lookup reads both stripe stamps, both buckets and the stamps again, and trusts its answer
 //!   only if neither stamp moved; after a few failed tries it takes the locks, so it cannot starve;
-//! - an insert locks the stripes of its two buckets (lower first) and takes an empty slot;
+//! - an insert takes an empty slot, and a remove a copy, under the stripe of the one bucket it
+//!   writes; a unique insert, or a writer whose look without locks went stale, locks the stripes
+//!   of both buckets (lower first), so that no move between them hides a copy;
 //! - if both buckets are full it searches for a [`path::CuckooPath`] without locks, then moves the
 //!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
 //!   two buckets and only after checking that the hop is still valid; the last move and the new
@@ -273,16 +275,33 @@ impl RawFilter {
     /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
-        for bucket in [c.first, c.second] {
-            let mut raw = self.table.load(bucket);
-            if self.layout.remove(&mut raw, c.fp) {
-                self.table.store(bucket, &raw);
-                guard.add(bucket, -1);
+        // A remove writes one bucket: a look without locks says which, and only its stripe is
+        // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
+        // meanwhile (or the look saw none), both stripes: no move can then hide it.
+        let pattern = self.layout.broadcast(c.fp);
+        let seen = [c.first, c.second]
+            .into_iter()
+            .find(|&bucket| self.layout.matches(&self.table.load(bucket), pattern));
+        if let Some(bucket) = seen {
+            if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one(bucket)) {
                 return true;
             }
         }
-        false
+        let mut guard = self.stripes.lock_pair(c.first, c.second);
+        [c.first, c.second]
+            .into_iter()
+            .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))
+    }
+
+    /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none.
+    fn remove_from(&self, bucket: BucketIndex, fp: Fingerprint, guard: &mut impl Guard) -> bool {
+        let mut raw = self.table.load(bucket);
+        let removed = self.layout.remove(&mut raw, fp);
+        if removed {
+            self.table.store(bucket, &raw);
+            guard.add(bucket, -1);
+        }
+        removed
     }
 }
 impl fmt::Debug for RawFilter {

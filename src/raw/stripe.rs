@@ -177,6 +177,11 @@ impl Stripes {
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
+    /// Locks the stripe of one bucket, for a writer that changes only that bucket.
+    pub(crate) fn lock_one(&self, bucket: usize) -> StripeGuard<'_> {
+        self.lock_buckets([bucket; 3])
+    }
+
     /// Locks the stripes of two buckets, lower index first (once if they are the same).
     pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
         self.lock_buckets([bucket_a, bucket_b, bucket_b])
