@@ -4,9 +4,10 @@ use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{
-    default_max_hops, max_buckets, max_stripes, min_stripes, Geometry, RawFilter, MAX_HOPS,
+    accepted_stripes, default_max_hops, is_accepted, Geometry, RawFilter, SearchLimits, Shape,
+    MAX_HOPS,
 };
-use crate::sizing::{buckets_for, capacity_of, Request, Shape};
+use crate::sizing::{bucket_count_for, capacity_of, Request};
 
 /// Buckets a cuckoo path search reads at most before it declares the filter full.
 const DEFAULT_SEARCH_BUCKETS: usize = 2000;
@@ -37,7 +38,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     request: Request,
     hasher: S,
     stripes: usize,
-    buckets: usize,
+    bucket_count: usize,
     max_hops: usize,
     max_search_buckets: usize,
 }
@@ -57,7 +58,7 @@ impl Builder {
             request: Request::default(),
             hasher: DefaultHashBuilder::new(),
             stripes: 0,
-            buckets: 0,
+            bucket_count: 0,
             max_hops: 0,
             max_search_buckets: DEFAULT_SEARCH_BUCKETS,
         }
@@ -153,7 +154,7 @@ impl<S> Builder<S> {
             request: self.request,
             hasher,
             stripes: self.stripes,
-            buckets: self.buckets,
+            bucket_count: self.bucket_count,
             max_hops: self.max_hops,
             max_search_buckets: self.max_search_buckets,
         }
@@ -170,8 +171,8 @@ impl<S> Builder<S> {
     test_hook! {
         /// An exact bucket count, instead of one derived from the capacity: a table of a few
         /// buckets.
-        fn buckets(mut self, buckets: usize) -> Self {
-            self.buckets = buckets;
+        fn buckets(mut self, bucket_count: usize) -> Self {
+            self.bucket_count = bucket_count;
             self
         }
     }
@@ -197,7 +198,10 @@ impl<S> Builder<S> {
         let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
             bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
         })?;
-        let capacity = capacity_of(geometry.buckets as u64, geometry.slots);
+        let capacity = capacity_of(
+            geometry.shape.bucket_count as u64,
+            geometry.shape.bucket_size,
+        );
         let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
@@ -220,9 +224,9 @@ impl<S> Builder<S> {
     /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
     /// that nothing wraps on any target.
     fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {
-        let shape = Shape::resolve(&self.request)?;
+        let resolved = Shape::resolve(&self.request)?;
         let max_hops = match self.max_hops {
-            0 => default_max_hops(shape.bucket_size),
+            0 => default_max_hops(resolved.bucket_size),
             hops => hops,
         };
         // Only the test hooks set the search limits and the stripes; without them these hold.
@@ -235,53 +239,51 @@ impl<S> Builder<S> {
                 max_buckets: self.max_search_buckets,
             });
         }
-        let buckets = if self.buckets != 0 {
-            self.buckets as u64
+        let bucket_count = if self.bucket_count != 0 {
+            self.bucket_count as u64
         } else if self.capacity == 0 {
             return Err(BuildError::ZeroCapacity);
         } else {
-            buckets_for(self.capacity as u64, shape.bucket_size)
+            bucket_count_for(self.capacity as u64, resolved.bucket_size)
         };
-        let most = max_buckets(
-            shape.bucket_size,
-            shape.fingerprint_bits,
-            shape.semi_sorted,
-            limits.bytes,
-        )
-        .min(limits.usize_max);
-        if buckets > most {
-            let max = capacity_of(most, shape.bucket_size).min(limits.usize_max);
+        let most = resolved
+            .max_bucket_count(limits.bytes)
+            .min(limits.usize_max);
+        if bucket_count > most {
+            let max = capacity_of(most, resolved.bucket_size).min(limits.usize_max);
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity,
                 max: max as usize,
             });
         }
-        let (min, max) = (
-            min_stripes(buckets, shape.bucket_size),
-            max_stripes(limits.bytes).min(limits.usize_max),
+        let accepted = accepted_stripes(
+            bucket_count,
+            resolved.bucket_size,
+            limits.bytes,
+            limits.usize_max,
         );
         #[cfg(any(test, feature = "__test-hooks"))]
-        if let stripes @ 1.. = self.stripes as u64 {
-            if !stripes.is_power_of_two() || stripes < min || stripes > max {
-                return Err(BuildError::Stripes {
-                    stripes: self.stripes,
-                    min: min as usize,
-                    max: max as usize,
-                });
-            }
+        if self.stripes != 0 && !is_accepted(self.stripes as u64, &accepted) {
+            return Err(BuildError::Stripes {
+                stripes: self.stripes,
+                min: *accepted.start() as usize,
+                max: *accepted.end() as usize,
+            });
         }
         let geometry = Geometry {
-            buckets: buckets as usize,
-            slots: shape.bucket_size,
-            fp_bits: shape.fingerprint_bits,
-            semi_sorted: shape.semi_sorted,
+            shape: Shape {
+                bucket_count: bucket_count as usize,
+                ..resolved
+            },
             stripes: self.stripes,
-            max_hops,
-            max_search_buckets: self.max_search_buckets,
+            limits: SearchLimits {
+                max_hops,
+                max_search_buckets: self.max_search_buckets,
+            },
         };
         // The default count is in range for any table that fits: 4096 stripes of a table of 2^32
         // buckets of 8 slots hold 2^23 slots each.
-        debug_assert!((min..=max).contains(&(geometry.stripe_count() as u64)));
+        debug_assert!(is_accepted(geometry.stripe_count() as u64, &accepted));
         Ok(geometry)
     }
 }
@@ -425,11 +427,11 @@ mod tests {
     #[test]
     fn the_largest_capacity_is_reported_and_one_more_is_refused() {
         for limits in [Limits::TARGET, THIRTY_TWO_BIT] {
-            for (slots, bits) in [(2, 32), (4, 12), (8, 32), (8, 4)] {
+            for (bucket_size, bits) in [(2, 32), (4, 12), (8, 32), (8, 4)] {
                 let builder = |capacity: usize| {
                     Builder::new()
                         .capacity(capacity)
-                        .bucket_size(slots)
+                        .bucket_size(bucket_size)
                         .fingerprint_bits(bits)
                 };
                 let err = builder(limits.usize_max as usize)
@@ -438,10 +440,10 @@ mod tests {
                 let BuildError::CapacityTooLarge { max, .. } = err else {
                     panic!("{err:?}")
                 };
-                assert!(max > 0, "b={slots} f={bits}");
+                assert!(max > 0, "b={bucket_size} f={bits}");
                 assert!(err.to_string().contains(&max.to_string()));
                 let geometry = builder(max).geometry(&limits).unwrap();
-                assert!(geometry.table_bytes().unwrap() as u64 <= limits.bytes);
+                assert!(geometry.shape.table_bytes().unwrap() as u64 <= limits.bytes);
                 assert!(geometry.stripe_count() >= 1);
                 assert!(geometry.max_useful_stripes() >= geometry.stripe_count() as u64);
                 let err = builder(max + 1).geometry(&limits).unwrap_err();
@@ -491,16 +493,19 @@ mod tests {
 
     #[test]
     fn tables_are_sized_for_the_target_load() {
-        for (slots, bits) in [(2usize, 8u32), (4, 12), (8, 16)] {
+        for (bucket_size, bits) in [(2usize, 8u32), (4, 12), (8, 16)] {
             let geometry = Builder::new()
                 .capacity(1_000_000)
-                .bucket_size(slots)
+                .bucket_size(bucket_size)
                 .fingerprint_bits(bits)
                 .geometry(&Limits::TARGET)
                 .unwrap();
-            let load = 1_000_000.0 / (geometry.buckets * slots) as f64;
-            let target = crate::sizing::target_load_permille(slots) as f64 / 1000.0;
-            assert!(load <= target && load > target - 0.001, "b={slots}: {load}");
+            let load = 1_000_000.0 / (geometry.shape.bucket_count * bucket_size) as f64;
+            let target = crate::sizing::target_load_permille(bucket_size) as f64 / 1000.0;
+            assert!(
+                load <= target && load > target - 0.001,
+                "b={bucket_size}: {load}"
+            );
         }
     }
 }

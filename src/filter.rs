@@ -7,7 +7,6 @@ use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{Insertion, RawFilter};
-use crate::sizing::Shape;
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
 ///
@@ -176,19 +175,19 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// The share of slots in use, from 0 to 1.
     #[must_use]
     pub fn load_factor(&self) -> f64 {
-        self.len() as f64 / (self.raw.buckets() * self.raw.slots()) as f64
+        self.len() as f64 / (self.raw.bucket_count() * self.raw.bucket_size()) as f64
     }
 
     /// Bits per fingerprint.
     #[must_use]
     pub fn fingerprint_bits(&self) -> u32 {
-        self.raw.fp_bits()
+        self.raw.fingerprint_bits()
     }
 
     /// Slots per bucket.
     #[must_use]
     pub fn bucket_size(&self) -> usize {
-        self.raw.slots()
+        self.raw.bucket_size()
     }
 
     /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`]).
@@ -201,18 +200,13 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// or 97% for 2, 4 or 8 slots): `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`.
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
-        Shape {
-            fingerprint_bits: self.raw.fp_bits(),
-            bucket_size: self.raw.slots(),
-            semi_sorted: self.raw.is_semi_sorted(),
-        }
-        .expected_false_positive_rate()
+        self.raw.geometry().shape.expected_false_positive_rate()
     }
 
     /// Buckets in the table.
     #[must_use]
     pub fn bucket_count(&self) -> usize {
-        self.raw.buckets()
+        self.raw.bucket_count()
     }
 
     /// The hasher items are hashed with.
@@ -305,10 +299,10 @@ impl<S> fmt::Debug for ConcurrentCuckooFilter<S> {
         f.debug_struct("ConcurrentCuckooFilter")
             .field("len", &self.len())
             .field("capacity", &self.capacity)
-            .field("fingerprint_bits", &self.raw.fp_bits())
-            .field("bucket_size", &self.raw.slots())
+            .field("fingerprint_bits", &self.raw.fingerprint_bits())
+            .field("bucket_size", &self.raw.bucket_size())
             .field("semi_sorted", &self.raw.is_semi_sorted())
-            .field("buckets", &self.raw.buckets())
+            .field("buckets", &self.raw.bucket_count())
             .field("stripes", &self.raw.stripe_count())
             .finish_non_exhaustive()
     }

@@ -9,6 +9,7 @@
 //! 4-slot buckets at every rate the 32-bit fingerprint limit allows.
 
 use crate::error::BuildError;
+use crate::raw::Shape;
 
 pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
 pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
@@ -49,28 +50,30 @@ fn small_table_slack(bucket_size: usize) -> (u64, u64) {
 /// Buckets of `bucket_size` slots a filter for `capacity` items gets: enough for `capacity` at
 /// the target load, and for the small-table slack. Monotone in `capacity`; in 64 bits whatever
 /// the target's `usize`, saturating (the builder refuses what no table can have).
-pub(crate) fn buckets_for(capacity: u64, bucket_size: usize) -> u64 {
-    let slots = bucket_size as u128;
+pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
+    let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
-        .div_ceil(slots * u128::from(target_load_permille(bucket_size)));
+        .div_ceil(size * u128::from(target_load_permille(bucket_size)));
     let (extra, load) = small_table_slack(bucket_size);
     let with_slack =
-        ((u128::from(capacity) + u128::from(extra)) * 1000).div_ceil(slots * u128::from(load));
+        ((u128::from(capacity) + u128::from(extra)) * 1000).div_ceil(size * u128::from(load));
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// Items `buckets` buckets of `bucket_size` slots are sized for: the most `n` with
-/// `buckets_for(n) <= buckets`, exactly its inverse, so a filter never reports a capacity its
-/// sizing would not have given that many buckets.
-pub(crate) fn capacity_of(buckets: u64, bucket_size: usize) -> u64 {
-    let slots = u128::from(buckets) * bucket_size as u128;
+/// Items `bucket_count` buckets of `bucket_size` slots are sized for: the most `n` with
+/// `bucket_count_for(n) <= bucket_count`, exactly its inverse, so a filter never reports a
+/// capacity its sizing would not have given that many buckets.
+pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
+    let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
     let (extra, load) = small_table_slack(bucket_size);
     let with_slack = (slots * u128::from(load) / 1000).saturating_sub(u128::from(extra));
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// What the user asked for; `None` where the builder should choose.
+/// What the user asked for; `None` where the builder should choose. Not a partial [`Shape`]: it
+/// also carries the target false positive rate, and which settings were left to the rate, which
+/// a growable filter records so that each new level resolves them again for its own rate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Request {
     pub(crate) fingerprint_bits: Option<u32>,
@@ -79,28 +82,11 @@ pub(crate) struct Request {
     pub(crate) false_positive_rate: Option<f64>,
 }
 
-/// A filter's chosen configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shape {
-    pub(crate) fingerprint_bits: u32,
-    pub(crate) bucket_size: usize,
-    pub(crate) semi_sorted: bool,
-}
-
+/// Choosing and pricing the buckets of a [`Shape`]; the builder sizes its `bucket_count`.
 impl Shape {
-    /// Bits a bucket takes in the table.
-    fn bucket_bits(&self) -> u32 {
-        let bits = self.bucket_size as u32 * self.fingerprint_bits;
-        if self.semi_sorted {
-            bits - 4
-        } else {
-            bits
-        }
-    }
-
     /// Table bits per item at the target load, in thousandths of a bit per item per permille.
     fn cost(&self) -> u64 {
-        self.bucket_bits() as u64 * 1_000_000
+        self.layout().bucket_bits() as u64 * 1_000_000
             / (self.bucket_size as u64 * target_load_permille(self.bucket_size))
     }
 
@@ -114,7 +100,8 @@ impl Shape {
     }
 
     /// Resolves a request: explicit settings win, the rate picks the rest, the paper's default
-    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting.
+    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting. The shape's
+    /// `bucket_count` is 0: the builder sizes it from the bucket size.
     pub(crate) fn resolve(request: &Request) -> Result<Self, BuildError> {
         if let Some(bits) = request.fingerprint_bits {
             if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
@@ -131,6 +118,7 @@ impl Shape {
             None => {
                 let bucket_size = request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE);
                 Self {
+                    bucket_count: 0,
                     fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
                     bucket_size,
                     semi_sorted: request.semi_sorted.unwrap_or(false),
@@ -181,6 +169,7 @@ impl Shape {
                     needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
                 });
                 let candidate = Self {
+                    bucket_count: 0,
                     fingerprint_bits: bits,
                     bucket_size,
                     semi_sorted,
@@ -207,18 +196,21 @@ mod tests {
 
     #[test]
     fn capacity_of_is_the_exact_inverse_of_buckets_for() {
-        for slots in [2, 4, 8] {
+        for bucket_size in [2, 4, 8] {
             let mut last = 0;
             for n in (0..5000u64).chain([1 << 20, 1 << 31, u32::MAX as u64, 1 << 34]) {
-                let buckets = buckets_for(n, slots);
-                assert!(buckets >= last, "monotone: b={slots} n={n}");
-                last = buckets;
-                let capacity = capacity_of(buckets, slots);
-                assert!(capacity >= n, "b={slots} n={n}");
-                assert!(buckets_for(capacity, slots) <= buckets, "b={slots} n={n}");
+                let bucket_count = bucket_count_for(n, bucket_size);
+                assert!(bucket_count >= last, "monotone: b={bucket_size} n={n}");
+                last = bucket_count;
+                let capacity = capacity_of(bucket_count, bucket_size);
+                assert!(capacity >= n, "b={bucket_size} n={n}");
                 assert!(
-                    buckets_for(capacity + 1, slots) > buckets,
-                    "b={slots} n={n}"
+                    bucket_count_for(capacity, bucket_size) <= bucket_count,
+                    "b={bucket_size} n={n}"
+                );
+                assert!(
+                    bucket_count_for(capacity + 1, bucket_size) > bucket_count,
+                    "b={bucket_size} n={n}"
                 );
             }
         }
@@ -226,15 +218,19 @@ mod tests {
 
     #[test]
     fn large_tables_are_sized_for_the_target_load_alone() {
-        for (slots, from) in [(2usize, 21_000u64), (4, 988), (8, 550)] {
-            let load = target_load_permille(slots) as u128;
+        for (bucket_size, from) in [(2usize, 21_000u64), (4, 988), (8, 550)] {
+            let load = target_load_permille(bucket_size) as u128;
             for n in (from..from + 3000).chain([1 << 20, 123_456_789, 1 << 34]) {
-                let at_target = (n as u128 * 1000).div_ceil(slots as u128 * load) as u64;
-                assert_eq!(buckets_for(n, slots), at_target, "b={slots} n={n}");
+                let at_target = (n as u128 * 1000).div_ceil(bucket_size as u128 * load) as u64;
+                assert_eq!(
+                    bucket_count_for(n, bucket_size),
+                    at_target,
+                    "b={bucket_size} n={n}"
+                );
             }
         }
         // Past 2^32 buckets nothing wraps: the rule saturates, it does not shrink.
-        assert!(buckets_for(u64::MAX, 2) > 1 << 32);
+        assert!(bucket_count_for(u64::MAX, 2) > 1 << 32);
         assert_eq!(capacity_of(u64::MAX, 8), u64::MAX);
     }
 

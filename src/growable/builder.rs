@@ -5,17 +5,12 @@ use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::ItemLocks;
+use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
 
 /// The target false positive rate unless one is set: 0.1%.
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
 /// Each level is this many times larger than the one before unless set otherwise.
 const DEFAULT_GROWTH_FACTOR: usize = 2;
-/// Item locks of unique inserts: as many as a fixed filter's default stripes.
-pub(crate) const ITEM_LOCKS: usize = crate::raw::DEFAULT_STRIPES;
-
-/// The most item locks a filter may ask for: more would only cost memory.
-const MAX_ITEM_LOCKS: usize = 1 << 20;
 
 /// Builds a [`GrowableCuckooFilter`].
 ///
@@ -65,7 +60,7 @@ impl GrowableBuilder {
                 max_capacity: usize::MAX,
             },
             hasher: DefaultHashBuilder::new(),
-            item_locks: ITEM_LOCKS,
+            item_locks: DEFAULT_ITEM_LOCKS,
         }
     }
 }
@@ -163,13 +158,13 @@ impl<S> GrowableBuilder<S> {
         }
         // Only the test hook `item_locks` changes the count.
         #[cfg(not(any(test, feature = "__test-hooks")))]
-        debug_assert!(self.item_locks.is_power_of_two() && self.item_locks <= MAX_ITEM_LOCKS);
+        debug_assert!(is_accepted(self.item_locks as u64, &accepted_item_locks()));
         #[cfg(any(test, feature = "__test-hooks"))]
-        if !self.item_locks.is_power_of_two() || self.item_locks > MAX_ITEM_LOCKS {
+        if !is_accepted(self.item_locks as u64, &accepted_item_locks()) {
             return Err(BuildError::Stripes {
                 stripes: self.item_locks,
-                min: 1,
-                max: MAX_ITEM_LOCKS,
+                min: *accepted_item_locks().start() as usize,
+                max: *accepted_item_locks().end() as usize,
             });
         }
         if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {

@@ -57,7 +57,10 @@ impl Plan {
     /// allocated.
     pub(crate) fn geometry(&self, level: usize) -> Result<(Geometry, usize), BuildError> {
         let geometry = self.builder(level)?.checked_geometry()?;
-        let capacity = capacity_of(geometry.buckets as u64, geometry.slots);
+        let capacity = capacity_of(
+            geometry.shape.bucket_count as u64,
+            geometry.shape.bucket_size,
+        );
         Ok((geometry, usize::try_from(capacity).unwrap_or(usize::MAX)))
     }
 

@@ -4,7 +4,6 @@
 
 use std::io::{self, Read, Write};
 
-use super::builder::ITEM_LOCKS;
 use super::levels::{Level, Levels, Plan, MAX_LEVELS};
 use super::GrowableCuckooFilter;
 use crate::builder::Builder;
@@ -14,7 +13,7 @@ use crate::persist::{
     read_up_to, sealed_header, u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
     MAX_SEARCH_BUCKETS,
 };
-use crate::raw::{Geometry, ItemLocks, RawFilter, MAX_BUCKETS, MAX_HOPS};
+use crate::raw::{Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -164,7 +163,7 @@ impl GrowableHeader {
         if initial_capacity == 0 {
             return Err(invalid("initial_capacity", 0));
         }
-        if self.initial_buckets > MAX_BUCKETS {
+        if self.initial_buckets > MAX_BUCKET_COUNT {
             return Err(invalid("initial_buckets", self.initial_buckets));
         }
         let initial_buckets = fits("initial_buckets", self.initial_buckets)?;
@@ -257,8 +256,8 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>,
             table: items,
         });
     }
-    let item_locks = ItemLocks::new(ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
-        bytes: ITEM_LOCKS as u64 * 8,
+    let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
+        bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
     Ok(GrowableCuckooFilter::from_parts(
         Levels::from_levels(plan, levels),

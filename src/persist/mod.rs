@@ -37,7 +37,9 @@ use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, RawFilter, MAX_BUCKETS, MAX_HOPS};
+use crate::raw::{
+    min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT, MAX_HOPS,
+};
 
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
 /// character that a text-mode transfer would mangle (as in PNG's signature).
@@ -87,22 +89,23 @@ impl Header {
         items: usize,
         table_words: usize,
     ) -> Self {
+        let (shape, limits) = (&geometry.shape, &geometry.limits);
         Self {
-            flags: if geometry.semi_sorted {
+            flags: if shape.semi_sorted {
                 FLAG_SEMI_SORTED
             } else {
                 0
             },
-            bucket_size: geometry.slots as u8,
-            fingerprint_bits: geometry.fp_bits as u8,
-            max_hops: geometry.max_hops as u8,
-            buckets: geometry.buckets as u64,
+            bucket_size: shape.bucket_size as u8,
+            fingerprint_bits: shape.fingerprint_bits as u8,
+            max_hops: limits.max_hops as u8,
+            buckets: shape.bucket_count as u64,
             // Stripes that could never be locked are not recorded (nor allocated by the reader);
             // the ones left map every bucket to a stripe exactly as before.
             stripes: (geometry.stripes as u64).min(geometry.max_useful_stripes()),
             // Likewise a search bound the search could never reach, or beyond the format's cap.
-            max_search_buckets: (geometry.max_search_buckets as u64)
-                .min(search_bound(geometry.slots, geometry.max_hops)),
+            max_search_buckets: (limits.max_search_buckets as u64)
+                .min(search_bound(shape.bucket_size, limits.max_hops)),
             capacity: capacity as u64,
             hasher_id,
             seed,
@@ -181,37 +184,41 @@ impl Header {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
         }
         let semi_sorted = self.flags & FLAG_SEMI_SORTED != 0;
-        let slots = self.bucket_size;
-        if !matches!(slots, 2 | 4 | 8) {
-            return Err(invalid("bucket_size", slots.into()));
+        let bucket_size = self.bucket_size;
+        if !matches!(bucket_size, 2 | 4 | 8) {
+            return Err(invalid("bucket_size", bucket_size.into()));
         }
-        let fp_bits = self.fingerprint_bits;
-        if !(4..=32).contains(&fp_bits) {
-            return Err(invalid("fingerprint_bits", fp_bits.into()));
+        let fingerprint_bits = self.fingerprint_bits;
+        if !(4..=32).contains(&fingerprint_bits) {
+            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
         }
         // The semi-sorted encoding packs exactly four fingerprints of at least 5 bits.
-        if semi_sorted && slots != 4 {
-            return Err(invalid("bucket_size", slots.into()));
+        if semi_sorted && bucket_size != 4 {
+            return Err(invalid("bucket_size", bucket_size.into()));
         }
-        if semi_sorted && fp_bits < 5 {
-            return Err(invalid("fingerprint_bits", fp_bits.into()));
+        if semi_sorted && fingerprint_bits < 5 {
+            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
         }
         let max_hops = self.max_hops;
         if max_hops == 0 || usize::from(max_hops) > MAX_HOPS {
             return Err(invalid("max_hops", max_hops.into()));
         }
-        let buckets = match usize::try_from(self.buckets) {
-            Ok(buckets) if buckets >= 1 && self.buckets <= MAX_BUCKETS => buckets,
+        let bucket_count = match usize::try_from(self.buckets) {
+            Ok(count) if count >= 1 && self.buckets <= MAX_BUCKET_COUNT => count,
             _ => return Err(invalid("buckets", self.buckets)),
         };
         let mut geometry = Geometry {
-            buckets,
-            slots: slots.into(),
-            fp_bits: fp_bits.into(),
-            semi_sorted,
+            shape: Shape {
+                bucket_count,
+                bucket_size: bucket_size.into(),
+                fingerprint_bits: fingerprint_bits.into(),
+                semi_sorted,
+            },
             stripes: 0,
-            max_hops: max_hops.into(),
-            max_search_buckets: 2,
+            limits: SearchLimits {
+                max_hops: max_hops.into(),
+                max_search_buckets: 2,
+            },
         };
         let useful = geometry.max_useful_stripes();
         geometry.stripes = match usize::try_from(self.stripes) {
@@ -222,13 +229,12 @@ impl Header {
             }
             _ => return Err(invalid("stripes", self.stripes)),
         };
-        // Each stripe counts its fingerprints in 32 bits (as the builder requires).
-        let slots_per_stripe = self.buckets * u64::from(slots) / geometry.stripe_count() as u64;
-        if slots_per_stripe >= u64::from(u32::MAX) {
+        // Each stripe counts its fingerprints in 32 bits, as the builder requires.
+        if (geometry.stripe_count() as u64) < min_stripes(self.buckets, bucket_size.into()) {
             return Err(invalid("stripes", self.stripes));
         }
-        let bound = search_bound(geometry.slots, geometry.max_hops);
-        geometry.max_search_buckets = match usize::try_from(self.max_search_buckets) {
+        let bound = search_bound(geometry.shape.bucket_size, geometry.limits.max_hops);
+        geometry.limits.max_search_buckets = match usize::try_from(self.max_search_buckets) {
             Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
             _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
         };
@@ -307,19 +313,19 @@ pub(crate) fn check_sealed_header(
 /// buckets a search can reach at all (two roots, each bucket's fingerprints one level further, up
 /// to `max_hops` levels), and at most [`MAX_SEARCH_BUCKETS`], so that a file cannot make every
 /// insert into a full filter search millions of buckets.
-fn search_bound(slots: usize, max_hops: usize) -> u64 {
+fn search_bound(bucket_size: usize, max_hops: usize) -> u64 {
     let mut level = 2u64;
     let mut reachable = 0u64;
     for _ in 0..=max_hops {
         reachable += level;
-        level *= slots as u64;
+        level *= bucket_size as u64;
     }
     reachable.min(MAX_SEARCH_BUCKETS)
 }
 
 /// Words of table data: the bucket bits, rounded up to whole words.
 pub(crate) fn data_words(geometry: &Geometry) -> u64 {
-    geometry.data_bits().div_ceil(64)
+    geometry.shape.data_bits().div_ceil(64)
 }
 
 /// Bytes of the encoding of a filter of this geometry, and the format version it is written in.
@@ -394,7 +400,7 @@ pub(crate) fn decode_table(
     bytes: &[u8],
 ) -> Result<RawFilter, DecodeError> {
     let table = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
-    let tail_bits = geometry.data_bits() % 64;
+    let tail_bits = geometry.shape.data_bits() % 64;
     if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
     }

@@ -13,8 +13,8 @@
 
 use super::semisort;
 
-/// The most slots a bucket can have.
-pub(crate) const MAX_SLOTS: usize = 8;
+/// The most fingerprints a bucket can hold.
+pub(crate) const MAX_BUCKET_SIZE: usize = 8;
 
 /// The bits of one bucket, as read from or written to the table.
 pub(crate) type RawBucket = [u128; 2];
@@ -22,8 +22,8 @@ pub(crate) type RawBucket = [u128; 2];
 /// Where the `b` fingerprints of a bucket live inside its bits.
 #[derive(Clone, Debug)]
 pub(crate) struct BucketLayout {
-    fp_bits: u32,
-    slots: usize,
+    fingerprint_bits: u32,
+    bucket_size: usize,
     chunks: usize,
     lanes: usize,
     narrow: bool,
@@ -39,39 +39,45 @@ pub(crate) struct BucketLayout {
 }
 
 impl BucketLayout {
-    /// `slots` must be 2, 4 or 8 and `fp_bits` in `4..=32`; semi-sorted needs 4 slots and at least
-    /// 5 bits. The builder checks all three.
-    pub(crate) fn new(slots: usize, fp_bits: u32, semi_sorted: bool) -> Self {
-        debug_assert!(matches!(slots, 2 | 4 | 8) && (4..=32).contains(&fp_bits));
-        debug_assert!(!semi_sorted || (slots == 4 && fp_bits >= 5));
-        let chunks = if slots as u32 * fp_bits > 128 { 2 } else { 1 };
-        let lanes = slots / chunks;
-        let lane_low = (0..lanes).fold(0u128, |acc, lane| acc | 1 << (lane as u32 * fp_bits));
+    /// `bucket_size` must be 2, 4 or 8 and `fingerprint_bits` in `4..=32`; semi-sorted needs 4
+    /// slots and at least 5 bits. The builder checks all three.
+    pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
+        debug_assert!(matches!(bucket_size, 2 | 4 | 8) && (4..=32).contains(&fingerprint_bits));
+        debug_assert!(!semi_sorted || (bucket_size == 4 && fingerprint_bits >= 5));
+        let chunks = if bucket_size as u32 * fingerprint_bits > 128 {
+            2
+        } else {
+            1
+        };
+        let lanes = bucket_size / chunks;
+        let lane_low = (0..lanes).fold(0u128, |acc, lane| {
+            acc | 1 << (lane as u32 * fingerprint_bits)
+        });
         Self {
-            fp_bits,
-            slots,
+            fingerprint_bits,
+            bucket_size,
             chunks,
             lanes,
-            narrow: !semi_sorted && slots as u32 * fp_bits <= 64,
-            narrow_semi_sorted: semi_sorted && 4 * fp_bits - 4 <= 64,
+            narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
+            narrow_semi_sorted: semi_sorted && 4 * fingerprint_bits - 4 <= 64,
             semi_sorted,
-            semi_sorted_lanes: if semi_sorted && 4 * fp_bits - 4 <= 64 {
-                semisort::NarrowLanes::new(fp_bits)
+            semi_sorted_lanes: if semi_sorted && 4 * fingerprint_bits - 4 <= 64 {
+                semisort::NarrowLanes::new(fingerprint_bits)
             } else {
                 semisort::NarrowLanes::default()
             },
             lane_low,
-            lane_high: lane_low << (fp_bits - 1),
-            lane_rest: lane_low * ((1u128 << (fp_bits - 1)) - 1),
+            lane_high: lane_low << (fingerprint_bits - 1),
+            lane_rest: lane_low * ((1u128 << (fingerprint_bits - 1)) - 1),
         }
     }
 
-    pub(crate) fn slots(&self) -> usize {
-        self.slots
+    pub(crate) fn bucket_size(&self) -> usize {
+        self.bucket_size
     }
 
-    pub(crate) fn fp_bits(&self) -> u32 {
-        self.fp_bits
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        self.fingerprint_bits
     }
 
     pub(crate) fn chunks(&self) -> usize {
@@ -85,9 +91,9 @@ impl BucketLayout {
     /// Bits of one chunk, all lanes.
     pub(crate) fn chunk_bits(&self) -> u32 {
         if self.semi_sorted {
-            semisort::CODE_BITS + 4 * (self.fp_bits - 4)
+            semisort::CODE_BITS + 4 * (self.fingerprint_bits - 4)
         } else {
-            self.lanes as u32 * self.fp_bits
+            self.lanes as u32 * self.fingerprint_bits
         }
     }
 
@@ -204,7 +210,7 @@ impl BucketLayout {
                 return false;
             };
             fps[slot] = to;
-            bucket[0] = semisort::encode(fps, self.fp_bits);
+            bucket[0] = semisort::encode(fps, self.fingerprint_bits);
             return true;
         }
         let pattern = self.broadcast(from);
@@ -212,7 +218,7 @@ impl BucketLayout {
             let hits = self.zero_lanes(*chunk ^ pattern);
             if hits != 0 {
                 // `zero_lanes` is exact, so its lowest bit marks the first matching slot.
-                let shift = hits.trailing_zeros() + 1 - self.fp_bits;
+                let shift = hits.trailing_zeros() + 1 - self.fingerprint_bits;
                 *chunk ^= ((from ^ to) as u128) << shift;
                 return true;
             }
@@ -223,19 +229,20 @@ impl BucketLayout {
     /// Whether `bucket` is in the form the encoder writes. Always for plain buckets; a
     /// semi-sorted one must have a valid prefix code and its fingerprints in order.
     pub(crate) fn is_canonical(&self, bucket: &RawBucket) -> bool {
-        !self.semi_sorted || semisort::encode(self.decode(bucket), self.fp_bits) == bucket[0]
+        !self.semi_sorted
+            || semisort::encode(self.decode(bucket), self.fingerprint_bits) == bucket[0]
     }
 
     #[inline]
     fn decode(&self, bucket: &RawBucket) -> [u32; 4] {
-        semisort::decode(bucket[0], self.fp_bits)
+        semisort::decode(bucket[0], self.fingerprint_bits)
     }
 
     /// The fingerprints in `bucket`'s slots, in slot order, 0 for an empty slot.
     pub(crate) fn fingerprints(&self, bucket: &RawBucket) -> Fingerprints {
         let mut out = Fingerprints {
-            fps: [0; MAX_SLOTS],
-            len: self.slots as u8,
+            fps: [0; MAX_BUCKET_SIZE],
+            len: self.bucket_size as u8,
         };
         if self.semi_sorted {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
@@ -243,13 +250,13 @@ impl BucketLayout {
         }
         // Shift each chunk down lane by lane: the path search calls this for every bucket it
         // reads, so no division by the (run-time) lane count.
-        let mask = (1u128 << self.fp_bits) - 1;
-        let mut slots = out.fps[..self.slots].iter_mut();
+        let mask = (1u128 << self.fingerprint_bits) - 1;
+        let mut slots = out.fps[..self.bucket_size].iter_mut();
         for &chunk in &bucket[..self.chunks] {
             let mut lanes = chunk;
             for fp in slots.by_ref().take(self.lanes) {
                 *fp = (lanes & mask) as u32;
-                lanes >>= self.fp_bits;
+                lanes >>= self.fingerprint_bits;
             }
         }
         out
@@ -259,7 +266,7 @@ impl BucketLayout {
 /// A bucket's fingerprints, one per slot.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fingerprints {
-    fps: [u32; MAX_SLOTS],
+    fps: [u32; MAX_BUCKET_SIZE],
     len: u8,
 }
 
@@ -283,8 +290,8 @@ mod tests {
     #[test]
     fn fill_find_count_and_empty_every_layout() {
         for layout in layouts() {
-            let max = (1u64 << layout.fp_bits()) - 1;
-            let fps: Vec<u32> = (0..layout.slots() as u64)
+            let max = (1u64 << layout.fingerprint_bits()) - 1;
+            let fps: Vec<u32> = (0..layout.bucket_size() as u64)
                 .map(|i| max.saturating_sub(i * 3).max(1) as u32)
                 .collect();
             let mut bucket = [0u128; 2];

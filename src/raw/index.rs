@@ -18,11 +18,11 @@
 /// A bucket's position in the table.
 pub(crate) type BucketIndex = usize;
 
-/// A stored fingerprint: `fp_bits` wide and never 0 (0 marks an empty slot).
+/// A stored fingerprint: `fingerprint_bits` wide and never 0 (0 marks an empty slot).
 pub(crate) type Fingerprint = u32;
 
 /// The most buckets a table can have: indices are computed in 32 bits.
-pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
+pub(crate) const MAX_BUCKET_COUNT: u64 = 1 << 32;
 
 /// Multiplier of Fibonacci hashing, 2^64 divided by the golden ratio.
 const FIBONACCI: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -37,17 +37,17 @@ pub(crate) struct Candidates {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Placement {
-    buckets: u64,
-    /// 2^fp_bits - 1: how many non-zero fingerprints there are.
+    bucket_count: u64,
+    /// 2^fingerprint_bits - 1: how many non-zero fingerprints there are.
     fingerprints: u64,
 }
 
 impl Placement {
-    pub(crate) fn new(buckets: usize, fp_bits: u32) -> Self {
-        debug_assert!(buckets >= 1 && buckets as u64 <= MAX_BUCKETS);
+    pub(crate) fn new(bucket_count: usize, fingerprint_bits: u32) -> Self {
+        debug_assert!(bucket_count >= 1 && bucket_count as u64 <= MAX_BUCKET_COUNT);
         Self {
-            buckets: buckets as u64,
-            fingerprints: (1u64 << fp_bits) - 1,
+            bucket_count: bucket_count as u64,
+            fingerprints: (1u64 << fingerprint_bits) - 1,
         }
     }
 
@@ -55,7 +55,7 @@ impl Placement {
     pub(crate) fn candidates(&self, hash: u64) -> Candidates {
         // Maps the low half onto 1..=2^f-1 evenly, with a multiply instead of a division.
         let fp = (((hash & 0xffff_ffff) * self.fingerprints) >> 32) as u32 + 1;
-        let first = (((hash >> 32) * self.buckets) >> 32) as BucketIndex;
+        let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
         Candidates {
             fp,
             first,
@@ -67,11 +67,11 @@ impl Placement {
     #[inline]
     pub(crate) fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
         let mixed = (fp as u64).wrapping_mul(FIBONACCI) >> 32;
-        let h = ((mixed * self.buckets) >> 32) as BucketIndex;
+        let h = ((mixed * self.bucket_count) >> 32) as BucketIndex;
         if h >= bucket {
             h - bucket
         } else {
-            h + self.buckets as BucketIndex - bucket
+            h + self.bucket_count as BucketIndex - bucket
         }
     }
 }
@@ -82,16 +82,16 @@ mod tests {
 
     #[test]
     fn alternate_is_an_involution_for_every_bucket() {
-        for buckets in [1usize, 2, 3, 7, 64, 1000, 4099] {
-            let placement = Placement::new(buckets, 12);
-            for bucket in 0..buckets {
+        for bucket_count in [1usize, 2, 3, 7, 64, 1000, 4099] {
+            let placement = Placement::new(bucket_count, 12);
+            for bucket in 0..bucket_count {
                 for fp in [1u32, 2, 3, 100, 4095] {
                     let other = placement.alternate(bucket, fp);
-                    assert!(other < buckets);
+                    assert!(other < bucket_count);
                     assert_eq!(
                         placement.alternate(other, fp),
                         bucket,
-                        "n={buckets} i={bucket} fp={fp}"
+                        "n={bucket_count} i={bucket} fp={fp}"
                     );
                 }
             }
@@ -100,11 +100,11 @@ mod tests {
 
     #[test]
     fn fingerprints_are_nonzero_and_in_range() {
-        for fp_bits in [4u32, 8, 12, 16, 32] {
-            let placement = Placement::new(1000, fp_bits);
+        for fingerprint_bits in [4u32, 8, 12, 16, 32] {
+            let placement = Placement::new(1000, fingerprint_bits);
             for hash in [0u64, u64::MAX, 0xffff_ffff, 1 << 32, 12345] {
                 let c = placement.candidates(hash);
-                assert!(c.fp >= 1 && (c.fp as u64) < (1u64 << fp_bits));
+                assert!(c.fp >= 1 && (c.fp as u64) < (1u64 << fingerprint_bits));
                 assert!(c.first < 1000 && c.second < 1000);
             }
         }
@@ -112,9 +112,9 @@ mod tests {
 
     #[test]
     fn largest_table_stays_in_range() {
-        let placement = Placement::new(MAX_BUCKETS as usize, 32);
+        let placement = Placement::new(MAX_BUCKET_COUNT as usize, 32);
         let c = placement.candidates(u64::MAX);
-        assert!((c.first as u64) < MAX_BUCKETS && (c.second as u64) < MAX_BUCKETS);
+        assert!((c.first as u64) < MAX_BUCKET_COUNT && (c.second as u64) < MAX_BUCKET_COUNT);
         assert_eq!(placement.alternate(c.second, c.fp), c.first);
     }
 }

@@ -99,7 +99,7 @@ impl RawFilter {
             &self.placement,
             stripes,
             [c.first, c.second],
-            self.limits,
+            self.geometry.limits,
             queue,
         )
     }
@@ -276,17 +276,21 @@ enum Hop {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::raw::Geometry;
+    use crate::raw::{Geometry, SearchLimits, Shape};
 
     fn filter() -> RawFilter {
         RawFilter::new(&Geometry {
-            buckets: 500,
-            slots: 4,
-            fp_bits: 12,
-            semi_sorted: false,
+            shape: Shape {
+                bucket_count: 500,
+                bucket_size: 4,
+                fingerprint_bits: 12,
+                semi_sorted: false,
+            },
             stripes: 8,
-            max_hops: 5,
-            max_search_buckets: 2000,
+            limits: SearchLimits {
+                max_hops: 5,
+                max_search_buckets: 2000,
+            },
         })
         .unwrap()
     }

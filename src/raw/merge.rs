@@ -15,12 +15,20 @@ impl RawFilter {
     /// field. The first that differs, with this filter's value and `other`'s.
     pub(crate) fn geometry_mismatch(&self, other: &RawFilter) -> Option<(&'static str, u64, u64)> {
         let fields = [
-            ("buckets", self.buckets() as u64, other.buckets() as u64),
-            ("bucket_size", self.slots() as u64, other.slots() as u64),
+            (
+                "buckets",
+                self.bucket_count() as u64,
+                other.bucket_count() as u64,
+            ),
+            (
+                "bucket_size",
+                self.bucket_size() as u64,
+                other.bucket_size() as u64,
+            ),
             (
                 "fingerprint_bits",
-                self.fp_bits().into(),
-                other.fp_bits().into(),
+                self.fingerprint_bits().into(),
+                other.fingerprint_bits().into(),
             ),
             (
                 "semi_sorted",
@@ -50,7 +58,7 @@ impl RawFilter {
         }
         let mut queue = SearchQueue::default();
         let mut merged = 0;
-        for bucket in 0..source.buckets() {
+        for bucket in 0..source.bucket_count() {
             for &fp in source.bucket_fingerprints(bucket).as_slice() {
                 if fp == 0 {
                     continue;

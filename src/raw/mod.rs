@@ -19,6 +19,7 @@
 
 mod batch;
 mod bucket;
+mod geometry;
 mod index;
 mod insert;
 mod levels;
@@ -27,23 +28,26 @@ mod path;
 mod semisort;
 mod snapshot;
 mod stripe;
+mod stripe_count;
 mod table;
 
 use core::fmt;
 
 use self::bucket::BucketLayout;
 use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
-use self::path::SearchLimits;
 use self::stripe::{Guard, Stripes};
 use self::table::Table;
 use crate::sync::Backoff;
 
 pub(crate) use self::batch::BLOCK;
-pub(crate) use self::index::MAX_BUCKETS;
+pub(crate) use self::geometry::{Geometry, Shape};
+pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks};
-pub(crate) use self::path::{default_max_hops, MAX_HOPS};
+pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
-pub(crate) use self::stripe::DEFAULT_STRIPES;
+pub(crate) use self::stripe_count::{
+    accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
+};
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).
@@ -51,9 +55,6 @@ pub(crate) use self::stripe::DEFAULT_STRIPES;
 const READ_RETRIES: usize = 8;
 #[cfg(loom)]
 const READ_RETRIES: usize = 2;
-
-/// A table gets at most one stripe (8 bytes) per this many bytes of table.
-const STRIPE_SHARE: usize = 512;
 
 /// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,120 +66,19 @@ pub(crate) enum Insertion {
     Full,
 }
 
-/// The shape of a raw filter, checked by the builder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
-    pub(crate) buckets: usize,
-    pub(crate) slots: usize,
-    pub(crate) fp_bits: u32,
-    pub(crate) semi_sorted: bool,
-    /// A power of two, or 0 for the default.
-    pub(crate) stripes: usize,
-    pub(crate) max_hops: usize,
-    pub(crate) max_search_buckets: usize,
-}
-
-impl Geometry {
-    fn layout(&self) -> BucketLayout {
-        BucketLayout::new(self.slots, self.fp_bits, self.semi_sorted)
-    }
-
-    /// Stripes this geometry ends up with: the requested count, or the default capped at one per
-    /// lock group.
-    pub(crate) fn stripe_count(&self) -> usize {
-        if self.stripes != 0 {
-            return self.stripes;
-        }
-        let bytes = self.table_bytes().map_or(u64::MAX, |bytes| bytes as u64);
-        // At most DEFAULT_STRIPES, so it fits.
-        default_stripes(self.buckets as u64, &self.layout(), bytes) as usize
-    }
-
-    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
-    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
-    pub(crate) fn data_bits(&self) -> u64 {
-        self.buckets as u64 * self.layout().bucket_bits() as u64
-    }
-
-    /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
-    pub(crate) fn max_useful_stripes(&self) -> u64 {
-        useful_stripes(self.buckets as u64, &self.layout())
-    }
-
-    /// Bytes the table will take, `None` if it cannot be addressed.
-    pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.buckets, &self.layout())?.checked_mul(8)
-    }
-
-    /// Bytes the table and the stripes will take, for an out-of-memory report.
-    pub(crate) fn memory_bytes(&self) -> u64 {
-        let table = Table::words_for_u64(self.buckets as u64, &self.layout()).unwrap_or(u64::MAX);
-        table
-            .saturating_add(self.stripe_count() as u64)
-            .saturating_mul(8)
-    }
-}
-
-/// The most stripes a table of `buckets` buckets can use: one per lock group, rounded up to a
-/// power of two. More would never be locked, and a count at least this large maps every lock
-/// group to a stripe of its own, exactly as this count does. In 64 bits: 2^32 one-bucket groups
-/// round to 2^32, which a 32-bit `usize` cannot hold.
-pub(crate) fn useful_stripes(buckets: u64, layout: &BucketLayout) -> u64 {
-    buckets
-        .div_ceil(1 << Table::lock_group_shift(layout))
-        .next_power_of_two()
-}
-
-/// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
-/// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
-/// a small share of its memory.
-pub(crate) fn default_stripes(buckets: u64, layout: &BucketLayout, table_bytes: u64) -> u64 {
-    let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
-    useful_stripes(buckets, layout)
-        .min(by_size)
-        .min(DEFAULT_STRIPES as u64)
-}
-
-/// The fewest stripes (a power of two) for which no stripe covers 2^32 − 1 slots or more: a
-/// stripe's count shares its stamp with the version, and counts of about 32 bits leave the
-/// version at least 31.
-pub(crate) fn min_stripes(buckets: u64, slots: usize) -> u64 {
-    let total = u128::from(buckets) * slots as u128;
-    let mut stripes = 1u64;
-    while total / u128::from(stripes) >= u128::from(u32::MAX) {
-        stripes *= 2;
-    }
-    stripes
-}
-
-/// The most buckets a table of this shape can have: [`MAX_BUCKETS`], or fewer where its table
-/// would take more than `bytes` (what the target can address).
-pub(crate) fn max_buckets(slots: usize, fp_bits: u32, semi_sorted: bool, bytes: u64) -> u64 {
-    let layout = BucketLayout::new(slots, fp_bits, semi_sorted);
-    Table::max_buckets_in(bytes, &layout).min(MAX_BUCKETS)
-}
-
-/// The most stripes the builder accepts: 2^32 (one per bucket of the largest table), or fewer
-/// where `bytes` (what the target can address) cannot hold that many stamps.
-pub(crate) fn max_stripes(bytes: u64) -> u64 {
-    let stamps = (bytes / 8).max(1);
-    (1u64 << stamps.ilog2()).min(MAX_BUCKETS)
-}
-
 pub(crate) struct RawFilter {
     geometry: Geometry,
     layout: BucketLayout,
     placement: Placement,
     table: Table,
     stripes: Stripes,
-    limits: SearchLimits,
 }
 
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = geometry.layout();
-        let table = Table::new(geometry.buckets, &layout)?;
+        let layout = geometry.shape.layout();
+        let table = Table::new(geometry.shape.bucket_count, &layout)?;
         Self::with_table(geometry, layout, table)
     }
 
@@ -186,12 +86,12 @@ impl RawFilter {
     /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
     /// had. Stripe counts are recomputed from the table, not trusted from outside.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let layout = geometry.layout();
-        let table = Table::from_le_bytes(geometry.buckets, &layout, bytes)?;
+        let layout = geometry.shape.layout();
+        let table = Table::from_le_bytes(geometry.shape.bucket_count, &layout, bytes)?;
         let mut filter = Self::with_table(geometry, layout, table)?;
-        for bucket in 0..geometry.buckets {
+        for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
-            let used = geometry.slots - filter.layout.count(&raw, 0);
+            let used = geometry.shape.bucket_size - filter.layout.count(&raw, 0);
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
@@ -199,26 +99,22 @@ impl RawFilter {
 
     /// The first bucket not in the form the encoder writes, for a table read from outside.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
-        (0..self.buckets()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
+        (0..self.bucket_count()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
     }
 
     fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
             Table::lock_group_shift(&layout),
-            geometry.buckets,
-            geometry.slots,
+            geometry.shape.bucket_count,
+            geometry.shape.bucket_size,
         )?;
         Some(Self {
             geometry: *geometry,
-            placement: Placement::new(geometry.buckets, geometry.fp_bits),
+            placement: Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits),
             layout,
             table,
             stripes,
-            limits: SearchLimits {
-                max_hops: geometry.max_hops,
-                max_buckets: geometry.max_search_buckets,
-            },
         })
     }
 
@@ -234,16 +130,16 @@ impl RawFilter {
         (self.table.copy_words(), self.stripes.len())
     }
 
-    pub(crate) fn buckets(&self) -> usize {
-        self.table.buckets()
+    pub(crate) fn bucket_count(&self) -> usize {
+        self.table.bucket_count()
     }
 
-    pub(crate) fn slots(&self) -> usize {
-        self.layout.slots()
+    pub(crate) fn bucket_size(&self) -> usize {
+        self.layout.bucket_size()
     }
 
-    pub(crate) fn fp_bits(&self) -> u32 {
-        self.layout.fp_bits()
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        self.layout.fingerprint_bits()
     }
 
     pub(crate) fn is_semi_sorted(&self) -> bool {
@@ -392,38 +288,12 @@ impl RawFilter {
 impl fmt::Debug for RawFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RawFilter")
-            .field("buckets", &self.buckets())
-            .field("slots", &self.slots())
-            .field("fp_bits", &self.fp_bits())
+            .field("bucket_count", &self.bucket_count())
+            .field("bucket_size", &self.bucket_size())
+            .field("fingerprint_bits", &self.fingerprint_bits())
             .field("stripes", &self.stripe_count())
             .field("len", &self.len())
-            .field("limits", &self.limits)
+            .field("limits", &self.geometry.limits)
             .finish()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stripe_arithmetic_holds_past_2_to_the_32() {
-        // 64-bit buckets are one-bucket lock groups: 2^32 − 1 of them round up to 2^32 stripes,
-        // which a 32-bit `usize` could not hold.
-        let wide = BucketLayout::new(2, 32, false);
-        assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
-        assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
-        assert_eq!(
-            default_stripes(0xFFFF_FFFF, &wide, 1 << 35),
-            DEFAULT_STRIPES as u64
-        );
-        assert_eq!(default_stripes(3, &wide, 40), 1);
-        // 2^35 slots need 16 stripes to keep each under 2^32 − 1.
-        assert_eq!(min_stripes(1 << 32, 8), 16);
-        assert_eq!(min_stripes(1000, 4), 1);
-        assert_eq!(max_stripes(i32::MAX as u64), 1 << 27);
-        assert_eq!(max_stripes(i64::MAX as u64), 1 << 32);
-        assert_eq!(max_buckets(8, 32, false, i64::MAX as u64), MAX_BUCKETS);
-        assert!(max_buckets(2, 32, false, i32::MAX as u64) < 1 << 28);
     }
 }

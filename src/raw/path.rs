@@ -22,7 +22,7 @@ pub(crate) struct SearchLimits {
     /// Most fingerprints one path moves (libcuckoo uses 5).
     pub(crate) max_hops: usize,
     /// Most buckets the search reads.
-    pub(crate) max_buckets: usize,
+    pub(crate) max_search_buckets: usize,
 }
 
 /// The longest path [`SearchLimits::max_hops`] may ask for.
@@ -30,8 +30,8 @@ pub(crate) const MAX_HOPS: usize = 8;
 
 /// Hops a search may take by default: libcuckoo's 5, but 8 for 2-slot buckets, whose narrow
 /// search tree would otherwise stop filling at about 82% instead of 87%.
-pub(crate) fn default_max_hops(slots: usize) -> usize {
-    if slots == 2 {
+pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
+    if bucket_size == 2 {
         8
     } else {
         5
@@ -127,7 +127,7 @@ pub(crate) fn search(
         }) {
             return Some(path_to(queue, end));
         }
-        if depth == limits.max_hops || queue.len() >= limits.max_buckets {
+        if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
             break;
         }
         // A level cut short by the bucket limit is still read, on the next turn, then the end.
@@ -140,7 +140,7 @@ pub(crate) fn search(
                 return Some(path_to(queue, parent));
             }
             for &fp in layout.fingerprints(&raw).as_slice() {
-                if queue.len() == limits.max_buckets {
+                if queue.len() == limits.max_search_buckets {
                     break 'expand;
                 }
                 let to = placement.alternate(from, fp);
@@ -185,14 +185,14 @@ fn path_to(queue: &[Node], end: usize) -> CuckooPath {
 mod tests {
     use super::*;
 
-    /// A table of `buckets` 4-slot buckets, each full but for about one in `free_one_in`.
+    /// A table of `bucket_count` 4-slot buckets, each full but for about one in `free_one_in`.
     fn nearly_full(
-        buckets: usize,
+        bucket_count: usize,
         free_one_in: u64,
         seed: u64,
     ) -> (Table, BucketLayout, Placement, Stripes) {
         let layout = BucketLayout::new(4, 12, false);
-        let table = Table::new(buckets, &layout).unwrap();
+        let table = Table::new(bucket_count, &layout).unwrap();
         let mut state = seed;
         let mut next = move || {
             state = state
@@ -200,7 +200,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             state >> 33
         };
-        for bucket in 0..buckets {
+        for bucket in 0..bucket_count {
             let mut raw = [0u128; 2];
             let used = if next() % free_one_in == 0 { 3 } else { 4 };
             for _ in 0..used {
@@ -208,8 +208,8 @@ mod tests {
             }
             table.store(bucket, &raw);
         }
-        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), buckets, 4).unwrap();
-        (table, layout, Placement::new(buckets, 12), stripes)
+        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), bucket_count, 4).unwrap();
+        (table, layout, Placement::new(bucket_count, 12), stripes)
     }
 
     /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
@@ -248,7 +248,7 @@ mod tests {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
         let limits = SearchLimits {
             max_hops: 2,
-            max_buckets: usize::MAX,
+            max_search_buckets: usize::MAX,
         };
         let mut queue = SearchQueue::default();
         let (mut found, mut missing) = (0, 0);
@@ -295,7 +295,7 @@ mod tests {
             let roots = [root, placement.alternate(root, 1)];
             let only_roots = SearchLimits {
                 max_hops: 4,
-                max_buckets: 2,
+                max_search_buckets: 2,
             };
             let path = search(
                 &table,
@@ -312,7 +312,7 @@ mod tests {
             // it starts is cut short.
             let three = SearchLimits {
                 max_hops: 4,
-                max_buckets: 3,
+                max_search_buckets: 3,
             };
             let first_child = placement.alternate(
                 roots[0],
@@ -339,7 +339,7 @@ mod tests {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
         let limits = SearchLimits {
             max_hops: 2,
-            max_buckets: usize::MAX,
+            max_search_buckets: usize::MAX,
         };
         let mut queue = SearchQueue::default();
         let mut checked = 0;

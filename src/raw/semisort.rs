@@ -76,10 +76,10 @@ const fn prefix_table() -> [u16; 1 << CODE_BITS] {
     table
 }
 
-/// Packs four fingerprints of `fp_bits` bits (≥ 5) into a semi-sorted bucket.
-pub(crate) fn encode(mut fps: [u32; 4], fp_bits: u32) -> u128 {
+/// Packs four fingerprints of `fingerprint_bits` bits (≥ 5) into a semi-sorted bucket.
+pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
     fps.sort_unstable();
-    let rest = fp_bits - 4;
+    let rest = fingerprint_bits - 4;
     let code = rank(fps.map(|fp| fp >> rest));
     let mut bucket = code as u128;
     let mask = (1u32 << rest) - 1;
@@ -115,9 +115,9 @@ pub(crate) struct NarrowProbe {
 }
 
 impl NarrowLanes {
-    pub(crate) fn new(fp_bits: u32) -> Self {
-        debug_assert!((5..=17).contains(&fp_bits));
-        let rest = fp_bits - 4;
+    pub(crate) fn new(fingerprint_bits: u32) -> Self {
+        debug_assert!((5..=17).contains(&fingerprint_bits));
+        let rest = fingerprint_bits - 4;
         let lane_low = (0..4).fold(0u64, |acc, i| acc | 1 << (i * rest));
         let lane_high = lane_low << (rest - 1);
         let mut slots_to_lanes = [0u64; 16];
@@ -162,8 +162,8 @@ impl NarrowLanes {
 /// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
 /// multiset (only a torn optimistic read can produce one) decodes as if its prefixes were 0.
 #[inline]
-pub(crate) fn decode(bucket: u128, fp_bits: u32) -> [u32; 4] {
-    let rest = fp_bits - 4;
+pub(crate) fn decode(bucket: u128, fingerprint_bits: u32) -> [u32; 4] {
+    let rest = fingerprint_bits - 4;
     let prefixes = PREFIXES[(bucket as usize) & 0xfff] as u32;
     let remainders = bucket >> CODE_BITS;
     let mask = (1u128 << rest) - 1;
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn round_trip_any_four_fingerprints() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        for fp_bits in 5..=32u32 {
+        for fingerprint_bits in 5..=32u32 {
             for _ in 0..2000 {
                 let mut fps = [0u32; 4];
                 for fp in &mut fps {
@@ -208,23 +208,35 @@ mod tests {
                     *fp = if state % 4 == 0 {
                         0
                     } else {
-                        (state >> 8) as u32 & ((1u64 << fp_bits) - 1) as u32
+                        (state >> 8) as u32 & ((1u64 << fingerprint_bits) - 1) as u32
                     };
                 }
-                let bucket = encode(fps, fp_bits);
-                assert!(bucket < 1u128 << (4 * fp_bits - 4), "f={fp_bits}");
+                let bucket = encode(fps, fingerprint_bits);
+                assert!(
+                    bucket < 1u128 << (4 * fingerprint_bits - 4),
+                    "f={fingerprint_bits}"
+                );
                 let mut sorted = fps;
                 sorted.sort_unstable();
-                assert_eq!(decode(bucket, fp_bits), sorted, "f={fp_bits}");
-                if fp_bits <= 17 {
-                    let lanes = NarrowLanes::new(fp_bits);
+                assert_eq!(
+                    decode(bucket, fingerprint_bits),
+                    sorted,
+                    "f={fingerprint_bits}"
+                );
+                if fingerprint_bits <= 17 {
+                    let lanes = NarrowLanes::new(fingerprint_bits);
                     // Neighbouring buckets' bits above this one must not matter.
-                    let above = state.checked_shl(4 * fp_bits - 4).unwrap_or(0);
+                    let above = state.checked_shl(4 * fingerprint_bits - 4).unwrap_or(0);
                     let near = fps.map(|fp| fp ^ (state as u32 & 3));
-                    let other_prefix = fps.map(|fp| fp ^ 1 << (fp_bits - 1 - (state as u32 & 3)));
+                    let other_prefix =
+                        fps.map(|fp| fp ^ 1 << (fingerprint_bits - 1 - (state as u32 & 3)));
                     for probe in fps.into_iter().chain(near).chain(other_prefix) {
                         let held = lanes.holds(bucket as u64 | above, &lanes.probe(probe));
-                        assert_eq!(held, sorted.contains(&probe), "f={fp_bits} {probe}");
+                        assert_eq!(
+                            held,
+                            sorted.contains(&probe),
+                            "f={fingerprint_bits} {probe}"
+                        );
                     }
                 }
             }

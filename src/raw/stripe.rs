@@ -21,10 +21,6 @@
 
 use crate::sync::{fence, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
 
-/// Stripes a filter gets unless it has fewer lock groups than this. 4096 stamps are 32 KiB, about
-/// an L1 cache; with that many, two threads pick the same stripe once in 4096 operations.
-pub(crate) const DEFAULT_STRIPES: usize = 4096;
-
 /// An optimistic read of two stripes in progress: their stamps when it began.
 #[derive(Debug)]
 pub(crate) struct OptimisticRead<'a> {
@@ -58,18 +54,18 @@ pub(crate) struct Stripes {
 }
 
 impl Stripes {
-    /// `count` stripes (a power of two) over `buckets` buckets of `slots` slots, in lock groups
-    /// of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
+    /// `count` stripes (a power of two) over `bucket_count` buckets of `bucket_size` slots, in
+    /// lock groups of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
     pub(crate) fn new(
         count: usize,
         group_shift: u32,
-        buckets: usize,
-        slots: usize,
+        bucket_count: usize,
+        bucket_size: usize,
     ) -> Option<Self> {
         debug_assert!(count.is_power_of_two());
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
-        let groups = (buckets as u64).div_ceil(1 << group_shift);
-        let most = (groups.div_ceil(count as u64) << group_shift) * slots as u64;
+        let groups = (bucket_count as u64).div_ceil(1 << group_shift);
+        let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
         let count_bits = u64::BITS - most.leading_zeros();
         debug_assert!(
             count_bits <= 33,

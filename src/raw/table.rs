@@ -21,7 +21,7 @@ const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 #[derive(Debug)]
 pub(crate) struct Table {
     words: Box<[AtomicU64]>,
-    buckets: usize,
+    bucket_count: usize,
     bucket_bits: u64,
     chunk_bits: u32,
     chunk_mask: u128,
@@ -29,11 +29,11 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// A zeroed table of `buckets` buckets; `None` if the memory cannot be had. The words come
+    /// A zeroed table of `bucket_count` buckets; `None` if the memory cannot be had. The words come
     /// zeroed from the allocator, so the pages of a large table are not touched here.
-    pub(crate) fn new(buckets: usize, layout: &BucketLayout) -> Option<Self> {
+    pub(crate) fn new(bucket_count: usize, layout: &BucketLayout) -> Option<Self> {
         let bucket_bits = layout.bucket_bits() as u64;
-        let len = Self::words_for(buckets, layout)?;
+        let len = Self::words_for(bucket_count, layout)?;
         let mut words = zeroed_words(len)?;
         if len * 8 >= HUGE_PAGE_MIN_BYTES {
             // Before any write touches the pages, so that they are born huge.
@@ -41,7 +41,7 @@ impl Table {
         }
         Some(Self {
             words,
-            buckets,
+            bucket_count,
             bucket_bits,
             chunk_bits: layout.chunk_bits(),
             chunk_mask: low_bits(layout.chunk_bits()),
@@ -49,20 +49,20 @@ impl Table {
         })
     }
 
-    /// Words a table of `buckets` buckets needs, spare words included; `None` if that is not
+    /// Words a table of `bucket_count` buckets needs, spare words included; `None` if that is not
     /// a `usize`.
-    pub(crate) fn words_for(buckets: usize, layout: &BucketLayout) -> Option<usize> {
-        usize::try_from(Self::words_for_u64(buckets as u64, layout)?).ok()
+    pub(crate) fn words_for(bucket_count: usize, layout: &BucketLayout) -> Option<usize> {
+        usize::try_from(Self::words_for_u64(bucket_count as u64, layout)?).ok()
     }
 
     /// [`Self::words_for`] in 64 bits, whatever the target's `usize`; `None` on overflow.
-    pub(crate) fn words_for_u64(buckets: u64, layout: &BucketLayout) -> Option<u64> {
-        let data = (u128::from(buckets) * layout.bucket_bits() as u128).div_ceil(64);
+    pub(crate) fn words_for_u64(bucket_count: u64, layout: &BucketLayout) -> Option<u64> {
+        let data = (u128::from(bucket_count) * layout.bucket_bits() as u128).div_ceil(64);
         u64::try_from(data + SPARE_WORDS as u128).ok()
     }
 
     /// The most buckets whose table takes at most `bytes` bytes.
-    pub(crate) fn max_buckets_in(bytes: u64, layout: &BucketLayout) -> u64 {
+    pub(crate) fn max_bucket_count_in(bytes: u64, layout: &BucketLayout) -> u64 {
         let data_words = (bytes / 8).saturating_sub(SPARE_WORDS as u64);
         (u128::from(data_words) * 64 / layout.bucket_bits() as u128)
             .try_into()
@@ -86,11 +86,11 @@ impl Table {
     /// `None` unless there are exactly as many as the geometry needs and the memory can be had.
     /// The caller checks that the bits after the last bucket are zero.
     pub(crate) fn from_le_bytes(
-        buckets: usize,
+        bucket_count: usize,
         layout: &BucketLayout,
         bytes: &[u8],
     ) -> Option<Self> {
-        let table = Self::new(buckets, layout)?;
+        let table = Self::new(bucket_count, layout)?;
         if bytes.len() / 8 != table.data_words() || bytes.len() % 8 != 0 {
             return None;
         }
@@ -110,8 +110,8 @@ impl Table {
         (64u64 >> bits.trailing_zeros().min(6)).trailing_zeros()
     }
 
-    pub(crate) fn buckets(&self) -> usize {
-        self.buckets
+    pub(crate) fn bucket_count(&self) -> usize {
+        self.bucket_count
     }
 
     /// Bytes of the table's words.
@@ -245,31 +245,33 @@ mod tests {
 
     #[test]
     fn buckets_do_not_disturb_their_neighbours() {
-        for (slots, fp_bits) in [(2, 5), (4, 12), (4, 13), (4, 32), (8, 20), (8, 32), (2, 31)] {
-            let layout = BucketLayout::new(slots, fp_bits, false);
-            let buckets = 37;
-            let table = Table::new(buckets, &layout).unwrap();
+        for (bucket_size, fingerprint_bits) in
+            [(2, 5), (4, 12), (4, 13), (4, 32), (8, 20), (8, 32), (2, 31)]
+        {
+            let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
+            let bucket_count = 37;
+            let table = Table::new(bucket_count, &layout).unwrap();
             let pattern = |i: usize| -> RawBucket {
                 let mut raw = [0u128; 2];
-                for slot in 0..slots {
+                for slot in 0..bucket_size {
                     assert!(layout.insert(&mut raw, ((i * 7 + slot) as u32 % 13) + 1));
                 }
                 raw
             };
-            for i in 0..buckets {
+            for i in 0..bucket_count {
                 table.store(i, &pattern(i));
             }
-            for i in 0..buckets {
+            for i in 0..bucket_count {
                 assert_eq!(
                     table.load(i),
                     pattern(i),
-                    "b={slots} f={fp_bits} bucket {i}"
+                    "b={bucket_size} f={fingerprint_bits} bucket {i}"
                 );
             }
-            for i in (0..buckets).step_by(2) {
+            for i in (0..bucket_count).step_by(2) {
                 table.store(i, &[0, 0]);
             }
-            for i in 0..buckets {
+            for i in 0..bucket_count {
                 let want = if i % 2 == 0 { [0, 0] } else { pattern(i) };
                 assert_eq!(table.load(i), want);
             }
@@ -278,15 +280,21 @@ mod tests {
 
     #[test]
     fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
-        for (slots, fp_bits) in [(2, 4), (2, 32), (4, 12), (8, 32), (8, 7)] {
-            let layout = BucketLayout::new(slots, fp_bits, false);
+        for (bucket_size, fingerprint_bits) in [(2, 4), (2, 32), (4, 12), (8, 32), (8, 7)] {
+            let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
             // Budgets of a 32-bit target (isize::MAX), of 2^40 and of a 64-bit one.
             for bytes in [1000u64, i32::MAX as u64, 1 << 40, i64::MAX as u64] {
-                let most = Table::max_buckets_in(bytes, &layout);
+                let most = Table::max_bucket_count_in(bytes, &layout);
                 let words = Table::words_for_u64(most, &layout).unwrap();
-                assert!(words * 8 <= bytes, "b={slots} f={fp_bits} {bytes}");
+                assert!(
+                    words * 8 <= bytes,
+                    "b={bucket_size} f={fingerprint_bits} {bytes}"
+                );
                 let more = Table::words_for_u64(most + 1, &layout).unwrap();
-                assert!(more * 8 > bytes, "b={slots} f={fp_bits} {bytes}");
+                assert!(
+                    more * 8 > bytes,
+                    "b={bucket_size} f={fingerprint_bits} {bytes}"
+                );
             }
         }
         let layout = BucketLayout::new(8, 32, false);
@@ -327,13 +335,13 @@ mod tests {
     fn a_new_table_leaves_its_pages_untouched_until_written() {
         // 512 MiB of 48-bit buckets.
         let layout = BucketLayout::new(4, 12, false);
-        let buckets = (512 << 20) / 6;
+        let bucket_count = (512 << 20) / 6;
         let before = resident_bytes();
-        let table = Table::new(buckets, &layout).unwrap();
+        let table = Table::new(bucket_count, &layout).unwrap();
         let grown = resident_bytes().saturating_sub(before);
         assert!(grown < 64 << 20, "{grown} bytes resident after building");
         // Every bucket reads as empty, and a write far in is kept.
-        let last = buckets - 1;
+        let last = bucket_count - 1;
         assert_eq!(table.load(last), [0, 0]);
         let mut raw = [0u128; 2];
         assert!(layout.insert(&mut raw, 7));
@@ -344,9 +352,9 @@ mod tests {
 
     #[test]
     fn lock_groups_end_on_word_boundaries() {
-        for slots in [2, 4, 8] {
-            for fp_bits in 4..=32 {
-                let layout = BucketLayout::new(slots, fp_bits, false);
+        for bucket_size in [2, 4, 8] {
+            for fingerprint_bits in 4..=32 {
+                let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
                 let group = 1u64 << Table::lock_group_shift(&layout);
                 let bits = layout.bucket_bits() as u64;
                 assert_eq!(group * bits % 64, 0);

@@ -43,6 +43,40 @@ fn room_for_one_exactly_one_insert_fails() {
     race_into_full_pair(1);
 }
 
+/// The smallest table with room for one: two buckets of two slots, the only free slot in bucket
+/// 1, and no fingerprint able to move anywhere useful (`m` may move only between the two full
+/// buckets). `p` and `q` both have buckets 0 and 1, in opposite order: exactly one insert takes
+/// the slot, the other searches in vain, confirms it and reports `Full`, changing nothing.
+#[test]
+fn last_free_slot_goes_to_exactly_one_insert() {
+    check(2, || {
+        let filter = Arc::new(Shape::wide(2, 2).build());
+        let mut keys = Keys::new(&filter);
+        let [s0, m, s1, p, q] =
+            [(0, 0), (0, 1), (1, 1), (0, 1), (1, 0)].map(|(a, b)| keys.with_buckets(a, b));
+        fill(&filter, &[s0, m, s1]);
+
+        let other = spawn(&filter, move |f| f.insert(&p));
+        let q_result = filter.insert(&q);
+        let p_result = other.join().unwrap();
+
+        assert!(
+            p_result.is_ok() != q_result.is_ok(),
+            "p: {p_result:?}, q: {q_result:?}"
+        );
+        assert_holds(
+            &filter,
+            &[
+                (s0, 1),
+                (m, 1),
+                (s1, 1),
+                (p, usize::from(p_result.is_ok())),
+                (q, usize::from(q_result.is_ok())),
+            ],
+        );
+    });
+}
+
 #[test]
 fn room_for_two_both_inserts_succeed() {
     race_into_full_pair(2);

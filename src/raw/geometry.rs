@@ -1,0 +1,107 @@
+//! A table's shape, and the geometry of a filter: the shape plus its concurrency settings.
+//!
+//! Each contains the one before: a [`BucketLayout`] is what [`Shape::layout`] derives from a
+//! shape's bucket size, fingerprint width and semi-sorting; a [`Geometry`] is a shape with the
+//! stripe count and the path search limits. The public layer resolves and prices shapes
+//! (`sizing.rs`) and checks geometries (`builder.rs`, `persist/`).
+
+use super::bucket::BucketLayout;
+use super::index::MAX_BUCKET_COUNT;
+use super::path::SearchLimits;
+use super::stripe_count::{default_stripes, useful_stripes};
+use super::table::Table;
+
+/// What a table holds: how many buckets, how many fingerprints each, of how many bits, and
+/// whether the buckets are semi-sorted. The builder checks every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) bucket_count: usize,
+    pub(crate) bucket_size: usize,
+    pub(crate) fingerprint_bits: u32,
+    pub(crate) semi_sorted: bool,
+}
+
+impl Shape {
+    /// Where a bucket's fingerprints live in its bits.
+    pub(crate) fn layout(&self) -> BucketLayout {
+        BucketLayout::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
+    }
+
+    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
+    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
+    pub(crate) fn data_bits(&self) -> u64 {
+        self.bucket_count as u64 * self.layout().bucket_bits() as u64
+    }
+
+    /// Bytes the table will take, `None` if it cannot be addressed.
+    pub(crate) fn table_bytes(&self) -> Option<usize> {
+        Table::words_for(self.bucket_count, &self.layout())?.checked_mul(8)
+    }
+
+    /// Words the table will take, in 64 bits whatever the target; `None` on overflow.
+    fn table_words(&self) -> Option<u64> {
+        Table::words_for_u64(self.bucket_count as u64, &self.layout())
+    }
+
+    /// The most buckets a table of buckets like these can have (whatever `bucket_count` says):
+    /// [`MAX_BUCKET_COUNT`], or fewer where its table would take more than `bytes` (what the
+    /// target can address).
+    pub(crate) fn max_bucket_count(&self, bytes: u64) -> u64 {
+        Table::max_bucket_count_in(bytes, &self.layout()).min(MAX_BUCKET_COUNT)
+    }
+}
+
+/// A filter's shape and concurrency settings, checked by the builder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub(crate) shape: Shape,
+    /// A power of two, or 0 for the default.
+    pub(crate) stripes: usize,
+    pub(crate) limits: SearchLimits,
+}
+
+impl Geometry {
+    /// Stripes this geometry ends up with: the requested count, or the default capped at one per
+    /// lock group.
+    pub(crate) fn stripe_count(&self) -> usize {
+        if self.stripes != 0 {
+            return self.stripes;
+        }
+        let bytes = self
+            .shape
+            .table_bytes()
+            .map_or(u64::MAX, |bytes| bytes as u64);
+        // At most DEFAULT_STRIPES, so it fits.
+        default_stripes(self.shape.bucket_count as u64, &self.shape.layout(), bytes) as usize
+    }
+
+    /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
+    pub(crate) fn max_useful_stripes(&self) -> u64 {
+        useful_stripes(self.shape.bucket_count as u64, &self.shape.layout())
+    }
+
+    /// Bytes the table and the stripes will take, for an out-of-memory report.
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        let table = self.shape.table_words().unwrap_or(u64::MAX);
+        table
+            .saturating_add(self.stripe_count() as u64)
+            .saturating_mul(8)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_most_buckets_are_2_to_the_32_or_what_the_target_can_address() {
+        let shape = |bucket_size| Shape {
+            bucket_count: 0,
+            bucket_size,
+            fingerprint_bits: 32,
+            semi_sorted: false,
+        };
+        assert_eq!(shape(8).max_bucket_count(i64::MAX as u64), MAX_BUCKET_COUNT);
+        assert!(shape(2).max_bucket_count(i32::MAX as u64) < 1 << 28);
+    }
+}
