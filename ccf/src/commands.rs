@@ -2,13 +2,15 @@
 
 use std::fmt;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+use concurrent_cuckoo_filter::DefaultHashBuilder;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
 use crate::error::CliError;
-use crate::filter_file::{load, save, sized};
+use crate::filter_file::{kind, load, new_filter, save, Filter, Kind};
+use crate::growing;
 use crate::input::{total_bytes, Chunks, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 
@@ -88,23 +90,18 @@ fn shown(line: &[u8]) -> String {
 }
 
 /// The error for line `i` of a chunk finding no room.
-fn full(
-    filter: &ConcurrentCuckooFilter,
-    data: &[u8],
-    lines: &Lines,
-    seen: u64,
-    i: usize,
-) -> CliError {
+fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> CliError {
     CliError::Full {
         line: seen + i as u64 + 1,
         key: shown(lines.line(data, i)),
-        stored: filter.len(),
+        stored: filter.stored(),
+        remedy: filter.full_remedy(),
     }
 }
 
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
-    let filter = sized(args.sizing.capacity, args.sizing.fpr, &sources)?;
+    let filter = new_filter(&args.sizing, &sources)?;
     let keys = if args.hex64 {
         KeyFormat::Hex64
     } else {
@@ -116,29 +113,44 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
         keys,
         &filter.hasher().clone(),
         |data, lines, seen| {
-            let new = insert_unique(&filter, &lines.hashes)
+            let new = insert_unique(&filter, data, lines)
                 .map_err(|i| full(&filter, data, lines, seen, i))?;
             stored += new.iter().filter(|&&new| new).count() as u64;
             Ok(())
         },
     )?;
     save(&filter, args.output.as_deref())?;
-    let stats = filter.stats();
+    let summary = match &filter {
+        Filter::Fixed(filter) => {
+            let stats = filter.stats();
+            format!(
+                "{} bits per item; expected false positive rate {:.4}% (at capacity {:.4}%)",
+                stats
+                    .bits_per_item
+                    .map_or("-".to_string(), |bits| format!("{bits:.2}")),
+                stats.false_positive_rate_at_load * 100.0,
+                stats.expected_false_positive_rate * 100.0,
+            )
+        }
+        Filter::Growable(filter) => growing::build_report(filter),
+    };
     note(format_args!(
         "ccf build: {lines} lines, {stored} keys stored, {} found present (repeats or false \
-         positives); {} bits per item; expected false positive rate {:.4}% (at capacity \
-         {:.4}%)\n",
+         positives); {summary}\n",
         lines - stored,
-        stats
-            .bits_per_item
-            .map_or("-".to_string(), |bits| format!("{bits:.2}")),
-        stats.false_positive_rate_at_load * 100.0,
-        stats.expected_false_positive_rate * 100.0,
     ));
     Ok(0)
 }
 
 fn query(args: QueryArgs) -> Result<i32, CliError> {
+    // Refused from the file's first bytes, before it is read whole.
+    if args.hex64 && kind(&args.filter)? == Kind::Growable {
+        return Err(CliError::Unsupported {
+            path: args.filter,
+            reason: "a growable filter is queried by keys: --hex64 needs a fixed-size filter \
+                     (the library looks up a growable filter by key only, not by a hash)",
+        });
+    }
     let filter = load(&args.filter)?;
     let keys = if args.hex64 {
         KeyFormat::Hex64
@@ -152,7 +164,7 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
         keys,
         filter.hasher(),
         |data, lines, _| {
-            let answers = contains(&filter, &lines.hashes);
+            let answers = contains(&filter, data, lines);
             printed += lines.write_where(data, &answers, !args.invert_match, &mut out)?;
             Ok(())
         },
@@ -163,7 +175,7 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
 
 fn dedup(args: DedupArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
-    let filter = sized(args.sizing.capacity, args.sizing.fpr, &sources)?;
+    let filter = new_filter(&args.sizing, &sources)?;
     let mut out = stdout();
     let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
     let lines = each_chunk(
@@ -171,22 +183,32 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
         KeyFormat::Text,
         &filter.hasher().clone(),
         |data, lines, seen| {
-            let rate_before = filter.stats().false_positive_rate_at_load;
-            let new = insert_unique(&filter, &lines.hashes)
+            let rate_before = filter.false_positive_rate_now();
+            let new = insert_unique(&filter, data, lines)
                 .map_err(|i| full(&filter, data, lines, seen, i))?;
-            let rate_after = filter.stats().false_positive_rate_at_load;
+            let rate_after = filter.false_positive_rate_now();
             let unique = lines.write_where(data, &new, true, &mut out)?;
-            // Each new line was checked at a load between the two: the rate grows about
-            // linearly with the load.
-            wrongly_dropped += unique as f64 * (rate_before + rate_after) / 2.0;
+            let rate = match filter {
+                // Each new line was checked at a load between the two: the rate grows about
+                // linearly with the load.
+                Filter::Fixed(_) => (rate_before + rate_after) / 2.0,
+                // Every level taken at capacity; a level added within the chunk raises the
+                // rate in a step, so the levels the chunk ended with.
+                Filter::Growable(_) => rate_after,
+            };
+            wrongly_dropped += unique as f64 * rate;
             printed += unique;
             Ok(())
         },
     )?;
     out.flush()?;
+    let levels = match &filter {
+        Filter::Fixed(_) => String::new(),
+        Filter::Growable(filter) => format!(" ({} levels)", filter.level_count()),
+    };
     note(format_args!(
         "ccf dedup: {lines} lines, {printed} printed, {} dropped; expected unique lines wrongly \
-         dropped: {wrongly_dropped:.1}\n",
+         dropped: {wrongly_dropped:.1}{levels}\n",
         lines - printed
     ));
     Ok(0)
@@ -195,7 +217,10 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
 fn info(args: InfoArgs) -> Result<i32, CliError> {
     let filter = load(&args.filter)?;
     let mut out = stdout();
-    write!(out, "{}", filter.stats())?;
+    match &filter {
+        Filter::Fixed(filter) => write!(out, "kind: fixed-size\n{}", filter.stats())?,
+        Filter::Growable(growable) => growing::describe(growable, &args.filter, &mut out)?,
+    }
     out.flush()?;
     Ok(0)
 }
@@ -205,20 +230,36 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         .filters
         .split_first()
         .ok_or_else(|| CliError::Usage("merge needs at least two filters".into()))?;
-    let union = load(first)?;
+    let growable = |path: &Path| CliError::Unsupported {
+        path: path.to_owned(),
+        reason: "a growable filter cannot be merged: the library has a union of fixed-size \
+                 filters only",
+    };
+    // Every file's kind before any is read whole.
+    for path in &args.filters {
+        if kind(path)? == Kind::Growable {
+            return Err(growable(path));
+        }
+    }
+    // A file's kind is checked again as it is read: it may have been replaced since.
+    let fixed = |path: &Path| match load(path)? {
+        Filter::Fixed(filter) => Ok(filter),
+        Filter::Growable(_) => Err(growable(path)),
+    };
+    let target = fixed(first)?;
     for path in rest {
-        let filter = load(path)?;
-        union
-            .merge_unique(&filter)
+        target
+            .merge_unique(&fixed(path)?)
             .map_err(|error| CliError::Merge {
                 path: path.clone(),
                 error,
             })?;
     }
+    let union = Filter::Fixed(target);
     save(&union, Some(&args.output))?;
     note(format_args!(
         "ccf merge: {} items from {} filters in {}\n",
-        union.len(),
+        union.stored(),
         args.filters.len(),
         args.output.display()
     ));

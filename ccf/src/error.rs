@@ -33,11 +33,15 @@ pub enum CliError {
         key: String,
         /// Items the filter held when it stopped.
         stored: usize,
+        /// What would have made room.
+        remedy: &'static str,
     },
     /// A `--hex64` line that is not a 64-bit hexadecimal number.
     BadHex { line: u64, text: String },
     /// Arguments that parse but make no sense together.
     Usage(String),
+    /// A filter file of a kind the command cannot use.
+    Unsupported { path: PathBuf, reason: &'static str },
 }
 
 impl CliError {
@@ -74,16 +78,21 @@ impl fmt::Display for CliError {
             Self::Merge { path, error } => {
                 write!(f, "{}: cannot merge: {error}", path.display())
             }
-            Self::Full { line, key, stored } => write!(
+            Self::Full {
+                line,
+                key,
+                stored,
+                remedy,
+            } => write!(
                 f,
-                "the filter is full at line {line} ({key:?}) with {stored} items stored; \
-                 give a larger --capacity"
+                "the filter is full at line {line} ({key:?}) with {stored} items stored; {remedy}"
             ),
             Self::BadHex { line, text } => write!(
                 f,
                 "line {line}: {text:?} is not a 64-bit hexadecimal number (--hex64)"
             ),
             Self::Usage(message) => f.write_str(message),
+            Self::Unsupported { path, reason } => write!(f, "{}: {reason}", path.display()),
         }
     }
 }

@@ -1,29 +1,120 @@
-//! Filters on disk, and new filters sized for their input.
+//! Filters on disk, of either kind, and new filters sized for their input or growing.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
+use std::io::{self, BufReader, BufWriter, Cursor, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter};
 
+use crate::cli::Sizing;
 use crate::error::CliError;
+use crate::growing;
 use crate::input::{count_lines, Source};
 
-/// Reads the filter in `path`, every field and checksum checked.
-pub fn load(path: &Path) -> Result<ConcurrentCuckooFilter, CliError> {
-    let file = File::open(path).map_err(|error| CliError::file(path, error))?;
-    ConcurrentCuckooFilter::read_from(BufReader::with_capacity(1 << 20, file)).map_err(|error| {
-        CliError::Decode {
-            path: path.to_owned(),
-            error,
+/// A filter of either kind the library writes. A command holds one or two: their sizes differ,
+/// but not enough to box.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Filter {
+    /// Sized before the first key; full when it reaches its capacity.
+    Fixed(ConcurrentCuckooFilter),
+    /// Adds a level each time its newest one fills.
+    Growable(GrowableCuckooFilter),
+}
+
+/// What a filter file holds, told by its magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Fixed,
+    Growable,
+}
+
+/// The first bytes of a growable filter's encoding (`FORMAT.md`, "Growable filters"); a fixed
+/// filter's differ in their fourth byte.
+const GROWABLE_MAGIC: &[u8] = b"\x89CCG\r\n\x1a\n";
+
+impl Filter {
+    pub fn hasher(&self) -> &DefaultHashBuilder {
+        match self {
+            Self::Fixed(filter) => filter.hasher(),
+            Self::Growable(filter) => filter.hasher(),
         }
+    }
+
+    /// Items stored.
+    pub fn stored(&self) -> usize {
+        match self {
+            Self::Fixed(filter) => filter.len(),
+            Self::Growable(filter) => filter.len(),
+        }
+    }
+
+    /// The false positive rate a new key meets: at the current load for a fixed filter; for a
+    /// growable one, whose levels' loads the library does not tell, the rate with every level
+    /// at capacity.
+    pub fn false_positive_rate_now(&self) -> f64 {
+        match self {
+            Self::Fixed(filter) => filter.stats().false_positive_rate_at_load,
+            Self::Growable(filter) => filter.expected_false_positive_rate(),
+        }
+    }
+
+    /// What to do when the filter is full.
+    pub fn full_remedy(&self) -> &'static str {
+        match self {
+            Self::Fixed(_) => "give a larger --capacity",
+            Self::Growable(_) => "no level could be added; give a larger --max-capacity, or none",
+        }
+    }
+
+    fn write_to(&self, out: impl Write) -> io::Result<()> {
+        match self {
+            Self::Fixed(filter) => filter.write_to(out),
+            Self::Growable(filter) => filter.write_to(out),
+        }
+    }
+}
+
+/// Opens the filter file at `path`: its kind, by its magic (a file with neither kind's magic is
+/// taken as fixed, whose decoder names what is wrong), and a reader from its first byte.
+fn open(path: &Path) -> Result<(Kind, impl Read), CliError> {
+    let file = File::open(path).map_err(|error| CliError::file(path, error))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut head = Vec::with_capacity(GROWABLE_MAGIC.len());
+    (&mut reader)
+        .take(GROWABLE_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .map_err(|error| CliError::file(path, error))?;
+    let kind = if head == GROWABLE_MAGIC {
+        Kind::Growable
+    } else {
+        Kind::Fixed
+    };
+    Ok((kind, Cursor::new(head).chain(reader)))
+}
+
+/// The kind of filter the file at `path` holds, from its first bytes alone.
+pub fn kind(path: &Path) -> Result<Kind, CliError> {
+    open(path).map(|(kind, _)| kind)
+}
+
+/// Reads the filter in `path`, of whichever kind, every field and checksum checked.
+pub fn load(path: &Path) -> Result<Filter, CliError> {
+    let (kind, reader) = open(path)?;
+    let filter = match kind {
+        Kind::Fixed => ConcurrentCuckooFilter::read_from(reader).map(Filter::Fixed),
+        Kind::Growable => GrowableCuckooFilter::read_from(reader).map(Filter::Growable),
+    };
+    filter.map_err(|error| CliError::Decode {
+        path: path.to_owned(),
+        error,
     })
 }
 
 /// Writes `filter` to `path`, through a temporary file renamed into place so that a failed or
 /// interrupted write never leaves half a filter under the name; or to standard output, unless
 /// that is a terminal.
-pub fn save(filter: &ConcurrentCuckooFilter, path: Option<&Path>) -> Result<(), CliError> {
+pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
     let Some(path) = path else {
         let stdout = io::stdout();
         if stdout.is_terminal() {
@@ -55,29 +146,34 @@ pub fn save(filter: &ConcurrentCuckooFilter, path: Option<&Path>) -> Result<(), 
     }
 }
 
-/// A new filter for `capacity` keys, or if none is given for as many keys as the input files
-/// have lines (counted in a first pass); standard input, which cannot be read twice, needs a
-/// capacity. `fpr` picks the configuration, or the library's default (12-bit fingerprints in
-/// 4-slot buckets) without it.
-pub fn sized(
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    sources: &[Source],
-) -> Result<ConcurrentCuckooFilter, CliError> {
-    let capacity = match capacity {
+/// A new filter as `sizing` asks: a growable one with `--grow`, else a fixed one for
+/// `--capacity` keys, or if none is given for as many keys as the input files have lines
+/// (counted in a first pass); standard input, which cannot be read twice, needs a capacity then.
+/// `--fpr` picks the configuration, or the library's default (12-bit fingerprints in 4-slot
+/// buckets) without it.
+pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliError> {
+    if sizing.grow {
+        return growing::new_filter(sizing).map(Filter::Growable);
+    }
+    let capacity = match sizing.capacity {
         Some(capacity) => capacity,
         None => count_lines(sources)?.ok_or_else(|| {
             CliError::Usage(
                 "reading standard input needs --capacity N (the filter is sized before the \
-                 first line arrives)"
+                 first line arrives) or --grow"
                     .into(),
             )
         })?,
     };
-    let capacity = usize::try_from(capacity.max(1)).unwrap_or(usize::MAX);
-    let mut builder = ConcurrentCuckooFilter::builder().capacity(capacity);
-    if let Some(fpr) = fpr {
+    let mut builder = ConcurrentCuckooFilter::builder().capacity(items(capacity));
+    if let Some(fpr) = sizing.fpr {
         builder = builder.false_positive_rate(fpr);
     }
-    builder.build().map_err(CliError::Build)
+    builder.build().map(Filter::Fixed).map_err(CliError::Build)
+}
+
+/// A count of keys from the command line as a capacity: at least 1, at most what a `usize`
+/// holds.
+pub fn items(count: u64) -> usize {
+    usize::try_from(count.max(1)).unwrap_or(usize::MAX)
 }

@@ -5,7 +5,8 @@
 pub mod cli;
 mod commands;
 pub mod error;
-mod filter_file;
+pub mod filter_file;
+pub mod growing;
 pub mod input;
 pub mod lines;
 

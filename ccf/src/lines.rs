@@ -1,12 +1,14 @@
 //! One chunk's lines: found, hashed, looked up and inserted on all cores, written in order.
 
-use core::hash::{BuildHasher, Hasher};
+use core::hash::{BuildHasher, Hash, Hasher};
 use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+use concurrent_cuckoo_filter::DefaultHashBuilder;
 use rayon::prelude::*;
+
+use crate::filter_file::Filter;
 
 /// What a line is a key of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,13 +43,22 @@ const INSERT_BATCH: usize = 4096;
 /// Hashes a lookup batch takes at once.
 const LOOKUP_BATCH: usize = 4096;
 
-/// The hash the filter's `insert(line)` would compute for a line that is valid UTF-8: a `str`
-/// hashes as its bytes and one `0xff`. Lines that are not UTF-8 get the same formula.
+/// A line as the key it stands for: hashed as the `&str` of its bytes would be (the bytes, then
+/// one `0xff`), so that `filter.insert(line)` and `contains(line)` in a Rust program meet it.
+/// Lines that are not UTF-8 get the same formula.
+#[derive(Debug, Clone, Copy)]
+pub struct LineKey<'a>(pub &'a [u8]);
+
+impl Hash for LineKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+        state.write_u8(0xff);
+    }
+}
+
+/// The hash the filter's `insert(line)` would compute for a line.
 pub fn text_hash(hasher: &DefaultHashBuilder, line: &[u8]) -> u64 {
-    let mut state = hasher.build_hasher();
-    state.write(line);
-    state.write_u8(0xff);
-    state.finish()
+    hasher.hash_one(LineKey(line))
 }
 
 fn hex_hash(line: &[u8]) -> Option<u64> {
@@ -164,22 +175,63 @@ fn piece_bounds(data: &[u8], pieces: usize) -> Vec<Range<usize>> {
     bounds
 }
 
-/// Whether each hash may be in the filter, by batched lookups on all cores.
-pub fn contains(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Vec<bool> {
-    let mut answers = vec![false; hashes.len()];
-    hashes
-        .par_chunks(LOOKUP_BATCH)
-        .zip(answers.par_chunks_mut(LOOKUP_BATCH))
-        .for_each(|(hashes, answers)| filter.contains_hash_batch(hashes, answers));
+/// Whether each line may be in the filter, by batched lookups on all cores: of the lines'
+/// hashes in a fixed filter, of the lines themselves (hashed again, as a growable filter takes
+/// keys) in a growable one.
+pub fn contains(filter: &Filter, data: &[u8], lines: &Lines) -> Vec<bool> {
+    let mut answers = vec![false; lines.len()];
+    let answer_batches = answers.par_chunks_mut(LOOKUP_BATCH);
+    match filter {
+        Filter::Fixed(filter) => lines
+            .hashes
+            .par_chunks(LOOKUP_BATCH)
+            .zip(answer_batches)
+            .for_each(|(hashes, answers)| filter.contains_hash_batch(hashes, answers)),
+        Filter::Growable(filter) => {
+            let keys: Vec<LineKey<'_>> = (0..lines.len())
+                .map(|i| LineKey(lines.line(data, i)))
+                .collect();
+            keys.par_chunks(LOOKUP_BATCH)
+                .zip(answer_batches)
+                .for_each(|(keys, answers)| filter.contains_batch_into(keys, answers));
+        }
+    }
     answers
 }
 
-/// Inserts each hash unless present, on all cores; whether each went in. The hashes are split
-/// into parts by their first bucket, a task each; equal hashes fall in the same part, which
-/// takes them in order, so of equal lines only the first can go in.
-/// `Err(i)`: hash `i` found no room (the earliest such among those tried); others may have gone
+/// Inserts each line unless present, on all cores; whether each went in. The lines are split
+/// into parts by their hash's first bucket, a task each; equal lines fall in the same part,
+/// which takes them in order, so of equal lines only the first can go in.
+/// `Err(i)`: line `i` found no room (the earliest such among those tried); others may have gone
 /// in meanwhile.
-pub fn insert_unique(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Result<Vec<bool>, usize> {
+pub fn insert_unique(filter: &Filter, data: &[u8], lines: &Lines) -> Result<Vec<bool>, usize> {
+    match filter {
+        Filter::Fixed(filter) => in_parts(&lines.hashes, |_, hashes, new| {
+            // On `Full` this error's `inserted()` is the index of the hash that found no room
+            // (see `insert_unique_hashes`), not a count of the hashes inserted.
+            filter
+                .insert_unique_hashes(hashes, new)
+                .map(drop)
+                .map_err(|full| full.inserted())
+        }),
+        Filter::Growable(filter) => in_parts(&lines.hashes, |indices, _, new| {
+            for (at, (&i, new)) in indices.iter().zip(new).enumerate() {
+                *new = filter
+                    .insert_unique(&LineKey(lines.line(data, i)))
+                    .map_err(|_| at)?;
+            }
+            Ok(())
+        }),
+    }
+}
+
+/// Runs `insert` on the hashes in parts by their first bucket, on all cores, a batch at a time:
+/// `insert(indices, hashes, new)` gets the batch's indices into `hashes`, their hashes, and
+/// their flags to set, and fails with the position in the batch of one that found no room.
+fn in_parts(
+    hashes: &[u64],
+    insert: impl Fn(&[usize], &[u64], &mut [bool]) -> Result<(), usize> + Sync,
+) -> Result<Vec<bool>, usize> {
     let parts = (rayon::current_num_threads() * PIECES_PER_THREAD) as u64;
     let stop = AtomicBool::new(false);
     let first_full = AtomicUsize::new(usize::MAX);
@@ -193,14 +245,16 @@ pub fn insert_unique(filter: &ConcurrentCuckooFilter, hashes: &[u64]) -> Result<
                 .filter(|&(_, &hash)| ((hash >> 32) * parts) >> 32 == part)
                 .unzip();
             let mut new = vec![false; mine.len()];
-            let blocks = mine.chunks(INSERT_BATCH).zip(new.chunks_mut(INSERT_BATCH));
-            for (at, (mine, new)) in blocks.enumerate() {
+            let batches = indices
+                .chunks(INSERT_BATCH)
+                .zip(mine.chunks(INSERT_BATCH))
+                .zip(new.chunks_mut(INSERT_BATCH));
+            for ((indices, mine), new) in batches {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                if let Err(full) = filter.insert_unique_hashes(mine, new) {
-                    let i = indices[at * INSERT_BATCH + full.inserted()];
-                    first_full.fetch_min(i, Ordering::Relaxed);
+                if let Err(at) = insert(indices, mine, new) {
+                    first_full.fetch_min(indices[at], Ordering::Relaxed);
                     stop.store(true, Ordering::Relaxed);
                     break;
                 }

@@ -75,26 +75,11 @@ fn assert_fails(output: &Output, message: &str) {
     );
 }
 
-#[test]
-fn build_then_query_finds_every_key_and_prints_lines_in_input_order() {
-    let dir = scratch("query");
-    let keys = dir.join("keys.txt");
-    write_lines(&keys, (0..20_000).map(|i| format!("key-{i}")));
-    let filter = dir.join("keys.ccf");
-    let built = ccf(&["build", "-o", path(&filter), path(&keys)], b"");
-    assert!(built.status.success(), "{}", stderr(&built));
-    // Distinct keys, less the few whose fingerprint was already in their buckets (under 0.2%).
-    let report = stderr(&built);
-    let stored: usize = report
-        .split(" keys stored")
-        .next()
-        .and_then(|head| head.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{report}"));
-    assert!(report.contains("20000 lines, "), "{report}");
-    assert!((19_960..=20_000).contains(&stored), "{report}");
-
-    // Members and strangers interleaved, members in descending order.
+/// Queries `filter`, which holds `key-0` to `key-19999`, with those keys and 20,000 strangers
+/// interleaved (the keys in descending order), with and without `-v`: checks that each line is
+/// printed by exactly one of the two, in input order, and that no key is missing. Returns the
+/// false positives.
+fn assert_queries_in_order(filter: &Path) -> usize {
     let queries: Vec<String> = (0..40_000)
         .map(|i| match i % 2 {
             0 => format!("key-{}", 19_999 - i / 2),
@@ -102,11 +87,10 @@ fn build_then_query_finds_every_key_and_prints_lines_in_input_order() {
         })
         .collect();
     let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
-    let found = ccf(&["query", path(&filter)], input.as_bytes());
-    assert!(found.status.success());
+    let found = ccf(&["query", path(filter)], input.as_bytes());
+    assert!(found.status.success(), "{}", stderr(&found));
     let found = lines(&found);
-    let absent = lines(&ccf(&["query", "-v", path(&filter)], input.as_bytes()));
-    // Each line is printed by exactly one of the two, in input order.
+    let absent = lines(&ccf(&["query", "-v", path(filter)], input.as_bytes()));
     let (mut a, mut b) = (found.iter().peekable(), absent.iter().peekable());
     for query in &queries {
         let in_found = a.next_if(|line| *line == query).is_some();
@@ -118,7 +102,24 @@ fn build_then_query_finds_every_key_and_prints_lines_in_input_order() {
         );
     }
     assert!(a.next().is_none() && b.next().is_none());
-    let false_positives = found.len() - 20_000;
+    found.len() - 20_000
+}
+
+#[test]
+fn build_then_query_finds_every_key_and_prints_lines_in_input_order() {
+    let dir = scratch("query");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..20_000).map(|i| format!("key-{i}")));
+    let filter = dir.join("keys.ccf");
+    let built = ccf(&["build", "-o", path(&filter), path(&keys)], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    // Distinct keys, less the few whose fingerprint was already in their buckets (under 0.2%).
+    let report = stderr(&built);
+    let stored = number_before(&report, " keys stored");
+    assert!(report.contains("20000 lines, "), "{report}");
+    assert!((19_960..=20_000).contains(&stored), "{report}");
+
+    let false_positives = assert_queries_in_order(&filter);
     assert!(false_positives < 20_000 / 200, "{false_positives}");
 
     let none = ccf(&["query", path(&filter)], b"nothing-here\n");
@@ -142,6 +143,7 @@ fn build_counts_duplicates_and_writes_to_standard_output_when_piped() {
     assert!(info.status.success());
     let info = String::from_utf8(info.stdout).unwrap();
     for field in [
+        "kind: fixed-size\n",
         "items: 1000\n",
         "bucket size: 4\n",
         "fingerprint bits: 12\n",
@@ -176,16 +178,12 @@ fn a_line_is_the_key_the_library_hashes_as_a_str_and_hex64_takes_that_hash() {
     assert_eq!(lines(&found), [hashes[1].clone()]);
 }
 
-#[test]
-fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
-    // About 7 MB: several 2 MiB chunks, with repeats both within a chunk and across chunks.
-    let input: Vec<String> = (0..900_000u64)
-        .map(|i| {
-            format!(
-                "{:07}",
-                (i * 7919) % 300_000 + (i % 3) * 1_000_000 * (i % 2)
-            )
-        })
+/// Runs `ccf args` (a dedup) on `count` lines of 7 digits, repeats among them both within a
+/// 2 MiB chunk and across chunks, and checks that it prints each line once, at its first
+/// position, and reports the counts. Returns the report.
+fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) -> String {
+    let input: Vec<String> = (0..count)
+        .map(|i| format!("{:07}", (i * 7919) % cycle + (i % 3) * 1_000_000 * (i % 2)))
         .collect();
     let mut seen = HashSet::new();
     let expected: Vec<String> = input
@@ -194,12 +192,7 @@ fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
         .cloned()
         .collect();
     let text: String = input.iter().map(|line| format!("{line}\n")).collect();
-    // 1e-7: about 27-bit fingerprints, so that no unique line is wrongly dropped here.
-    let capacity = input.len().to_string();
-    let out = ccf(
-        &["dedup", "--capacity", &capacity, "--fpr", "1e-7"],
-        text.as_bytes(),
-    );
+    let out = ccf(args, text.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out), expected);
     let dropped = input.len() - expected.len();
@@ -212,6 +205,19 @@ fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
         "{}",
         stderr(&out)
     );
+    stderr(&out)
+}
+
+#[test]
+fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
+    // About 7 MB: several 2 MiB chunks. 1e-7: about 27-bit fingerprints, so that no unique line
+    // is wrongly dropped here.
+    let report = assert_dedups_in_order(
+        &["dedup", "--capacity", "900000", "--fpr", "1e-7"],
+        900_000,
+        300_000,
+    );
+    assert!(!report.contains("levels"), "{report}");
 }
 
 #[test]
@@ -390,4 +396,251 @@ fn a_closed_pipe_ends_the_output_quietly() {
     writer.join().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!stderr(&output).contains("ccf: "), "{}", stderr(&output));
+}
+
+/// The number after `name` in a report, e.g. `5` in `...; 5 levels; ...` for `" levels"`.
+fn number_before(report: &str, name: &str) -> usize {
+    report
+        .split(name)
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{name} in {report}"))
+}
+
+/// The value of `name: value` lines in `info`'s output.
+fn field<'a>(info: &'a str, name: &str) -> &'a str {
+    info.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("{name} in {info}"))
+}
+
+/// Builds a growable filter of `keys` from standard input into `filter`; its report.
+fn build_growing(filter: &Path, keys: &[String], first_level: &str) -> String {
+    let input: String = keys.iter().map(|key| format!("{key}\n")).collect();
+    let built = ccf(
+        &[
+            "build",
+            "--grow",
+            "--capacity",
+            first_level,
+            "-o",
+            path(filter),
+        ],
+        input.as_bytes(),
+    );
+    assert!(built.status.success(), "{}", stderr(&built));
+    stderr(&built)
+}
+
+#[test]
+fn build_grow_takes_standard_input_without_a_count_and_query_finds_every_key() {
+    let dir = scratch("grow-query");
+    let filter = dir.join("grown.ccf");
+    // Each key twice, the repeats after all the keys: 1,000 keys in the first level, so it grows.
+    let keys: Vec<String> = (0..40_000).map(|i| format!("key-{}", i % 20_000)).collect();
+    let report = build_growing(&filter, &keys, "1000");
+    assert!(report.contains("40000 lines, "), "{report}");
+    let stored = number_before(&report, " keys stored");
+    // The 20,000 distinct keys, less the few whose fingerprint some level already showed
+    // (a false positive; the target rate is 0.1%).
+    assert!((19_960..=20_000).contains(&stored), "{report}");
+    assert_eq!(number_before(&report, " found present"), 40_000 - stored);
+    // 1,000 + 2,000 + … + 16,000 = 31,000 is the first sum of levels past 20,000 keys.
+    assert_eq!(number_before(&report, " levels"), 5, "{report}");
+    assert!(report.contains(" bits per item; "), "{report}");
+
+    let false_positives = assert_queries_in_order(&filter);
+    // Under the target 0.1% of 20,000 strangers, with room for chance: 20 expected at most.
+    assert!(false_positives < 60, "{false_positives}");
+    let none = ccf(&["query", path(&filter)], b"nothing-here\n");
+    assert_eq!(none.status.code(), Some(1), "no line selected: status 1");
+}
+
+#[test]
+fn info_of_a_growable_filter_describes_each_level() {
+    let dir = scratch("grow-info");
+    let filter = dir.join("grown.ccf");
+    let keys: Vec<String> = (0..10_000).map(|i| format!("{i}")).collect();
+    let report = build_growing(&filter, &keys, "500");
+    let info = ccf(&["info", path(&filter)], b"");
+    assert!(info.status.success(), "{}", stderr(&info));
+    let info = String::from_utf8(info.stdout).unwrap();
+    assert_eq!(field(&info, "kind"), "growable");
+    assert!(
+        field(&info, "format version").ends_with(" (growable)"),
+        "{info}"
+    );
+    assert!(field(&info, "hasher").starts_with("ccf-xxh3"), "{info}");
+    let levels: usize = field(&info, "levels").parse().unwrap();
+    assert_eq!(levels, number_before(&report, " levels"));
+    let items: usize = field(&info, "items").parse().unwrap();
+    assert_eq!(items, number_before(&report, " keys stored"));
+    let serialized: u64 = field(&info, "serialized bytes").parse().unwrap();
+    assert_eq!(serialized, fs::metadata(&filter).unwrap().len());
+    // One line per level, oldest first: each level twice the one before (its bucket count
+    // rounded up), with fingerprints as wide or one bit wider, its items adding up to the
+    // whole.
+    let (mut sum, mut last) = (0, None::<(usize, u32)>);
+    for level in 0..levels {
+        let line = field(&info, &format!("level {level}"));
+        let value = |name: &str| -> usize {
+            line.split(", ")
+                .find_map(|part| part.strip_prefix(name)?.strip_prefix(' '))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {line}"))
+        };
+        let (capacity, bits) = (value("capacity"), value("fingerprint bits") as u32);
+        if let Some((capacity_before, bits_before)) = last {
+            assert!(
+                capacity.abs_diff(2 * capacity_before) <= capacity / 100,
+                "{info}"
+            );
+            assert!(bits == bits_before || bits == bits_before + 1, "{info}");
+        } else {
+            assert_eq!(capacity, 500, "{info}");
+        }
+        last = Some((capacity, bits));
+        sum += value("items");
+    }
+    assert_eq!(sum, items, "{info}");
+    assert!(!info.contains(&format!("level {levels}:")), "{info}");
+}
+
+#[test]
+fn merge_refuses_growable_filters_by_name_and_writes_nothing() {
+    let dir = scratch("grow-merge");
+    let (grown, fixed, out) = (dir.join("g.ccf"), dir.join("f.ccf"), dir.join("o.ccf"));
+    build_growing(&grown, &["a".to_string()], "100");
+    assert!(
+        ccf(&["build", "--capacity", "100", "-o", path(&fixed)], b"b\n")
+            .status
+            .success()
+    );
+    for (first, second) in [(&fixed, &grown), (&grown, &grown)] {
+        let merged = ccf(&["merge", path(first), path(second), "-o", path(&out)], b"");
+        assert_fails(
+            &merged,
+            "g.ccf: a growable filter cannot be merged: the library has a union of fixed-size \
+             filters only",
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_corrupt_or_truncated_growable_file_is_a_decode_error_in_words() {
+    let dir = scratch("grow-corrupt");
+    let filter = dir.join("g.ccf");
+    let keys: Vec<String> = (0..3000).map(|i| format!("{i}")).collect();
+    build_growing(&filter, &keys, "1000");
+    let good = fs::read(&filter).unwrap();
+    // A byte of level 0's table (after the 112-byte header and the level's 88-byte header).
+    let mut bytes = good.clone();
+    bytes[112 + 88 + 40] ^= 0x10;
+    fs::write(&filter, &bytes).unwrap();
+    for command in ["info", "query"] {
+        assert_fails(
+            &ccf(&[command, path(&filter)], b"1\n"),
+            "g.ccf: not a readable filter: level 0 of the growable cuckoo filter: corrupted \
+             cuckoo filter",
+        );
+    }
+    // The growable header's checksum covers its fields.
+    let mut bytes = good.clone();
+    bytes[20] ^= 1;
+    fs::write(&filter, &bytes).unwrap();
+    assert_fails(
+        &ccf(&["info", path(&filter)], b""),
+        "not a readable filter: ",
+    );
+    fs::write(&filter, &good[..good.len() - 1]).unwrap();
+    assert_fails(
+        &ccf(&["query", path(&filter)], b"1\n"),
+        "not a readable filter: truncated cuckoo filter",
+    );
+    fs::write(&filter, &good[..9]).unwrap();
+    assert_fails(
+        &ccf(&["info", path(&filter)], b""),
+        "not a readable filter: truncated cuckoo filter",
+    );
+}
+
+#[test]
+fn a_growable_filter_full_at_its_max_capacity_names_the_line_and_writes_nothing() {
+    let dir = scratch("grow-full");
+    let filter = dir.join("g.ccf");
+    let input: String = (0..10_000).map(|i| format!("k{i}\n")).collect();
+    // Levels sized for 100, 200, 400 and 800 keys (1,500; a full level holds a little more than
+    // it is sized for); the next would pass 2,000.
+    let out = ccf(
+        &[
+            "build",
+            "--grow",
+            "--capacity",
+            "100",
+            "--max-capacity",
+            "2000",
+            "-o",
+            path(&filter),
+        ],
+        input.as_bytes(),
+    );
+    assert_fails(&out, "the filter is full at line ");
+    let err = stderr(&out);
+    let stored = number_before(&err, " items stored");
+    assert!((1000..=1700).contains(&stored), "{err}");
+    assert!(err.contains("give a larger --max-capacity"), "{err}");
+    assert!(!filter.exists(), "no filter is written");
+    assert_fails(
+        &ccf(
+            &[
+                "dedup",
+                "--grow",
+                "--capacity",
+                "100",
+                "--max-capacity",
+                "2000",
+            ],
+            input.as_bytes(),
+        ),
+        "the filter is full at line ",
+    );
+    // The limit belongs to --grow.
+    let usage = ccf(&["build", "--max-capacity", "10", "-o", path(&filter)], b"");
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn dedup_grow_prints_each_line_once_from_standard_input_without_a_capacity() {
+    // About 5 MB. 1e-7 over every level: no unique line is wrongly dropped here. A first level
+    // of 10,000 makes it grow several times.
+    let report = assert_dedups_in_order(
+        &["dedup", "--grow", "--capacity", "10000", "--fpr", "1e-7"],
+        700_000,
+        250_000,
+    );
+    // 475,000 distinct lines: levels for 10,000 · (2^5 − 1) = 310,000 are too few, for
+    // 10,000 · (2^6 − 1) = 630,000 enough.
+    assert!(report.contains(" 475000 printed"), "{report}");
+    assert!(report.ends_with(" (6 levels)\n"), "{report}");
+}
+
+#[test]
+fn hashes_from_elsewhere_are_refused_for_a_growable_filter() {
+    let dir = scratch("grow-hex");
+    let filter = dir.join("g.ccf");
+    build_growing(&filter, &["apple".to_string()], "100");
+    assert_fails(
+        &ccf(&["query", "--hex64", path(&filter)], b"12ab\n"),
+        "g.ccf: a growable filter is queried by keys: --hex64 needs a fixed-size filter",
+    );
+    let usage = ccf(
+        &["build", "--grow", "--hex64", "-o", path(&filter)],
+        b"12ab\n",
+    );
+    assert_eq!(usage.status.code(), Some(2));
+    // A growable filter's text lines are the keys a Rust program inserts as `&str`.
+    let found = ccf(&["query", path(&filter)], b"pear\napple\n");
+    assert_eq!(lines(&found), ["apple"]);
 }

@@ -2,7 +2,7 @@
 
 use crate::builder::Builder;
 use crate::error::BuildError;
-use crate::growable::levels::{Levels, Plan};
+use crate::growable::levels::{Levels, Plan, RateSchedule};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
@@ -52,6 +52,7 @@ impl GrowableBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
+                schedule: RateSchedule::BitPerFourLevels,
                 template: Builder::new().hasher(()),
                 initial_capacity: 0,
                 initial_buckets: 0,
@@ -74,8 +75,8 @@ impl<S> GrowableBuilder<S> {
     }
 
     /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
-    /// Level `i` gets the rate `ε/2^(i+1)`, so its fingerprints are one bit wider than the
-    /// previous level's.
+    /// Level `i` gets the rate `ε/2^(3 + ⌊i/4⌋)`: fingerprints three bits wider than a fixed
+    /// filter's at ε for the first four levels, and one bit wider every four levels after.
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self

@@ -11,11 +11,11 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::{level_hash, Insertion, ItemLocks};
+use crate::raw::{level_hash, Insertion, ItemLocks, LevelCandidates};
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
-use self::levels::Levels;
+use self::levels::{Levels, MAX_LEVELS};
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
@@ -23,13 +23,20 @@ use self::levels::Levels;
 /// It is a list of levels, each a fixed-size filter like [`ConcurrentCuckooFilter`]: the first
 /// sized for the initial capacity, each later one `growth_factor` times larger. Inserts go to the
 /// newest level; when it has no room, one thread adds the next level and the insert goes there.
-/// Level `i` has the false positive rate `ε/2^(i+1)` (one fingerprint bit more per level), so
-/// the rates of all levels, which a lookup of an absent item adds up, stay below ε. Each level
+/// Level `i` has the false positive rate `ε/2^(3 + ⌊i/4⌋)`, so the rates of all levels, which a
+/// lookup of an absent item adds up, stay below ε however many are added: three fingerprint bits
+/// more than a fixed filter's for the first four levels, one more every four levels after. A
+/// schedule of one bit more per level would be cheaper for the first three levels, but the
+/// newest level holds about half the items, and after growing 64× its items would pay 6 extra
+/// bits instead of 4 (filters read from format version 1 keep that schedule). Each level
 /// hashes the item's 64-bit hash again, so that items colliding in one level are independent in
 /// the others; the item itself is hashed once.
 ///
-/// A lookup probes every level, having first asked the CPU for all their buckets at once, so its
-/// cache misses overlap instead of following one another.
+/// A lookup locates the item in every level once (one hash of the item, remixed per level),
+/// asks the CPU for every level's buckets and stripe stamps at once, then probes the levels
+/// newest first with the fixed filter's own lookup, stopping at the first hit: its cache misses
+/// overlap instead of following one another, and a present item, most likely in the newest
+/// level, is mostly found by the first probe. An absent item is probed in every level.
 ///
 /// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
 /// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
@@ -314,13 +321,19 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         let levels = self.levels.count();
-        if levels > 1 {
-            self.prefetch(hash, levels);
+        // Every level located once, its buckets' loads started, before any is probed: the
+        // probes then find their buckets arriving together instead of missing one after another.
+        let mut located = [LevelCandidates::default(); MAX_LEVELS];
+        for (level, c) in located[..levels].iter_mut().enumerate() {
+            *c = self
+                .levels
+                .raw(level)
+                .locate_and_prefetch(level_hash(hash, level));
         }
         // Newest first: it is the largest, and holds the most items.
         (0..levels)
             .rev()
-            .any(|level| self.levels.raw(level).contains(level_hash(hash, level)))
+            .any(|level| self.levels.raw(level).contains_located_at(located[level]))
     }
 
     /// Starts loading the item's buckets in the first `levels` levels.
@@ -329,7 +342,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         for level in 0..levels {
             self.levels
                 .raw(level)
-                .prefetch_candidates(level_hash(hash, level));
+                .locate_and_prefetch(level_hash(hash, level));
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::levels::{Level, Levels, Plan, MAX_LEVELS};
+use super::levels::{Level, Levels, Plan, RateSchedule, MAX_LEVELS};
 use super::GrowableCuckooFilter;
 use crate::builder::Builder;
 use crate::filter::ConcurrentCuckooFilter;
@@ -17,8 +17,10 @@ use crate::raw::{Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
-/// The growable format's version; it counts apart from the fixed format's.
-const VERSION: u16 = 1;
+/// The growable format's versions, counted apart from the fixed format's. They differ only in
+/// the rate schedule the levels follow, so a filter read from either is written back as it was.
+const VERSION_BIT_PER_LEVEL: u16 = 1;
+const VERSION_BIT_PER_FOUR_LEVELS: u16 = 2;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
 /// Bytes of the header, its checksum included; the first level starts here.
@@ -31,6 +33,7 @@ const NO_LIMIT: u64 = u64::MAX;
 /// The header's fields, as numbers; [`GrowableHeader::plan`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct GrowableHeader {
+    version: u16,
     flags: u16,
     bucket_size: u8,
     fingerprint_bits: u8,
@@ -53,6 +56,10 @@ impl GrowableHeader {
     fn of(plan: &Plan, (hasher_id, seed): (u64, u64), level_count: usize, items: usize) -> Self {
         let (request, stripes, (max_hops, max_search_buckets)) = plan.template.settings();
         Self {
+            version: match plan.schedule {
+                RateSchedule::BitPerLevel => VERSION_BIT_PER_LEVEL,
+                RateSchedule::BitPerFourLevels => VERSION_BIT_PER_FOUR_LEVELS,
+            },
             flags: 0,
             bucket_size: request.bucket_size.map_or(0, |size| size as u8),
             fingerprint_bits: request.fingerprint_bits.map_or(0, |bits| bits as u8),
@@ -84,7 +91,7 @@ impl GrowableHeader {
 
     fn to_bytes(self) -> [u8; HEADER_LEN] {
         sealed_header(
-            (&MAGIC, VERSION),
+            (&MAGIC, self.version),
             self.flags,
             [
                 self.bucket_size,
@@ -111,8 +118,15 @@ impl GrowableHeader {
     /// Reads the header at the start of `bytes`, checking the magic, the version, that the
     /// header is all there and its checksum, in that order.
     fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        check_sealed_header(bytes, (&MAGIC, VERSION), FIELDS_LEN)?;
+        let version = match bytes.get(8..10) {
+            Some(&[low, high]) if u16::from_le_bytes([low, high]) == VERSION_BIT_PER_LEVEL => {
+                VERSION_BIT_PER_LEVEL
+            }
+            _ => VERSION_BIT_PER_FOUR_LEVELS,
+        };
+        check_sealed_header(bytes, (&MAGIC, version), FIELDS_LEN)?;
         Ok(Self {
+            version,
             flags: u16::from_le_bytes([bytes[10], bytes[11]]),
             bucket_size: bytes[12],
             fingerprint_bits: bytes[13],
@@ -187,6 +201,11 @@ impl GrowableHeader {
             return Err(invalid("level_count", self.level_count));
         }
         let plan = Plan {
+            schedule: if self.version == VERSION_BIT_PER_LEVEL {
+                RateSchedule::BitPerLevel
+            } else {
+                RateSchedule::BitPerFourLevels
+            },
             template: template
                 .stripes(stripes)
                 .search_limits(self.max_hops.into(), self.max_search_buckets as usize),

@@ -2,6 +2,7 @@
 //! prefetch of an item's buckets, and locks that serialize unique inserts of one item across all
 //! levels.
 
+use super::index::Candidates;
 use super::stripe::{StripeGuard, Stripes};
 use super::RawFilter;
 
@@ -22,14 +23,27 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     x ^ (x >> 33)
 }
 
+/// One level's fingerprint and buckets for an item, located once for both passes of a lookup.
+pub(crate) type LevelCandidates = Candidates;
+
 impl RawFilter {
-    /// Starts loading the hash's two buckets, without waiting for them: a lookup in several
-    /// levels issues every level's loads before it probes the first.
+    /// The hash's fingerprint and buckets, with both buckets' loads started and not waited for:
+    /// a lookup in several levels issues every level's loads before it probes the first.
     #[inline(always)]
-    pub(crate) fn prefetch_candidates(&self, hash: u64) {
+    pub(crate) fn locate_and_prefetch(&self, hash: u64) -> LevelCandidates {
         let c = self.placement.candidates(hash);
+        self.stripes.prefetch_for_read(c.first);
+        self.stripes.prefetch_for_read(c.second);
         self.table.prefetch(c.first);
         self.table.prefetch(c.second);
+        c
+    }
+
+    /// [`Self::contains`] for candidates [`Self::locate_and_prefetch`] gave: the fixed filter's
+    /// own lookup, without locating again.
+    #[inline(always)]
+    pub(crate) fn contains_located_at(&self, c: LevelCandidates) -> bool {
+        self.contains_located(c)
     }
 }
 

@@ -42,7 +42,7 @@ use crate::sync::Backoff;
 pub(crate) use self::batch::BLOCK;
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::MAX_BUCKET_COUNT;
-pub(crate) use self::levels::{level_hash, ItemLocks};
+pub(crate) use self::levels::{level_hash, ItemLocks, LevelCandidates};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::stripe_count::{

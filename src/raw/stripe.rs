@@ -19,7 +19,7 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
 
 /// An optimistic read of two stripes in progress: their stamps when it began.
 #[derive(Debug)]
@@ -134,6 +134,12 @@ impl Stripes {
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
         prefetch_write(&self.stamps[self.of(bucket)]);
+    }
+
+    /// Starts loading the stamp of `bucket`'s stripe for a read, without waiting for it.
+    #[inline]
+    pub(crate) fn prefetch_for_read(&self, bucket: usize) {
+        prefetch(&self.stamps[self.of(bucket)]);
     }
 
     /// Locks the stripe: the uncontended case inline, the waiting out of line.

@@ -14,8 +14,11 @@ pub(super) const G_LEVEL_COUNT_AT: usize = 88;
 /// A level's encoding takes its table and 96 bytes.
 pub(super) const LEVEL_OVERHEAD: usize = 96;
 
-/// The growable file of the golden test: 30 items first, ε = 1%, grown to four levels.
-const GOLDEN: &str = "golden-growable-v1.bin";
+/// The growable file of the golden test: 30 items first, ε = 1%, grown to three levels, rates by
+/// the default schedule (format version 2).
+const GOLDEN: &str = "golden-growable-v2.bin";
+/// The same filter written by the format's version 1, whose levels gain one fingerprint bit each.
+const GOLDEN_V1: &str = "golden-growable-v1.bin";
 
 pub(super) fn grown(capacity: usize, rate: f64, keys: u64) -> GrowableCuckooFilter {
     let filter = GrowableCuckooFilter::builder()
@@ -207,21 +210,48 @@ fn the_growable_golden_file_decodes_with_its_members() {
     let bytes = std::fs::read(data_dir().join(GOLDEN)).unwrap();
     let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
     assert_eq!(filter.level_count(), 3);
+    // ε/8 for each of the first four levels.
+    assert_eq!(filter.fingerprint_bits(), [13, 13, 13]);
+    assert_golden_members(&filter, &bytes);
+}
+
+#[test]
+fn a_version_1_file_decodes_with_its_members_and_writes_back_unchanged() {
+    let bytes = std::fs::read(data_dir().join(GOLDEN_V1)).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 1);
+    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(filter.level_count(), 3);
+    // ε/2^(i+1): one bit more per level.
     assert_eq!(filter.fingerprint_bits(), [11, 12, 13]);
+    assert!(
+        filter.to_bytes() == bytes,
+        "{GOLDEN_V1} written back differs"
+    );
+    assert_golden_members(&filter, &bytes);
+    // It grows on by the version-1 schedule.
+    assert_eq!(filter.fingerprint_bits(), [11, 12, 13, 14]);
+    assert_eq!(
+        u16::from_le_bytes([filter.to_bytes()[8], filter.to_bytes()[9]]),
+        1
+    );
+}
+
+/// The golden filter's members, count, rate and seed, and that it grows on by its plan: 30, 60,
+/// 120, then 240 items.
+fn assert_golden_members(filter: &GrowableCuckooFilter, bytes: &[u8]) {
     assert_eq!(filter.len(), 180);
     assert_eq!(filter.false_positive_rate(), 0.01);
     assert_eq!(filter.hasher().seed(), 0x5eed);
     assert!((0..200u64)
         .filter(|key| key % 10 != 0)
         .all(|key| filter.contains(&key)));
-    // It grows on by its plan: 30, 60, 120, then 240 items.
     let before = filter.capacity();
     filter.try_extend(1000..1300u64).unwrap();
     assert_eq!(filter.level_count(), 4);
     assert!(filter.capacity() >= before + 240);
     assert_eq!(
         bytes.len(),
-        level_spans(&bytes).last().map_or(0, |(at, len)| at + len)
+        level_spans(bytes).last().map_or(0, |(at, len)| at + len)
     );
 }
 
@@ -326,4 +356,14 @@ fn a_growable_filter_serializes_with_serde_as_its_bytes() {
         serde_json::from_str::<GrowableCuckooFilter>(&serde_json::to_string(&damaged).unwrap())
             .unwrap_err();
     assert!(err.to_string().contains("header"), "{err}");
+}
+
+#[test]
+fn a_growable_version_past_2_is_refused_by_number() {
+    let mut bytes = golden_filter().to_bytes();
+    bytes[8] = 3;
+    assert_eq!(
+        GrowableCuckooFilter::from_bytes(&bytes).unwrap_err(),
+        DecodeError::UnsupportedVersion { version: 3 }
+    );
 }
