@@ -142,26 +142,12 @@ impl Stripes {
         prefetch(&self.stamps[self.of(bucket)]);
     }
 
+    /// Locks the stripe: the uncontended case inline, the waiting out of line.
+    #[inline]
     fn lock(&self, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
-        let backoff = Backoff::new();
-        loop {
-            let current = stamp.load(Ordering::Relaxed);
-            if current & 1 == 0
-                && stamp
-                    .compare_exchange_weak(
-                        current,
-                        current | 1,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-            {
-                // Orders the data stores that follow after the odd stamp, for readers that fence.
-                fence(Ordering::Release);
-                return;
-            }
-            backoff.snooze();
+        if !try_lock(stamp) {
+            lock_contended(stamp);
         }
     }
 
@@ -178,13 +164,30 @@ impl Stripes {
     }
 
     /// Locks the stripe of one bucket, for a writer that changes only that bucket.
+    #[inline]
     pub(crate) fn lock_one(&self, bucket: usize) -> StripeGuard<'_> {
-        self.lock_buckets([bucket; 3])
+        self.lock_pair(bucket, bucket)
     }
 
-    /// Locks the stripes of two buckets, lower index first (once if they are the same).
+    /// Locks the stripes of two buckets, lower index first (once if they are the same), as
+    /// [`Self::lock_buckets`] does, without its sort: the common insert takes this path.
+    #[inline]
     pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
-        self.lock_buckets([bucket_a, bucket_b, bucket_b])
+        let (a, b) = (self.of(bucket_a), self.of(bucket_b));
+        let (low, high) = if a <= b { (a, b) } else { (b, a) };
+        self.lock(low);
+        let len = if high != low {
+            self.lock(high);
+            2
+        } else {
+            1
+        };
+        StripeGuard {
+            stripes: self,
+            held: [low, high, high],
+            len,
+            deltas: [0; 3],
+        }
     }
 
     /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
@@ -232,6 +235,34 @@ impl Stripes {
             .iter()
             .map(|stamp| (stamp.load(Ordering::Relaxed) >> self.count_shift) as usize)
             .sum()
+    }
+}
+
+/// Takes the stamp's lock if it is free.
+#[inline]
+fn try_lock(stamp: &AtomicU64) -> bool {
+    let current = stamp.load(Ordering::Relaxed);
+    let locked = current & 1 == 0
+        && stamp
+            .compare_exchange_weak(current, current | 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+    if locked {
+        // Orders the data stores that follow after the odd stamp, for readers that fence.
+        fence(Ordering::Release);
+    }
+    locked
+}
+
+/// [`try_lock`] until it succeeds, backing off in between.
+#[cold]
+#[inline(never)]
+fn lock_contended(stamp: &AtomicU64) {
+    let backoff = Backoff::new();
+    loop {
+        backoff.snooze();
+        if try_lock(stamp) {
+            return;
+        }
     }
 }
 

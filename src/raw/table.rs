@@ -157,6 +157,9 @@ impl Table {
     #[inline]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
         let first = bucket as u64 * self.bucket_bits;
+        if self.bucket_bits <= 64 {
+            return self.write_narrow(first, raw[0] as u64);
+        }
         self.write(first, raw[0]);
         if self.chunks == 2 {
             self.write(first + self.chunk_bits as u64, raw[1]);
@@ -178,6 +181,28 @@ impl Table {
             value |= (words[2].load(Relaxed) as u128) << (128 - offset);
         }
         value & self.chunk_mask
+    }
+
+    /// [`Self::write`] of a bucket of at most 64 bits: its word, and the next only if the bucket
+    /// reaches into it (a word it does not reach may belong to a lock group not held).
+    #[inline]
+    fn write_narrow(&self, bit: u64, value: u64) {
+        let word = (bit / 64) as usize;
+        let offset = (bit % 64) as u32;
+        let mask = low_bits(self.chunk_bits) as u64;
+        let slot = &self.words[word];
+        slot.store(
+            (slot.load(Relaxed) & !(mask << offset)) | value << offset,
+            Relaxed,
+        );
+        if offset + self.chunk_bits > 64 {
+            let slot = &self.words[word + 1];
+            let rest = 64 - offset;
+            slot.store(
+                (slot.load(Relaxed) & !(mask >> rest)) | value >> rest,
+                Relaxed,
+            );
+        }
     }
 
     /// Replaces the `chunk_bits` bits starting at table bit `bit` with `value`.
