@@ -112,18 +112,11 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
             if pending.push(self.hasher().hash_one(&item)) || items.peek().is_none() {
                 match pending.flush(self) {
                     Ok(n) => inserted += n,
-                    Err(n) => return Err(full_after(inserted + n)),
+                    Err(n) => return Err(ExtendError::full(inserted + n, Some(inserted + n))),
                 }
             }
         }
         Ok(inserted)
-    }
-}
-
-fn full_after(inserted: usize) -> ExtendError {
-    ExtendError {
-        inserted,
-        error: InsertError::Full,
     }
 }
 
@@ -259,7 +252,9 @@ mod parallel {
                 })
                 .try_for_each(|pending: Result<Pending, InsertError>| flush(&mut pending?));
             let inserted = inserted.into_inner();
-            result.map(|()| inserted).map_err(|_| full_after(inserted))
+            result
+                .map(|()| inserted)
+                .map_err(|_| ExtendError::full(inserted, None))
         }
     }
 

@@ -151,15 +151,36 @@ impl std::error::Error for BuildError {}
 /// [`try_par_extend`](crate::ConcurrentCuckooFilter::try_par_extend) stopped early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ExtendError {
-    pub(crate) inserted: usize,
-    pub(crate) error: InsertError,
+    inserted: usize,
+    position: Option<usize>,
+    error: InsertError,
 }
 
 impl ExtendError {
+    /// The filter had no room: `inserted` items went in, and for an input taken in order the
+    /// failing item is at `position`.
+    pub(crate) fn full(inserted: usize, position: Option<usize>) -> Self {
+        Self {
+            inserted,
+            position,
+            error: InsertError::Full,
+        }
+    }
+
     /// Items that went in before the stop. They stay in the filter.
     #[must_use]
     pub fn inserted(&self) -> usize {
         self.inserted
+    }
+
+    /// Where, in the input, the item that found no room is: for inputs inserted in order
+    /// (`try_extend`, `try_extend_hashes`, `insert_unique_hashes`). It and the items after it
+    /// were not tried. Equal to [`inserted`](Self::inserted) except where items found present
+    /// were skipped (`insert_unique_hashes`). `None` after `try_par_extend`, whose items go in in
+    /// no fixed order.
+    #[must_use]
+    pub fn position(&self) -> Option<usize> {
+        self.position
     }
 
     /// Why the first failed item failed.

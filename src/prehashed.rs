@@ -154,9 +154,10 @@ impl<S> ConcurrentCuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// On the first hash that finds no room. Here [`ExtendError::inserted`] is that hash's
-    /// index: it counts the hashes before it, each inserted or found present (as `new` says).
-    /// It and the ones after it were not tried, and their `new` entries are false.
+    /// On the first hash that finds no room: [`ExtendError::position`] is its index and
+    /// [`ExtendError::inserted`] counts the hashes before it that went in (as `new` says; the
+    /// others were found present). It and the ones after it were not tried, and their `new`
+    /// entries are false.
     ///
     /// # Panics
     ///
@@ -193,10 +194,10 @@ impl<S> ConcurrentCuckooFilter<S> {
                 inserted += usize::from(flags[i]);
             });
             if let Err(i) = outcome {
-                return Err(ExtendError {
-                    inserted: at * crate::raw::BLOCK + i,
-                    error: InsertError::Full,
-                });
+                return Err(ExtendError::full(
+                    inserted,
+                    Some(at * crate::raw::BLOCK + i),
+                ));
             }
         }
         Ok(inserted)
@@ -225,12 +226,7 @@ impl<S> ConcurrentCuckooFilter<S> {
         for block in hashes.chunks(crate::raw::BLOCK) {
             match self.raw().insert_block(block) {
                 Ok(()) => inserted += block.len(),
-                Err(n) => {
-                    return Err(ExtendError {
-                        inserted: inserted + n,
-                        error: InsertError::Full,
-                    })
-                }
+                Err(n) => return Err(ExtendError::full(inserted + n, Some(inserted + n))),
             }
         }
         Ok(inserted)

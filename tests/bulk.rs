@@ -131,6 +131,7 @@ fn try_extend_reports_what_went_in() {
     let err = filter.try_extend(1000..1_000_000u64).unwrap_err();
     assert_eq!(err.error(), InsertError::Full);
     assert_eq!(filter.len(), 1000 + err.inserted());
+    assert_eq!(err.position(), Some(err.inserted()));
     assert!((0..1000 + err.inserted() as u64).all(|i| filter.contains(&i)));
     assert!(err.to_string().contains("full"));
 }
@@ -156,6 +157,7 @@ fn parallel_extend_and_collect_insert_everything() {
         .try_par_extend((0..10_000_000u64).into_par_iter().map(|i| i + (1 << 40)))
         .unwrap_err();
     assert_eq!(filter.len(), 1_000_000 + err.inserted());
+    assert_eq!(err.position(), None, "parallel items have no order");
 }
 
 #[test]

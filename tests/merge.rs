@@ -264,16 +264,22 @@ fn a_batch_of_unique_inserts_flags_first_copies_and_names_the_hash_that_found_no
     assert!((995..=1000).contains(&inserted), "{inserted}");
     assert!(new[1000..].iter().all(|&new| !new));
 
-    let more: Vec<u64> = (10_000..100_000u64).map(hash).collect();
+    // Every key twice: the second copies are found present, so the position of the hash that
+    // found no room is past the count of hashes that went in.
+    let more: Vec<u64> = (10_000..100_000u64)
+        .flat_map(|key| [hash(key); 2])
+        .collect();
     let mut new = vec![false; more.len()];
     let before = filter.len();
-    let at = filter
-        .insert_unique_hashes(&more, &mut new)
-        .unwrap_err()
-        .inserted();
-    assert!(at > 5_000 && at < more.len(), "{at}");
+    let full = filter.insert_unique_hashes(&more, &mut new).unwrap_err();
+    let at = full
+        .position()
+        .expect("a batch in order names the failing hash");
+    assert!(at > 10_000 && at < more.len(), "{at}");
     assert!(new[at..].iter().all(|&new| !new));
     let went_in = new.iter().filter(|&&new| new).count();
+    assert_eq!(full.inserted(), went_in);
+    assert!(went_in <= at / 2 + 1, "{went_in} of {at}");
     assert_eq!(filter.len(), before + went_in);
     assert!(more[..at].iter().all(|&hash| filter.contains_hash(hash)));
     assert!((0..1000u64).all(|key| filter.contains(&key)));

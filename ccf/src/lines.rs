@@ -207,12 +207,10 @@ pub fn contains(filter: &Filter, data: &[u8], lines: &Lines) -> Vec<bool> {
 pub fn insert_unique(filter: &Filter, data: &[u8], lines: &Lines) -> Result<Vec<bool>, usize> {
     match filter {
         Filter::Fixed(filter) => in_parts(&lines.hashes, |_, hashes, new| {
-            // On `Full` this error's `inserted()` is the index of the hash that found no room
-            // (see `insert_unique_hashes`), not a count of the hashes inserted.
             filter
                 .insert_unique_hashes(hashes, new)
                 .map(drop)
-                .map_err(|full| full.inserted())
+                .map_err(|full| full.position().unwrap_or(hashes.len()))
         }),
         Filter::Growable(filter) => in_parts(&lines.hashes, |indices, _, new| {
             for (at, (&i, new)) in indices.iter().zip(new).enumerate() {

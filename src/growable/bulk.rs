@@ -88,13 +88,13 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             if len == BLOCK {
                 inserted += self
                     .insert_block(&block)
-                    .map_err(|n| full_after(inserted + n))?;
+                    .map_err(|n| ExtendError::full(inserted + n, Some(inserted + n)))?;
                 len = 0;
             }
         }
         inserted += self
             .insert_block(&block[..len])
-            .map_err(|n| full_after(inserted + n))?;
+            .map_err(|n| ExtendError::full(inserted + n, Some(inserted + n)))?;
         Ok(inserted)
     }
 
@@ -120,13 +120,6 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             }
         }
         Ok(done)
-    }
-}
-
-fn full_after(inserted: usize) -> ExtendError {
-    ExtendError {
-        inserted,
-        error: InsertError::Full,
     }
 }
 
@@ -182,7 +175,9 @@ mod parallel {
                 )
                 .try_for_each(|block: Result<Vec<u64>, InsertError>| flush(&mut block?));
             let inserted = inserted.into_inner();
-            result.map(|()| inserted).map_err(|_| full_after(inserted))
+            result
+                .map(|()| inserted)
+                .map_err(|_| ExtendError::full(inserted, None))
         }
     }
 }
