@@ -30,7 +30,11 @@ impl RawFilter {
         // The stripe lines (often last written by another core) travel while the buckets load.
         self.stripes.prefetch_for_write(c.first);
         self.stripes.prefetch_for_write(c.second);
-        self.insert_candidates(c, unique, &mut SearchQueue::default())
+        if let Some(done) = self.try_place(&c, unique) {
+            return done;
+        }
+        // Only an insert that searches builds a queue.
+        self.insert_by_path(c, unique, &mut SearchQueue::default())
     }
 
     /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
@@ -43,9 +47,20 @@ impl RawFilter {
         unique: bool,
         queue: &mut SearchQueue,
     ) -> Insertion {
-        for _ in 0..PATH_ATTEMPTS {
-            if let Some(done) = self.try_place(&c, unique) {
-                return done;
+        match self.try_place(&c, unique) {
+            Some(done) => done,
+            None => self.insert_by_path(c, unique, queue),
+        }
+    }
+
+    /// [`Self::insert_candidates`] after a first [`Self::try_place`] found no room.
+    #[inline(never)]
+    fn insert_by_path(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
+        for attempt in 0..PATH_ATTEMPTS {
+            if attempt > 0 {
+                if let Some(done) = self.try_place(&c, unique) {
+                    return done;
+                }
             }
             // A path's hops are checked as they are made; "no path" is checked by a second
             // search that validates what it reads. If a writer changed a bucket while it read,

@@ -72,17 +72,90 @@ struct Node {
     stamp: u64,
 }
 
-/// The search's queue, kept between the searches of one caller so that a bulk insert allocates
-/// it once, not once per item that needs a path.
-#[derive(Debug, Default)]
-pub(crate) struct SearchQueue(Vec<Node>);
+/// Nodes a [`SearchQueue`] holds without allocating: with 4-slot buckets, every search that ends
+/// within two hops (2 + 8 + 32 nodes), which near full load is nearly every one.
+const INLINE_NODES: usize = 64;
+
+const EMPTY_NODE: Node = Node {
+    bucket: 0,
+    parent: 0,
+    fp: 0,
+    depth: 0,
+    stamp: 0,
+};
+
+/// The search's queue. Its first [`INLINE_NODES`] nodes live in the queue itself, so a search
+/// that stays that small (most do) allocates nothing, and a queue on the stack of a one-item
+/// insert costs no allocation at all. A longer search moves its nodes into `spilled`, whose
+/// capacity stays for the next search of the same caller, so that a bulk insert allocates it
+/// once. (A queue per thread, kept between calls, would need thread-local storage, which the
+/// loom models cannot see.)
+#[derive(Debug)]
+pub(crate) struct SearchQueue {
+    inline: [Node; INLINE_NODES],
+    /// Every node, once there are more than fit inline.
+    spilled: Vec<Node>,
+    len: usize,
+}
+
+impl Default for SearchQueue {
+    fn default() -> Self {
+        Self {
+            inline: [EMPTY_NODE; INLINE_NODES],
+            spilled: Vec::new(),
+            len: 0,
+        }
+    }
+}
 
 impl SearchQueue {
     /// Whether every bucket the last search read is as it was when read (see
     /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
     /// was given the stripes.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
-        stripes.unchanged(self.0.iter().map(|node| (node.bucket as usize, node.stamp)))
+        stripes.unchanged(
+            self.nodes()
+                .iter()
+                .map(|node| (node.bucket as usize, node.stamp)),
+        )
+    }
+
+    fn nodes(&self) -> &[Node] {
+        if self.len <= INLINE_NODES {
+            &self.inline[..self.len]
+        } else {
+            &self.spilled
+        }
+    }
+
+    fn nodes_mut(&mut self) -> &mut [Node] {
+        if self.len <= INLINE_NODES {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spilled
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    fn push(&mut self, node: Node) {
+        if self.len < INLINE_NODES {
+            self.inline[self.len] = node;
+        } else {
+            if self.len == INLINE_NODES {
+                self.spilled.clear();
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push(node);
+        }
+        self.len += 1;
     }
 }
 
@@ -104,7 +177,6 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    let queue = &mut queue.0;
     queue.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
@@ -119,25 +191,26 @@ pub(crate) fn search(
     let mut level = 0..queue.len();
     for depth in 0..=limits.max_hops {
         if let Some(end) = level.clone().find(|&at| {
-            let bucket = queue[at].bucket as usize;
+            let node = &mut queue.nodes_mut()[at];
+            let bucket = node.bucket as usize;
             if let Some(stripes) = stripes {
-                queue[at].stamp = stripes.stamp(bucket);
+                node.stamp = stripes.stamp(bucket);
             }
             layout.has_free(&table.load(bucket))
         }) {
-            return Some(path_to(queue, end));
+            return Some(path_to(queue.nodes(), end));
         }
         if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
             break;
         }
         // A level cut short by the bucket limit is still read, on the next turn, then the end.
         'expand: for parent in level.clone() {
-            let from = queue[parent].bucket as usize;
+            let from = queue.nodes()[parent].bucket as usize;
             let raw = table.load(from);
             // A writer may have made room here since the scan: a path to it is as good, and
             // listing fewer children than the scan saw could end the search with room left.
             if layout.has_free(&raw) {
-                return Some(path_to(queue, parent));
+                return Some(path_to(queue.nodes(), parent));
             }
             for &fp in layout.fingerprints(&raw).as_slice() {
                 if queue.len() == limits.max_search_buckets {
@@ -246,24 +319,46 @@ mod tests {
     #[test]
     fn paths_are_shortest_and_every_hop_is_a_real_move() {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
-        let limits = SearchLimits {
-            max_hops: 2,
-            max_search_buckets: usize::MAX,
-        };
+        for max_hops in [2, 3] {
+            let limits = SearchLimits {
+                max_hops,
+                max_search_buckets: usize::MAX,
+            };
+            let most_nodes =
+                shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
+            // Three hops read up to 170 buckets: the queue outgrew its inline nodes.
+            assert_eq!(
+                most_nodes > INLINE_NODES,
+                max_hops == 3,
+                "{most_nodes} nodes"
+            );
+        }
+    }
+
+    /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one
+    /// search queued.
+    fn shortest_paths_from_2000_roots(
+        table: &Table,
+        layout: &BucketLayout,
+        placement: &Placement,
+        stripes: &Stripes,
+        limits: SearchLimits,
+    ) -> usize {
         let mut queue = SearchQueue::default();
-        let (mut found, mut missing) = (0, 0);
+        let (mut found, mut missing, mut most_nodes) = (0, 0, 0);
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            let want = fewest_moves(&table, &layout, &placement, roots, limits.max_hops);
+            let want = fewest_moves(table, layout, placement, roots, limits.max_hops);
             let path = search(
-                &table,
-                &layout,
-                &placement,
-                Some(&stripes),
+                table,
+                layout,
+                placement,
+                Some(stripes),
                 roots,
                 limits,
                 &mut queue,
             );
+            most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
@@ -285,6 +380,7 @@ mod tests {
             found > 100 && missing > 0,
             "found {found}, missing {missing}"
         );
+        most_nodes
     }
 
     #[test]
@@ -337,13 +433,15 @@ mod tests {
     #[test]
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
-        let limits = SearchLimits {
-            max_hops: 2,
-            max_search_buckets: usize::MAX,
-        };
         let mut queue = SearchQueue::default();
-        let mut checked = 0;
-        for root in 0..2000 {
+        // Three hops queue more nodes than fit inline; the two sizes take turns in one queue.
+        let mut checked = [0; 2];
+        for root in 0..4000 {
+            let max_hops = 2 + root % 2;
+            let limits = SearchLimits {
+                max_hops,
+                max_search_buckets: usize::MAX,
+            };
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
             if search(
                 &table,
@@ -358,11 +456,11 @@ mod tests {
             {
                 continue;
             }
-            checked += 1;
+            checked[max_hops - 2] += 1;
             assert!(queue.unchanged(&stripes), "nothing was written");
             // The last bucket the search read: a write to its stripe makes the search stale,
             // and so does a writer still holding it.
-            let last = queue.0.last().unwrap().bucket as usize;
+            let last = queue.nodes().last().unwrap().bucket as usize;
             let guard = stripes.lock_pair(last, last);
             assert!(!queue.unchanged(&stripes), "a read bucket is locked");
             drop(guard);
@@ -380,6 +478,9 @@ mod tests {
             .is_none());
             assert!(queue.unchanged(&stripes));
         }
-        assert!(checked > 0, "no root without a path");
+        assert!(
+            checked[0] > 0 && checked[1] > 0,
+            "roots without a path: {checked:?}"
+        );
     }
 }
