@@ -203,7 +203,29 @@ impl BucketLayout {
         self.replace_first(bucket, fp, 0)
     }
 
+    /// Replaces the fingerprint in the first slot that holds `from` by `to`; false if no slot
+    /// holds `from`. Narrow plain buckets (the default filter's) take 64-bit arithmetic inline;
+    /// the rest a call.
+    #[inline]
     fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
+        if !self.narrow {
+            return self.replace_first_wide(bucket, from, to);
+        }
+        let chunk = bucket[0] as u64 ^ self.broadcast_narrow(from);
+        let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
+        // `zero_lanes` in 64 bits: the lanes end below bit 64, so the sum cannot overflow.
+        let hits = !(((chunk & rest) + rest) | chunk) & high;
+        if hits == 0 {
+            return false;
+        }
+        let shift = hits.trailing_zeros() + 1 - self.fingerprint_bits;
+        bucket[0] ^= u128::from(u64::from(from ^ to) << shift);
+        true
+    }
+
+    /// [`Self::replace_first`] of semi-sorted buckets and of plain ones over 64 bits.
+    #[inline(never)]
+    fn replace_first_wide(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
         if self.semi_sorted {
             let mut fps = self.decode(bucket);
             let Some(slot) = fps.iter().position(|&fp| fp == from) else {
