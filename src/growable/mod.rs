@@ -11,7 +11,9 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
+use crate::persist::StableHashBuilder;
 use crate::raw::{level_hash, Insertion, ItemLocks, LevelCandidates};
+use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
@@ -403,6 +405,36 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
                 .raw(level)
                 .debug_candidates(level_hash(self.hasher.hash_one(item), level))
         }
+    }
+}
+
+impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
+    /// Each level's statistics, oldest first: its shape, items, capacity, load and rates, as
+    /// [`ConcurrentCuckooFilter::stats`] gives them for a fixed filter. Exact when no write is in
+    /// flight.
+    ///
+    /// [`ConcurrentCuckooFilter::stats`]: crate::ConcurrentCuckooFilter::stats
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::builder().capacity(1000).build()?;
+    /// filter.try_extend(0..5000u64)?;
+    /// let levels = filter.level_stats();
+    /// assert_eq!(levels.len(), filter.level_count());
+    /// assert_eq!(levels.iter().map(|level| level.len).sum::<usize>(), 5000);
+    /// assert!(levels.windows(2).all(|pair| pair[0].capacity < pair[1].capacity));
+    /// assert!(levels.iter().all(|level| level.hasher_seed == filter.hasher().seed()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn level_stats(&self) -> Vec<FilterStats> {
+        self.levels
+            .iter()
+            .map(|level| level.stats_hashed_by(S::HASHER_ID, self.hasher.seed()))
+            .collect()
     }
 }
 
