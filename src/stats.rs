@@ -83,6 +83,14 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn stats(&self) -> FilterStats {
+        self.stats_hashed_by(S::HASHER_ID, self.hasher().seed())
+    }
+}
+
+impl<S> ConcurrentCuckooFilter<S> {
+    /// [`Self::stats`] with the hasher named by the caller: a growable filter's level hashes
+    /// nothing itself, its items come hashed by the growable filter.
+    pub(crate) fn stats_hashed_by(&self, hasher_id: u64, hasher_seed: u64) -> FilterStats {
         let len = self.len();
         let slots = self.bucket_count() * self.bucket_size();
         let load_factor = len as f64 / slots as f64;
@@ -103,8 +111,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
             bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
             expected_false_positive_rate: self.expected_false_positive_rate(),
             false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
-            hasher_id: S::HASHER_ID,
-            hasher_seed: self.hasher().seed(),
+            hasher_id,
+            hasher_seed,
             format_version,
             serialized_len,
         }

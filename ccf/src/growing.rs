@@ -1,13 +1,10 @@
 //! The growable filter: made as `--grow` asks, and described level by level.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DefaultHashBuilder, FilterStats, GrowableCuckooFilter,
-    StableHashBuilder,
-};
+use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter, StableHashBuilder};
 
 use crate::cli::Sizing;
 use crate::error::CliError;
@@ -17,13 +14,9 @@ use crate::filter_file::items;
 /// rate, so that a key set of millions needs few levels (each one a lookup probes).
 pub const DEFAULT_FIRST_LEVEL: u64 = 1_000_000;
 
-/// Bytes of a growable filter's header; its levels follow, each a fixed filter's encoding
-/// (`FORMAT.md`, "Growable filters").
-const HEADER_LEN: usize = 112;
-
-/// Where the header holds the format version (2 bytes) and the level count (8 bytes).
+/// Where a growable filter's header holds its format version, 2 bytes (`FORMAT.md`, "Growable
+/// filters").
 const VERSION_AT: usize = 8;
-const LEVEL_COUNT_AT: usize = 88;
 
 /// A growable filter whose first level holds `--capacity` keys, kept under `--fpr` (the
 /// library's default rate without it) and limited by `--max-capacity` if given.
@@ -59,14 +52,14 @@ pub fn build_report(filter: &GrowableCuckooFilter) -> String {
     )
 }
 
-/// Writes what `info` shows of the growable filter read from `path`: the whole, then each level
-/// as the level's own encoding in the file describes it.
+/// Writes what `info` shows of the growable filter read from `path`: the whole, then each level.
 pub fn describe(
     filter: &GrowableCuckooFilter,
     path: &Path,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
-    let (version, levels) = level_stats(path)?;
+    let version = format_version(path)?;
+    let levels = filter.level_stats();
     let at_load: f64 = levels
         .iter()
         .map(|level| level.false_positive_rate_at_load)
@@ -117,28 +110,15 @@ pub fn describe(
     Ok(())
 }
 
-/// The format version of the growable filter in `path`, and each of its levels' statistics, the
-/// level read as the fixed filter its encoding is, with that filter's checks. The file was read
-/// whole as a growable filter before, so its levels are known good; one level at a time is in
-/// memory.
-fn level_stats(path: &Path) -> Result<(u16, Vec<FilterStats>), CliError> {
-    let file = File::open(path).map_err(|error| CliError::file(path, error))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut header = [0u8; HEADER_LEN];
-    reader
-        .read_exact(&mut header)
+/// The format version of the growable filter in `path`, from its header (`FORMAT.md`). The file
+/// was read whole as a growable filter before, so the header is known good.
+fn format_version(path: &Path) -> Result<u16, CliError> {
+    let mut header = [0u8; VERSION_AT + 2];
+    File::open(path)
+        .and_then(|mut file| file.read_exact(&mut header))
         .map_err(|error| CliError::file(path, error))?;
-    let version = u16::from_le_bytes([header[VERSION_AT], header[VERSION_AT + 1]]);
-    let mut count = [0u8; 8];
-    count.copy_from_slice(&header[LEVEL_COUNT_AT..LEVEL_COUNT_AT + 8]);
-    let stats = (0..u64::from_le_bytes(count))
-        .map(|_| match ConcurrentCuckooFilter::read_from(&mut reader) {
-            Ok(level) => Ok(level.stats()),
-            Err(error) => Err(CliError::Decode {
-                path: path.to_owned(),
-                error,
-            }),
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((version, stats))
+    Ok(u16::from_le_bytes([
+        header[VERSION_AT],
+        header[VERSION_AT + 1],
+    ]))
 }

@@ -196,6 +196,7 @@ impl Levels {
         self.level(level).raw()
     }
 
+    #[inline(always)]
     fn level(&self, level: usize) -> &Level {
         match self.slots[level].get() {
             Some(Some(level)) => level,

@@ -11,11 +11,16 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
+use crate::persist::StableHashBuilder;
 use crate::raw::{level_hash, Insertion, ItemLocks, LevelCandidates};
+use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
-use self::levels::{Levels, MAX_LEVELS};
+use self::levels::Levels;
+
+/// Levels whose buckets one lookup loads at once.
+const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
@@ -320,20 +325,29 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        let levels = self.levels.count();
-        // Every level located once, its buckets' loads started, before any is probed: the
-        // probes then find their buckets arriving together instead of missing one after another.
-        let mut located = [LevelCandidates::default(); MAX_LEVELS];
-        for (level, c) in located[..levels].iter_mut().enumerate() {
-            *c = self
-                .levels
-                .raw(level)
-                .locate_and_prefetch(level_hash(hash, level));
+        // Newest first: it is the largest, and holds the most items. Every level of a window is
+        // located once, its buckets' loads started, before any is probed: the probes then find
+        // their buckets arriving together instead of missing one after another. A window of
+        // eight levels already keeps more loads in flight than a core can track, and keeps the
+        // array each lookup fills small.
+        let mut newest = self.levels.count();
+        while newest > 0 {
+            let oldest = newest.saturating_sub(PROBE_WINDOW);
+            let first = self.levels.raw(oldest);
+            let mut located = [(first, LevelCandidates::default()); PROBE_WINDOW];
+            for (level, slot) in (oldest..newest).rev().zip(&mut located) {
+                let raw = self.levels.raw(level);
+                *slot = (raw, raw.locate_and_prefetch(level_hash(hash, level)));
+            }
+            if located[..newest - oldest]
+                .iter()
+                .any(|&(raw, c)| raw.contains_located_at(c))
+            {
+                return true;
+            }
+            newest = oldest;
         }
-        // Newest first: it is the largest, and holds the most items.
-        (0..levels)
-            .rev()
-            .any(|level| self.levels.raw(level).contains_located_at(located[level]))
+        false
     }
 
     /// Starts loading the item's buckets in the first `levels` levels.
@@ -391,6 +405,36 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
                 .raw(level)
                 .debug_candidates(level_hash(self.hasher.hash_one(item), level))
         }
+    }
+}
+
+impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
+    /// Each level's statistics, oldest first: its shape, items, capacity, load and rates, as
+    /// [`ConcurrentCuckooFilter::stats`] gives them for a fixed filter. Exact when no write is in
+    /// flight.
+    ///
+    /// [`ConcurrentCuckooFilter::stats`]: crate::ConcurrentCuckooFilter::stats
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::builder().capacity(1000).build()?;
+    /// filter.try_extend(0..5000u64)?;
+    /// let levels = filter.level_stats();
+    /// assert_eq!(levels.len(), filter.level_count());
+    /// assert_eq!(levels.iter().map(|level| level.len).sum::<usize>(), 5000);
+    /// assert!(levels.windows(2).all(|pair| pair[0].capacity < pair[1].capacity));
+    /// assert!(levels.iter().all(|level| level.hasher_seed == filter.hasher().seed()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn level_stats(&self) -> Vec<FilterStats> {
+        self.levels
+            .iter()
+            .map(|level| level.stats_hashed_by(S::HASHER_ID, self.hasher.seed()))
+            .collect()
     }
 }
 

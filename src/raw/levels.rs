@@ -43,7 +43,13 @@ impl RawFilter {
     /// own lookup, without locating again.
     #[inline(always)]
     pub(crate) fn contains_located_at(&self, c: LevelCandidates) -> bool {
-        self.contains_located(c)
+        // Levels sized by a rate are mostly semi-sorted: their narrow form stays inline too, as
+        // a lookup probes one level after another.
+        if self.layout.is_narrow_semi_sorted() {
+            self.read_pair(c, move || self.holds_narrow_semi_sorted(&c))
+        } else {
+            self.contains_located(c)
+        }
     }
 }
 
