@@ -75,6 +75,13 @@ fn assert_fails(output: &Output, message: &str) {
     );
 }
 
+/// Writes `bytes` as `filter`, then checks that `ccf COMMAND filter` on `stdin` fails, saying
+/// `message`.
+fn fails_on(filter: &Path, bytes: &[u8], command: &str, stdin: &[u8], message: &str) {
+    fs::write(filter, bytes).unwrap();
+    assert_fails(&ccf(&[command, path(filter)], stdin), message);
+}
+
 /// Queries `filter`, which holds `key-0` to `key-19999`, with those keys and 20,000 strangers
 /// interleaved (the keys in descending order), with and without `-v`: checks that each line is
 /// printed by exactly one of the two, in input order, and that no key is missing. Returns the
@@ -333,14 +340,12 @@ fn missing_and_corrupt_files_are_named_in_words() {
     .success());
     let mut bytes = fs::read(&filter).unwrap();
     bytes[120] ^= 0x10;
-    fs::write(&filter, &bytes).unwrap();
-    assert_fails(
-        &ccf(&["info", path(&filter)], b""),
-        "corrupted cuckoo filter",
-    );
-    fs::write(&filter, &bytes[..100]).unwrap();
-    assert_fails(
-        &ccf(&["info", path(&filter)], b""),
+    fails_on(&filter, &bytes, "info", b"", "corrupted cuckoo filter");
+    fails_on(
+        &filter,
+        &bytes[..100],
+        "info",
+        b"",
         "truncated cuckoo filter",
     );
 }
@@ -549,19 +554,19 @@ fn a_corrupt_or_truncated_growable_file_is_a_decode_error_in_words() {
     // The growable header's checksum covers its fields.
     let mut bytes = good.clone();
     bytes[20] ^= 1;
-    fs::write(&filter, &bytes).unwrap();
-    assert_fails(
-        &ccf(&["info", path(&filter)], b""),
-        "not a readable filter: ",
-    );
-    fs::write(&filter, &good[..good.len() - 1]).unwrap();
-    assert_fails(
-        &ccf(&["query", path(&filter)], b"1\n"),
+    fails_on(&filter, &bytes, "info", b"", "not a readable filter: ");
+    fails_on(
+        &filter,
+        &good[..good.len() - 1],
+        "query",
+        b"1\n",
         "not a readable filter: truncated cuckoo filter",
     );
-    fs::write(&filter, &good[..9]).unwrap();
-    assert_fails(
-        &ccf(&["info", path(&filter)], b""),
+    fails_on(
+        &filter,
+        &good[..9],
+        "info",
+        b"",
         "not a readable filter: truncated cuckoo filter",
     );
 }
