@@ -38,8 +38,8 @@ const PROBE_WINDOW: usize = 8;
 /// the others; the item itself is hashed once.
 ///
 /// A lookup locates the item in every level once (one hash of the item, remixed per level),
-/// asks the CPU for every level's buckets and stripe stamps at once, then probes the levels
-/// newest first with the fixed filter's own lookup, stopping at the first hit: its cache misses
+/// asks the CPU for the buckets and stripe stamps of up to eight levels at once, then probes
+/// them newest first with the fixed filter's own lookup, stopping at the first hit: its cache misses
 /// overlap instead of following one another, and a present item, most likely in the newest
 /// level, is mostly found by the first probe. An absent item is probed in every level.
 ///
