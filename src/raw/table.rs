@@ -146,11 +146,16 @@ impl Table {
         [self.read(first), self.read(first + self.chunk_bits as u64)]
     }
 
-    /// Starts bringing the bucket into cache, for a load that comes later.
+    /// Starts bringing the bucket into cache, for a load that comes later: the line of its first
+    /// word and the line of the last word its load reads (the word after the bucket's last, as
+    /// loads read one word more rather than branch). They differ for one 48-bit bucket in eight,
+    /// and without the second prefetch that load waits for memory after all.
     #[inline]
     pub(crate) fn prefetch(&self, bucket: usize) {
         let bit = bucket as u64 * self.bucket_bits;
         prefetch(&self.words[(bit / 64) as usize]);
+        // In bounds: the spare words follow the last bucket's last word.
+        prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
     }
 
     /// Stores the bucket's bits. The caller holds the stripe lock of the bucket's lock group.
