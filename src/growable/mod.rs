@@ -341,7 +341,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             }
             if located[..newest - oldest]
                 .iter()
-                .any(|&(raw, c)| raw.contains_located_at(c))
+                .any(|&(raw, c)| raw.contains_located(c))
             {
                 return true;
             }

@@ -38,19 +38,6 @@ impl RawFilter {
         self.table.prefetch(c.second);
         c
     }
-
-    /// [`Self::contains`] for candidates [`Self::locate_and_prefetch`] gave: the fixed filter's
-    /// own lookup, without locating again.
-    #[inline(always)]
-    pub(crate) fn contains_located_at(&self, c: LevelCandidates) -> bool {
-        // Levels sized by a rate are mostly semi-sorted: their narrow form stays inline too, as
-        // a lookup probes one level after another.
-        if self.layout.is_narrow_semi_sorted() {
-            self.read_pair(c, move || self.holds_narrow_semi_sorted(&c))
-        } else {
-            self.contains_located(c)
-        }
-    }
 }
 
 /// Locks by item hash, independent of any level's stripes. A unique insert holds its item's lock

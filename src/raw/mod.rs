@@ -167,19 +167,37 @@ impl RawFilter {
         self.contains_located(self.placement.candidates(hash))
     }
 
-    /// The one lookup of a key's candidates, for single and batched lookups. Which bucket form
+    /// The one lookup of a key's candidates, for single and batched lookups and for each level
+    /// of a growable filter (candidates from [`Self::locate_and_prefetch`]). Which bucket form
     /// the table has is fixed when the filter is built, so the branch always goes the same way.
-    /// The common form, plain buckets of at most 64 bits, stays inline and small: a lookup that
+    /// Buckets of at most 64 bits, plain or semi-sorted, stay inline and small: a lookup that
     /// misses the cache waits for memory, and the fewer instructions each one needs, the more
-    /// consecutive lookups the CPU overlaps.
+    /// consecutive lookups the CPU overlaps. The compiler gives a caller's loop one copy per
+    /// form, so the forms do not compete for registers.
     #[inline(always)]
-    fn contains_located(&self, c: Candidates) -> bool {
+    pub(crate) fn contains_located(&self, c: Candidates) -> bool {
         if self.layout.is_narrow() {
             self.read_pair(c, move || self.holds_narrow(&c))
+        } else if self.layout.is_narrow_semi_sorted() {
+            self.contains_narrow_semi_sorted(c)
         } else {
             // The fields one by one, in registers: a `Candidates` argument would go through
             // the stack on every lookup, as the branch is resolved only at run time.
             self.contains_other(c.fp, c.first, c.second)
+        }
+    }
+
+    /// [`Self::read_pair`] of [`Self::holds_narrow_semi_sorted`], written out: a semi-sorted bucket
+    /// of up to 64 bits, one word-pair load, compared encoded. Written out because the compiler
+    /// does not inline a closure this large that the contended path also takes.
+    #[inline(always)]
+    fn contains_narrow_semi_sorted(&self, c: Candidates) -> bool {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let answer = self.holds_narrow_semi_sorted(&c);
+        if read.validate() {
+            answer
+        } else {
+            self.read_pair_contended(c, move || self.holds_narrow_semi_sorted(&c))
         }
     }
 
@@ -202,15 +220,11 @@ impl RawFilter {
         )
     }
 
-    /// [`Self::contains_located`] for semi-sorted buckets and buckets of more than 64 bits, out
-    /// of line to keep the common case small.
+    /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the
+    /// common forms small.
     #[inline(never)]
     fn contains_other(&self, fp: Fingerprint, first: BucketIndex, second: BucketIndex) -> bool {
         let c = Candidates { fp, first, second };
-        if self.layout.is_narrow_semi_sorted() {
-            // A semi-sorted bucket of up to 64 bits: one word-pair load, compared encoded.
-            return self.read_pair(c, move || self.holds_narrow_semi_sorted(&c));
-        }
         let pattern = self.layout.broadcast(c.fp);
         self.read_pair(c, move || {
             self.layout.matches(&self.table.load(c.first), pattern)

@@ -11,6 +11,7 @@
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
+use super::batch::PREFETCH_MIN_TABLE_BYTES;
 use super::bucket::BucketLayout;
 use super::index::{BucketIndex, Fingerprint, Placement};
 use super::stripe::Stripes;
@@ -178,6 +179,8 @@ pub(crate) fn search(
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
     queue.clear();
+    // In a table the caches hold, a prefetch is only an instruction more per bucket.
+    let prefetch = table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {
@@ -219,7 +222,9 @@ pub(crate) fn search(
                 let to = placement.alternate(from, fp);
                 // A fingerprint whose two buckets coincide cannot make room by moving.
                 if fp != 0 && to != from {
-                    table.prefetch(to);
+                    if prefetch {
+                        table.prefetch(to);
+                    }
                     queue.push(Node {
                         bucket: to as u32,
                         parent: parent as u32,
