@@ -187,9 +187,9 @@ impl RawFilter {
         }
     }
 
-    /// [`Self::read_pair`] of [`Self::holds_narrow_semi_sorted`], written out: a semi-sorted bucket
-    /// of up to 64 bits, one word-pair load, compared encoded. Written out because the compiler
-    /// does not inline a closure this large that the contended path also takes.
+    /// [`Self::read_pair`] of [`Self::holds_narrow_semi_sorted`] (semi-sorted buckets of up to 64
+    /// bits: one word-pair load each, compared encoded), written out because the compiler does
+    /// not inline a closure this large that the contended path also takes.
     #[inline(always)]
     fn contains_narrow_semi_sorted(&self, c: Candidates) -> bool {
         let read = self.stripes.begin_read(c.first, c.second);
