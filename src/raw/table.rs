@@ -284,6 +284,59 @@ mod tests {
     }
 
     #[test]
+    fn every_bucket_loads_and_prefetches_in_bounds_and_narrow_loads_agree() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            u128::from(seed) << 64 | u128::from(seed.rotate_left(29))
+        };
+        for bucket_size in [2, 4, 8] {
+            for fingerprint_bits in 4..=32 {
+                for semi_sorted in [false, true] {
+                    if semi_sorted && (bucket_size != 4 || fingerprint_bits < 5) {
+                        continue;
+                    }
+                    let layout = BucketLayout::new(bucket_size, fingerprint_bits, semi_sorted);
+                    let mask = low_bits(layout.chunk_bits());
+                    let narrow = layout.is_narrow() || layout.is_narrow_semi_sorted();
+                    // Counts around word and line boundaries, so that the last bucket ends
+                    // anywhere in its word.
+                    for bucket_count in (1..=24).chain([63, 64, 65, 127, 128, 129]) {
+                        let table = Table::new(bucket_count, &layout).unwrap();
+                        let stored: Vec<RawBucket> = (0..bucket_count)
+                            .map(|_| {
+                                let second = if layout.chunks() == 2 {
+                                    random() & mask
+                                } else {
+                                    0
+                                };
+                                [random() & mask, second]
+                            })
+                            .collect();
+                        for (bucket, raw) in stored.iter().enumerate() {
+                            table.store(bucket, raw);
+                        }
+                        for (bucket, raw) in stored.iter().enumerate() {
+                            table.prefetch(bucket);
+                            assert_eq!(table.load(bucket), *raw);
+                            if narrow {
+                                assert_eq!(
+                                    u128::from(table.load_narrow(bucket)) & mask,
+                                    raw[0],
+                                    "b={bucket_size} f={fingerprint_bits} semi={semi_sorted} \
+                                     n={bucket_count} bucket {bucket}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
         for (bucket_size, fingerprint_bits) in [(2, 4), (2, 32), (4, 12), (8, 32), (8, 7)] {
             let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
