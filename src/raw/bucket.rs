@@ -162,6 +162,12 @@ impl BucketLayout {
         if self.semi_sorted {
             return self.decode(bucket).contains(&(pattern as u32));
         }
+        if self.narrow {
+            // `zero_lanes` in 64 bits, as in `replace_first`.
+            let chunk = (bucket[0] ^ pattern) as u64;
+            let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
+            return !(((chunk & rest) + rest) | chunk) & high != 0;
+        }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
         if self.chunks == 2 {
             hit |= self.zero_lanes(bucket[1] ^ pattern);

@@ -120,8 +120,18 @@ impl Table {
     }
 
     /// Loads the bucket's bits. Unvalidated: a racing writer can make this a mix of old and new.
-    #[inline]
+    /// A bucket of at most 64 bits (the default filter's) inline, in two words; wider ones in a
+    /// call.
+    #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
+        if self.bucket_bits <= 64 {
+            return [u128::from(self.load_narrow(bucket)) & self.chunk_mask, 0];
+        }
+        self.load_wide(bucket)
+    }
+
+    #[inline(never)]
+    fn load_wide(&self, bucket: usize) -> RawBucket {
         let first = bucket as u64 * self.bucket_bits;
         if self.chunks == 1 {
             [self.read(first), 0]
@@ -159,12 +169,18 @@ impl Table {
     }
 
     /// Stores the bucket's bits. The caller holds the stripe lock of the bucket's lock group.
-    #[inline]
+    /// Inline for a bucket of at most 64 bits, as [`Self::load`].
+    #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
-        let first = bucket as u64 * self.bucket_bits;
         if self.bucket_bits <= 64 {
-            return self.write_narrow(first, raw[0] as u64);
+            return self.write_narrow(bucket as u64 * self.bucket_bits, raw[0] as u64);
         }
+        self.store_wide(bucket, raw);
+    }
+
+    #[inline(never)]
+    fn store_wide(&self, bucket: usize, raw: &RawBucket) {
+        let first = bucket as u64 * self.bucket_bits;
         self.write(first, raw[0]);
         if self.chunks == 2 {
             self.write(first + self.chunk_bits as u64, raw[1]);
@@ -190,7 +206,7 @@ impl Table {
 
     /// [`Self::write`] of a bucket of at most 64 bits: its word, and the next only if the bucket
     /// reaches into it (a word it does not reach may belong to a lock group not held).
-    #[inline]
+    #[inline(always)]
     fn write_narrow(&self, bit: u64, value: u64) {
         let word = (bit / 64) as usize;
         let offset = (bit % 64) as u32;
