@@ -277,7 +277,16 @@ impl BucketLayout {
             return out;
         }
         // Shift each chunk down lane by lane: the path search calls this for every bucket it
-        // reads, so no division by the (run-time) lane count.
+        // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
+        if self.narrow {
+            let mask = (1u64 << self.fingerprint_bits) - 1;
+            let mut lanes = bucket[0] as u64;
+            for fp in &mut out.fps[..self.bucket_size] {
+                *fp = (lanes & mask) as u32;
+                lanes >>= self.fingerprint_bits;
+            }
+            return out;
+        }
         let mask = (1u128 << self.fingerprint_bits) - 1;
         let mut slots = out.fps[..self.bucket_size].iter_mut();
         for &chunk in &bucket[..self.chunks] {
