@@ -119,6 +119,14 @@ impl BucketLayout {
         !(((chunk & self.lane_rest) + self.lane_rest) | chunk) & self.lane_high
     }
 
+    /// [`Self::zero_lanes`] of a narrow bucket, in 64 bits: its lanes end below bit 64, so the
+    /// sum cannot overflow.
+    #[inline(always)]
+    fn zero_lanes_narrow(&self, chunk: u64) -> u64 {
+        let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
+        !(((chunk & rest) + rest) | chunk) & high
+    }
+
     /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::zero_lane_pair`].
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
@@ -163,10 +171,7 @@ impl BucketLayout {
             return self.decode(bucket).contains(&(pattern as u32));
         }
         if self.narrow {
-            // `zero_lanes` in 64 bits, as in `replace_first`.
-            let chunk = (bucket[0] ^ pattern) as u64;
-            let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
-            return !(((chunk & rest) + rest) | chunk) & high != 0;
+            return self.zero_lanes_narrow((bucket[0] ^ pattern) as u64) != 0;
         }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
         if self.chunks == 2 {
@@ -217,10 +222,7 @@ impl BucketLayout {
         if !self.narrow {
             return self.replace_first_wide(bucket, from, to);
         }
-        let chunk = bucket[0] as u64 ^ self.broadcast_narrow(from);
-        let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
-        // `zero_lanes` in 64 bits: the lanes end below bit 64, so the sum cannot overflow.
-        let hits = !(((chunk & rest) + rest) | chunk) & high;
+        let hits = self.zero_lanes_narrow(bucket[0] as u64 ^ self.broadcast_narrow(from));
         if hits == 0 {
             return false;
         }
