@@ -229,9 +229,15 @@ impl<S> Builder<S> {
             0 => default_max_hops(resolved.bucket_size),
             hops => hops,
         };
-        // Only the test hooks set the search limits and the stripes; without them these hold.
+        // Without the test hooks only a decoded growable filter's plan sets the search limits
+        // and the stripes, and its decoder checked the limits and that the stripes are a power
+        // of two.
         #[cfg(not(any(test, feature = "__test-hooks")))]
-        debug_assert!(max_hops <= MAX_HOPS && self.max_search_buckets >= 2 && self.stripes == 0);
+        debug_assert!(
+            max_hops <= MAX_HOPS
+                && self.max_search_buckets >= 2
+                && (self.stripes == 0 || self.stripes.is_power_of_two())
+        );
         #[cfg(any(test, feature = "__test-hooks"))]
         if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
             return Err(BuildError::SearchLimits {
@@ -270,12 +276,21 @@ impl<S> Builder<S> {
                 max: *accepted.end() as usize,
             });
         }
+        // A decoded plan's count was checked against its levels so far; a later, larger level
+        // gets at least the fewest stripes whose counts fit in its stamps.
+        #[cfg(not(any(test, feature = "__test-hooks")))]
+        let stripes = match self.stripes {
+            0 => 0,
+            stripes => stripes.max(*accepted.start() as usize),
+        };
+        #[cfg(any(test, feature = "__test-hooks"))]
+        let stripes = self.stripes;
         let geometry = Geometry {
             shape: Shape {
                 bucket_count: bucket_count as usize,
                 ..resolved
             },
-            stripes: self.stripes,
+            stripes,
             limits: SearchLimits {
                 max_hops,
                 max_search_buckets: self.max_search_buckets,

@@ -61,11 +61,16 @@ pub(crate) struct Geometry {
 }
 
 impl Geometry {
-    /// Stripes this geometry ends up with: the requested count, or the default capped at one per
-    /// lock group.
+    /// Stripes this geometry ends up with: the requested count or the default, capped at one per
+    /// lock group. Stripes past that cap would never be locked, and the ones left map every
+    /// bucket as before; a growable filter's levels share one requested count, so the cap keeps
+    /// a small level from allocating a large level's stamps.
     pub(crate) fn stripe_count(&self) -> usize {
         if self.stripes != 0 {
-            return self.stripes;
+            // Both powers of two; the smaller fits in a `usize`.
+            return self
+                .stripes
+                .min(self.max_useful_stripes().min(usize::MAX as u64) as usize);
         }
         let bytes = self
             .shape

@@ -10,6 +10,7 @@ pub(super) const G_HEADER_LEN: usize = 112;
 pub(super) const G_HEADER_CHECKSUM_AT: usize = 104;
 pub(super) const G_INITIAL_CAPACITY_AT: usize = 16;
 pub(super) const G_MAX_CAPACITY_AT: usize = 48;
+pub(super) const G_STRIPES_AT: usize = 56;
 pub(super) const G_LEVEL_COUNT_AT: usize = 88;
 /// A level's encoding takes its table and 96 bytes.
 pub(super) const LEVEL_OVERHEAD: usize = 96;

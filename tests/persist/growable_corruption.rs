@@ -298,3 +298,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stripe_count_that_is_not_a_power_of_two_is_refused_by_the_decoder_itself() {
+    // Refused before any level is built from the plan: a build without the test hooks does not
+    // check the stripes it is given.
+    for stripes in [3u64, 6, 4095, u64::MAX] {
+        let mut damaged = small();
+        set_u64(&mut damaged, G_STRIPES_AT, stripes);
+        reseal_growable_header(&mut damaged);
+        assert_eq!(
+            growable_err(&damaged),
+            DecodeError::InvalidGeometry {
+                field: "stripes",
+                value: stripes
+            },
+            "{stripes} stripes"
+        );
+    }
+}

@@ -107,7 +107,9 @@ fn stripes_that_could_never_be_locked_are_not_recorded() {
     let bytes = filter.to_bytes();
     assert_eq!(get_u64(&bytes, STRIPES_AT), 1);
     let copy = ConcurrentCuckooFilter::from_bytes(&bytes).unwrap();
-    assert!(copy.memory_usage() < filter.memory_usage() / 1000);
+    // Neither allocates the stamps of stripes no bucket maps to.
+    assert_eq!(copy.memory_usage(), filter.memory_usage());
+    assert!(filter.memory_usage() < 1000, "{}", filter.memory_usage());
     assert!(keys.iter().all(|key| copy.contains(key)));
     assert_eq!(copy.to_bytes(), bytes);
 
