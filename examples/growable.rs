@@ -12,8 +12,11 @@ use std::time::Instant;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
 
-/// Items of the first level in the space and lookup measurements.
+/// Items of the first level in the space and lookup measurements: grown 64×, a filter that
+/// fits in the last-level cache.
 const INITIAL: usize = 1 << 16;
+/// The first level of a filter that, grown 64×, does not (about 100 MB).
+const LARGE_INITIAL: usize = 1 << 20;
 /// How far those filters grow.
 const GROWTH: usize = 64;
 const ROUNDS: usize = 5;
@@ -21,8 +24,12 @@ const ROUNDS: usize = 5;
 const FILL_ROUNDS: usize = 3;
 
 fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
+    grown_from(INITIAL, rate, factor, items)
+}
+
+fn grown_from(initial: usize, rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
     let filter = GrowableCuckooFilter::builder()
-        .capacity(INITIAL)
+        .capacity(initial)
         .false_positive_rate(rate)
         .growth_factor(factor)
         .build()
@@ -132,7 +139,8 @@ fn space() {
     }
 }
 
-/// Nanoseconds per lookup of `keys`.
+/// Nanoseconds per lookup of `keys`, back to back: no lookup waits for the one before, so the
+/// CPU overlaps the cache misses of consecutive lookups (a batch job, a scan).
 fn time_lookups(contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
     let start = Instant::now();
     let mut hits = 0usize;
@@ -143,13 +151,66 @@ fn time_lookups(contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
     start.elapsed().as_nanos() as f64 / keys.len() as f64
 }
 
+/// Nanoseconds per lookup of `keys`, one at a time: each key depends on the answer before it,
+/// as when a request branches on the answer before it asks the next, so a lookup's cache misses
+/// cannot hide behind another lookup's. The keys are even, and `key ^ 1` is a key of the same
+/// kind (present or absent), so the dependence changes which key is asked, never its kind.
+fn time_dependent_lookups(contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut last = 0u64;
+    for key in keys {
+        last = u64::from(contains(&(key ^ last)));
+    }
+    black_box(last);
+    start.elapsed().as_nanos() as f64 / keys.len() as f64
+}
+
+/// How lookups are asked.
+#[derive(Clone, Copy)]
+enum Regime {
+    BackToBack,
+    OneAtATime,
+}
+
+impl Regime {
+    fn name(self) -> &'static str {
+        match self {
+            Self::BackToBack => "back to back",
+            Self::OneAtATime => "one at a time",
+        }
+    }
+
+    fn time(self, contains: impl Fn(&u64) -> bool, keys: &[u64]) -> f64 {
+        match self {
+            Self::BackToBack => time_lookups(contains, keys),
+            Self::OneAtATime => time_dependent_lookups(contains, keys),
+        }
+    }
+}
+
+/// Medians over the rounds of the fixed filter's ns per lookup, the growable one's, and the
+/// per-round ratio of their speeds (timed back to back, so a slow round slows both sides).
+fn compare_lookups(
+    fixed: &ConcurrentCuckooFilter,
+    grown: &GrowableCuckooFilter,
+    keys: &[u64],
+    regime: Regime,
+) -> [f64; 3] {
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        let f = regime.time(|k| fixed.contains(k), keys);
+        let g = regime.time(|k| grown.contains(k), keys);
+        times[0].push(f);
+        times[1].push(g);
+        times[2].push(f / g);
+    }
+    times.map(median)
+}
+
 fn lookup() {
-    let items = INITIAL * GROWTH;
-    println!("\nLookups after growing {GROWTH}× ({items} items): ns per lookup and speed ÷ the fixed filter's, medians of {ROUNDS} rounds that time the two filters back to back.\n");
-    println!(
-        "| ε | filter | levels | present | absent | present ÷ fixed speed | absent ÷ fixed speed |"
-    );
-    println!("|---|---|---|---|---|---|---|");
+    println!("\nLookups after growing {GROWTH}×: ns per lookup and speed ÷ the fixed filter's, medians of {ROUNDS} rounds that time the two filters back to back. A table that fits in the last-level cache (first level {INITIAL} items) and one that does not (first level {LARGE_INITIAL}).\n");
+    println!("| items | ε | filter | levels | lookups | present | absent | present ÷ fixed speed | absent ÷ fixed speed |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut rng = 0x1234_5678_9abc_def0u64;
     let mut next = move || {
         rng ^= rng << 13;
@@ -157,32 +218,29 @@ fn lookup() {
         rng ^= rng << 17;
         rng
     };
-    let present: Vec<u64> = (0..2_000_000).map(|_| next() % items as u64).collect();
-    let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2)).collect();
-    for rate in [0.01, 0.001] {
-        let reference = fixed(rate, items);
-        for factor in [2, 4] {
-            let filter = grown(rate, factor, items);
-            // Per kind of key: the fixed filter's times, the growable's, and their ratio in
-            // each round, so that a slow round on a shared machine slows both sides of a ratio.
-            let mut times: [[Vec<f64>; 3]; 2] = Default::default();
-            for _ in 0..ROUNDS {
-                for (keys, [fixed, grown, ratio]) in
-                    [&present, &missing].into_iter().zip(&mut times)
-                {
-                    fixed.push(time_lookups(|k| reference.contains(k), keys));
-                    grown.push(time_lookups(|k| filter.contains(k), keys));
-                    ratio.push(fixed[fixed.len() - 1] / grown[grown.len() - 1]);
+    for (initial, factors) in [(INITIAL, &[2, 4][..]), (LARGE_INITIAL, &[2][..])] {
+        let items = initial * GROWTH;
+        let present: Vec<u64> = (0..2_000_000)
+            .map(|_| (next() % items as u64) & !1)
+            .collect();
+        let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2) & !1).collect();
+        for rate in [0.01, 0.001] {
+            let reference = fixed(rate, items);
+            for &factor in factors {
+                let filter = grown_from(initial, rate, factor, items);
+                for regime in [Regime::BackToBack, Regime::OneAtATime] {
+                    let [fp, gp, rp] = compare_lookups(&reference, &filter, &present, regime);
+                    let [fa, ga, ra] = compare_lookups(&reference, &filter, &missing, regime);
+                    let regime = regime.name();
+                    if factor == 2 {
+                        println!("| {items} | {rate} | fixed | 1 | {regime} | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
+                    }
+                    println!(
+                        "| {items} | {rate} | growable, factor {factor} | {} | {regime} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
+                        filter.level_count(),
+                    );
                 }
             }
-            let [[fp, gp, rp], [fa, ga, ra]] = times.map(|kind| kind.map(median));
-            if factor == 2 {
-                println!("| {rate} | fixed | 1 | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
-            }
-            println!(
-                "| {rate} | growable, factor {factor} | {} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
-                filter.level_count(),
-            );
         }
     }
 }
