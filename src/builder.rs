@@ -276,8 +276,8 @@ impl<S> Builder<S> {
                 max: *accepted.end() as usize,
             });
         }
-        // A decoded plan's count was checked against its levels so far; a later, larger level
-        // gets at least the fewest stripes whose counts fit in its stamps.
+        // A decoded plan's count serves levels of every size: each gets at least the fewest
+        // stripes whose counts fit in its stamps (the hooks' check above refuses fewer).
         #[cfg(not(any(test, feature = "__test-hooks")))]
         let stripes = match self.stripes {
             0 => 0,

@@ -13,9 +13,7 @@ use crate::persist::{
     read_up_to, sealed_header, u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
     MAX_SEARCH_BUCKETS,
 };
-use crate::raw::{
-    min_stripes, Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_COUNT, MAX_HOPS,
-};
+use crate::raw::{Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -229,16 +227,6 @@ impl GrowableHeader {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        // So few stripes that one would count 2^32 fingerprints: what the builder refuses.
-        if levels.iter().any(|(geometry, _)| {
-            (geometry.stripe_count() as u64)
-                < min_stripes(
-                    geometry.shape.bucket_count as u64,
-                    geometry.shape.bucket_size,
-                )
-        }) {
-            return Err(invalid("stripes", self.stripes));
-        }
         Ok((plan, levels))
     }
 }
