@@ -189,7 +189,7 @@ impl Regime {
 }
 
 /// Medians over the rounds of the fixed filter's ns per lookup, the growable one's, and the
-/// per-round ratio of their speeds (timed back to back, so a slow round slows both sides).
+/// per-round ratio of their speeds (timed one right after the other, so a slow round slows both sides).
 fn compare_lookups(
     fixed: &ConcurrentCuckooFilter,
     grown: &GrowableCuckooFilter,
@@ -208,7 +208,7 @@ fn compare_lookups(
 }
 
 fn lookup() {
-    println!("\nLookups after growing {GROWTH}×: ns per lookup and speed ÷ the fixed filter's, medians of {ROUNDS} rounds that time the two filters back to back. A table that fits in the last-level cache (first level {INITIAL} items) and one that does not (first level {LARGE_INITIAL}).\n");
+    println!("\nLookups after growing {GROWTH}×: ns per lookup and speed ÷ the fixed filter's, medians of {ROUNDS} rounds that time the two filters one right after the other; \"back to back\" lookups do not wait for each other, \"one at a time\" ones each depend on the answer before. A table that fits in the last-level cache (first level {INITIAL} items) and one that does not (first level {LARGE_INITIAL}).\n");
     println!("| items | ε | filter | levels | lookups | present | absent | present ÷ fixed speed | absent ÷ fixed speed |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut rng = 0x1234_5678_9abc_def0u64;
