@@ -213,7 +213,8 @@ impl Levels {
     }
 
     /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
-    /// none can be added (the plan's limit, an impossible fingerprint width or no memory), or if
+    /// none can be added (the plan's limit or an impossible fingerprint width, for good; no
+    /// memory, until a later call finds some), or if
     /// `newest` is under half full, which means that the insert that found it full was refused
     /// for its own copies, not for want of room. Threads racing to add the same level wait for
     /// the one that builds it, parked.
@@ -228,8 +229,14 @@ impl Levels {
                 if current.len() * 2 < current.capacity() {
                     return false;
                 }
-                next.get_or_init(|| self.plan.build(newest + 1).ok())
-                    .is_some()
+                let built = next.get_or_try_init(|| match self.plan.build(newest + 1) {
+                    Ok(level) => Ok(Some(level)),
+                    // The memory may be had later: the slot stays empty for a later insert.
+                    Err(BuildError::OutOfMemory { .. }) => Err(()),
+                    // Past the plan's limit or the widest fingerprints: never.
+                    Err(_) => Ok(None),
+                });
+                matches!(built, Ok(Some(_)))
             }
         };
         if added {
@@ -275,5 +282,62 @@ mod tests {
             .collect();
         assert_eq!(exponents, [3, 3, 3, 3, 4, 4, 4, 4, 5]);
         assert_eq!(RateSchedule::BitPerLevel.divisor(4), 32.0);
+    }
+
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_level_refused_for_want_of_memory_is_tried_again_by_the_next_growth() {
+        // Level 1: 2^32 buckets of eight 32-bit fingerprints, 128 GiB.
+        let plan = Plan {
+            schedule: RateSchedule::BitPerFourLevels,
+            template: Builder::new()
+                .hasher(())
+                .bucket_size(8)
+                .fingerprint_bits(32),
+            initial_capacity: 8,
+            initial_buckets: 1,
+            growth_factor: 1 << 32,
+            false_positive_rate: 0.01,
+            max_capacity: usize::MAX,
+        };
+        let levels = Levels::new(plan).unwrap();
+        let first = levels.raw(0);
+        for hash in 1..=8u64 {
+            first.insert(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), false);
+        }
+        assert!(
+            first.len() * 2 >= levels.level(0).capacity(),
+            "{}",
+            first.len()
+        );
+        if levels.grow(0) {
+            // The system granted the untouched pages: nothing was refused.
+            return;
+        }
+        // Not marked impossible: the slot is still empty, and the next growth builds again.
+        assert!(levels.slots[1].get().is_none());
+        assert!(!levels.grow(0));
+        assert!(levels.slots[1].get().is_none());
+        assert_eq!(levels.count(), 1);
+    }
+
+    #[test]
+    fn a_level_past_the_plan_limit_is_refused_for_good() {
+        let plan = Plan {
+            schedule: RateSchedule::BitPerFourLevels,
+            template: Builder::new().hasher(()),
+            initial_capacity: 8,
+            initial_buckets: 0,
+            growth_factor: 2,
+            false_positive_rate: 0.01,
+            max_capacity: 8,
+        };
+        let levels = Levels::new(plan).unwrap();
+        let first = levels.raw(0);
+        for hash in 1..=8u64 {
+            first.insert(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), false);
+        }
+        assert!(!levels.grow(0));
+        assert!(matches!(levels.slots[1].get(), Some(None)));
     }
 }

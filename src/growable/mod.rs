@@ -246,7 +246,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     ///
     /// [`InsertError::Full`] if no level can be added (past the
     /// [`max_capacity`](GrowableBuilder::max_capacity), past 32-bit fingerprints, or out of
-    /// memory), or if the item's own copies fill its buckets in a newest level that is under
+    /// memory, which a later insert tries again), or if the item's own copies fill its buckets in a newest level that is under
     /// half full. Nothing changed then, though a new empty level may have been added.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         let hash = self.hasher.hash_one(item);

@@ -8,26 +8,51 @@
 
 #[cfg(not(loom))]
 mod imp {
-    use std::sync::OnceLock;
+    use std::sync::{Mutex, OnceLock, PoisonError};
 
     #[derive(Debug)]
-    pub(crate) struct OnceSlot<T>(OnceLock<T>);
+    pub(crate) struct OnceSlot<T> {
+        value: OnceLock<T>,
+        /// Held by the thread running a fallible fill, which `OnceLock` cannot run on stable.
+        filling: Mutex<()>,
+    }
 
     impl<T> OnceSlot<T> {
         pub(crate) fn new() -> Self {
-            Self(OnceLock::new())
+            Self {
+                value: OnceLock::new(),
+                filling: Mutex::new(()),
+            }
         }
 
         /// The value, if the slot has been filled.
         #[inline(always)]
         pub(crate) fn get(&self) -> Option<&T> {
-            self.0.get()
+            self.value.get()
         }
 
         /// The value, filling the slot with `init` first if it is empty. One thread runs `init`;
         /// the others wait for it, parked.
         pub(crate) fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
-            self.0.get_or_init(init)
+            self.value.get_or_init(init)
+        }
+
+        /// [`Self::get_or_init`] with a fill that may fail: then the slot stays empty, the error
+        /// goes to the thread that ran `init`, and the next thread waiting runs its own.
+        pub(crate) fn get_or_try_init<E>(
+            &self,
+            init: impl FnOnce() -> Result<T, E>,
+        ) -> Result<&T, E> {
+            if let Some(value) = self.value.get() {
+                return Ok(value);
+            }
+            // A fill that panicked left nothing behind: the lock is only a turn.
+            let _turn = self.filling.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(value) = self.value.get() {
+                return Ok(value);
+            }
+            let value = init()?;
+            Ok(self.value.get_or_init(|| value))
         }
     }
 }
@@ -64,10 +89,20 @@ mod imp {
         }
 
         pub(crate) fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
+            match self.get_or_try_init(|| Ok::<T, ()>(init())) {
+                Ok(value) => value,
+                Err(()) => unreachable!("an infallible fill failed"),
+            }
+        }
+
+        pub(crate) fn get_or_try_init<E>(
+            &self,
+            init: impl FnOnce() -> Result<T, E>,
+        ) -> Result<&T, E> {
             let mut init = Some(init);
             loop {
                 if let Some(value) = self.get() {
-                    return value;
+                    return Ok(value);
                 }
                 // A weak exchange may fail spuriously: then the loop tries again.
                 if self
@@ -75,10 +110,18 @@ mod imp {
                     .compare_exchange_weak(EMPTY, FILLING, Ordering::Acquire, Ordering::Acquire)
                     .is_ok()
                 {
-                    if let Some(init) = init.take() {
-                        let _ = self.value.set(init());
+                    // Only the first turn of this call fills: `get` would have returned otherwise.
+                    let init = init.take().expect("a slot is filled at most once per call");
+                    match init() {
+                        Ok(value) => {
+                            let _ = self.value.set(value);
+                            self.state.store(FULL, Ordering::Release);
+                        }
+                        Err(error) => {
+                            self.state.store(EMPTY, Ordering::Release);
+                            return Err(error);
+                        }
                     }
-                    self.state.store(FULL, Ordering::Release);
                 } else {
                     loom::thread::yield_now();
                 }
@@ -88,3 +131,22 @@ mod imp {
 }
 
 pub(crate) use self::imp::OnceSlot;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::OnceSlot;
+
+    #[test]
+    fn a_failed_fill_leaves_the_slot_empty_for_the_next() {
+        let slot = OnceSlot::new();
+        assert_eq!(
+            slot.get_or_try_init(|| Err::<u32, _>("no memory")),
+            Err("no memory")
+        );
+        assert_eq!(slot.get(), None);
+        assert_eq!(slot.get_or_try_init(|| Ok::<_, ()>(7)), Ok(&7));
+        // Filled: later fills do not run.
+        assert_eq!(slot.get_or_try_init(|| Err(())), Ok(&7));
+        assert_eq!(*slot.get_or_init(|| 8), 7);
+    }
+}
