@@ -3,6 +3,8 @@
 
 mod builder;
 mod bulk;
+#[allow(dead_code)] // Not yet behind the public type.
+mod chunks;
 mod levels;
 mod persist;
 

@@ -6,7 +6,7 @@
 //! flight. In a table that fits in cache the prefetches only cost instructions, so they are
 //! skipped there.
 
-use super::index::Candidates;
+use super::index::{Candidates, Place};
 use super::path::SearchQueue;
 use super::{Insertion, RawFilter};
 
@@ -24,7 +24,7 @@ const INSERT_AHEAD: usize = 8;
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
 
-impl RawFilter {
+impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
     /// is probed, the buckets of the next are already on their way from memory.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {

@@ -35,6 +35,25 @@ pub(crate) struct Candidates {
     pub(crate) second: BucketIndex,
 }
 
+/// Where a table puts a hash's fingerprint: its two candidate buckets, and the other bucket of a
+/// fingerprint found in one. `alternate` must be an involution, and the candidates of a hash must
+/// be a bucket and that bucket's alternate for its fingerprint.
+pub(crate) trait Place: Copy + core::fmt::Debug + Send + Sync {
+    /// Whether tables placed this way are split as they grow. Only such a table refuses writes:
+    /// while it is sealed for a split, and of fingerprints a split gave to another table.
+    const SPLITS: bool = false;
+
+    fn candidates(&self, hash: u64) -> Candidates;
+    fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex;
+
+    /// With [`Self::SPLITS`]: whether `fp` still belongs here once the table has been split
+    /// `depth` deep.
+    fn owns(&self, _fp: Fingerprint, _depth: u32) -> bool {
+        true
+    }
+}
+
+/// The placement of a fixed-size filter: any bucket count, the whole fingerprint hashed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Placement {
     bucket_count: u64,
@@ -50,9 +69,11 @@ impl Placement {
             fingerprints: (1u64 << fingerprint_bits) - 1,
         }
     }
+}
 
+impl Place for Placement {
     #[inline]
-    pub(crate) fn candidates(&self, hash: u64) -> Candidates {
+    fn candidates(&self, hash: u64) -> Candidates {
         // Maps the low half onto 1..=2^f-1 evenly, with a multiply instead of a division.
         let fp = (((hash & 0xffff_ffff) * self.fingerprints) >> 32) as u32 + 1;
         let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
@@ -65,14 +86,21 @@ impl Placement {
 
     /// The other bucket a fingerprint in `bucket` may live in.
     #[inline]
-    pub(crate) fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
-        let mixed = (fp as u64).wrapping_mul(FIBONACCI) >> 32;
-        let h = ((mixed * self.bucket_count) >> 32) as BucketIndex;
-        if h >= bucket {
-            h - bucket
-        } else {
-            h + self.bucket_count as BucketIndex - bucket
-        }
+    fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
+        reflect(bucket, fp, self.bucket_count)
+    }
+}
+
+/// `alt(bucket, key)` of the module docs for a table of `bucket_count` buckets: `key` is what
+/// the alternate depends on, the whole fingerprint of a fixed-size filter.
+#[inline(always)]
+pub(crate) fn reflect(bucket: BucketIndex, key: u32, bucket_count: u64) -> BucketIndex {
+    let mixed = (key as u64).wrapping_mul(FIBONACCI) >> 32;
+    let h = ((mixed * bucket_count) >> 32) as BucketIndex;
+    if h >= bucket {
+        h - bucket
+    } else {
+        h + bucket_count as BucketIndex - bucket
     }
 }
 

@@ -8,7 +8,7 @@
 //! When racing writers keep spoiling searches and paths, the insert locks every stripe and
 //! decides there.
 
-use super::index::{BucketIndex, Candidates, Fingerprint};
+use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
 use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
@@ -21,7 +21,7 @@ const PATH_ATTEMPTS: usize = 64;
 #[cfg(loom)]
 const PATH_ATTEMPTS: usize = 3;
 
-impl RawFilter {
+impl<P: Place> RawFilter<P> {
     /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
     /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
     /// exactly the items it held before.
@@ -57,6 +57,10 @@ impl RawFilter {
     #[inline(never)]
     fn insert_by_path(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
         for attempt in 0..PATH_ATTEMPTS {
+            // A table being split takes nothing: no search, its caller asks again elsewhere.
+            if !self.admits(Some(c.fp)) {
+                return Insertion::Full;
+            }
             if attempt > 0 {
                 if let Some(done) = self.try_place(&c, unique) {
                     return done;
@@ -89,6 +93,9 @@ impl RawFilter {
     #[inline(never)]
     fn insert_exclusive(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
         let mut all = self.stripes.lock_all();
+        if !self.admits(Some(c.fp)) {
+            return Insertion::Full;
+        }
         if let Some(done) = self.place(&c, unique, &mut all) {
             return done;
         }
@@ -166,6 +173,9 @@ impl RawFilter {
     /// `false` if it has none.
     fn place_one(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
         let mut guard = self.stripes.lock_one(bucket);
+        if !self.admits(Some(fp)) {
+            return false;
+        }
         let mut raw = self.table.load(bucket);
         let placed = self.layout.insert(&mut raw, fp);
         if placed {
@@ -177,6 +187,9 @@ impl RawFilter {
 
     /// [`Self::try_place`] under `guard`, which holds the stripes of both buckets.
     fn place(&self, c: &Candidates, unique: bool, guard: &mut impl Guard) -> Option<Insertion> {
+        if !self.admits(Some(c.fp)) {
+            return None;
+        }
         let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
         if unique {
             let pattern = self.layout.broadcast(c.fp);
@@ -256,6 +269,9 @@ impl RawFilter {
         guard: &mut impl Guard,
     ) -> Hop {
         debug_assert_eq!(self.placement.alternate(from, fp), to);
+        if !self.admits(placing.map(|(c, _)| c.fp)) {
+            return Hop::Stale;
+        }
         let other = other_candidate(from, to, placing);
         let mut source = self.table.load(from);
         let mut target = self.table.load(to);

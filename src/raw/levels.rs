@@ -2,7 +2,7 @@
 //! prefetch of an item's buckets, and locks that serialize unique inserts of one item across all
 //! levels.
 
-use super::index::Candidates;
+use super::index::{Candidates, Place};
 use super::stripe::{StripeGuard, Stripes};
 use super::RawFilter;
 
@@ -26,7 +26,7 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
 /// One level's fingerprint and buckets for an item, located once for both passes of a lookup.
 pub(crate) type LevelCandidates = Candidates;
 
-impl RawFilter {
+impl<P: Place> RawFilter<P> {
     /// The hash's fingerprint and buckets, with both buckets' loads started and not waited for:
     /// a lookup in several levels issues every level's loads before it probes the first.
     #[inline(always)]

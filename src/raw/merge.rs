@@ -6,7 +6,7 @@
 //! guarantee that a failed insert changes nothing.
 
 use super::bucket::Fingerprints;
-use super::index::{BucketIndex, Candidates};
+use super::index::{BucketIndex, Candidates, Place};
 use super::path::SearchQueue;
 use super::{Insertion, RawFilter};
 

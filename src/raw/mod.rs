@@ -29,6 +29,8 @@ mod merge;
 mod path;
 mod semisort;
 mod snapshot;
+#[allow(dead_code)] // Not yet behind the public type.
+mod split;
 mod stripe;
 mod stripe_count;
 mod table;
@@ -36,10 +38,10 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketLayout;
-use self::index::{BucketIndex, Candidates, Fingerprint, Placement};
+use self::index::{BucketIndex, Candidates, Fingerprint, Place, Placement};
 use self::stripe::{Guard, Stripes};
 use self::table::Table;
-use crate::sync::Backoff;
+use crate::sync::{AtomicU64, Backoff, Ordering};
 
 pub(crate) use self::batch::BLOCK;
 pub(crate) use self::geometry::{Geometry, Shape};
@@ -47,6 +49,8 @@ pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks, LevelCandidates};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
+#[allow(unused_imports)]
+pub(crate) use self::split::{route_of, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
@@ -68,12 +72,15 @@ pub(crate) enum Insertion {
     Full,
 }
 
-pub(crate) struct RawFilter {
+/// A table, its stripes, and where hashes go in it: [`Placement`] for a fixed-size filter.
+pub(crate) struct RawFilter<P = Placement> {
     geometry: Geometry,
     layout: BucketLayout,
-    placement: Placement,
+    placement: P,
     table: Table,
     stripes: Stripes,
+    /// For a table that splits: `depth << 1 | sealed`, changed only with every stripe locked.
+    split_state: AtomicU64,
 }
 
 impl RawFilter {
@@ -81,7 +88,11 @@ impl RawFilter {
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
         let layout = geometry.shape.layout();
         let table = Table::new(geometry.shape.bucket_count, &layout)?;
-        Self::with_table(geometry, layout, table)
+        Self::with_table(geometry, layout, table, Self::placement_for(geometry))
+    }
+
+    fn placement_for(geometry: &Geometry) -> Placement {
+        Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits)
     }
 
     /// A filter over the table words of [`Self::snapshot`], little-endian in `bytes`, read
@@ -90,7 +101,7 @@ impl RawFilter {
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let layout = geometry.shape.layout();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &layout, bytes)?;
-        let mut filter = Self::with_table(geometry, layout, table)?;
+        let mut filter = Self::with_table(geometry, layout, table, Self::placement_for(geometry))?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
             let used = geometry.shape.bucket_size - filter.layout.count(&raw, 0);
@@ -103,8 +114,23 @@ impl RawFilter {
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
         (0..self.bucket_count()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
     }
+}
 
-    fn with_table(geometry: &Geometry, layout: BucketLayout, table: Table) -> Option<Self> {
+impl<P: Place> RawFilter<P> {
+    /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
+    #[allow(dead_code)]
+    pub(crate) fn with_placement(geometry: &Geometry, placement: P) -> Option<Self> {
+        let layout = geometry.shape.layout();
+        let table = Table::new(geometry.shape.bucket_count, &layout)?;
+        Self::with_table(geometry, layout, table, placement)
+    }
+
+    fn with_table(
+        geometry: &Geometry,
+        layout: BucketLayout,
+        table: Table,
+        placement: P,
+    ) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
             Table::lock_group_shift(&layout),
@@ -113,10 +139,11 @@ impl RawFilter {
         )?;
         Some(Self {
             geometry: *geometry,
-            placement: Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits),
+            placement,
             layout,
             table,
             stripes,
+            split_state: AtomicU64::new(0),
         })
     }
 
@@ -307,8 +334,24 @@ impl RawFilter {
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))
     }
 
-    /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none.
+    /// Whether a writer holding stripes may write `fp` here (`None`: a move, which adds nothing
+    /// new): always, unless the table splits; then not while it is sealed, nor a fingerprint a
+    /// split has given to another table. Read under the writer's locks, which a sealer takes too.
+    #[inline(always)]
+    fn admits(&self, fp: Option<Fingerprint>) -> bool {
+        if !P::SPLITS {
+            return true;
+        }
+        let state = self.split_state.load(Ordering::Relaxed);
+        state & 1 == 0 && fp.map_or(true, |fp| self.placement.owns(fp, (state >> 1) as u32))
+    }
+
+    /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none
+    /// (or the table refuses the write).
     fn remove_from(&self, bucket: BucketIndex, fp: Fingerprint, guard: &mut impl Guard) -> bool {
+        if !self.admits(Some(fp)) {
+            return false;
+        }
         let mut raw = self.table.load(bucket);
         let removed = self.layout.remove(&mut raw, fp);
         if removed {
@@ -318,7 +361,7 @@ impl RawFilter {
         removed
     }
 }
-impl fmt::Debug for RawFilter {
+impl<P: Place> fmt::Debug for RawFilter<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RawFilter")
             .field("bucket_count", &self.bucket_count())

@@ -13,7 +13,7 @@
 
 use super::batch::PREFETCH_MIN_TABLE_BYTES;
 use super::bucket::BucketLayout;
-use super::index::{BucketIndex, Fingerprint, Placement};
+use super::index::{BucketIndex, Fingerprint, Place};
 use super::stripe::Stripes;
 use super::table::Table;
 
@@ -172,7 +172,7 @@ impl SearchQueue {
 pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
-    placement: &Placement,
+    placement: &impl Place,
     stripes: Option<&Stripes>,
     roots: [BucketIndex; 2],
     limits: SearchLimits,
@@ -262,6 +262,7 @@ fn path_to(queue: &[Node], end: usize) -> CuckooPath {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::raw::index::Placement;
 
     /// A table of `bucket_count` 4-slot buckets, each full but for about one in `free_one_in`.
     fn nearly_full(

@@ -15,4 +15,6 @@ mod mocked;
 pub(crate) use self::mocked::*;
 
 mod once;
+mod waiters;
 pub(crate) use self::once::OnceSlot;
+pub(crate) use self::waiters::Waiters;

@@ -1,0 +1,350 @@
+//! A level that grows in place, by splitting chunks: extendible hashing over cuckoo tables.
+//!
+//! The level starts as one chunk; a chunk that is full splits in two (see `raw::split`), its keys
+//! divided by their next route bit, so the level grows one chunk at a time and only the writers
+//! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
+//! chunk that holds it: a lookup reads one directory word and probes one chunk, however many
+//! splits there have been. Every chunk may be split `route_bits` deep, after which a full chunk
+//! is full for good.
+//!
+//! A key lives in one chunk only, the one its route leads to, so a unique insert needs no lock
+//! of its own: the chunk's stripes serialize it, as in a fixed-size filter.
+
+use core::fmt;
+
+use crate::raw::{route_of, Geometry, Insertion, RawFilter, SplitPlacement, SplitState};
+use crate::sync::{AtomicU64, OnceSlot, Ordering, Waiters};
+
+/// One chunk: a table split by route.
+pub(crate) type Chunk = RawFilter<SplitPlacement>;
+
+/// Why a write could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The key's chunk is full and split as deep as it can be.
+    Full,
+    /// The key's chunk is full and the chunk a split needs could not be allocated.
+    OutOfMemory,
+}
+
+pub(crate) struct Chunks {
+    /// Route bits the directory resolves: how deep a chunk can be split.
+    route_bits: u32,
+    /// Every chunk's geometry but its fingerprint width, which grows with the route bits it
+    /// still carries.
+    template: Geometry,
+    /// The id of the chunk holding each route (a key's [`route_of`] in `route_bits` bits).
+    directory: Box<[AtomicU64]>,
+    /// The chunks by id, the route bits every key in them starts with. A split `d` deep of
+    /// chunk `id` creates chunk `id | 1 << d`, so each slot is filled at most once.
+    chunks: Box<[OnceSlot<Box<Chunk>>]>,
+    /// Writers that found their chunk sealed for a split.
+    waiters: Waiters,
+}
+
+impl Chunks {
+    /// A level of one empty chunk shaped like `template`, whose fingerprint bits are the core
+    /// bits every fingerprint keeps; `None` if its memory cannot be had. The first chunk's
+    /// fingerprints carry `route_bits` bits more.
+    pub(crate) fn new(template: Geometry, route_bits: u32) -> Option<Self> {
+        debug_assert!(route_bits <= 16 && template.shape.fingerprint_bits + route_bits <= 32);
+        let routes = 1usize << route_bits;
+        let core_bits = template.shape.fingerprint_bits;
+        let placement = SplitPlacement::new(template.shape.bucket_count, core_bits, 0, route_bits);
+        let level = Self {
+            route_bits,
+            template,
+            directory: (0..routes).map(|_| AtomicU64::new(0)).collect(),
+            chunks: (0..routes).map(|_| OnceSlot::new()).collect(),
+            waiters: Waiters::default(),
+        };
+        let root = level.build(placement, 0)?;
+        level.chunks[0].get_or_init(|| Box::new(root));
+        Some(level)
+    }
+
+    fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
+        let mut geometry = self.template;
+        geometry.shape.fingerprint_bits = placement.fingerprint_bits();
+        Chunk::new_chunk(&geometry, placement, depth)
+    }
+
+    #[inline(always)]
+    fn route(&self, hash: u64) -> usize {
+        (route_of(hash) & ((1u32 << self.route_bits) - 1)) as usize
+    }
+
+    /// The chunk `id`. Panics for one the directory never named: the directory is written only
+    /// after the chunk it names is published.
+    #[inline(always)]
+    fn chunk(&self, id: u64) -> &Chunk {
+        match self.chunks[id as usize].get() {
+            Some(chunk) => chunk,
+            None => unreachable!("chunk {id} is named before it is published"),
+        }
+    }
+
+    /// Whether the level holds the hash's fingerprint.
+    #[inline]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        let entry = &self.directory[self.route(hash)];
+        let mut id = entry.load(Ordering::Acquire);
+        loop {
+            if self.chunk(id).contains(hash) {
+                return true;
+            }
+            // A split may have removed the key from this chunk since, after publishing the new
+            // one: a read that saw the removal saw the stamps of its stripe move, which orders
+            // the new route before this load.
+            let now = entry.load(Ordering::Acquire);
+            if now == id {
+                return false;
+            }
+            id = now;
+        }
+    }
+
+    /// Copies of the hash's fingerprint in its chunk.
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        let entry = &self.directory[self.route(hash)];
+        let mut id = entry.load(Ordering::Acquire);
+        loop {
+            let count = self.chunk(id).count(hash);
+            let now = entry.load(Ordering::Acquire);
+            if now == id {
+                return count;
+            }
+            id = now;
+        }
+    }
+
+    /// The chunk a write of the hash goes to, its id and its state, once it is not sealed and
+    /// owns the hash's route.
+    fn writable(&self, route: usize) -> (u64, &Chunk, SplitState) {
+        loop {
+            let id = self.directory[route].load(Ordering::Acquire);
+            let chunk = self.chunk(id);
+            let state = chunk.split_state();
+            if state.is_sealed() {
+                self.waiters.wait_while(|| chunk.split_state().is_sealed());
+                continue;
+            }
+            // A split that finished after the directory was read: its new route, written before
+            // the chunk was unsealed, is there on the next read.
+            let decided = (1u64 << state.depth()) - 1;
+            if route as u64 & decided == id {
+                return (id, chunk, state);
+            }
+        }
+    }
+
+    /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
+    /// On an error nothing changed, though a split may have been made.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<Insertion, Refusal> {
+        let route = self.route(hash);
+        loop {
+            let (id, chunk, state) = self.writable(route);
+            match chunk.insert(hash, unique) {
+                Insertion::Full => {}
+                done => return Ok(done),
+            }
+            // The chunk refuses writes only once its state moved: then it is time to look again.
+            if chunk.split_state() != state {
+                continue;
+            }
+            if state.depth() == self.route_bits {
+                return Err(Refusal::Full);
+            }
+            self.split(id, chunk, state)?;
+        }
+    }
+
+    /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
+    pub(crate) fn remove(&self, hash: u64) -> bool {
+        let route = self.route(hash);
+        loop {
+            let (_, chunk, state) = self.writable(route);
+            if chunk.remove(hash) {
+                return true;
+            }
+            if chunk.split_state() == state {
+                return false;
+            }
+        }
+    }
+
+    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first.
+    #[cold]
+    fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> Result<(), Refusal> {
+        if !chunk.try_seal(seen) {
+            return Ok(());
+        }
+        let depth = seen.depth();
+        let Some(mut child) = self.build(chunk.placement().child(depth), depth + 1) else {
+            chunk.unseal_unsplit();
+            self.waiters.wake_all();
+            return Err(Refusal::OutOfMemory);
+        };
+        chunk.copy_moving_into(&mut child);
+        let child_id = id | 1 << depth;
+        self.chunks[child_id as usize].get_or_init(|| Box::new(child));
+        for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
+            self.directory[route].store(child_id, Ordering::Release);
+        }
+        chunk.purge_moved_and_unseal();
+        self.waiters.wake_all();
+        Ok(())
+    }
+
+    /// The published chunks, by id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunk> + '_ {
+        self.chunks
+            .iter()
+            .filter_map(|slot| slot.get().map(|chunk| &**chunk))
+    }
+
+    /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
+    /// counts the fingerprints it moves twice until it removes them from the old chunk.
+    pub(crate) fn len(&self) -> usize {
+        self.iter().map(Chunk::len).sum()
+    }
+
+    /// Bytes of every chunk, the directory and the slots.
+    pub(crate) fn memory_usage(&self) -> usize {
+        let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
+        chunks
+            + self.directory.len() * core::mem::size_of::<AtomicU64>()
+            + self.chunks.len() * core::mem::size_of::<OnceSlot<Box<Chunk>>>()
+    }
+}
+
+impl fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Chunks")
+            .field("route_bits", &self.route_bits)
+            .field("chunks", &self.iter().count())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::raw::{default_max_hops, level_hash, SearchLimits, Shape};
+
+    fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
+        let template = Geometry {
+            shape: Shape {
+                bucket_count,
+                bucket_size: 4,
+                fingerprint_bits: core_bits,
+                semi_sorted: true,
+            },
+            stripes: 0,
+            limits: SearchLimits {
+                max_hops: default_max_hops(4),
+                max_search_buckets: 1 << 16,
+            },
+        };
+        Chunks::new(template, route_bits).unwrap()
+    }
+
+    fn key(i: u64) -> u64 {
+        level_hash(i, 5)
+    }
+
+    #[test]
+    fn a_level_grows_by_splits_and_loses_nothing() {
+        let level = level(1024, 10, 6);
+        let items = 200_000u64;
+        for i in 0..items {
+            assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");
+        }
+        assert_eq!(level.len(), items as usize);
+        assert!((0..items).all(|i| level.contains(key(i))));
+        let chunks = level.iter().count();
+        // 4,096 slots a chunk: about 200k / (0.7 · 4096) chunks.
+        assert!((50..=64).contains(&chunks), "{chunks} chunks");
+        // Every lookup compares at least the 10 core bits, plus the growth bits left: the rate
+        // stays under 8 / 2^10.
+        let absent = 1_000_000u64;
+        let false_positives = (items..items + absent)
+            .filter(|&i| level.contains(key(i)))
+            .count();
+        let rate = false_positives as f64 / absent as f64;
+        assert!(rate < 8.0 / 1024.0, "{rate}");
+        for i in (0..items).step_by(2) {
+            assert!(level.remove(key(i)));
+        }
+        assert_eq!(level.len(), items as usize / 2);
+        assert!((1..items).step_by(2).all(|i| level.contains(key(i))));
+    }
+
+    #[test]
+    fn a_chunk_split_as_deep_as_it_can_be_is_full_and_changes_nothing() {
+        let level = level(64, 8, 2);
+        let mut stored = 0;
+        let refused = (0..10_000u64).find_map(|i| match level.insert(key(i), false) {
+            Ok(_) => {
+                stored += 1;
+                None
+            }
+            Err(refusal) => Some(refusal),
+        });
+        assert_eq!(refused, Some(Refusal::Full));
+        assert_eq!(level.len(), stored);
+        assert!((0..stored as u64).all(|i| level.contains(key(i))));
+        // Four chunks of 256 slots: near full when the first refuses.
+        assert_eq!(level.iter().count(), 4);
+        assert!(stored > 4 * 256 * 8 / 10, "{stored}");
+    }
+
+    #[test]
+    fn a_unique_insert_finds_the_copy_wherever_splits_moved_it() {
+        let level = level(256, 12, 4);
+        for i in 0..4_000u64 {
+            assert_eq!(level.insert(key(i), true), Ok(Insertion::Inserted));
+        }
+        assert!(level.iter().count() > 4);
+        for i in 0..4_000u64 {
+            assert_eq!(level.insert(key(i), true), Ok(Insertion::Present));
+            assert_eq!(level.count(key(i)), 1);
+        }
+        assert_eq!(level.len(), 4_000);
+    }
+
+    #[test]
+    fn readers_racing_splits_never_miss_an_inserted_key() {
+        let level = level(512, 12, 8);
+        // How far each writer has inserted: every key below both marks was inserted and returned.
+        let passed = [AtomicU64::new(0), AtomicU64::new(0)];
+        std::thread::scope(|scope| {
+            for writer in 0..2u64 {
+                let (level, passed) = (&level, &passed[writer as usize]);
+                scope.spawn(move || {
+                    for i in (writer..120_000).step_by(2) {
+                        assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted));
+                        passed.store(i, Ordering::Release);
+                    }
+                });
+            }
+            let (level, passed) = (&level, &passed);
+            scope.spawn(move || {
+                let mut mark = 0;
+                while mark < 119_000 {
+                    mark = passed
+                        .iter()
+                        .map(|p| p.load(Ordering::Acquire))
+                        .min()
+                        .unwrap();
+                    for i in (0..mark).step_by(7) {
+                        assert!(level.contains(key(i)), "{i} missed below {mark}");
+                    }
+                }
+            });
+        });
+        assert_eq!(level.len(), 120_000);
+        assert!(level.iter().count() > 32);
+    }
+}

@@ -1,0 +1,366 @@
+//! Tables that grow by splitting, as extendible hashing grows: each table ("chunk") holds the
+//! keys whose route, bits of the hash independent of bucket and fingerprint, starts with the
+//! chunk's id, and a full chunk hands the keys whose next route bit is 1 to a new chunk of the
+//! same bucket count.
+//!
+//! The split needs no key and no search. A fingerprint carries the route bits its chunk may still
+//! be split on (its *growth* bits, below the *core* bits), and the alternate bucket depends on the
+//! core alone, so a key keeps both its buckets in the new chunk: each fingerprint whose next route
+//! bit is 1 moves to the same bucket of the new chunk, minus the bits that chunk's id implies, and
+//! a bucket of the new chunk never receives more than one old bucket held. Every lookup still
+//! compares all of a fingerprint's bits with the key's, so the growth bits lower the false
+//! positive rate until they are used up.
+//!
+//! A split runs while other threads read. Its owner seals the chunk (all stripes locked once, to
+//! wait out the writers inside, then a state they check under their locks), copies the moving
+//! fingerprints into the new chunk, publishes it, removes them from the old one under its stripe
+//! locks, and unseals it one level deeper. A sealed or split chunk refuses every write it no
+//! longer owns (see `RawFilter::admits`), as `Full` or a failed remove: the caller sees the
+//! chunk's state changed and routes again. Readers never wait: the old chunk keeps every moving
+//! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
+//! removal, whose stripe stamps carry it to the new route when it checks that again.
+
+use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
+use super::RawFilter;
+use crate::sync::Ordering;
+
+/// Multiplier that mixes the whole hash into its route.
+const ROUTE_MIX: u64 = 0xd6e8_feb8_6659_fd93;
+
+/// The route of a hash: the bits that pick its chunk, low bit first. Mixed from all 64 bits, so
+/// independent of the bucket (the hash's high half) and the fingerprint (its low half).
+#[inline(always)]
+pub(crate) fn route_of(hash: u64) -> u32 {
+    ((hash ^ (hash >> 32)).wrapping_mul(ROUTE_MIX) >> 32) as u32
+}
+
+/// Where a chunk puts a hash: the fixed-size placement's bucket and alternate over the chunk's
+/// buckets, with the alternate computed from the fingerprint's core bits only.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SplitPlacement {
+    bucket_count: u64,
+    /// 2^core_bits - 1: how many non-zero cores there are.
+    cores: u64,
+    /// Route bits kept in each fingerprint, below its core.
+    growth_bits: u32,
+    /// How many route bits the chunk's id has: its keys' route bits from here on are growth bits.
+    born_at: u32,
+}
+
+impl SplitPlacement {
+    /// A chunk of `bucket_count` buckets for routes `born_at` bits deep, which may be split
+    /// until `route_bits` deep. Its fingerprints have `core_bits + route_bits - born_at` bits.
+    pub(crate) fn new(bucket_count: usize, core_bits: u32, born_at: u32, route_bits: u32) -> Self {
+        debug_assert!(born_at <= route_bits && core_bits + route_bits - born_at <= 32);
+        Self {
+            bucket_count: bucket_count as u64,
+            cores: (1u64 << core_bits) - 1,
+            growth_bits: route_bits - born_at,
+            born_at,
+        }
+    }
+
+    /// The placement of the chunk that a split `depth` deep creates: one route bit deeper, one
+    /// growth bit fewer.
+    pub(crate) fn child(&self, depth: u32) -> Self {
+        debug_assert!(depth >= self.born_at && depth < self.born_at + self.growth_bits);
+        let used = depth + 1 - self.born_at;
+        Self {
+            growth_bits: self.growth_bits - used,
+            born_at: depth + 1,
+            ..*self
+        }
+    }
+
+    /// Fingerprint bits: core and growth.
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        self.cores.count_ones() + self.growth_bits
+    }
+
+    /// How deep the chunk may be split: where its growth bits end.
+    pub(crate) fn max_depth(&self) -> u32 {
+        self.born_at + self.growth_bits
+    }
+
+    fn growth_mask(&self) -> u32 {
+        ((1u64 << self.growth_bits) - 1) as u32
+    }
+
+    /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
+    fn moves(&self, fp: Fingerprint, depth: u32) -> bool {
+        (fp >> (depth - self.born_at)) & 1 == 1
+    }
+
+    /// What `fp`, moving in a split `depth` deep, becomes in the new chunk: the same core, and
+    /// the growth bits past `depth`.
+    fn moved(&self, fp: Fingerprint, depth: u32) -> Fingerprint {
+        let core = fp >> self.growth_bits;
+        let child = self.child(depth);
+        let growth = (fp & self.growth_mask()) >> (depth + 1 - self.born_at);
+        core << child.growth_bits | growth
+    }
+}
+
+impl Place for SplitPlacement {
+    const SPLITS: bool = true;
+
+    #[inline]
+    fn candidates(&self, hash: u64) -> Candidates {
+        let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
+        let growth = (route_of(hash) >> self.born_at) & self.growth_mask();
+        let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
+        Candidates {
+            fp: core << self.growth_bits | growth,
+            first,
+            second: reflect(first, core, self.bucket_count),
+        }
+    }
+
+    #[inline]
+    fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
+        reflect(bucket, fp >> self.growth_bits, self.bucket_count)
+    }
+
+    /// Once split `depth` deep, a chunk keeps the keys whose route bits from its birth to
+    /// `depth` are all 0: every split left it the half with a 0.
+    fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
+        let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
+        fp & decided == 0
+    }
+}
+
+/// A chunk's split state as its owner reads it: how deep it is split, and whether sealed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SplitState(u64);
+
+impl SplitState {
+    pub(crate) fn depth(self) -> u32 {
+        (self.0 >> 1) as u32
+    }
+
+    pub(crate) fn is_sealed(self) -> bool {
+        self.0 & 1 == 1
+    }
+}
+
+impl RawFilter<SplitPlacement> {
+    /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
+    pub(crate) fn new_chunk(
+        geometry: &super::Geometry,
+        placement: SplitPlacement,
+        depth: u32,
+    ) -> Option<Self> {
+        debug_assert_eq!(
+            geometry.shape.fingerprint_bits,
+            placement.fingerprint_bits()
+        );
+        let chunk = Self::with_placement(geometry, placement)?;
+        chunk
+            .split_state
+            .store(u64::from(depth) << 1, Ordering::Relaxed);
+        Some(chunk)
+    }
+
+    /// The chunk's split state, `Acquire`: a caller that sees a split finished also sees the
+    /// route to the new chunk that was published before.
+    pub(crate) fn split_state(&self) -> SplitState {
+        SplitState(self.split_state.load(Ordering::Acquire))
+    }
+
+    /// The placement, for the chunk a split creates.
+    pub(crate) fn placement(&self) -> &SplitPlacement {
+        &self.placement
+    }
+
+    /// Seals the chunk if its state is still `seen`: after this returns `true` no write is in
+    /// it, and none gets in until [`Self::unseal_deeper`]. `false`: another thread split or
+    /// sealed it first.
+    pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
+        let _all = self.stripes.lock_all();
+        let sealed = self.split_state.load(Ordering::Relaxed) == seen.0 && !seen.is_sealed();
+        if sealed {
+            self.split_state.store(seen.0 | 1, Ordering::Relaxed);
+        }
+        sealed
+    }
+
+    /// Unseals the chunk as it was, for a split that could not be made.
+    pub(crate) fn unseal_unsplit(&self) {
+        let _all = self.stripes.lock_all();
+        let state = self.split_state.load(Ordering::Relaxed);
+        self.split_state.store(state & !1, Ordering::Release);
+    }
+
+    /// Copies the fingerprints that a split at the sealed chunk's depth moves into `child`,
+    /// which nobody else can see yet, at the same buckets.
+    pub(crate) fn copy_moving_into(&self, child: &mut Self) {
+        let depth = self.split_state().depth();
+        for bucket in 0..self.bucket_count() {
+            let raw = self.table.load(bucket);
+            let mut target = child.table.load(bucket);
+            let mut moved = 0;
+            for &fp in self.layout.fingerprints(&raw).as_slice() {
+                if fp != 0 && self.placement.moves(fp, depth) {
+                    let placed = child
+                        .layout
+                        .insert(&mut target, self.placement.moved(fp, depth));
+                    debug_assert!(placed, "a new bucket takes what one old bucket held");
+                    moved += 1;
+                }
+            }
+            if moved > 0 {
+                child.table.store(bucket, &target);
+                child.stripes.add_count(bucket, moved);
+            }
+        }
+    }
+
+    /// Removes from the sealed chunk what [`Self::copy_moving_into`] copied, bucket by bucket
+    /// under its stripe's lock (readers see each bucket change whole), then unseals it one
+    /// level deeper. Call only after the new chunk is where readers look for those keys.
+    pub(crate) fn purge_moved_and_unseal(&self) {
+        let state = self.split_state();
+        debug_assert!(state.is_sealed());
+        let depth = state.depth();
+        for bucket in 0..self.bucket_count() {
+            let raw = self.table.load(bucket);
+            let fps = self.layout.fingerprints(&raw);
+            let moving = fps
+                .as_slice()
+                .iter()
+                .filter(|&&fp| fp != 0 && self.placement.moves(fp, depth));
+            if moving.clone().next().is_none() {
+                continue;
+            }
+            let mut guard = self.stripes.lock_one(bucket);
+            let mut kept = self.table.load(bucket);
+            let mut removed = 0;
+            for &fp in moving {
+                let gone = self.layout.remove(&mut kept, fp);
+                debug_assert!(gone, "a sealed chunk changes only here");
+                removed += 1;
+            }
+            self.table.store(bucket, &kept);
+            super::stripe::Guard::add(&mut guard, bucket, -removed);
+        }
+        let _all = self.stripes.lock_all();
+        self.split_state
+            .store(u64::from(depth + 1) << 1, Ordering::Release);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::raw::{Geometry, Insertion, SearchLimits, Shape};
+
+    const BUCKETS: usize = 1024;
+    const CORE_BITS: u32 = 8;
+    const ROUTE_BITS: u32 = 4;
+
+    fn chunk(placement: SplitPlacement, depth: u32) -> RawFilter<SplitPlacement> {
+        let geometry = Geometry {
+            shape: Shape {
+                bucket_count: BUCKETS,
+                bucket_size: 4,
+                fingerprint_bits: placement.fingerprint_bits(),
+                semi_sorted: false,
+            },
+            stripes: 16,
+            limits: SearchLimits {
+                max_hops: 5,
+                max_search_buckets: 2000,
+            },
+        };
+        RawFilter::new_chunk(&geometry, placement, depth).unwrap()
+    }
+
+    fn hashes(count: u64, salt: u64) -> impl Iterator<Item = u64> {
+        (0..count).map(move |i| crate::raw::level_hash(i ^ salt << 40, 3))
+    }
+
+    /// Splits `chunk` at its depth into a new chunk, as the owner of a split does.
+    fn split(chunk: &RawFilter<SplitPlacement>) -> RawFilter<SplitPlacement> {
+        let state = chunk.split_state();
+        assert!(chunk.try_seal(state));
+        assert!(!chunk.try_seal(state), "sealed once");
+        let depth = state.depth();
+        let mut child = self::chunk(chunk.placement().child(depth), depth + 1);
+        chunk.copy_moving_into(&mut child);
+        chunk.purge_moved_and_unseal();
+        child
+    }
+
+    #[test]
+    fn a_split_keeps_every_key_in_the_chunk_its_route_now_leads_to() {
+        let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
+        let keys: Vec<u64> = hashes(3800, 1).collect();
+        for &hash in &keys {
+            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+        }
+        let one = split(&root);
+        let two = split(&root);
+        let chunk_of = |hash: u64| match route_of(hash) & 3 {
+            0 => &root,
+            1 | 3 => &one,
+            _ => &two,
+        };
+        for &hash in &keys {
+            assert!(chunk_of(hash).contains(hash), "{hash:#x} lost");
+        }
+        // Exact counts: every key in exactly one chunk.
+        for (chunk, routes) in [(&root, [0, 0]), (&one, [1, 3]), (&two, [2, 2])] {
+            let expected = keys
+                .iter()
+                .filter(|&&hash| routes.contains(&(route_of(hash) & 3)))
+                .count();
+            assert_eq!(chunk.len(), expected);
+        }
+        assert_eq!(root.split_state().depth(), 2);
+        assert_eq!(one.split_state().depth(), 1);
+        // The root refuses keys it gave away and takes its own.
+        let given = hashes(100, 2)
+            .find(|&hash| route_of(hash) & 3 != 0)
+            .unwrap();
+        assert_eq!(root.insert(given, false), Insertion::Full);
+        let own = hashes(100, 2)
+            .find(|&hash| route_of(hash) & 3 == 0)
+            .unwrap();
+        assert_eq!(root.insert(own, false), Insertion::Inserted);
+        assert!(root.remove(own));
+        let len = root.len();
+        let kept = keys.iter().find(|&&hash| route_of(hash) & 3 == 0).unwrap();
+        assert!(root.remove(*kept));
+        assert_eq!(root.len(), len - 1);
+    }
+
+    #[test]
+    fn a_sealed_chunk_refuses_every_write_and_answers_every_read() {
+        let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
+        let keys: Vec<u64> = hashes(2000, 3).collect();
+        for &hash in &keys {
+            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+        }
+        assert!(root.try_seal(root.split_state()));
+        assert!(root.split_state().is_sealed());
+        let fresh = hashes(50, 4).next().unwrap();
+        assert_eq!(root.insert(fresh, false), Insertion::Full);
+        assert!(!root.remove(keys[0]));
+        assert_eq!(root.len(), keys.len());
+        assert!(keys.iter().all(|&hash| root.contains(hash)));
+    }
+
+    #[test]
+    fn growth_bits_are_spent_one_per_split() {
+        let root = SplitPlacement::new(BUCKETS, 12, 0, 6);
+        assert_eq!((root.fingerprint_bits(), root.max_depth()), (18, 6));
+        let child = root.child(2);
+        assert_eq!((child.fingerprint_bits(), child.max_depth()), (15, 6));
+        let last = child.child(5);
+        assert_eq!((last.fingerprint_bits(), last.max_depth()), (12, 6));
+        // A moved fingerprint keeps its core and loses the route bits up to the split's.
+        let fp = 0b1010_1010_1010 << 6 | 0b101_100;
+        assert!(root.moves(fp, 2) && !root.moves(fp, 0));
+        assert_eq!(root.moved(fp, 2), 0b1010_1010_1010 << 3 | 0b101);
+    }
+}
