@@ -3,7 +3,7 @@
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan, RateSchedule};
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::{Engine, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
 
@@ -59,6 +59,7 @@ impl GrowableBuilder {
                 growth_factor: DEFAULT_GROWTH_FACTOR,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
                 max_capacity: usize::MAX,
+                split_depth: 0,
             },
             hasher: DefaultHashBuilder::new(),
             item_locks: DEFAULT_ITEM_LOCKS,
@@ -129,6 +130,17 @@ impl<S> GrowableBuilder<S> {
     }
 
     test_hook! {
+        /// Levels of chunks that split as they fill, each chunk up to `depth` times (1 to 16),
+        /// instead of fixed-size levels: each level grows `2^depth` times before the next.
+        fn split_levels(mut self, depth: u32) -> Self {
+            self.plan.split_depth = depth.clamp(1, 16);
+            self.plan.growth_factor = 1 << self.plan.split_depth;
+            self.plan.schedule = RateSchedule::BitPerLevel;
+            self
+        }
+    }
+
+    test_hook! {
         /// Bounds of each level's cuckoo path search.
         fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
             self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
@@ -171,8 +183,13 @@ impl<S> GrowableBuilder<S> {
         if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {
             return Err(BuildError::FalsePositiveRate);
         }
+        let engine = if self.plan.split_depth > 0 {
+            Engine::Split(Levels::new(self.plan)?)
+        } else {
+            Engine::Fixed(Levels::new(self.plan)?)
+        };
         Ok(GrowableCuckooFilter::from_parts(
-            Levels::new(self.plan)?,
+            engine,
             ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
                 bytes: self.item_locks * 8,
             })?,

@@ -3,7 +3,7 @@
 
 use core::hash::{BuildHasher, Hash};
 
-use super::GrowableCuckooFilter;
+use super::{insert_into, Engine, GrowableCuckooFilter};
 use crate::error::{ExtendError, InsertError};
 use crate::raw::{level_hash, BLOCK};
 
@@ -51,13 +51,21 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher.hash_one(item);
             }
+            let levels = match &self.engine {
+                Engine::Fixed(levels) => levels,
+                Engine::Split(_) => {
+                    for (answer, &hash) in answers.iter_mut().zip(&hashes[..n]) {
+                        *answer = self.contains_hash(hash);
+                    }
+                    continue;
+                }
+            };
             answers.fill(false);
-            let levels = self.levels.count();
-            for level in (0..levels).rev() {
+            for level in (0..levels.count()).rev() {
                 for (r, &hash) in remixed[..n].iter_mut().zip(&hashes[..n]) {
                     *r = level_hash(hash, level);
                 }
-                self.levels
+                levels
                     .raw(level)
                     .contains_hashes(&remixed[..n], &mut found[..n]);
                 for (answer, &hit) in answers.iter_mut().zip(&found[..n]) {
@@ -101,19 +109,28 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// Inserts a block of at most [`BLOCK`] hashes: `Ok(len)`, or `Err(n)` when only the first
     /// `n` went in.
     fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
+        let levels = match &self.engine {
+            Engine::Fixed(levels) => levels,
+            Engine::Split(levels) => {
+                for (done, &hash) in hashes.iter().enumerate() {
+                    insert_into(levels, hash).map_err(|_| done)?;
+                }
+                return Ok(hashes.len());
+            }
+        };
         let mut done = 0;
         let mut remixed = [0u64; BLOCK];
         while done < hashes.len() {
-            let newest = self.levels.count() - 1;
+            let newest = levels.count() - 1;
             let rest = &hashes[done..];
             for (r, &hash) in remixed.iter_mut().zip(rest) {
                 *r = level_hash(hash, newest);
             }
-            match self.levels.raw(newest).insert_block(&remixed[..rest.len()]) {
+            match levels.raw(newest).insert_block(&remixed[..rest.len()]) {
                 Ok(()) => done = hashes.len(),
                 Err(n) => {
                     done += n;
-                    if !self.levels.grow(newest) {
+                    if !levels.grow(newest) {
                         return Err(done);
                     }
                 }

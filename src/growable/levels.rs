@@ -8,10 +8,11 @@
 
 use core::fmt;
 
+use super::chunks::Chunks;
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, LockedTable, RawFilter};
+use crate::raw::{Geometry, Insertion, LockedTable, RawFilter};
 use crate::sizing::capacity_of;
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
@@ -21,6 +22,122 @@ pub(crate) const MAX_LEVELS: usize = 32;
 
 /// One level: a fixed-size filter whose items are hashed by the growable filter.
 pub(crate) type Level = ConcurrentCuckooFilter<()>;
+
+/// What a growable filter needs of a level: a fixed-size filter, or [`Chunks`] that split as
+/// they fill. Every operation takes the item's hash already remixed for the level.
+pub(crate) trait LevelKind: Sized {
+    /// Level `level` of `plan`, or why it cannot be built.
+    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError>;
+    /// Inserts one copy (or with `unique`, unless one is there); `Full` for no room.
+    fn insert(&self, hash: u64, unique: bool) -> Insertion;
+    fn contains(&self, hash: u64) -> bool;
+    fn count(&self, hash: u64) -> usize;
+    fn remove(&self, hash: u64) -> bool;
+    /// Items stored.
+    fn len(&self) -> usize;
+    /// Items the level is sized for now.
+    fn capacity(&self) -> usize;
+    fn memory_usage(&self) -> usize;
+    /// The level's false positive rate at the load it is sized for.
+    fn expected_false_positive_rate(&self) -> f64;
+    /// Fingerprint bits every item of the level has at least.
+    fn fingerprint_bits(&self) -> u32;
+}
+
+impl LevelKind for Level {
+    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError> {
+        plan.builder(level)?.build()
+    }
+
+    #[inline(always)]
+    fn insert(&self, hash: u64, unique: bool) -> Insertion {
+        self.raw().insert(hash, unique)
+    }
+
+    #[inline(always)]
+    fn contains(&self, hash: u64) -> bool {
+        self.raw().contains(hash)
+    }
+
+    fn count(&self, hash: u64) -> usize {
+        self.raw().count(hash)
+    }
+
+    fn remove(&self, hash: u64) -> bool {
+        self.raw().remove(hash)
+    }
+
+    fn len(&self) -> usize {
+        self.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity()
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.memory_usage()
+    }
+
+    fn expected_false_positive_rate(&self) -> f64 {
+        self.expected_false_positive_rate()
+    }
+
+    fn fingerprint_bits(&self) -> u32 {
+        self.fingerprint_bits()
+    }
+}
+
+impl LevelKind for Chunks {
+    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError> {
+        let (geometry, _) = plan.geometry(level)?;
+        let bits = geometry.shape.fingerprint_bits + plan.split_depth;
+        if bits > 32 {
+            return Err(BuildError::FingerprintBits { bits });
+        }
+        Chunks::new(geometry, plan.split_depth).ok_or(BuildError::OutOfMemory {
+            bytes: geometry.memory_bytes().try_into().unwrap_or(usize::MAX),
+        })
+    }
+
+    #[inline(always)]
+    fn insert(&self, hash: u64, unique: bool) -> Insertion {
+        self.insert(hash, unique).unwrap_or(Insertion::Full)
+    }
+
+    #[inline(always)]
+    fn contains(&self, hash: u64) -> bool {
+        self.contains(hash)
+    }
+
+    fn count(&self, hash: u64) -> usize {
+        self.count(hash)
+    }
+
+    fn remove(&self, hash: u64) -> bool {
+        self.remove(hash)
+    }
+
+    fn len(&self) -> usize {
+        self.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity()
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.memory_usage()
+    }
+
+    fn expected_false_positive_rate(&self) -> f64 {
+        self.expected_false_positive_rate()
+    }
+
+    fn fingerprint_bits(&self) -> u32 {
+        self.core_bits()
+    }
+}
 
 /// The rates the levels get, as fractions of the target ε that sum to at most 1 over any number
 /// of levels. Each costs the level `log2(ε/ε_i)` fingerprint bits more than a fixed filter at ε.
@@ -62,6 +179,9 @@ pub(crate) struct Plan {
     pub(crate) false_positive_rate: f64,
     /// The most items all levels together may be sized for.
     pub(crate) max_capacity: usize,
+    /// How many times each level's chunks may split, for levels of [`Chunks`]; then the growth
+    /// factor is `2^split_depth`, the size a level reaches before the next is added.
+    pub(crate) split_depth: u32,
 }
 
 impl Plan {
@@ -74,11 +194,6 @@ impl Plan {
     /// The rate level `level` gets, by the plan's schedule.
     pub(crate) fn rate_of(&self, level: usize) -> f64 {
         self.false_positive_rate / self.schedule.divisor(level)
-    }
-
-    /// Builds level `level`, or says why it cannot be.
-    pub(crate) fn build(&self, level: usize) -> Result<Level, BuildError> {
-        self.builder(level)?.build()
     }
 
     /// The geometry and capacity level `level` gets, or why it cannot be built, with nothing
@@ -119,8 +234,8 @@ impl Plan {
     }
 }
 
-pub(crate) struct Levels {
-    slots: Box<[OnceSlot<Option<Level>>]>,
+pub(crate) struct Levels<L = Level> {
+    slots: Box<[OnceSlot<Option<L>>]>,
     /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
     /// slot filled before it returns from [`Self::grow`]: one `Acquire` load tells a lookup how
     /// many levels to probe, instead of one load per slot.
@@ -128,11 +243,11 @@ pub(crate) struct Levels {
     plan: Plan,
 }
 
-impl Levels {
+impl<L: LevelKind> Levels<L> {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
-        let first = plan.build(0)?;
-        let slots: Box<[OnceSlot<Option<Level>>]> =
+        let first = L::build(&plan, 0)?;
+        let slots: Box<[OnceSlot<Option<L>>]> =
             (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         slots[0].get_or_init(|| Some(first));
         Ok(Self {
@@ -144,9 +259,9 @@ impl Levels {
 
     /// The list holding `levels`, decoded and checked against `plan`: at least one, at most
     /// [`MAX_LEVELS`].
-    pub(crate) fn from_levels(plan: Plan, levels: Vec<Level>) -> Self {
+    pub(crate) fn from_levels(plan: Plan, levels: Vec<L>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
-        let slots: Box<[OnceSlot<Option<Level>>]> =
+        let slots: Box<[OnceSlot<Option<L>>]> =
             (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         let published = AtomicU64::new(levels.len() as u64);
         for (slot, level) in slots.iter().zip(levels) {
@@ -156,25 +271,6 @@ impl Levels {
             slots,
             published,
             plan,
-        }
-    }
-
-    /// Every published level with all its stripes locked, oldest first: no writer is in any of
-    /// them until the guards drop. Levels are locked in index order, each in its stripes' order,
-    /// and a writer holds stripes of one level at a time, so this cannot deadlock. A level
-    /// published while the others were being locked is locked too, so that when this returns,
-    /// every level that exists is held.
-    pub(crate) fn lock_all(&self) -> Vec<(&Level, LockedTable<'_>)> {
-        let mut locked = Vec::new();
-        loop {
-            let count = self.count();
-            if count == locked.len() {
-                return locked;
-            }
-            for index in locked.len()..count {
-                let level = self.level(index);
-                locked.push((level, level.raw().lock_table()));
-            }
         }
     }
 
@@ -189,15 +285,10 @@ impl Levels {
         self.published.load(Ordering::Acquire) as usize
     }
 
-    /// Level `level`'s raw filter. Panics for a level that was not published: callers only ask
-    /// for levels below a [`Self::count`] they read.
+    /// Level `level`. Panics for a level that was not published: callers only ask for levels
+    /// below a [`Self::count`] they read.
     #[inline(always)]
-    pub(crate) fn raw(&self, level: usize) -> &RawFilter {
-        self.level(level).raw()
-    }
-
-    #[inline(always)]
-    fn level(&self, level: usize) -> &Level {
+    pub(crate) fn level(&self, level: usize) -> &L {
         match self.slots[level].get() {
             Some(Some(level)) => level,
             _ => unreachable!("level {level} was counted as published"),
@@ -205,7 +296,7 @@ impl Levels {
     }
 
     /// The published levels, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Level> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &L> + '_ {
         self.slots.iter().map_while(|slot| match slot.get() {
             Some(Some(level)) => Some(level),
             _ => None,
@@ -229,7 +320,7 @@ impl Levels {
                 if current.len() * 2 < current.capacity() {
                     return false;
                 }
-                let built = next.get_or_try_init(|| match self.plan.build(newest + 1) {
+                let built = next.get_or_try_init(|| match L::build(&self.plan, newest + 1) {
                     Ok(level) => Ok(Some(level)),
                     // The memory may be had later: the slot stays empty for a later insert.
                     Err(BuildError::OutOfMemory { .. }) => Err(()),
@@ -260,7 +351,34 @@ impl Levels {
     }
 }
 
-impl fmt::Debug for Levels {
+impl Levels {
+    /// Every published level with all its stripes locked, oldest first: no writer is in any of
+    /// them until the guards drop. Levels are locked in index order, each in its stripes' order,
+    /// and a writer holds stripes of one level at a time, so this cannot deadlock. A level
+    /// published while the others were being locked is locked too, so that when this returns,
+    /// every level that exists is held.
+    pub(crate) fn lock_all(&self) -> Vec<(&Level, LockedTable<'_>)> {
+        let mut locked = Vec::new();
+        loop {
+            let count = self.count();
+            if count == locked.len() {
+                return locked;
+            }
+            for index in locked.len()..count {
+                let level = self.level(index);
+                locked.push((level, level.raw().lock_table()));
+            }
+        }
+    }
+
+    /// Level `level`'s raw filter. Panics for a level that was not published.
+    #[inline(always)]
+    pub(crate) fn raw(&self, level: usize) -> &RawFilter {
+        self.level(level).raw()
+    }
+}
+
+impl<L: LevelKind + fmt::Debug> fmt::Debug for Levels<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -299,6 +417,7 @@ mod tests {
             growth_factor: 1 << 32,
             false_positive_rate: 0.01,
             max_capacity: usize::MAX,
+            split_depth: 0,
         };
         let levels = Levels::new(plan).unwrap();
         let first = levels.raw(0);
@@ -331,6 +450,7 @@ mod tests {
             growth_factor: 2,
             false_positive_rate: 0.01,
             max_capacity: 8,
+            split_depth: 0,
         };
         let levels = Levels::new(plan).unwrap();
         let first = levels.raw(0);

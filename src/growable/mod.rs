@@ -7,6 +7,7 @@ mod bulk;
 mod chunks;
 mod levels;
 mod persist;
+mod persist_split;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -19,7 +20,8 @@ use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
-use self::levels::Levels;
+use self::chunks::Chunks;
+use self::levels::{LevelKind, Levels};
 
 /// Levels whose buckets one lookup loads at once.
 const PROBE_WINDOW: usize = 8;
@@ -96,9 +98,28 @@ const PROBE_WINDOW: usize = 8;
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
-    levels: Levels,
+    engine: Engine,
     item_locks: ItemLocks,
     hasher: S,
+}
+
+/// The levels, of either kind.
+pub(crate) enum Engine {
+    /// Fixed-size levels, each `growth_factor` times larger than the one before.
+    Fixed(Levels),
+    /// Levels of chunks that split as they fill, each `2^split_depth` times larger than the one
+    /// before: one probe per lookup until the first level has grown that much.
+    Split(Levels<Chunks>),
+}
+
+/// Runs `$body` with `$levels` bound to the engine's levels, whichever kind they are.
+macro_rules! with_levels {
+    ($engine:expr, $levels:ident => $body:expr) => {
+        match $engine {
+            Engine::Fixed($levels) => $body,
+            Engine::Split($levels) => $body,
+        }
+    };
 }
 
 impl GrowableCuckooFilter {
@@ -152,9 +173,9 @@ impl<S> GrowableCuckooFilter<S> {
         }
     }
 
-    pub(crate) fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
+    pub(crate) fn from_parts(engine: Engine, item_locks: ItemLocks, hasher: S) -> Self {
         Self {
-            levels,
+            engine,
             item_locks,
             hasher,
         }
@@ -167,14 +188,14 @@ impl<S> GrowableCuckooFilter<S> {
         // Oldest first, with an acquire fence after each level: a count that shows a write to
         // one level then shows every write its thread made before it, including inserts into
         // any newer level, so that `len` never sees a remove without the insert that preceded it.
-        self.levels
+        with_levels!(&self.engine, levels => levels
             .iter()
             .map(|level| {
                 let len = level.len();
                 fence(Ordering::Acquire);
                 len
             })
-            .sum()
+            .sum())
     }
 
     /// Whether the filter holds no items.
@@ -186,22 +207,22 @@ impl<S> GrowableCuckooFilter<S> {
     /// Levels added so far, at least 1.
     #[must_use]
     pub fn level_count(&self) -> usize {
-        self.levels.count()
+        with_levels!(&self.engine, levels => levels.count())
     }
 
     /// Items the levels added so far are sized for together. The filter grows past it.
     #[must_use]
     pub fn capacity(&self) -> usize {
-        self.levels.iter().map(|level| level.capacity()).sum()
+        with_levels!(&self.engine, levels => levels.iter().map(LevelKind::capacity).sum())
     }
 
     /// Bytes of memory the filter uses: every level, the item locks and itself.
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        self.levels
+        with_levels!(&self.engine, levels => levels
             .iter()
-            .map(|level| level.memory_usage())
-            .sum::<usize>()
+            .map(LevelKind::memory_usage)
+            .sum::<usize>())
             + self.item_locks.memory_usage()
             + core::mem::size_of::<Self>()
     }
@@ -209,7 +230,11 @@ impl<S> GrowableCuckooFilter<S> {
     /// The false positive rate the filter was built to stay under.
     #[must_use]
     pub fn false_positive_rate(&self) -> f64 {
-        self.levels.plan().false_positive_rate
+        self.plan().false_positive_rate
+    }
+
+    fn plan(&self) -> &levels::Plan {
+        with_levels!(&self.engine, levels => levels.plan())
     }
 
     /// The false positive rate of the levels added so far, each filled to the load it is sized
@@ -219,19 +244,19 @@ impl<S> GrowableCuckooFilter<S> {
     /// [`false_positive_rate`]: Self::false_positive_rate
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
-        self.levels
+        with_levels!(&self.engine, levels => levels
             .iter()
-            .map(|level| level.expected_false_positive_rate())
-            .sum()
+            .map(LevelKind::expected_false_positive_rate)
+            .sum())
     }
 
     /// Bits per fingerprint of each level added so far, oldest first.
     #[must_use]
     pub fn fingerprint_bits(&self) -> Vec<u32> {
-        self.levels
+        with_levels!(&self.engine, levels => levels
             .iter()
-            .map(|level| level.fingerprint_bits())
-            .collect()
+            .map(LevelKind::fingerprint_bits)
+            .collect())
     }
 
     /// The hasher items are hashed with.
@@ -252,18 +277,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// half full. Nothing changed then, though a new empty level may have been added.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         let hash = self.hasher.hash_one(item);
-        loop {
-            let newest = self.levels.count() - 1;
-            match self
-                .levels
-                .raw(newest)
-                .insert(level_hash(hash, newest), false)
-            {
-                Insertion::Full if self.levels.grow(newest) => {}
-                Insertion::Full => return Err(InsertError::Full),
-                _ => return Ok(()),
-            }
-        }
+        with_levels!(&self.engine, levels => insert_into(levels, hash))
     }
 
     /// Inserts `item` unless some level already holds its fingerprint in its buckets:
@@ -293,22 +307,24 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             // Held while the levels are counted, checked and the item inserted: a racing unique
             // insert of the item then sees this one's copy, in whatever level it went.
             let guard = self.item_locks.lock(hash);
-            let newest = self.levels.count() - 1;
-            self.prefetch(hash, newest + 1);
-            if (0..newest).any(|level| self.levels.raw(level).contains(level_hash(hash, level))) {
-                return Ok(false);
-            }
-            match self
-                .levels
-                .raw(newest)
-                .insert(level_hash(hash, newest), true)
-            {
+            let (newest, done) = match &self.engine {
+                Engine::Fixed(levels) => {
+                    let newest = levels.count() - 1;
+                    self.prefetch(levels, hash, newest + 1);
+                    (newest, insert_unique_into(levels, hash, newest))
+                }
+                Engine::Split(levels) => {
+                    let newest = levels.count() - 1;
+                    (newest, insert_unique_into(levels, hash, newest))
+                }
+            };
+            match done {
                 Insertion::Inserted => return Ok(true),
                 Insertion::Present => return Ok(false),
                 Insertion::Full => {
                     // Others waiting for the item's lock should not wait for the growth too.
                     drop(guard);
-                    if !self.levels.grow(newest) {
+                    if !with_levels!(&self.engine, levels => levels.grow(newest)) {
                         return Err(InsertError::Full);
                     }
                 }
@@ -327,18 +343,29 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
+        match &self.engine {
+            Engine::Fixed(levels) => Self::contains_in_fixed(levels, hash),
+            // One probe a level, newest first: there are few, and the first is the largest.
+            Engine::Split(levels) => (0..levels.count())
+                .rev()
+                .any(|level| levels.level(level).contains(level_hash(hash, level))),
+        }
+    }
+
+    #[inline]
+    fn contains_in_fixed(levels: &Levels, hash: u64) -> bool {
         // Newest first: it is the largest, and holds the most items. Every level of a window is
         // located once, its buckets' loads started, before any is probed: the probes then find
         // their buckets arriving together instead of missing one after another. A window of
         // eight levels already keeps more loads in flight than a core can track, and keeps the
         // array each lookup fills small.
-        let mut newest = self.levels.count();
+        let mut newest = levels.count();
         while newest > 0 {
             let oldest = newest.saturating_sub(PROBE_WINDOW);
-            let first = self.levels.raw(oldest);
+            let first = levels.raw(oldest);
             let mut located = [(first, LevelCandidates::default()); PROBE_WINDOW];
             for (level, slot) in (oldest..newest).rev().zip(&mut located) {
-                let raw = self.levels.raw(level);
+                let raw = levels.raw(level);
                 *slot = (raw, raw.locate_and_prefetch(level_hash(hash, level)));
             }
             if located[..newest - oldest]
@@ -352,13 +379,11 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         false
     }
 
-    /// Starts loading the item's buckets in the first `levels` levels.
+    /// Starts loading the item's buckets in the first `count` fixed levels.
     #[inline(always)]
-    fn prefetch(&self, hash: u64, levels: usize) {
-        for level in 0..levels {
-            self.levels
-                .raw(level)
-                .locate_and_prefetch(level_hash(hash, level));
+    fn prefetch(&self, levels: &Levels, hash: u64, count: usize) {
+        for level in 0..count {
+            levels.raw(level).locate_and_prefetch(level_hash(hash, level));
         }
     }
 
@@ -368,10 +393,9 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         let hash = self.hasher.hash_one(item);
-        let levels = self.levels.count();
-        (0..levels)
-            .map(|level| self.levels.raw(level).count(level_hash(hash, level)))
-            .sum()
+        with_levels!(&self.engine, levels => (0..levels.count())
+            .map(|level| levels.level(level).count(level_hash(hash, level)))
+            .sum())
     }
 
     /// Removes one copy of `item`: `true` if it did. `false` if no level holds its fingerprint,
@@ -379,20 +403,10 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// item's). Only remove items that were inserted.
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         let hash = self.hasher.hash_one(item);
-        loop {
-            let levels = self.levels.count();
-            self.prefetch(hash, levels);
-            let mut holding = (0..levels)
-                .rev()
-                .filter(|&level| self.levels.raw(level).contains(level_hash(hash, level)));
-            let (Some(level), None) = (holding.next(), holding.next()) else {
-                return false;
-            };
-            if self.levels.raw(level).remove(level_hash(hash, level)) {
-                return true;
-            }
-            // A racing remove took the copy between the look and the lock: look again.
+        if let Engine::Fixed(levels) = &self.engine {
+            self.prefetch(levels, hash, levels.count());
         }
+        with_levels!(&self.engine, levels => remove_from(levels, hash))
     }
 
     test_hook! {
@@ -403,9 +417,11 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             level: usize,
             item: &T,
         ) -> (u32, usize, usize) {
-            self.levels
-                .raw(level)
-                .debug_candidates(level_hash(self.hasher.hash_one(item), level))
+            let hash = level_hash(self.hasher.hash_one(item), level);
+            match &self.engine {
+                Engine::Fixed(levels) => levels.raw(level).debug_candidates(hash),
+                Engine::Split(levels) => levels.level(level).debug_candidates(hash),
+            }
         }
     }
 }
@@ -433,21 +449,68 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_stats(&self) -> Vec<FilterStats> {
-        self.levels
-            .iter()
-            .map(|level| level.stats_hashed_by(S::HASHER_ID, self.hasher.seed()))
-            .collect()
+        match &self.engine {
+            Engine::Fixed(levels) => levels
+                .iter()
+                .map(|level| level.stats_hashed_by(S::HASHER_ID, self.hasher.seed()))
+                .collect(),
+            Engine::Split(levels) => levels
+                .iter()
+                .map(|level| persist_split::stats(level, S::HASHER_ID, self.hasher.seed()))
+                .collect(),
+        }
     }
 }
 
 impl<S> fmt::Debug for GrowableCuckooFilter<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plan = self.levels.plan();
-        f.debug_struct("GrowableCuckooFilter")
-            .field("len", &self.len())
+        let plan = self.plan();
+        let mut f = f.debug_struct("GrowableCuckooFilter");
+        f.field("len", &self.len())
             .field("false_positive_rate", &plan.false_positive_rate)
-            .field("growth_factor", &plan.growth_factor)
-            .field("levels", &self.levels)
-            .finish_non_exhaustive()
+            .field("growth_factor", &plan.growth_factor);
+        match &self.engine {
+            Engine::Fixed(levels) => f.field("levels", levels),
+            Engine::Split(levels) => f.field("split_levels", levels),
+        };
+        f.finish_non_exhaustive()
+    }
+}
+
+/// Inserts one copy of the hash into the newest level, adding a level first if it is full.
+fn insert_into<L: LevelKind>(levels: &Levels<L>, hash: u64) -> Result<(), InsertError> {
+    loop {
+        let newest = levels.count() - 1;
+        match levels.level(newest).insert(level_hash(hash, newest), false) {
+            Insertion::Full if levels.grow(newest) => {}
+            Insertion::Full => return Err(InsertError::Full),
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// The unique insert into level `newest`, unless an older level holds the hash: the caller
+/// holds the item's lock.
+fn insert_unique_into<L: LevelKind>(levels: &Levels<L>, hash: u64, newest: usize) -> Insertion {
+    if (0..newest).any(|level| levels.level(level).contains(level_hash(hash, level))) {
+        return Insertion::Present;
+    }
+    levels.level(newest).insert(level_hash(hash, newest), true)
+}
+
+/// Removes the hash's copy from the one level holding its fingerprint; `false` if none or
+/// several do.
+fn remove_from<L: LevelKind>(levels: &Levels<L>, hash: u64) -> bool {
+    loop {
+        let mut holding = (0..levels.count())
+            .rev()
+            .filter(|&level| levels.level(level).contains(level_hash(hash, level)));
+        let (Some(level), None) = (holding.next(), holding.next()) else {
+            return false;
+        };
+        if levels.level(level).remove(level_hash(hash, level)) {
+            return true;
+        }
+        // A racing remove took the copy between the look and the lock: look again.
     }
 }

@@ -5,7 +5,8 @@
 use std::io::{self, Read, Write};
 
 use super::levels::{Level, Levels, Plan, RateSchedule, MAX_LEVELS};
-use super::GrowableCuckooFilter;
+use super::persist_split as split;
+use super::{Engine, GrowableCuckooFilter};
 use crate::builder::Builder;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::persist::{
@@ -217,6 +218,7 @@ impl GrowableHeader {
             growth_factor,
             false_positive_rate: rate,
             max_capacity,
+            split_depth: 0,
         };
         let levels = (0..self.level_count as usize)
             .map(|level| {
@@ -282,7 +284,7 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>,
         bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
     Ok(GrowableCuckooFilter::from_parts(
-        Levels::from_levels(plan, levels),
+        Engine::Fixed(Levels::from_levels(plan, levels)),
         item_locks,
         hasher,
     ))
@@ -372,8 +374,11 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     ///
     /// Whatever `writer` returns.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        let snapshot: Vec<(&Level, Vec<u64>, usize)> = self
-            .levels
+        let levels = match &self.engine {
+            Engine::Fixed(levels) => levels,
+            Engine::Split(levels) => return split::write_to(levels, self.hasher_pair(), writer),
+        };
+        let snapshot: Vec<(&Level, Vec<u64>, usize)> = levels
             .lock_all()
             .iter()
             .map(|(level, table)| {
@@ -381,9 +386,9 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
                 (*level, words, items)
             })
             .collect();
-        let hasher = (S::HASHER_ID, StableHashBuilder::seed(&self.hasher));
+        let hasher = self.hasher_pair();
         let items = snapshot.iter().map(|(_, _, items)| items).sum();
-        let header = GrowableHeader::of(self.levels.plan(), hasher, snapshot.len(), items);
+        let header = GrowableHeader::of(levels.plan(), hasher, snapshot.len(), items);
         writer.write_all(&header.to_bytes())?;
         for (level, words, items) in &snapshot {
             let header = Header::new(
@@ -396,6 +401,11 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
             write_encoding(&mut writer, header, words)?;
         }
         Ok(())
+    }
+
+    /// The hasher's id and seed, as the format records them.
+    fn hasher_pair(&self) -> (u64, u64) {
+        (S::HASHER_ID, StableHashBuilder::seed(&self.hasher))
     }
 
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) for a filter whose hasher is `S`:

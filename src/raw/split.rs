@@ -72,6 +72,11 @@ impl SplitPlacement {
         }
     }
 
+    /// How many route bits the chunk's id has.
+    pub(crate) fn born_at(&self) -> u32 {
+        self.born_at
+    }
+
     /// Fingerprint bits: core and growth.
     pub(crate) fn fingerprint_bits(&self) -> u32 {
         self.cores.count_ones() + self.growth_bits
