@@ -1,7 +1,8 @@
-//! Measures the growable filter against a fixed-size one sized up front, and against a chain
-//! whose levels all keep the first level's fingerprints (as RedisBloom's cuckoo filter does):
-//! space and false positive rate after growing 64×, lookup speed, and a fill by growth on one
-//! and two threads. Speeds are medians of rounds that alternate the filters compared.
+//! Measures the growable filter, with fixed-size levels and with levels that split as they fill,
+//! against a fixed-size one sized up front, and against a chain whose levels all keep the first
+//! level's fingerprints (as RedisBloom's cuckoo filter does): space and false positive rate after
+//! growing 64×, lookup speed, and a fill by growth on one and two threads. Speeds are medians of
+//! rounds that alternate the filters compared.
 //!
 //! ```text
 //! cargo run --release --example growable [-- space|rate|lookup|fill|all]
@@ -22,6 +23,8 @@ const GROWTH: usize = 64;
 const ROUNDS: usize = 5;
 /// Rounds of the fill, which takes seconds each.
 const FILL_ROUNDS: usize = 3;
+/// How many times a split level's chunks may split: it grows 64× before the next level.
+const SPLIT_DEPTH: u32 = 6;
 
 fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
     grown_from(INITIAL, rate, factor, items)
@@ -32,6 +35,18 @@ fn grown_from(initial: usize, rate: f64, factor: usize, items: usize) -> Growabl
         .capacity(initial)
         .false_positive_rate(rate)
         .growth_factor(factor)
+        .build()
+        .unwrap();
+    filter.try_extend(0..items as u64).unwrap();
+    filter
+}
+
+/// A growable filter of split levels grown to `items`.
+fn split_from(initial: usize, rate: f64, items: usize) -> GrowableCuckooFilter {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(initial)
+        .false_positive_rate(rate)
+        .split_depth(SPLIT_DEPTH)
         .build()
         .unwrap();
     filter.try_extend(0..items as u64).unwrap();
@@ -101,6 +116,14 @@ fn space() {
                 rate_of(|k| filter.contains(k), queries)
             );
         }
+        let filter = split_from(INITIAL, rate, items);
+        let b = bits(filter.memory_usage(), filter.len());
+        println!(
+            "| {rate} | growable, split levels | {} | {b:.2} | {:.2} | {:.5} |",
+            filter.level_count(),
+            b / fixed_bits,
+            rate_of(|k| filter.contains(k), queries)
+        );
         let chain = same_fingerprint_chain(rate, items);
         let b = bits(chain.memory_usage(), chain.len());
         println!(
@@ -113,8 +136,11 @@ fn space() {
     println!("\nBits per item over a whole growth, sampled at every whole multiple of the initial capacity from 2× to {GROWTH}× (ε = 0.01): mean and worst.\n");
     println!("| filter | mean bits per item | worst | fixed at the same point, mean |");
     println!("|---|---|---|---|");
-    for factor in [2, 4] {
-        let filter = grown(0.01, factor, 0);
+    for factor in [2, 4, 0] {
+        let filter = match factor {
+            0 => split_from(INITIAL, 0.01, 0),
+            factor => grown(0.01, factor, 0),
+        };
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for multiple in 2..=GROWTH {
             let from = ((multiple - 1) * INITIAL) as u64;
@@ -130,8 +156,12 @@ fn space() {
             theirs.push(reference.memory_usage() as f64 * 8.0 / (multiple * INITIAL) as f64);
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let name = match factor {
+            0 => "growable, split levels".to_string(),
+            factor => format!("growable, factor {factor}"),
+        };
         println!(
-            "| growable, factor {factor} | {:.2} | {:.2} | {:.2} |",
+            "| {name} | {:.2} | {:.2} | {:.2} |",
             mean(&ours),
             ours.iter().copied().fold(0.0, f64::max),
             mean(&theirs)
@@ -226,8 +256,15 @@ fn lookup() {
         let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2) & !1).collect();
         for rate in [0.01, 0.001] {
             let reference = fixed(rate, items);
-            for &factor in factors {
-                let filter = grown_from(initial, rate, factor, items);
+            for &factor in factors.iter().chain(&[0]) {
+                let filter = match factor {
+                    0 => split_from(initial, rate, items),
+                    factor => grown_from(initial, rate, factor, items),
+                };
+                let name = match factor {
+                    0 => "growable, split levels".to_string(),
+                    factor => format!("growable, factor {factor}"),
+                };
                 for regime in [Regime::BackToBack, Regime::OneAtATime] {
                     let [fp, gp, rp] = compare_lookups(&reference, &filter, &present, regime);
                     let [fa, ga, ra] = compare_lookups(&reference, &filter, &missing, regime);
@@ -236,7 +273,7 @@ fn lookup() {
                         println!("| {items} | {rate} | fixed | 1 | {regime} | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
                     }
                     println!(
-                        "| {items} | {rate} | growable, factor {factor} | {} | {regime} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
+                        "| {items} | {rate} | {name} | {} | {regime} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
                         filter.level_count(),
                     );
                 }
@@ -260,20 +297,27 @@ fn time_inserts(items: u64, threads: u64, insert: impl Fn(u64) + Sync) -> f64 {
 fn fill() {
     let items = 10_000_000u64;
     println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), against a fixed filter sized for them up front; seconds, median of {FILL_ROUNDS} alternating rounds.\n");
-    let mut seconds = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
-    let mut levels = 0;
+    let mut seconds: [[Vec<f64>; 2]; 3] = Default::default();
+    let mut levels = [0; 2];
     for _ in 0..FILL_ROUNDS {
         for (t, threads) in [1, 2].into_iter().enumerate() {
-            let filter = GrowableCuckooFilter::builder()
-                .capacity(1000)
-                .false_positive_rate(0.001)
-                .build()
-                .unwrap();
-            seconds[0][t].push(time_inserts(items, threads, |key| {
-                filter.insert(&key).unwrap()
-            }));
-            assert_eq!(filter.len(), items as usize);
-            levels = filter.level_count();
+            for (kind, split) in [false, true].into_iter().enumerate() {
+                let builder = GrowableCuckooFilter::builder()
+                    .capacity(1000)
+                    .false_positive_rate(0.001);
+                let builder = if split {
+                    builder.split_depth(SPLIT_DEPTH)
+                } else {
+                    builder
+                };
+                let filter = builder.build().unwrap();
+                let index = if split { 2 } else { 0 };
+                seconds[index][t].push(time_inserts(items, threads, |key| {
+                    filter.insert(&key).unwrap()
+                }));
+                assert_eq!(filter.len(), items as usize);
+                levels[kind] = filter.level_count();
+            }
             let fixed = ConcurrentCuckooFilter::builder()
                 .capacity(items as usize)
                 .false_positive_rate(0.001)
@@ -284,12 +328,18 @@ fn fill() {
             }));
         }
     }
-    let [[g1, g2], [f1, f2]] = seconds.map(|pair| pair.map(median));
+    let [[g1, g2], [f1, f2], [s1, s2]] = seconds.map(|pair| pair.map(median));
     println!("| filter | 1 thread | 2 threads | 2 threads ÷ 1 thread |");
     println!("|---|---|---|---|");
     println!(
-        "| growable, {levels} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
+        "| growable, factor 2, {} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
+        levels[0],
         g1 / g2
+    );
+    println!(
+        "| growable, split levels, {} levels at the end | {s1:.2} | {s2:.2} | {:.2}× |",
+        levels[1],
+        s1 / s2
     );
     println!(
         "| fixed, sized up front | {f1:.2} | {f2:.2} | {:.2}× |",
@@ -300,21 +350,27 @@ fn fill() {
 /// The false positive rate after growing 1,000× from 1,000 items, on 4,000,000 absent keys.
 fn rate() {
     println!("\nFalse positive rate after growing 1,000× from 1,000 items (1,000,000 items).\n");
-    println!("| ε | levels | fingerprint bits per level | false positive rate |");
-    println!("|---|---|---|---|");
+    println!("| ε | filter | levels | fingerprint bits per level | false positive rate |");
+    println!("|---|---|---|---|---|");
     for target in [0.01, 0.001] {
-        let filter = GrowableCuckooFilter::builder()
-            .capacity(1000)
-            .false_positive_rate(target)
-            .build()
-            .unwrap();
-        filter.try_extend(0..1_000_000u64).unwrap();
-        println!(
-            "| {target} | {} | {:?} | {:.5} |",
-            filter.level_count(),
-            filter.fingerprint_bits(),
-            rate_of(|k| filter.contains(k), 4_000_000)
-        );
+        for split in [false, true] {
+            let builder = GrowableCuckooFilter::builder()
+                .capacity(1000)
+                .false_positive_rate(target);
+            let (builder, name) = if split {
+                (builder.split_depth(SPLIT_DEPTH), "split levels")
+            } else {
+                (builder, "factor 2")
+            };
+            let filter = builder.build().unwrap();
+            filter.try_extend(0..1_000_000u64).unwrap();
+            println!(
+                "| {target} | {name} | {} | {:?} | {:.5} |",
+                filter.level_count(),
+                filter.fingerprint_bits(),
+                rate_of(|k| filter.contains(k), 4_000_000)
+            );
+        }
     }
 }
 

@@ -96,6 +96,11 @@ pub enum BuildError {
         /// The factor asked for.
         factor: usize,
     },
+    /// A growable filter's `split_depth` was outside `1..=16`.
+    SplitDepth {
+        /// The depth asked for.
+        depth: u32,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -140,6 +145,9 @@ impl fmt::Display for BuildError {
             }
             Self::GrowthFactor { factor } => {
                 write!(f, "growth_factor must be at least 2, got {factor}")
+            }
+            Self::SplitDepth { depth } => {
+                write!(f, "split_depth must be in 1..=16, got {depth}")
             }
         }
     }

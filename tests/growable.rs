@@ -1,5 +1,6 @@
-//! The growable filter: its false positive rate after growing far, no false negatives and exact
-//! counts while threads add levels, unique inserts exactly once, and its limits.
+//! The growable filter with fixed-size levels (`growth_factor`): its false positive rate after
+//! growing far, no false negatives and exact counts while threads add levels, unique inserts
+//! exactly once, and its limits.
 
 use concurrent_cuckoo_filter::{BuildError, GrowableCuckooFilter, InsertError};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,6 +10,7 @@ fn filter(capacity: usize, rate: f64) -> GrowableCuckooFilter {
     GrowableCuckooFilter::builder()
         .capacity(capacity)
         .false_positive_rate(rate)
+        .growth_factor(2)
         .build()
         .unwrap()
 }
@@ -154,6 +156,7 @@ fn a_full_filter_refuses_and_keeps_what_it_held() {
     let filter = GrowableCuckooFilter::builder()
         .capacity(1000)
         .max_capacity(7000)
+        .growth_factor(2)
         .build()
         .unwrap();
     let mut inserted = 0u64;
@@ -234,9 +237,17 @@ fn bad_parameters_are_named() {
             BuildError::FalsePositiveRate
         );
     }
+    assert_eq!(
+        build(builder().capacity(10).split_depth(17)),
+        BuildError::SplitDepth { depth: 17 }
+    );
+    assert_eq!(
+        build(builder().capacity(10).split_depth(0)).to_string(),
+        "split_depth must be in 1..=16, got 0"
+    );
     let debug = format!("{:?}", GrowableCuckooFilter::with_capacity(10));
     assert!(
-        debug.contains("levels") && debug.contains("growth_factor"),
+        debug.contains("split_levels") && debug.contains("growth_factor"),
         "{debug}"
     );
 }

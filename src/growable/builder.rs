@@ -9,8 +9,10 @@ use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS
 
 /// The target false positive rate unless one is set: 0.1%.
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
-/// Each level is this many times larger than the one before unless set otherwise.
-const DEFAULT_GROWTH_FACTOR: usize = 2;
+/// Each level's chunks split this many times unless set otherwise: it grows 64× before the next.
+const DEFAULT_SPLIT_DEPTH: u32 = 6;
+/// The deepest split: the route bits a level's directory resolves beyond its first chunks.
+const MAX_SPLIT_DEPTH: u32 = 16;
 
 /// Builds a [`GrowableCuckooFilter`].
 ///
@@ -52,14 +54,14 @@ impl GrowableBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                schedule: RateSchedule::BitPerFourLevels,
+                schedule: RateSchedule::BitPerLevel,
                 template: Builder::new().hasher(()),
                 initial_capacity: 0,
                 initial_buckets: 0,
-                growth_factor: DEFAULT_GROWTH_FACTOR,
+                growth_factor: 1 << DEFAULT_SPLIT_DEPTH,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
                 max_capacity: usize::MAX,
-                split_depth: 0,
+                split_depth: DEFAULT_SPLIT_DEPTH,
             },
             hasher: DefaultHashBuilder::new(),
             item_locks: DEFAULT_ITEM_LOCKS,
@@ -83,11 +85,25 @@ impl<S> GrowableBuilder<S> {
         self
     }
 
-    /// How many times larger each new level is than the one before, at least 2 (default 2).
-    /// A larger factor means fewer levels for lookups to probe, and more memory allocated ahead
-    /// of the items that fill it.
+    /// Grow by fixed-size levels, each `factor` times larger than the one before (at least 2),
+    /// instead of by splitting. A larger factor means fewer levels for lookups to probe, and
+    /// more memory allocated ahead of the items that fill it. Level `i` then gets the rate
+    /// `ε/2^(3 + ⌊i/4⌋)`.
     pub fn growth_factor(mut self, factor: usize) -> Self {
+        self.plan.split_depth = 0;
         self.plan.growth_factor = factor;
+        self.plan.schedule = RateSchedule::BitPerFourLevels;
+        self
+    }
+
+    /// Grow by splitting (the default), each level's chunks up to `depth` times (1 to 16,
+    /// default 6): a level grows `2^depth` times, one probe per lookup, before the next level
+    /// is added. Level `i` gets the rate `ε/2^(i+1)`; a deeper split carries more route bits in
+    /// every fingerprint of the level's first chunks, which then compare more bits.
+    pub fn split_depth(mut self, depth: u32) -> Self {
+        self.plan.split_depth = depth;
+        self.plan.growth_factor = 1usize.checked_shl(depth).unwrap_or(0);
+        self.plan.schedule = RateSchedule::BitPerLevel;
         self
     }
 
@@ -130,17 +146,6 @@ impl<S> GrowableBuilder<S> {
     }
 
     test_hook! {
-        /// Levels of chunks that split as they fill, each chunk up to `depth` times (1 to 16),
-        /// instead of fixed-size levels: each level grows `2^depth` times before the next.
-        fn split_levels(mut self, depth: u32) -> Self {
-            self.plan.split_depth = depth.clamp(1, 16);
-            self.plan.growth_factor = 1 << self.plan.split_depth;
-            self.plan.schedule = RateSchedule::BitPerLevel;
-            self
-        }
-    }
-
-    test_hook! {
         /// Bounds of each level's cuckoo path search.
         fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
             self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
@@ -164,6 +169,13 @@ impl<S> GrowableBuilder<S> {
     /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
     /// rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
+        if self.plan.schedule == RateSchedule::BitPerLevel
+            && !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth)
+        {
+            return Err(BuildError::SplitDepth {
+                depth: self.plan.split_depth,
+            });
+        }
         if self.plan.growth_factor < 2 {
             return Err(BuildError::GrowthFactor {
                 factor: self.plan.growth_factor,

@@ -12,11 +12,11 @@
 
 use core::fmt;
 
-use crate::sizing::capacity_of;
 use crate::raw::{
     route_of, Geometry, Insertion, LockedTable, RawFilter, SplitPlacement, SplitState,
 };
-use crate::sync::{AtomicU64, OnceSlot, Ordering, Waiters};
+use crate::sizing::target_load_permille;
+use crate::sync::{fence, AtomicU64, OnceSlot, Ordering, Waiters};
 
 /// One chunk: a table split by route.
 pub(crate) type Chunk = RawFilter<SplitPlacement>;
@@ -43,11 +43,17 @@ pub(crate) struct Chunks {
     chunks: Box<[OnceSlot<Box<Chunk>>]>,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
+    /// Chunks published so far, and how many there may be (a filter's `max_capacity`).
+    chunk_count: AtomicU64,
+    max_chunks: u64,
 }
 
 /// Buckets a chunk has at most: a split copies one chunk while that chunk's writers wait, so a
 /// level sized for more starts as several chunks.
 const MAX_CHUNK_BUCKETS: usize = 1 << 14;
+
+/// The most route bits a level resolves: its directory has `2^MAX_ROUTE_BITS` words at most.
+pub(crate) const MAX_ROUTE_BITS: u32 = 24;
 
 /// Buckets a chunk has at least. A chunk's items find room only in its own buckets, and a level
 /// splits a chunk when it is full, not when the level is: the more slots a chunk has, the closer
@@ -56,25 +62,37 @@ const MAX_CHUNK_BUCKETS: usize = 1 << 14;
 pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
 
 impl Chunks {
-    /// A level of empty chunks shaped like `template`, together its bucket count (raised to at
-    /// least [`MIN_CHUNK_BUCKETS`]), each of which may be split `growth_depth` times. Its
-    /// fingerprint bits are the core bits every fingerprint keeps; a new chunk's carry one more
-    /// per split it may still undergo. `None` if the memory cannot be had.
+    /// A level of empty chunks shaped like `template`, together its bucket count, each of which
+    /// may be split `growth_depth` times. Its fingerprint bits are the core bits every
+    /// fingerprint keeps; a new chunk's carry one more per split it may still undergo. `None` if
+    /// the memory cannot be had.
     pub(crate) fn new(template: Geometry, growth_depth: u32) -> Option<Self> {
-        let buckets = template.shape.bucket_count.max(MIN_CHUNK_BUCKETS);
-        let first_depth = buckets.div_ceil(MAX_CHUNK_BUCKETS).next_power_of_two().trailing_zeros();
-        let route_bits = first_depth + growth_depth;
-        debug_assert!(route_bits <= 24 && template.shape.fingerprint_bits + growth_depth <= 32);
-        let mut template = template;
-        template.shape.bucket_count = buckets.div_ceil(1 << first_depth);
+        let ((template, route_bits, first_depth), _) = Self::planned_shape(template, growth_depth);
+        Self::with_shape(template, route_bits, first_depth)
+    }
+
+    /// A level of `2^first_depth` empty chunks shaped like `template` (bucket count and core
+    /// bits), resolving `route_bits` route bits, as [`Self::planned_shape`] gives them.
+    pub(crate) fn with_shape(
+        template: Geometry,
+        route_bits: u32,
+        first_depth: u32,
+    ) -> Option<Self> {
+        if route_bits > MAX_ROUTE_BITS {
+            return None;
+        }
         let routes = 1usize << route_bits;
         let first = 1u64 << first_depth;
         let level = Self {
             route_bits,
             template,
-            directory: (0..routes as u64).map(|route| AtomicU64::new(route % first)).collect(),
+            directory: (0..routes as u64)
+                .map(|route| AtomicU64::new(route % first))
+                .collect(),
             chunks: (0..routes).map(|_| OnceSlot::new()).collect(),
             waiters: Waiters::default(),
+            chunk_count: AtomicU64::new(first),
+            max_chunks: u64::MAX,
         };
         let placement = SplitPlacement::new(
             template.shape.bucket_count,
@@ -87,6 +105,21 @@ impl Chunks {
             level.chunks[id].get_or_init(|| Box::new(chunk));
         }
         Some(level)
+    }
+
+    /// The level with at most `max` chunks (at least the ones it has): a split past them is
+    /// refused as `Full`.
+    pub(crate) fn with_max_chunks(mut self, max: u64) -> Self {
+        self.max_chunks = max.max(self.chunk_count.load(Ordering::Relaxed));
+        self
+    }
+
+    /// Items one chunk is sized for: its slots at the target load (chunks are at least 4,096
+    /// slots, past the small-table slack that a fixed filter's sizing adds), at least 1.
+    pub(crate) fn chunk_capacity(&self) -> usize {
+        let shape = &self.template.shape;
+        let slots = (shape.bucket_count * shape.bucket_size) as u64;
+        (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
     }
 
     fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
@@ -186,8 +219,11 @@ impl Chunks {
             }
             // A chunk under half full was full only for the item's own copies: splitting moves
             // them all one way, and would only add empty chunks.
-            let capacity = capacity_of(chunk.bucket_count() as u64, chunk.bucket_size());
-            if state.depth() == self.route_bits || (chunk.len() as u64) * 2 < capacity {
+            let capacity = self.chunk_capacity();
+            if state.depth() == self.route_bits
+                || chunk.len() * 2 < capacity
+                || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
+            {
                 return Err(Refusal::Full);
             }
             self.split(id, chunk, state)?;
@@ -223,6 +259,7 @@ impl Chunks {
         chunk.copy_moving_into(&mut child);
         let child_id = id | 1 << depth;
         self.chunks[child_id as usize].get_or_init(|| Box::new(child));
+        self.chunk_count.fetch_add(1, Ordering::Relaxed);
         for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
             self.directory[route].store(child_id, Ordering::Release);
         }
@@ -247,7 +284,9 @@ impl Chunks {
     /// The geometry every chunk shares but its fingerprint width (which is the core bits), the
     /// route bits, and how deep the first chunks were born.
     pub(crate) fn shape(&self) -> (Geometry, u32, u32) {
-        let first_depth = self.chunks[0].get().map_or(0, |root| root.placement().born_at());
+        let first_depth = self.chunks[0]
+            .get()
+            .map_or(0, |root| root.placement().born_at());
         (self.template, self.route_bits, first_depth)
     }
 
@@ -257,8 +296,7 @@ impl Chunks {
     pub(crate) fn lock_all(&self) -> Vec<(u64, &Chunk, LockedTable<'_, SplitPlacement>)> {
         loop {
             for chunk in self.iter() {
-                self.waiters
-                    .wait_while(|| chunk.split_state().is_sealed());
+                self.waiters.wait_while(|| chunk.split_state().is_sealed());
             }
             let locked: Vec<_> = self
                 .with_ids()
@@ -266,7 +304,9 @@ impl Chunks {
                 .collect();
             // Sealing takes every stripe of a chunk, and only a sealed chunk's splitter
             // publishes a chunk: with none sealed while all are held, the set is complete.
-            if locked.iter().all(|(_, chunk, _)| !chunk.split_state().is_sealed())
+            if locked
+                .iter()
+                .all(|(_, chunk, _)| !chunk.split_state().is_sealed())
                 && locked.len() == self.iter().count()
             {
                 return locked;
@@ -289,6 +329,8 @@ impl Chunks {
             directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
             chunks: (0..routes).map(|_| OnceSlot::new()).collect(),
             waiters: Waiters::default(),
+            chunk_count: AtomicU64::new(chunks.len() as u64),
+            max_chunks: u64::MAX,
         };
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
@@ -315,7 +357,15 @@ impl Chunks {
     /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
     /// counts the fingerprints it moves twice until it removes them from the old chunk.
     pub(crate) fn len(&self) -> usize {
-        self.iter().map(Chunk::len).sum()
+        // By id, so a chunk before the ones split from it, with an acquire fence after each: a
+        // count that shows a split's removals then sees the new chunk they were copied to.
+        self.iter()
+            .map(|chunk| {
+                let len = chunk.len();
+                fence(Ordering::Acquire);
+                len
+            })
+            .sum()
     }
 
     /// Fingerprint bits every item keeps: a chunk's fingerprints have these and the route bits
@@ -332,9 +382,7 @@ impl Chunks {
 
     /// Items the chunks published so far are sized for together.
     pub(crate) fn capacity(&self) -> usize {
-        self.iter()
-            .map(|chunk| capacity_of(chunk.bucket_count() as u64, chunk.bucket_size()) as usize)
-            .sum()
+        self.iter().count() * self.chunk_capacity()
     }
 
     /// Bytes of every chunk, the directory and the slots.
@@ -353,6 +401,31 @@ impl fmt::Debug for Chunks {
             .field("chunks", &self.iter().count())
             .field("len", &self.len())
             .finish()
+    }
+}
+
+impl Chunks {
+    /// What [`Self::new`] makes of `template` and `growth_depth`, as [`Self::shape`] gives it,
+    /// and the items each chunk is sized for ([`Self::chunk_capacity`]), with nothing built: a
+    /// decoder checks the chunks it reads against them before it allocates any.
+    pub(crate) fn planned_shape(
+        template: Geometry,
+        growth_depth: u32,
+    ) -> ((Geometry, u32, u32), usize) {
+        let buckets = template.shape.bucket_count;
+        let first_depth = buckets
+            .div_ceil(MAX_CHUNK_BUCKETS)
+            .next_power_of_two()
+            .trailing_zeros();
+        let mut template = template;
+        template.shape.bucket_count = buckets.div_ceil(1 << first_depth);
+        let shape = &template.shape;
+        let slots = (shape.bucket_count * shape.bucket_size) as u64;
+        let capacity = (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize;
+        (
+            (template, first_depth + growth_depth, first_depth),
+            capacity,
+        )
     }
 }
 
@@ -376,6 +449,11 @@ mod tests {
             },
         };
         Chunks::new(template, route_bits).unwrap()
+    }
+
+    /// At least the smallest chunk a filter builds.
+    fn level_at_least(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
+        level(bucket_count.max(MIN_CHUNK_BUCKETS), core_bits, route_bits)
     }
 
     fn key(i: u64) -> u64 {
@@ -411,7 +489,7 @@ mod tests {
 
     #[test]
     fn a_chunk_split_as_deep_as_it_can_be_is_full_and_changes_nothing() {
-        let level = level(64, 8, 2);
+        let level = level_at_least(64, 8, 2);
         let mut stored = 0;
         let refused = (0..30_000u64).find_map(|i| match level.insert(key(i), false) {
             Ok(_) => {
@@ -444,7 +522,7 @@ mod tests {
 
     #[test]
     fn a_unique_insert_finds_the_copy_wherever_splits_moved_it() {
-        let level = level(256, 16, 4);
+        let level = level_at_least(256, 16, 4);
         // A key whose fingerprint an earlier key already shows is taken as present: rare with
         // 16-bit cores.
         let inserted = (0..20_000u64)
@@ -461,13 +539,21 @@ mod tests {
 
     #[test]
     fn readers_racing_splits_never_miss_an_inserted_key() {
-        let level = level(512, 12, 8);
+        let level = level_at_least(512, 12, 8);
         // How far each writer has inserted: every key below both marks was inserted and returned.
+        // A writer that stops, done or failing, marks itself past the end so the reader stops.
         let passed = [AtomicU64::new(0), AtomicU64::new(0)];
+        struct Stop<'a>(&'a AtomicU64);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_max(u64::MAX, Ordering::Release);
+            }
+        }
         std::thread::scope(|scope| {
             for writer in 0..2u64 {
                 let (level, passed) = (&level, &passed[writer as usize]);
                 scope.spawn(move || {
+                    let _stop = Stop(passed);
                     for i in (writer..120_000).step_by(2) {
                         assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted));
                         passed.store(i, Ordering::Release);
@@ -483,7 +569,7 @@ mod tests {
                         .map(|p| p.load(Ordering::Acquire))
                         .min()
                         .unwrap();
-                    for i in (0..mark).step_by(7) {
+                    for i in (0..mark.min(120_000)).step_by(7) {
                         assert!(level.contains(key(i)), "{i} missed below {mark}");
                     }
                 }

@@ -8,12 +8,12 @@
 
 use core::fmt;
 
-use super::chunks::Chunks;
+use super::chunks::{Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::raw::{Geometry, Insertion, LockedTable, RawFilter};
-use crate::sizing::capacity_of;
+use crate::sizing::{capacity_of, target_load_permille};
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
 /// Most levels a filter can have. With the default growth factor the 32nd level would be 2^31
@@ -90,14 +90,16 @@ impl LevelKind for Level {
 
 impl LevelKind for Chunks {
     fn build(plan: &Plan, level: usize) -> Result<Self, BuildError> {
-        let (geometry, _) = plan.geometry(level)?;
-        let bits = geometry.shape.fingerprint_bits + plan.split_depth;
-        if bits > 32 {
-            return Err(BuildError::FingerprintBits { bits });
-        }
-        Chunks::new(geometry, plan.split_depth).ok_or(BuildError::OutOfMemory {
-            bytes: geometry.memory_bytes().try_into().unwrap_or(usize::MAX),
-        })
+        let shape = plan.split_level_shape(level)?;
+        let chunks = Chunks::with_shape(shape.template, shape.route_bits, shape.first_depth)
+            .ok_or(BuildError::OutOfMemory {
+                bytes: shape
+                    .template
+                    .memory_bytes()
+                    .try_into()
+                    .unwrap_or(usize::MAX),
+            })?;
+        Ok(chunks.with_max_chunks(shape.max_chunks))
     }
 
     #[inline(always)]
@@ -185,10 +187,82 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Items level `level` is sized for, if that fits in a `usize`.
-    fn capacity_of(&self, level: usize) -> Option<usize> {
-        let growth = self.growth_factor.checked_pow(u32::try_from(level).ok()?)?;
-        self.initial_capacity.checked_mul(growth)
+    /// What level `level` of a split plan is, as the level is built and as the decoder expects
+    /// it, or why the plan cannot have it; nothing allocated. A level of chunks starts the size
+    /// its predecessor may grow to, and grows `2^split_depth` times, or until all levels' chunks
+    /// together reach the plan's `max_capacity`.
+    pub(crate) fn split_level_shape(&self, level: usize) -> Result<LevelShape, BuildError> {
+        let depth = self.split_depth_of(level);
+        let (mut geometry, _) = self.geometry(level)?;
+        if depth == 0 {
+            return Err(BuildError::FingerprintBits {
+                bits: geometry.shape.fingerprint_bits + 1,
+            });
+        }
+        let too_large = || BuildError::CapacityTooLarge {
+            capacity: self.initial_capacity,
+            max: self.max_capacity,
+        };
+        // What the older levels may have grown to.
+        let older = (1..=level).try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?));
+        let room = older
+            .and_then(|older| self.max_capacity.checked_sub(older))
+            .ok_or_else(too_large)?;
+        // A first level raised to the smallest chunk, as far as the limit allows.
+        if self.initial_buckets == 0 {
+            let shape = &geometry.shape;
+            let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
+            let fit = (room as u64).saturating_mul(1000) / per_bucket;
+            let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
+            geometry.shape.bucket_count = shape.bucket_count.max(least);
+        }
+        let ((template, route_bits, first_depth), chunk_capacity) =
+            Chunks::planned_shape(geometry, depth);
+        if route_bits > MAX_ROUTE_BITS {
+            return Err(BuildError::CapacityTooLarge {
+                capacity: self.capacity_of(level).unwrap_or(usize::MAX),
+                max: chunk_capacity << (MAX_ROUTE_BITS - depth),
+            });
+        }
+        let first_capacity = (1usize << first_depth).checked_mul(chunk_capacity);
+        if first_capacity.map_or(true, |capacity| capacity > room) {
+            return Err(too_large());
+        }
+        Ok(LevelShape {
+            template,
+            route_bits,
+            first_depth,
+            chunk_capacity,
+            max_chunks: (room / chunk_capacity) as u64,
+        })
+    }
+
+    /// How many times level `level`'s chunks may split: the plan's depth, or fewer where the
+    /// level's fingerprints would pass 32 bits (its core bits and one route bit per split); 0
+    /// if not even one split fits.
+    pub(crate) fn split_depth_of(&self, level: usize) -> u32 {
+        let core = self
+            .template
+            .clone()
+            .capacity(1)
+            .false_positive_rate(self.rate_of(level))
+            .checked_geometry()
+            .map_or(32, |geometry| geometry.shape.fingerprint_bits);
+        self.split_depth.min(32u32.saturating_sub(core))
+    }
+
+    /// Items level `level` is sized for when it is added, if that fits in a `usize`: the
+    /// initial capacity times the growth of every level before (`growth_factor` each, or for
+    /// split levels `2^depth` each).
+    pub(crate) fn capacity_of(&self, level: usize) -> Option<usize> {
+        if self.split_depth == 0 {
+            let growth = self.growth_factor.checked_pow(u32::try_from(level).ok()?)?;
+            return self.initial_capacity.checked_mul(growth);
+        }
+        let shift: u32 = (0..level).map(|i| self.split_depth_of(i)).sum();
+        self.initial_capacity
+            .checked_mul(1usize.checked_shl(shift)?)
+            .filter(|capacity| capacity >> shift == self.initial_capacity)
     }
 
     /// The rate level `level` gets, by the plan's schedule.
@@ -234,6 +308,20 @@ impl Plan {
     }
 }
 
+/// What the plan gives a split level, as `LevelKind::build` makes it, with nothing allocated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LevelShape {
+    /// Every chunk's geometry but its fingerprint width, which is the core bits here.
+    pub(crate) template: Geometry,
+    pub(crate) route_bits: u32,
+    /// How many route bits the level's first chunks have.
+    pub(crate) first_depth: u32,
+    /// Items each chunk is sized for, which its header records.
+    pub(crate) chunk_capacity: usize,
+    /// How many chunks the level may have by the plan's limit.
+    pub(crate) max_chunks: u64,
+}
+
 pub(crate) struct Levels<L = Level> {
     slots: Box<[OnceSlot<Option<L>>]>,
     /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
@@ -247,8 +335,7 @@ impl<L: LevelKind> Levels<L> {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
         let first = L::build(&plan, 0)?;
-        let slots: Box<[OnceSlot<Option<L>>]> =
-            (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
+        let slots: Box<[OnceSlot<Option<L>>]> = (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         slots[0].get_or_init(|| Some(first));
         Ok(Self {
             slots,
@@ -261,8 +348,7 @@ impl<L: LevelKind> Levels<L> {
     /// [`MAX_LEVELS`].
     pub(crate) fn from_levels(plan: Plan, levels: Vec<L>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
-        let slots: Box<[OnceSlot<Option<L>>]> =
-            (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
+        let slots: Box<[OnceSlot<Option<L>>]> = (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         let published = AtomicU64::new(levels.len() as u64);
         for (slot, level) in slots.iter().zip(levels) {
             slot.get_or_init(|| Some(level));

@@ -29,23 +29,31 @@ const PROBE_WINDOW: usize = 8;
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// It is a list of levels, each a fixed-size filter like [`ConcurrentCuckooFilter`]: the first
-/// sized for the initial capacity, each later one `growth_factor` times larger. Inserts go to the
-/// newest level; when it has no room, one thread adds the next level and the insert goes there.
-/// Level `i` has the false positive rate `ε/2^(3 + ⌊i/4⌋)`, so the rates of all levels, which a
-/// lookup of an absent item adds up, stay below ε however many are added: three fingerprint bits
-/// more than a fixed filter's for the first four levels, one more every four levels after. A
-/// schedule of one bit more per level would be cheaper for the first three levels, but the
-/// newest level holds about half the items, and after growing 64× its items would pay 6 extra
-/// bits instead of 4 (filters read from format version 1 keep that schedule). Each level
-/// hashes the item's 64-bit hash again, so that items colliding in one level are independent in
-/// the others; the item itself is hashed once.
+/// By default it grows in place, by splitting, as extendible hashing does. A level is a set of
+/// chunks, small cuckoo tables of the same shape, and a directory that names, for the first
+/// route bits of an item's hash, the chunk holding it. A full chunk is split: the items whose
+/// next route bit is 1 go to a new chunk, the others stay. Every fingerprint carries the route
+/// bits its chunk may still be split on, and an item's alternate bucket depends only on the rest
+/// of its fingerprint, so a split moves each fingerprint to the same bucket of the new chunk,
+/// without the item and without a search. A lookup reads one directory word and probes one
+/// chunk, however far the level has grown; the route bits a fingerprint still carries are
+/// compared too, so the level's false positive rate only falls as it grows. Once a level's
+/// chunks have split [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the
+/// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
+/// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
+/// below ε. Only the writers of a chunk being split wait for the split, parked.
 ///
-/// A lookup locates the item in every level once (one hash of the item, remixed per level),
-/// asks the CPU for the buckets and stripe stamps of up to eight levels at once, then probes
-/// them newest first with the fixed filter's own lookup, stopping at the first hit: its cache misses
-/// overlap instead of following one another, and a present item, most likely in the newest
-/// level, is mostly found by the first probe. An absent item is probed in every level.
+/// With [`growth_factor`](GrowableBuilder::growth_factor) it grows by fixed-size levels instead,
+/// each a filter like [`ConcurrentCuckooFilter`], `growth_factor` times larger than the one
+/// before, with the rate `ε/2^(3 + ⌊i/4⌋)` (three fingerprint bits more than a fixed filter's
+/// for the first four levels, one more every four levels after; filters read from format version
+/// 1 keep one more per level). Inserts go to the newest level; when it has no room, one thread
+/// adds the next level. A lookup locates the item in every level, asks the CPU for the buckets
+/// and stripe stamps of up to eight levels at once, then probes them newest first: its cache
+/// misses overlap instead of following one another. An absent item is probed in every level.
+///
+/// Either way each level hashes the item's 64-bit hash again, so that items colliding in one
+/// level are independent in the others; the item itself is hashed once.
 ///
 /// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
 /// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
@@ -62,7 +70,9 @@ const PROBE_WINDOW: usize = 8;
 /// for key in 0..100_000u64 {
 ///     filter.insert(&key)?;
 /// }
-/// assert!(filter.level_count() > 1);
+/// // Grown 100× in place: still one level, one probe per lookup.
+/// assert_eq!(filter.level_count(), 1);
+/// assert!(filter.capacity() >= 100_000);
 /// assert_eq!(filter.len(), 100_000);
 /// assert!((0..100_000u64).all(|key| filter.contains(&key)));
 /// let false_positives = (100_000..200_000u64).filter(|key| filter.contains(key)).count();
@@ -72,21 +82,25 @@ const PROBE_WINDOW: usize = 8;
 ///
 /// # Consistency
 ///
-/// Levels are only ever added, and an item stays in the level it was inserted into, so growth
-/// moves nothing. A reader never waits for growth: it probes the levels published when it
-/// started, and a level published meanwhile holds only items whose inserts had not returned
-/// when the reader started (an insert that returned `Ok` before the reader started is found).
-/// So the guarantees of [`ConcurrentCuckooFilter`] hold across levels: no false negatives while
-/// levels are added, and a failed insert changes nothing (it may leave a new, empty level).
+/// A reader never waits for growth. Levels are only ever added: a reader probes the levels
+/// published when it started, and a level published meanwhile holds only items whose inserts had
+/// not returned when the reader started. Within a level of chunks, a split keeps every moving
+/// fingerprint in the old chunk until the new one is published, and a reader that misses an item
+/// in a chunk that a split has since changed looks again in the item's new chunk. So the
+/// guarantees of [`ConcurrentCuckooFilter`] hold across growth: an insert that returned `Ok`
+/// before a lookup started is found, and a failed insert changes nothing (it may leave a new,
+/// empty level, or a split chunk).
 ///
 /// - [`insert_unique`](Self::insert_unique) calls racing on one item insert it once across all
-///   levels: each holds a lock of the item's while it checks every level and inserts. A plain
+///   levels: each holds a lock of the item's while it checks every level and inserts, and within
+///   a level of chunks an item has one chunk, whose stripe locks decide. A plain
 ///   [`insert`](Self::insert) racing it may add a copy of its own, as it would in any filter.
-/// - [`len`](Self::len) adds the levels' counts one after another, oldest first: exact when no
-///   write is in flight. While writes are, it may count some of them and not others, but a
-///   count that includes a thread's write to one level includes everything that thread wrote
-///   before it to newer levels: an insert that added a level, then a remove, never shows as the
-///   remove alone.
+/// - [`len`](Self::len) adds the levels' counts one after another, oldest first (and a level's
+///   chunks in the order they were created): exact when no write is in flight. While writes
+///   are, it may count some of them and not others, and while a split is under way it may count
+///   the fingerprints it moves twice; but a count that includes a thread's write includes
+///   everything that thread wrote before it: an insert that added a level or split a chunk,
+///   then a remove, never shows as the remove alone.
 /// - [`remove`](Self::remove) removes the item's copy from the one level whose buckets hold its
 ///   fingerprint. If several levels do, it cannot know which copy is the item's and which
 ///   belongs to another item that shares its fingerprint in that level (this happens with a
@@ -383,7 +397,9 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[inline(always)]
     fn prefetch(&self, levels: &Levels, hash: u64, count: usize) {
         for level in 0..count {
-            levels.raw(level).locate_and_prefetch(level_hash(hash, level));
+            levels
+                .raw(level)
+                .locate_and_prefetch(level_hash(hash, level));
         }
     }
 

@@ -1,6 +1,6 @@
 //! Persistence of a growable filter: its plan, then each level as a whole version-1 encoding of a
-//! fixed filter, every level checked against what the plan gives it. The layout is in `FORMAT.md`
-//! ("Growable filters").
+//! fixed filter, every level checked against what the plan gives it; levels that split are
+//! written chunk by chunk (`persist_split`). The layout is in `FORMAT.md` ("Growable filters").
 
 use std::io::{self, Read, Write};
 
@@ -18,14 +18,16 @@ use crate::raw::{Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
-/// The growable format's versions, counted apart from the fixed format's. They differ only in
-/// the rate schedule the levels follow, so a filter read from either is written back as it was.
+/// The growable format's versions, counted apart from the fixed format's. Versions 1 and 2
+/// differ only in the rate schedule the levels follow, so a filter read from either is written
+/// back as it was; version 3 has levels that split, at one bit per level.
 const VERSION_BIT_PER_LEVEL: u16 = 1;
 const VERSION_BIT_PER_FOUR_LEVELS: u16 = 2;
+pub(super) const VERSION_SPLIT: u16 = 3;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
 /// Bytes of the header, its checksum included; the first level starts here.
-const HEADER_LEN: usize = FIELDS_LEN + 8;
+pub(super) const HEADER_LEN: usize = FIELDS_LEN + 8;
 /// Bytes a level's encoding takes besides its table: its header and its checksum.
 const LEVEL_OVERHEAD: u64 = 96;
 /// `max_capacity` of a filter without a limit.
@@ -33,7 +35,7 @@ const NO_LIMIT: u64 = u64::MAX;
 
 /// The header's fields, as numbers; [`GrowableHeader::plan`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct GrowableHeader {
+pub(super) struct GrowableHeader {
     version: u16,
     flags: u16,
     bucket_size: u8,
@@ -47,17 +49,25 @@ struct GrowableHeader {
     max_capacity: u64,
     stripes: u64,
     max_search_buckets: u64,
-    hasher_id: u64,
-    seed: u64,
-    level_count: u64,
-    items: u64,
+    pub(super) hasher_id: u64,
+    pub(super) seed: u64,
+    pub(super) level_count: u64,
+    pub(super) items: u64,
 }
 
 impl GrowableHeader {
-    fn of(plan: &Plan, (hasher_id, seed): (u64, u64), level_count: usize, items: usize) -> Self {
+    pub(super) fn of(
+        plan: &Plan,
+        (hasher_id, seed): (u64, u64),
+        level_count: usize,
+        items: usize,
+    ) -> Self {
         let (request, stripes, (max_hops, max_search_buckets)) = plan.template.settings();
+        // Split levels follow one schedule, which their version implies.
+        debug_assert!(plan.split_depth == 0 || plan.schedule == RateSchedule::BitPerLevel);
         Self {
             version: match plan.schedule {
+                _ if plan.split_depth > 0 => VERSION_SPLIT,
                 RateSchedule::BitPerLevel => VERSION_BIT_PER_LEVEL,
                 RateSchedule::BitPerFourLevels => VERSION_BIT_PER_FOUR_LEVELS,
             },
@@ -90,7 +100,7 @@ impl GrowableHeader {
         }
     }
 
-    fn to_bytes(self) -> [u8; HEADER_LEN] {
+    pub(super) fn to_bytes(self) -> [u8; HEADER_LEN] {
         sealed_header(
             (&MAGIC, self.version),
             self.flags,
@@ -120,9 +130,10 @@ impl GrowableHeader {
     /// header is all there and its checksum, in that order.
     fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         let version = match bytes.get(8..10) {
-            Some(&[low, high]) if u16::from_le_bytes([low, high]) == VERSION_BIT_PER_LEVEL => {
-                VERSION_BIT_PER_LEVEL
-            }
+            Some(&[low, high]) => match u16::from_le_bytes([low, high]) {
+                version @ (VERSION_BIT_PER_LEVEL | VERSION_SPLIT) => version,
+                _ => VERSION_BIT_PER_FOUR_LEVELS,
+            },
             _ => VERSION_BIT_PER_FOUR_LEVELS,
         };
         check_sealed_header(bytes, (&MAGIC, version), FIELDS_LEN)?;
@@ -186,6 +197,15 @@ impl GrowableHeader {
         if growth_factor < 2 {
             return Err(invalid("growth_factor", self.growth_factor));
         }
+        // Split levels grow 2^split_depth times each, 2 to 2^16.
+        let split_depth = if self.version == VERSION_SPLIT {
+            if !growth_factor.is_power_of_two() || growth_factor > 1 << 16 {
+                return Err(invalid("growth_factor", self.growth_factor));
+            }
+            growth_factor.trailing_zeros()
+        } else {
+            0
+        };
         let rate = self.false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {
             return Err(invalid("false_positive_rate", rate.to_bits()));
@@ -205,10 +225,10 @@ impl GrowableHeader {
             return Err(invalid("level_count", self.level_count));
         }
         let plan = Plan {
-            schedule: if self.version == VERSION_BIT_PER_LEVEL {
-                RateSchedule::BitPerLevel
-            } else {
+            schedule: if self.version == VERSION_BIT_PER_FOUR_LEVELS {
                 RateSchedule::BitPerFourLevels
+            } else {
+                RateSchedule::BitPerLevel
             },
             template: template
                 .stripes(stripes)
@@ -218,7 +238,7 @@ impl GrowableHeader {
             growth_factor,
             false_positive_rate: rate,
             max_capacity,
-            split_depth: 0,
+            split_depth,
         };
         let levels = (0..self.level_count as usize)
             .map(|level| {
@@ -251,6 +271,9 @@ fn total_len(levels: &[(Geometry, usize)]) -> u64 {
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let header = GrowableHeader::parse(bytes)?;
     let (plan, geometries) = header.plan()?;
+    if header.version == VERSION_SPLIT {
+        return split::decode_slice(&header, plan, bytes);
+    }
     check_len(total_len(&geometries), bytes.len())?;
     let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
     let mut levels: Vec<Level> = Vec::with_capacity(geometries.len());
@@ -292,7 +315,19 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>,
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item
 /// count.
-fn decode_level(bytes: &[u8], expected: &Header) -> Result<RawFilter, DecodeError> {
+pub(super) fn decode_level(bytes: &[u8], expected: &Header) -> Result<RawFilter, DecodeError> {
+    let (header, geometry) = level_header(bytes, expected)?;
+    check_len(header.total_len(), bytes.len())?;
+    check_checksum(bytes)?;
+    decode_table(&header, &geometry, bytes)
+}
+
+/// The header at the start of a level's encoding and its geometry, checked: the fixed format's
+/// checks of a header, then every field but the item count against `expected`.
+pub(super) fn level_header(
+    bytes: &[u8],
+    expected: &Header,
+) -> Result<(Header, Geometry), DecodeError> {
     let header = Header::parse(bytes)?;
     for ((field, expected), (_, found)) in expected
         .shape_fields()
@@ -308,9 +343,7 @@ fn decode_level(bytes: &[u8], expected: &Header) -> Result<RawFilter, DecodeErro
         }
     }
     let geometry = header.geometry()?;
-    check_len(header.total_len(), bytes.len())?;
-    check_checksum(bytes)?;
-    decode_table(&header, &geometry, bytes)
+    Ok((header, geometry))
 }
 
 /// Reads one whole encoding from `reader`: the header first, then, once it is checked, as many
@@ -321,7 +354,10 @@ fn decode_from<S: StableHashBuilder, R: Read>(
     let mut bytes = Vec::new();
     read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
     let header = GrowableHeader::parse(&bytes)?;
-    let (_, geometries) = header.plan()?;
+    let (plan, geometries) = header.plan()?;
+    if header.version == VERSION_SPLIT {
+        return split::decode_stream(&header, plan, reader);
+    }
     read_up_to(&mut reader, &mut bytes, total_len(&geometries))?;
     decode(&bytes)
 }
@@ -343,7 +379,8 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// insert or remove is in the copy entirely or not at all, in whichever level it went. A
     /// level added while the locks are being taken is locked too before anything is copied. A
     /// level still being built when the locks are all held is not in the copy, and it holds
-    /// nothing yet: items enter a level only once it is published. Writers wait for the copy in
+    /// nothing yet: items enter a level only once it is published. A level that splits is held
+    /// whole, every chunk of it, once no split is under way in it. Writers wait for the copy in
     /// memory, not for the encoding; lookups that meet no lock do not wait at all.
     ///
     /// # Examples
@@ -440,7 +477,9 @@ impl GrowableCuckooFilter {
     /// Every field of the plan is checked, and every level is checked against the geometry the
     /// plan gives its index and then as a fixed filter's encoding is, checksums included. The
     /// total length is checked against what the levels take before any level is allocated, so
-    /// a header that claims huge levels in a few bytes allocates nothing.
+    /// a header that claims huge levels in a few bytes allocates nothing. Levels that split are
+    /// read chunk by chunk, each chunk's record and header checked before its table is
+    /// allocated, and the chunks checked to hold every route once.
     ///
     /// # Errors
     ///

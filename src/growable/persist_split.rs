@@ -1,22 +1,471 @@
 //! Persistence of a growable filter whose levels split (format version 3), and the statistics
 //! of such a level.
+//!
+//! The growable header is that of versions 1 and 2. Each level follows as a checksummed record
+//! of its chunk count, then each chunk as a checksummed record of its id and split depth and its
+//! table as a whole fixed filter's encoding. A level's length is known only chunk by chunk, so
+//! the decoder reads it part by part, each part checked before the next is asked for: from a
+//! slice or from a reader, it allocates only for bytes that are there. The layout is in
+//! `FORMAT.md` ("Version 3: levels that split").
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
-use super::chunks::Chunks;
-use super::levels::Levels;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::chunks::{Chunk, Chunks};
+use super::levels::{LevelShape, Levels, Plan};
+use super::persist::{decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT};
+use super::{Engine, GrowableCuckooFilter};
+use crate::persist::{
+    data_words, encoded_len, hasher_of, read_up_to, u64_at, write_encoding, DecodeError, Header,
+    StableHashBuilder,
+};
+use crate::raw::{Geometry, ItemLocks, SplitPlacement, DEFAULT_ITEM_LOCKS};
 use crate::stats::FilterStats;
+
+/// Bytes of a level's record: its chunk count and the record's checksum.
+const LEVEL_RECORD_LEN: usize = 16;
+/// Bytes of a chunk's record: its id, its split depth and the record's checksum.
+const CHUNK_RECORD_LEN: usize = 24;
+/// A record of `N` bytes: `fields` from offset 0, then the checksum of everything before it.
+fn sealed_record<const N: usize>(fields: &[u64]) -> [u8; N] {
+    debug_assert_eq!(8 * fields.len() + 8, N);
+    let mut out = [0u8; N];
+    for (i, field) in fields.iter().enumerate() {
+        out[8 * i..8 * i + 8].copy_from_slice(&field.to_le_bytes());
+    }
+    let checksum = xxh3_64(&out[..N - 8]);
+    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+/// Checks a record's checksum, in its last eight bytes.
+fn check_record(record: &[u8]) -> Result<(), DecodeError> {
+    let fields = record.len() - 8;
+    let (stored, computed) = (u64_at(record, fields), xxh3_64(&record[..fields]));
+    if stored != computed && !cfg!(fuzzing) {
+        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+/// One chunk as the snapshot copied it.
+struct ChunkCopy {
+    id: u64,
+    depth: u32,
+    geometry: Geometry,
+    words: Vec<u64>,
+    items: usize,
+}
+
+/// Every level's chunks, copied while every chunk of every level is locked (levels oldest
+/// first, as [`Levels::lock_all`] takes a fixed filter's), with each level's chunk capacity.
+/// A level published while the others were being locked is locked too. The locks are released
+/// before this returns.
+fn snapshot(levels: &Levels<Chunks>) -> Vec<(usize, Vec<ChunkCopy>)> {
+    let mut locked = Vec::new();
+    while locked.len() < levels.count() {
+        for index in locked.len()..levels.count() {
+            let level = levels.level(index);
+            locked.push((level.chunk_capacity(), level.lock_all()));
+        }
+    }
+    locked
+        .iter()
+        .map(|(capacity, chunks)| {
+            let copies = chunks
+                .iter()
+                .map(|(id, chunk, table)| {
+                    let (words, items) = table.copy();
+                    ChunkCopy {
+                        id: *id,
+                        depth: chunk.split_state().depth(),
+                        geometry: *chunk.geometry(),
+                        words,
+                        items,
+                    }
+                })
+                .collect();
+            (*capacity, copies)
+        })
+        .collect()
+}
 
 /// Writes the filter's plan and every level's chunks, from one snapshot.
 pub(crate) fn write_to<W: Write>(
-    _levels: &Levels<Chunks>,
-    _hasher: (u64, u64),
-    _writer: W,
+    levels: &Levels<Chunks>,
+    hasher: (u64, u64),
+    mut writer: W,
 ) -> io::Result<()> {
-    Err(io::Error::other("split levels are not yet encoded"))
+    let snapshot = snapshot(levels);
+    let items = snapshot
+        .iter()
+        .flat_map(|(_, chunks)| chunks)
+        .map(|chunk| chunk.items)
+        .sum();
+    let header = GrowableHeader::of(levels.plan(), hasher, snapshot.len(), items);
+    writer.write_all(&header.to_bytes())?;
+    for (capacity, chunks) in &snapshot {
+        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[chunks.len() as u64]))?;
+        for chunk in chunks {
+            let record = [chunk.id, chunk.depth.into()];
+            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&record))?;
+            let header = Header::new(
+                &chunk.geometry,
+                *capacity,
+                hasher,
+                chunk.items,
+                chunk.words.len(),
+            );
+            write_encoding(&mut writer, header, &chunk.words)?;
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of a level's encoding: its record, and each chunk's record and table.
+fn level_len(level: &Chunks) -> u64 {
+    let chunks: u64 = level
+        .iter()
+        .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()).0)
+        .sum();
+    LEVEL_RECORD_LEN as u64 + chunks
 }
 
 /// A split level's statistics: its chunks' buckets, items and memory together.
-pub(crate) fn stats(_level: &Chunks, _hasher_id: u64, _hasher_seed: u64) -> FilterStats {
-    unimplemented!("split level statistics")
+pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterStats {
+    let (template, _, _) = level.shape();
+    let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
+        (
+            buckets + chunk.bucket_count(),
+            stripes + chunk.stripe_count(),
+        )
+    });
+    let bucket_size = template.shape.bucket_size;
+    let len = level.len();
+    let load_factor = len as f64 / (buckets * bucket_size) as f64;
+    let memory_bytes = level.memory_usage();
+    // Every lookup compares the core bits at least: the rate at load is bounded by theirs.
+    let fingerprint_bits = level.core_bits();
+    let fingerprints = ((1u64 << fingerprint_bits) - 1) as f64;
+    let compared = 2.0 * bucket_size as f64 * load_factor;
+    FilterStats {
+        buckets,
+        bucket_size,
+        fingerprint_bits,
+        semi_sorted: template.shape.semi_sorted,
+        stripes,
+        len,
+        capacity: level.capacity(),
+        load_factor,
+        memory_bytes,
+        bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
+        expected_false_positive_rate: level.expected_false_positive_rate(),
+        false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
+        hasher_id,
+        hasher_seed,
+        format_version: VERSION_SPLIT,
+        serialized_len: level_len(level),
+    }
+}
+
+/// Where the bytes after the growable header come from, one part (a record, or a record and
+/// the table after it) at a time.
+trait Source {
+    /// Starts the next part, after the current one.
+    fn next_part(&mut self);
+    /// The current part's first `len` bytes, read if need be; [`DecodeError::Truncated`] if the
+    /// input ends first, with the bytes up to the end of the part as `needed`.
+    fn part(&mut self, len: u64) -> Result<&[u8], DecodeError>;
+}
+
+/// A whole encoding in memory.
+struct Slice<'a> {
+    bytes: &'a [u8],
+    start: usize,
+    end: usize,
+}
+
+impl Source for Slice<'_> {
+    fn next_part(&mut self) {
+        self.start = self.end;
+    }
+
+    fn part(&mut self, len: u64) -> Result<&[u8], DecodeError> {
+        let needed = self.start as u64 + len;
+        let found = self.bytes.len() as u64;
+        if needed > found {
+            return Err(DecodeError::Truncated { needed, found });
+        }
+        self.end = needed as usize;
+        Ok(&self.bytes[self.start..self.end])
+    }
+}
+
+/// A reader, of which only the current part is held: memory grows with the bytes of the part
+/// that arrive, never ahead of them.
+struct Stream<R> {
+    reader: R,
+    part: Vec<u8>,
+    /// Bytes of the parts before the current one, the header included.
+    before: u64,
+}
+
+impl<R: Read> Source for Stream<R> {
+    fn next_part(&mut self) {
+        self.before += self.part.len() as u64;
+        self.part.clear();
+    }
+
+    fn part(&mut self, len: u64) -> Result<&[u8], DecodeError> {
+        read_up_to(&mut self.reader, &mut self.part, len)?;
+        let found = self.part.len() as u64;
+        if found < len {
+            return Err(DecodeError::Truncated {
+                needed: self.before + len,
+                found: self.before + found,
+            });
+        }
+        Ok(&self.part[..len as usize])
+    }
+}
+
+/// Decodes a whole version-3 encoding, whose header and plan are checked: `bytes` must be
+/// exactly one growable filter.
+pub(super) fn decode_slice<S: StableHashBuilder>(
+    header: &GrowableHeader,
+    plan: Plan,
+    bytes: &[u8],
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    let mut source = Slice {
+        bytes,
+        start: HEADER_LEN,
+        end: HEADER_LEN,
+    };
+    let filter = decode(header, plan, &mut source)?;
+    if source.end != bytes.len() {
+        return Err(DecodeError::TrailingBytes {
+            expected: source.end as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    Ok(filter)
+}
+
+/// Reads the rest of a version-3 encoding from `reader`, after its header, which is checked
+/// with its plan: exactly the filter's bytes, and not one more.
+pub(super) fn decode_stream<S: StableHashBuilder, R: Read>(
+    header: &GrowableHeader,
+    plan: Plan,
+    reader: R,
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    let mut source = Stream {
+        reader,
+        part: Vec::new(),
+        before: HEADER_LEN as u64,
+    };
+    decode(header, plan, &mut source)
+}
+
+/// Decodes the levels after the header: every level's shape by the plan first, then the
+/// hasher, then each level in turn.
+fn decode<S: StableHashBuilder>(
+    header: &GrowableHeader,
+    plan: Plan,
+    source: &mut impl Source,
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    let shapes = (0..header.level_count as usize)
+        .map(|level| {
+            plan.split_level_shape(level)
+                .map_err(|error| DecodeError::InvalidPlan {
+                    level: level as u64,
+                    error,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
+    let mut levels = Vec::with_capacity(shapes.len());
+    let mut items = 0u64;
+    for (index, shape) in shapes.iter().enumerate() {
+        let (level, level_items) =
+            decode_level_chunks(shape, (header.hasher_id, header.seed), source).map_err(
+                |error| match error {
+                    // The input's end and the reader's faults are the whole filter's, as in
+                    // versions 1 and 2.
+                    DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
+                    error => DecodeError::Level {
+                        level: index as u64,
+                        error: Box::new(error),
+                    },
+                },
+            )?;
+        levels.push(level);
+        items += level_items;
+    }
+    if items != header.items {
+        return Err(DecodeError::ItemCountMismatch {
+            header: header.items,
+            table: items,
+        });
+    }
+    let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
+        bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
+    })?;
+    Ok(GrowableCuckooFilter::from_parts(
+        Engine::Split(Levels::from_levels(plan, levels)),
+        item_locks,
+        hasher,
+    ))
+}
+
+/// Decodes one level: its record, then each chunk's record and table, then that its chunks
+/// hold every route once. Returns the level and its item count.
+fn decode_level_chunks(
+    shape: &LevelShape,
+    hasher: (u64, u64),
+    source: &mut impl Source,
+) -> Result<(Chunks, u64), DecodeError> {
+    let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+    source.next_part();
+    let record = source.part(LEVEL_RECORD_LEN as u64)?;
+    check_record(record)?;
+    let count = u64_at(record, 0);
+    // Every route's first `first_depth` bits need a chunk of their own.
+    if !(1u64 << shape.first_depth..=1u64 << shape.route_bits).contains(&count) {
+        return Err(invalid("chunk_count", count));
+    }
+    // Grown as chunks arrive, not by the count: each takes bytes of the input.
+    let mut chunks: Vec<(u64, Chunk)> = Vec::new();
+    let mut items = 0u64;
+    for index in 0..count {
+        source.next_part();
+        let record = source.part(CHUNK_RECORD_LEN as u64)?;
+        check_record(record)?;
+        let (id, depth) = (u64_at(record, 0), u64_at(record, 8));
+        let born_at = born_at(shape, &chunks, index, id).ok_or(invalid("chunk_id", id))?;
+        if !(u64::from(born_at)..=u64::from(shape.route_bits)).contains(&depth) {
+            return Err(invalid("split_depth", depth));
+        }
+        let placement = SplitPlacement::new(
+            shape.template.shape.bucket_count,
+            shape.template.shape.fingerprint_bits,
+            born_at,
+            shape.route_bits,
+        );
+        let mut geometry = shape.template;
+        geometry.shape.fingerprint_bits = placement.fingerprint_bits();
+        let expected = Header::new(
+            &geometry,
+            shape.chunk_capacity,
+            hasher,
+            0,
+            data_words(&geometry) as usize,
+        );
+        let header_len = (CHUNK_RECORD_LEN + expected.to_bytes().len()) as u64;
+        let (header, _) = level_header(&source.part(header_len)?[CHUNK_RECORD_LEN..], &expected)?;
+        let len = CHUNK_RECORD_LEN as u64 + header.total_len();
+        let raw = decode_level(&source.part(len)?[CHUNK_RECORD_LEN..], &expected)?;
+        let chunk = raw.into_chunk(placement, depth as u32);
+        if let Some(bucket) = chunk.first_unowned_bucket() {
+            return Err(DecodeError::UnownedFingerprint {
+                chunk: id,
+                bucket: bucket as u64,
+            });
+        }
+        items += chunk.len() as u64;
+        chunks.push((id, chunk));
+    }
+    // Each chunk's parent was split past the chunk's bit (`born_at`); each split a chunk's
+    // depth says it made must have left its chunk.
+    for (id, chunk) in &chunks {
+        let depth = chunk.split_state().depth();
+        let born_at = chunk.placement().born_at();
+        if (born_at..depth).any(|bit| find(&chunks, id | 1 << bit).is_none()) {
+            return Err(invalid("split_depth", depth.into()));
+        }
+    }
+    let level = Chunks::from_chunks(shape.template, shape.route_bits, chunks)
+        .ok_or(invalid("chunk_count", count))?;
+    Ok((level.with_max_chunks(shape.max_chunks), items))
+}
+
+/// The chunk `id` among `chunks`, which are in id order.
+fn find(chunks: &[(u64, Chunk)], id: u64) -> Option<&Chunk> {
+    let index = chunks.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+    Some(&chunks[index].1)
+}
+
+/// How many route bits chunk `id`, the `index`th of its level, was born with, if a level can
+/// have it there after `chunks`: ids in increasing order, the first chunks `0..2^first_depth`,
+/// and each later one the child of a chunk before it that was split past its bit.
+fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
+    let after_last = chunks.last().map_or(true, |(last, _)| id > *last);
+    if !after_last || id >> shape.route_bits != 0 {
+        return None;
+    }
+    if index < 1 << shape.first_depth {
+        return (id == index).then_some(shape.first_depth);
+    }
+    // The split that made it was `born_at - 1` deep, of the chunk without that bit.
+    let born_at = 64 - id.leading_zeros();
+    let parent = find(chunks, id ^ 1 << (born_at - 1))?;
+    (parent.split_state().depth() >= born_at).then_some(born_at)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::levels::{LevelKind, RateSchedule};
+    use super::*;
+    use crate::builder::Builder;
+
+    fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
+        let mut template = Builder::new().hasher(());
+        if initial_buckets != 0 {
+            template = template
+                .bucket_size(4)
+                .fingerprint_bits(8)
+                .semi_sorted(false);
+        }
+        Plan {
+            schedule: RateSchedule::BitPerLevel,
+            template,
+            initial_capacity,
+            initial_buckets,
+            growth_factor: 1 << depth,
+            false_positive_rate: 0.01,
+            max_capacity: max,
+            split_depth: depth,
+        }
+    }
+
+    /// The shapes the decoder expects are those the levels are built with.
+    #[test]
+    fn the_decoders_level_shapes_are_the_built_ones() {
+        let plans = [
+            plan(1_000, 0, 2, usize::MAX),
+            plan(100_000, 0, 3, usize::MAX),
+            plan(20, 16, 2, usize::MAX),
+            plan(5_000, 0, 1, 30_000),
+        ];
+        for plan in &plans {
+            for level in 0..3 {
+                let built = <Chunks as LevelKind>::build(plan, level);
+                match (plan.split_level_shape(level), built) {
+                    (Ok(shape), Ok(built)) => {
+                        let (template, route_bits, first_depth) = built.shape();
+                        assert_eq!(template, shape.template, "{plan:?} {level}");
+                        assert_eq!(
+                            (route_bits, first_depth),
+                            (shape.route_bits, shape.first_depth)
+                        );
+                        assert_eq!(built.chunk_capacity(), shape.chunk_capacity);
+                    }
+                    (Err(shape), Err(built)) => assert_eq!(shape, built, "{plan:?} {level}"),
+                    (shape, built) => panic!("{plan:?} {level}: {shape:?} and {built:?}"),
+                }
+            }
+        }
+        assert!(plans[1].split_level_shape(0).unwrap().first_depth > 0);
+        assert!(plans[3].split_level_shape(1).is_ok() && plans[3].split_level_shape(2).is_err());
+    }
 }

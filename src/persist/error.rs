@@ -117,6 +117,15 @@ pub enum DecodeError {
         /// What the level header says.
         found: u64,
     },
+    /// A chunk of a growable filter's split level holds a fingerprint that no key of the routes
+    /// the chunk holds can have (reported inside [`DecodeError::Level`]): the table was not
+    /// written by this format.
+    UnownedFingerprint {
+        /// The chunk's id.
+        chunk: u64,
+        /// The first bucket holding such a fingerprint.
+        bucket: u64,
+    },
     /// The table's memory could not be allocated.
     OutOfMemory {
         /// Bytes the table needed.
@@ -193,6 +202,10 @@ impl fmt::Display for DecodeError {
                 expected,
                 found,
             } => write!(f, "{field} = {found}, where the filter's plan gives {expected}"),
+            Self::UnownedFingerprint { chunk, bucket } => write!(
+                f,
+                "invalid split level: bucket {bucket} of chunk {chunk} holds a fingerprint of a route the chunk does not hold"
+            ),
             Self::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter")
             }

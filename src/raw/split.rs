@@ -178,7 +178,7 @@ impl RawFilter<SplitPlacement> {
     }
 
     /// Seals the chunk if its state is still `seen`: after this returns `true` no write is in
-    /// it, and none gets in until [`Self::unseal_deeper`]. `false`: another thread split or
+    /// it, and none gets in until [`Self::purge_moved_and_unseal`] (or [`Self::unseal_unsplit`]). `false`: another thread split or
     /// sealed it first.
     pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
         let _all = self.stripes.lock_all();
@@ -251,6 +251,55 @@ impl RawFilter<SplitPlacement> {
         let _all = self.stripes.lock_all();
         self.split_state
             .store(u64::from(depth + 1) << 1, Ordering::Release);
+    }
+}
+
+impl SplitPlacement {
+    /// Whether some key of the chunk's routes, split `depth` deep, has `fp`: its core is not 0
+    /// (every key's is at least 1) and the chunk owns it.
+    fn admits_stored(&self, fp: Fingerprint, depth: u32) -> bool {
+        fp >> self.growth_bits != 0 && self.owns(fp, depth)
+    }
+}
+
+impl RawFilter {
+    /// This table as a chunk placed by `placement` and split `depth` deep, with its stripes and
+    /// their counts as they are: for a table decoded as a fixed filter's, whose geometry is the
+    /// chunk's.
+    pub(crate) fn into_chunk(
+        self,
+        placement: SplitPlacement,
+        depth: u32,
+    ) -> RawFilter<SplitPlacement> {
+        debug_assert_eq!(
+            self.geometry.shape.fingerprint_bits,
+            placement.fingerprint_bits()
+        );
+        debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
+        RawFilter {
+            geometry: self.geometry,
+            layout: self.layout,
+            placement,
+            table: self.table,
+            stripes: self.stripes,
+            split_state: crate::sync::AtomicU64::new(u64::from(depth) << 1),
+        }
+    }
+}
+
+impl RawFilter<SplitPlacement> {
+    /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
+    /// have, for a table read from outside: a route a split gave away, or a core of 0.
+    pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
+        let depth = self.split_state().depth();
+        (0..self.bucket_count()).find(|&bucket| {
+            let raw = self.table.load(bucket);
+            self.layout
+                .fingerprints(&raw)
+                .as_slice()
+                .iter()
+                .any(|&fp| fp != 0 && !self.placement.admits_stored(fp, depth))
+        })
     }
 }
 
@@ -367,5 +416,65 @@ mod tests {
         let fp = 0b1010_1010_1010 << 6 | 0b101_100;
         assert!(root.moves(fp, 2) && !root.moves(fp, 0));
         assert_eq!(root.moved(fp, 2), 0b1010_1010_1010 << 3 | 0b101);
+    }
+
+    /// A chunk's table words, read back as a fixed filter's and made a chunk again.
+    fn read_back(chunk: &RawFilter<SplitPlacement>, depth: u32) -> RawFilter<SplitPlacement> {
+        let (words, _) = chunk.snapshot();
+        let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+        RawFilter::from_le_bytes(chunk.geometry(), &bytes)
+            .unwrap()
+            .into_chunk(*chunk.placement(), depth)
+    }
+
+    #[test]
+    fn a_chunk_read_back_from_its_words_holds_and_owns_what_it_held() {
+        let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
+        let keys: Vec<u64> = hashes(3000, 5).collect();
+        for &hash in &keys {
+            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+        }
+        let child = split(&root);
+        for chunk in [&root, &child] {
+            let copy = read_back(chunk, 1);
+            assert_eq!(copy.split_state(), chunk.split_state());
+            assert_eq!(copy.len(), chunk.len());
+            assert_eq!(copy.first_unowned_bucket(), None);
+            let held: Vec<u64> = keys
+                .iter()
+                .copied()
+                .filter(|&h| chunk.contains(h))
+                .collect();
+            assert!(held.len() > 1000);
+            assert!(held.iter().all(|&hash| copy.contains(hash)));
+            // It splits on as the original would.
+            let grandchild = split(&copy);
+            assert!(held
+                .iter()
+                .all(|&hash| copy.contains(hash) || grandchild.contains(hash)));
+            // Read as split one deeper than it is, it holds keys a split would have moved.
+            assert!(read_back(chunk, 2).first_unowned_bucket().is_some());
+        }
+        // Split no deeper than born, a chunk owns every route, but never a core of 0.
+        assert_eq!(read_back(&child, 1).first_unowned_bucket(), None);
+        let empty = self::chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
+        let (words, _) = empty.snapshot();
+        let growth = ROUTE_BITS;
+        for (fp, owned) in [
+            (1u64, false),
+            ((1 << growth) - 1, false),
+            (1 << growth, true),
+        ] {
+            let mut words = words.clone();
+            // Bucket 1, slot 0: plain buckets of 4 fingerprints of 12 bits.
+            words[0] |= fp << (4 * 12);
+            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+            let copy = RawFilter::from_le_bytes(empty.geometry(), &bytes)
+                .unwrap()
+                .into_chunk(*empty.placement(), 0);
+            assert_eq!(copy.len(), 1);
+            let expected = if owned { None } else { Some(1) };
+            assert_eq!(copy.first_unowned_bucket(), expected, "{fp:#x}");
+        }
     }
 }

@@ -25,6 +25,7 @@ pub(super) fn grown(capacity: usize, rate: f64, keys: u64) -> GrowableCuckooFilt
     let filter = GrowableCuckooFilter::builder()
         .capacity(capacity)
         .false_positive_rate(rate)
+        .growth_factor(2)
         .hasher(DefaultHashBuilder::with_seed(0x5eed))
         .build()
         .unwrap();
@@ -147,6 +148,7 @@ fn a_loaded_filter_grows_on_by_its_plan_within_its_rate() {
 fn a_growable_filter_with_its_own_hasher_decodes_only_with_it() {
     let filter = GrowableCuckooFilter::builder()
         .capacity(50)
+        .growth_factor(2)
         .hasher(EvenSeeded(8))
         .build()
         .unwrap();
@@ -262,6 +264,7 @@ fn a_snapshot_under_concurrent_growth_holds_every_insert_that_returned() {
         GrowableCuckooFilter::builder()
             .capacity(100)
             .false_positive_rate(0.01)
+            .growth_factor(2)
             .build()
             .unwrap(),
     );
@@ -360,11 +363,11 @@ fn a_growable_filter_serializes_with_serde_as_its_bytes() {
 }
 
 #[test]
-fn a_growable_version_past_2_is_refused_by_number() {
+fn a_growable_version_past_3_is_refused_by_number() {
     let mut bytes = golden_filter().to_bytes();
-    bytes[8] = 3;
+    bytes[8] = 4;
     assert_eq!(
         GrowableCuckooFilter::from_bytes(&bytes).unwrap_err(),
-        DecodeError::UnsupportedVersion { version: 3 }
+        DecodeError::UnsupportedVersion { version: 4 }
     );
 }

@@ -111,6 +111,7 @@ mod errors;
 mod golden;
 mod growable;
 mod growable_corruption;
+mod growable_split;
 mod hashers;
 mod round_trip;
 mod snapshot;

@@ -12,4 +12,5 @@ mod racing_inserts;
 mod reader_progress;
 mod remove_races;
 mod snapshot;
+mod splits;
 mod stale_path;

@@ -1,0 +1,934 @@
+//! Growable filters whose levels split (format version 3): round trips, growth and limits after
+//! loading, snapshots under concurrent writers, damaged and hostile bytes, the golden file,
+//! statistics and serde.
+//!
+//! Regenerate the golden file (only when the format changes, as a new version) with
+//! `CCF_WRITE_SPLIT_GOLDEN=1 cargo test --release --test persist split_golden`.
+
+use super::allocation::largest_allocation;
+use super::growable::{
+    G_HEADER_CHECKSUM_AT, G_HEADER_LEN, G_INITIAL_CAPACITY_AT, G_LEVEL_COUNT_AT, LEVEL_OVERHEAD,
+};
+use super::hashers::EvenSeeded;
+use super::*;
+use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+/// The version-3 layout, as FORMAT.md gives it.
+const G_INITIAL_BUCKETS_AT: usize = 24;
+const G_GROWTH_FACTOR_AT: usize = 32;
+const G_ITEMS_AT: usize = 96;
+const LEVEL_RECORD_LEN: usize = 16;
+const CHUNK_RECORD_LEN: usize = 24;
+
+const GOLDEN: &str = "golden-growable-v3.bin";
+
+/// A split filter of tiny chunks: levels of 8, 32 and 128 buckets, each chunk splitting twice.
+fn tiny(seed: u64) -> GrowableCuckooFilter {
+    GrowableCuckooFilter::builder()
+        .capacity(24)
+        .false_positive_rate(0.01)
+        .split_depth(2)
+        .level_shape(8, 4, 8, 0)
+        .hasher(DefaultHashBuilder::with_seed(seed))
+        .build()
+        .unwrap()
+}
+
+/// [`tiny`] grown until its third level exists, and 20 keys more: returns it and its key count.
+fn small_filter() -> (GrowableCuckooFilter, u64) {
+    let filter = tiny(0x5eed);
+    let mut keys = 0u64;
+    while filter.level_count() < 3 {
+        filter.insert(&keys).unwrap();
+        keys += 1;
+    }
+    for _ in 0..20 {
+        filter.insert(&keys).unwrap();
+        keys += 1;
+    }
+    (filter, keys)
+}
+
+fn small() -> Vec<u8> {
+    small_filter().0.to_bytes()
+}
+
+/// A split filter of the smallest chunks the builder makes by itself, 1,024 buckets.
+fn split(capacity: usize, depth: u32, keys: u64) -> GrowableCuckooFilter {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(capacity)
+        .false_positive_rate(0.01)
+        .split_depth(depth)
+        .hasher(DefaultHashBuilder::with_seed(0x5eed))
+        .build()
+        .unwrap();
+    assert_eq!(filter.try_extend(0..keys), Ok(keys as usize));
+    filter
+}
+
+/// A chunk's place in the bytes: where its record starts, its id and split depth, and the
+/// length of its record and table.
+#[derive(Clone, Copy, Debug)]
+struct ChunkSpan {
+    at: usize,
+    id: u64,
+    depth: u64,
+    len: usize,
+}
+
+impl ChunkSpan {
+    /// Where its fixed filter's encoding starts.
+    fn encoding(&self) -> usize {
+        self.at + CHUNK_RECORD_LEN
+    }
+}
+
+/// A level's place: where its record starts, and its chunks.
+#[derive(Clone, Debug)]
+struct LevelSpan {
+    at: usize,
+    chunks: Vec<ChunkSpan>,
+}
+
+impl LevelSpan {
+    fn end(&self) -> usize {
+        self.chunks
+            .last()
+            .map_or(self.at + LEVEL_RECORD_LEN, |c| c.at + c.len)
+    }
+}
+
+/// The levels and chunks of a version-3 encoding, read as FORMAT.md lays them out.
+fn layout(bytes: &[u8]) -> Vec<LevelSpan> {
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
+    let mut levels = Vec::new();
+    let mut at = G_HEADER_LEN;
+    for _ in 0..get_u64(bytes, G_LEVEL_COUNT_AT) {
+        let level_at = at;
+        let count = get_u64(bytes, at);
+        at += LEVEL_RECORD_LEN;
+        let mut chunks = Vec::new();
+        for _ in 0..count {
+            let words = get_u64(bytes, at + CHUNK_RECORD_LEN + TABLE_WORDS_AT) as usize;
+            let len = CHUNK_RECORD_LEN + LEVEL_OVERHEAD + 8 * words;
+            chunks.push(ChunkSpan {
+                at,
+                id: get_u64(bytes, at),
+                depth: get_u64(bytes, at + 8),
+                len,
+            });
+            at += len;
+        }
+        levels.push(LevelSpan {
+            at: level_at,
+            chunks,
+        });
+    }
+    assert_eq!(at, bytes.len());
+    levels
+}
+
+/// Recomputes the checksum of the record of `len` bytes at `at`.
+fn reseal_record(bytes: &mut [u8], at: usize, len: usize) {
+    let checksum = xxh3_64(&bytes[at..at + len - 8]);
+    set_u64(bytes, at + len - 8, checksum);
+}
+
+fn reseal_growable_header(bytes: &mut [u8]) {
+    let checksum = xxh3_64(&bytes[..G_HEADER_CHECKSUM_AT]);
+    set_u64(bytes, G_HEADER_CHECKSUM_AT, checksum);
+}
+
+/// The error `bytes` get, the same from a slice and from a reader.
+fn split_err(bytes: &[u8]) -> DecodeError {
+    let err = GrowableCuckooFilter::from_bytes(bytes).unwrap_err();
+    assert!(!err.to_string().is_empty());
+    assert_eq!(GrowableCuckooFilter::read_from(bytes).unwrap_err(), err);
+    err
+}
+
+/// What is wrong inside level `level`, which `err` must name.
+fn in_level(err: &DecodeError, level: u64) -> &DecodeError {
+    match err {
+        DecodeError::Level { level: l, error } if *l == level => error,
+        _ => panic!("not an error of level {level}: {err:?}"),
+    }
+}
+
+/// Asserts that `copy` answers as `original` does: same levels, statistics, count, members and
+/// answers to other keys, and the same bytes.
+fn assert_same_split(original: &GrowableCuckooFilter, copy: &GrowableCuckooFilter, keys: u64) {
+    assert_eq!(format!("{original:?}"), format!("{copy:?}"));
+    assert_eq!(copy.level_count(), original.level_count());
+    assert_eq!(copy.fingerprint_bits(), original.fingerprint_bits());
+    assert_eq!(copy.capacity(), original.capacity());
+    assert_eq!(copy.len(), original.len());
+    assert_eq!(copy.level_stats(), original.level_stats());
+    assert_eq!(copy.false_positive_rate(), original.false_positive_rate());
+    assert_eq!(copy.hasher(), original.hasher());
+    assert!((0..keys).all(|key| copy.contains(&key)));
+    let others = (1u64 << 60)..(1u64 << 60) + 50_000;
+    assert!(others
+        .clone()
+        .all(|key| copy.contains(&key) == original.contains(&key)));
+    assert!(copy.to_bytes() == original.to_bytes());
+}
+
+/// Chunks in each level, as the filter writes them.
+fn chunk_counts(filter: &GrowableCuckooFilter) -> Vec<usize> {
+    layout(&filter.to_bytes())
+        .iter()
+        .map(|level| level.chunks.len())
+        .collect()
+}
+
+#[test]
+fn split_filters_round_trip_with_every_answer() {
+    let (small, small_keys) = small_filter();
+    let cases = [
+        (split(100, 2, 0), 0),
+        (split(100, 2, 40_000), 40_000),
+        (split(100, 3, 60_000), 60_000),
+        (small, small_keys),
+    ];
+    for (filter, keys) in &cases {
+        let bytes = filter.to_bytes();
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
+        let copy = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(copy.len(), *keys as usize);
+        assert!((0..*keys).all(|key| copy.contains(&key)));
+        assert!(copy.to_bytes() == bytes);
+        assert_same_split(filter, &copy, *keys);
+        let streamed = GrowableCuckooFilter::read_from(&bytes[..]).unwrap();
+        assert_same_split(filter, &streamed, *keys);
+        let trickled = GrowableCuckooFilter::read_from(Trickle {
+            bytes: &bytes,
+            step: 7,
+        })
+        .unwrap();
+        assert_same_split(filter, &trickled, *keys);
+    }
+    // Past several splits, into at least two levels.
+    for (filter, _) in &cases[1..] {
+        let chunks = chunk_counts(filter);
+        assert!(
+            chunks.len() >= 2 && chunks.iter().sum::<usize>() > chunks.len() + 3,
+            "{chunks:?}"
+        );
+    }
+    assert_eq!(chunk_counts(&cases[0].0), [1]);
+}
+
+#[test]
+fn a_split_filter_round_trips_after_removes_with_its_exact_count() {
+    let filter = split(100, 2, 30_000);
+    let removed = (0..30_000u64)
+        .step_by(3)
+        .filter(|key| filter.remove(key))
+        .count();
+    assert!(removed > 9_000, "{removed}");
+    let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert_eq!(copy.len(), 30_000 - removed);
+    assert!((0..30_000u64)
+        .filter(|key| key % 3 != 0)
+        .all(|key| copy.contains(&key)));
+    assert_same_split(&filter, &copy, 0);
+}
+
+#[test]
+fn a_loaded_split_filter_grows_on_as_the_original_does() {
+    for (original, keys) in [small_filter(), (split(100, 2, 20_000), 20_000)] {
+        let copy = GrowableCuckooFilter::from_bytes(&original.to_bytes()).unwrap();
+        let (levels, chunks) = (copy.level_count(), chunk_counts(&copy));
+        let more = keys..keys * 8;
+        assert_eq!(copy.try_extend(more.clone()), Ok(more.clone().count()));
+        assert_eq!(original.try_extend(more.clone()), Ok(more.count()));
+        assert!(copy.level_count() > levels, "{levels}");
+        assert!(chunk_counts(&copy)[..chunks.len()] >= chunks[..]);
+        assert_eq!(copy.len(), keys as usize * 8);
+        assert!((0..keys * 8).all(|key| copy.contains(&key)));
+        // Split for split and level for level where the original went.
+        assert!(copy.to_bytes() == original.to_bytes());
+    }
+}
+
+#[test]
+fn a_split_filters_limit_survives_a_round_trip() {
+    // A limit of 300 items: four chunks of 30 in level 0, and one of 121 in level 1 that may
+    // not split; a level 2 of 384 would pass it.
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(24)
+        .split_depth(2)
+        .level_shape(8, 4, 8, 0)
+        .max_capacity(300)
+        .build()
+        .unwrap();
+    let mut inserted = 0u64;
+    while filter.insert(&inserted).is_ok() {
+        inserted += 1;
+    }
+    assert_eq!(chunk_counts(&filter), [4, 1]);
+    let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert_same_split(&filter, &copy, inserted);
+    assert!(copy.insert(&u64::MAX).is_err());
+    assert!(copy.try_extend(inserted..inserted + 50).is_err());
+    assert_eq!(chunk_counts(&copy), [4, 1]);
+    assert_eq!(copy.len(), inserted as usize);
+}
+
+#[test]
+fn a_split_filter_with_its_own_hasher_decodes_only_with_it() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(24)
+        .split_depth(2)
+        .level_shape(8, 4, 8, 0)
+        .hasher(EvenSeeded(8))
+        .build()
+        .unwrap();
+    filter.try_extend(0..300u32).unwrap();
+    let bytes = filter.to_bytes();
+    let copy = GrowableCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&bytes).unwrap();
+    assert_eq!(copy.hasher(), &EvenSeeded(8));
+    assert!((0..300u32).all(|key| copy.contains(&key)));
+    let copy = GrowableCuckooFilter::<EvenSeeded>::read_from_with_hasher(&bytes[..]).unwrap();
+    assert_eq!(copy.len(), 300);
+    assert_eq!(
+        split_err(&bytes),
+        DecodeError::HasherMismatch {
+            expected: DefaultHashBuilder::HASHER_ID,
+            found: EvenSeeded::HASHER_ID
+        }
+    );
+}
+
+#[test]
+fn reading_a_split_filter_from_a_stream_leaves_what_follows() {
+    let bytes = small();
+    let len = bytes.len();
+    let mut stream = bytes.clone();
+    stream.extend_from_slice(b"after");
+    let mut reader = &stream[..];
+    let copy = GrowableCuckooFilter::read_from(&mut reader).unwrap();
+    assert!(copy.to_bytes() == bytes);
+    assert_eq!(reader, b"after");
+    assert_eq!(
+        GrowableCuckooFilter::from_bytes(&stream).unwrap_err(),
+        DecodeError::TrailingBytes {
+            expected: len as u64,
+            found: len as u64 + 5
+        }
+    );
+}
+
+#[test]
+fn a_snapshot_while_a_thread_inserts_holds_every_insert_that_returned() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(100)
+        .false_positive_rate(0.01)
+        .split_depth(2)
+        .build()
+        .unwrap();
+    let keys = 150_000u64;
+    let returned = AtomicU64::new(0);
+    let (mut snapshots, mut shapes) = (0, Vec::new());
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            for key in 0..keys {
+                filter.insert(&key).unwrap();
+                returned.store(key + 1, Ordering::Release);
+            }
+        });
+        while !writer.is_finished() || snapshots == 0 {
+            let before = returned.load(Ordering::Acquire);
+            let bytes = filter.to_bytes();
+            let after = returned.load(Ordering::Acquire);
+            let copy = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+            // Every insert that returned before the snapshot is in it, and nothing that did
+            // not start before it ended: at most the one insert in flight.
+            if let Some(lost) = (0..before).find(|key| !copy.contains(key)) {
+                panic!("key {lost} inserted before the snapshot is not in it");
+            }
+            let len = copy.len() as u64;
+            assert!(
+                before <= len && len <= after + 1,
+                "{before} ≤ {len} ≤ {after} + 1"
+            );
+            shapes.push(chunk_counts(&copy));
+            snapshots += 1;
+        }
+    });
+    let last = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert_eq!(last.len(), keys as usize);
+    shapes.dedup();
+    assert!(
+        shapes.len() >= 3,
+        "{snapshots} snapshots saw only the chunks {shapes:?}"
+    );
+}
+
+#[test]
+fn a_split_snapshot_is_one_moment_of_all_levels_at_once() {
+    // Items leave the older levels and enter the newest one, each remove before its insert, so
+    // the filter holds `held` or `held − 1` items at every moment. A copy taken level by level
+    // would miss removes from older levels and count inserts into the newest.
+    let held = 40_000u64;
+    let filter = split(100, 2, held);
+    assert!(filter.level_count() >= 2);
+    let stop = AtomicBool::new(false);
+    let (moved, snapshots) = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut moved = 0u64;
+            while !stop.load(Ordering::Relaxed) && moved < held {
+                // A remove refused for a fingerprint in two levels changes nothing; nor does
+                // skipping its insert.
+                if filter.remove(&moved) {
+                    filter.insert(&(held + moved)).unwrap();
+                }
+                moved += 1;
+            }
+            moved
+        });
+        let mut snapshots = 0;
+        while !writer.is_finished() && snapshots < 200 {
+            let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+            let len = copy.len() as u64;
+            assert!(len == held || len == held - 1, "{len}");
+            snapshots += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        (writer.join().unwrap(), snapshots)
+    });
+    assert!(
+        moved > 0 && snapshots > 0,
+        "{moved} moved, {snapshots} snapshots"
+    );
+}
+
+#[test]
+fn a_split_filter_truncated_at_any_length_is_refused_naming_the_part() {
+    let bytes = small();
+    // The parts the decoder asks for, in order: a level's record, a chunk's record, its record
+    // and header, the chunk whole.
+    let mut ends = vec![G_HEADER_LEN];
+    for level in layout(&bytes) {
+        ends.push(level.at + LEVEL_RECORD_LEN);
+        for chunk in level.chunks {
+            ends.push(chunk.encoding());
+            ends.push(chunk.encoding() + HEADER_LEN);
+            ends.push(chunk.at + chunk.len);
+        }
+    }
+    for len in 0..bytes.len() {
+        let needed = *ends.iter().find(|&&end| end > len).unwrap();
+        assert_eq!(
+            split_err(&bytes[..len]),
+            DecodeError::Truncated {
+                needed: needed as u64,
+                found: len as u64
+            },
+            "length {len}"
+        );
+    }
+}
+
+#[test]
+fn every_bit_flip_of_a_split_filter_is_refused_by_its_level() {
+    let bytes = small();
+    let levels = layout(&bytes);
+    for bit in 0..bytes.len() * 8 {
+        let mut damaged = bytes.clone();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        let err = split_err(&damaged);
+        let byte = bit / 8;
+        if byte >= G_HEADER_LEN {
+            let level = levels
+                .iter()
+                .position(|level| (level.at..level.end()).contains(&byte))
+                .unwrap();
+            in_level(&err, level as u64);
+        } else if byte >= 8 {
+            assert!(
+                matches!(
+                    err,
+                    DecodeError::UnsupportedVersion { .. }
+                        | DecodeError::HeaderChecksumMismatch { .. }
+                ),
+                "bit {bit}: {err}"
+            );
+        } else {
+            assert_eq!(err, DecodeError::BadMagic, "bit {bit}");
+        }
+    }
+}
+
+#[test]
+fn a_chunk_count_out_of_range_or_not_the_chunks_there_is_refused() {
+    let bytes = small();
+    let levels = layout(&bytes);
+    let first = &levels[0];
+    assert_eq!(first.chunks.len(), 4, "{first:?}");
+    let set_count = |count: u64| {
+        let mut damaged = bytes.clone();
+        set_u64(&mut damaged, first.at, count);
+        reseal_record(&mut damaged, first.at, LEVEL_RECORD_LEN);
+        split_err(&damaged)
+    };
+    // Level 0 has 2 route bits: 1 to 4 chunks.
+    for count in [0, 5, u64::MAX] {
+        assert_eq!(
+            in_level(&set_count(count), 0),
+            &DecodeError::InvalidGeometry {
+                field: "chunk_count",
+                value: count
+            }
+        );
+    }
+    // One fewer: the last chunk's parent says it split off a chunk that is not there.
+    let last = first.chunks[3];
+    let parent = first
+        .chunks
+        .iter()
+        .find(|c| c.id == last.id & !(1 << (63 - last.id.leading_zeros())))
+        .unwrap();
+    assert_eq!(
+        in_level(&set_count(3), 0),
+        &DecodeError::InvalidGeometry {
+            field: "split_depth",
+            value: parent.depth
+        }
+    );
+    // One more in the last level: its chunk's record would be past the end.
+    let mut damaged = bytes.clone();
+    let at = levels[2].at;
+    set_u64(&mut damaged, at, get_u64(&bytes, at) + 1);
+    reseal_record(&mut damaged, at, LEVEL_RECORD_LEN);
+    assert_eq!(
+        split_err(&damaged),
+        DecodeError::Truncated {
+            needed: (bytes.len() + CHUNK_RECORD_LEN) as u64,
+            found: bytes.len() as u64
+        }
+    );
+    // Without its last chunk (and with the count and the items made to agree): the same.
+    let mut missing = bytes[..last.at].to_vec();
+    missing.extend_from_slice(&bytes[last.at + last.len..]);
+    set_u64(&mut missing, first.at, 3);
+    reseal_record(&mut missing, first.at, LEVEL_RECORD_LEN);
+    let items = get_u64(&bytes, last.encoding() + ITEMS_AT);
+    set_u64(
+        &mut missing,
+        G_ITEMS_AT,
+        get_u64(&bytes, G_ITEMS_AT) - items,
+    );
+    reseal_growable_header(&mut missing);
+    assert_eq!(
+        in_level(&split_err(&missing), 0),
+        &DecodeError::InvalidGeometry {
+            field: "split_depth",
+            value: parent.depth
+        }
+    );
+    // A chunk twice.
+    let mut twice = bytes[..last.at + last.len].to_vec();
+    twice.extend_from_slice(&bytes[last.at..]);
+    set_u64(&mut twice, first.at, 5);
+    reseal_record(&mut twice, first.at, LEVEL_RECORD_LEN);
+    assert_eq!(
+        in_level(&split_err(&twice), 0),
+        &DecodeError::InvalidGeometry {
+            field: "chunk_count",
+            value: 5
+        }
+    );
+    let mut twice = bytes[..first.chunks[2].at].to_vec();
+    twice.extend_from_slice(&bytes[first.chunks[1].at..]);
+    assert_eq!(
+        in_level(&split_err(&twice), 0),
+        &DecodeError::InvalidGeometry {
+            field: "chunk_id",
+            value: first.chunks[1].id
+        }
+    );
+}
+
+#[test]
+fn chunk_ids_and_depths_out_of_place_are_refused_by_name() {
+    let bytes = small();
+    let levels = layout(&bytes);
+    let chunks = &levels[0].chunks;
+    // All four chunks of level 0, each split as deep as it goes.
+    let ids: Vec<(u64, u64)> = chunks.iter().map(|c| (c.id, c.depth)).collect();
+    assert_eq!(ids, [(0, 2), (1, 2), (2, 2), (3, 2)]);
+    let with = |chunk: usize, id: u64, depth: u64| {
+        let at = chunks[chunk].at;
+        let mut damaged = bytes.clone();
+        set_u64(&mut damaged, at, id);
+        set_u64(&mut damaged, at + 8, depth);
+        reseal_record(&mut damaged, at, CHUNK_RECORD_LEN);
+        in_level(&split_err(&damaged), 0).clone()
+    };
+    let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+    // The first chunk is 0; ids increase; a level of 2 route bits has ids under 4.
+    assert_eq!(with(0, 1, 2), invalid("chunk_id", 1));
+    assert_eq!(with(1, 0, 2), invalid("chunk_id", 0));
+    assert_eq!(with(2, 1, 2), invalid("chunk_id", 1));
+    assert_eq!(with(3, 4, 2), invalid("chunk_id", 4));
+    assert_eq!(with(3, u64::MAX, 2), invalid("chunk_id", u64::MAX));
+    // Depths from the bits a chunk's id has to the level's route bits: chunk 1 has one, chunk 2
+    // two.
+    assert_eq!(with(1, 1, 0), invalid("split_depth", 0));
+    assert_eq!(with(2, 2, 1), invalid("split_depth", 1));
+    assert_eq!(with(0, 0, 3), invalid("split_depth", 3));
+    assert_eq!(with(0, 0, u64::MAX), invalid("split_depth", u64::MAX));
+    // Chunk 0 split only once: chunk 2 cannot have been split off it.
+    assert_eq!(with(0, 0, 1), invalid("chunk_id", 2));
+    // Chunk 0 never split: chunk 1 cannot either.
+    assert_eq!(with(0, 0, 0), invalid("chunk_id", 1));
+    // Chunk 1 split once less than it was: it owns every fingerprint it holds, but says it
+    // never made chunk 3.
+    assert_eq!(with(1, 1, 1), invalid("chunk_id", 3));
+}
+
+#[test]
+fn a_chunk_holding_a_fingerprint_it_does_not_own_is_refused() {
+    let bytes = small();
+    let levels = layout(&bytes);
+    // Sets the first non-zero fingerprint of chunk `chunk` of level `level` to `to(fp)`, with
+    // the chunk's checksums made right; returns the bytes, the fingerprint's bucket and the
+    // chunk's id.
+    let replace = |level: usize, chunk: usize, to: &dyn Fn(u64) -> u64| {
+        let span = levels[level].chunks[chunk];
+        let at = span.encoding();
+        let len = span.len - CHUNK_RECORD_LEN;
+        let bits = bytes[at + FINGERPRINT_BITS_AT] as usize;
+        let words = get_u64(&bytes, at + TABLE_WORDS_AT) as usize;
+        let table: Vec<u64> = (0..words)
+            .map(|w| get_u64(&bytes, at + HEADER_LEN + 8 * w))
+            .collect();
+        let fp_at = |slot: usize| {
+            let bit = slot * bits;
+            let mut value = table[bit / 64] >> (bit % 64);
+            if bit % 64 + bits > 64 {
+                value |= table[bit / 64 + 1] << (64 - bit % 64);
+            }
+            value & ((1 << bits) - 1)
+        };
+        let slot = (0..words * 64 / bits).find(|&s| fp_at(s) != 0).unwrap();
+        let new = to(fp_at(slot));
+        assert!(new != 0 && new < 1 << bits);
+        let mut damaged = bytes.clone();
+        let mut table = table.clone();
+        let bit = slot * bits;
+        let old = fp_at(slot);
+        table[bit / 64] ^= (old ^ new) << (bit % 64);
+        if bit % 64 + bits > 64 {
+            table[bit / 64 + 1] ^= (old ^ new) >> (64 - bit % 64);
+        }
+        for (w, word) in table.iter().enumerate() {
+            set_u64(&mut damaged, at + HEADER_LEN + 8 * w, *word);
+        }
+        reseal(&mut damaged[at..at + len]);
+        (damaged, (slot / 4) as u64, span.id)
+    };
+    // Level 0's chunk 0, split twice: its keys' first two route bits are 0.
+    let (damaged, bucket, chunk) = replace(0, 0, &|fp| fp | 1);
+    let err = split_err(&damaged);
+    assert_eq!(
+        in_level(&err, 0),
+        &DecodeError::UnownedFingerprint { chunk, bucket }
+    );
+    assert!(err.to_string().contains("does not hold"), "{err}");
+    // Level 2's one chunk, never split, owns every route but no core of 0.
+    assert_eq!((levels[2].chunks.len(), levels[2].chunks[0].depth), (1, 0));
+    let (damaged, bucket, chunk) = replace(2, 0, &|_| 1);
+    assert_eq!(
+        in_level(&split_err(&damaged), 2),
+        &DecodeError::UnownedFingerprint { chunk, bucket }
+    );
+    // Changed to another it owns (another core; its 10 bits are 8 of core and 2 of route):
+    // a valid filter, which writes these very bytes.
+    let other_core = |fp: u64| match fp ^ 1 << 9 {
+        moved if moved >> 2 != 0 => moved,
+        _ => fp ^ 1 << 8,
+    };
+    let (changed, _, _) = replace(2, 0, &other_core);
+    let copy = GrowableCuckooFilter::from_bytes(&changed).unwrap();
+    assert!(copy.to_bytes() == changed);
+}
+
+#[test]
+fn a_chunk_shaped_other_than_the_plan_says_is_refused_naming_the_field() {
+    let bytes = small();
+    let levels = layout(&bytes);
+    let span = levels[1].chunks[0];
+    let (at, len) = (span.encoding(), span.len - CHUNK_RECORD_LEN);
+    let mut damaged = bytes.clone();
+    let buckets = get_u64(&bytes, at + BUCKETS_AT);
+    set_u64(&mut damaged, at + BUCKETS_AT, buckets * 2);
+    reseal(&mut damaged[at..at + len]);
+    assert_eq!(
+        in_level(&split_err(&damaged), 1),
+        &DecodeError::PlanMismatch {
+            field: "buckets",
+            expected: buckets,
+            found: buckets * 2
+        }
+    );
+    // Chunk 2 of level 0 with chunk 0's fingerprint width: one route bit more than it has.
+    let chunks = &levels[0].chunks;
+    let mut damaged = bytes.clone();
+    let (bits, wider) = (
+        bytes[chunks[2].encoding() + FINGERPRINT_BITS_AT],
+        bytes[chunks[0].encoding() + FINGERPRINT_BITS_AT],
+    );
+    assert_eq!(wider, bits + 2);
+    let at = chunks[2].encoding();
+    damaged[at + FINGERPRINT_BITS_AT] = wider;
+    reseal(&mut damaged[at..at + chunks[2].len - CHUNK_RECORD_LEN]);
+    assert_eq!(
+        in_level(&split_err(&damaged), 0),
+        &DecodeError::PlanMismatch {
+            field: "fingerprint_bits",
+            expected: bits.into(),
+            found: wider.into()
+        }
+    );
+    // A chunk's item count that its table does not hold.
+    let mut damaged = bytes.clone();
+    let items = get_u64(&bytes, at + ITEMS_AT);
+    set_u64(&mut damaged, at + ITEMS_AT, items + 1);
+    reseal(&mut damaged[at..at + chunks[2].len - CHUNK_RECORD_LEN]);
+    assert_eq!(
+        in_level(&split_err(&damaged), 0),
+        &DecodeError::ItemCountMismatch {
+            header: items + 1,
+            table: items
+        }
+    );
+}
+
+#[test]
+fn a_version_3_header_is_checked_as_a_split_plan() {
+    let bytes = small();
+    // The growth factor is 2^split_depth, from 2 to 2^16.
+    for factor in [3u64, 6, 1 << 17, 1 << 40] {
+        let mut damaged = bytes.clone();
+        set_u64(&mut damaged, G_GROWTH_FACTOR_AT, factor);
+        reseal_growable_header(&mut damaged);
+        assert_eq!(
+            split_err(&damaged),
+            DecodeError::InvalidGeometry {
+                field: "growth_factor",
+                value: factor
+            }
+        );
+    }
+    // Another depth: chunks of other fingerprint widths than those recorded.
+    let mut damaged = bytes.clone();
+    set_u64(&mut damaged, G_GROWTH_FACTOR_AT, 8);
+    reseal_growable_header(&mut damaged);
+    let err = split_err(&damaged);
+    assert!(
+        matches!(
+            in_level(&err, 0),
+            DecodeError::PlanMismatch {
+                field: "fingerprint_bits",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // A level more than there is, and an item count that is not the chunks' sum.
+    let mut damaged = bytes.clone();
+    set_u64(&mut damaged, G_LEVEL_COUNT_AT, 4);
+    reseal_growable_header(&mut damaged);
+    assert_eq!(
+        split_err(&damaged),
+        DecodeError::Truncated {
+            needed: bytes.len() as u64 + LEVEL_RECORD_LEN as u64,
+            found: bytes.len() as u64
+        }
+    );
+    let items = get_u64(&bytes, G_ITEMS_AT);
+    let mut damaged = bytes.clone();
+    set_u64(&mut damaged, G_ITEMS_AT, items + 1);
+    reseal_growable_header(&mut damaged);
+    assert_eq!(
+        split_err(&damaged),
+        DecodeError::ItemCountMismatch {
+            header: items + 1,
+            table: items
+        }
+    );
+    // Fixed levels' bytes under a version-3 header, and the other way round.
+    let fixed = super::growable::grown(30, 0.01, 200).to_bytes();
+    let mut damaged = fixed.clone();
+    damaged[8] = 3;
+    reseal_growable_header(&mut damaged);
+    let err = split_err(&damaged);
+    assert!(
+        matches!(
+            in_level(&err, 0),
+            DecodeError::HeaderChecksumMismatch { .. }
+        ),
+        "{err}"
+    );
+    let mut damaged = bytes.clone();
+    damaged[8] = 2;
+    reseal_growable_header(&mut damaged);
+    assert!(GrowableCuckooFilter::from_bytes(&damaged).is_err());
+}
+
+#[test]
+fn a_split_header_that_promises_huge_levels_allocates_nothing_big() {
+    let bytes = small();
+    // A first level for 2^30 items: 2^15 chunks of about 8,600 buckets, in 128 bytes.
+    let mut header = bytes[..G_HEADER_LEN].to_vec();
+    set_u64(&mut header, G_INITIAL_CAPACITY_AT, 1 << 30);
+    set_u64(&mut header, G_INITIAL_BUCKETS_AT, 0);
+    set_u64(&mut header, G_LEVEL_COUNT_AT, 1);
+    reseal_growable_header(&mut header);
+    let mut record = [0u8; LEVEL_RECORD_LEN];
+    set_u64(&mut record, 0, 1 << 15);
+    reseal_record(&mut record, 0, LEVEL_RECORD_LEN);
+    header.extend_from_slice(&record);
+    let (result, largest) = largest_allocation(|| GrowableCuckooFilter::from_bytes(&header));
+    assert_eq!(
+        result.unwrap_err(),
+        DecodeError::Truncated {
+            needed: header.len() as u64 + CHUNK_RECORD_LEN as u64,
+            found: header.len() as u64
+        }
+    );
+    assert!(largest < 4096, "{largest} bytes");
+    let (result, largest) = largest_allocation(|| GrowableCuckooFilter::read_from(&header[..]));
+    assert!(matches!(result, Err(DecodeError::Truncated { .. })));
+    assert!(largest < 4096, "{largest} bytes");
+    // A chunk count past the routes.
+    let mut damaged = header.clone();
+    set_u64(&mut damaged, G_HEADER_LEN, 1 << 40);
+    reseal_record(&mut damaged, G_HEADER_LEN, LEVEL_RECORD_LEN);
+    let (result, largest) = largest_allocation(|| GrowableCuckooFilter::from_bytes(&damaged));
+    assert!(matches!(result, Err(DecodeError::Level { level: 0, .. })));
+    assert!(largest < 4096, "{largest} bytes");
+    // From a stream that delivers 1 MiB of anything after them: refused, with memory that
+    // follows what arrived.
+    for fill in [0u8, 0xff] {
+        let stream = header.as_slice().chain(io::repeat(fill).take(1 << 20));
+        let (result, largest) = largest_allocation(|| GrowableCuckooFilter::read_from(stream));
+        assert!(result.is_err());
+        assert!(largest <= 64 << 10, "{largest} bytes");
+    }
+}
+
+#[test]
+fn decoding_a_split_filter_holds_one_chunk_of_a_stream_at_a_time() {
+    // One level of 32 chunks of 1,024 buckets.
+    let filter = split(100, 5, 120_000);
+    let bytes = filter.to_bytes();
+    let largest_chunk = layout(&bytes)
+        .iter()
+        .flat_map(|level| level.chunks.iter().map(|c| c.len))
+        .max()
+        .unwrap();
+    // Besides the chunks, only fixed-size parts: the item locks, the levels' slots.
+    let bound = 2 * largest_chunk + (64 << 10);
+    assert!(bound * 2 < bytes.len(), "{bound} of {}", bytes.len());
+    let (copy, largest) = largest_allocation(|| GrowableCuckooFilter::from_bytes(&bytes));
+    assert_eq!(copy.unwrap().len(), 120_000);
+    assert!(largest <= bound, "{largest}");
+    let (copy, largest) = largest_allocation(|| GrowableCuckooFilter::read_from(&bytes[..]));
+    assert_eq!(copy.unwrap().len(), 120_000);
+    assert!(largest <= bound, "{largest}");
+}
+
+#[test]
+fn split_level_statistics_add_up_over_their_chunks() {
+    let (filter, keys) = small_filter();
+    let bytes = filter.to_bytes();
+    let levels = filter.level_stats();
+    assert_eq!(levels.len(), 3);
+    assert_eq!(
+        levels.iter().map(|level| level.len).sum::<usize>(),
+        keys as usize
+    );
+    assert_eq!(
+        G_HEADER_LEN as u64 + levels.iter().map(|l| l.serialized_len).sum::<u64>(),
+        bytes.len() as u64
+    );
+    for (stats, (span, buckets)) in levels.iter().zip(layout(&bytes).iter().zip([8, 32, 128])) {
+        assert_eq!(stats.format_version, 3);
+        assert_eq!(stats.buckets, span.chunks.len() * buckets);
+        assert_eq!(stats.fingerprint_bits, 8);
+        assert_eq!((stats.bucket_size, stats.semi_sorted), (4, false));
+        assert_eq!(stats.serialized_len, (span.end() - span.at) as u64);
+        assert_eq!(stats.hasher_seed, 0x5eed);
+        let load = stats.len as f64 / (stats.buckets * 4) as f64;
+        assert_eq!(stats.load_factor, load);
+        assert!(stats.capacity >= stats.len);
+        assert!(stats.false_positive_rate_at_load <= stats.expected_false_positive_rate);
+        assert!(stats.memory_bytes > stats.buckets * 4);
+        assert!(stats.to_string().contains("format version: 3\n"), "{stats}");
+    }
+    assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
+}
+
+/// The filter of the golden file, rebuilt: [`small_filter`] with every tenth key removed.
+fn golden_filter() -> (GrowableCuckooFilter, u64) {
+    let (filter, keys) = small_filter();
+    for key in (0..keys).step_by(10) {
+        assert!(filter.remove(&key), "{key}");
+    }
+    (filter, keys)
+}
+
+/// This version writes exactly the golden bytes (or, with `CCF_WRITE_SPLIT_GOLDEN=1`, writes
+/// them).
+#[test]
+fn the_split_golden_file_is_what_this_version_writes() {
+    let path = data_dir().join(GOLDEN);
+    let bytes = golden_filter().0.to_bytes();
+    if std::env::var_os("CCF_WRITE_SPLIT_GOLDEN").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    assert!(bytes.len() < 64 << 10);
+    assert!(std::fs::read(&path).unwrap() == bytes, "{GOLDEN} differs");
+}
+
+#[test]
+fn the_split_golden_file_decodes_with_its_members_and_writes_back_unchanged() {
+    let bytes = std::fs::read(data_dir().join(GOLDEN)).unwrap();
+    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(filter.level_count(), 3);
+    assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
+    assert_eq!(filter.hasher().seed(), 0x5eed);
+    assert_eq!(filter.len(), 538);
+    assert!((0..598u64)
+        .filter(|key| key % 10 != 0)
+        .all(|key| filter.contains(&key)));
+    assert!(filter.to_bytes() == bytes, "{GOLDEN} written back differs");
+    let chunks: Vec<usize> = layout(&bytes).iter().map(|l| l.chunks.len()).collect();
+    assert_eq!(chunks, [4, 4, 1]);
+    // It grows on by its plan.
+    filter.try_extend(1000..2000u64).unwrap();
+    assert!(chunk_counts(&filter)[2] > 1);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn a_split_filter_serializes_with_serde_as_its_bytes() {
+    let (filter, keys) = small_filter();
+    let json = serde_json::to_string(&filter).unwrap();
+    let copy: GrowableCuckooFilter = serde_json::from_str(&json).unwrap();
+    assert_same_split(&filter, &copy, keys);
+    let as_bytes: Vec<u8> = serde_json::from_str(&json).unwrap();
+    assert_eq!(as_bytes, filter.to_bytes());
+
+    let mut damaged = filter.to_bytes();
+    let at = layout(&damaged)[1].at;
+    damaged[at] ^= 1;
+    let err =
+        serde_json::from_str::<GrowableCuckooFilter>(&serde_json::to_string(&damaged).unwrap())
+            .unwrap_err();
+    assert!(err.to_string().contains("level 1"), "{err}");
+}
