@@ -62,6 +62,7 @@ fn same_fingerprint_chain(rate: f64, items: usize) -> GrowableCuckooFilter {
         .unwrap();
     let filter = GrowableCuckooFilter::builder()
         .capacity(INITIAL)
+        .growth_factor(2)
         .level_shape(first.bucket_count(), 4, first.fingerprint_bits(), 0)
         .build()
         .unwrap();
@@ -308,7 +309,7 @@ fn fill() {
                 let builder = if split {
                     builder.split_depth(SPLIT_DEPTH)
                 } else {
-                    builder
+                    builder.growth_factor(2)
                 };
                 let filter = builder.build().unwrap();
                 let index = if split { 2 } else { 0 };
@@ -360,7 +361,7 @@ fn rate() {
             let (builder, name) = if split {
                 (builder.split_depth(SPLIT_DEPTH), "split levels")
             } else {
-                (builder, "factor 2")
+                (builder.growth_factor(2), "factor 2")
             };
             let filter = builder.build().unwrap();
             filter.try_extend(0..1_000_000u64).unwrap();

@@ -26,6 +26,7 @@
 //! | `len` | `len` is exact after racing inserts and removes |
 //! | `insert_unique` | racing `insert_unique`s of one item store it once, also across a move |
 //! | `growth` | a `GrowableCuckooFilter`'s lookup, remove, racing `insert_unique`s and `len` across the addition of a level |
+//! | `splits` | the same across the split of a chunk: the lookup, the remove and the unique inserts of a moving item, `len` |
 //! | `honest_full` | an insert that had room at every moment of a race does not report `Full` |
 //! | `snapshot` | `to_bytes` racing a move encodes a state the filter really had |
 //! | `bulk` | a `try_extend` block racing a remove of an item it moves inserts the whole block |

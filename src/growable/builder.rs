@@ -49,7 +49,7 @@ impl Default for GrowableBuilder {
 }
 
 impl GrowableBuilder {
-    /// A builder with the defaults: a target false positive rate of 0.1%, growth factor 2, no
+    /// A builder with the defaults: a target false positive rate of 0.1%, split levels of depth 6, no
     /// limit, [`DefaultHashBuilder`]. A capacity must still be set.
     pub fn new() -> Self {
         Self {

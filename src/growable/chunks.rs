@@ -50,7 +50,7 @@ pub(crate) struct Chunks {
 
 /// Buckets a chunk has at most: a split copies one chunk while that chunk's writers wait, so a
 /// level sized for more starts as several chunks.
-const MAX_CHUNK_BUCKETS: usize = 1 << 14;
+const MAX_CHUNK_BUCKETS: usize = 1 << 16;
 
 /// The most route bits a level resolves: its directory has `2^MAX_ROUTE_BITS` words at most.
 pub(crate) const MAX_ROUTE_BITS: u32 = 24;

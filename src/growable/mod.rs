@@ -138,7 +138,7 @@ macro_rules! with_levels {
 
 impl GrowableCuckooFilter {
     /// A filter whose first level holds `capacity` items, with the default target false positive
-    /// rate (0.1%) and growth factor (2). A capacity of 0 is rounded up to 1.
+    /// rate (0.1%), growing by split levels. A capacity of 0 is rounded up to 1.
     ///
     /// # Panics
     ///

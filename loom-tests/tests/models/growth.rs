@@ -32,6 +32,7 @@ struct Keys {
 fn build() -> Filter {
     GrowableCuckooFilter::builder()
         .capacity(1)
+        .growth_factor(2)
         .level_shape(2, 2, 8, 2)
         .search_limits(2, 6)
         .item_locks(2)
