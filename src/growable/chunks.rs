@@ -508,15 +508,16 @@ mod tests {
 
     #[test]
     fn a_level_sized_past_one_chunk_starts_as_several() {
-        let level = level(40_000, 12, 3);
-        // 40,000 buckets in chunks of at most 16,384: four of 10,000.
+        let level = level(160_000, 12, 3);
+        // 160,000 buckets in chunks of at most 65,536: four of 40,000.
         assert_eq!(level.iter().count(), 4);
-        assert!(level.iter().all(|chunk| chunk.bucket_count() == 10_000));
-        for i in 0..300_000u64 {
+        assert!(level.iter().all(|chunk| chunk.bucket_count() == 40_000));
+        let items = 700_000u64;
+        for i in 0..items {
             assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");
         }
-        assert!((0..300_000u64).all(|i| level.contains(key(i))));
-        assert_eq!(level.len(), 300_000);
+        assert!((0..items).all(|i| level.contains(key(i))));
+        assert_eq!(level.len(), items as usize);
         assert!(level.iter().count() > 4);
     }
 

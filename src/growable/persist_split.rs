@@ -443,7 +443,7 @@ mod tests {
     fn the_decoders_level_shapes_are_the_built_ones() {
         let plans = [
             plan(1_000, 0, 2, usize::MAX),
-            plan(100_000, 0, 3, usize::MAX),
+            plan(400_000, 0, 3, usize::MAX),
             plan(20, 16, 2, usize::MAX),
             plan(5_000, 0, 1, 30_000),
         ];
