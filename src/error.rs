@@ -96,7 +96,7 @@ pub enum BuildError {
         /// The factor asked for.
         factor: usize,
     },
-    /// A growable filter's `split_depth` was outside `1..=16`.
+    /// A growable filter's `split_depth` was outside `1..=10`.
     SplitDepth {
         /// The depth asked for.
         depth: u32,
@@ -147,7 +147,7 @@ impl fmt::Display for BuildError {
                 write!(f, "growth_factor must be at least 2, got {factor}")
             }
             Self::SplitDepth { depth } => {
-                write!(f, "split_depth must be in 1..=16, got {depth}")
+                write!(f, "split_depth must be in 1..=10, got {depth}")
             }
         }
     }

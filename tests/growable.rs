@@ -238,12 +238,12 @@ fn bad_parameters_are_named() {
         );
     }
     assert_eq!(
-        build(builder().capacity(10).split_depth(17)),
-        BuildError::SplitDepth { depth: 17 }
+        build(builder().capacity(10).split_depth(11)),
+        BuildError::SplitDepth { depth: 11 }
     );
     assert_eq!(
         build(builder().capacity(10).split_depth(0)).to_string(),
-        "split_depth must be in 1..=16, got 0"
+        "split_depth must be in 1..=10, got 0"
     );
     let debug = format!("{:?}", GrowableCuckooFilter::with_capacity(10));
     assert!(

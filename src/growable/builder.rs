@@ -11,8 +11,9 @@ use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
 /// Each level's chunks split this many times unless set otherwise: it grows 64× before the next.
 const DEFAULT_SPLIT_DEPTH: u32 = 6;
-/// The deepest split: the route bits a level's directory resolves beyond its first chunks.
-const MAX_SPLIT_DEPTH: u32 = 16;
+/// The deepest split: the route bits a level's directory resolves beyond its first chunks. Its
+/// directory is allocated whole, 24 bytes per route: at depth 10, 24 KB per first chunk.
+pub(crate) const MAX_SPLIT_DEPTH: u32 = 10;
 
 /// Builds a [`GrowableCuckooFilter`].
 ///
@@ -96,7 +97,7 @@ impl<S> GrowableBuilder<S> {
         self
     }
 
-    /// Grow by splitting (the default), each level's chunks up to `depth` times (1 to 16,
+    /// Grow by splitting (the default), each level's chunks up to `depth` times (1 to 10,
     /// default 6): a level grows `2^depth` times, one probe per lookup, before the next level
     /// is added. Level `i` gets the rate `ε/2^(i+1)`; a deeper split carries more route bits in
     /// every fingerprint of the level's first chunks, which then compare more bits.

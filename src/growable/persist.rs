@@ -4,6 +4,7 @@
 
 use std::io::{self, Read, Write};
 
+use super::builder::MAX_SPLIT_DEPTH;
 use super::levels::{Level, Levels, Plan, RateSchedule, MAX_LEVELS};
 use super::persist_split as split;
 use super::{Engine, GrowableCuckooFilter};
@@ -197,9 +198,9 @@ impl GrowableHeader {
         if growth_factor < 2 {
             return Err(invalid("growth_factor", self.growth_factor));
         }
-        // Split levels grow 2^split_depth times each, 2 to 2^16.
+        // Split levels grow 2^split_depth times each, 2 to 2^MAX_SPLIT_DEPTH.
         let split_depth = if self.version == VERSION_SPLIT {
-            if !growth_factor.is_power_of_two() || growth_factor > 1 << 16 {
+            if !growth_factor.is_power_of_two() || growth_factor > 1 << MAX_SPLIT_DEPTH {
                 return Err(invalid("growth_factor", self.growth_factor));
             }
             growth_factor.trailing_zeros()
