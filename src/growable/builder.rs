@@ -196,10 +196,19 @@ impl<S> GrowableBuilder<S> {
         if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {
             return Err(BuildError::FalsePositiveRate);
         }
-        let engine = if self.plan.split_depth > 0 {
-            Engine::Split(Levels::new(self.plan)?)
+        let mut plan = self.plan;
+        // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
+        // later level starts the size the one before can grow to.
+        if plan.split_depth > 0 && plan.initial_buckets == 0 {
+            if let Ok(shape) = plan.split_level_shape(0) {
+                let first = (shape.chunk_capacity << shape.first_depth).min(plan.max_capacity);
+                plan.initial_capacity = plan.initial_capacity.max(first);
+            }
+        }
+        let engine = if plan.split_depth > 0 {
+            Engine::Split(Levels::new(plan)?)
         } else {
-            Engine::Fixed(Levels::new(self.plan)?)
+            Engine::Fixed(Levels::new(plan)?)
         };
         Ok(GrowableCuckooFilter::from_parts(
             engine,
