@@ -298,20 +298,29 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>,
         at += len;
     }
     let items = levels.iter().map(|level| level.len() as u64).sum::<u64>();
-    if items != header.items {
+    assemble(
+        Engine::Fixed(Levels::from_levels(plan, levels)),
+        (header.items, items),
+        hasher,
+    )
+}
+
+/// The decoded filter, once the item count its header recorded is the count its levels hold.
+pub(super) fn assemble<S>(
+    engine: Engine,
+    (recorded, held): (u64, u64),
+    hasher: S,
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    if recorded != held {
         return Err(DecodeError::ItemCountMismatch {
-            header: header.items,
-            table: items,
+            header: recorded,
+            table: held,
         });
     }
     let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
         bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
-    Ok(GrowableCuckooFilter::from_parts(
-        Engine::Fixed(Levels::from_levels(plan, levels)),
-        item_locks,
-        hasher,
-    ))
+    Ok(GrowableCuckooFilter::from_parts(engine, item_locks, hasher))
 }
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item

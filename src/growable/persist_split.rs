@@ -14,13 +14,15 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::chunks::{Chunk, Chunks};
 use super::levels::{LevelShape, Levels, Plan};
-use super::persist::{decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT};
+use super::persist::{
+    assemble, decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT,
+};
 use super::{Engine, GrowableCuckooFilter};
 use crate::persist::{
     data_words, encoded_len, hasher_of, read_up_to, u64_at, write_encoding, DecodeError, Header,
     StableHashBuilder,
 };
-use crate::raw::{Geometry, ItemLocks, SplitPlacement, DEFAULT_ITEM_LOCKS};
+use crate::raw::{Geometry, SplitPlacement};
 use crate::stats::FilterStats;
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
@@ -302,20 +304,11 @@ fn decode<S: StableHashBuilder>(
         levels.push(level);
         items += level_items;
     }
-    if items != header.items {
-        return Err(DecodeError::ItemCountMismatch {
-            header: header.items,
-            table: items,
-        });
-    }
-    let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
-        bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
-    })?;
-    Ok(GrowableCuckooFilter::from_parts(
+    assemble(
         Engine::Split(Levels::from_levels(plan, levels)),
-        item_locks,
+        (header.items, items),
         hasher,
-    ))
+    )
 }
 
 /// Decodes one level: its record, then each chunk's record and table, then that its chunks
