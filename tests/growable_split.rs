@@ -84,3 +84,29 @@ fn an_items_own_copies_split_nothing() {
     assert_eq!(filter.level_count(), 1);
     assert_eq!(filter.level_stats()[0].buckets, 1024, "one chunk");
 }
+
+#[test]
+fn threads_splitting_at_once_never_pass_the_limit() {
+    for _ in 0..8 {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .max_capacity(60_000)
+            .split_depth(6)
+            .build()
+            .unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4u64 {
+                let filter = &filter;
+                // Past the first `Full`: other chunks may still have room.
+                scope.spawn(move || {
+                    (0..17_000u64)
+                        .filter(|&i| filter.insert(&(t, i)).is_ok())
+                        .count()
+                });
+            }
+        });
+        // Fifteen chunks of 3,891 items fit the limit, a sixteenth would not.
+        assert!(filter.capacity() <= 60_000, "{}", filter.capacity());
+        assert!(filter.len() > 50_000, "{}", filter.len());
+    }
+}

@@ -250,8 +250,16 @@ impl Chunks {
         if !chunk.try_seal(seen) {
             return Ok(());
         }
+        // Only the thread that sealed counts the new chunk, so racing splits of other chunks
+        // cannot pass the limit together.
+        if !self.count_chunk(1) {
+            chunk.unseal_unsplit();
+            self.waiters.wake_all();
+            return Err(Refusal::Full);
+        }
         let depth = seen.depth();
         let Some(mut child) = self.build(chunk.placement().child(depth), depth + 1) else {
+            self.count_chunk(-1);
             chunk.unseal_unsplit();
             self.waiters.wake_all();
             return Err(Refusal::OutOfMemory);
@@ -259,13 +267,32 @@ impl Chunks {
         chunk.copy_moving_into(&mut child);
         let child_id = id | 1 << depth;
         self.chunks[child_id as usize].get_or_init(|| Box::new(child));
-        self.chunk_count.fetch_add(1, Ordering::Relaxed);
         for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
             self.directory[route].store(child_id, Ordering::Release);
         }
         chunk.purge_moved_and_unseal();
         self.waiters.wake_all();
         Ok(())
+    }
+
+    /// Counts a chunk more (`1`), unless that would pass the limit, or one fewer (`-1`).
+    fn count_chunk(&self, change: i64) -> bool {
+        let mut count = self.chunk_count.load(Ordering::Relaxed);
+        loop {
+            let next = count.saturating_add_signed(change);
+            if change > 0 && next > self.max_chunks {
+                return false;
+            }
+            match self.chunk_count.compare_exchange_weak(
+                count,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => count = now,
+            }
+        }
     }
 
     /// The published chunks, by id.
