@@ -46,11 +46,6 @@ macro_rules! shadowed_atomic {
                 self.value.store(value, order);
             }
 
-            pub(crate) fn fetch_add(&self, value: $int, order: Ordering) -> $int {
-                self.touch();
-                self.value.fetch_add(value, order)
-            }
-
             pub(crate) fn compare_exchange_weak(
                 &self,
                 current: $int,
