@@ -62,15 +62,6 @@ pub(crate) const MAX_ROUTE_BITS: u32 = 24;
 pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
 
 impl Chunks {
-    /// A level of empty chunks shaped like `template`, together its bucket count, each of which
-    /// may be split `growth_depth` times. Its fingerprint bits are the core bits every
-    /// fingerprint keeps; a new chunk's carry one more per split it may still undergo. `None` if
-    /// the memory cannot be had.
-    pub(crate) fn new(template: Geometry, growth_depth: u32) -> Option<Self> {
-        let ((template, route_bits, first_depth), _) = Self::planned_shape(template, growth_depth);
-        Self::with_shape(template, route_bits, first_depth)
-    }
-
     /// A level of `2^first_depth` empty chunks shaped like `template` (bucket count and core
     /// bits), resolving `route_bits` route bits, as [`Self::planned_shape`] gives them.
     pub(crate) fn with_shape(
@@ -432,9 +423,11 @@ impl fmt::Debug for Chunks {
 }
 
 impl Chunks {
-    /// What [`Self::new`] makes of `template` and `growth_depth`, as [`Self::shape`] gives it,
-    /// and the items each chunk is sized for ([`Self::chunk_capacity`]), with nothing built: a
-    /// decoder checks the chunks it reads against them before it allocates any.
+    /// The level `template` (all its buckets together) splitting `growth_depth` times becomes,
+    /// for [`Self::with_shape`] and as [`Self::shape`] gives it: a template of one chunk's
+    /// buckets, the route bits and the first chunks' depth; and the items each chunk is sized
+    /// for ([`Self::chunk_capacity`]). Nothing is built: the builder and the decoder both start
+    /// from it, the decoder checking what it reads before it allocates.
     pub(crate) fn planned_shape(
         template: Geometry,
         growth_depth: u32,
@@ -475,7 +468,9 @@ mod tests {
                 max_search_buckets: 1 << 16,
             },
         };
-        Chunks::new(template, route_bits).unwrap()
+        // A level of chunks shaped like `template` together, each splitting `route_bits` times.
+        let ((template, route_bits, first_depth), _) = Chunks::planned_shape(template, route_bits);
+        Chunks::with_shape(template, route_bits, first_depth).unwrap()
     }
 
     /// At least the smallest chunk a filter builds.

@@ -3,7 +3,6 @@
 
 mod builder;
 mod bulk;
-#[allow(dead_code)] // Not yet behind the public type.
 mod chunks;
 mod levels;
 mod persist;

@@ -29,7 +29,6 @@ mod merge;
 mod path;
 mod semisort;
 mod snapshot;
-#[allow(dead_code)] // Not yet behind the public type.
 mod split;
 mod stripe;
 mod stripe_count;
@@ -49,7 +48,6 @@ pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks, LevelCandidates};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
-#[allow(unused_imports)]
 pub(crate) use self::split::{route_of, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
@@ -118,7 +116,6 @@ impl RawFilter {
 
 impl<P: Place> RawFilter<P> {
     /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
-    #[allow(dead_code)]
     pub(crate) fn with_placement(geometry: &Geometry, placement: P) -> Option<Self> {
         let layout = geometry.shape.layout();
         let table = Table::new(geometry.shape.bucket_count, &layout)?;
