@@ -33,6 +33,8 @@ pub(crate) enum Refusal {
 pub(crate) struct Chunks {
     /// Route bits the directory resolves: how deep a chunk can be split.
     route_bits: u32,
+    /// 2^route_bits - 1.
+    route_mask: u32,
     /// Every chunk's geometry but its fingerprint width, which grows with the route bits it
     /// still carries.
     template: Geometry,
@@ -76,6 +78,7 @@ impl Chunks {
         let first = 1u64 << first_depth;
         let level = Self {
             route_bits,
+            route_mask: (routes - 1) as u32,
             template,
             directory: (0..routes as u64)
                 .map(|route| AtomicU64::new(route % first))
@@ -121,7 +124,7 @@ impl Chunks {
 
     #[inline(always)]
     fn route(&self, hash: u64) -> usize {
-        (route_of(hash) & ((1u32 << self.route_bits) - 1)) as usize
+        (route_of(hash) & self.route_mask) as usize
     }
 
     /// The chunk `id`. Panics for one the directory never named: the directory is written only
@@ -135,17 +138,30 @@ impl Chunks {
     }
 
     /// Whether the level holds the hash's fingerprint.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let entry = &self.directory[self.route(hash)];
-        let mut id = entry.load(Ordering::Acquire);
+        let route = route_of(hash);
+        let entry = &self.directory[(route & self.route_mask) as usize];
+        let id = entry.load(Ordering::Acquire);
+        if self.chunk(id).contains_on(hash, route) {
+            return true;
+        }
+        // A split may have removed the key from this chunk since, after publishing the new one:
+        // a read that saw the removal saw the stamps of its stripe move, which orders the new
+        // route before this load.
+        let now = entry.load(Ordering::Acquire);
+        now != id && self.contains_after_split(entry, now, hash, route)
+    }
+
+    /// [`Self::contains`] after a split moved the route from under a lookup, out of line so
+    /// that the common lookup keeps its registers.
+    #[cold]
+    #[inline(never)]
+    fn contains_after_split(&self, entry: &AtomicU64, mut id: u64, hash: u64, route: u32) -> bool {
         loop {
-            if self.chunk(id).contains(hash) {
+            if self.chunk(id).contains_on(hash, route) {
                 return true;
             }
-            // A split may have removed the key from this chunk since, after publishing the new
-            // one: a read that saw the removal saw the stamps of its stripe move, which orders
-            // the new route before this load.
             let now = entry.load(Ordering::Acquire);
             if now == id {
                 return false;
@@ -343,6 +359,7 @@ impl Chunks {
         let routes = 1usize << route_bits;
         let level = Self {
             route_bits,
+            route_mask: (routes - 1) as u32,
             template,
             directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
             chunks: (0..routes).map(|_| OnceSlot::new()).collect(),

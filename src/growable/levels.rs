@@ -323,6 +323,10 @@ pub(crate) struct LevelShape {
 }
 
 pub(crate) struct Levels<L = Level> {
+    /// Level 0, which every filter has: held in place, so that a lookup in a filter that has
+    /// not added a level reads no slot.
+    first: L,
+    /// Levels 1 and on.
     slots: Box<[OnceSlot<Option<L>>]>,
     /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
     /// slot filled before it returns from [`Self::grow`]: one `Acquire` load tells a lookup how
@@ -334,11 +338,9 @@ pub(crate) struct Levels<L = Level> {
 impl<L: LevelKind> Levels<L> {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
-        let first = L::build(&plan, 0)?;
-        let slots: Box<[OnceSlot<Option<L>>]> = (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
-        slots[0].get_or_init(|| Some(first));
         Ok(Self {
-            slots,
+            first: L::build(&plan, 0)?,
+            slots: Self::empty_slots(),
             published: AtomicU64::new(1),
             plan,
         })
@@ -348,16 +350,23 @@ impl<L: LevelKind> Levels<L> {
     /// [`MAX_LEVELS`].
     pub(crate) fn from_levels(plan: Plan, levels: Vec<L>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
-        let slots: Box<[OnceSlot<Option<L>>]> = (0..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         let published = AtomicU64::new(levels.len() as u64);
+        let mut levels = levels.into_iter();
+        let first = levels.next().expect("a filter has at least one level");
+        let slots = Self::empty_slots();
         for (slot, level) in slots.iter().zip(levels) {
             slot.get_or_init(|| Some(level));
         }
         Self {
+            first,
             slots,
             published,
             plan,
         }
+    }
+
+    fn empty_slots() -> Box<[OnceSlot<Option<L>>]> {
+        (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect()
     }
 
     pub(crate) fn plan(&self) -> &Plan {
@@ -375,7 +384,10 @@ impl<L: LevelKind> Levels<L> {
     /// below a [`Self::count`] they read.
     #[inline(always)]
     pub(crate) fn level(&self, level: usize) -> &L {
-        match self.slots[level].get() {
+        if level == 0 {
+            return &self.first;
+        }
+        match self.slots[level - 1].get() {
             Some(Some(level)) => level,
             _ => unreachable!("level {level} was counted as published"),
         }
@@ -383,10 +395,17 @@ impl<L: LevelKind> Levels<L> {
 
     /// The published levels, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &L> + '_ {
-        self.slots.iter().map_while(|slot| match slot.get() {
+        let added = self.slots.iter().map_while(|slot| match slot.get() {
             Some(Some(level)) => Some(level),
             _ => None,
-        })
+        });
+        core::iter::once(&self.first).chain(added)
+    }
+
+    /// Level 0, the only one until the filter first grows past it.
+    #[inline(always)]
+    pub(crate) fn first(&self) -> &L {
+        &self.first
     }
 
     /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
@@ -396,7 +415,7 @@ impl<L: LevelKind> Levels<L> {
     /// for its own copies, not for want of room. Threads racing to add the same level wait for
     /// the one that builds it, parked.
     pub(crate) fn grow(&self, newest: usize) -> bool {
-        let Some(next) = self.slots.get(newest + 1) else {
+        let Some(next) = self.slots.get(newest) else {
             return false;
         };
         let added = match next.get() {
@@ -520,9 +539,9 @@ mod tests {
             return;
         }
         // Not marked impossible: the slot is still empty, and the next growth builds again.
-        assert!(levels.slots[1].get().is_none());
+        assert!(levels.slots[0].get().is_none());
         assert!(!levels.grow(0));
-        assert!(levels.slots[1].get().is_none());
+        assert!(levels.slots[0].get().is_none());
         assert_eq!(levels.count(), 1);
     }
 
@@ -544,6 +563,6 @@ mod tests {
             first.insert(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), false);
         }
         assert!(!levels.grow(0));
-        assert!(matches!(levels.slots[1].get(), Some(None)));
+        assert!(matches!(levels.slots[0].get(), Some(None)));
     }
 }

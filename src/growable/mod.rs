@@ -117,6 +117,8 @@ pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
 }
 
 /// The levels, of either kind.
+// One per filter, and a box would add a load to every lookup.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     /// Fixed-size levels, each `growth_factor` times larger than the one before.
     Fixed(Levels),
@@ -357,15 +359,26 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         match &self.engine {
+            Engine::Split(levels) => match levels.count() {
+                // Until the filter has grown past its first level (64× with the default split
+                // depth), one directory word and one chunk; `level_hash` of level 0 is the hash.
+                1 => levels.first().contains(hash),
+                count => Self::contains_in_split(levels, hash, count),
+            },
             Engine::Fixed(levels) => Self::contains_in_fixed(levels, hash),
-            // One probe a level, newest first: there are few, and the first is the largest.
-            Engine::Split(levels) => (0..levels.count())
-                .rev()
-                .any(|level| levels.level(level).contains(level_hash(hash, level))),
         }
     }
 
-    #[inline]
+    /// One probe a level, newest first: there are few, and the first is the largest.
+    #[inline(never)]
+    fn contains_in_split(levels: &Levels<Chunks>, hash: u64, count: usize) -> bool {
+        (0..count)
+            .rev()
+            .any(|level| levels.level(level).contains(level_hash(hash, level)))
+    }
+
+    /// Out of line: the default engine's lookup, inline in the caller, then keeps its registers.
+    #[inline(never)]
     fn contains_in_fixed(levels: &Levels, hash: u64) -> bool {
         // Newest first: it is the largest, and holds the most items. Every level of a window is
         // located once, its buckets' loads started, before any is probed: the probes then find

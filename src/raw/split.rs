@@ -34,6 +34,10 @@ pub(crate) fn route_of(hash: u64) -> u32 {
     ((hash ^ (hash >> 32)).wrapping_mul(ROUTE_MIX) >> 32) as u32
 }
 
+fn low_bits(bits: u32) -> u32 {
+    ((1u64 << bits) - 1) as u32
+}
+
 /// Where a chunk puts a hash: the fixed-size placement's bucket and alternate over the chunk's
 /// buckets, with the alternate computed from the fingerprint's core bits only.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +47,8 @@ pub(crate) struct SplitPlacement {
     cores: u64,
     /// Route bits kept in each fingerprint, below its core.
     growth_bits: u32,
+    /// 2^growth_bits - 1, which every lookup needs.
+    growth_mask: u32,
     /// How many route bits the chunk's id has: its keys' route bits from here on are growth bits.
     born_at: u32,
 }
@@ -56,6 +62,7 @@ impl SplitPlacement {
             bucket_count: bucket_count as u64,
             cores: (1u64 << core_bits) - 1,
             growth_bits: route_bits - born_at,
+            growth_mask: low_bits(route_bits - born_at),
             born_at,
         }
     }
@@ -67,6 +74,7 @@ impl SplitPlacement {
         let used = depth + 1 - self.born_at;
         Self {
             growth_bits: self.growth_bits - used,
+            growth_mask: low_bits(self.growth_bits - used),
             born_at: depth + 1,
             ..*self
         }
@@ -88,7 +96,7 @@ impl SplitPlacement {
     }
 
     fn growth_mask(&self) -> u32 {
-        ((1u64 << self.growth_bits) - 1) as u32
+        self.growth_mask
     }
 
     /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
@@ -106,19 +114,27 @@ impl SplitPlacement {
     }
 }
 
-impl Place for SplitPlacement {
-    const SPLITS: bool = true;
-
-    #[inline]
-    fn candidates(&self, hash: u64) -> Candidates {
+impl SplitPlacement {
+    /// [`Place::candidates`] of a hash whose route is known.
+    #[inline(always)]
+    fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
         let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
-        let growth = (route_of(hash) >> self.born_at) & self.growth_mask();
+        let growth = (route >> self.born_at) & self.growth_mask();
         let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
         Candidates {
             fp: core << self.growth_bits | growth,
             first,
             second: reflect(first, core, self.bucket_count),
         }
+    }
+}
+
+impl Place for SplitPlacement {
+    const SPLITS: bool = true;
+
+    #[inline]
+    fn candidates(&self, hash: u64) -> Candidates {
+        self.candidates_on(hash, route_of(hash))
     }
 
     #[inline]
@@ -149,6 +165,12 @@ impl SplitState {
 }
 
 impl RawFilter<SplitPlacement> {
+    /// Whether the chunk holds the fingerprint of a hash whose route is known.
+    #[inline(always)]
+    pub(crate) fn contains_on(&self, hash: u64, route: u32) -> bool {
+        self.contains_located(self.placement.candidates_on(hash, route))
+    }
+
     /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
     pub(crate) fn new_chunk(
         geometry: &super::Geometry,
