@@ -28,6 +28,7 @@ pub(crate) struct BucketLayout {
     lanes: usize,
     narrow: bool,
     narrow_semi_sorted: bool,
+    mid_semi_sorted: bool,
     semi_sorted: bool,
     semi_sorted_lanes: semisort::NarrowLanes,
     /// 1 at the lowest bit of every lane of a chunk.
@@ -60,8 +61,13 @@ impl BucketLayout {
             lanes,
             narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
             narrow_semi_sorted: semi_sorted && 4 * fingerprint_bits - 4 <= 64,
+            mid_semi_sorted: semi_sorted
+                && 4 * fingerprint_bits - 4 > 64
+                && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS,
             semi_sorted,
-            semi_sorted_lanes: if semi_sorted && 4 * fingerprint_bits - 4 <= 64 {
+            semi_sorted_lanes: if semi_sorted
+                && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS
+            {
                 semisort::NarrowLanes::new(fingerprint_bits)
             } else {
                 semisort::NarrowLanes::default()
@@ -140,7 +146,15 @@ impl BucketLayout {
         self.narrow_semi_sorted
     }
 
-    /// Lookups in narrow semi-sorted buckets (see [`Self::is_narrow_semi_sorted`]).
+    /// Whether lookups can use [`Self::semi_sorted_lanes`] on a bucket loaded as two 64-bit
+    /// windows, its code and its remainders: semi-sorted buckets of 65 to 76 bits (fingerprints
+    /// of 18 to 20 bits), whose remainders still fit in one word.
+    #[inline]
+    pub(crate) fn is_mid_semi_sorted(&self) -> bool {
+        self.mid_semi_sorted
+    }
+
+    /// Lookups in narrow and mid semi-sorted buckets (see [`Self::is_narrow_semi_sorted`]).
     #[inline]
     pub(crate) fn semi_sorted_lanes(&self) -> &semisort::NarrowLanes {
         &self.semi_sorted_lanes

@@ -204,6 +204,8 @@ impl<P: Place> RawFilter<P> {
             self.read_pair(c, move || self.holds_narrow(&c))
         } else if self.layout.is_narrow_semi_sorted() {
             self.contains_narrow_semi_sorted(c)
+        } else if self.layout.is_mid_semi_sorted() {
+            self.contains_mid_semi_sorted(c.fp, c.first, c.second)
         } else {
             // The fields one by one, in registers: a `Candidates` argument would go through
             // the stack on every lookup, as the branch is resolved only at run time.
@@ -232,6 +234,27 @@ impl<P: Place> RawFilter<P> {
         let probe = lanes.probe(c.fp);
         lanes.holds(self.table.load_narrow(c.first), &probe)
             | lanes.holds(self.table.load_narrow(c.second), &probe)
+    }
+
+    /// [`Self::contains_located`] for semi-sorted buckets of 65 to 76 bits: each bucket's code
+    /// and remainders are two narrow loads, compared encoded as narrow buckets are. Out of line,
+    /// as the other wide forms.
+    #[inline(never)]
+    fn contains_mid_semi_sorted(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
+        let lanes = self.layout.semi_sorted_lanes();
+        let probe = lanes.probe(fp);
+        let holds = move |bucket| {
+            let code = self.table.load_narrow(bucket);
+            let remainders = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
+            lanes.holds_parts(code, remainders, &probe)
+        };
+        self.read_pair(c, move || holds(first) | holds(second))
     }
 
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.

@@ -25,6 +25,9 @@ const CODES: usize = 3876;
 /// Bits of the prefixes' code.
 pub(crate) const CODE_BITS: u32 = 12;
 
+/// The widest fingerprints whose four remainders fit in one 64-bit word, for [`NarrowLanes`].
+pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 20;
+
 /// `BINOMIAL[n][k]` = C(n, k) for the ranks above.
 const BINOMIAL: [[u16; 5]; 19] = binomials();
 
@@ -89,8 +92,8 @@ pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
     bucket
 }
 
-/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), compared
-/// in the encoded form and all four slots at once: the prefixes as the four nibbles [`PREFIXES`]
+/// Lookups in semi-sorted buckets whose four remainders fit in 64 bits (fingerprints of at most
+/// 20 bits), compared in the encoded form and all four slots at once: the prefixes as the four nibbles [`PREFIXES`]
 /// gives, the remainders as four lanes of the bucket, each tested for equality with SWAR
 /// arithmetic. A slot holds the fingerprint when both its nibble and its lane match.
 #[derive(Clone, Debug, Default)]
@@ -116,7 +119,7 @@ pub(crate) struct NarrowProbe {
 
 impl NarrowLanes {
     pub(crate) fn new(fingerprint_bits: u32) -> Self {
-        debug_assert!((5..=17).contains(&fingerprint_bits));
+        debug_assert!((5..=MAX_LANE_FINGERPRINT_BITS).contains(&fingerprint_bits));
         let rest = fingerprint_bits - 4;
         let lane_low = (0..4).fold(0u64, |acc, i| acc | 1 << (i * rest));
         let lane_high = lane_low << (rest - 1);
@@ -143,17 +146,25 @@ impl NarrowLanes {
         }
     }
 
-    /// Whether the bucket holds the probe's fingerprint. Bits above the bucket are ignored.
+    /// Whether a bucket of at most 64 bits holds the probe's fingerprint. Bits above the bucket
+    /// are ignored.
     #[inline(always)]
     pub(crate) fn holds(&self, bucket: u64, probe: &NarrowProbe) -> bool {
+        self.holds_parts(bucket, bucket >> CODE_BITS, probe)
+    }
+
+    /// Whether the bucket whose code is the low bits of `code` and whose remainders start at bit
+    /// 0 of `remainders` holds the probe's fingerprint. Bits above either are ignored.
+    #[inline(always)]
+    pub(crate) fn holds_parts(&self, code: u64, remainders: u64, probe: &NarrowProbe) -> bool {
         // Exact per-lane zero tests (no borrow crosses lanes): the highest bit of a lane or
         // nibble is set iff it is all zero.
-        let nibbles = PREFIXES[(bucket & 0xfff) as usize] as u32 ^ probe.prefixes;
+        let nibbles = PREFIXES[(code & 0xfff) as usize] as u32 ^ probe.prefixes;
         let zero_nibbles = !(((nibbles & 0x7777) + 0x7777) | nibbles) & 0x8888;
         // Bits 3, 7, 11, 15 to bits 12..16: each multiplier bit moves one nibble's flag there,
         // and no other product reaches those bits or carries into them.
         let slots = (((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf;
-        let lanes = (bucket >> CODE_BITS) ^ probe.remainders;
+        let lanes = remainders ^ probe.remainders;
         let zero_lanes = !(((lanes & self.lane_rest) + self.lane_rest) | lanes) & self.lane_high;
         zero_lanes & self.slots_to_lanes[slots as usize] != 0
     }
@@ -223,20 +234,27 @@ mod tests {
                     sorted,
                     "f={fingerprint_bits}"
                 );
-                if fingerprint_bits <= 17 {
+                if fingerprint_bits <= MAX_LANE_FINGERPRINT_BITS {
                     let lanes = NarrowLanes::new(fingerprint_bits);
-                    // Neighbouring buckets' bits above this one must not matter.
-                    let above = state.checked_shl(4 * fingerprint_bits - 4).unwrap_or(0);
+                    // Neighbouring buckets' bits above this one must not matter, nor the
+                    // remainders above the code.
+                    let remainder_bits = 4 * (fingerprint_bits - 4);
+                    let above = state.checked_shl(remainder_bits).unwrap_or(0);
+                    let remainders = (bucket >> CODE_BITS) as u64 | above;
+                    let code = bucket as u64 & 0xfff | state << CODE_BITS;
                     let near = fps.map(|fp| fp ^ (state as u32 & 3));
                     let other_prefix =
                         fps.map(|fp| fp ^ 1 << (fingerprint_bits - 1 - (state as u32 & 3)));
                     for probe in fps.into_iter().chain(near).chain(other_prefix) {
-                        let held = lanes.holds(bucket as u64 | above, &lanes.probe(probe));
-                        assert_eq!(
-                            held,
-                            sorted.contains(&probe),
-                            "f={fingerprint_bits} {probe}"
-                        );
+                        let expected = sorted.contains(&probe);
+                        let probe = lanes.probe(probe);
+                        let held = lanes.holds_parts(code, remainders, &probe);
+                        assert_eq!(held, expected, "f={fingerprint_bits} {probe:?}");
+                        if CODE_BITS + remainder_bits <= 64 {
+                            let narrow = bucket as u64 | above << CODE_BITS;
+                            let held = lanes.holds(narrow, &probe);
+                            assert_eq!(held, expected, "f={fingerprint_bits} {probe:?}");
+                        }
                     }
                 }
             }

@@ -144,7 +144,20 @@ impl Table {
     /// following buckets above its own: the narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
     pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
-        let bit = bucket as u64 * self.bucket_bits;
+        self.load_window(bucket as u64 * self.bucket_bits)
+    }
+
+    /// The 64 bits of a bucket from `skip` bits into it, with bits of the following buckets
+    /// above its own: how a lookup reads the remainders of a semi-sorted bucket of up to 76 bits
+    /// (see [`super::bucket::BucketLayout::is_mid_semi_sorted`]). Unvalidated.
+    #[inline(always)]
+    pub(crate) fn load_narrow_from(&self, bucket: usize, skip: u32) -> u64 {
+        self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
+    }
+
+    /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
+    #[inline(always)]
+    fn load_window(&self, bit: u64) -> u64 {
         let word = (bit / 64) as usize;
         let words = &self.words[word..word + 2];
         let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
@@ -343,6 +356,15 @@ mod tests {
                                     raw[0],
                                     "b={bucket_size} f={fingerprint_bits} semi={semi_sorted} \
                                      n={bucket_count} bucket {bucket}"
+                                );
+                            }
+                            if layout.is_mid_semi_sorted() {
+                                let code = table.load_narrow(bucket) & 0xfff;
+                                let rest = table.load_narrow_from(bucket, 12);
+                                assert_eq!(
+                                    (u128::from(rest) << 12 | u128::from(code)) & mask,
+                                    raw[0],
+                                    "f={fingerprint_bits} n={bucket_count} bucket {bucket}"
                                 );
                             }
                         }
