@@ -80,8 +80,8 @@ const fn prefix_table() -> [u16; 1 << CODE_BITS] {
 }
 
 /// Packs four fingerprints of `fingerprint_bits` bits (≥ 5) into a semi-sorted bucket.
-pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
-    fps.sort_unstable();
+pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
+    let fps = sort4(fps);
     let rest = fingerprint_bits - 4;
     let code = rank(fps.map(|fp| fp >> rest));
     let mut bucket = code as u128;
@@ -92,10 +92,22 @@ pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
     bucket
 }
 
+/// Four values in ascending order by five compare-exchanges, without branches: every insert into
+/// a semi-sorted bucket sorts one.
+#[inline]
+fn sort4(mut v: [u32; 4]) -> [u32; 4] {
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        let (low, high) = (v[i].min(v[j]), v[i].max(v[j]));
+        v[i] = low;
+        v[j] = high;
+    }
+    v
+}
+
 /// Lookups in semi-sorted buckets whose four remainders fit in 64 bits (fingerprints of at most
-/// 20 bits), compared in the encoded form and all four slots at once: the prefixes as the four nibbles [`PREFIXES`]
-/// gives, the remainders as four lanes of the bucket, each tested for equality with SWAR
-/// arithmetic. A slot holds the fingerprint when both its nibble and its lane match.
+/// 20 bits), compared in the encoded form and all four slots at once: the prefixes as the four
+/// nibbles [`PREFIXES`] gives, the remainders as four lanes of the bucket, each tested for
+/// equality with SWAR arithmetic. A slot holds the fingerprint when both its nibble and its lane match.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NarrowLanes {
     rest: u32,
