@@ -277,6 +277,24 @@ impl BucketLayout {
             || semisort::encode(self.decode(bucket), self.fingerprint_bits) == bucket[0]
     }
 
+    /// The bucket holding `fps` (at most a bucket's worth; 0 for an empty slot), built in one
+    /// pass: for rewriting a whole bucket, where inserting one fingerprint at a time would
+    /// decode and encode a semi-sorted bucket once per fingerprint.
+    pub(crate) fn encode(&self, fps: &[u32]) -> RawBucket {
+        debug_assert!(fps.len() <= self.bucket_size);
+        if self.semi_sorted {
+            let mut four = [0; 4];
+            four[..fps.len()].copy_from_slice(fps);
+            return [semisort::encode(four, self.fingerprint_bits), 0];
+        }
+        let mut bucket = [0u128; 2];
+        for (slot, &fp) in fps.iter().enumerate() {
+            let (chunk, lane) = (slot / self.lanes, (slot % self.lanes) as u32);
+            bucket[chunk] |= u128::from(fp) << (lane * self.fingerprint_bits);
+        }
+        bucket
+    }
+
     #[inline]
     fn decode(&self, bucket: &RawBucket) -> [u32; 4] {
         semisort::decode(bucket[0], self.fingerprint_bits)
@@ -371,6 +389,25 @@ mod tests {
             }
             let absent = if fps.contains(&2) { 5 } else { 2 };
             assert!(!layout.matches(&bucket, layout.broadcast(absent)));
+            // A bucket built whole holds what one filled slot by slot holds, in any slot order.
+            let mut built = layout
+                .fingerprints(&layout.encode(&fps))
+                .as_slice()
+                .to_vec();
+            built.sort_unstable();
+            let mut filled = layout.fingerprints(&bucket).as_slice().to_vec();
+            filled.sort_unstable();
+            assert_eq!(built, filled, "{layout:?}");
+            let half = &fps[..fps.len() / 2];
+            let mut some = layout
+                .fingerprints(&layout.encode(half))
+                .as_slice()
+                .to_vec();
+            some.sort_unstable();
+            let mut want: Vec<u32> = half.to_vec();
+            want.resize(layout.bucket_size(), 0);
+            want.sort_unstable();
+            assert_eq!(some, want, "{layout:?}");
             for &fp in &fps {
                 assert!(layout.remove(&mut bucket, fp));
             }

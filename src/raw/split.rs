@@ -20,6 +20,7 @@
 //! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
 //! removal, whose stripe stamps carry it to the new route when it checks that again.
 
+use super::bucket::MAX_BUCKET_SIZE;
 use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
 use super::RawFilter;
 use crate::sync::Ordering;
@@ -223,23 +224,34 @@ impl RawFilter<SplitPlacement> {
     pub(crate) fn copy_moving_into(&self, child: &mut Self) {
         let depth = self.split_state().depth();
         for bucket in 0..self.bucket_count() {
-            let raw = self.table.load(bucket);
-            let mut target = child.table.load(bucket);
-            let mut moved = 0;
-            for &fp in self.layout.fingerprints(&raw).as_slice() {
-                if fp != 0 && self.placement.moves(fp, depth) {
-                    let placed = child
-                        .layout
-                        .insert(&mut target, self.placement.moved(fp, depth));
-                    debug_assert!(placed, "a new bucket takes what one old bucket held");
-                    moved += 1;
-                }
+            let (moving, _) = self.divide(bucket, depth);
+            if moving.is_empty() {
+                continue;
             }
-            if moved > 0 {
-                child.table.store(bucket, &target);
-                child.stripes.add_count(bucket, moved);
+            let mut moved = Slots::default();
+            for &fp in moving.iter() {
+                moved.push(self.placement.moved(fp, depth));
+            }
+            debug_assert_eq!(child.table.load(bucket), [0, 0], "a new bucket is empty");
+            child.table.store(bucket, &child.layout.encode(&moved));
+            child.stripes.add_count(bucket, moved.len() as u64);
+        }
+    }
+
+    /// The fingerprints of the sealed chunk's bucket that a split `depth` deep moves, and the
+    /// bucket's slots as it leaves them: each moving one emptied, the others where they were.
+    fn divide(&self, bucket: BucketIndex, depth: u32) -> (Slots, Slots) {
+        let (mut moving, mut kept) = (Slots::default(), Slots::default());
+        let raw = self.table.load(bucket);
+        for &fp in self.layout.fingerprints(&raw).as_slice() {
+            if fp != 0 && self.placement.moves(fp, depth) {
+                moving.push(fp);
+                kept.push(0);
+            } else {
+                kept.push(fp);
             }
         }
+        (moving, kept)
     }
 
     /// Removes from the sealed chunk what [`Self::copy_moving_into`] copied, bucket by bucket
@@ -250,29 +262,40 @@ impl RawFilter<SplitPlacement> {
         debug_assert!(state.is_sealed());
         let depth = state.depth();
         for bucket in 0..self.bucket_count() {
-            let raw = self.table.load(bucket);
-            let fps = self.layout.fingerprints(&raw);
-            let moving = fps
-                .as_slice()
-                .iter()
-                .filter(|&&fp| fp != 0 && self.placement.moves(fp, depth));
-            if moving.clone().next().is_none() {
+            // Read unlocked: a sealed chunk changes only here.
+            let (moving, kept) = self.divide(bucket, depth);
+            if moving.is_empty() {
                 continue;
             }
             let mut guard = self.stripes.lock_one(bucket);
-            let mut kept = self.table.load(bucket);
-            let mut removed = 0;
-            for &fp in moving {
-                let gone = self.layout.remove(&mut kept, fp);
-                debug_assert!(gone, "a sealed chunk changes only here");
-                removed += 1;
-            }
-            self.table.store(bucket, &kept);
-            super::stripe::Guard::add(&mut guard, bucket, -removed);
+            self.table.store(bucket, &self.layout.encode(&kept));
+            super::stripe::Guard::add(&mut guard, bucket, -(moving.len() as i32));
         }
         let _all = self.stripes.lock_all();
         self.split_state
             .store(u64::from(depth + 1) << 1, Ordering::Release);
+    }
+}
+
+/// Up to a bucket's fingerprints, on the stack.
+#[derive(Default)]
+struct Slots {
+    fps: [Fingerprint; MAX_BUCKET_SIZE],
+    len: usize,
+}
+
+impl Slots {
+    fn push(&mut self, fp: Fingerprint) {
+        self.fps[self.len] = fp;
+        self.len += 1;
+    }
+}
+
+impl core::ops::Deref for Slots {
+    type Target = [Fingerprint];
+
+    fn deref(&self) -> &[Fingerprint] {
+        &self.fps[..self.len]
     }
 }
 
