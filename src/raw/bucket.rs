@@ -21,15 +21,13 @@ pub(crate) type RawBucket = [u128; 2];
 
 /// Where the `b` fingerprints of a bucket live inside its bits.
 #[derive(Clone, Debug)]
+#[repr(C)] // What a lookup reads first: which form, then what each form compares with.
 pub(crate) struct BucketLayout {
-    fingerprint_bits: u32,
-    bucket_size: usize,
-    chunks: usize,
-    lanes: usize,
     narrow: bool,
     narrow_semi_sorted: bool,
     mid_semi_sorted: bool,
     semi_sorted: bool,
+    fingerprint_bits: u32,
     semi_sorted_lanes: semisort::NarrowLanes,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
@@ -37,6 +35,9 @@ pub(crate) struct BucketLayout {
     lane_high: u128,
     /// Every bit of every lane but the highest.
     lane_rest: u128,
+    bucket_size: usize,
+    chunks: usize,
+    lanes: usize,
 }
 
 impl BucketLayout {

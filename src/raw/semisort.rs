@@ -107,9 +107,12 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
 /// Lookups in semi-sorted buckets whose four remainders fit in 64 bits (fingerprints of at most
 /// 20 bits), compared in the encoded form and all four slots at once: the prefixes as the four
 /// nibbles [`PREFIXES`] gives, the remainders as four lanes of the bucket, each tested for
-/// equality with SWAR arithmetic. A slot holds the fingerprint when both its nibble and its lane match.
-#[derive(Clone, Debug, Default)]
+/// equality with SWAR arithmetic. A slot holds the fingerprint when both its nibble and its lane
+/// match.
+#[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct NarrowLanes {
+    /// Remainder bits: 1 to 16.
     rest: u32,
     /// 1 at the lowest bit of each remainder lane.
     lane_low: u64,
@@ -117,8 +120,36 @@ pub(crate) struct NarrowLanes {
     lane_rest: u64,
     /// 1 at the highest bit of each remainder lane.
     lane_high: u64,
-    /// For each set of slots (bit `i` = slot `i`), the highest bits of their remainder lanes.
-    slots_to_lanes: [u64; 16],
+    /// For each set of slots (bit `i` = slot `i`), the highest bits of their remainder lanes:
+    /// this width's row of [`SLOTS_TO_LANES`].
+    slots_to_lanes: &'static [u64; 16],
+}
+
+/// `SLOTS_TO_LANES[rest][slots]`: for each set of slots (bit `i` = slot `i`), the highest bits of
+/// their remainder lanes of `rest` bits. One table for every bucket layout, so that lookups over
+/// many tables (a growable filter's chunks) share its cache lines.
+static SLOTS_TO_LANES: [[u64; 16]; 17] = slots_to_lanes();
+
+const fn slots_to_lanes() -> [[u64; 16]; 17] {
+    let mut table = [[0u64; 16]; 17];
+    let mut rest = 1;
+    while rest <= 16 {
+        let mut slots = 0;
+        while slots < 16 {
+            let mut lanes = 0u64;
+            let mut i = 0;
+            while i < 4 {
+                if slots >> i & 1 == 1 {
+                    lanes |= 1 << (i * rest + rest - 1);
+                }
+                i += 1;
+            }
+            table[rest][slots] = lanes;
+            slots += 1;
+        }
+        rest += 1;
+    }
+    table
 }
 
 /// A fingerprint prepared for [`NarrowLanes::holds`]: its prefix in every nibble of a `u16`, its
@@ -129,24 +160,31 @@ pub(crate) struct NarrowProbe {
     remainders: u64,
 }
 
+/// Lanes of no width, for layouts whose lookups do not use them.
+impl Default for NarrowLanes {
+    fn default() -> Self {
+        Self {
+            rest: 0,
+            lane_low: 0,
+            lane_rest: 0,
+            lane_high: 0,
+            slots_to_lanes: &SLOTS_TO_LANES[0],
+        }
+    }
+}
+
 impl NarrowLanes {
     pub(crate) fn new(fingerprint_bits: u32) -> Self {
         debug_assert!((5..=MAX_LANE_FINGERPRINT_BITS).contains(&fingerprint_bits));
         let rest = fingerprint_bits - 4;
         let lane_low = (0..4).fold(0u64, |acc, i| acc | 1 << (i * rest));
         let lane_high = lane_low << (rest - 1);
-        let mut slots_to_lanes = [0u64; 16];
-        for (slots, lanes) in slots_to_lanes.iter_mut().enumerate() {
-            *lanes = (0..4)
-                .filter(|i| slots >> i & 1 == 1)
-                .fold(0, |acc, i| acc | 1 << (i * rest + rest - 1));
-        }
         Self {
             rest,
             lane_low,
             lane_rest: lane_low * ((1 << (rest - 1)) - 1),
             lane_high,
-            slots_to_lanes,
+            slots_to_lanes: &SLOTS_TO_LANES[rest as usize],
         }
     }
 

@@ -45,10 +45,11 @@ impl OptimisticRead<'_> {
 pub(crate) type StripeIndex = usize;
 
 #[derive(Debug)]
+#[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
     stamps: Box<[AtomicU64]>,
-    group_shift: u32,
     mask: usize,
+    group_shift: u32,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
 }

@@ -19,12 +19,13 @@ const SPARE_WORDS: usize = 2;
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
+#[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
     words: Box<[AtomicU64]>,
-    bucket_count: usize,
     bucket_bits: u64,
-    chunk_bits: u32,
+    bucket_count: usize,
     chunk_mask: u128,
+    chunk_bits: u32,
     chunks: usize,
 }
 
