@@ -55,7 +55,7 @@ impl GrowableBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                schedule: RateSchedule::SplitLevels,
+                schedule: RateSchedule::BitPerLevel,
                 template: Builder::new().hasher(()),
                 initial_capacity: 0,
                 initial_buckets: 0,
@@ -78,9 +78,9 @@ impl<S> GrowableBuilder<S> {
         self
     }
 
-    /// The false positive rate ε the filter stays under however far it grows (default 0.1%),
-    /// divided among the levels as [`split_depth`](Self::split_depth) and
-    /// [`growth_factor`](Self::growth_factor) say.
+    /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
+    /// Level `i` gets the rate `ε/2^(3 + ⌊i/4⌋)`: fingerprints three bits wider than a fixed
+    /// filter's at ε for the first four levels, and one bit wider every four levels after.
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self
@@ -99,14 +99,12 @@ impl<S> GrowableBuilder<S> {
 
     /// Grow by splitting (the default), each level's chunks up to `depth` times (1 to 10,
     /// default 6): a level grows `2^depth` times, one probe per lookup, before the next level
-    /// is added. Level 0 gets the rate `3ε/4`, level `i ≥ 1` `ε/2^(i+2)`; the route bits that a
-    /// level's fingerprints carry below their core count towards it (2/3 of the core's rate at
-    /// most, for depth 6). A deeper split carries more route bits in every fingerprint of the
-    /// level's first chunks, which then compare more bits.
+    /// is added. Level `i` gets the rate `ε/2^(i+1)`; a deeper split carries more route bits in
+    /// every fingerprint of the level's first chunks, which then compare more bits.
     pub fn split_depth(mut self, depth: u32) -> Self {
         self.plan.split_depth = depth;
         self.plan.growth_factor = 1usize.checked_shl(depth).unwrap_or(0);
-        self.plan.schedule = RateSchedule::SplitLevels;
+        self.plan.schedule = RateSchedule::BitPerLevel;
         self
     }
 
@@ -172,7 +170,7 @@ impl<S> GrowableBuilder<S> {
     /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
     /// rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
-        if self.plan.schedule == RateSchedule::SplitLevels
+        if self.plan.schedule == RateSchedule::BitPerLevel
             && !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth)
         {
             return Err(BuildError::SplitDepth {

@@ -63,18 +63,6 @@ pub(crate) const MAX_ROUTE_BITS: u32 = 24;
 /// as well as one table (92% when the first of 64 such chunks fills, against 95%).
 pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
 
-/// The largest share of its core's false positive rate that the items of a split level see, for
-/// a level whose chunks split `depth` times: the share once every chunk has. A chunk born `b`
-/// splits deep carries `depth - b` route bits in every fingerprint, each halving its rate, and a
-/// split only ever moves items to a chunk born deeper, so the share grows as the level does.
-/// Fully split, the chunk born first holds `2^-depth` of the items, the chunks born `b ≥ 1` deep
-/// `2^(b-1-depth)`: 2/3 for depth 6.
-pub(crate) fn growth_share(depth: u32) -> f64 {
-    let d = depth as i32;
-    let first = 2f64.powi(-2 * d);
-    first + (1..=d).map(|b| 2f64.powi(2 * b - 1 - 2 * d)).sum::<f64>()
-}
-
 impl Chunks {
     /// A level of `2^first_depth` empty chunks shaped like `template` (bucket count and core
     /// bits), resolving `route_bits` route bits, as [`Self::planned_shape`] gives them.
@@ -421,12 +409,10 @@ impl Chunks {
         self.template.shape.fingerprint_bits
     }
 
-    /// The level's false positive rate with every chunk filled to the load it is sized for and
-    /// split as deep as it can be, the most its items see: its cores' rate times the share
-    /// ([`growth_share`]) the route bits they carry leave.
+    /// The false positive rate of a chunk filled to the load it is sized for, with no route
+    /// bits left to compare: an upper bound for the level.
     pub(crate) fn expected_false_positive_rate(&self) -> f64 {
-        let depth = self.route_bits - self.chunk(0).placement().born_at();
-        self.template.shape.expected_false_positive_rate() * growth_share(depth)
+        self.template.shape.expected_false_positive_rate()
     }
 
     /// Items the chunks published so far are sized for together.
@@ -483,22 +469,6 @@ impl Chunks {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_growth_share_is_what_a_fully_split_level_s_items_see() {
-        for depth in 1..=10u32 {
-            // Chunk `id` of a level split `depth` deep everywhere holds 2^-depth of the items
-            // and was born as deep as its id's highest set bit reaches.
-            let share: f64 = (0u32..1 << depth)
-                .map(|id| {
-                    let born = 32 - id.leading_zeros();
-                    2f64.powi(-(depth as i32)) * 2f64.powi(-((depth - born) as i32))
-                })
-                .sum();
-            assert!((growth_share(depth) - share).abs() < 1e-12, "{depth}");
-        }
-        assert!((growth_share(6) - 2.0 / 3.0).abs() < 0.001);
-    }
     use crate::raw::{default_max_hops, level_hash, SearchLimits, Shape};
 
     fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {

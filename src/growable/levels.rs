@@ -8,7 +8,7 @@
 
 use core::fmt;
 
-use super::chunks::{growth_share, Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunks::{Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
@@ -147,7 +147,7 @@ impl LevelKind for Chunks {
 pub(crate) enum RateSchedule {
     /// `ε_i = ε/2^(i+1)`: one bit more per level. Cheap for the first levels, but the newest
     /// level, which holds about half the items at growth factor 2, pays one bit per level ever
-    /// added. What format versions 1 (fixed levels) and 3 (split levels) record.
+    /// added. What format version 1 records.
     BitPerLevel,
     /// `ε_i = ε/2^(3 + ⌊i/4⌋)`: three bits more than a fixed filter for the first four levels,
     /// then one bit more per four levels (`Σ 4·2^-k` over `k ≥ 3` is 1). After growing 64× at
@@ -155,21 +155,14 @@ pub(crate) enum RateSchedule {
     /// of 9.0; it costs more only while there are three levels or fewer. The default, and
     /// format version 2.
     BitPerFourLevels,
-    /// Split levels: `ε_0 = 3ε/4`, then `ε_i = ε/2^(i+2)`, each level's core sized for
-    /// `ε_i / growth_share(d)`: the route bits a split level's fingerprints carry below their
-    /// core are compared too, so its items see only that share of the core's rate. The default,
-    /// and format version 4 (version 3 records split levels of [`Self::BitPerLevel`]).
-    SplitLevels,
 }
 
 impl RateSchedule {
-    /// How many times smaller than ε level `level`'s rate is.
+    /// How many times smaller than ε level `level`'s rate is: a power of two.
     fn divisor(self, level: usize) -> f64 {
         let exponent = match self {
             Self::BitPerLevel => level + 1,
             Self::BitPerFourLevels => 3 + level / 4,
-            Self::SplitLevels if level == 0 => return 4.0 / 3.0,
-            Self::SplitLevels => level + 2,
         };
         2f64.powi(exponent as i32)
     }
@@ -248,34 +241,14 @@ impl Plan {
     /// level's fingerprints would pass 32 bits (its core bits and one route bit per split); 0
     /// if not even one split fits.
     pub(crate) fn split_depth_of(&self, level: usize) -> u32 {
-        let core = self.core_bits_for(self.core_rate(level));
-        self.split_depth.min(32u32.saturating_sub(core))
-    }
-
-    /// Fingerprint bits a level sized for `rate` gets (32 where none are enough).
-    fn core_bits_for(&self, rate: f64) -> u32 {
-        self.template
+        let core = self
+            .template
             .clone()
             .capacity(1)
-            .false_positive_rate(rate)
+            .false_positive_rate(self.rate_of(level))
             .checked_geometry()
-            .map_or(32, |geometry| geometry.shape.fingerprint_bits)
-    }
-
-    /// The rate level `level`'s fingerprints (a split level's cores) are sized for: the
-    /// schedule's, credited under [`RateSchedule::SplitLevels`] with the route bits the level's
-    /// fingerprints carry ([`growth_share`]) where all the splits planned fit in 32 bits.
-    fn core_rate(&self, level: usize) -> f64 {
-        let rate = self.rate_of(level);
-        if self.schedule != RateSchedule::SplitLevels {
-            return rate;
-        }
-        let credited = rate / growth_share(self.split_depth);
-        if self.core_bits_for(credited) + self.split_depth <= 32 {
-            credited
-        } else {
-            rate
-        }
+            .map_or(32, |geometry| geometry.shape.fingerprint_bits);
+        self.split_depth.min(32u32.saturating_sub(core))
     }
 
     /// Items level `level` is sized for when it is added, if that fits in a `usize`: the
@@ -326,7 +299,7 @@ impl Plan {
             .template
             .clone()
             .capacity(capacity)
-            .false_positive_rate(self.core_rate(level));
+            .false_positive_rate(self.rate_of(level));
         if self.initial_buckets != 0 {
             let growth = self.capacity_of(level).ok_or(too_large)? / self.initial_capacity;
             builder = builder.buckets(self.initial_buckets.saturating_mul(growth));
@@ -522,11 +495,7 @@ mod tests {
 
     #[test]
     fn every_schedule_keeps_the_rates_of_all_levels_under_the_target() {
-        for schedule in [
-            RateSchedule::BitPerLevel,
-            RateSchedule::BitPerFourLevels,
-            RateSchedule::SplitLevels,
-        ] {
+        for schedule in [RateSchedule::BitPerLevel, RateSchedule::BitPerFourLevels] {
             let shares: Vec<f64> = (0..MAX_LEVELS).map(|i| 1.0 / schedule.divisor(i)).collect();
             assert!(shares.iter().sum::<f64>() < 1.0, "{schedule:?}");
             assert!(shares.windows(2).all(|w| w[1] <= w[0]), "{schedule:?}");

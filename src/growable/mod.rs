@@ -38,11 +38,9 @@ const PROBE_WINDOW: usize = 8;
 /// chunk, however far the level has grown; the route bits a fingerprint still carries are
 /// compared too, so the level's false positive rate only falls as it grows. Once a level's
 /// chunks have split [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the
-/// level grew 64×), the next level is added, `2^split_depth` times larger. Level 0 has the rate
-/// `3ε/4`, level `i ≥ 1` `ε/2^(i+2)`, so the rates of all levels, which a lookup of an absent
-/// item adds up, stay below ε; a level's fingerprint cores are sized for its rate with the route
-/// bits counted, which its items compare too. Only the writers of a chunk being split wait for
-/// the split, parked.
+/// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
+/// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
+/// below ε. Only the writers of a chunk being split wait for the split, parked.
 ///
 /// With [`growth_factor`](GrowableBuilder::growth_factor) it grows by fixed-size levels instead,
 /// each a filter like [`ConcurrentCuckooFilter`], `growth_factor` times larger than the one
@@ -486,10 +484,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
                 .collect(),
             Engine::Split(levels) => levels
                 .iter()
-                .map(|level| {
-                    let version = persist::version_of(levels.plan());
-                    persist_split::stats(level, version, S::HASHER_ID, self.hasher.seed())
-                })
+                .map(|level| persist_split::stats(level, S::HASHER_ID, self.hasher.seed()))
                 .collect(),
         }
     }

@@ -24,27 +24,7 @@ const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
 /// back as it was; version 3 has levels that split, at one bit per level.
 const VERSION_BIT_PER_LEVEL: u16 = 1;
 const VERSION_BIT_PER_FOUR_LEVELS: u16 = 2;
-/// Split levels of [`RateSchedule::BitPerLevel`].
-const VERSION_SPLIT_BIT_PER_LEVEL: u16 = 3;
-/// Split levels of [`RateSchedule::SplitLevels`]: the same layout as version 3.
-const VERSION_SPLIT: u16 = 4;
-
-/// The version that records a filter of `plan`: the version implies the schedule, and whether
-/// the levels are split.
-pub(super) fn version_of(plan: &Plan) -> u16 {
-    debug_assert!(plan.split_depth == 0 || plan.schedule != RateSchedule::BitPerFourLevels);
-    match plan.schedule {
-        RateSchedule::BitPerLevel if plan.split_depth > 0 => VERSION_SPLIT_BIT_PER_LEVEL,
-        RateSchedule::BitPerLevel => VERSION_BIT_PER_LEVEL,
-        RateSchedule::BitPerFourLevels => VERSION_BIT_PER_FOUR_LEVELS,
-        RateSchedule::SplitLevels => VERSION_SPLIT,
-    }
-}
-
-/// Whether a version's levels are split levels.
-pub(super) fn is_split(version: u16) -> bool {
-    matches!(version, VERSION_SPLIT_BIT_PER_LEVEL | VERSION_SPLIT)
-}
+pub(super) const VERSION_SPLIT: u16 = 3;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
 /// Bytes of the header, its checksum included; the first level starts here.
@@ -84,8 +64,14 @@ impl GrowableHeader {
         items: usize,
     ) -> Self {
         let (request, stripes, (max_hops, max_search_buckets)) = plan.template.settings();
+        // Split levels follow one schedule, which their version implies.
+        debug_assert!(plan.split_depth == 0 || plan.schedule == RateSchedule::BitPerLevel);
         Self {
-            version: version_of(plan),
+            version: match plan.schedule {
+                _ if plan.split_depth > 0 => VERSION_SPLIT,
+                RateSchedule::BitPerLevel => VERSION_BIT_PER_LEVEL,
+                RateSchedule::BitPerFourLevels => VERSION_BIT_PER_FOUR_LEVELS,
+            },
             flags: 0,
             bucket_size: request.bucket_size.map_or(0, |size| size as u8),
             fingerprint_bits: request.fingerprint_bits.map_or(0, |bits| bits as u8),
@@ -146,9 +132,7 @@ impl GrowableHeader {
     fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         let version = match bytes.get(8..10) {
             Some(&[low, high]) => match u16::from_le_bytes([low, high]) {
-                version @ (VERSION_BIT_PER_LEVEL | VERSION_SPLIT_BIT_PER_LEVEL | VERSION_SPLIT) => {
-                    version
-                }
+                version @ (VERSION_BIT_PER_LEVEL | VERSION_SPLIT) => version,
                 _ => VERSION_BIT_PER_FOUR_LEVELS,
             },
             _ => VERSION_BIT_PER_FOUR_LEVELS,
@@ -215,7 +199,7 @@ impl GrowableHeader {
             return Err(invalid("growth_factor", self.growth_factor));
         }
         // Split levels grow 2^split_depth times each, 2 to 2^MAX_SPLIT_DEPTH.
-        let split_depth = if is_split(self.version) {
+        let split_depth = if self.version == VERSION_SPLIT {
             if !growth_factor.is_power_of_two() || growth_factor > 1 << MAX_SPLIT_DEPTH {
                 return Err(invalid("growth_factor", self.growth_factor));
             }
@@ -242,10 +226,10 @@ impl GrowableHeader {
             return Err(invalid("level_count", self.level_count));
         }
         let plan = Plan {
-            schedule: match self.version {
-                VERSION_BIT_PER_FOUR_LEVELS => RateSchedule::BitPerFourLevels,
-                VERSION_SPLIT => RateSchedule::SplitLevels,
-                _ => RateSchedule::BitPerLevel,
+            schedule: if self.version == VERSION_BIT_PER_FOUR_LEVELS {
+                RateSchedule::BitPerFourLevels
+            } else {
+                RateSchedule::BitPerLevel
             },
             template: template
                 .stripes(stripes)
@@ -288,7 +272,7 @@ fn total_len(levels: &[(Geometry, usize)]) -> u64 {
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let header = GrowableHeader::parse(bytes)?;
     let (plan, geometries) = header.plan()?;
-    if is_split(header.version) {
+    if header.version == VERSION_SPLIT {
         return split::decode_slice(&header, plan, bytes);
     }
     check_len(total_len(&geometries), bytes.len())?;
@@ -381,7 +365,7 @@ fn decode_from<S: StableHashBuilder, R: Read>(
     read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
     let header = GrowableHeader::parse(&bytes)?;
     let (plan, geometries) = header.plan()?;
-    if is_split(header.version) {
+    if header.version == VERSION_SPLIT {
         return split::decode_stream(&header, plan, reader);
     }
     read_up_to(&mut reader, &mut bytes, total_len(&geometries))?;

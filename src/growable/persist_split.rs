@@ -14,7 +14,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::chunks::{Chunk, Chunks};
 use super::levels::{LevelShape, Levels, Plan};
-use super::persist::{assemble, decode_level, level_header, GrowableHeader, HEADER_LEN};
+use super::persist::{
+    assemble, decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT,
+};
 use super::{Engine, GrowableCuckooFilter};
 use crate::persist::{
     data_words, encoded_len, hasher_of, read_up_to, u64_at, write_encoding, DecodeError, Header,
@@ -133,12 +135,7 @@ fn level_len(level: &Chunks) -> u64 {
 }
 
 /// A split level's statistics: its chunks' buckets, items and memory together.
-pub(crate) fn stats(
-    level: &Chunks,
-    format_version: u16,
-    hasher_id: u64,
-    hasher_seed: u64,
-) -> FilterStats {
+pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterStats {
     let (template, _, _) = level.shape();
     let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
         (
@@ -150,22 +147,14 @@ pub(crate) fn stats(
     let len = level.len();
     let load_factor = len as f64 / (buckets * bucket_size) as f64;
     let memory_bytes = level.memory_usage();
-    // An absent key's route leads to a chunk split `d` deep with probability 2^-d; there it
-    // meets the chunk's fingerprints, core and route bits, at the chunk's load.
-    let rate_at_load = level
-        .iter()
-        .map(|chunk| {
-            let share = 0.5f64.powi(chunk.split_state().depth() as i32);
-            let slots = (chunk.bucket_count() * bucket_size) as f64;
-            let compared = 2.0 * bucket_size as f64 * chunk.len() as f64 / slots;
-            let fingerprints = ((1u64 << chunk.fingerprint_bits()) - 1) as f64;
-            share * (1.0 - (1.0 - 1.0 / fingerprints).powf(compared))
-        })
-        .sum();
+    // Every lookup compares the core bits at least: the rate at load is bounded by theirs.
+    let fingerprint_bits = level.core_bits();
+    let fingerprints = ((1u64 << fingerprint_bits) - 1) as f64;
+    let compared = 2.0 * bucket_size as f64 * load_factor;
     FilterStats {
         buckets,
         bucket_size,
-        fingerprint_bits: level.core_bits(),
+        fingerprint_bits,
         semi_sorted: template.shape.semi_sorted,
         stripes,
         len,
@@ -174,10 +163,10 @@ pub(crate) fn stats(
         memory_bytes,
         bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
         expected_false_positive_rate: level.expected_false_positive_rate(),
-        false_positive_rate_at_load: rate_at_load,
+        false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
         hasher_id,
         hasher_seed,
-        format_version,
+        format_version: VERSION_SPLIT,
         serialized_len: level_len(level),
     }
 }

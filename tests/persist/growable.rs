@@ -363,11 +363,11 @@ fn a_growable_filter_serializes_with_serde_as_its_bytes() {
 }
 
 #[test]
-fn a_growable_version_past_4_is_refused_by_number() {
+fn a_growable_version_past_3_is_refused_by_number() {
     let mut bytes = golden_filter().to_bytes();
-    bytes[8] = 5;
+    bytes[8] = 4;
     assert_eq!(
         GrowableCuckooFilter::from_bytes(&bytes).unwrap_err(),
-        DecodeError::UnsupportedVersion { version: 5 }
+        DecodeError::UnsupportedVersion { version: 4 }
     );
 }

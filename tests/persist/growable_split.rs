@@ -1,8 +1,8 @@
-//! Growable filters whose levels split (format versions 3 and 4, one layout): round trips, growth
-//! and limits after loading, snapshots under concurrent writers, damaged and hostile bytes, the
-//! golden files, statistics and serde.
+//! Growable filters whose levels split (format version 3): round trips, growth and limits after
+//! loading, snapshots under concurrent writers, damaged and hostile bytes, the golden file,
+//! statistics and serde.
 //!
-//! Regenerate the newest golden file (only when the format changes, as a new version) with
+//! Regenerate the golden file (only when the format changes, as a new version) with
 //! `CCF_WRITE_SPLIT_GOLDEN=1 cargo test --release --test persist split_golden`.
 
 use super::allocation::largest_allocation;
@@ -13,16 +13,14 @@ use super::hashers::EvenSeeded;
 use super::*;
 use concurrent_cuckoo_filter::GrowableCuckooFilter;
 
-/// The layout of versions 3 and 4, as FORMAT.md gives it.
+/// The version-3 layout, as FORMAT.md gives it.
 const G_INITIAL_BUCKETS_AT: usize = 24;
 const G_GROWTH_FACTOR_AT: usize = 32;
 const G_ITEMS_AT: usize = 96;
 const LEVEL_RECORD_LEN: usize = 16;
 const CHUNK_RECORD_LEN: usize = 24;
 
-const GOLDEN: &str = "golden-growable-v4.bin";
-/// Split levels of the earlier rate schedule, which still decode and write back as they were.
-const GOLDEN_V3: &str = "golden-growable-v3.bin";
+const GOLDEN: &str = "golden-growable-v3.bin";
 
 /// A split filter of tiny chunks: levels of 8, 32 and 128 buckets, each chunk splitting twice.
 fn tiny(seed: u64) -> GrowableCuckooFilter {
@@ -100,9 +98,9 @@ impl LevelSpan {
     }
 }
 
-/// The levels and chunks of a version-3 or 4 encoding, read as FORMAT.md lays them out.
+/// The levels and chunks of a version-3 encoding, read as FORMAT.md lays them out.
 fn layout(bytes: &[u8]) -> Vec<LevelSpan> {
-    assert!(matches!(u16::from_le_bytes([bytes[8], bytes[9]]), 3 | 4));
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
     let mut levels = Vec::new();
     let mut at = G_HEADER_LEN;
     for _ in 0..get_u64(bytes, G_LEVEL_COUNT_AT) {
@@ -195,7 +193,7 @@ fn split_filters_round_trip_with_every_answer() {
     ];
     for (filter, keys) in &cases {
         let bytes = filter.to_bytes();
-        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 4);
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
         let copy = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
         assert_eq!(copy.len(), *keys as usize);
         assert!((0..*keys).all(|key| copy.contains(&key)));
@@ -859,7 +857,7 @@ fn split_level_statistics_add_up_over_their_chunks() {
         bytes.len() as u64
     );
     for (stats, (span, buckets)) in levels.iter().zip(layout(&bytes).iter().zip([8, 32, 128])) {
-        assert_eq!(stats.format_version, 4);
+        assert_eq!(stats.format_version, 3);
         assert_eq!(stats.buckets, span.chunks.len() * buckets);
         assert_eq!(stats.fingerprint_bits, 8);
         assert_eq!((stats.bucket_size, stats.semi_sorted), (4, false));
@@ -870,7 +868,7 @@ fn split_level_statistics_add_up_over_their_chunks() {
         assert!(stats.capacity >= stats.len);
         assert!(stats.false_positive_rate_at_load <= stats.expected_false_positive_rate);
         assert!(stats.memory_bytes > stats.buckets * 4);
-        assert!(stats.to_string().contains("format version: 4\n"), "{stats}");
+        assert!(stats.to_string().contains("format version: 3\n"), "{stats}");
     }
     assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
 }
@@ -898,16 +896,9 @@ fn the_split_golden_file_is_what_this_version_writes() {
 }
 
 #[test]
-fn the_split_golden_files_decode_with_their_members_and_write_back_unchanged() {
-    for (name, version) in [(GOLDEN_V3, 3), (GOLDEN, 4)] {
-        let bytes = std::fs::read(data_dir().join(name)).unwrap();
-        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), version);
-        golden_decodes_and_writes_back(name, &bytes);
-    }
-}
-
-fn golden_decodes_and_writes_back(name: &str, bytes: &[u8]) {
-    let filter = GrowableCuckooFilter::from_bytes(bytes).unwrap();
+fn the_split_golden_file_decodes_with_its_members_and_writes_back_unchanged() {
+    let bytes = std::fs::read(data_dir().join(GOLDEN)).unwrap();
+    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
     assert_eq!(filter.level_count(), 3);
     assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
     assert_eq!(filter.hasher().seed(), 0x5eed);
@@ -915,8 +906,8 @@ fn golden_decodes_and_writes_back(name: &str, bytes: &[u8]) {
     assert!((0..598u64)
         .filter(|key| key % 10 != 0)
         .all(|key| filter.contains(&key)));
-    assert!(filter.to_bytes() == bytes, "{name} written back differs");
-    let chunks: Vec<usize> = layout(bytes).iter().map(|l| l.chunks.len()).collect();
+    assert!(filter.to_bytes() == bytes, "{GOLDEN} written back differs");
+    let chunks: Vec<usize> = layout(&bytes).iter().map(|l| l.chunks.len()).collect();
     assert_eq!(chunks, [4, 4, 1]);
     // It grows on by its plan.
     filter.try_extend(1000..2000u64).unwrap();
