@@ -35,12 +35,13 @@ const PROBE_WINDOW: usize = 8;
 /// bits its chunk may still be split on, and an item's alternate bucket depends only on the rest
 /// of its fingerprint, so a split moves each fingerprint to the same bucket of the new chunk,
 /// without the item and without a search. A lookup reads one directory word and probes one
-/// chunk, however far the level has grown; the route bits a fingerprint still carries are
-/// compared too, so the level's false positive rate only falls as it grows. Once a level's
-/// chunks have split [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the
-/// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
-/// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
-/// below ε. Only the writers of a chunk being split wait for the split, parked.
+/// chunk, however far the level has grown. The route bits a chunk has not yet been split on are
+/// compared too, so the level's false positive rate stays under its cores' and reaches it only
+/// once every chunk has split as deep as it can. Once a level's chunks have split
+/// [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the level grew 64×), the
+/// next level is added, `2^split_depth` times larger; level `i` has the rate `ε/2^(i+1)`, so the
+/// rates of all levels, which a lookup of an absent item adds up, stay below ε. Only the writers
+/// of a chunk being split wait for the split, parked.
 ///
 /// With [`growth_factor`](GrowableBuilder::growth_factor) it grows by fixed-size levels instead,
 /// each a filter like [`ConcurrentCuckooFilter`], `growth_factor` times larger than the one
