@@ -335,8 +335,8 @@ impl BucketLayout {
     }
 }
 
-/// A bucket's fingerprints, one per slot.
-#[derive(Clone, Copy, Debug)]
+/// A bucket's fingerprints, one per slot, or up to a bucket's worth collected by `push`.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Fingerprints {
     fps: [u32; MAX_BUCKET_SIZE],
     len: u8,
@@ -345,6 +345,15 @@ pub(crate) struct Fingerprints {
 impl Fingerprints {
     pub(crate) fn as_slice(&self) -> &[u32] {
         &self.fps[..self.len as usize]
+    }
+
+    pub(crate) fn push(&mut self, fp: u32) {
+        self.fps[self.len as usize] = fp;
+        self.len += 1;
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 

@@ -20,7 +20,7 @@
 //! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
 //! removal, whose stripe stamps carry it to the new route when it checks that again.
 
-use super::bucket::MAX_BUCKET_SIZE;
+use super::bucket::Fingerprints;
 use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
 use super::RawFilter;
 use crate::sync::Ordering;
@@ -228,20 +228,24 @@ impl RawFilter<SplitPlacement> {
             if moving.is_empty() {
                 continue;
             }
-            let mut moved = Slots::default();
-            for &fp in moving.iter() {
+            let mut moved = Fingerprints::default();
+            for &fp in moving.as_slice() {
                 moved.push(self.placement.moved(fp, depth));
             }
             debug_assert_eq!(child.table.load(bucket), [0, 0], "a new bucket is empty");
-            child.table.store(bucket, &child.layout.encode(&moved));
-            child.stripes.add_count(bucket, moved.len() as u64);
+            child
+                .table
+                .store(bucket, &child.layout.encode(moved.as_slice()));
+            child
+                .stripes
+                .add_count(bucket, moved.as_slice().len() as u64);
         }
     }
 
     /// The fingerprints of the sealed chunk's bucket that a split `depth` deep moves, and the
     /// bucket's slots as it leaves them: each moving one emptied, the others where they were.
-    fn divide(&self, bucket: BucketIndex, depth: u32) -> (Slots, Slots) {
-        let (mut moving, mut kept) = (Slots::default(), Slots::default());
+    fn divide(&self, bucket: BucketIndex, depth: u32) -> (Fingerprints, Fingerprints) {
+        let (mut moving, mut kept) = (Fingerprints::default(), Fingerprints::default());
         let raw = self.table.load(bucket);
         for &fp in self.layout.fingerprints(&raw).as_slice() {
             if fp != 0 && self.placement.moves(fp, depth) {
@@ -268,34 +272,13 @@ impl RawFilter<SplitPlacement> {
                 continue;
             }
             let mut guard = self.stripes.lock_one(bucket);
-            self.table.store(bucket, &self.layout.encode(&kept));
-            super::stripe::Guard::add(&mut guard, bucket, -(moving.len() as i32));
+            self.table
+                .store(bucket, &self.layout.encode(kept.as_slice()));
+            super::stripe::Guard::add(&mut guard, bucket, -(moving.as_slice().len() as i32));
         }
         let _all = self.stripes.lock_all();
         self.split_state
             .store(u64::from(depth + 1) << 1, Ordering::Release);
-    }
-}
-
-/// Up to a bucket's fingerprints, on the stack.
-#[derive(Default)]
-struct Slots {
-    fps: [Fingerprint; MAX_BUCKET_SIZE],
-    len: usize,
-}
-
-impl Slots {
-    fn push(&mut self, fp: Fingerprint) {
-        self.fps[self.len] = fp;
-        self.len += 1;
-    }
-}
-
-impl core::ops::Deref for Slots {
-    type Target = [Fingerprint];
-
-    fn deref(&self) -> &[Fingerprint] {
-        &self.fps[..self.len]
     }
 }
 
