@@ -26,9 +26,11 @@ pub(crate) struct BucketLayout {
     narrow: bool,
     narrow_semi_sorted: bool,
     mid_semi_sorted: bool,
+    wide_semi_sorted: bool,
     semi_sorted: bool,
     fingerprint_bits: u32,
     semi_sorted_lanes: semisort::NarrowLanes,
+    pair_lanes: semisort::PairLanes,
     /// 1 at the lowest bit of every lane of a chunk.
     lane_low: u128,
     /// 1 at the highest bit of every lane of a chunk.
@@ -65,6 +67,7 @@ impl BucketLayout {
             mid_semi_sorted: semi_sorted
                 && 4 * fingerprint_bits - 4 > 64
                 && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS,
+            wide_semi_sorted: semi_sorted && fingerprint_bits > semisort::MAX_LANE_FINGERPRINT_BITS,
             semi_sorted,
             semi_sorted_lanes: if semi_sorted
                 && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS
@@ -72,6 +75,11 @@ impl BucketLayout {
                 semisort::NarrowLanes::new(fingerprint_bits)
             } else {
                 semisort::NarrowLanes::default()
+            },
+            pair_lanes: if semi_sorted && fingerprint_bits > semisort::MAX_LANE_FINGERPRINT_BITS {
+                semisort::PairLanes::new(fingerprint_bits)
+            } else {
+                semisort::PairLanes::default()
             },
             lane_low,
             lane_high: lane_low << (fingerprint_bits - 1),
@@ -153,6 +161,20 @@ impl BucketLayout {
     #[inline]
     pub(crate) fn is_mid_semi_sorted(&self) -> bool {
         self.mid_semi_sorted
+    }
+
+    /// Whether lookups can use [`Self::pair_lanes`]: semi-sorted buckets of 80 to 124 bits
+    /// (fingerprints of 21 to 32 bits), loaded as three 64-bit windows (code, remainders 0 and
+    /// 1, remainders 2 and 3).
+    #[inline]
+    pub(crate) fn is_wide_semi_sorted(&self) -> bool {
+        self.wide_semi_sorted
+    }
+
+    /// Lookups in wide semi-sorted buckets (see [`Self::is_wide_semi_sorted`]).
+    #[inline]
+    pub(crate) fn pair_lanes(&self) -> &semisort::PairLanes {
+        &self.pair_lanes
     }
 
     /// Lookups in narrow and mid semi-sorted buckets (see [`Self::is_narrow_semi_sorted`]).

@@ -209,6 +209,8 @@ impl<P: Place> RawFilter<P> {
             self.contains_narrow_semi_sorted(c)
         } else if self.layout.is_mid_semi_sorted() {
             self.contains_mid_semi_sorted(c.fp, c.first, c.second)
+        } else if self.layout.is_wide_semi_sorted() {
+            self.contains_wide_semi_sorted(c.fp, c.first, c.second)
         } else {
             // The fields one by one, in registers: a `Candidates` argument would go through
             // the stack on every lookup, as the branch is resolved only at run time.
@@ -258,6 +260,35 @@ impl<P: Place> RawFilter<P> {
             lanes.holds_parts(code, remainders, &probe)
         };
         self.read_pair(c, move || holds(first) | holds(second))
+    }
+
+    /// [`Self::contains_located`] for semi-sorted buckets of 80 to 124 bits: each bucket's code
+    /// and its two pairs of remainders are three narrow loads, compared encoded. The second pair
+    /// is read from the window that ends where the bucket ends, so no load reaches past it.
+    #[inline(never)]
+    fn contains_wide_semi_sorted(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
+        let lanes = self.layout.pair_lanes();
+        let probe = lanes.probe(fp);
+        self.read_pair(c, move || {
+            self.holds_wide_semi_sorted(first, &probe) | self.holds_wide_semi_sorted(second, &probe)
+        })
+    }
+
+    /// Whether the wide semi-sorted bucket holds the probe's fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_wide_semi_sorted(&self, bucket: BucketIndex, probe: &semisort::PairProbe) -> bool {
+        let lanes = self.layout.pair_lanes();
+        let (last, shift) = lanes.last_window();
+        let code = self.table.load_narrow(bucket);
+        let low = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
+        let high = self.table.load_narrow_from(bucket, last) >> shift;
+        lanes.holds_parts(code, low, high, probe)
     }
 
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.

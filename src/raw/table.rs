@@ -149,8 +149,9 @@ impl Table {
     }
 
     /// The 64 bits of a bucket from `skip` bits into it, with bits of the following buckets
-    /// above its own: how a lookup reads the remainders of a semi-sorted bucket of up to 76 bits
-    /// (see [`super::bucket::BucketLayout::is_mid_semi_sorted`]). Unvalidated.
+    /// above its own: how a lookup reads the remainders of a semi-sorted bucket wider than 64
+    /// bits (see [`super::bucket::BucketLayout::is_mid_semi_sorted`] and `is_wide_semi_sorted`).
+    /// Unvalidated.
     #[inline(always)]
     pub(crate) fn load_narrow_from(&self, bucket: usize, skip: u32) -> u64 {
         self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
@@ -365,6 +366,23 @@ mod tests {
                                 assert_eq!(
                                     (u128::from(rest) << 12 | u128::from(code)) & mask,
                                     raw[0],
+                                    "f={fingerprint_bits} n={bucket_count} bucket {bucket}"
+                                );
+                            }
+                            if layout.is_wide_semi_sorted() {
+                                let lanes = layout.pair_lanes();
+                                let pair_bits = lanes.pair_bits();
+                                let (last, shift) = lanes.last_window();
+                                assert_eq!(last + 64, layout.bucket_bits());
+                                let code = table.load_narrow(bucket) & 0xfff;
+                                let low =
+                                    table.load_narrow_from(bucket, 12) & ((1 << pair_bits) - 1);
+                                let high = table.load_narrow_from(bucket, last) >> shift;
+                                let whole = u128::from(high) << (12 + pair_bits)
+                                    | u128::from(low) << 12
+                                    | u128::from(code);
+                                assert_eq!(
+                                    whole, raw[0],
                                     "f={fingerprint_bits} n={bucket_count} bucket {bucket}"
                                 );
                             }
