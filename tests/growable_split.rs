@@ -33,6 +33,16 @@ fn the_rate_stays_under_the_target_after_growing_a_thousandfold() {
 }
 
 #[test]
+fn split_levels_keep_fingerprints_plain_with_the_rate_s_width() {
+    for (rate, bits) in [(0.01, 11), (0.001, 14)] {
+        let filter = split(4_000, rate, 6);
+        let stats = &filter.level_stats()[0];
+        assert!(!stats.semi_sorted, "{stats:?}");
+        assert_eq!((stats.bucket_size, stats.fingerprint_bits), (4, bits));
+    }
+}
+
+#[test]
 fn one_level_holds_a_growth_of_two_to_the_depth() {
     let filter = split(4_000, 0.01, 4);
     let mut key = 0u64;

@@ -197,6 +197,12 @@ impl<S> GrowableBuilder<S> {
             return Err(BuildError::FalsePositiveRate);
         }
         let mut plan = self.plan;
+        if plan.split_depth > 0 {
+            // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
+            // lookups that compare the slots in place instead of decoding the prefixes first,
+            // which would add to the directory's cost what a fixed filter's lookup never pays.
+            plan.template = plan.template.semi_sorted(false);
+        }
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.
         if plan.split_depth > 0 && plan.initial_buckets == 0 {

@@ -22,6 +22,11 @@ const CHUNK_RECORD_LEN: usize = 24;
 
 const GOLDEN: &str = "golden-growable-v3.bin";
 
+/// A split filter whose header leaves semi-sorting to the rate (`semi_sorted` 0), so its chunks
+/// are semi-sorted: built with capacity 1,000, rate 1%, split depth 2 and seed `0x5eed`, keys
+/// `0..6000` inserted and every tenth removed.
+const GOLDEN_SEMI_SORTED: &str = "golden-growable-v3-semi-sorted.bin";
+
 /// A split filter of tiny chunks: levels of 8, 32 and 128 buckets, each chunk splitting twice.
 fn tiny(seed: u64) -> GrowableCuckooFilter {
     GrowableCuckooFilter::builder()
@@ -893,6 +898,25 @@ fn the_split_golden_file_is_what_this_version_writes() {
     }
     assert!(bytes.len() < 64 << 10);
     assert!(std::fs::read(&path).unwrap() == bytes, "{GOLDEN} differs");
+}
+
+#[test]
+fn a_split_file_of_semi_sorted_chunks_decodes_grows_and_writes_back_unchanged() {
+    let bytes = std::fs::read(data_dir().join(GOLDEN_SEMI_SORTED)).unwrap();
+    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    let stats = &filter.level_stats()[0];
+    assert!(
+        stats.semi_sorted && stats.fingerprint_bits == 11,
+        "{stats:?}"
+    );
+    assert_eq!(filter.len(), 5_400);
+    let members = |end: u64| (0..end).filter(|key| key >= &6_000 || key % 10 != 0);
+    assert!(members(6_000).all(|key| filter.contains(&key)));
+    assert!(filter.to_bytes() == bytes);
+    // Its splits keep the chunks semi-sorted, as its header says.
+    assert_eq!(filter.try_extend(6_000..20_000u64), Ok(14_000));
+    assert!(filter.level_stats()[0].semi_sorted);
+    assert!(members(20_000).all(|key| filter.contains(&key)));
 }
 
 #[test]
