@@ -16,7 +16,9 @@ use crate::raw::{
     route_of, Geometry, Insertion, LockedTable, RawFilter, SplitPlacement, SplitState,
 };
 use crate::sizing::target_load_permille;
-use crate::sync::{fence, AtomicU64, OnceSlot, Ordering, Waiters};
+use crate::sync::{fence, AtomicU64, Ordering, Waiters};
+
+use super::chunk_slots::ChunkSlots;
 
 /// One chunk: a table split by route.
 pub(crate) type Chunk = RawFilter<SplitPlacement>;
@@ -40,9 +42,10 @@ pub(crate) struct Chunks {
     template: Geometry,
     /// The id of the chunk holding each route (a key's [`route_of`] in `route_bits` bits).
     directory: Box<[AtomicU64]>,
-    /// The chunks by id, the route bits every key in them starts with. A split `d` deep of
-    /// chunk `id` creates chunk `id | 1 << d`, so each slot is filled at most once.
-    chunks: Box<[OnceSlot<Box<Chunk>>]>,
+    /// The chunks by id, the route bits every key in them starts with, and the chunk each
+    /// route leads lookups to, always the one the directory names. A split `d` deep of chunk
+    /// `id` creates chunk `id | 1 << d`, so each slot is filled at most once.
+    chunks: ChunkSlots,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
     /// Chunks published so far, and how many there may be (a filter's `max_capacity`).
@@ -83,7 +86,7 @@ impl Chunks {
             directory: (0..routes as u64)
                 .map(|route| AtomicU64::new(route % first))
                 .collect(),
-            chunks: (0..routes).map(|_| OnceSlot::new()).collect(),
+            chunks: ChunkSlots::new(routes),
             waiters: Waiters::default(),
             chunk_count: AtomicU64::new(first),
             max_chunks: u64::MAX,
@@ -94,9 +97,13 @@ impl Chunks {
             first_depth,
             route_bits,
         );
-        for id in 0..first as usize {
-            let chunk = level.build(placement, first_depth)?;
-            level.chunks[id].get_or_init(|| Box::new(chunk));
+        for id in 0..first {
+            level
+                .chunks
+                .publish(id, level.build(placement, first_depth)?);
+        }
+        for route in 0..routes {
+            level.chunks.lead(route, route as u64 % first);
         }
         Some(level)
     }
@@ -131,7 +138,7 @@ impl Chunks {
     /// after the chunk it names is published.
     #[inline(always)]
     fn chunk(&self, id: u64) -> &Chunk {
-        match self.chunks[id as usize].get() {
+        match self.chunks.get(id) {
             Some(chunk) => chunk,
             None => unreachable!("chunk {id} is named before it is published"),
         }
@@ -141,32 +148,38 @@ impl Chunks {
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let route = route_of(hash);
-        let entry = &self.directory[(route & self.route_mask) as usize];
-        let id = entry.load(Ordering::Acquire);
-        if self.chunk(id).contains_on(hash, route) {
+        let slot = (route & self.route_mask) as usize;
+        let chunk = self.chunks.of_route(slot);
+        if chunk.contains_on(hash, route) {
             return true;
         }
         // A split may have removed the key from this chunk since, after publishing the new one:
         // a read that saw the removal saw the stamps of its stripe move, which orders the new
         // route before this load.
-        let now = entry.load(Ordering::Acquire);
-        now != id && self.contains_after_split(entry, now, hash, route)
+        let now = self.chunks.of_route(slot);
+        !core::ptr::eq(now, chunk) && self.contains_after_split(slot, now, hash, route)
     }
 
     /// [`Self::contains`] after a split moved the route from under a lookup, out of line so
     /// that the common lookup keeps its registers.
     #[cold]
     #[inline(never)]
-    fn contains_after_split(&self, entry: &AtomicU64, mut id: u64, hash: u64, route: u32) -> bool {
+    fn contains_after_split<'a>(
+        &'a self,
+        slot: usize,
+        mut chunk: &'a Chunk,
+        hash: u64,
+        route: u32,
+    ) -> bool {
         loop {
-            if self.chunk(id).contains_on(hash, route) {
+            if chunk.contains_on(hash, route) {
                 return true;
             }
-            let now = entry.load(Ordering::Acquire);
-            if now == id {
+            let now = self.chunks.of_route(slot);
+            if core::ptr::eq(now, chunk) {
                 return false;
             }
-            id = now;
+            chunk = now;
         }
     }
 
@@ -273,8 +286,9 @@ impl Chunks {
         };
         chunk.copy_moving_into(&mut child);
         let child_id = id | 1 << depth;
-        self.chunks[child_id as usize].get_or_init(|| Box::new(child));
+        self.chunks.publish(child_id, child);
         for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
+            self.chunks.lead(route, child_id);
             self.directory[route].store(child_id, Ordering::Release);
         }
         chunk.purge_moved_and_unseal();
@@ -309,17 +323,15 @@ impl Chunks {
 
     /// The published chunks and their ids, by id.
     pub(crate) fn with_ids(&self) -> impl Iterator<Item = (u64, &Chunk)> + '_ {
-        self.chunks
-            .iter()
-            .enumerate()
-            .filter_map(|(id, slot)| slot.get().map(|chunk| (id as u64, &**chunk)))
+        self.chunks.with_ids()
     }
 
     /// The geometry every chunk shares but its fingerprint width (which is the core bits), the
     /// route bits, and how deep the first chunks were born.
     pub(crate) fn shape(&self) -> (Geometry, u32, u32) {
-        let first_depth = self.chunks[0]
-            .get()
+        let first_depth = self
+            .chunks
+            .get(0)
             .map_or(0, |root| root.placement().born_at());
         (self.template, self.route_bits, first_depth)
     }
@@ -362,15 +374,14 @@ impl Chunks {
             route_mask: (routes - 1) as u32,
             template,
             directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
-            chunks: (0..routes).map(|_| OnceSlot::new()).collect(),
+            chunks: ChunkSlots::new(routes),
             waiters: Waiters::default(),
             chunk_count: AtomicU64::new(chunks.len() as u64),
             max_chunks: u64::MAX,
         };
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
-            let slot = level.chunks.get(usize::try_from(id).ok()?)?;
-            if depth > route_bits || id >> depth != 0 || slot.get().is_some() {
+            if depth > route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
                 return None;
             }
             for route in (id as usize..routes).step_by(1 << depth) {
@@ -380,13 +391,15 @@ impl Chunks {
                 }
                 entry.store(id, Ordering::Relaxed);
             }
-            slot.get_or_init(|| Box::new(chunk));
+            level.chunks.publish(id, chunk);
         }
-        let covered = level
-            .directory
-            .iter()
-            .all(|entry| entry.load(Ordering::Relaxed) != u64::MAX);
-        covered.then_some(level)
+        for (route, entry) in level.directory.iter().enumerate() {
+            match entry.load(Ordering::Relaxed) {
+                u64::MAX => return None,
+                id => level.chunks.lead(route, id),
+            }
+        }
+        Some(level)
     }
 
     /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
@@ -425,7 +438,7 @@ impl Chunks {
         let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
         chunks
             + self.directory.len() * core::mem::size_of::<AtomicU64>()
-            + self.chunks.len() * core::mem::size_of::<OnceSlot<Box<Chunk>>>()
+            + self.chunks.memory_usage()
     }
 }
 
@@ -499,13 +512,26 @@ mod tests {
         level_hash(i, 5)
     }
 
+    /// Every route leads lookups to the chunk the directory names for it.
+    fn assert_routes_lead_to_their_chunks(level: &Chunks) {
+        for (route, entry) in level.directory.iter().enumerate() {
+            let named = level.chunk(entry.load(Ordering::Relaxed));
+            assert!(
+                core::ptr::eq(level.chunks.of_route(route), named),
+                "route {route}"
+            );
+        }
+    }
+
     #[test]
     fn a_level_grows_by_splits_and_loses_nothing() {
         let level = level(1024, 10, 6);
+        assert_routes_lead_to_their_chunks(&level);
         let items = 200_000u64;
         for i in 0..items {
             assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");
         }
+        assert_routes_lead_to_their_chunks(&level);
         assert_eq!(level.len(), items as usize);
         assert!((0..items).all(|i| level.contains(key(i))));
         let chunks = level.iter().count();
@@ -551,6 +577,7 @@ mod tests {
         // 160,000 buckets in chunks of at most 65,536: four of 40,000.
         assert_eq!(level.iter().count(), 4);
         assert!(level.iter().all(|chunk| chunk.bucket_count() == 40_000));
+        assert_routes_lead_to_their_chunks(&level);
         let items = 700_000u64;
         for i in 0..items {
             assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");

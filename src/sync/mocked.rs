@@ -63,6 +63,38 @@ macro_rules! shadowed_atomic {
 
 shadowed_atomic!(AtomicU64, u64);
 
+/// A pointer in a loom atomic, shadowed as [`AtomicU64`] is.
+#[derive(Debug)]
+pub(crate) struct AtomicPtr<T> {
+    value: loom::sync::atomic::AtomicPtr<T>,
+    shadow: loom::sync::atomic::AtomicUsize,
+}
+
+impl<T> AtomicPtr<T> {
+    pub(crate) fn new(value: *mut T) -> Self {
+        Self {
+            value: loom::sync::atomic::AtomicPtr::new(value),
+            shadow: loom::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let _ = self
+            .shadow
+            .compare_exchange(1, 1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    pub(crate) fn load(&self, order: Ordering) -> *mut T {
+        self.touch();
+        self.value.load(order)
+    }
+
+    pub(crate) fn store(&self, value: *mut T, order: Ordering) {
+        self.touch();
+        self.value.store(value, order);
+    }
+}
+
 /// Under loom a spin loop must yield, or the model checker would explore it forever.
 #[derive(Debug, Default)]
 pub(crate) struct Backoff;

@@ -1,4 +1,4 @@
-pub(crate) use core::sync::atomic::{fence, AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
 /// Waits a little before a spin loop tries again: a few CPU pause hints first, then yielding the
 /// thread so that a lock holder that was preempted (likely when threads outnumber cores) can run.

@@ -1,0 +1,92 @@
+//! A split level's chunks by id, and for each route a pointer to the chunk that holds it.
+//!
+//! Writers go from a route to a chunk id through the directory, then to the chunk's slot. A
+//! lookup takes the pointer instead: one load from a route to its chunk's fields, where the id
+//! and the slot are two in a row, on the path of every lookup before its buckets can be fetched.
+
+use core::{fmt, ptr};
+
+use super::chunks::Chunk;
+use crate::sync::{AtomicPtr, OnceSlot, Ordering};
+
+pub(crate) struct ChunkSlots {
+    /// The chunks by id. A slot is filled at most once and never emptied.
+    by_id: Box<[OnceSlot<Box<Chunk>>]>,
+    /// For each route, the chunk of `by_id` that holds it, or null before one is named.
+    by_route: Box<[AtomicPtr<Chunk>]>,
+}
+
+impl ChunkSlots {
+    /// `count` empty slots, and as many routes, none leading anywhere yet.
+    pub(crate) fn new(count: usize) -> Self {
+        Self {
+            by_id: (0..count).map(|_| OnceSlot::new()).collect(),
+            by_route: (0..count)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+        }
+    }
+
+    /// The chunk `id`, if it has been published.
+    #[inline(always)]
+    pub(crate) fn get(&self, id: u64) -> Option<&Chunk> {
+        self.by_id.get(id as usize)?.get().map(|chunk| &**chunk)
+    }
+
+    /// Publishes `chunk` as chunk `id`, unless the slot is filled already; the chunk in the slot.
+    pub(crate) fn publish(&self, id: u64, chunk: Chunk) -> &Chunk {
+        self.by_id[id as usize].get_or_init(|| Box::new(chunk))
+    }
+
+    /// Makes `route` lead to the published chunk `id`.
+    pub(crate) fn lead(&self, route: usize, id: u64) {
+        let Some(chunk) = self.get(id) else {
+            unreachable!("route {route} is led to chunk {id} before it is published")
+        };
+        // Release: a lookup that loads the pointer sees the chunk as it was published.
+        self.by_route[route].store(chunk as *const Chunk as *mut Chunk, Ordering::Release);
+    }
+
+    /// The chunk `route` leads to. Panics for a route that leads nowhere: every route is led
+    /// to a chunk before the level is shared.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) fn of_route(&self, route: usize) -> &Chunk {
+        let chunk = self.by_route[route].load(Ordering::Acquire);
+        if chunk.is_null() {
+            unreachable!("route {route} leads to no chunk");
+        }
+        // SAFETY: a non-null pointer in `by_route` is stored only by `lead`, from a reference
+        // to the contents of a `Box` in a filled slot of `by_id`. A filled slot is never
+        // emptied, and its box is neither moved out nor dropped before `self` is, so the chunk
+        // lives as long as `self`, which the returned reference borrows. The chunk was fully
+        // built before its slot was filled, which happens before `lead`'s release store, which
+        // this acquire load reads: the chunk's initialization is visible here. Every access
+        // to a chunk after that goes through its atomics, so a shared reference is all that
+        // is ever made of it.
+        unsafe { &*chunk }
+    }
+
+    /// The published chunks and their ids, by id.
+    pub(crate) fn with_ids(&self) -> impl Iterator<Item = (u64, &Chunk)> + '_ {
+        self.by_id
+            .iter()
+            .enumerate()
+            .filter_map(|(id, slot)| slot.get().map(|chunk| (id as u64, &**chunk)))
+    }
+
+    /// Bytes of the slots and the route pointers, without the chunks.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.by_id.len() * core::mem::size_of::<OnceSlot<Box<Chunk>>>()
+            + self.by_route.len() * core::mem::size_of::<AtomicPtr<Chunk>>()
+    }
+}
+
+impl fmt::Debug for ChunkSlots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChunkSlots")
+            .field("slots", &self.by_id.len())
+            .field("published", &self.with_ids().count())
+            .finish()
+    }
+}
