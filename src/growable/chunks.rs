@@ -3,8 +3,8 @@
 //! The level starts as one chunk; a chunk that is full splits in two (see `raw::split`), its keys
 //! divided by their next route bit, so the level grows one chunk at a time and only the writers
 //! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
-//! chunk that holds it: a lookup reads one directory word and probes one chunk, however many
-//! splits there have been. Every chunk may be split `route_bits` deep, after which a full chunk
+//! chunk that holds it, and beside it a pointer to that chunk: a lookup reads the pointer and
+//! probes one chunk, however many splits there have been. Every chunk may be split `route_bits` deep, after which a full chunk
 //! is full for good.
 //!
 //! A key lives in one chunk only, the one its route leads to, so a unique insert needs no lock
@@ -13,7 +13,8 @@
 use core::fmt;
 
 use crate::raw::{
-    route_of, Geometry, Insertion, LockedTable, RawFilter, SplitPlacement, SplitState,
+    route_of, Geometry, Insertion, LevelCandidates, LockedTable, RawFilter, SplitPlacement,
+    SplitState,
 };
 use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
@@ -22,6 +23,16 @@ use super::chunk_slots::ChunkSlots;
 
 /// One chunk: a table split by route.
 pub(crate) type Chunk = RawFilter<SplitPlacement>;
+
+/// Where a lookup found a hash: the chunk its route led to and its candidates there, for
+/// [`Chunks::contains_located`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Located<'a> {
+    chunk: &'a Chunk,
+    candidates: LevelCandidates,
+    hash: u64,
+    route: u32,
+}
 
 /// Why a write could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,17 +158,42 @@ impl Chunks {
     /// Whether the level holds the hash's fingerprint.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
+        self.contains_located(self.locate(hash))
+    }
+
+    /// The chunk the hash's route leads to now, and the hash's candidates in it.
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Located<'_> {
         let route = route_of(hash);
-        let slot = (route & self.route_mask) as usize;
-        let chunk = self.chunks.of_route(slot);
-        if chunk.contains_on(hash, route) {
+        let chunk = self.chunks.of_route((route & self.route_mask) as usize);
+        Located {
+            chunk,
+            candidates: chunk.candidates_on(hash, route),
+            hash,
+            route,
+        }
+    }
+
+    /// [`Self::locate`], with the candidate buckets' loads started.
+    #[inline(always)]
+    pub(crate) fn locate_and_prefetch(&self, hash: u64) -> Located<'_> {
+        let located = self.locate(hash);
+        located.chunk.prefetch_candidates(&located.candidates);
+        located
+    }
+
+    /// Whether the level holds the located hash's fingerprint.
+    #[inline(always)]
+    pub(crate) fn contains_located(&self, at: Located<'_>) -> bool {
+        if at.chunk.contains_located(at.candidates) {
             return true;
         }
         // A split may have removed the key from this chunk since, after publishing the new one:
         // a read that saw the removal saw the stamps of its stripe move, which orders the new
         // route before this load.
+        let slot = (at.route & self.route_mask) as usize;
         let now = self.chunks.of_route(slot);
-        !core::ptr::eq(now, chunk) && self.contains_after_split(slot, now, hash, route)
+        !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
     }
 
     /// [`Self::contains`] after a split moved the route from under a lookup, out of line so

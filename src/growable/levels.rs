@@ -8,11 +8,11 @@
 
 use core::fmt;
 
-use super::chunks::{Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunks::{Chunks, Located, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, Insertion, LockedTable, RawFilter};
+use crate::raw::{Geometry, Insertion, LevelCandidates, LockedTable, RawFilter};
 use crate::sizing::{capacity_of, target_load_permille};
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
@@ -31,6 +31,14 @@ pub(crate) trait LevelKind: Sized {
     /// Inserts one copy (or with `unique`, unless one is there); `Full` for no room.
     fn insert(&self, hash: u64, unique: bool) -> Insertion;
     fn contains(&self, hash: u64) -> bool;
+    /// Where the hash is in the level, its buckets' loads started: the first half of a lookup
+    /// in several levels, which starts every level's loads before it probes any.
+    type Located<'a>: Copy
+    where
+        Self: 'a;
+    fn locate_and_prefetch(&self, hash: u64) -> Self::Located<'_>;
+    /// The second half: whether the level holds the hash located.
+    fn contains_located(&self, located: Self::Located<'_>) -> bool;
     fn count(&self, hash: u64) -> usize;
     fn remove(&self, hash: u64) -> bool;
     /// Items stored.
@@ -57,6 +65,18 @@ impl LevelKind for Level {
     #[inline(always)]
     fn contains(&self, hash: u64) -> bool {
         self.raw().contains(hash)
+    }
+
+    type Located<'a> = LevelCandidates;
+
+    #[inline(always)]
+    fn locate_and_prefetch(&self, hash: u64) -> LevelCandidates {
+        self.raw().locate_and_prefetch(hash)
+    }
+
+    #[inline(always)]
+    fn contains_located(&self, located: LevelCandidates) -> bool {
+        self.raw().contains_located(located)
     }
 
     fn count(&self, hash: u64) -> usize {
@@ -110,6 +130,18 @@ impl LevelKind for Chunks {
     #[inline(always)]
     fn contains(&self, hash: u64) -> bool {
         self.contains(hash)
+    }
+
+    type Located<'a> = Located<'a>;
+
+    #[inline(always)]
+    fn locate_and_prefetch(&self, hash: u64) -> Located<'_> {
+        self.locate_and_prefetch(hash)
+    }
+
+    #[inline(always)]
+    fn contains_located(&self, located: Located<'_>) -> bool {
+        self.contains_located(located)
     }
 
     fn count(&self, hash: u64) -> usize {

@@ -15,7 +15,7 @@ use core::hash::{BuildHasher, Hash};
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::StableHashBuilder;
-use crate::raw::{level_hash, Insertion, ItemLocks, LevelCandidates};
+use crate::raw::{level_hash, Insertion, ItemLocks};
 use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
@@ -35,8 +35,9 @@ const PROBE_WINDOW: usize = 8;
 /// next route bit is 1 go to a new chunk, the others stay. Every fingerprint carries the route
 /// bits its chunk may still be split on, and an item's alternate bucket depends only on the rest
 /// of its fingerprint, so a split moves each fingerprint to the same bucket of the new chunk,
-/// without the item and without a search. A lookup reads one directory word and probes one
-/// chunk, however far the level has grown. The route bits a chunk has not yet been split on are
+/// without the item and without a search. A lookup reads one directory pointer and probes one
+/// chunk, however far the level has grown, comparing plain fingerprints (a split level does not
+/// semi-sort them: a bit more per item, for slots compared in place). The route bits a chunk has not yet been split on are
 /// compared too, so the level's false positive rate stays under its cores' and reaches it only
 /// once every chunk has split as deep as it can. Once a level's chunks have split
 /// [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the level grew 64×), the
@@ -363,42 +364,34 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         match &self.engine {
             Engine::Split(levels) => match levels.count() {
                 // Until the filter has grown past its first level (64× with the default split
-                // depth), one directory word and one chunk; `level_hash` of level 0 is the hash.
+                // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
                 1 => levels.first().contains(hash),
-                count => Self::contains_in_split(levels, hash, count),
+                count => Self::contains_in_levels(levels, hash, count),
             },
-            Engine::Fixed(levels) => Self::contains_in_fixed(levels, hash),
+            Engine::Fixed(levels) => Self::contains_in_levels(levels, hash, levels.count()),
         }
     }
 
-    /// One probe a level, newest first: there are few, and the first is the largest.
+    /// Out of line: the single-level lookup, inline in the caller, then keeps its registers.
     #[inline(never)]
-    fn contains_in_split(levels: &Levels<Chunks>, hash: u64, count: usize) -> bool {
-        (0..count)
-            .rev()
-            .any(|level| levels.level(level).contains(level_hash(hash, level)))
-    }
-
-    /// Out of line: the default engine's lookup, inline in the caller, then keeps its registers.
-    #[inline(never)]
-    fn contains_in_fixed(levels: &Levels, hash: u64) -> bool {
+    fn contains_in_levels<L: LevelKind>(levels: &Levels<L>, hash: u64, count: usize) -> bool {
         // Newest first: it is the largest, and holds the most items. Every level of a window is
         // located once, its buckets' loads started, before any is probed: the probes then find
         // their buckets arriving together instead of missing one after another. A window of
         // eight levels already keeps more loads in flight than a core can track, and keeps the
         // array each lookup fills small.
-        let mut newest = levels.count();
+        let mut newest = count;
         while newest > 0 {
             let oldest = newest.saturating_sub(PROBE_WINDOW);
-            let first = levels.raw(oldest);
-            let mut located = [(first, LevelCandidates::default()); PROBE_WINDOW];
+            let mut located = [None; PROBE_WINDOW];
             for (level, slot) in (oldest..newest).rev().zip(&mut located) {
-                let raw = levels.raw(level);
-                *slot = (raw, raw.locate_and_prefetch(level_hash(hash, level)));
+                let kind = levels.level(level);
+                *slot = Some((kind, kind.locate_and_prefetch(level_hash(hash, level))));
             }
-            if located[..newest - oldest]
+            if located
                 .iter()
-                .any(|&(raw, c)| raw.contains_located(c))
+                .flatten()
+                .any(|&(kind, at)| kind.contains_located(at))
             {
                 return true;
             }

@@ -32,11 +32,17 @@ impl<P: Place> RawFilter<P> {
     #[inline(always)]
     pub(crate) fn locate_and_prefetch(&self, hash: u64) -> LevelCandidates {
         let c = self.placement.candidates(hash);
+        self.prefetch_candidates(&c);
+        c
+    }
+
+    /// Starts the loads of the candidates' buckets and their stripes' stamps.
+    #[inline(always)]
+    pub(crate) fn prefetch_candidates(&self, c: &Candidates) {
         self.stripes.prefetch_for_read(c.first);
         self.stripes.prefetch_for_read(c.second);
         self.table.prefetch(c.first);
         self.table.prefetch(c.second);
-        c
     }
 }
 

@@ -169,7 +169,13 @@ impl RawFilter<SplitPlacement> {
     /// Whether the chunk holds the fingerprint of a hash whose route is known.
     #[inline(always)]
     pub(crate) fn contains_on(&self, hash: u64, route: u32) -> bool {
-        self.contains_located(self.placement.candidates_on(hash, route))
+        self.contains_located(self.candidates_on(hash, route))
+    }
+
+    /// The candidates in this chunk of a hash whose route is known.
+    #[inline(always)]
+    pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
+        self.placement.candidates_on(hash, route)
     }
 
     /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
