@@ -4,8 +4,8 @@
 //! divided by their next route bit, so the level grows one chunk at a time and only the writers
 //! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
 //! chunk that holds it, and beside it a pointer to that chunk: a lookup reads the pointer and
-//! probes one chunk, however many splits there have been. Every chunk may be split `route_bits` deep, after which a full chunk
-//! is full for good.
+//! probes one chunk, however many splits there have been. Every chunk may be split `route_bits`
+//! deep, after which a full chunk is full for good.
 //!
 //! A key lives in one chunk only, the one its route leads to, so a unique insert needs no lock
 //! of its own: the chunk's stripes serialize it, as in a fixed-size filter.

@@ -37,13 +37,13 @@ const PROBE_WINDOW: usize = 8;
 /// of its fingerprint, so a split moves each fingerprint to the same bucket of the new chunk,
 /// without the item and without a search. A lookup reads one directory pointer and probes one
 /// chunk, however far the level has grown, comparing plain fingerprints (a split level does not
-/// semi-sort them: a bit more per item, for slots compared in place). The route bits a chunk has not yet been split on are
-/// compared too, so the level's false positive rate stays under its cores' and reaches it only
-/// once every chunk has split as deep as it can. Once a level's chunks have split
-/// [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the level grew 64×), the
-/// next level is added, `2^split_depth` times larger; level `i` has the rate `ε/2^(i+1)`, so the
-/// rates of all levels, which a lookup of an absent item adds up, stay below ε. Only the writers
-/// of a chunk being split wait for the split, parked.
+/// semi-sort them: a bit more per item, for slots compared in place). The route bits a chunk
+/// has not yet been split on are compared too, so the level's false positive rate stays under
+/// its cores' and reaches it only once every chunk has split as deep as it can. Once a level's
+/// chunks have split [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the
+/// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
+/// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
+/// below ε. Only the writers of a chunk being split wait for the split, parked.
 ///
 /// With [`growth_factor`](GrowableBuilder::growth_factor) it grows by fixed-size levels instead,
 /// each a filter like [`ConcurrentCuckooFilter`], `growth_factor` times larger than the one
@@ -372,7 +372,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         }
     }
 
-    /// Out of line: the single-level lookup, inline in the caller, then keeps its registers.
+    /// Out of line, so that the one-level lookup inlined in the caller keeps its registers.
     #[inline(never)]
     fn contains_in_levels<L: LevelKind>(levels: &Levels<L>, hash: u64, count: usize) -> bool {
         // Newest first: it is the largest, and holds the most items. Every level of a window is
