@@ -112,6 +112,14 @@ fn semi_sorted_filters_keep_every_guarantee() {
         }
         assert_eq!(filter.len(), n as usize);
         assert!((0..n).all(|i| filter.contains(&i)), "f={bits}");
+        // Eight slots compared, each matching with probability 1/2^f: twice that bound, plus
+        // room for chance at the widest fingerprints.
+        let absent = 100_000u64;
+        let found = (0..absent)
+            .filter(|i| filter.contains(&(i | 1 << 40)))
+            .count();
+        let bound = 2.0 * 8.0 / f64::from(1u32 << bits.min(31)) + 1e-4;
+        assert!(found as f64 / absent as f64 <= bound, "f={bits}: {found}");
         for i in (0..n).step_by(2) {
             assert!(filter.remove(&i));
         }
