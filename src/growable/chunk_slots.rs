@@ -33,9 +33,9 @@ impl ChunkSlots {
         self.by_id.get(id as usize)?.get().map(|chunk| &**chunk)
     }
 
-    /// Publishes `chunk` as chunk `id`, unless the slot is filled already; the chunk in the slot.
-    pub(crate) fn publish(&self, id: u64, chunk: Chunk) -> &Chunk {
-        self.by_id[id as usize].get_or_init(|| Box::new(chunk))
+    /// Publishes `chunk` as chunk `id`, unless the slot is filled already.
+    pub(crate) fn publish(&self, id: u64, chunk: Chunk) {
+        self.by_id[id as usize].get_or_init(|| Box::new(chunk));
     }
 
     /// Makes `route` lead to the published chunk `id`.

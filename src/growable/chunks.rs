@@ -142,7 +142,13 @@ impl Chunks {
 
     #[inline(always)]
     fn route(&self, hash: u64) -> usize {
-        (route_of(hash) & self.route_mask) as usize
+        self.slot_of(route_of(hash))
+    }
+
+    /// The directory slot of a route: its low `route_bits` bits.
+    #[inline(always)]
+    fn slot_of(&self, route: u32) -> usize {
+        (route & self.route_mask) as usize
     }
 
     /// The chunk `id`. Panics for one the directory never named: the directory is written only
@@ -165,7 +171,7 @@ impl Chunks {
     #[inline(always)]
     fn locate(&self, hash: u64) -> Located<'_> {
         let route = route_of(hash);
-        let chunk = self.chunks.of_route((route & self.route_mask) as usize);
+        let chunk = self.chunks.of_route(self.slot_of(route));
         Located {
             chunk,
             candidates: chunk.candidates_on(hash, route),
@@ -191,7 +197,7 @@ impl Chunks {
         // A split may have removed the key from this chunk since, after publishing the new one:
         // a read that saw the removal saw the stamps of its stripe move, which orders the new
         // route before this load.
-        let slot = (at.route & self.route_mask) as usize;
+        let slot = self.slot_of(at.route);
         let now = self.chunks.of_route(slot);
         !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
     }
