@@ -279,17 +279,24 @@ impl Chunks {
             if chunk.split_state() != state {
                 continue;
             }
-            // A chunk under half full was full only for the item's own copies: splitting moves
-            // them all one way, and would only add empty chunks.
-            let capacity = self.chunk_capacity();
+            // However full the level is as a whole: keys that share a bucket or route bits
+            // fill one chunk before the others, and splitting it divides them. Not so copies
+            // of the item's own fingerprint, which a split moves together.
             if state.depth() == self.route_bits
-                || chunk.len() * 2 < capacity
+                || chunk.copies_fill_buckets(hash)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
             {
                 return Err(Refusal::Full);
             }
             self.split(id, chunk, state)?;
         }
+    }
+
+    /// Whether copies of the hash's fingerprint fill its buckets in the chunk its route leads
+    /// to.
+    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
+        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
+        self.chunk(id).copies_fill_buckets(hash)
     }
 
     /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.

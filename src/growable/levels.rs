@@ -40,9 +40,10 @@ pub(crate) trait LevelKind: Sized {
     /// The second half: whether the level holds the hash located.
     fn contains_located(&self, located: Self::Located<'_>) -> bool;
     fn count(&self, hash: u64) -> usize;
+    /// Whether copies of the hash's fingerprint fill its buckets, so that growing would not
+    /// make room for another copy in this level (see `RawFilter::copies_fill_buckets`).
+    fn copies_fill_buckets(&self, hash: u64) -> bool;
     fn remove(&self, hash: u64) -> bool;
-    /// Items stored.
-    fn len(&self) -> usize;
     /// Items the level is sized for now.
     fn capacity(&self) -> usize;
     fn memory_usage(&self) -> usize;
@@ -83,12 +84,12 @@ impl LevelKind for Level {
         self.raw().count(hash)
     }
 
-    fn remove(&self, hash: u64) -> bool {
-        self.raw().remove(hash)
+    fn copies_fill_buckets(&self, hash: u64) -> bool {
+        self.raw().copies_fill_buckets(hash)
     }
 
-    fn len(&self) -> usize {
-        self.len()
+    fn remove(&self, hash: u64) -> bool {
+        self.raw().remove(hash)
     }
 
     fn capacity(&self) -> usize {
@@ -148,12 +149,12 @@ impl LevelKind for Chunks {
         self.count(hash)
     }
 
-    fn remove(&self, hash: u64) -> bool {
-        self.remove(hash)
+    fn copies_fill_buckets(&self, hash: u64) -> bool {
+        self.copies_fill_buckets(hash)
     }
 
-    fn len(&self) -> usize {
-        self.len()
+    fn remove(&self, hash: u64) -> bool {
+        self.remove(hash)
     }
 
     fn capacity(&self) -> usize {
@@ -246,7 +247,9 @@ impl Plan {
             let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
             let fit = (room as u64).saturating_mul(1000) / per_bucket;
             let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
-            geometry.shape.bucket_count = shape.bucket_count.max(least);
+            // Never past the limit: the buckets a capacity under it needs fit, but a fixed
+            // filter's slack for small tables may not.
+            geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
         let ((template, route_bits, first_depth), chunk_capacity) =
             Chunks::planned_shape(geometry, depth);
@@ -442,9 +445,7 @@ impl<L: LevelKind> Levels<L> {
 
     /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
     /// none can be added (the plan's limit or an impossible fingerprint width, for good; no
-    /// memory, until a later call finds some), or if
-    /// `newest` is under half full, which means that the insert that found it full was refused
-    /// for its own copies, not for want of room. Threads racing to add the same level wait for
+    /// memory, until a later call finds some). Threads racing to add the same level wait for
     /// the one that builds it, parked.
     pub(crate) fn grow(&self, newest: usize) -> bool {
         let Some(next) = self.slots.get(newest) else {
@@ -453,10 +454,6 @@ impl<L: LevelKind> Levels<L> {
         let added = match next.get() {
             Some(level) => level.is_some(),
             None => {
-                let current = self.level(newest);
-                if current.len() * 2 < current.capacity() {
-                    return false;
-                }
                 let built = next.get_or_try_init(|| match L::build(&self.plan, newest + 1) {
                     Ok(level) => Ok(Some(level)),
                     // The memory may be had later: the slot stays empty for a later insert.

@@ -15,7 +15,7 @@ use core::hash::{BuildHasher, Hash};
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::StableHashBuilder;
-use crate::raw::{level_hash, Insertion, ItemLocks};
+use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
 use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
@@ -289,10 +289,14 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// [`InsertError::Full`] if no level can be added (past the
+    /// [`InsertError::Full`] only if no level can be added (past the
     /// [`max_capacity`](GrowableBuilder::max_capacity), past 32-bit fingerprints, or out of
-    /// memory, which a later insert tries again), or if the item's own copies fill its buckets in a newest level that is under
-    /// half full. Nothing changed then, though a new empty level may have been added.
+    /// memory, which a later insert tries again), or if copies of the item's own fingerprint
+    /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets).
+    /// Whatever the keys, a filter without a limit otherwise grows: keys that share hash bits
+    /// fill one chunk, which splits, and past its deepest split the next level, which hashes
+    /// every key anew, takes them. Nothing changed on an error, though a new empty level or
+    /// chunk may have been added.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         let hash = self.hasher.hash_one(item);
         with_levels!(&self.engine, levels => insert_into(levels, hash))
@@ -342,7 +346,12 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
                 Insertion::Full => {
                     // Others waiting for the item's lock should not wait for the growth too.
                     drop(guard);
-                    if !with_levels!(&self.engine, levels => levels.grow(newest)) {
+                    let grown = with_levels!(&self.engine, levels => {
+                        let level_hash = level_hash(hash, newest);
+                        !levels.level(newest).copies_fill_buckets(level_hash)
+                            && levels.grow(newest)
+                    });
+                    if !grown {
                         return Err(InsertError::Full);
                     }
                 }
@@ -433,6 +442,14 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     }
 
     test_hook! {
+        /// The route bits that pick `item`'s chunk in a split level `level`, to build keys that
+        /// share them on purpose.
+        fn debug_route<T: Hash + ?Sized>(&self, level: usize, item: &T) -> u32 {
+            route_of(level_hash(self.hasher.hash_one(item), level))
+        }
+    }
+
+    test_hook! {
         /// The fingerprint and the two buckets `item` maps to in level `level`, to build
         /// collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(
@@ -504,8 +521,10 @@ impl<S> fmt::Debug for GrowableCuckooFilter<S> {
 fn insert_into<L: LevelKind>(levels: &Levels<L>, hash: u64) -> Result<(), InsertError> {
     loop {
         let newest = levels.count() - 1;
-        match levels.level(newest).insert(level_hash(hash, newest), false) {
-            Insertion::Full if levels.grow(newest) => {}
+        let level = levels.level(newest);
+        let level_hash = level_hash(hash, newest);
+        match level.insert(level_hash, false) {
+            Insertion::Full if !level.copies_fill_buckets(level_hash) && levels.grow(newest) => {}
             Insertion::Full => return Err(InsertError::Full),
             _ => return Ok(()),
         }
