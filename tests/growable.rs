@@ -271,11 +271,49 @@ fn bad_parameters_are_named() {
         build(builder().capacity(10).growth_factor(0)),
         BuildError::GrowthFactor { factor: 0 }
     );
-    for rate in [0.0, 1.5, f64::NAN] {
-        assert_eq!(
-            build(builder().capacity(10).false_positive_rate(rate)),
-            BuildError::FalsePositiveRate
+    for rate in [0.0, 1.5, -0.1, f64::NAN] {
+        let err = build(builder().capacity(10).false_positive_rate(rate));
+        assert!(
+            matches!(err, BuildError::FalsePositiveRate { rate: got } if got.to_bits() == rate.to_bits()),
+            "{err:?}"
         );
+        assert!(err.to_string().ends_with(&format!("got {rate}")), "{err}");
+    }
+    for builder in [
+        builder(),
+        builder().growth_factor(2),
+        builder().split_depth(3),
+    ] {
+        for (capacity, max_capacity) in [(1000, 0), (1000, 999)] {
+            let err = build(
+                builder
+                    .clone()
+                    .capacity(capacity)
+                    .max_capacity(max_capacity),
+            );
+            assert_eq!(
+                err,
+                BuildError::MaxCapacity {
+                    capacity,
+                    max_capacity
+                }
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "max_capacity must be at least the capacity {capacity}, got {max_capacity}"
+                )
+            );
+        }
+        // A small limit over a small capacity holds: the levels are sized for at most it. (Tiny
+        // fixed levels hold more than they are sized for: a table has at least 14 buckets.)
+        let filter = builder.capacity(1).max_capacity(500).build().unwrap();
+        let inserted = (0..1000u64)
+            .take_while(|key| filter.insert(key).is_ok())
+            .count();
+        assert!(filter.capacity() <= 500, "{filter:?}");
+        assert!(inserted >= 250, "{filter:?}: {inserted}");
+        assert_eq!(filter.len(), inserted);
     }
     assert_eq!(
         build(builder().capacity(10).split_depth(11)),

@@ -79,8 +79,9 @@ impl<S> GrowableBuilder<S> {
     }
 
     /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
-    /// Level `i` gets the rate `ε/2^(3 + ⌊i/4⌋)`: fingerprints three bits wider than a fixed
-    /// filter's at ε for the first four levels, and one bit wider every four levels after.
+    /// Split levels (the default) give level `i` the rate `ε/2^(i+1)`: one fingerprint bit more
+    /// than a fixed filter's at ε for the first level, one more for each level after. With
+    /// [`growth_factor`](Self::growth_factor), level `i` gets `ε/2^(3 + ⌊i/4⌋)` instead.
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self
@@ -166,9 +167,10 @@ impl<S> GrowableBuilder<S> {
     ///
     /// # Errors
     ///
-    /// [`BuildError::GrowthFactor`] for a growth factor under 2, and whatever
-    /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
-    /// rate out of range, no memory).
+    /// [`BuildError::GrowthFactor`] for a growth factor under 2, [`BuildError::SplitDepth`] for a
+    /// split depth outside `1..=10`, [`BuildError::MaxCapacity`] for a limit below the capacity,
+    /// and whatever [`Builder::build`](crate::Builder::build) says of the first level (a zero
+    /// capacity, a rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
         if self.plan.schedule == RateSchedule::BitPerLevel
             && !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth)
@@ -193,8 +195,18 @@ impl<S> GrowableBuilder<S> {
                 max: *accepted_item_locks().end() as usize,
             });
         }
-        if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {
-            return Err(BuildError::FalsePositiveRate);
+        let rate = self.plan.false_positive_rate;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::FalsePositiveRate { rate });
+        }
+        if self.plan.initial_capacity == 0 {
+            return Err(BuildError::ZeroCapacity);
+        }
+        if self.plan.max_capacity < self.plan.initial_capacity {
+            return Err(BuildError::MaxCapacity {
+                capacity: self.plan.initial_capacity,
+                max_capacity: self.plan.max_capacity,
+            });
         }
         let mut plan = self.plan;
         if plan.split_depth > 0 {
