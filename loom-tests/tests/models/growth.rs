@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use concurrent_cuckoo_filter::{GrowableCuckooFilter, InsertError};
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom_tests::{check, KeyIsHash};
@@ -187,5 +187,40 @@ fn len_across_levels_never_counts_a_remove_without_the_insert_before_it() {
         writer.join().unwrap();
         assert_eq!(filter.len(), 2);
         assert!(filter.contains(&keys.y) && filter.contains(&keys.b));
+    });
+}
+
+/// Bucket 0 holds two copies of `a`, whose buckets are both bucket 0: a third copy has no room
+/// in level 0, and a new level would not help the next copy either, so the insert is refused
+/// without growing. One thread removes a copy of `a` and puts `b` in its place; the other
+/// inserts one more `a`. That insert is refused only while `a`'s copies fill the bucket: once
+/// the bucket holds `b`, a new level takes it. Nothing is lost and `len` is exact.
+#[test]
+fn an_items_own_copies_are_refused_only_while_they_fill_its_buckets() {
+    let keys = keys();
+    check(2, move || {
+        let filter = Arc::new(build());
+        filter.insert(&keys.a).unwrap();
+        filter.insert(&keys.a).unwrap();
+        assert_eq!(filter.insert(&keys.a), Err(InsertError::Full));
+        assert_eq!(filter.level_count(), 1, "grew for an item's own copies");
+        let replaced = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&replaced);
+        let writer = spawn(&filter, move |f| {
+            assert!(f.remove(&keys.a));
+            f.insert(&keys.b).unwrap();
+            flag.store(true, Ordering::Release);
+        });
+        let replaced_before = replaced.load(Ordering::Acquire);
+        let inserted = filter.insert(&keys.a);
+        writer.join().unwrap();
+        if replaced_before {
+            assert_eq!(inserted, Ok(()), "refused beside another item's copy");
+        }
+        assert!(filter.contains(&keys.a) && filter.contains(&keys.b));
+        assert_eq!(filter.len(), 2 + usize::from(inserted.is_ok()));
+        if inserted.is_err() {
+            assert_eq!(filter.level_count(), 1);
+        }
     });
 }
