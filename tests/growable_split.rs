@@ -168,7 +168,7 @@ fn keys_sharing_hash_bits_never_fill_a_filter_without_a_limit() {
         let keys = chosen_keys(10_000, pick);
         for builder in [
             GrowableCuckooFilter::builder(),
-            GrowableCuckooFilter::builder().growth_factor(2),
+            GrowableCuckooFilter::builder().split_depth(1),
         ] {
             let filter = builder.capacity(1000).build().unwrap();
             takes_every_key(&filter, &keys, what);
@@ -180,7 +180,7 @@ fn keys_sharing_hash_bits_never_fill_a_filter_without_a_limit() {
 fn copies_of_one_item_are_refused_without_growing() {
     for builder in [
         GrowableCuckooFilter::builder(),
-        GrowableCuckooFilter::builder().growth_factor(2),
+        GrowableCuckooFilter::builder().split_depth(1),
     ] {
         let filter = builder.capacity(1000).build().unwrap();
         filter.try_extend(0..500u64).unwrap();
