@@ -125,7 +125,9 @@ impl<'py> Source<'py> {
         }
     }
 
-    /// Calls `work` on each chunk of keys in order, while it returns `Ok(true)`.
+    /// Calls `work` on each chunk of keys in order, while it returns `Ok(true)`. An item that is
+    /// not a key (or an iterator that raises) ends the call with its error, after `work` has
+    /// done the keys before it.
     fn for_each_chunk(
         &self,
         py: Python<'_>,
@@ -149,14 +151,21 @@ impl<'py> Source<'py> {
                 let mut items = keys.try_iter()?;
                 loop {
                     batch.clear();
-                    for item in items.by_ref().take(CHUNK) {
-                        batch.push(&item?)?;
-                    }
-                    if batch.len() == 0 {
+                    // A key that is not one ends the call, after the keys before it are done.
+                    let bad = items
+                        .by_ref()
+                        .take(CHUNK)
+                        .try_for_each(|item| batch.push(&item?))
+                        .err();
+                    if batch.len() == 0 && bad.is_none() {
                         break;
                     }
                     let full_chunk = batch.len() == CHUNK;
-                    if !work(py, Chunk::Keys(&batch.keys()))? || !full_chunk {
+                    let go_on = work(py, Chunk::Keys(&batch.keys()))?;
+                    if let Some(bad) = bad {
+                        return Err(bad);
+                    }
+                    if !go_on || !full_chunk {
                         break;
                     }
                 }
