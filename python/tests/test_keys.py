@@ -98,3 +98,25 @@ def test_ints_outside_64_bits_raise_value_error(cls):
 def test_lone_surrogates_are_not_keys():
     with pytest.raises(UnicodeEncodeError):
         hash64("\ud800")
+
+
+def test_the_type_stub_names_what_the_module_has():
+    import ast
+    from pathlib import Path
+
+    import ccfilter._native as native
+
+    stub = ast.parse((Path(ccfilter.__file__).parent / "_native.pyi").read_text())
+    classes = {node.name: node for node in stub.body if isinstance(node, ast.ClassDef)}
+
+    def public(names):
+        return {name for name in names if not name.startswith("_")}
+
+    def declared(cls):
+        return {n.name for n in classes[cls].body if isinstance(n, ast.FunctionDef)}
+
+    for name in ("ConcurrentCuckooFilter", "GrowableCuckooFilter"):
+        cls = getattr(native, name)
+        assert public(declared("_Filter") | declared(name)) == public(dir(cls)), name
+        for method in public(dir(cls)):
+            assert getattr(cls, method).__doc__, f"{name}.{method} has no docstring"
