@@ -11,6 +11,7 @@ pyprobables' CuckooFilter is pure Python: it is timed on `--slow-keys` keys and 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
@@ -35,6 +36,12 @@ def median_seconds(rounds, *sides):
             side["run"](setup)
             out.append(time.perf_counter() - start)
     return [statistics.median(t) for t in times]
+
+
+def cpu_per_second(run):
+    cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
 def distinct_keys(count, start=0):
@@ -133,6 +140,15 @@ def bench_kind(label, keys, keys_list, others_list, n, args, table, notes):
     )
     table.add(f"{label}: contains_many, 2 threads vs 1", mk / two, "1 thread", mk / one,
               "≥ 1.7x")
+    # CPU seconds per wall second: near 2 when both threads had a core at once, near 1 when
+    # the machine (or a lock) let only one run.
+    cpu, wall = time.process_time(), time.perf_counter()
+    two_threads(None)
+    notes.append(
+        f"{label}: two threads in contains_many used "
+        f"{(time.process_time() - cpu) / (time.perf_counter() - wall):.2f} CPU seconds per "
+        f"second (one thread alone: {cpu_per_second(lambda: [f.contains_many(h) for h in halves]):.2f})"
+    )
 
     # False positive rates, measured.
     fp_ours = f.contains_many(others_list).mean()
@@ -155,6 +171,7 @@ def main():
     args = parser.parse_args()
     n = args.keys
     table, notes = Table(), []
+    start_load = os.getloadavg()[0]
 
     print(f"uint64 keys ({n:,})", file=sys.stderr)
     keys = distinct_keys(n)
@@ -162,13 +179,15 @@ def main():
     others = distinct_keys(1_000_000, start=n)
     f, bloom = bench_kind("uint64", keys, keys_list, others.tolist(), n, args, table, notes)
     ints = set(keys_list)
-    set_bytes = sys.getsizeof(ints)
+    table_bytes = sys.getsizeof(ints)
+    with_objects = table_bytes + sum(map(sys.getsizeof, keys_list))
     notes.append(
         f"memory at {n:,} uint64 keys: ccfilter {f.memory_usage / 2**20:.1f} MiB "
         f"({f.memory_usage * 8 / n:.1f} bits/key, expected rate "
         f"{f.expected_false_positive_rate:.3%}); rbloom {bloom.size_in_bits / 8 / 2**20:.1f} MiB; "
-        f"Python set {set_bytes / 2**20:.0f} MiB without its int objects: ccfilter takes "
-        f"1/{set_bytes / f.memory_usage:.0f} of it (target ≤ 1/20)"
+        f"a Python set of the keys {with_objects / 2**20:.0f} MiB with its int objects, "
+        f"{table_bytes / 2**20:.0f} MiB without: ccfilter takes 1/{with_objects / f.memory_usage:.0f} "
+        f"or 1/{table_bytes / f.memory_usage:.0f} of it (target ≤ 1/20)"
     )
     del ints, f, bloom
 
@@ -179,6 +198,9 @@ def main():
     bench_kind("str", words, words, other_words, n, args, table, notes)
 
     table.print()
+    print()
+    print(f"- load average (1 min) at the start and the end: {start_load:.1f}, "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print()
     for note in notes:
         print(f"- {note}")
