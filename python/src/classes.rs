@@ -110,7 +110,8 @@ macro_rules! filter_class {
             fn from_bytes(
                 _cls: &Bound<'_, pyo3::types::PyType>,
                 py: Python<'_>,
-                data: &Bound<'_, PyAny>) -> PyResult<Self> {
+                data: &Bound<'_, PyAny>,
+            ) -> PyResult<Self> {
                 let bytes = crate::args::bytes_like(data)?;
                 let bytes: &[u8] = &bytes;
                 let inner = py
@@ -122,7 +123,7 @@ macro_rules! filter_class {
             /// Writes the filter to `path` in the portable format, through a temporary file in
             /// the same directory renamed over `path` when complete.
             fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-                py.detach(|| crate::files::save(&path, &self.inner.to_bytes()))?;
+                py.detach(|| crate::files::save(&path, |out| self.inner.write_to(out)))?;
                 Ok(())
             }
 
@@ -131,7 +132,8 @@ macro_rules! filter_class {
             fn load(
                 _cls: &Bound<'_, pyo3::types::PyType>,
                 py: Python<'_>,
-                path: std::path::PathBuf) -> PyResult<Self> {
+                path: std::path::PathBuf,
+            ) -> PyResult<Self> {
                 let inner = py.detach(|| {
                     std::fs::read(&path).map(|bytes| Backend::from_bytes(&bytes))
                 })?;

@@ -5,12 +5,12 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes `bytes` to `path` through a temporary file in the same directory.
-pub fn save(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes a file at `path` with `write`, through a temporary file in the same directory.
+pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let temporary = temporary_beside(path)?;
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
-        out.write_all(bytes)?;
+        write(&mut out)?;
         out.into_inner()
             .map_err(io::IntoInnerError::into_error)?
             .sync_all()?;
