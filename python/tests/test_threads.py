@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -51,3 +53,41 @@ def test_threads_adding_discarding_and_looking_up_see_no_false_negatives(cls):
     assert failures == []
     assert len(f) == len(stable)
     assert np.asarray(f.contains_many(stable)).all()
+
+
+@pytest.mark.parametrize("call", ["contains_many", "add_many", "discard_many"])
+def test_bulk_calls_let_other_python_threads_run(call):
+    # A Python thread counts while the main thread is inside one bulk call. Had the call held
+    # the interpreter throughout, the count could move only in the switch interval before it
+    # (set short here); released, it moves for most of the call.
+    keys = distinct_keys(4_000_000)
+    f = ConcurrentCuckooFilter(len(keys))
+    if call != "add_many":
+        f.add_many(keys)
+    count = 0
+    stop = threading.Event()
+
+    def counter():
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    thread = threading.Thread(target=counter)
+    thread.start()
+    try:
+        # The counter's rate while this thread sleeps (which releases the interpreter).
+        before, start = count, time.perf_counter()
+        time.sleep(0.1)
+        rate = (count - before) / (time.perf_counter() - start)
+        before, start = count, time.perf_counter()
+        getattr(f, call)(keys)
+        during, seconds = count - before, time.perf_counter() - start
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    # At least a fifth of the rate over the call, which lasts far longer than the interval.
+    assert seconds > 100 * 1e-4
+    assert during > 0.2 * rate * seconds, (during, rate, seconds)
