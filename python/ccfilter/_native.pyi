@@ -104,7 +104,6 @@ class GrowableCuckooFilter(_Filter):
         capacity: int | None = None,
         false_positive_rate: float | None = None,
         *,
-        growth_factor: int | None = None,
         split_depth: int | None = None,
         max_capacity: int | None = None,
         seed: int | None = None,

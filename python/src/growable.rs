@@ -1,7 +1,6 @@
 //! `GrowableCuckooFilter`: the filter that adds levels as keys arrive.
 
 use concurrent_cuckoo_filter::GrowableCuckooFilter;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -26,9 +25,9 @@ pub struct Growable {
 filter_class!(Growable, {
     /// A filter whose first level holds `capacity` keys (default 1,000,000) and that grows past it.
     ///
-    /// `false_positive_rate` (default 0.001) holds however far it grows. It grows by splitting
-    /// (`split_depth` 1 to 10, default 6: 2^depth times per level) or, with `growth_factor`,
-    /// by levels that many times larger (at least 2); give one of the two. `max_capacity`
+    /// `false_positive_rate` (default 0.001) holds however far it grows. It grows by splitting,
+    /// each level `2^split_depth` times before the next is added (`split_depth` 1 to 10,
+    /// default 6). `max_capacity`
     /// bounds the keys all levels together may be sized for (default: none); past it adds
     /// raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[new]
@@ -36,7 +35,6 @@ filter_class!(Growable, {
         capacity = None,
         false_positive_rate = None,
         *,
-        growth_factor = None,
         split_depth = None,
         max_capacity = None,
         seed = None,
@@ -44,7 +42,6 @@ filter_class!(Growable, {
     fn new(
         capacity: Option<&Bound<'_, PyAny>>,
         false_positive_rate: Option<f64>,
-        growth_factor: Option<i64>,
         split_depth: Option<i64>,
         max_capacity: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
@@ -55,18 +52,8 @@ filter_class!(Growable, {
         if let Some(rate) = false_positive_rate {
             builder = builder.false_positive_rate(rate);
         }
-        match (
-            args::setting("growth_factor", growth_factor)?,
-            args::setting("split_depth", split_depth)?,
-        ) {
-            (Some(_), Some(_)) => {
-                return Err(PyValueError::new_err(
-                    "give growth_factor or split_depth, not both: they are two ways to grow",
-                ))
-            }
-            (Some(factor), None) => builder = builder.growth_factor(factor),
-            (None, Some(depth)) => builder = builder.split_depth(depth),
-            (None, None) => {}
+        if let Some(depth) = args::setting("split_depth", split_depth)? {
+            builder = builder.split_depth(depth);
         }
         if let Some(max) = max_capacity {
             builder = builder.max_capacity(args::count("max_capacity", max)?);

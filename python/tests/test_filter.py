@@ -156,12 +156,12 @@ def test_a_full_filter_says_how_many_went_in_and_loses_nothing():
 
 
 def test_a_growable_filter_with_a_limit_fills_up():
-    f = GrowableCuckooFilter(1000, max_capacity=4000, growth_factor=2)
+    f = GrowableCuckooFilter(1000, max_capacity=40_000, split_depth=6)
     with pytest.raises(FilterFullError) as raised:
         f.add_many(distinct_keys(100_000))
-    # Levels of 1000 and 2000 keys; a third, of 4000, would pass the limit.
-    assert raised.value.inserted == len(f) > 2000
-    assert f.capacity <= 4000
+    # Chunks of about 3,900 keys: ten fit the limit, an eleventh would pass it.
+    assert raised.value.inserted == len(f) > 30_000
+    assert f.capacity <= 40_000
     assert f.contains_many(distinct_keys(raised.value.inserted)).all()
 
 
@@ -202,10 +202,10 @@ def test_bad_fixed_settings_raise_value_error(kwargs, message):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"growth_factor": 1}, "growth_factor must be at least 2, got 1"),
+        ({"split_depth": 0}, "split_depth must be in 1..=10, got 0"),
         ({"split_depth": 11}, "split_depth"),
-        ({"growth_factor": 2, "split_depth": 3}, "not both"),
         ({"max_capacity": 0}, "max_capacity must be at least 1"),
+        ({"max_capacity": 99}, "max_capacity must be at least the capacity 100, got 99"),
     ],
 )
 def test_bad_growable_settings_raise_value_error(kwargs, message):
