@@ -192,3 +192,33 @@ fn copies_of_one_item_are_refused_without_growing() {
         assert_eq!(filter.len(), 508);
     }
 }
+
+#[test]
+fn the_filters_estimate_of_its_rate_is_within_a_quarter_of_the_measured_rate() {
+    // Points where a few million absent keys find enough false positives to measure the rate
+    // within a few percent: from 10× the first capacity, past the second level's start.
+    for rate in [0.01, 0.001] {
+        let filter = split(10_000, rate, 6);
+        let mut inserted = 0u64;
+        for growth in [10u64, 37, 64, 100, 300] {
+            let items = 10_000 * growth;
+            assert_eq!(
+                filter.try_extend(inserted..items),
+                Ok((items - inserted) as usize)
+            );
+            inserted = items;
+            let probes = 4_000_000u64;
+            let hits = (0..probes)
+                .filter(|key| filter.contains(&(key | 1 << 62)))
+                .count();
+            let measured = hits as f64 / probes as f64;
+            let estimate = filter.expected_false_positive_rate();
+            let ratio = estimate / measured;
+            assert!(
+                (0.75..=1.25).contains(&ratio),
+                "ε {rate}, {growth}×: estimate {estimate}, measured {measured} ({hits} hits)"
+            );
+            assert!(estimate <= rate);
+        }
+    }
+}

@@ -225,10 +225,11 @@ impl<S> GrowableCuckooFilter<S> {
         self.levels.plan()
     }
 
-    /// The false positive rate of the levels added so far, each filled to the load it is sized
-    /// for: the sum of their [expected rates]. Below [`false_positive_rate`] by construction.
+    /// The filter's estimate of its own false positive rate as it is now: the sum over its
+    /// levels of the rate a lookup meets in each, from the items each chunk holds and the
+    /// fingerprint bits it compares (a chunk not yet split as deep as it can be compares its
+    /// route bits too). Below [`false_positive_rate`] by construction.
     ///
-    /// [expected rates]: crate::ConcurrentCuckooFilter::expected_false_positive_rate
     /// [`false_positive_rate`]: Self::false_positive_rate
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
