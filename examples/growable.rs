@@ -314,7 +314,7 @@ fn rate() {
         println!(
             "| {target} | {} | {:?} | {:.5} | {:.5} |",
             filter.level_count(),
-            filter.fingerprint_bits(),
+            filter.level_fingerprint_bits(),
             rate_of(|k| filter.contains(k), 4_000_000),
             filter.expected_false_positive_rate(),
         );

@@ -30,7 +30,7 @@ fn inserts_one_at_a_time_grow_as_far_as_extend() {
     assert_eq!(filter.len(), 50_000);
     assert!(filter.capacity() >= 50_000);
     // One bit more per level: each has half the rate of the one before.
-    let bits = filter.fingerprint_bits();
+    let bits = filter.level_fingerprint_bits();
     assert!(bits.len() > 2, "{bits:?}");
     assert!(
         bits.iter()
@@ -265,4 +265,46 @@ fn bad_parameters_are_named() {
         debug.contains("levels") && debug.contains("growth_factor"),
         "{debug}"
     );
+}
+
+#[test]
+fn the_hash_family_collections_and_sizes_agree_with_the_keyed_calls() {
+    use core::hash::BuildHasher;
+    let filter: GrowableCuckooFilter = (0..20_000u64).collect();
+    assert_eq!(filter.len(), 20_000);
+    let hashes: Vec<u64> = (20_000..60_000u64)
+        .map(|key| filter.hasher().hash_one(key))
+        .collect();
+    assert_eq!(filter.try_extend_hashes(&hashes), Ok(40_000));
+    let mut answers = vec![false; hashes.len()];
+    filter.contains_hash_batch(&hashes, &mut answers);
+    assert!(answers.iter().all(|&hit| hit));
+    assert!((0..60_000u64).all(|key| filter.contains(&key)));
+    let mut new = vec![false; 4];
+    let fresh = [1u64 << 50, 1 << 51, 1 << 50, 7];
+    let fresh_hashes: Vec<u64> = fresh.iter().map(|k| filter.hasher().hash_one(k)).collect();
+    filter
+        .insert_unique_hashes(&fresh_hashes, &mut new)
+        .unwrap();
+    assert_eq!(new, [true, true, false, false]);
+    assert_eq!(filter.count_hash(fresh_hashes[0]), 1);
+    assert!(filter.remove_hash(fresh_hashes[0]));
+    assert!(!filter.contains_hash(fresh_hashes[0]));
+    assert_eq!(filter.len(), 60_001);
+    let load = filter.load_factor();
+    let slots = (filter.bucket_count() * filter.bucket_size()) as f64;
+    assert!((load - filter.len() as f64 / slots).abs() < 1e-12, "{load}");
+    assert!(load > 0.2 && load < 1.0, "{load}");
+    assert!(!filter.is_semi_sorted());
+    assert_eq!(filter.serialized_len(), filter.to_bytes().len() as u64);
+    let mut extended = GrowableCuckooFilter::with_capacity(10);
+    extended.extend(0..5_000u32);
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        extended.par_extend((5_000..50_000u32).into_par_iter());
+        let collected: GrowableCuckooFilter = (0..50_000u32).into_par_iter().collect();
+        assert_eq!(collected.len(), 50_000);
+    }
+    assert!((0..5_000u32).all(|key| extended.contains(&key)));
 }

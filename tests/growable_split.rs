@@ -54,7 +54,7 @@ fn one_level_holds_a_growth_of_two_to_the_depth() {
     assert!(key > 16 * 3_600, "{key}");
     assert_eq!(filter.len(), key as usize);
     assert!((0..key).all(|k| filter.contains(&k)));
-    let bits = filter.fingerprint_bits();
+    let bits = filter.level_fingerprint_bits();
     assert_eq!(bits.len(), 2);
     assert_eq!(bits[1], bits[0] + 1, "{bits:?}");
 }

@@ -89,7 +89,7 @@ filter_class!(Growable, {
     /// Bits per fingerprint of each level, oldest first.
     #[getter]
     fn fingerprint_bits(&self) -> Vec<u32> {
-        self.inner.fingerprint_bits()
+        self.inner.level_fingerprint_bits()
     }
 
     /// Fill and accuracy as a dict, with `levels`: one dict per level as

@@ -54,21 +54,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher.hash_one(item);
             }
-            answers.fill(false);
-            // Newest first, as a single lookup probes them.
-            for level in (0..self.levels.count()).rev() {
-                let chunks = self.levels.level(level);
-                for (hashes, answers) in hashes.chunks(IN_FLIGHT).zip(answers.chunks_mut(IN_FLIGHT))
-                {
-                    let mut located: [Option<Located<'_>>; IN_FLIGHT] = [None; IN_FLIGHT];
-                    for (at, &hash) in located.iter_mut().zip(hashes) {
-                        *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
-                    }
-                    for (answer, at) in answers.iter_mut().zip(located.into_iter().flatten()) {
-                        *answer = *answer || chunks.contains_located(at);
-                    }
-                }
-            }
+            self.contains_hashes(hashes, answers);
         }
     }
 
@@ -102,10 +88,30 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             .map_err(|n| ExtendError::full(inserted + n, Some(inserted + n)))?;
         Ok(inserted)
     }
+}
+
+impl<S> GrowableCuckooFilter<S> {
+    /// `answers[i] = contains_hash(hashes[i])`, a level at a time, newest first: the buckets of
+    /// a group of hashes are requested before the first of them is probed.
+    pub(super) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        answers.fill(false);
+        for level in (0..self.levels.count()).rev() {
+            let chunks = self.levels.level(level);
+            for (hashes, answers) in hashes.chunks(IN_FLIGHT).zip(answers.chunks_mut(IN_FLIGHT)) {
+                let mut located: [Option<Located<'_>>; IN_FLIGHT] = [None; IN_FLIGHT];
+                for (at, &hash) in located.iter_mut().zip(hashes) {
+                    *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
+                }
+                for (answer, at) in answers.iter_mut().zip(located.into_iter().flatten()) {
+                    *answer = *answer || chunks.contains_located(at);
+                }
+            }
+        }
+    }
 
     /// Inserts a block of at most [`BLOCK`] hashes: `Ok(len)`, or `Err(n)` when only the first
     /// `n` went in. The buckets of a group of hashes are requested before the first is written.
-    fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
+    pub(super) fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
         for (group, hashes) in hashes.chunks(IN_FLIGHT).enumerate() {
             let newest = self.levels.count() - 1;
             let chunks = self.levels.level(newest);
@@ -120,11 +126,64 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     }
 }
 
+/// Builds a filter whose first level is sized for the iterator's lower size bound (at least 1)
+/// and inserts every item as [`try_extend`] does, growing as they come: the items are hashed
+/// one at a time, none held.
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+///
+/// let filter: GrowableCuckooFilter = (0..10_000u32).filter(|key| key % 3 == 0).collect();
+/// assert_eq!(filter.len(), 3_334);
+/// assert!((0..10_000u32).step_by(3).all(|key| filter.contains(&key)));
+/// ```
+///
+/// # Panics
+///
+/// If an item cannot be inserted: only copies of one item that fill its buckets (more than
+/// `2 · bucket_size` of them) or a failed allocation, since the filter has no limit. Use
+/// [`try_extend`] to handle that.
+///
+/// [`try_extend`]: GrowableCuckooFilter::try_extend
+impl<T: Hash, S: BuildHasher + Default> FromIterator<T> for GrowableCuckooFilter<S> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        let items = items.into_iter();
+        let filter = Self::with_capacity_and_hasher(items.size_hint().0.max(1), S::default());
+        (&filter).extend(items);
+        filter
+    }
+}
+
+/// Inserts every item (see [`GrowableCuckooFilter::try_extend`]).
+///
+/// # Panics
+///
+/// If an item cannot be inserted (see [`GrowableCuckooFilter::insert`]): dropping it silently
+/// would break the no-false-negative guarantee. Use `try_extend` to handle that.
+impl<T: Hash, S: BuildHasher> Extend<T> for &GrowableCuckooFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        if let Err(err) = self.try_extend(items) {
+            panic!("GrowableCuckooFilter::extend: {err}");
+        }
+    }
+}
+
+/// Inserts every item; see the impl for `&GrowableCuckooFilter`.
+impl<T: Hash, S: BuildHasher> Extend<T> for GrowableCuckooFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        (&*self).extend(items);
+    }
+}
+
 #[cfg(feature = "rayon")]
 mod parallel {
     use super::*;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use rayon::iter::{IntoParallelIterator, ParallelIterator};
+    use rayon::iter::{
+        FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator,
+    };
 
     impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
         /// Inserts every item of a parallel iterator on rayon's threads, each a block at a
@@ -175,6 +234,54 @@ mod parallel {
             result
                 .map(|()| inserted)
                 .map_err(|_| ExtendError::full(inserted, None))
+        }
+    }
+
+    /// Inserts every item on rayon's threads (see [`GrowableCuckooFilter::try_par_extend`]).
+    ///
+    /// # Panics
+    ///
+    /// If an item cannot be inserted. Use `try_par_extend` to handle that.
+    impl<T: Hash + Send, S: BuildHasher + Sync> ParallelExtend<T> for &GrowableCuckooFilter<S> {
+        fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
+            if let Err(err) = self.try_par_extend(items) {
+                panic!("GrowableCuckooFilter::par_extend: {err}");
+            }
+        }
+    }
+
+    /// Inserts every item on rayon's threads; see the impl for `&GrowableCuckooFilter`.
+    impl<T: Hash + Send, S: BuildHasher + Sync> ParallelExtend<T> for GrowableCuckooFilter<S> {
+        fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
+            (&*self).par_extend(items);
+        }
+    }
+
+    /// Builds a filter from a parallel iterator on all of rayon's threads: a first level sized
+    /// for the iterator's length when it knows it (else 1,024 items), grown as the items come.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    /// use rayon::prelude::*;
+    ///
+    /// let filter: GrowableCuckooFilter = (0..100_000u64).into_par_iter().collect();
+    /// assert_eq!(filter.len(), 100_000);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`FromIterator`].
+    impl<T: Hash + Send, S: BuildHasher + Default + Sync> FromParallelIterator<T>
+        for GrowableCuckooFilter<S>
+    {
+        fn from_par_iter<I: IntoParallelIterator<Item = T>>(items: I) -> Self {
+            let items = items.into_par_iter();
+            let capacity = items.opt_len().unwrap_or(1024).max(1);
+            let mut filter = Self::with_capacity_and_hasher(capacity, S::default());
+            filter.par_extend(items);
+            filter
         }
     }
 }

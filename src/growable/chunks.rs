@@ -476,7 +476,7 @@ impl Chunks {
     /// route bits it has not been split on with the fingerprints in the two buckets it probes:
     /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`. So the rate starts low, while
     /// fingerprints still carry many route bits, and rises towards the core's as chunks split.
-    pub(crate) fn expected_false_positive_rate(&self) -> f64 {
+    pub(crate) fn false_positive_rate_at_load(&self) -> f64 {
         let cores = ((1u64 << self.core_bits()) - 1) as f64;
         self.iter()
             .map(|chunk| {
@@ -487,6 +487,17 @@ impl Chunks {
                 (1.0 - miss) / f64::from(1u32 << depth)
             })
             .sum()
+    }
+
+    /// Buckets of the chunks published so far.
+    pub(crate) fn bucket_count(&self) -> usize {
+        self.iter().map(Chunk::bucket_count).sum()
+    }
+
+    /// Slots per bucket, and whether buckets are semi-sorted: the same in every chunk.
+    pub(crate) fn bucket_form(&self) -> (usize, bool) {
+        let shape = &self.template.shape;
+        (shape.bucket_size, shape.semi_sorted)
     }
 
     /// Items the chunks published so far are sized for together.

@@ -8,6 +8,7 @@ mod chunks;
 mod levels;
 mod persist;
 mod persist_split;
+mod prehashed;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -24,7 +25,7 @@ use self::chunks::Chunks;
 use self::levels::Levels;
 
 /// Levels whose buckets one lookup loads at once.
-const PROBE_WINDOW: usize = 8;
+pub(crate) const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
@@ -235,14 +236,43 @@ impl<S> GrowableCuckooFilter<S> {
     pub fn expected_false_positive_rate(&self) -> f64 {
         self.levels
             .iter()
-            .map(Chunks::expected_false_positive_rate)
+            .map(Chunks::false_positive_rate_at_load)
             .sum()
     }
 
-    /// Bits per fingerprint of each level added so far, oldest first.
+    /// Core bits per fingerprint of each level added so far, oldest first: the bits every item
+    /// of the level keeps, whatever route bits its chunk still carries. A per-level value, named
+    /// apart from [`ConcurrentCuckooFilter::fingerprint_bits`].
+    ///
+    /// [`ConcurrentCuckooFilter::fingerprint_bits`]: crate::ConcurrentCuckooFilter::fingerprint_bits
     #[must_use]
-    pub fn fingerprint_bits(&self) -> Vec<u32> {
+    pub fn level_fingerprint_bits(&self) -> Vec<u32> {
         self.levels.iter().map(Chunks::core_bits).collect()
+    }
+
+    /// The share of slots in use, over every level's chunks, from 0 to 1.
+    #[must_use]
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / (self.bucket_count() * self.bucket_size()) as f64
+    }
+
+    /// Buckets of every level's chunks together.
+    #[must_use]
+    pub fn bucket_count(&self) -> usize {
+        self.levels.iter().map(Chunks::bucket_count).sum()
+    }
+
+    /// Slots per bucket, the same in every level.
+    #[must_use]
+    pub fn bucket_size(&self) -> usize {
+        self.levels.first().bucket_form().0
+    }
+
+    /// Whether buckets are semi-sorted: not for the levels the builder makes, which keep
+    /// fingerprints plain; a filter read from bytes whose plan says so may have them.
+    #[must_use]
+    pub fn is_semi_sorted(&self) -> bool {
+        self.levels.first().bucket_form().1
     }
 
     /// The hasher items are hashed with.
@@ -266,8 +296,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// every key anew, takes them. Nothing changed on an error, though a new empty level or
     /// chunk may have been added.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
-        let hash = self.hasher.hash_one(item);
-        insert_into(&self.levels, hash)
+        self.insert_hash(self.hasher.hash_one(item))
     }
 
     /// Inserts `item` unless some level already holds its fingerprint in its buckets:
@@ -292,27 +321,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     ///
     /// [`InsertError::Full`] as for [`insert`](Self::insert).
     pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
-        let hash = self.hasher.hash_one(item);
-        loop {
-            // Held while the levels are counted, checked and the item inserted: a racing unique
-            // insert of the item then sees this one's copy, in whatever level it went.
-            let guard = self.item_locks.lock(hash);
-            let newest = self.levels.count() - 1;
-            match insert_unique_into(&self.levels, hash, newest) {
-                Insertion::Inserted => return Ok(true),
-                Insertion::Present => return Ok(false),
-                Insertion::Full => {
-                    // Others waiting for the item's lock should not wait for the growth too.
-                    drop(guard);
-                    let level_hash = level_hash(hash, newest);
-                    if self.levels.level(newest).copies_fill_buckets(level_hash)
-                        || !self.levels.grow(newest)
-                    {
-                        return Err(InsertError::Full);
-                    }
-                }
-            }
-        }
+        self.insert_unique_hash(self.hasher.hash_one(item))
     }
 
     /// Whether `item` may have been inserted: always true if it was (and not removed since),
@@ -324,62 +333,19 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         self.contains_hash(self.hasher.hash_one(item))
     }
 
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        match self.levels.count() {
-            // Until the filter has grown past its first level (64× with the default split
-            // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
-            1 => self.levels.first().contains(hash),
-            count => Self::contains_in_levels(&self.levels, hash, count),
-        }
-    }
-
-    /// Out of line, so that the one-level lookup inlined in the caller keeps its registers.
-    #[inline(never)]
-    fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
-        // Newest first: it is the largest, and holds the most items. Every level of a window is
-        // located once, its buckets' loads started, before any is probed: the probes then find
-        // their buckets arriving together instead of missing one after another. A window of
-        // eight levels already keeps more loads in flight than a core can track, and keeps the
-        // array each lookup fills small.
-        let mut newest = count;
-        while newest > 0 {
-            let oldest = newest.saturating_sub(PROBE_WINDOW);
-            let mut located = [None; PROBE_WINDOW];
-            for (level, slot) in (oldest..newest).rev().zip(&mut located) {
-                let kind = levels.level(level);
-                *slot = Some((kind, kind.locate_and_prefetch(level_hash(hash, level))));
-            }
-            if located
-                .iter()
-                .flatten()
-                .any(|&(kind, at)| kind.contains_located(at))
-            {
-                return true;
-            }
-            newest = oldest;
-        }
-        false
-    }
-
     /// How many copies of `item`'s fingerprint its buckets hold, over all levels: the number of
     /// times it was inserted and not removed, plus any other items that share its fingerprint
     /// and a bucket in some level. Takes no lock.
     #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
-        let hash = self.hasher.hash_one(item);
-        let levels = &self.levels;
-        (0..levels.count())
-            .map(|level| levels.level(level).count(level_hash(hash, level)))
-            .sum()
+        self.count_hash(self.hasher.hash_one(item))
     }
 
     /// Removes one copy of `item`: `true` if it did. `false` if no level holds its fingerprint,
     /// or if more than one does (see [Consistency](Self#consistency): the copy could be another
     /// item's). Only remove items that were inserted.
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        let hash = self.hasher.hash_one(item);
-        remove_from(&self.levels, hash)
+        self.remove_hash(self.hasher.hash_one(item))
     }
 
     test_hook! {
@@ -447,7 +413,7 @@ impl<S> fmt::Debug for GrowableCuckooFilter<S> {
 }
 
 /// Inserts one copy of the hash into the newest level, adding a level first if it is full.
-fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
+pub(crate) fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
     loop {
         let newest = levels.count() - 1;
         let level = levels.level(newest);
@@ -463,7 +429,7 @@ fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
 
 /// The unique insert into level `newest`, unless an older level holds the hash: the caller
 /// holds the item's lock.
-fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
+pub(crate) fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
     if (0..newest).any(|level| levels.level(level).contains(level_hash(hash, level))) {
         return Insertion::Present;
     }
@@ -475,7 +441,7 @@ fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
 
 /// Removes the hash's copy from the one level holding its fingerprint; `false` if none or
 /// several do.
-fn remove_from(levels: &Levels, hash: u64) -> bool {
+pub(crate) fn remove_from(levels: &Levels, hash: u64) -> bool {
     loop {
         let mut holding = (0..levels.count())
             .rev()

@@ -344,6 +344,25 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
         split::write_to(&self.levels, self.hasher_pair(), writer)
     }
 
+    /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce now,
+    /// computed from the levels' chunks: nothing is written or locked. It grows as chunks split
+    /// and levels are added, not as items come and go.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(1000);
+    /// filter.try_extend(0..100_000u64)?;
+    /// assert_eq!(filter.serialized_len(), filter.to_bytes().len() as u64);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    #[must_use]
+    pub fn serialized_len(&self) -> u64 {
+        HEADER_LEN as u64 + self.levels.iter().map(split::level_len).sum::<u64>()
+    }
+
     /// The hasher's id and seed, as the format records them.
     fn hasher_pair(&self) -> (u64, u64) {
         (S::HASHER_ID, StableHashBuilder::seed(&self.hasher))

@@ -126,7 +126,7 @@ pub(crate) fn write_to<W: Write>(
 }
 
 /// Bytes of a level's encoding: its record, and each chunk's record and table.
-fn level_len(level: &Chunks) -> u64 {
+pub(super) fn level_len(level: &Chunks) -> u64 {
     let chunks: u64 = level
         .iter()
         .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()).0)
@@ -147,10 +147,7 @@ pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterS
     let len = level.len();
     let load_factor = len as f64 / (buckets * bucket_size) as f64;
     let memory_bytes = level.memory_usage();
-    // Every lookup compares the core bits at least: the rate at load is bounded by theirs.
     let fingerprint_bits = level.core_bits();
-    let fingerprints = ((1u64 << fingerprint_bits) - 1) as f64;
-    let compared = 2.0 * bucket_size as f64 * load_factor;
     FilterStats {
         buckets,
         bucket_size,
@@ -162,8 +159,9 @@ pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterS
         load_factor,
         memory_bytes,
         bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
-        expected_false_positive_rate: level.expected_false_positive_rate(),
-        false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
+        // Fully split at the load it is sized for, every lookup compares the core bits alone.
+        expected_false_positive_rate: template.shape.expected_false_positive_rate(),
+        false_positive_rate_at_load: level.false_positive_rate_at_load(),
         hasher_id,
         hasher_seed,
         format_version: VERSION_SPLIT,

@@ -169,7 +169,10 @@ fn in_level(err: &DecodeError, level: u64) -> &DecodeError {
 fn assert_same_split(original: &GrowableCuckooFilter, copy: &GrowableCuckooFilter, keys: u64) {
     assert_eq!(format!("{original:?}"), format!("{copy:?}"));
     assert_eq!(copy.level_count(), original.level_count());
-    assert_eq!(copy.fingerprint_bits(), original.fingerprint_bits());
+    assert_eq!(
+        copy.level_fingerprint_bits(),
+        original.level_fingerprint_bits()
+    );
     assert_eq!(copy.capacity(), original.capacity());
     assert_eq!(copy.len(), original.len());
     assert_eq!(copy.level_stats(), original.level_stats());
@@ -866,7 +869,7 @@ fn split_level_statistics_add_up_over_their_chunks() {
         assert!(stats.memory_bytes > stats.buckets * 4);
         assert!(stats.to_string().contains("format version: 3\n"), "{stats}");
     }
-    assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
+    assert_eq!(filter.level_fingerprint_bits(), [8, 8, 8]);
 }
 
 /// The filter of the golden file, rebuilt: [`small_filter`] with every tenth key removed.
@@ -915,7 +918,7 @@ fn the_split_golden_file_decodes_with_its_members_and_writes_back_unchanged() {
     let bytes = std::fs::read(data_dir().join(GOLDEN)).unwrap();
     let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
     assert_eq!(filter.level_count(), 3);
-    assert_eq!(filter.fingerprint_bits(), [8, 8, 8]);
+    assert_eq!(filter.level_fingerprint_bits(), [8, 8, 8]);
     assert_eq!(filter.hasher().seed(), 0x5eed);
     assert_eq!(filter.len(), 538);
     assert!((0..598u64)
