@@ -13,7 +13,9 @@ pub enum MergeError {
     /// the other. Nothing was merged.
     Geometry {
         /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits` or
-        /// `semi_sorted` (1 for true).
+        /// `semi_sorted` (1 for true); for growable filters also `initial_capacity`,
+        /// `false_positive_rate` (its bits), `split_depth` or `route_bits`, and `buckets` and
+        /// `fingerprint_bits` are those of a first-level chunk and its core.
         field: &'static str,
         /// Its value in the filter merged into.
         target: u64,

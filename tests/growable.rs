@@ -308,3 +308,85 @@ fn the_hash_family_collections_and_sizes_agree_with_the_keyed_calls() {
     }
     assert!((0..5_000u32).all(|key| extended.contains(&key)));
 }
+
+#[test]
+fn merging_grown_filters_keeps_every_item_of_both() {
+    use concurrent_cuckoo_filter::{DefaultHashBuilder, MergeError};
+    // Sizes whose levels, added up, fit the levels' limits: a level grows 2^depth times its
+    // first size (here 3,891 items) and no further.
+    for (depth, ours, theirs) in [
+        (6u32, 3_000u64, 80_000u64),
+        (2, 3_000, 12_000),
+        (1, 2_000, 5_000),
+    ] {
+        let target = split(1000, 0.001, depth);
+        let source = split(1000, 0.001, depth);
+        // Grown apart, so the two levels' chunks have split differently.
+        target.try_extend(0..ours).unwrap();
+        source.try_extend(ours..ours + theirs).unwrap();
+        assert_eq!(target.merge(&source), Ok(theirs as usize));
+        assert_eq!(target.len(), (ours + theirs) as usize);
+        assert_eq!(target.level_count(), source.level_count().max(1));
+        assert!(
+            (0..ours + theirs).all(|key| target.contains(&key)),
+            "depth {depth}"
+        );
+    }
+    // The union of overlapping sets: the shared keys once.
+    let target = split(1000, 0.001, 6);
+    target.try_extend(0..80_000u64).unwrap();
+    let other = split(1000, 0.001, 6);
+    other.try_extend(70_000..90_000u64).unwrap();
+    let merged = target.merge_unique(&other).unwrap();
+    assert!((9_900..=10_000).contains(&merged), "{merged}");
+    assert_eq!(target.len(), 80_000 + merged);
+    assert!((0..90_000u64).all(|key| target.contains(&key)));
+    // Into itself: every copy twice.
+    let before = target.len();
+    assert_eq!(target.merge(&target), Ok(before));
+    assert_eq!(target.len(), 2 * before);
+    // Two filters that each filled their first level do not fit one: refused as full, and the
+    // target keeps all it held and what went in.
+    let (a, b) = (split(1000, 0.001, 1), split(1000, 0.001, 1));
+    a.try_extend(0..7_000u64).unwrap();
+    b.try_extend(7_000..14_000u64).unwrap();
+    let Err(MergeError::Full { merged }) = a.merge(&b) else {
+        panic!("two full levels merged into one");
+    };
+    assert_eq!(a.len(), 7_000 + merged);
+    assert!((0..7_000u64).all(|key| a.contains(&key)));
+    // Other plans and other seeds are refused before anything is merged.
+    assert!(matches!(
+        a.merge(&split(10_000, 0.001, 1)),
+        Err(MergeError::Geometry {
+            field: "initial_capacity",
+            ..
+        })
+    ));
+    assert!(!a.is_compatible(&split(1000, 0.001, 3)));
+    let seeded = |seed| {
+        GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .hasher(DefaultHashBuilder::with_seed(seed))
+            .build()
+            .unwrap()
+    };
+    assert_eq!(seeded(8).merge(&seeded(7)), Err(MergeError::Hasher));
+    assert!(seeded(7).is_compatible(&seeded(7)));
+}
+
+#[test]
+fn a_merge_racing_inserts_into_the_target_loses_nothing() {
+    // Both fit the first level together: it grows to 64 chunks of 3,891 items.
+    let target = Arc::new(split(1000, 0.001, 6));
+    let source = split(1000, 0.001, 6);
+    source.try_extend(0..100_000u64).unwrap();
+    std::thread::scope(|scope| {
+        let writer = Arc::clone(&target);
+        scope.spawn(move || writer.try_extend(1 << 40..(1 << 40) + 100_000u64).unwrap());
+        assert_eq!(target.merge(&source), Ok(100_000));
+    });
+    assert_eq!(target.len(), 200_000);
+    assert!((0..100_000u64).all(|key| target.contains(&key)));
+    assert!((1 << 40..(1 << 40) + 100_000u64).all(|key| target.contains(&key)));
+}

@@ -16,18 +16,6 @@ const FIXED_ONLY: &[(&str, &str)] = &[
         "stats",
         "one table's shape and fill; the growable filter's are per level: level_stats",
     ),
-    (
-        "merge",
-        "not yet for split levels: a chunk's fingerprints must be re-placed by route",
-    ),
-    (
-        "merge_unique",
-        "not yet for split levels: a chunk's fingerprints must be re-placed by route",
-    ),
-    (
-        "is_compatible",
-        "asks whether merge would take the other filter, and merge is not there yet",
-    ),
 ];
 
 /// Methods of `GrowableCuckooFilter` alone, and why.

@@ -13,7 +13,7 @@
 use core::fmt;
 
 use crate::raw::{
-    route_of, Geometry, Insertion, LevelCandidates, LockedTable, RawFilter, SplitPlacement,
+    route_of, Geometry, Insertion, LevelCandidates, LockedTable, Placed, RawFilter, SplitPlacement,
     SplitState,
 };
 use crate::sizing::target_load_permille;
@@ -268,10 +268,29 @@ impl Chunks {
     /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
     /// On an error nothing changed, though a split may have been made.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<Insertion, Refusal> {
-        let route = self.route(hash);
+        let route = route_of(hash);
+        self.insert_on(route, unique, |chunk| chunk.candidates_on(hash, route))
+    }
+
+    /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
+    /// merge's insert, which has no hash.
+    pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Result<Insertion, Refusal> {
+        self.insert_on(placed.route, unique, |chunk| chunk.candidates_of(placed))
+    }
+
+    /// Inserts into the chunk `route` leads to the candidates `locate` gives in it, splitting
+    /// the chunk first if it is full.
+    fn insert_on(
+        &self,
+        route: u32,
+        unique: bool,
+        locate: impl Fn(&Chunk) -> LevelCandidates,
+    ) -> Result<Insertion, Refusal> {
+        let slot = self.slot_of(route);
         loop {
-            let (id, chunk, state) = self.writable(route);
-            match chunk.insert(hash, unique) {
+            let (id, chunk, state) = self.writable(slot);
+            let c = locate(chunk);
+            match chunk.insert_located(c, unique) {
                 Insertion::Full => {}
                 done => return Ok(done),
             }
@@ -283,13 +302,21 @@ impl Chunks {
             // fill one chunk before the others, and splitting it divides them. Not so copies
             // of the item's own fingerprint, which a split moves together.
             if state.depth() == self.route_bits
-                || chunk.copies_fill_buckets(hash)
+                || chunk.copies_fill(c)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
             {
                 return Err(Refusal::Full);
             }
             self.split(id, chunk, state)?;
         }
+    }
+
+    /// Every fingerprint of the level, chunk by chunk in id order, each bucket read as a state
+    /// it really had. A chunk split meanwhile may show a moving fingerprint twice (in the old
+    /// chunk before its purge and in the new one), never not at all.
+    pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
+        self.with_ids()
+            .flat_map(|(id, chunk)| chunk.placed_fingerprints(id))
     }
 
     /// Whether copies of the hash's fingerprint fill its buckets in the chunk its route leads

@@ -6,6 +6,7 @@ mod bulk;
 mod chunk_slots;
 mod chunks;
 mod levels;
+mod merge;
 mod persist;
 mod persist_split;
 mod prehashed;

@@ -77,9 +77,11 @@ impl RawFilter {
         }
         Ok(merged)
     }
+}
 
+impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, read as a state the bucket really had.
-    fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
+    pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
         let c = Candidates {
             fp: 0,
             first: bucket,

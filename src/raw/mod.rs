@@ -48,7 +48,7 @@ pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks, LevelCandidates};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
-pub(crate) use self::split::{route_of, SplitPlacement, SplitState};
+pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
@@ -315,7 +315,11 @@ impl<P: Place> RawFilter<P> {
 
     /// Copies of the hash's fingerprint in its two buckets.
     pub(crate) fn count(&self, hash: u64) -> usize {
-        let c = self.placement.candidates(hash);
+        self.count_located(self.placement.candidates(hash))
+    }
+
+    /// Copies of the candidates' fingerprint in their buckets.
+    fn count_located(&self, c: Candidates) -> usize {
         self.read_pair(c, || {
             let first = self.layout.count(&self.table.load(c.first), c.fp);
             if c.first == c.second {
@@ -331,9 +335,13 @@ impl<P: Place> RawFilter<P> {
     /// a split (a split moves a fingerprint's copies together): only a table hashing the item
     /// anew could, so growing for it would add a level per copy.
     pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
+        self.copies_fill(self.placement.candidates(hash))
+    }
+
+    /// [`Self::copies_fill_buckets`] of located candidates.
+    pub(crate) fn copies_fill(&self, c: Candidates) -> bool {
         let buckets = if c.first == c.second { 1 } else { 2 };
-        self.count(hash) >= buckets * self.bucket_size()
+        self.count_located(c) >= buckets * self.bucket_size()
     }
 
     /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated

@@ -22,7 +22,8 @@
 
 use super::bucket::Fingerprints;
 use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-use super::RawFilter;
+use super::path::SearchQueue;
+use super::{Insertion, RawFilter};
 use crate::sync::Ordering;
 
 /// Multiplier that mixes the whole hash into its route.
@@ -130,6 +131,41 @@ impl SplitPlacement {
     }
 }
 
+impl SplitPlacement {
+    /// The candidates of a fingerprint known by its core, its route and one of its buckets: a
+    /// merge's view of another chunk's fingerprint, placed in this chunk.
+    fn candidates_of(&self, placed: Placed) -> Candidates {
+        let growth = (placed.route >> self.born_at) & self.growth_mask();
+        Candidates {
+            fp: placed.core << self.growth_bits | growth,
+            first: placed.bucket,
+            second: reflect(placed.bucket, placed.core, self.bucket_count),
+        }
+    }
+
+    /// What a fingerprint in a bucket of chunk `id` (born with this placement) is, whatever
+    /// chunk it goes to: its core, and its whole route, the id's bits then its growth bits.
+    fn placed(&self, id: u64, bucket: BucketIndex, fp: Fingerprint) -> Placed {
+        Placed {
+            core: fp >> self.growth_bits,
+            route: id as u32 | (fp & self.growth_mask()) << self.born_at,
+            bucket,
+        }
+    }
+}
+
+/// A fingerprint of a level of chunks, known without its key: what a merge carries from one
+/// filter to another of the same plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Placed {
+    /// Its core bits, never 0.
+    pub(crate) core: u32,
+    /// Its route, all of the level's route bits.
+    pub(crate) route: u32,
+    /// One of its two buckets: the one it was found in.
+    pub(crate) bucket: BucketIndex,
+}
+
 impl Place for SplitPlacement {
     const SPLITS: bool = true;
 
@@ -166,6 +202,34 @@ impl SplitState {
 }
 
 impl RawFilter<SplitPlacement> {
+    /// The candidates in this chunk of a fingerprint known by its core, route and bucket.
+    pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
+        self.placement.candidates_of(placed)
+    }
+
+    /// Every fingerprint of this chunk, `id`, as [`Placed`]: each bucket read as a state it
+    /// really had.
+    pub(crate) fn placed_fingerprints(&self, id: u64) -> impl Iterator<Item = Placed> + '_ {
+        (0..self.bucket_count()).flat_map(move |bucket| {
+            let fingerprints = self.bucket_fingerprints(bucket);
+            let placed: Vec<Placed> = fingerprints
+                .as_slice()
+                .iter()
+                .filter(|&&fp| fp != 0)
+                .map(|&fp| self.placement.placed(id, bucket, fp))
+                .collect();
+            placed
+        })
+    }
+
+    /// Inserts located candidates, as [`RawFilter::insert`] inserts a hash's.
+    pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
+        // The stripe lines (often last written by another core) travel while the buckets load.
+        self.stripes.prefetch_for_write(c.first);
+        self.stripes.prefetch_for_write(c.second);
+        self.insert_candidates(c, unique, &mut SearchQueue::default())
+    }
+
     /// Whether the chunk holds the fingerprint of a hash whose route is known.
     #[inline(always)]
     pub(crate) fn contains_on(&self, hash: u64, route: u32) -> bool {
