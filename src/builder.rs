@@ -229,16 +229,8 @@ impl<S> Builder<S> {
             0 => default_max_hops(resolved.bucket_size),
             hops => hops,
         };
-        // Without the test hooks only a decoded growable filter's plan sets the search limits
-        // and the stripes, and its decoder checked the limits and that the stripes are a power
-        // of two.
-        #[cfg(not(any(test, feature = "__test-hooks")))]
-        debug_assert!(
-            max_hops <= MAX_HOPS
-                && self.max_search_buckets >= 2
-                && (self.stripes == 0 || self.stripes.is_power_of_two())
-        );
-        #[cfg(any(test, feature = "__test-hooks"))]
+        // Only the test hooks and a decoded growable filter's plan set the search limits and
+        // the stripes; checked the same way for both.
         if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
             return Err(BuildError::SearchLimits {
                 max_hops: self.max_hops,
@@ -268,7 +260,6 @@ impl<S> Builder<S> {
             limits.bytes,
             limits.usize_max,
         );
-        #[cfg(any(test, feature = "__test-hooks"))]
         if self.stripes != 0 && !is_accepted(self.stripes as u64, &accepted) {
             return Err(BuildError::Stripes {
                 stripes: self.stripes,
@@ -276,14 +267,6 @@ impl<S> Builder<S> {
                 max: *accepted.end() as usize,
             });
         }
-        // A decoded plan's count serves levels of every size: each gets at least the fewest
-        // stripes whose counts fit in its stamps (the hooks' check above refuses fewer).
-        #[cfg(not(any(test, feature = "__test-hooks")))]
-        let stripes = match self.stripes {
-            0 => 0,
-            stripes => stripes.max(*accepted.start() as usize),
-        };
-        #[cfg(any(test, feature = "__test-hooks"))]
         let stripes = self.stripes;
         let geometry = Geometry {
             shape: Shape {

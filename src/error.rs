@@ -69,7 +69,6 @@ pub enum BuildError {
     /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
     /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
     /// there can be.
-    #[cfg(any(test, feature = "__test-hooks"))]
     #[doc(hidden)]
     Stripes {
         /// The count asked for.
@@ -81,7 +80,6 @@ pub enum BuildError {
     },
     /// The test hook `search_limits` was out of range: `max_hops` above the maximum,
     /// `max_buckets` under 2.
-    #[cfg(any(test, feature = "__test-hooks"))]
     #[doc(hidden)]
     SearchLimits {
         /// Most hops asked for.
@@ -137,12 +135,10 @@ impl fmt::Display for BuildError {
                 f,
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints, got {rate}",
             ),
-            #[cfg(any(test, feature = "__test-hooks"))]
             Self::Stripes { stripes, min, max } => write!(
                 f,
                 "stripes must be 0 (the default) or a power of two from {min} to {max} for this table, got {stripes}"
             ),
-            #[cfg(any(test, feature = "__test-hooks"))]
             Self::SearchLimits {
                 max_hops,
                 max_buckets,
