@@ -39,8 +39,11 @@
 //!   when the item had no room, also while other threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No `Hash` impl runs while one of the filter's locks is held.
-//! - Every shared access is atomic. The only `unsafe` code is two prefetch hints and one
-//!   `madvise` call (huge pages for big tables), each with its safety proof.
+//! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof and
+//!   a test: two prefetch hints; one `madvise` call (huge pages for big tables); the zeroed
+//!   allocation of the stripe stamps; the table's own allocation (allocating it zeroed, the
+//!   slice view of its words, freeing it, and its `Send` and `Sync`); and the growable filter's
+//!   load of a published chunk pointer.
 
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]

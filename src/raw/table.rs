@@ -7,21 +7,22 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{advise_huge_pages, prefetch, zeroed_words, AtomicU64, Ordering::Relaxed};
+use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
 
-/// Tables at least this large ask for huge pages. Lookups read a big table at random, so with
+/// Tables at least this large go on huge pages. Lookups read a big table at random, so with
 /// 4 KiB pages nearly every one also misses the TLB; 2 MiB pages made batched lookups in a
-/// 192 MB table 10-20% faster here. Smaller tables would only round up to a huge page.
+/// 192 MB table 10-20% faster here. Such a table starts on a 2 MiB boundary, so that every whole
+/// 2 MiB of it can be a huge page (see `TableWords`).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    words: Box<[AtomicU64]>,
+    words: TableWords,
     bucket_bits: u64,
     bucket_count: usize,
     chunk_mask: u128,
@@ -35,11 +36,7 @@ impl Table {
     pub(crate) fn new(bucket_count: usize, layout: &BucketLayout) -> Option<Self> {
         let bucket_bits = layout.bucket_bits() as u64;
         let len = Self::words_for(bucket_count, layout)?;
-        let mut words = zeroed_words(len)?;
-        if len * 8 >= HUGE_PAGE_MIN_BYTES {
-            // Before any write touches the pages, so that they are born huge.
-            advise_huge_pages(&mut words);
-        }
+        let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
         Some(Self {
             words,
             bucket_count,
