@@ -244,10 +244,10 @@ mod tests {
     #[test]
     fn zeroed_words_are_zero_writable_and_refused_when_impossible() {
         for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5] {
-            let mut words = zeroed_words(len).unwrap();
+            let words = zeroed_words(len).unwrap();
             assert_eq!(words.len(), len);
             assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
-            advise_huge_pages(&mut words);
+            advise_huge_pages(&words);
             for (i, word) in words.iter().enumerate() {
                 word.store(i as u64 ^ 0xa5a5, Ordering::Relaxed);
             }
@@ -295,9 +295,9 @@ mod tests {
     fn huge_page_advice_keeps_memory_as_it_was() {
         // Unaligned at both ends, and large enough to hold whole huge pages.
         let mut words: Vec<u64> = (0..(5 << 20) / 8 + 3).map(|i| i * 7).collect();
-        advise_huge_pages(&mut words[1..]);
-        advise_huge_pages(&mut words[..0]);
-        advise_huge_pages(&mut words[..1]);
+        advise_huge_pages(&words[1..]);
+        advise_huge_pages(&words[..0]);
+        advise_huge_pages(&words[..1]);
         assert!(words.iter().enumerate().all(|(i, &w)| w == i as u64 * 7));
         words.push(1);
         assert_eq!(words.last(), Some(&1));
