@@ -7,7 +7,7 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
+use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
@@ -154,13 +154,22 @@ impl Table {
         self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
     }
 
+    /// [`Self::load_narrow`] of two buckets, with one bounds check for both: a window starts
+    /// at most 2^58 words in (`bit / 64`), so the end of the later one cannot overflow, and the
+    /// compiler sees both windows inside the words it checked.
+    #[inline(always)]
+    pub(crate) fn load_narrow_pair(&self, a: usize, b: usize) -> [u64; 2] {
+        let (bit_a, bit_b) = (a as u64 * self.bucket_bits, b as u64 * self.bucket_bits);
+        let (word_a, word_b) = ((bit_a / 64) as usize, (bit_b / 64) as usize);
+        let words = &self.words[..word_a.max(word_b) + 2];
+        [window(words, word_a, bit_a), window(words, word_b, bit_b)]
+    }
+
     /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
     #[inline(always)]
     fn load_window(&self, bit: u64) -> u64 {
         let word = (bit / 64) as usize;
-        let words = &self.words[word..word + 2];
-        let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
-        (both >> (bit % 64)) as u64
+        window(&self.words[word..word + 2], 0, bit)
     }
 
     #[inline(never)]
@@ -259,6 +268,13 @@ fn low_bits(bits: u32) -> u128 {
     } else {
         (1 << bits) - 1
     }
+}
+
+/// The 64 bits from `bit % 64` into `words[word]`, running on into `words[word + 1]`.
+#[inline(always)]
+fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
+    let both = words[word].load(Relaxed) as u128 | (words[word + 1].load(Relaxed) as u128) << 64;
+    (both >> (bit % 64)) as u64
 }
 
 /// `value << offset` as a 192-bit number, split into three words, lowest first.
