@@ -258,8 +258,8 @@ impl<P: Place> RawFilter<P> {
     fn holds_narrow_semi_sorted(&self, c: &Candidates) -> bool {
         let lanes = self.layout.semi_sorted_lanes();
         let probe = lanes.probe(c.fp);
-        lanes.holds(self.table.load_narrow(c.first), &probe)
-            | lanes.holds(self.table.load_narrow(c.second), &probe)
+        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        lanes.holds(first, &probe) | lanes.holds(second, &probe)
     }
 
     /// [`Self::contains_located`] for semi-sorted buckets of 65 to 76 bits: each bucket's code
