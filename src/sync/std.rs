@@ -219,7 +219,7 @@ impl core::fmt::Debug for TableWords {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TableWords")
             .field("len", &self.len)
-            .field("align", &self.layout.align())
+            .field("reserved_bytes", &self.layout.size())
             .finish()
     }
 }
