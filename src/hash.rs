@@ -11,6 +11,10 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
 const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
 
+/// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
+/// 4 to 8 bytes mixes with the seed.
+const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
+
 /// Bytes gathered before a block is folded into the running state. Keys up to this size (nearly
 /// all keys) cost exactly one XXH3 call.
 const BLOCK: usize = 64;
@@ -36,20 +40,25 @@ const BLOCK: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DefaultHashBuilder {
     seed: u64,
+    /// [`flip_4to8`] of the seed, so that a 4- or 8-byte key does not derive it again.
+    flip_4to8: u64,
 }
 
 impl DefaultHashBuilder {
     /// The builder with the crate's fixed default seed.
     #[must_use]
     pub const fn new() -> Self {
-        Self { seed: DEFAULT_SEED }
+        Self::with_seed(DEFAULT_SEED)
     }
 
     /// A builder with a seed of your own: the seed of another filter's
     /// [`hasher`](crate::ConcurrentCuckooFilter::hasher), to build a filter it can merge with.
     #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
-        Self { seed }
+        Self {
+            seed,
+            flip_4to8: flip_4to8(seed),
+        }
     }
 
     /// A builder with a seed drawn at random, different in every call and every process, as
@@ -113,6 +122,7 @@ impl BuildHasher for DefaultHashBuilder {
     fn build_hasher(&self) -> DefaultHasher {
         DefaultHasher {
             state: self.seed,
+            flip_4to8: self.flip_4to8,
             buf: [0; BLOCK],
             len: 0,
             folded: 0,
@@ -129,6 +139,24 @@ impl BuildHasher for DefaultHashBuilder {
     }
 }
 
+/// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (`xxh3_64_4to8` of the reference):
+/// the default secret's words 8..24 less the seed with its low half byte-swapped into its high.
+const fn flip_4to8(seed: u64) -> u64 {
+    let seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
+    (SECRET_8_TO_24[0] ^ SECRET_8_TO_24[1]).wrapping_sub(seed)
+}
+
+/// XXH3's final mix for inputs of 4 to 8 bytes (`rrmxmx`).
+#[inline(always)]
+const fn strong_avalanche(mut value: u64, len: u64) -> u64 {
+    const PRIME: u64 = 0x9fb2_1c65_1e98_df25;
+    value ^= value.rotate_left(49) ^ value.rotate_left(24);
+    value = value.wrapping_mul(PRIME);
+    value ^= (value >> 35).wrapping_add(len);
+    value = value.wrapping_mul(PRIME);
+    value ^ (value >> 28)
+}
+
 /// The [`Hasher`] made by [`DefaultHashBuilder`].
 ///
 /// Bytes collect in a 64-byte buffer; each full block is folded into the running state with one
@@ -137,6 +165,8 @@ impl BuildHasher for DefaultHashBuilder {
 #[derive(Clone, Debug)]
 pub struct DefaultHasher {
     state: u64,
+    /// The builder's, for the seed `state` starts as.
+    flip_4to8: u64,
     buf: [u8; BLOCK],
     len: usize,
     folded: u64,
@@ -189,6 +219,20 @@ impl DefaultHasher {
         xxh3_64_with_seed(&self.buf[..self.len], seed)
     }
 
+    /// `xxh3_64_with_seed` over the first `N` bytes of the block, `N` from 4 to 8 and no block
+    /// folded (the seed is the builder's): XXH3's path for that length, with the seed's part
+    /// taken from the builder.
+    #[inline(always)]
+    fn finish_4to8<const N: usize>(&self) -> u64 {
+        let word = |at: usize| {
+            let mut bytes = [0; 4];
+            bytes.copy_from_slice(&self.buf[at..at + 4]);
+            u64::from(u32::from_le_bytes(bytes))
+        };
+        let input = word(N - 4).wrapping_add(word(0) << 32);
+        strong_avalanche(input ^ self.flip_4to8, N as u64)
+    }
+
     /// XXH3 over the first `N` bytes of the block, with `N` fixed at compile time: XXH3 then
     /// reduces to its short path for that one length.
     #[inline(always)]
@@ -208,8 +252,8 @@ impl Hasher for DefaultHasher {
             match self.len {
                 1 => return self.finish_short::<1>(),
                 2 => return self.finish_short::<2>(),
-                4 => return self.finish_short::<4>(),
-                8 => return self.finish_short::<8>(),
+                4 => return self.finish_4to8::<4>(),
+                8 => return self.finish_4to8::<8>(),
                 16 => return self.finish_short::<16>(),
                 _ => {}
             }
@@ -307,6 +351,30 @@ mod tests {
         let mut hasher = builder.build_hasher();
         item.hash(&mut hasher);
         (builder.hash_one(item), hasher.finish_stream())
+    }
+
+    #[test]
+    fn four_and_eight_byte_keys_match_xxh3_under_any_seed() {
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        for round in 0..2000u64 {
+            // Seeds of every shape: small, large, one bit, and a scrambled sequence.
+            seed = match round % 4 {
+                0 => round,
+                1 => u64::MAX - round,
+                2 => 1 << (round % 64),
+                _ => seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ round,
+            };
+            let builder = DefaultHashBuilder::with_seed(seed);
+            let key = seed.rotate_left(29) ^ round;
+            assert_eq!(
+                builder.hash_one(key),
+                xxh3_64_with_seed(&key.to_le_bytes(), seed)
+            );
+            assert_eq!(
+                builder.hash_one(key as u32),
+                xxh3_64_with_seed(&(key as u32).to_le_bytes(), seed)
+            );
+        }
     }
 
     #[test]

@@ -40,10 +40,10 @@
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No `Hash` impl runs while one of the filter's locks is held.
 //! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof
-//!   beside it, is in five places: two prefetch hints and one `madvise` call (huge pages for big
-//!   tables) in `sync/std.rs`, the zeroed allocation of a table's words in the same file, and
-//!   the dereference of a split level's route pointer to its chunk in
-//!   `growable/chunk_slots.rs`.
+//!   and a test: in `sync/std.rs`, two prefetch hints, one `madvise` call (huge pages for big
+//!   tables), the zeroed allocation of the stripe stamps, and the table's own allocation
+//!   (allocating it zeroed, the slice view of its words, freeing it, and its `Send` and
+//!   `Sync`); in `growable/chunk_slots.rs`, the load of a published chunk pointer.
 //!
 //! # Keys from untrusted clients
 //!

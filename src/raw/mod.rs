@@ -189,9 +189,30 @@ impl<P: Place> RawFilter<P> {
         self.table.memory_usage() + self.stripes.memory_usage() + core::mem::size_of::<Self>()
     }
 
+    /// A lookup of one hash. Narrow buckets (the default filter's) are read here rather than
+    /// through [`Self::contains_located`], so that a lookup that must retry starts again from
+    /// the hash: only the hash, not the candidates, stays live across the optimistic read, which
+    /// saves the caller's loop registers it would otherwise spill.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.contains_located(self.placement.candidates(hash))
+        let c = self.placement.candidates(hash);
+        if self.layout.is_narrow() {
+            let read = self.stripes.begin_read(c.first, c.second);
+            let hit = self.holds_narrow(&c);
+            if read.validate() {
+                return hit;
+            }
+            return self.contains_contended(hash);
+        }
+        self.contains_located(c)
+    }
+
+    /// [`Self::contains`] of narrow buckets after a writer got in the way of its first read.
+    #[cold]
+    #[inline(never)]
+    fn contains_contended(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        self.read_pair_contended(c, move || self.holds_narrow(&c))
     }
 
     /// The one lookup of a key's candidates, for single and batched lookups and for each level
@@ -237,8 +258,8 @@ impl<P: Place> RawFilter<P> {
     fn holds_narrow_semi_sorted(&self, c: &Candidates) -> bool {
         let lanes = self.layout.semi_sorted_lanes();
         let probe = lanes.probe(c.fp);
-        lanes.holds(self.table.load_narrow(c.first), &probe)
-            | lanes.holds(self.table.load_narrow(c.second), &probe)
+        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        lanes.holds(first, &probe) | lanes.holds(second, &probe)
     }
 
     /// [`Self::contains_located`] for semi-sorted buckets of 65 to 76 bits: each bucket's code
@@ -295,10 +316,9 @@ impl<P: Place> RawFilter<P> {
     #[inline(always)]
     fn holds_narrow(&self, c: &Candidates) -> bool {
         let pattern = self.layout.broadcast_narrow(c.fp);
-        self.layout.zero_lane_pair(
-            self.table.load_narrow(c.first) ^ pattern,
-            self.table.load_narrow(c.second) ^ pattern,
-        )
+        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        self.layout
+            .zero_lane_pair(first ^ pattern, second ^ pattern)
     }
 
     /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the

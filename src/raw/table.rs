@@ -7,21 +7,22 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketLayout, RawBucket};
-use crate::sync::{advise_huge_pages, prefetch, zeroed_words, AtomicU64, Ordering::Relaxed};
+use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
 
-/// Tables at least this large ask for huge pages. Lookups read a big table at random, so with
+/// Tables at least this large go on huge pages. Lookups read a big table at random, so with
 /// 4 KiB pages nearly every one also misses the TLB; 2 MiB pages made batched lookups in a
-/// 192 MB table 10-20% faster here. Smaller tables would only round up to a huge page.
+/// 192 MB table 10-20% faster here. Such a table starts on a 2 MiB boundary, so that every whole
+/// 2 MiB of it can be a huge page (see `TableWords`).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    words: Box<[AtomicU64]>,
+    words: TableWords,
     bucket_bits: u64,
     bucket_count: usize,
     chunk_mask: u128,
@@ -35,11 +36,7 @@ impl Table {
     pub(crate) fn new(bucket_count: usize, layout: &BucketLayout) -> Option<Self> {
         let bucket_bits = layout.bucket_bits() as u64;
         let len = Self::words_for(bucket_count, layout)?;
-        let mut words = zeroed_words(len)?;
-        if len * 8 >= HUGE_PAGE_MIN_BYTES {
-            // Before any write touches the pages, so that they are born huge.
-            advise_huge_pages(&mut words);
-        }
+        let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
         Some(Self {
             words,
             bucket_count,
@@ -157,13 +154,22 @@ impl Table {
         self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
     }
 
+    /// [`Self::load_narrow`] of two buckets, with one bounds check for both: a window starts
+    /// at most 2^58 words in (`bit / 64`), so the end of the later one cannot overflow, and the
+    /// compiler sees both windows inside the words it checked.
+    #[inline(always)]
+    pub(crate) fn load_narrow_pair(&self, a: usize, b: usize) -> [u64; 2] {
+        let (bit_a, bit_b) = (a as u64 * self.bucket_bits, b as u64 * self.bucket_bits);
+        let (word_a, word_b) = ((bit_a / 64) as usize, (bit_b / 64) as usize);
+        let words = &self.words[..word_a.max(word_b) + 2];
+        [window(words, word_a, bit_a), window(words, word_b, bit_b)]
+    }
+
     /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
     #[inline(always)]
     fn load_window(&self, bit: u64) -> u64 {
         let word = (bit / 64) as usize;
-        let words = &self.words[word..word + 2];
-        let both = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
-        (both >> (bit % 64)) as u64
+        window(&self.words[word..word + 2], 0, bit)
     }
 
     #[inline(never)]
@@ -262,6 +268,13 @@ fn low_bits(bits: u32) -> u128 {
     } else {
         (1 << bits) - 1
     }
+}
+
+/// The 64 bits from `bit % 64` into `words[word]`, running on into `words[word + 1]`.
+#[inline(always)]
+fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
+    let both = words[word].load(Relaxed) as u128 | (words[word + 1].load(Relaxed) as u128) << 64;
+    (both >> (bit % 64)) as u64
 }
 
 /// `value << offset` as a 192-bit number, split into three words, lowest first.

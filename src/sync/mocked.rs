@@ -110,9 +110,6 @@ impl Backoff {
     }
 }
 
-/// Memory advice has no effect loom could observe.
-pub(crate) fn advise_huge_pages<T>(_memory: &mut [T]) {}
-
 /// A prefetch hint has no effect loom could observe.
 #[inline(always)]
 pub(crate) fn prefetch(_word: &AtomicU64) {}
@@ -128,4 +125,13 @@ pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
     words.try_reserve_exact(len).ok()?;
     words.extend((0..len).map(|_| AtomicU64::new(0)));
     Some(words.into_boxed_slice())
+}
+
+/// A table's words: loom's atomics are not plain integers, and memory placement is nothing loom
+/// could observe, so a boxed slice of them.
+pub(crate) type TableWords = Box<[AtomicU64]>;
+
+/// `len` table words, every one 0, or `None` if the memory cannot be had.
+pub(crate) fn table_words(len: usize, _huge_pages: bool) -> Option<TableWords> {
+    zeroed_words(len)
 }

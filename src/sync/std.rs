@@ -1,5 +1,8 @@
 pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
+use core::ptr::NonNull;
+use std::alloc::Layout;
+
 /// Waits a little before a spin loop tries again: a few CPU pause hints first, then yielding the
 /// thread so that a lock holder that was preempted (likely when threads outnumber cores) can run.
 #[derive(Debug, Default)]
@@ -54,17 +57,17 @@ pub(crate) fn prefetch_write(word: &AtomicU64) {
 /// Asks the kernel to back `memory` with transparent huge pages where it can. Advice only: the
 /// memory stays as it is, and where the kernel declines (or this is not Linux) nothing happens.
 #[allow(unsafe_code)]
-pub(crate) fn advise_huge_pages<T>(memory: &mut [T]) {
+fn advise_huge_pages<T>(memory: &[T]) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
-        let start = memory.as_mut_ptr() as usize;
+        let start = memory.as_ptr() as usize;
         let end = start + core::mem::size_of_val(memory);
         // madvise wants a page-aligned start; only whole pages inside `memory` are advised.
         let (first, last) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
         if first < last {
-            // SAFETY: [first, last) lies inside `memory`, which we borrow mutably, so it is
-            // mapped memory of ours that no one else is using. MADV_HUGEPAGE changes only how
+            // SAFETY: [first, last) lies inside `memory`, which we borrow, so it is mapped memory
+            // that stays allocated for the call. MADV_HUGEPAGE changes only how
             // the kernel backs the pages, never their contents or whether they are mapped, so
             // no Rust reference or value can observe it. The return value is ignored on
             // purpose: a kernel without huge pages simply says no.
@@ -81,12 +84,12 @@ pub(crate) fn advise_huge_pages<T>(memory: &mut [T]) {
     let _ = memory;
 }
 
-/// `len` atomic words, every one 0, or `None` if the memory cannot be had. The words come from a
-/// zeroed allocation, so fresh pages the allocator maps for a large table stay untouched (and
-/// not resident) until written, and memory advice given before the first write still applies.
+/// `len` atomic words, every one 0, or `None` if the memory cannot be had: the stripe stamps. The
+/// words come from a zeroed allocation, so fresh pages the allocator maps stay untouched (and not
+/// resident) until written.
 #[allow(unsafe_code)]
 pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
-    use std::alloc::{alloc_zeroed, Layout};
+    use std::alloc::alloc_zeroed;
     if len == 0 {
         return Some(Box::new([]));
     }
@@ -103,6 +106,121 @@ pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
             return None;
         }
         Some(Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)))
+    }
+}
+
+/// The bytes of a transparent huge page on x86_64 (and on aarch64 with 4 KiB base pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A table's atomic words, on a zeroed allocation of their own that they free when dropped.
+///
+/// With `huge_pages`, the allocation is one huge page larger than the words, which start at the
+/// first 2 MiB boundary in it, and the words are advised onto huge pages before anything touches
+/// them. The kernel maps a huge page only where a whole aligned 2 MiB lies inside the advised
+/// range, so every whole 2 MiB of the words can be one; the slack before and after them is never
+/// touched, so never resident. Either way the words come zeroed from the allocator, untouched
+/// (and not resident) until written: a large table granted by the system but never filled costs
+/// only address space.
+pub(crate) struct TableWords {
+    /// The first word: `block`, or past it to the first huge-page boundary in it.
+    words: NonNull<AtomicU64>,
+    len: usize,
+    /// The allocation as the allocator gave it, freed with `layout`.
+    block: NonNull<u8>,
+    layout: Layout,
+}
+
+impl TableWords {
+    /// `len` words, every one 0, or `None` if the memory cannot be had.
+    pub(crate) fn zeroed(len: usize, huge_pages: bool) -> Option<Self> {
+        let slack = if huge_pages { HUGE_PAGE } else { 0 };
+        let bytes = len.checked_mul(8)?.checked_add(slack)?;
+        let layout = Layout::from_size_align(bytes, core::mem::align_of::<AtomicU64>()).ok()?;
+        if layout.size() == 0 {
+            let (words, block) = (NonNull::dangling(), NonNull::dangling());
+            return Some(Self {
+                words,
+                len,
+                block,
+                layout,
+            });
+        }
+        // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` needs; a null result is
+        // returned as `None` before anything else.
+        #[allow(unsafe_code)]
+        let block = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        // Bytes up to the first 2 MiB boundary: fewer than `slack`, and a multiple of 8 (the
+        // block is 8-aligned, a boundary too), so the words are aligned and inside the block.
+        let offset = if huge_pages {
+            (block.as_ptr() as usize).wrapping_neg() % HUGE_PAGE
+        } else {
+            0
+        };
+        let words = NonNull::new(block.as_ptr().wrapping_add(offset).cast::<AtomicU64>())?;
+        let words = Self {
+            words,
+            len,
+            block,
+            layout,
+        };
+        if huge_pages {
+            advise_huge_pages(&words);
+        }
+        Some(words)
+    }
+}
+
+/// `len` table words, every one 0, or `None` if the memory cannot be had (see [`TableWords`]).
+pub(crate) fn table_words(len: usize, huge_pages: bool) -> Option<TableWords> {
+    TableWords::zeroed(len, huge_pages)
+}
+
+impl core::ops::Deref for TableWords {
+    type Target = [AtomicU64];
+
+    #[inline(always)]
+    fn deref(&self) -> &[AtomicU64] {
+        // SAFETY: `words` is non-null and aligned for `AtomicU64` (a dangling one when `len` is
+        // 0), and its `len` words lie inside the block (`zeroed` reserves `slack` bytes beyond
+        // them for the offset), which `alloc_zeroed` zero-filled: `AtomicU64` has the
+        // representation of `u64`, whose all-zero bit pattern is 0, so each is a valid atomic.
+        // The block belongs to `self`, which frees it only when dropped, so it outlives the
+        // borrow, and shared access to atomics needs nothing more.
+        #[allow(unsafe_code)]
+        unsafe {
+            core::slice::from_raw_parts(self.words.as_ptr(), self.len)
+        }
+    }
+}
+
+impl Drop for TableWords {
+    fn drop(&mut self) {
+        if self.layout.size() != 0 {
+            // SAFETY: `block` came from the global allocator with exactly `self.layout`, and this
+            // is the only place it is freed, once, when no borrow of the words can be left.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::alloc::dealloc(self.block.as_ptr(), self.layout);
+            }
+        }
+    }
+}
+
+// SAFETY: `TableWords` owns its block as a `Box<[AtomicU64]>` owns its slice (no other pointer to
+// it is ever made), and `AtomicU64` is `Send` and `Sync`: sending or sharing the owner sends or
+// shares nothing else.
+#[allow(unsafe_code)]
+unsafe impl Send for TableWords {}
+// SAFETY: as for `Send`.
+#[allow(unsafe_code)]
+unsafe impl Sync for TableWords {}
+
+impl core::fmt::Debug for TableWords {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TableWords")
+            .field("len", &self.len)
+            .field("reserved_bytes", &self.layout.size())
+            .finish()
     }
 }
 
@@ -126,10 +244,10 @@ mod tests {
     #[test]
     fn zeroed_words_are_zero_writable_and_refused_when_impossible() {
         for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5] {
-            let mut words = zeroed_words(len).unwrap();
+            let words = zeroed_words(len).unwrap();
             assert_eq!(words.len(), len);
             assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
-            advise_huge_pages(&mut words);
+            advise_huge_pages(&words);
             for (i, word) in words.iter().enumerate() {
                 word.store(i as u64 ^ 0xa5a5, Ordering::Relaxed);
             }
@@ -144,12 +262,42 @@ mod tests {
     }
 
     #[test]
+    fn table_words_are_zero_writable_aligned_and_refused_when_impossible() {
+        for huge_pages in [false, true] {
+            for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5, (6 << 20) / 8] {
+                let words = TableWords::zeroed(len, huge_pages).unwrap();
+                assert_eq!(words.len(), len);
+                if huge_pages && len > 0 {
+                    assert_eq!(words.as_ptr() as usize % HUGE_PAGE, 0, "{len} words");
+                }
+                assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+                for (i, word) in words.iter().enumerate() {
+                    word.store(i as u64 ^ 0x5a5a, Ordering::Relaxed);
+                }
+                // Shared with and read back on another thread (`Send` and `Sync`).
+                let words = std::thread::spawn(move || {
+                    assert!(words
+                        .iter()
+                        .enumerate()
+                        .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64 ^ 0x5a5a));
+                    words
+                })
+                .join()
+                .unwrap();
+                assert!(format!("{words:?}").contains(&format!("len: {len}")));
+            }
+            assert!(TableWords::zeroed(usize::MAX / 4, huge_pages).is_none());
+            assert!(TableWords::zeroed(1 << 45, huge_pages).is_none());
+        }
+    }
+
+    #[test]
     fn huge_page_advice_keeps_memory_as_it_was() {
         // Unaligned at both ends, and large enough to hold whole huge pages.
         let mut words: Vec<u64> = (0..(5 << 20) / 8 + 3).map(|i| i * 7).collect();
-        advise_huge_pages(&mut words[1..]);
-        advise_huge_pages(&mut words[..0]);
-        advise_huge_pages(&mut words[..1]);
+        advise_huge_pages(&words[1..]);
+        advise_huge_pages(&words[..0]);
+        advise_huge_pages(&words[..1]);
         assert!(words.iter().enumerate().all(|(i, &w)| w == i as u64 * 7));
         words.push(1);
         assert_eq!(words.last(), Some(&1));
