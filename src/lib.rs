@@ -62,6 +62,7 @@ mod hooks;
 mod builder;
 mod bulk;
 mod error;
+mod external_trait_impls;
 mod filter;
 mod growable;
 mod hash;

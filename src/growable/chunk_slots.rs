@@ -6,8 +6,11 @@
 
 use core::{fmt, ptr};
 
-use super::chunks::Chunk;
+use crate::raw::{RawFilter, SplitPlacement};
 use crate::sync::{AtomicPtr, OnceSlot, Ordering};
+
+/// One chunk: a table split by route.
+pub(crate) type Chunk = RawFilter<SplitPlacement>;
 
 pub(crate) struct ChunkSlots {
     /// The chunks by id. A slot is filled at most once and never emptied.

@@ -13,16 +13,13 @@
 use core::fmt;
 
 use crate::raw::{
-    route_of, Geometry, Insertion, LevelCandidates, LockedTable, Placed, RawFilter, SplitPlacement,
-    SplitState,
+    route_of, Geometry, Insertion, LevelCandidates, LockedTable, Placed, SplitPlacement, SplitState,
 };
 use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
+pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
-
-/// One chunk: a table split by route.
-pub(crate) type Chunk = RawFilter<SplitPlacement>;
 
 /// Where a lookup found a hash: the chunk its route led to and its candidates there, for
 /// [`Chunks::contains_located`].

@@ -8,7 +8,6 @@ mod chunks;
 mod levels;
 mod merge;
 mod persist;
-mod persist_split;
 mod prehashed;
 
 use core::fmt;
@@ -396,7 +395,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     pub fn level_stats(&self) -> Vec<FilterStats> {
         self.levels
             .iter()
-            .map(|level| persist_split::stats(level, S::HASHER_ID, self.hasher.seed()))
+            .map(|level| persist::stats(level, S::HASHER_ID, self.hasher.seed()))
             .collect()
     }
 }

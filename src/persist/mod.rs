@@ -26,8 +26,6 @@
 
 mod error;
 mod hasher;
-#[cfg(feature = "serde")]
-mod serde_impl;
 
 pub use self::error::DecodeError;
 pub use self::hasher::StableHashBuilder;

@@ -7,9 +7,9 @@ use core::fmt;
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
-use super::{decode, DecodeError, StableHashBuilder};
 use crate::filter::ConcurrentCuckooFilter;
 use crate::growable::GrowableCuckooFilter;
+use crate::persist::{DecodeError, StableHashBuilder};
 
 /// Serializes the filter as a byte string: its [`to_bytes`](ConcurrentCuckooFilter::to_bytes),
 /// from the same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a
@@ -29,7 +29,7 @@ impl<'de, S: StableHashBuilder> Deserialize<'de> for ConcurrentCuckooFilter<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_bytes(FilterVisitor {
             expecting: "the bytes of a serialized ConcurrentCuckooFilter",
-            decode,
+            decode: ConcurrentCuckooFilter::<S>::from_bytes_with_hasher,
         })
     }
 }

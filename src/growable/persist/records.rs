@@ -1,28 +1,26 @@
-//! Persistence of a growable filter whose levels split (format version 3), and the statistics
-//! of such a level.
+//! A growable filter's levels in the format (version 3), after its header, and the statistics of
+//! a level.
 //!
-//! The growable header is that of versions 1 and 2. Each level follows as a checksummed record
+//! Each level follows the header as a checksummed record
 //! of its chunk count, then each chunk as a checksummed record of its id and split depth and its
 //! table as a whole fixed filter's encoding. A level's length is known only chunk by chunk, so
 //! the decoder reads it part by part, each part checked before the next is asked for: from a
 //! slice or from a reader, it allocates only for bytes that are there. The layout is in
-//! `FORMAT.md` ("Version 3: levels that split").
+//! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
 
 use std::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::chunks::{Chunk, Chunks};
-use super::levels::{LevelShape, Levels, Plan};
-use super::persist::{
-    assemble, decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT,
-};
-use super::GrowableCuckooFilter;
+use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
+use crate::growable::chunks::{Chunk, Chunks};
+use crate::growable::levels::{LevelShape, Levels, Plan};
+use crate::growable::GrowableCuckooFilter;
 use crate::persist::{
-    data_words, encoded_len, hasher_of, read_up_to, u64_at, write_encoding, DecodeError, Header,
-    StableHashBuilder,
+    check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
+    u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
 };
-use crate::raw::{Geometry, SplitPlacement};
+use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
 use crate::stats::FilterStats;
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
@@ -126,7 +124,7 @@ pub(crate) fn write_to<W: Write>(
 }
 
 /// Bytes of a level's encoding: its record, and each chunk's record and table.
-pub(super) fn level_len(level: &Chunks) -> u64 {
+pub(crate) fn level_len(level: &Chunks) -> u64 {
     let chunks: u64 = level
         .iter()
         .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()).0)
@@ -232,7 +230,7 @@ impl<R: Read> Source for Stream<R> {
 
 /// Decodes a whole version-3 encoding, whose header and plan are checked: `bytes` must be
 /// exactly one growable filter.
-pub(super) fn decode_slice<S: StableHashBuilder>(
+pub(crate) fn decode_slice<S: StableHashBuilder>(
     header: &GrowableHeader,
     plan: Plan,
     bytes: &[u8],
@@ -254,7 +252,7 @@ pub(super) fn decode_slice<S: StableHashBuilder>(
 
 /// Reads the rest of a version-3 encoding from `reader`, after its header, which is checked
 /// with its plan: exactly the filter's bytes, and not one more.
-pub(super) fn decode_stream<S: StableHashBuilder, R: Read>(
+pub(crate) fn decode_stream<S: StableHashBuilder, R: Read>(
     header: &GrowableHeader,
     plan: Plan,
     reader: R,
@@ -403,11 +401,59 @@ fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> 
     (parent.split_state().depth() >= born_at).then_some(born_at)
 }
 
+/// The decoded filter, once the item count its header recorded is the count its levels hold.
+fn assemble<S>(
+    levels: Levels,
+    (recorded, held): (u64, u64),
+    hasher: S,
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    if recorded != held {
+        return Err(DecodeError::ItemCountMismatch {
+            header: recorded,
+            table: held,
+        });
+    }
+    let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
+        bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
+    })?;
+    Ok(GrowableCuckooFilter::from_parts(levels, item_locks, hasher))
+}
+
+/// Decodes one level's encoding, whose header must be `expected` in every field but the item
+/// count.
+fn decode_level(bytes: &[u8], expected: &Header) -> Result<RawFilter, DecodeError> {
+    let (header, geometry) = level_header(bytes, expected)?;
+    check_len(header.total_len(), bytes.len())?;
+    check_checksum(bytes)?;
+    decode_table(&header, &geometry, bytes)
+}
+
+/// The header at the start of a level's encoding and its geometry, checked: the fixed format's
+/// checks of a header, then every field but the item count against `expected`.
+fn level_header(bytes: &[u8], expected: &Header) -> Result<(Header, Geometry), DecodeError> {
+    let header = Header::parse(bytes)?;
+    for ((field, expected), (_, found)) in expected
+        .shape_fields()
+        .into_iter()
+        .zip(header.shape_fields())
+    {
+        if found != expected {
+            return Err(DecodeError::PlanMismatch {
+                field,
+                expected,
+                found,
+            });
+        }
+    }
+    let geometry = header.geometry()?;
+    Ok((header, geometry))
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::super::levels::build_level;
     use super::*;
     use crate::builder::Builder;
+    use crate::growable::levels::build_level;
 
     fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
         let mut template = Builder::new().hasher(());

@@ -1,0 +1,5 @@
+//! Implementations of optional dependencies' traits for the filters, each behind its feature, as
+//! hashbrown keeps them: one file per dependency, on top of the filters' public operations.
+
+#[cfg(feature = "serde")]
+mod serde;
