@@ -3,8 +3,8 @@
 //! A good 64-bit hash sets each bit with probability 1/2, independently: over `n` values the
 //! bits set number `32n ± 4√n`, and each bit position is set in `n/2 ± √n/2` of them. Integers
 //! (`seq 100000` in hexadecimal) set few bits, always the low ones. Two tests, each refusing
-//! only past six standard deviations or the like, so that hashes are refused about once in
-//! 10⁹ chunks: the bits set in all, and a chi-square over the 64 positions.
+//! only past six standard deviations or further, so that hashes are refused less than once
+//! in 10⁸ chunks: the bits set in all, and a chi-square over the 64 positions.
 
 use std::fmt;
 
