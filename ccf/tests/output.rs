@@ -9,6 +9,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use common::{assert_fails, ccf, number_before, path, scratch, spawn, stderr, write_lines};
 
@@ -60,6 +61,13 @@ fn a_device_is_written_to_and_stays_a_device() {
         assert!(built.status.success(), "{}", stderr(&built));
         assert!(file_type("/dev/null").is_char_device(), "{command:?}");
     }
+    // Through a link to it: the link stays a link, the device a device.
+    let link = dir.join("null.ccf");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let built = ccf(&["build", "-o", path(&link), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(file_type(&link).is_symlink());
+    assert!(file_type("/dev/null").is_char_device());
     // A device that refuses the bytes is an error, and stays a device too.
     if Path::new("/dev/full").exists() {
         assert_fails(
@@ -99,6 +107,12 @@ fn a_fifo_reader_gets_the_whole_filter() {
     };
     let built = ccf(&["build", "-o", path(&fifo), &keys], b"");
     let stored = items_stored(&built);
+    // A writer that never opened the FIFO would leave the reader waiting: fail, not hang.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reader.is_finished() {
+        assert!(Instant::now() < deadline, "ccf never wrote to the FIFO");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let bytes = reader.join().unwrap();
     assert!(file_type(&fifo).is_fifo());
     let copy = dir.join("copy.ccf");
