@@ -1,11 +1,10 @@
-//! Measures the growable filter, with fixed-size levels and with levels that split as they fill,
-//! against a fixed-size one sized up front, and against a chain whose levels all keep the first
-//! level's fingerprints (as RedisBloom's cuckoo filter does): space and false positive rate after
-//! growing 64×, lookup speed, and a fill by growth on one and two threads. Speeds are medians of
-//! rounds that alternate the filters compared.
+//! Measures the growable filter against a fixed-size one sized up front for the same items:
+//! space and false positive rate at every point of a growth from 1× to 1,000×, the rate after
+//! growing 1,000×, lookup speed, batched against one key at a time, and a fill by growth on one
+//! and two threads. Speeds are medians of rounds that alternate the two sides compared.
 //!
 //! ```text
-//! cargo run --release --example growable [-- space|rate|lookup|fill|all]
+//! cargo run --release --example growable [-- space|rate|lookup|batch|fill|all]
 //! ```
 
 use std::hint::black_box;
@@ -13,11 +12,11 @@ use std::time::Instant;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
 
-/// Items of the first level in the space and lookup measurements: grown 64×, a filter of 5 to
-/// 9 MB, about the share of the last-level cache a busy host leaves.
-const INITIAL: usize = 1 << 16;
 /// The first level of a filter that, grown 64×, fits in the last-level cache (2.5 to 4.5 MB).
 const SMALL_INITIAL: usize = 1 << 15;
+/// The first level of a filter that, grown 64×, about fills the share of the last-level cache
+/// a busy host leaves (5 to 9 MB).
+const INITIAL: usize = 1 << 16;
 /// The first level of a filter that, grown 64×, does not (about 100 MB).
 const LARGE_INITIAL: usize = 1 << 20;
 /// How far those filters grow.
@@ -25,47 +24,17 @@ const GROWTH: usize = 64;
 const ROUNDS: usize = 5;
 /// Rounds of the fill, which takes seconds each.
 const FILL_ROUNDS: usize = 3;
-/// How many times a split level's chunks may split: it grows 64× before the next level.
-const SPLIT_DEPTH: u32 = 6;
+/// The first capacity of the space curve, and the growths it is measured at.
+const CURVE_INITIAL: usize = 10_000;
+const CURVE: [f64; 11] = [
+    1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 37.0, 64.0, 100.0, 300.0, 1000.0,
+];
 
-fn grown(rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
-    grown_from(INITIAL, rate, factor, items)
-}
-
-fn grown_from(initial: usize, rate: f64, factor: usize, items: usize) -> GrowableCuckooFilter {
-    let filter = GrowableCuckooFilter::builder()
-        .capacity(initial)
-        .false_positive_rate(rate)
-        .growth_factor(factor)
-        .build()
-        .unwrap();
-    filter.try_extend(0..items as u64).unwrap();
-    filter
-}
-
-/// A growable filter of split levels grown to `items`.
+/// A growable filter of the default split depth, grown from `initial` to `items`.
 fn split_from(initial: usize, rate: f64, items: usize) -> GrowableCuckooFilter {
     let filter = GrowableCuckooFilter::builder()
         .capacity(initial)
         .false_positive_rate(rate)
-        .split_depth(SPLIT_DEPTH)
-        .build()
-        .unwrap();
-    filter.try_extend(0..items as u64).unwrap();
-    filter
-}
-
-/// A chain like RedisBloom's: every level with the first level's fingerprint width.
-fn same_fingerprint_chain(rate: f64, items: usize) -> GrowableCuckooFilter {
-    let first = ConcurrentCuckooFilter::builder()
-        .capacity(INITIAL)
-        .false_positive_rate(rate / 2.0)
-        .build()
-        .unwrap();
-    let filter = GrowableCuckooFilter::builder()
-        .capacity(INITIAL)
-        .growth_factor(2)
-        .level_shape(first.bucket_count(), 4, first.fingerprint_bits(), 0)
         .build()
         .unwrap();
     filter.try_extend(0..items as u64).unwrap();
@@ -95,80 +64,37 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+fn bits_per_item(memory: usize, items: usize) -> f64 {
+    memory as f64 * 8.0 / items as f64
+}
+
+/// Bits per item and false positive rate at each point of a growth from [`CURVE_INITIAL`]
+/// items, against a fixed filter sized for the items at that point; and the filter's estimate
+/// of its own rate.
 fn space() {
-    let items = INITIAL * GROWTH;
-    println!("Space and false positive rate after growing {GROWTH}× from {INITIAL} items ({items} items).\n");
-    println!("| ε | filter | levels | bits per item | ÷ fixed | false positive rate |");
-    println!("|---|---|---|---|---|---|");
+    println!("Growing from {CURVE_INITIAL} items: bits per item and false positive rate (1,000,000 absent keys) at each growth, against a ConcurrentCuckooFilter sized for the same items and ε.\n");
+    println!("| ε | growth | items | levels | bits per item | fixed, sized | ÷ fixed | false positive rate | ÷ ε | estimate | estimate ÷ measured |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for rate in [0.01, 0.001] {
-        let reference = fixed(rate, items);
-        let bits = |memory: usize, len: usize| memory as f64 * 8.0 / len as f64;
-        let fixed_bits = bits(reference.memory_usage(), reference.len());
-        let queries = 4_000_000;
-        println!(
-            "| {rate} | fixed, sized up front | 1 | {fixed_bits:.2} | 1.00 | {:.5} |",
-            rate_of(|k| reference.contains(k), queries)
-        );
-        for factor in [2, 4] {
-            let filter = grown(rate, factor, items);
-            let b = bits(filter.memory_usage(), filter.len());
+        let filter = split_from(CURVE_INITIAL, rate, 0);
+        let mut inserted = 0u64;
+        for growth in CURVE {
+            let items = (CURVE_INITIAL as f64 * growth) as u64;
+            filter.try_extend(inserted..items).unwrap();
+            inserted = items;
+            let reference = fixed(rate, items as usize);
+            let ours = bits_per_item(filter.memory_usage(), filter.len());
+            let theirs = bits_per_item(reference.memory_usage(), reference.len());
+            let measured = rate_of(|k| filter.contains(k), 1_000_000);
+            let estimate = filter.expected_false_positive_rate();
             println!(
-                "| {rate} | growable, factor {factor} | {} | {b:.2} | {:.2} | {:.5} |",
+                "| {rate} | {growth}× | {items} | {} | {ours:.2} | {theirs:.2} | {:.2} | {measured:.5} | {:.2} | {estimate:.5} | {:.2} |",
                 filter.level_count(),
-                b / fixed_bits,
-                rate_of(|k| filter.contains(k), queries)
+                ours / theirs,
+                measured / rate,
+                estimate / measured,
             );
         }
-        let filter = split_from(INITIAL, rate, items);
-        let b = bits(filter.memory_usage(), filter.len());
-        println!(
-            "| {rate} | growable, split levels | {} | {b:.2} | {:.2} | {:.5} |",
-            filter.level_count(),
-            b / fixed_bits,
-            rate_of(|k| filter.contains(k), queries)
-        );
-        let chain = same_fingerprint_chain(rate, items);
-        let b = bits(chain.memory_usage(), chain.len());
-        println!(
-            "| {rate} | same-fingerprint chain, factor 2 | {} | {b:.2} | {:.2} | {:.5} |",
-            chain.level_count(),
-            b / fixed_bits,
-            rate_of(|k| chain.contains(k), queries)
-        );
-    }
-    println!("\nBits per item over a whole growth, sampled at every whole multiple of the initial capacity from 2× to {GROWTH}× (ε = 0.01): mean and worst.\n");
-    println!("| filter | mean bits per item | worst | fixed at the same point, mean |");
-    println!("|---|---|---|---|");
-    for factor in [2, 4, 0] {
-        let filter = match factor {
-            0 => split_from(INITIAL, 0.01, 0),
-            factor => grown(0.01, factor, 0),
-        };
-        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        for multiple in 2..=GROWTH {
-            let from = ((multiple - 1) * INITIAL) as u64;
-            filter
-                .try_extend(from..(multiple * INITIAL) as u64)
-                .unwrap();
-            ours.push(filter.memory_usage() as f64 * 8.0 / filter.len() as f64);
-            let reference = ConcurrentCuckooFilter::builder()
-                .capacity(multiple * INITIAL)
-                .false_positive_rate(0.01)
-                .build()
-                .unwrap();
-            theirs.push(reference.memory_usage() as f64 * 8.0 / (multiple * INITIAL) as f64);
-        }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let name = match factor {
-            0 => "growable, split levels".to_string(),
-            factor => format!("growable, factor {factor}"),
-        };
-        println!(
-            "| {name} | {:.2} | {:.2} | {:.2} |",
-            mean(&ours),
-            ours.iter().copied().fold(0.0, f64::max),
-            mean(&theirs)
-        );
     }
 }
 
@@ -251,11 +177,7 @@ fn lookup() {
         rng ^= rng << 17;
         rng
     };
-    for (initial, factors) in [
-        (SMALL_INITIAL, &[][..]),
-        (INITIAL, &[2, 4][..]),
-        (LARGE_INITIAL, &[2][..]),
-    ] {
+    for initial in [SMALL_INITIAL, INITIAL, LARGE_INITIAL] {
         let items = initial * GROWTH;
         let present: Vec<u64> = (0..2_000_000)
             .map(|_| (next() % items as u64) & !1)
@@ -263,27 +185,18 @@ fn lookup() {
         let missing: Vec<u64> = (0..2_000_000).map(|_| absent(next() >> 2) & !1).collect();
         for rate in [0.01, 0.001] {
             let reference = fixed(rate, items);
-            for (kind, &factor) in factors.iter().chain(&[0]).enumerate() {
-                let filter = match factor {
-                    0 => split_from(initial, rate, items),
-                    factor => grown_from(initial, rate, factor, items),
-                };
-                let name = match factor {
-                    0 => "growable, split levels".to_string(),
-                    factor => format!("growable, factor {factor}"),
-                };
-                for regime in [Regime::BackToBack, Regime::OneAtATime] {
-                    let [fp, gp, rp] = compare_lookups(&reference, &filter, &present, regime);
-                    let [fa, ga, ra] = compare_lookups(&reference, &filter, &missing, regime);
-                    let regime = regime.name();
-                    if kind == 0 {
-                        println!("| {items} | {rate} | fixed | 1 | {regime} | {fp:.1} | {fa:.1} | 1.00 | 1.00 |");
-                    }
-                    println!(
-                        "| {items} | {rate} | {name} | {} | {regime} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
-                        filter.level_count(),
-                    );
-                }
+            let filter = split_from(initial, rate, items);
+            for regime in [Regime::BackToBack, Regime::OneAtATime] {
+                let [fp, gp, rp] = compare_lookups(&reference, &filter, &present, regime);
+                let [fa, ga, ra] = compare_lookups(&reference, &filter, &missing, regime);
+                let regime = regime.name();
+                println!(
+                    "| {items} | {rate} | fixed | 1 | {regime} | {fp:.1} | {fa:.1} | 1.00 | 1.00 |"
+                );
+                println!(
+                    "| {items} | {rate} | growable | {} | {regime} | {gp:.1} | {ga:.1} | {rp:.2} | {ra:.2} |",
+                    filter.level_count(),
+                );
             }
         }
     }
@@ -304,27 +217,16 @@ fn time_inserts(items: u64, threads: u64, insert: impl Fn(u64) + Sync) -> f64 {
 fn fill() {
     let items = 10_000_000u64;
     println!("\nFilling from 1,000 to {items} items by growth with `insert` (ε = 0.001), against a fixed filter sized for them up front; seconds, median of {FILL_ROUNDS} alternating rounds.\n");
-    let mut seconds: [[Vec<f64>; 2]; 3] = Default::default();
-    let mut levels = [0; 2];
+    let mut seconds: [[Vec<f64>; 2]; 2] = Default::default();
+    let mut levels = 0;
     for _ in 0..FILL_ROUNDS {
         for (t, threads) in [1, 2].into_iter().enumerate() {
-            for (kind, split) in [false, true].into_iter().enumerate() {
-                let builder = GrowableCuckooFilter::builder()
-                    .capacity(1000)
-                    .false_positive_rate(0.001);
-                let builder = if split {
-                    builder.split_depth(SPLIT_DEPTH)
-                } else {
-                    builder.growth_factor(2)
-                };
-                let filter = builder.build().unwrap();
-                let index = if split { 2 } else { 0 };
-                seconds[index][t].push(time_inserts(items, threads, |key| {
-                    filter.insert(&key).unwrap()
-                }));
-                assert_eq!(filter.len(), items as usize);
-                levels[kind] = filter.level_count();
-            }
+            let filter = split_from(1000, 0.001, 0);
+            seconds[0][t].push(time_inserts(items, threads, |key| {
+                filter.insert(&key).unwrap()
+            }));
+            assert_eq!(filter.len(), items as usize);
+            levels = filter.level_count();
             let fixed = ConcurrentCuckooFilter::builder()
                 .capacity(items as usize)
                 .false_positive_rate(0.001)
@@ -335,18 +237,12 @@ fn fill() {
             }));
         }
     }
-    let [[g1, g2], [f1, f2], [s1, s2]] = seconds.map(|pair| pair.map(median));
+    let [[g1, g2], [f1, f2]] = seconds.map(|pair| pair.map(median));
     println!("| filter | 1 thread | 2 threads | 2 threads ÷ 1 thread |");
     println!("|---|---|---|---|");
     println!(
-        "| growable, factor 2, {} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
-        levels[0],
+        "| growable, {levels} levels at the end | {g1:.2} | {g2:.2} | {:.2}× |",
         g1 / g2
-    );
-    println!(
-        "| growable, split levels, {} levels at the end | {s1:.2} | {s2:.2} | {:.2}× |",
-        levels[1],
-        s1 / s2
     );
     println!(
         "| fixed, sized up front | {f1:.2} | {f2:.2} | {:.2}× |",
@@ -354,30 +250,74 @@ fn fill() {
     );
 }
 
+/// Batched calls against one key per call on a growable filter grown 64× from 1,048,576 items
+/// (67,108,864 items, in memory): `contains_batch` against `contains`, `try_extend` against
+/// `insert`, medians of alternating rounds.
+fn batch() {
+    let items = LARGE_INITIAL * GROWTH;
+    println!("\nBatched calls on a growable filter grown {GROWTH}× to {items} items (ε = 0.001): million keys per second, median of {ROUNDS} alternating rounds.\n");
+    let filter = split_from(LARGE_INITIAL, 0.001, items);
+    let keys: Vec<u64> = (0..4_000_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % items as u64)
+        .collect();
+    let mut rates: [Vec<f64>; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let hits = keys
+            .iter()
+            .filter(|k| filter.contains(black_box(*k)))
+            .count();
+        let single = keys.len() as f64 / start.elapsed().as_secs_f64() / 1e6;
+        let start = Instant::now();
+        let batched = filter.contains_batch(black_box(&keys));
+        let batch = keys.len() as f64 / start.elapsed().as_secs_f64() / 1e6;
+        assert_eq!(hits, keys.len());
+        assert!(batched.iter().all(|&hit| hit));
+        rates[0].push(single);
+        rates[1].push(batch);
+        rates[2].push(batch / single);
+    }
+    let [single, batched, ratio] = rates.map(median);
+    println!("| call | M keys/s | ÷ one key per call |");
+    println!("|---|---|---|");
+    println!("| `contains` | {single:.1} | 1.00 |");
+    println!("| `contains_batch` | {batched:.1} | {ratio:.2} |");
+    let fresh = 20_000_000u64;
+    let mut rates: [Vec<f64>; 3] = Default::default();
+    for _ in 0..FILL_ROUNDS {
+        let filter = split_from(LARGE_INITIAL, 0.001, 0);
+        let start = Instant::now();
+        for key in 0..fresh {
+            filter.insert(&key).unwrap();
+        }
+        let single = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
+        let filter = split_from(LARGE_INITIAL, 0.001, 0);
+        let start = Instant::now();
+        filter.try_extend(0..fresh).unwrap();
+        let batch = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
+        rates[0].push(single);
+        rates[1].push(batch);
+        rates[2].push(batch / single);
+    }
+    let [single, batched, ratio] = rates.map(median);
+    println!("| `insert`, {fresh} keys from {LARGE_INITIAL} | {single:.1} | 1.00 |");
+    println!("| `try_extend`, the same | {batched:.1} | {ratio:.2} |");
+}
+
 /// The false positive rate after growing 1,000× from 1,000 items, on 4,000,000 absent keys.
 fn rate() {
     println!("\nFalse positive rate after growing 1,000× from 1,000 items (1,000,000 items).\n");
-    println!("| ε | filter | levels | fingerprint bits per level | false positive rate |");
+    println!("| ε | levels | core fingerprint bits per level | false positive rate | estimate |");
     println!("|---|---|---|---|---|");
     for target in [0.01, 0.001] {
-        for split in [false, true] {
-            let builder = GrowableCuckooFilter::builder()
-                .capacity(1000)
-                .false_positive_rate(target);
-            let (builder, name) = if split {
-                (builder.split_depth(SPLIT_DEPTH), "split levels")
-            } else {
-                (builder.growth_factor(2), "factor 2")
-            };
-            let filter = builder.build().unwrap();
-            filter.try_extend(0..1_000_000u64).unwrap();
-            println!(
-                "| {target} | {name} | {} | {:?} | {:.5} |",
-                filter.level_count(),
-                filter.fingerprint_bits(),
-                rate_of(|k| filter.contains(k), 4_000_000)
-            );
-        }
+        let filter = split_from(1000, target, 1_000_000);
+        println!(
+            "| {target} | {} | {:?} | {:.5} | {:.5} |",
+            filter.level_count(),
+            filter.fingerprint_bits(),
+            rate_of(|k| filter.contains(k), 4_000_000),
+            filter.expected_false_positive_rate(),
+        );
     }
 }
 
@@ -391,6 +331,9 @@ fn main() {
     }
     if matches!(what.as_str(), "lookup" | "all") {
         lookup();
+    }
+    if matches!(what.as_str(), "batch" | "all") {
+        batch();
     }
     if matches!(what.as_str(), "fill" | "all") {
         fill();

@@ -25,8 +25,8 @@ impl fmt::Display for InsertError {
 impl std::error::Error for InsertError {}
 
 /// Why a [`Builder`](crate::Builder) could not build a filter. Each variant names the parameter
-/// at fault.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// at fault and the value it was given.
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
     /// `capacity` was 0 (or never set).
@@ -62,7 +62,10 @@ pub enum BuildError {
     },
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
-    FalsePositiveRate,
+    FalsePositiveRate {
+        /// The rate asked for.
+        rate: f64,
+    },
     /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
     /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
     /// there can be.
@@ -101,6 +104,13 @@ pub enum BuildError {
         /// The depth asked for.
         depth: u32,
     },
+    /// A growable filter's `max_capacity` was below its `capacity`.
+    MaxCapacity {
+        /// The capacity asked for.
+        capacity: usize,
+        /// The limit asked for.
+        max_capacity: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -123,8 +133,9 @@ impl fmt::Display for BuildError {
                 f,
                 "semi_sorted needs fingerprint_bits of at least 5, got {bits}"
             ),
-            Self::FalsePositiveRate => f.write_str(
-                "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints",
+            Self::FalsePositiveRate { rate } => write!(
+                f,
+                "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints, got {rate}",
             ),
             #[cfg(any(test, feature = "__test-hooks"))]
             Self::Stripes { stripes, min, max } => write!(
@@ -149,6 +160,13 @@ impl fmt::Display for BuildError {
             Self::SplitDepth { depth } => {
                 write!(f, "split_depth must be in 1..=10, got {depth}")
             }
+            Self::MaxCapacity {
+                capacity,
+                max_capacity,
+            } => write!(
+                f,
+                "max_capacity must be at least the capacity {capacity}, got {max_capacity}"
+            ),
         }
     }
 }

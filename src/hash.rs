@@ -45,10 +45,52 @@ impl DefaultHashBuilder {
         Self { seed: DEFAULT_SEED }
     }
 
-    /// A builder with a seed of your own (for example a random one, against adversarial keys).
+    /// A builder with a seed of your own: the seed of another filter's
+    /// [`hasher`](crate::ConcurrentCuckooFilter::hasher), to build a filter it can merge with.
     #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
         Self { seed }
+    }
+
+    /// A builder with a seed drawn at random, different in every call and every process, as
+    /// std's and hashbrown's `RandomState` are. Use it where keys come from untrusted clients.
+    ///
+    /// With the fixed default seed, which anyone can read here, a client who chooses the keys
+    /// can find keys whose hashes share the bits that pick a bucket, and fill a filter long
+    /// before its capacity (or make a growable filter grow for them). Under a seed it cannot
+    /// know, its keys land at random like anyone's.
+    ///
+    /// The seed is recorded with the filter's bytes, so a saved filter loads and answers as
+    /// before. Filters merge only if their seeds are equal: give every filter of a job a clone
+    /// of one random builder, or send [`seed`](Self::seed) to the processes that build the
+    /// others and use [`with_seed`](Self::with_seed) there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+    ///
+    /// let hasher = DefaultHashBuilder::random();
+    /// assert_ne!(hasher.seed(), DefaultHashBuilder::random().seed());
+    /// let shards: Vec<ConcurrentCuckooFilter> = (0..2)
+    ///     .map(|_| ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher))
+    ///     .collect();
+    /// shards[0].insert("a")?;
+    /// shards[1].insert("b")?;
+    /// shards[0].merge(&shards[1])?;
+    /// assert!(shards[0].contains("a") && shards[0].contains("b"));
+    ///
+    /// let loaded = ConcurrentCuckooFilter::from_bytes(&shards[0].to_bytes())?;
+    /// assert_eq!(loaded.hasher().seed(), hasher.seed());
+    /// assert!(loaded.contains("b"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn random() -> Self {
+        use std::collections::hash_map::RandomState;
+        // Keyed from the operating system's randomness once per thread, and a new key for each
+        // `RandomState`: its hash of a constant is a fresh random word.
+        Self::with_seed(RandomState::new().hash_one(DEFAULT_SEED))
     }
 
     /// The seed this builder hashes with.

@@ -39,8 +39,19 @@
 //!   when the item had no room, also while other threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No `Hash` impl runs while one of the filter's locks is held.
-//! - Every shared access is atomic. The only `unsafe` code is two prefetch hints and one
-//!   `madvise` call (huge pages for big tables), each with its safety proof.
+//! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof
+//!   beside it, is in five places: two prefetch hints and one `madvise` call (huge pages for big
+//!   tables) in `sync/std.rs`, the zeroed allocation of a table's words in the same file, and
+//!   the dereference of a split level's route pointer to its chunk in
+//!   `growable/chunk_slots.rs`.
+//!
+//! # Keys from untrusted clients
+//!
+//! The default hasher's seed is fixed, and public: a client who chooses the keys can pick ones
+//! whose hashes share a bucket and fill a filter long before its capacity. Where keys come from
+//! outside, build the filter with [`DefaultHashBuilder::random`], a seed drawn at random and
+//! recorded with the filter's bytes; filters merged together need one seed, shared as its docs
+//! say.
 
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]

@@ -142,7 +142,7 @@ impl Shape {
     /// explicit settings allow.
     fn for_rate(rate: f64, request: &Request) -> Result<Self, BuildError> {
         if !(rate > 0.0 && rate < 1.0) {
-            return Err(BuildError::FalsePositiveRate);
+            return Err(BuildError::FalsePositiveRate { rate });
         }
         let mut best: Option<Self> = None;
         for bucket_size in [4, 2, 8] {
@@ -186,7 +186,7 @@ impl Shape {
                 }
             }
         }
-        best.ok_or(BuildError::FalsePositiveRate)
+        best.ok_or(BuildError::FalsePositiveRate { rate })
     }
 }
 
@@ -293,9 +293,11 @@ mod tests {
                 false_positive_rate: Some(rate),
                 ..Request::default()
             };
-            assert_eq!(
-                Shape::resolve(&request),
-                Err(BuildError::FalsePositiveRate),
+            assert!(
+                matches!(
+                    Shape::resolve(&request),
+                    Err(BuildError::FalsePositiveRate { rate: got }) if got.to_bits() == rate.to_bits()
+                ),
                 "{rate}"
             );
         }

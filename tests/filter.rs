@@ -289,3 +289,36 @@ fn with_capacity_zero_still_makes_a_usable_filter() {
     filter.insert(&1u8).unwrap();
     assert!(filter.contains(&1u8));
 }
+
+/// Keys whose hashes under the public default seed share their top bits, and so their first
+/// bucket: what a client who picks the keys can send.
+fn keys_sharing_a_bucket_under_the_default_seed(top_bits: u32, count: usize) -> Vec<u64> {
+    use core::hash::BuildHasher;
+    let public = concurrent_cuckoo_filter::DefaultHashBuilder::new();
+    (0u64..)
+        .filter(|key| public.hash_one(key) >> (64 - top_bits) == 0)
+        .take(count)
+        .collect()
+}
+
+#[test]
+fn chosen_keys_fill_a_filter_under_the_public_seed_but_not_under_a_random_one() {
+    use concurrent_cuckoo_filter::DefaultHashBuilder;
+    let keys = keys_sharing_a_bucket_under_the_default_seed(12, 50_000);
+    let taken = |hasher: DefaultHashBuilder| {
+        let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(100_000, hasher);
+        let taken = keys
+            .iter()
+            .take_while(|key| filter.insert(key).is_ok())
+            .count();
+        assert_eq!(filter.len(), taken);
+        assert!(keys[..taken].iter().all(|key| filter.contains(key)));
+        taken
+    };
+    let public = taken(DefaultHashBuilder::new());
+    assert!(public < 25_000, "{public} chosen keys went in");
+    let random = DefaultHashBuilder::random();
+    assert_ne!(random.seed(), DefaultHashBuilder::new().seed());
+    assert_ne!(random.seed(), DefaultHashBuilder::random().seed());
+    assert_eq!(taken(random), keys.len(), "seed {:#x}", random.seed());
+}

@@ -120,3 +120,105 @@ fn threads_splitting_at_once_never_pass_the_limit() {
         assert!(filter.len() > 50_000, "{}", filter.len());
     }
 }
+
+/// `count` keys, from the start of `0..`, that `pick` accepts.
+fn chosen_keys(count: usize, pick: impl Fn(u64) -> bool) -> Vec<u64> {
+    (0u64..).filter(|&key| pick(key)).take(count).collect()
+}
+
+/// Inserts `keys` into `filter` with no limit set: every one is taken and found, and `len` is
+/// exact. Then random keys after them are all taken too.
+fn takes_every_key(filter: &GrowableCuckooFilter, keys: &[u64], what: &str) {
+    for (done, key) in keys.iter().enumerate() {
+        assert_eq!(filter.insert(key), Ok(()), "{what}: refused after {done}");
+    }
+    assert_eq!(filter.len(), keys.len(), "{what}");
+    assert!(keys.iter().all(|key| filter.contains(key)), "{what}");
+    let random = (1u64 << 40)..(1u64 << 40) + 100_000;
+    assert_eq!(filter.try_extend(random.clone()), Ok(100_000), "{what}");
+    assert_eq!(filter.len(), keys.len() + 100_000, "{what}");
+    assert!(random.clone().all(|key| filter.contains(&key)), "{what}");
+}
+
+#[test]
+fn keys_sharing_hash_bits_never_fill_a_filter_without_a_limit() {
+    use core::hash::BuildHasher;
+    let hash = |key: u64| concurrent_cuckoo_filter::DefaultHashBuilder::new().hash_one(key);
+    let probe = GrowableCuckooFilter::with_capacity(1000);
+    let (_, first_bucket, _) = probe.debug_candidates(0, &0u64);
+    type Pick<'a> = Box<dyn Fn(u64) -> bool + 'a>;
+    let cases: [(&str, Pick<'_>); 5] = [
+        // Every split leaves them all in one chunk, until it can split no further.
+        (
+            "route bits",
+            Box::new(|key| probe.debug_route(0, &key) % 1024 == 0),
+        ),
+        ("top 10 bits", Box::new(|key| hash(key) >> 54 == 0)),
+        ("low 10 bits", Box::new(|key| hash(key) % 1024 == 0)),
+        (
+            "bits 32 to 41",
+            Box::new(|key| (hash(key) >> 32) % 1024 == 0),
+        ),
+        (
+            "first bucket",
+            Box::new(|key| probe.debug_candidates(0, &key).1 == first_bucket),
+        ),
+    ];
+    for (what, pick) in cases {
+        let keys = chosen_keys(10_000, pick);
+        for builder in [
+            GrowableCuckooFilter::builder(),
+            GrowableCuckooFilter::builder().split_depth(1),
+        ] {
+            let filter = builder.capacity(1000).build().unwrap();
+            takes_every_key(&filter, &keys, what);
+        }
+    }
+}
+
+#[test]
+fn copies_of_one_item_are_refused_without_growing() {
+    for builder in [
+        GrowableCuckooFilter::builder(),
+        GrowableCuckooFilter::builder().split_depth(1),
+    ] {
+        let filter = builder.capacity(1000).build().unwrap();
+        filter.try_extend(0..500u64).unwrap();
+        let copies = (0..100)
+            .take_while(|_| filter.insert("same").is_ok())
+            .count();
+        assert_eq!(copies, 8, "two buckets of four slots");
+        assert_eq!(filter.level_count(), 1);
+        assert_eq!(filter.len(), 508);
+    }
+}
+
+#[test]
+fn the_filters_estimate_of_its_rate_is_within_a_quarter_of_the_measured_rate() {
+    // Points where a few million absent keys find enough false positives to measure the rate
+    // within a few percent: from 10× the first capacity, past the second level's start.
+    for rate in [0.01, 0.001] {
+        let filter = split(10_000, rate, 6);
+        let mut inserted = 0u64;
+        for growth in [10u64, 37, 64, 100, 300] {
+            let items = 10_000 * growth;
+            assert_eq!(
+                filter.try_extend(inserted..items),
+                Ok((items - inserted) as usize)
+            );
+            inserted = items;
+            let probes = 4_000_000u64;
+            let hits = (0..probes)
+                .filter(|key| filter.contains(&(key | 1 << 62)))
+                .count();
+            let measured = hits as f64 / probes as f64;
+            let estimate = filter.expected_false_positive_rate();
+            let ratio = estimate / measured;
+            assert!(
+                (0.75..=1.25).contains(&ratio),
+                "ε {rate}, {growth}×: estimate {estimate}, measured {measured} ({hits} hits)"
+            );
+            assert!(estimate <= rate);
+        }
+    }
+}

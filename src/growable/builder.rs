@@ -2,8 +2,8 @@
 
 use crate::builder::Builder;
 use crate::error::BuildError;
-use crate::growable::levels::{Levels, Plan, RateSchedule};
-use crate::growable::{Engine, GrowableCuckooFilter};
+use crate::growable::levels::{Levels, Plan};
+use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
 
@@ -25,14 +25,14 @@ pub(crate) const MAX_SPLIT_DEPTH: u32 = 10;
 /// let filter = GrowableCuckooFilter::builder()
 ///     .capacity(1000)
 ///     .false_positive_rate(0.01)
-///     .growth_factor(4)
+///     .split_depth(4)
 ///     .max_capacity(1_000_000)
 ///     .build()?;
 /// assert_eq!(filter.level_count(), 1);
 ///
-/// let err = GrowableCuckooFilter::builder().capacity(10).growth_factor(1).build().unwrap_err();
-/// assert_eq!(err, BuildError::GrowthFactor { factor: 1 });
-/// assert_eq!(err.to_string(), "growth_factor must be at least 2, got 1");
+/// let err = GrowableCuckooFilter::builder().capacity(10).split_depth(11).build().unwrap_err();
+/// assert_eq!(err, BuildError::SplitDepth { depth: 11 });
+/// assert_eq!(err.to_string(), "split_depth must be in 1..=10, got 11");
 /// # Ok::<(), BuildError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -55,11 +55,9 @@ impl GrowableBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                schedule: RateSchedule::BitPerLevel,
                 template: Builder::new().hasher(()),
                 initial_capacity: 0,
                 initial_buckets: 0,
-                growth_factor: 1 << DEFAULT_SPLIT_DEPTH,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
                 max_capacity: usize::MAX,
                 split_depth: DEFAULT_SPLIT_DEPTH,
@@ -71,40 +69,27 @@ impl GrowableBuilder {
 }
 
 impl<S> GrowableBuilder<S> {
-    /// Items the first level holds. Each later level holds `growth_factor` times as many as
-    /// the one before.
+    /// Items the first level holds. It grows `2^split_depth` times, then the next level starts
+    /// that large.
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.plan.initial_capacity = capacity;
         self
     }
 
     /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
-    /// Level `i` gets the rate `ε/2^(3 + ⌊i/4⌋)`: fingerprints three bits wider than a fixed
-    /// filter's at ε for the first four levels, and one bit wider every four levels after.
+    /// Level `i` gets the rate `ε/2^(i+1)`: one fingerprint bit more than a fixed filter's at ε
+    /// for the first level, one more for each level after.
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self
     }
 
-    /// Grow by fixed-size levels, each `factor` times larger than the one before (at least 2),
-    /// instead of by splitting. A larger factor means fewer levels for lookups to probe, and
-    /// more memory allocated ahead of the items that fill it. Level `i` then gets the rate
-    /// `ε/2^(3 + ⌊i/4⌋)`.
-    pub fn growth_factor(mut self, factor: usize) -> Self {
-        self.plan.split_depth = 0;
-        self.plan.growth_factor = factor;
-        self.plan.schedule = RateSchedule::BitPerFourLevels;
-        self
-    }
-
-    /// Grow by splitting (the default), each level's chunks up to `depth` times (1 to 10,
-    /// default 6): a level grows `2^depth` times, one probe per lookup, before the next level
-    /// is added. Level `i` gets the rate `ε/2^(i+1)`; a deeper split carries more route bits in
-    /// every fingerprint of the level's first chunks, which then compare more bits.
+    /// How many times each level's chunks may split (1 to 10, default 6): a level grows
+    /// `2^depth` times, one probe per lookup, before the next level is added. A deeper split
+    /// carries more route bits in every fingerprint of the level's first chunks, which then
+    /// compare more bits.
     pub fn split_depth(mut self, depth: u32) -> Self {
         self.plan.split_depth = depth;
-        self.plan.growth_factor = 1usize.checked_shl(depth).unwrap_or(0);
-        self.plan.schedule = RateSchedule::BitPerLevel;
         self
     }
 
@@ -166,20 +151,13 @@ impl<S> GrowableBuilder<S> {
     ///
     /// # Errors
     ///
-    /// [`BuildError::GrowthFactor`] for a growth factor under 2, and whatever
-    /// [`Builder::build`](crate::Builder::build) says of the first level (a zero capacity, a
-    /// rate out of range, no memory).
+    /// [`BuildError::SplitDepth`] for a split depth outside `1..=10`, [`BuildError::MaxCapacity`] for a limit below the capacity,
+    /// and whatever [`Builder::build`](crate::Builder::build) says of the first level (a zero
+    /// capacity, a rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
-        if self.plan.schedule == RateSchedule::BitPerLevel
-            && !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth)
-        {
+        if !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth) {
             return Err(BuildError::SplitDepth {
                 depth: self.plan.split_depth,
-            });
-        }
-        if self.plan.growth_factor < 2 {
-            return Err(BuildError::GrowthFactor {
-                factor: self.plan.growth_factor,
             });
         }
         // Only the test hook `item_locks` changes the count.
@@ -193,31 +171,34 @@ impl<S> GrowableBuilder<S> {
                 max: *accepted_item_locks().end() as usize,
             });
         }
-        if !(self.plan.false_positive_rate > 0.0 && self.plan.false_positive_rate < 1.0) {
-            return Err(BuildError::FalsePositiveRate);
+        let rate = self.plan.false_positive_rate;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::FalsePositiveRate { rate });
+        }
+        if self.plan.initial_capacity == 0 {
+            return Err(BuildError::ZeroCapacity);
+        }
+        if self.plan.max_capacity < self.plan.initial_capacity {
+            return Err(BuildError::MaxCapacity {
+                capacity: self.plan.initial_capacity,
+                max_capacity: self.plan.max_capacity,
+            });
         }
         let mut plan = self.plan;
-        if plan.split_depth > 0 {
-            // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
-            // lookups that compare the slots in place instead of decoding the prefixes first,
-            // which would add to the directory's cost what a fixed filter's lookup never pays.
-            plan.template = plan.template.semi_sorted(false);
-        }
+        // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
+        // lookups that compare the slots in place instead of decoding the prefixes first, which
+        // would add to the directory's cost what a fixed filter's lookup never pays.
+        plan.template = plan.template.semi_sorted(false);
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.
-        if plan.split_depth > 0 && plan.initial_buckets == 0 {
+        if plan.initial_buckets == 0 {
             if let Ok(shape) = plan.split_level_shape(0) {
                 let first = (shape.chunk_capacity << shape.first_depth).min(plan.max_capacity);
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }
-        let engine = if plan.split_depth > 0 {
-            Engine::Split(Levels::new(plan)?)
-        } else {
-            Engine::Fixed(Levels::new(plan)?)
-        };
         Ok(GrowableCuckooFilter::from_parts(
-            engine,
+            Levels::new(plan)?,
             ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
                 bytes: self.item_locks * 8,
             })?,

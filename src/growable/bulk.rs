@@ -1,14 +1,19 @@
-//! Bulk operations of the growable filter: batched lookups and pipelined, parallel inserts, each
-//! handing one level a whole block at a time.
+//! Bulk operations of the growable filter: batched lookups and inserts, each starting the
+//! memory loads of a group of items before it probes or writes any, and parallel inserts.
 
 use core::hash::{BuildHasher, Hash};
 
-use super::{insert_into, Engine, GrowableCuckooFilter};
+use super::chunks::Located;
+use super::{insert_into, GrowableCuckooFilter};
 use crate::error::{ExtendError, InsertError};
 use crate::raw::{level_hash, BLOCK};
 
 /// Items a batched lookup hashes at a time.
-const CHUNK: usize = 512;
+const HASHED: usize = 512;
+/// Items whose buckets are requested before the first of them is probed: enough to keep the
+/// loads a core can track in flight, few enough that the first lines are still in cache when
+/// their probe comes.
+const IN_FLIGHT: usize = 16;
 
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// Looks up many items at once: `answers[i] == contains(&items[i])`, with the same
@@ -43,33 +48,25 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             answers.len(),
             "contains_batch_into: one answer per item"
         );
-        let mut hashes = [0u64; CHUNK];
-        let mut remixed = [0u64; CHUNK];
-        let mut found = [false; CHUNK];
-        for (items, answers) in items.chunks(CHUNK).zip(answers.chunks_mut(CHUNK)) {
-            let n = items.len();
+        let mut hashes = [0u64; HASHED];
+        for (items, answers) in items.chunks(HASHED).zip(answers.chunks_mut(HASHED)) {
+            let hashes = &mut hashes[..items.len()];
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher.hash_one(item);
             }
-            let levels = match &self.engine {
-                Engine::Fixed(levels) => levels,
-                Engine::Split(_) => {
-                    for (answer, &hash) in answers.iter_mut().zip(&hashes[..n]) {
-                        *answer = self.contains_hash(hash);
-                    }
-                    continue;
-                }
-            };
             answers.fill(false);
-            for level in (0..levels.count()).rev() {
-                for (r, &hash) in remixed[..n].iter_mut().zip(&hashes[..n]) {
-                    *r = level_hash(hash, level);
-                }
-                levels
-                    .raw(level)
-                    .contains_hashes(&remixed[..n], &mut found[..n]);
-                for (answer, &hit) in answers.iter_mut().zip(&found[..n]) {
-                    *answer |= hit;
+            // Newest first, as a single lookup probes them.
+            for level in (0..self.levels.count()).rev() {
+                let chunks = self.levels.level(level);
+                for (hashes, answers) in hashes.chunks(IN_FLIGHT).zip(answers.chunks_mut(IN_FLIGHT))
+                {
+                    let mut located: [Option<Located<'_>>; IN_FLIGHT] = [None; IN_FLIGHT];
+                    for (at, &hash) in located.iter_mut().zip(hashes) {
+                        *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
+                    }
+                    for (answer, at) in answers.iter_mut().zip(located.into_iter().flatten()) {
+                        *answer = *answer || chunks.contains_located(at);
+                    }
                 }
             }
         }
@@ -107,36 +104,19 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     }
 
     /// Inserts a block of at most [`BLOCK`] hashes: `Ok(len)`, or `Err(n)` when only the first
-    /// `n` went in.
+    /// `n` went in. The buckets of a group of hashes are requested before the first is written.
     fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
-        let levels = match &self.engine {
-            Engine::Fixed(levels) => levels,
-            Engine::Split(levels) => {
-                for (done, &hash) in hashes.iter().enumerate() {
-                    insert_into(levels, hash).map_err(|_| done)?;
-                }
-                return Ok(hashes.len());
+        for (group, hashes) in hashes.chunks(IN_FLIGHT).enumerate() {
+            let newest = self.levels.count() - 1;
+            let chunks = self.levels.level(newest);
+            for &hash in hashes {
+                chunks.locate_and_prefetch(level_hash(hash, newest));
             }
-        };
-        let mut done = 0;
-        let mut remixed = [0u64; BLOCK];
-        while done < hashes.len() {
-            let newest = levels.count() - 1;
-            let rest = &hashes[done..];
-            for (r, &hash) in remixed.iter_mut().zip(rest) {
-                *r = level_hash(hash, newest);
-            }
-            match levels.raw(newest).insert_block(&remixed[..rest.len()]) {
-                Ok(()) => done = hashes.len(),
-                Err(n) => {
-                    done += n;
-                    if !levels.grow(newest) {
-                        return Err(done);
-                    }
-                }
+            for (i, &hash) in hashes.iter().enumerate() {
+                insert_into(&self.levels, hash).map_err(|_| group * IN_FLIGHT + i)?;
             }
         }
-        Ok(done)
+        Ok(hashes.len())
     }
 }
 

@@ -279,17 +279,24 @@ impl Chunks {
             if chunk.split_state() != state {
                 continue;
             }
-            // A chunk under half full was full only for the item's own copies: splitting moves
-            // them all one way, and would only add empty chunks.
-            let capacity = self.chunk_capacity();
+            // However full the level is as a whole: keys that share a bucket or route bits
+            // fill one chunk before the others, and splitting it divides them. Not so copies
+            // of the item's own fingerprint, which a split moves together.
             if state.depth() == self.route_bits
-                || chunk.len() * 2 < capacity
+                || chunk.copies_fill_buckets(hash)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
             {
                 return Err(Refusal::Full);
             }
             self.split(id, chunk, state)?;
         }
+    }
+
+    /// Whether copies of the hash's fingerprint fill its buckets in the chunk its route leads
+    /// to.
+    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
+        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
+        self.chunk(id).copies_fill_buckets(hash)
     }
 
     /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
@@ -464,10 +471,22 @@ impl Chunks {
         self.template.shape.fingerprint_bits
     }
 
-    /// The false positive rate of a chunk filled to the load it is sized for, with no route
-    /// bits left to compare: an upper bound for the level.
+    /// The false positive rate of a lookup in the level as it is now. A chunk split `D` deep
+    /// takes the lookups of `2^-D` of the routes, and compares the core bits and the `R − D`
+    /// route bits it has not been split on with the fingerprints in the two buckets it probes:
+    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`. So the rate starts low, while
+    /// fingerprints still carry many route bits, and rises towards the core's as chunks split.
     pub(crate) fn expected_false_positive_rate(&self) -> f64 {
-        self.template.shape.expected_false_positive_rate()
+        let cores = ((1u64 << self.core_bits()) - 1) as f64;
+        self.iter()
+            .map(|chunk| {
+                let depth = chunk.split_state().depth();
+                let compared = cores * f64::from(1u32 << (self.route_bits - depth));
+                let per_bucket = chunk.len() as f64 / chunk.bucket_count() as f64;
+                let miss = (1.0 - 1.0 / compared).powf(2.0 * per_bucket);
+                (1.0 - miss) / f64::from(1u32 << depth)
+            })
+            .sum()
     }
 
     /// Items the chunks published so far are sized for together.

@@ -1,18 +1,17 @@
 //! The append-only list of levels: a fixed array of write-once slots, filled in order.
 //!
-//! Level `i` is a complete fixed-size filter for `c·g^i` items (initial capacity `c`, growth
-//! factor `g`) whose fingerprints are sized for a rate `ε_i` from the plan's [`RateSchedule`],
-//! chosen so that the rates of all levels ever added sum to less than `ε`. A lookup reads the
-//! slots without locks; a writer whose newest level is full fills the next slot, and writers
-//! that race it wait for that one fill, parked.
+//! Level `i` is a level of [`Chunks`] that starts the size its predecessor may grow to and
+//! grows `2^split_depth` times by splitting, with fingerprints sized for the rate `ε/2^(i+1)`,
+//! so that the rates of all levels ever added sum to less than `ε`. A lookup reads the slots
+//! without locks; a writer whose newest level is full fills the next slot, and writers that race
+//! it wait for that one fill, parked.
 
 use core::fmt;
 
-use super::chunks::{Chunks, Located, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunks::{Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use crate::builder::Builder;
 use crate::error::BuildError;
-use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::{Geometry, Insertion, LevelCandidates, LockedTable, RawFilter};
+use crate::raw::Geometry;
 use crate::sizing::{capacity_of, target_load_permille};
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
@@ -20,205 +19,43 @@ use crate::sync::{AtomicU64, OnceSlot, Ordering};
 /// times the first; fingerprint widths run out (32 bits) well before for every useful rate.
 pub(crate) const MAX_LEVELS: usize = 32;
 
-/// One level: a fixed-size filter whose items are hashed by the growable filter.
-pub(crate) type Level = ConcurrentCuckooFilter<()>;
-
-/// What a growable filter needs of a level: a fixed-size filter, or [`Chunks`] that split as
-/// they fill. Every operation takes the item's hash already remixed for the level.
-pub(crate) trait LevelKind: Sized {
-    /// Level `level` of `plan`, or why it cannot be built.
-    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError>;
-    /// Inserts one copy (or with `unique`, unless one is there); `Full` for no room.
-    fn insert(&self, hash: u64, unique: bool) -> Insertion;
-    fn contains(&self, hash: u64) -> bool;
-    /// Where the hash is in the level, its buckets' loads started: the first half of a lookup
-    /// in several levels, which starts every level's loads before it probes any.
-    type Located<'a>: Copy
-    where
-        Self: 'a;
-    fn locate_and_prefetch(&self, hash: u64) -> Self::Located<'_>;
-    /// The second half: whether the level holds the hash located.
-    fn contains_located(&self, located: Self::Located<'_>) -> bool;
-    fn count(&self, hash: u64) -> usize;
-    fn remove(&self, hash: u64) -> bool;
-    /// Items stored.
-    fn len(&self) -> usize;
-    /// Items the level is sized for now.
-    fn capacity(&self) -> usize;
-    fn memory_usage(&self) -> usize;
-    /// The level's false positive rate at the load it is sized for.
-    fn expected_false_positive_rate(&self) -> f64;
-    /// Fingerprint bits every item of the level has at least.
-    fn fingerprint_bits(&self) -> u32;
-}
-
-impl LevelKind for Level {
-    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError> {
-        plan.builder(level)?.build()
-    }
-
-    #[inline(always)]
-    fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        self.raw().insert(hash, unique)
-    }
-
-    #[inline(always)]
-    fn contains(&self, hash: u64) -> bool {
-        self.raw().contains(hash)
-    }
-
-    type Located<'a> = LevelCandidates;
-
-    #[inline(always)]
-    fn locate_and_prefetch(&self, hash: u64) -> LevelCandidates {
-        self.raw().locate_and_prefetch(hash)
-    }
-
-    #[inline(always)]
-    fn contains_located(&self, located: LevelCandidates) -> bool {
-        self.raw().contains_located(located)
-    }
-
-    fn count(&self, hash: u64) -> usize {
-        self.raw().count(hash)
-    }
-
-    fn remove(&self, hash: u64) -> bool {
-        self.raw().remove(hash)
-    }
-
-    fn len(&self) -> usize {
-        self.len()
-    }
-
-    fn capacity(&self) -> usize {
-        self.capacity()
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.memory_usage()
-    }
-
-    fn expected_false_positive_rate(&self) -> f64 {
-        self.expected_false_positive_rate()
-    }
-
-    fn fingerprint_bits(&self) -> u32 {
-        self.fingerprint_bits()
-    }
-}
-
-impl LevelKind for Chunks {
-    fn build(plan: &Plan, level: usize) -> Result<Self, BuildError> {
-        let shape = plan.split_level_shape(level)?;
-        let chunks = Chunks::with_shape(shape.template, shape.route_bits, shape.first_depth)
-            .ok_or(BuildError::OutOfMemory {
-                bytes: shape
-                    .template
-                    .memory_bytes()
-                    .try_into()
-                    .unwrap_or(usize::MAX),
-            })?;
-        Ok(chunks.with_max_chunks(shape.max_chunks))
-    }
-
-    #[inline(always)]
-    fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        self.insert(hash, unique).unwrap_or(Insertion::Full)
-    }
-
-    #[inline(always)]
-    fn contains(&self, hash: u64) -> bool {
-        self.contains(hash)
-    }
-
-    type Located<'a> = Located<'a>;
-
-    #[inline(always)]
-    fn locate_and_prefetch(&self, hash: u64) -> Located<'_> {
-        self.locate_and_prefetch(hash)
-    }
-
-    #[inline(always)]
-    fn contains_located(&self, located: Located<'_>) -> bool {
-        self.contains_located(located)
-    }
-
-    fn count(&self, hash: u64) -> usize {
-        self.count(hash)
-    }
-
-    fn remove(&self, hash: u64) -> bool {
-        self.remove(hash)
-    }
-
-    fn len(&self) -> usize {
-        self.len()
-    }
-
-    fn capacity(&self) -> usize {
-        self.capacity()
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.memory_usage()
-    }
-
-    fn expected_false_positive_rate(&self) -> f64 {
-        self.expected_false_positive_rate()
-    }
-
-    fn fingerprint_bits(&self) -> u32 {
-        self.core_bits()
-    }
-}
-
-/// The rates the levels get, as fractions of the target ε that sum to at most 1 over any number
-/// of levels. Each costs the level `log2(ε/ε_i)` fingerprint bits more than a fixed filter at ε.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RateSchedule {
-    /// `ε_i = ε/2^(i+1)`: one bit more per level. Cheap for the first levels, but the newest
-    /// level, which holds about half the items at growth factor 2, pays one bit per level ever
-    /// added. What format version 1 records.
-    BitPerLevel,
-    /// `ε_i = ε/2^(3 + ⌊i/4⌋)`: three bits more than a fixed filter for the first four levels,
-    /// then one bit more per four levels (`Σ 4·2^-k` over `k ≥ 3` is 1). After growing 64× at
-    /// factor 2 the items pay 3.8 bits more on average instead of 5.1, after 1,000× 4.7 instead
-    /// of 9.0; it costs more only while there are three levels or fewer. The default, and
-    /// format version 2.
-    BitPerFourLevels,
-}
-
-impl RateSchedule {
-    /// How many times smaller than ε level `level`'s rate is: a power of two.
-    fn divisor(self, level: usize) -> f64 {
-        let exponent = match self {
-            Self::BitPerLevel => level + 1,
-            Self::BitPerFourLevels => 3 + level / 4,
-        };
-        2f64.powi(exponent as i32)
-    }
+/// Level `level` of `plan`, or why it cannot be built.
+pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildError> {
+    let shape = plan.split_level_shape(level)?;
+    let chunks = Chunks::with_shape(shape.template, shape.route_bits, shape.first_depth).ok_or(
+        BuildError::OutOfMemory {
+            bytes: shape
+                .template
+                .memory_bytes()
+                .try_into()
+                .unwrap_or(usize::MAX),
+        },
+    )?;
+    Ok(chunks.with_max_chunks(shape.max_chunks))
 }
 
 /// How each level is built.
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
-    pub(crate) schedule: RateSchedule,
     /// Every setting but the capacity and the rate.
     pub(crate) template: Builder<()>,
     pub(crate) initial_capacity: usize,
     /// Buckets of the first level instead of ones derived from the capacity; 0 when unset.
     pub(crate) initial_buckets: usize,
-    pub(crate) growth_factor: usize,
     pub(crate) false_positive_rate: f64,
     /// The most items all levels together may be sized for.
     pub(crate) max_capacity: usize,
-    /// How many times each level's chunks may split, for levels of [`Chunks`]; then the growth
-    /// factor is `2^split_depth`, the size a level reaches before the next is added.
+    /// How many times each level's chunks may split: a level grows `2^split_depth` times
+    /// before the next is added.
     pub(crate) split_depth: u32,
 }
 
 impl Plan {
+    /// How many times larger each level may grow than it starts: `2^split_depth`.
+    pub(crate) fn growth_factor(&self) -> usize {
+        1 << self.split_depth
+    }
+
     /// What level `level` of a split plan is, as the level is built and as the decoder expects
     /// it, or why the plan cannot have it; nothing allocated. A level of chunks starts the size
     /// its predecessor may grow to, and grows `2^split_depth` times, or until all levels' chunks
@@ -246,7 +83,9 @@ impl Plan {
             let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
             let fit = (room as u64).saturating_mul(1000) / per_bucket;
             let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
-            geometry.shape.bucket_count = shape.bucket_count.max(least);
+            // Never past the limit: the buckets a capacity under it needs fit, but a fixed
+            // filter's slack for small tables may not.
+            geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
         let ((template, route_bits, first_depth), chunk_capacity) =
             Chunks::planned_shape(geometry, depth);
@@ -284,22 +123,18 @@ impl Plan {
     }
 
     /// Items level `level` is sized for when it is added, if that fits in a `usize`: the
-    /// initial capacity times the growth of every level before (`growth_factor` each, or for
-    /// split levels `2^depth` each).
+    /// initial capacity times the growth of every level before, `2^depth` each.
     pub(crate) fn capacity_of(&self, level: usize) -> Option<usize> {
-        if self.split_depth == 0 {
-            let growth = self.growth_factor.checked_pow(u32::try_from(level).ok()?)?;
-            return self.initial_capacity.checked_mul(growth);
-        }
         let shift: u32 = (0..level).map(|i| self.split_depth_of(i)).sum();
         self.initial_capacity
             .checked_mul(1usize.checked_shl(shift)?)
             .filter(|capacity| capacity >> shift == self.initial_capacity)
     }
 
-    /// The rate level `level` gets, by the plan's schedule.
+    /// The rate level `level` gets: `ε/2^(level+1)`, one fingerprint bit more per level, so
+    /// that the rates of all levels sum to less than `ε`.
     pub(crate) fn rate_of(&self, level: usize) -> f64 {
-        self.false_positive_rate / self.schedule.divisor(level)
+        self.false_positive_rate / 2f64.powi(level as i32 + 1)
     }
 
     /// The geometry and capacity level `level` gets, or why it cannot be built, with nothing
@@ -340,7 +175,7 @@ impl Plan {
     }
 }
 
-/// What the plan gives a split level, as `LevelKind::build` makes it, with nothing allocated.
+/// What the plan gives a level, as it is built, with nothing allocated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LevelShape {
     /// Every chunk's geometry but its fingerprint width, which is the core bits here.
@@ -354,12 +189,12 @@ pub(crate) struct LevelShape {
     pub(crate) max_chunks: u64,
 }
 
-pub(crate) struct Levels<L = Level> {
+pub(crate) struct Levels {
     /// Level 0, which every filter has: held in place, so that a lookup in a filter that has
     /// not added a level reads no slot.
-    first: L,
+    first: Chunks,
     /// Levels 1 and on.
-    slots: Box<[OnceSlot<Option<L>>]>,
+    slots: Box<[OnceSlot<Option<Chunks>>]>,
     /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
     /// slot filled before it returns from [`Self::grow`]: one `Acquire` load tells a lookup how
     /// many levels to probe, instead of one load per slot.
@@ -367,11 +202,11 @@ pub(crate) struct Levels<L = Level> {
     plan: Plan,
 }
 
-impl<L: LevelKind> Levels<L> {
+impl Levels {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
         Ok(Self {
-            first: L::build(&plan, 0)?,
+            first: build_level(&plan, 0)?,
             slots: Self::empty_slots(),
             published: AtomicU64::new(1),
             plan,
@@ -380,7 +215,7 @@ impl<L: LevelKind> Levels<L> {
 
     /// The list holding `levels`, decoded and checked against `plan`: at least one, at most
     /// [`MAX_LEVELS`].
-    pub(crate) fn from_levels(plan: Plan, levels: Vec<L>) -> Self {
+    pub(crate) fn from_levels(plan: Plan, levels: Vec<Chunks>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
         let published = AtomicU64::new(levels.len() as u64);
         let mut levels = levels.into_iter();
@@ -397,7 +232,7 @@ impl<L: LevelKind> Levels<L> {
         }
     }
 
-    fn empty_slots() -> Box<[OnceSlot<Option<L>>]> {
+    fn empty_slots() -> Box<[OnceSlot<Option<Chunks>>]> {
         (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect()
     }
 
@@ -415,7 +250,7 @@ impl<L: LevelKind> Levels<L> {
     /// Level `level`. Panics for a level that was not published: callers only ask for levels
     /// below a [`Self::count`] they read.
     #[inline(always)]
-    pub(crate) fn level(&self, level: usize) -> &L {
+    pub(crate) fn level(&self, level: usize) -> &Chunks {
         if level == 0 {
             return &self.first;
         }
@@ -426,7 +261,7 @@ impl<L: LevelKind> Levels<L> {
     }
 
     /// The published levels, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &L> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunks> + '_ {
         let added = self.slots.iter().map_while(|slot| match slot.get() {
             Some(Some(level)) => Some(level),
             _ => None,
@@ -436,15 +271,13 @@ impl<L: LevelKind> Levels<L> {
 
     /// Level 0, the only one until the filter first grows past it.
     #[inline(always)]
-    pub(crate) fn first(&self) -> &L {
+    pub(crate) fn first(&self) -> &Chunks {
         &self.first
     }
 
     /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
     /// none can be added (the plan's limit or an impossible fingerprint width, for good; no
-    /// memory, until a later call finds some), or if
-    /// `newest` is under half full, which means that the insert that found it full was refused
-    /// for its own copies, not for want of room. Threads racing to add the same level wait for
+    /// memory, until a later call finds some). Threads racing to add the same level wait for
     /// the one that builds it, parked.
     pub(crate) fn grow(&self, newest: usize) -> bool {
         let Some(next) = self.slots.get(newest) else {
@@ -453,11 +286,7 @@ impl<L: LevelKind> Levels<L> {
         let added = match next.get() {
             Some(level) => level.is_some(),
             None => {
-                let current = self.level(newest);
-                if current.len() * 2 < current.capacity() {
-                    return false;
-                }
-                let built = next.get_or_try_init(|| match L::build(&self.plan, newest + 1) {
+                let built = next.get_or_try_init(|| match build_level(&self.plan, newest + 1) {
                     Ok(level) => Ok(Some(level)),
                     // The memory may be had later: the slot stays empty for a later insert.
                     Err(BuildError::OutOfMemory { .. }) => Err(()),
@@ -488,34 +317,7 @@ impl<L: LevelKind> Levels<L> {
     }
 }
 
-impl Levels {
-    /// Every published level with all its stripes locked, oldest first: no writer is in any of
-    /// them until the guards drop. Levels are locked in index order, each in its stripes' order,
-    /// and a writer holds stripes of one level at a time, so this cannot deadlock. A level
-    /// published while the others were being locked is locked too, so that when this returns,
-    /// every level that exists is held.
-    pub(crate) fn lock_all(&self) -> Vec<(&Level, LockedTable<'_>)> {
-        let mut locked = Vec::new();
-        loop {
-            let count = self.count();
-            if count == locked.len() {
-                return locked;
-            }
-            for index in locked.len()..count {
-                let level = self.level(index);
-                locked.push((level, level.raw().lock_table()));
-            }
-        }
-    }
-
-    /// Level `level`'s raw filter. Panics for a level that was not published.
-    #[inline(always)]
-    pub(crate) fn raw(&self, level: usize) -> &RawFilter {
-        self.level(level).raw()
-    }
-}
-
-impl<L: LevelKind + fmt::Debug> fmt::Debug for Levels<L> {
+impl fmt::Debug for Levels {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -525,76 +327,39 @@ impl<L: LevelKind + fmt::Debug> fmt::Debug for Levels<L> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_schedule_keeps_the_rates_of_all_levels_under_the_target() {
-        for schedule in [RateSchedule::BitPerLevel, RateSchedule::BitPerFourLevels] {
-            let shares: Vec<f64> = (0..MAX_LEVELS).map(|i| 1.0 / schedule.divisor(i)).collect();
-            assert!(shares.iter().sum::<f64>() < 1.0, "{schedule:?}");
-            assert!(shares.windows(2).all(|w| w[1] <= w[0]), "{schedule:?}");
+    fn plan(max_capacity: usize) -> Plan {
+        Plan {
+            template: Builder::new().hasher(()).semi_sorted(false),
+            initial_capacity: 4_000,
+            initial_buckets: 0,
+            false_positive_rate: 0.01,
+            max_capacity,
+            split_depth: 2,
         }
-        let exponents: Vec<i32> = (0..9)
-            .map(|i| RateSchedule::BitPerFourLevels.divisor(i).log2() as i32)
-            .collect();
-        assert_eq!(exponents, [3, 3, 3, 3, 4, 4, 4, 4, 5]);
-        assert_eq!(RateSchedule::BitPerLevel.divisor(4), 32.0);
     }
 
-    #[cfg(target_pointer_width = "64")]
     #[test]
-    fn a_level_refused_for_want_of_memory_is_tried_again_by_the_next_growth() {
-        // Level 1: 2^32 buckets of eight 32-bit fingerprints, 128 GiB.
-        let plan = Plan {
-            schedule: RateSchedule::BitPerFourLevels,
-            template: Builder::new()
-                .hasher(())
-                .bucket_size(8)
-                .fingerprint_bits(32),
-            initial_capacity: 8,
-            initial_buckets: 1,
-            growth_factor: 1 << 32,
-            false_positive_rate: 0.01,
-            max_capacity: usize::MAX,
-            split_depth: 0,
-        };
-        let levels = Levels::new(plan).unwrap();
-        let first = levels.raw(0);
-        for hash in 1..=8u64 {
-            first.insert(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), false);
-        }
-        assert!(
-            first.len() * 2 >= levels.level(0).capacity(),
-            "{}",
-            first.len()
-        );
-        if levels.grow(0) {
-            // The system granted the untouched pages: nothing was refused.
-            return;
-        }
-        // Not marked impossible: the slot is still empty, and the next growth builds again.
-        assert!(levels.slots[0].get().is_none());
-        assert!(!levels.grow(0));
-        assert!(levels.slots[0].get().is_none());
-        assert_eq!(levels.count(), 1);
+    fn the_rates_of_all_levels_stay_under_the_target() {
+        let plan = plan(usize::MAX);
+        let rates: Vec<f64> = (0..MAX_LEVELS).map(|level| plan.rate_of(level)).collect();
+        assert!(rates.iter().sum::<f64>() < plan.false_positive_rate);
+        assert!(rates.windows(2).all(|pair| pair[1] * 2.0 == pair[0]));
     }
 
     #[test]
     fn a_level_past_the_plan_limit_is_refused_for_good() {
-        let plan = Plan {
-            schedule: RateSchedule::BitPerFourLevels,
-            template: Builder::new().hasher(()),
-            initial_capacity: 8,
-            initial_buckets: 0,
-            growth_factor: 2,
-            false_positive_rate: 0.01,
-            max_capacity: 8,
-            split_depth: 0,
-        };
-        let levels = Levels::new(plan).unwrap();
-        let first = levels.raw(0);
-        for hash in 1..=8u64 {
-            first.insert(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), false);
-        }
+        let levels = Levels::new(plan(4_000)).unwrap();
         assert!(!levels.grow(0));
         assert!(matches!(levels.slots[0].get(), Some(None)));
+        assert_eq!(levels.count(), 1);
+    }
+
+    #[test]
+    fn a_level_within_the_limit_is_added_once() {
+        let levels = Levels::new(plan(usize::MAX)).unwrap();
+        assert!(levels.grow(0));
+        assert!(levels.grow(0), "a level already added counts as grown");
+        assert_eq!(levels.count(), 2);
+        assert!(levels.level(1).capacity() > 3 * levels.level(0).capacity());
     }
 }

@@ -1,5 +1,5 @@
-//! A filter that grows: a list of fixed-size levels, each larger and with wider fingerprints
-//! than the one before.
+//! A filter that grows: levels of chunks that split as they fill, each level larger and with
+//! wider fingerprints than the one before.
 
 mod builder;
 mod bulk;
@@ -15,13 +15,13 @@ use core::hash::{BuildHasher, Hash};
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::StableHashBuilder;
-use crate::raw::{level_hash, Insertion, ItemLocks};
+use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
 use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;
 use self::chunks::Chunks;
-use self::levels::{LevelKind, Levels};
+use self::levels::Levels;
 
 /// Levels whose buckets one lookup loads at once.
 const PROBE_WINDOW: usize = 8;
@@ -45,17 +45,11 @@ const PROBE_WINDOW: usize = 8;
 /// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
 /// below ε. Only the writers of a chunk being split wait for the split, parked.
 ///
-/// With [`growth_factor`](GrowableBuilder::growth_factor) it grows by fixed-size levels instead,
-/// each a filter like [`ConcurrentCuckooFilter`], `growth_factor` times larger than the one
-/// before, with the rate `ε/2^(3 + ⌊i/4⌋)` (three fingerprint bits more than a fixed filter's
-/// for the first four levels, one more every four levels after; filters read from format version
-/// 1 keep one more per level). Inserts go to the newest level; when it has no room, one thread
-/// adds the next level. A lookup locates the item in every level, asks the CPU for the buckets
-/// and stripe stamps of up to eight levels at once, then probes them newest first: its cache
-/// misses overlap instead of following one another. An absent item is probed in every level.
-///
-/// Either way each level hashes the item's 64-bit hash again, so that items colliding in one
-/// level are independent in the others; the item itself is hashed once.
+/// Inserts go to the newest level. A lookup in a filter of several levels locates the item in
+/// every level and asks the CPU for their buckets at once, then probes them newest first: its
+/// cache misses overlap instead of following one another. Each level hashes the item's 64-bit
+/// hash again, so that items colliding in one level are independent in the others; the item
+/// itself is hashed once.
 ///
 /// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
 /// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
@@ -114,30 +108,9 @@ const PROBE_WINDOW: usize = 8;
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
-    engine: Engine,
+    levels: Levels,
     item_locks: ItemLocks,
     hasher: S,
-}
-
-/// The levels, of either kind.
-// One per filter, and a box would add a load to every lookup.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Engine {
-    /// Fixed-size levels, each `growth_factor` times larger than the one before.
-    Fixed(Levels),
-    /// Levels of chunks that split as they fill, each `2^split_depth` times larger than the one
-    /// before: one probe per lookup until the first level has grown that much.
-    Split(Levels<Chunks>),
-}
-
-/// Runs `$body` with `$levels` bound to the engine's levels, whichever kind they are.
-macro_rules! with_levels {
-    ($engine:expr, $levels:ident => $body:expr) => {
-        match $engine {
-            Engine::Fixed($levels) => $body,
-            Engine::Split($levels) => $body,
-        }
-    };
 }
 
 impl GrowableCuckooFilter {
@@ -191,9 +164,9 @@ impl<S> GrowableCuckooFilter<S> {
         }
     }
 
-    pub(crate) fn from_parts(engine: Engine, item_locks: ItemLocks, hasher: S) -> Self {
+    pub(crate) fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
         Self {
-            engine,
+            levels,
             item_locks,
             hasher,
         }
@@ -206,14 +179,14 @@ impl<S> GrowableCuckooFilter<S> {
         // Oldest first, with an acquire fence after each level: a count that shows a write to
         // one level then shows every write its thread made before it, including inserts into
         // any newer level, so that `len` never sees a remove without the insert that preceded it.
-        with_levels!(&self.engine, levels => levels
+        self.levels
             .iter()
             .map(|level| {
                 let len = level.len();
                 fence(Ordering::Acquire);
                 len
             })
-            .sum())
+            .sum()
     }
 
     /// Whether the filter holds no items.
@@ -225,22 +198,19 @@ impl<S> GrowableCuckooFilter<S> {
     /// Levels added so far, at least 1.
     #[must_use]
     pub fn level_count(&self) -> usize {
-        with_levels!(&self.engine, levels => levels.count())
+        self.levels.count()
     }
 
     /// Items the levels added so far are sized for together. The filter grows past it.
     #[must_use]
     pub fn capacity(&self) -> usize {
-        with_levels!(&self.engine, levels => levels.iter().map(LevelKind::capacity).sum())
+        self.levels.iter().map(Chunks::capacity).sum()
     }
 
     /// Bytes of memory the filter uses: every level, the item locks and itself.
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        with_levels!(&self.engine, levels => levels
-            .iter()
-            .map(LevelKind::memory_usage)
-            .sum::<usize>())
+        self.levels.iter().map(Chunks::memory_usage).sum::<usize>()
             + self.item_locks.memory_usage()
             + core::mem::size_of::<Self>()
     }
@@ -252,29 +222,27 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     fn plan(&self) -> &levels::Plan {
-        with_levels!(&self.engine, levels => levels.plan())
+        self.levels.plan()
     }
 
-    /// The false positive rate of the levels added so far, each filled to the load it is sized
-    /// for: the sum of their [expected rates]. Below [`false_positive_rate`] by construction.
+    /// The filter's estimate of its own false positive rate as it is now: the sum over its
+    /// levels of the rate a lookup meets in each, from the items each chunk holds and the
+    /// fingerprint bits it compares (a chunk not yet split as deep as it can be compares its
+    /// route bits too). Below [`false_positive_rate`] by construction.
     ///
-    /// [expected rates]: crate::ConcurrentCuckooFilter::expected_false_positive_rate
     /// [`false_positive_rate`]: Self::false_positive_rate
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
-        with_levels!(&self.engine, levels => levels
+        self.levels
             .iter()
-            .map(LevelKind::expected_false_positive_rate)
-            .sum())
+            .map(Chunks::expected_false_positive_rate)
+            .sum()
     }
 
     /// Bits per fingerprint of each level added so far, oldest first.
     #[must_use]
     pub fn fingerprint_bits(&self) -> Vec<u32> {
-        with_levels!(&self.engine, levels => levels
-            .iter()
-            .map(LevelKind::fingerprint_bits)
-            .collect())
+        self.levels.iter().map(Chunks::core_bits).collect()
     }
 
     /// The hasher items are hashed with.
@@ -289,13 +257,17 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// [`InsertError::Full`] if no level can be added (past the
+    /// [`InsertError::Full`] only if no level can be added (past the
     /// [`max_capacity`](GrowableBuilder::max_capacity), past 32-bit fingerprints, or out of
-    /// memory, which a later insert tries again), or if the item's own copies fill its buckets in a newest level that is under
-    /// half full. Nothing changed then, though a new empty level may have been added.
+    /// memory, which a later insert tries again), or if copies of the item's own fingerprint
+    /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets).
+    /// Whatever the keys, a filter without a limit otherwise grows: keys that share hash bits
+    /// fill one chunk, which splits, and past its deepest split the next level, which hashes
+    /// every key anew, takes them. Nothing changed on an error, though a new empty level or
+    /// chunk may have been added.
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         let hash = self.hasher.hash_one(item);
-        with_levels!(&self.engine, levels => insert_into(levels, hash))
+        insert_into(&self.levels, hash)
     }
 
     /// Inserts `item` unless some level already holds its fingerprint in its buckets:
@@ -325,24 +297,17 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             // Held while the levels are counted, checked and the item inserted: a racing unique
             // insert of the item then sees this one's copy, in whatever level it went.
             let guard = self.item_locks.lock(hash);
-            let (newest, done) = match &self.engine {
-                Engine::Fixed(levels) => {
-                    let newest = levels.count() - 1;
-                    self.prefetch(levels, hash, newest + 1);
-                    (newest, insert_unique_into(levels, hash, newest))
-                }
-                Engine::Split(levels) => {
-                    let newest = levels.count() - 1;
-                    (newest, insert_unique_into(levels, hash, newest))
-                }
-            };
-            match done {
+            let newest = self.levels.count() - 1;
+            match insert_unique_into(&self.levels, hash, newest) {
                 Insertion::Inserted => return Ok(true),
                 Insertion::Present => return Ok(false),
                 Insertion::Full => {
                     // Others waiting for the item's lock should not wait for the growth too.
                     drop(guard);
-                    if !with_levels!(&self.engine, levels => levels.grow(newest)) {
+                    let level_hash = level_hash(hash, newest);
+                    if self.levels.level(newest).copies_fill_buckets(level_hash)
+                        || !self.levels.grow(newest)
+                    {
                         return Err(InsertError::Full);
                     }
                 }
@@ -361,20 +326,17 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        match &self.engine {
-            Engine::Split(levels) => match levels.count() {
-                // Until the filter has grown past its first level (64× with the default split
-                // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
-                1 => levels.first().contains(hash),
-                count => Self::contains_in_levels(levels, hash, count),
-            },
-            Engine::Fixed(levels) => Self::contains_in_levels(levels, hash, levels.count()),
+        match self.levels.count() {
+            // Until the filter has grown past its first level (64× with the default split
+            // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
+            1 => self.levels.first().contains(hash),
+            count => Self::contains_in_levels(&self.levels, hash, count),
         }
     }
 
     /// Out of line, so that the one-level lookup inlined in the caller keeps its registers.
     #[inline(never)]
-    fn contains_in_levels<L: LevelKind>(levels: &Levels<L>, hash: u64, count: usize) -> bool {
+    fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
         // Newest first: it is the largest, and holds the most items. Every level of a window is
         // located once, its buckets' loads started, before any is probed: the probes then find
         // their buckets arriving together instead of missing one after another. A window of
@@ -400,25 +362,16 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
         false
     }
 
-    /// Starts loading the item's buckets in the first `count` fixed levels.
-    #[inline(always)]
-    fn prefetch(&self, levels: &Levels, hash: u64, count: usize) {
-        for level in 0..count {
-            levels
-                .raw(level)
-                .locate_and_prefetch(level_hash(hash, level));
-        }
-    }
-
     /// How many copies of `item`'s fingerprint its buckets hold, over all levels: the number of
     /// times it was inserted and not removed, plus any other items that share its fingerprint
     /// and a bucket in some level. Takes no lock.
     #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         let hash = self.hasher.hash_one(item);
-        with_levels!(&self.engine, levels => (0..levels.count())
+        let levels = &self.levels;
+        (0..levels.count())
             .map(|level| levels.level(level).count(level_hash(hash, level)))
-            .sum())
+            .sum()
     }
 
     /// Removes one copy of `item`: `true` if it did. `false` if no level holds its fingerprint,
@@ -426,10 +379,15 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// item's). Only remove items that were inserted.
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         let hash = self.hasher.hash_one(item);
-        if let Engine::Fixed(levels) = &self.engine {
-            self.prefetch(levels, hash, levels.count());
+        remove_from(&self.levels, hash)
+    }
+
+    test_hook! {
+        /// The route bits that pick `item`'s chunk in a split level `level`, to build keys that
+        /// share them on purpose.
+        fn debug_route<T: Hash + ?Sized>(&self, level: usize, item: &T) -> u32 {
+            route_of(level_hash(self.hasher.hash_one(item), level))
         }
-        with_levels!(&self.engine, levels => remove_from(levels, hash))
     }
 
     test_hook! {
@@ -441,10 +399,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             item: &T,
         ) -> (u32, usize, usize) {
             let hash = level_hash(self.hasher.hash_one(item), level);
-            match &self.engine {
-                Engine::Fixed(levels) => levels.raw(level).debug_candidates(hash),
-                Engine::Split(levels) => levels.level(level).debug_candidates(hash),
-            }
+            self.levels.level(level).debug_candidates(hash)
         }
     }
 }
@@ -472,16 +427,10 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_stats(&self) -> Vec<FilterStats> {
-        match &self.engine {
-            Engine::Fixed(levels) => levels
-                .iter()
-                .map(|level| level.stats_hashed_by(S::HASHER_ID, self.hasher.seed()))
-                .collect(),
-            Engine::Split(levels) => levels
-                .iter()
-                .map(|level| persist_split::stats(level, S::HASHER_ID, self.hasher.seed()))
-                .collect(),
-        }
+        self.levels
+            .iter()
+            .map(|level| persist_split::stats(level, S::HASHER_ID, self.hasher.seed()))
+            .collect()
     }
 }
 
@@ -491,21 +440,21 @@ impl<S> fmt::Debug for GrowableCuckooFilter<S> {
         let mut f = f.debug_struct("GrowableCuckooFilter");
         f.field("len", &self.len())
             .field("false_positive_rate", &plan.false_positive_rate)
-            .field("growth_factor", &plan.growth_factor);
-        match &self.engine {
-            Engine::Fixed(levels) => f.field("levels", levels),
-            Engine::Split(levels) => f.field("split_levels", levels),
-        };
+            .field("growth_factor", &plan.growth_factor())
+            .field("levels", &self.levels);
         f.finish_non_exhaustive()
     }
 }
 
 /// Inserts one copy of the hash into the newest level, adding a level first if it is full.
-fn insert_into<L: LevelKind>(levels: &Levels<L>, hash: u64) -> Result<(), InsertError> {
+fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
     loop {
         let newest = levels.count() - 1;
-        match levels.level(newest).insert(level_hash(hash, newest), false) {
-            Insertion::Full if levels.grow(newest) => {}
+        let level = levels.level(newest);
+        let level_hash = level_hash(hash, newest);
+        // A chunk that cannot split (or whose split found no memory) is full for the level.
+        match level.insert(level_hash, false).unwrap_or(Insertion::Full) {
+            Insertion::Full if !level.copies_fill_buckets(level_hash) && levels.grow(newest) => {}
             Insertion::Full => return Err(InsertError::Full),
             _ => return Ok(()),
         }
@@ -514,16 +463,19 @@ fn insert_into<L: LevelKind>(levels: &Levels<L>, hash: u64) -> Result<(), Insert
 
 /// The unique insert into level `newest`, unless an older level holds the hash: the caller
 /// holds the item's lock.
-fn insert_unique_into<L: LevelKind>(levels: &Levels<L>, hash: u64, newest: usize) -> Insertion {
+fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
     if (0..newest).any(|level| levels.level(level).contains(level_hash(hash, level))) {
         return Insertion::Present;
     }
-    levels.level(newest).insert(level_hash(hash, newest), true)
+    levels
+        .level(newest)
+        .insert(level_hash(hash, newest), true)
+        .unwrap_or(Insertion::Full)
 }
 
 /// Removes the hash's copy from the one level holding its fingerprint; `false` if none or
 /// several do.
-fn remove_from<L: LevelKind>(levels: &Levels<L>, hash: u64) -> bool {
+fn remove_from(levels: &Levels, hash: u64) -> bool {
     loop {
         let mut holding = (0..levels.count())
             .rev()

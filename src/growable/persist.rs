@@ -1,36 +1,29 @@
-//! Persistence of a growable filter: its plan, then each level as a whole version-1 encoding of a
-//! fixed filter, every level checked against what the plan gives it; levels that split are
-//! written chunk by chunk (`persist_split`). The layout is in `FORMAT.md` ("Growable filters").
+//! Persistence of a growable filter: its header (the plan), then its levels chunk by chunk
+//! (`persist_split`), every chunk checked against what the plan gives its level. The layout is in
+//! `FORMAT.md` ("Growable filters").
 
 use std::io::{self, Read, Write};
 
 use super::builder::MAX_SPLIT_DEPTH;
-use super::levels::{Level, Levels, Plan, RateSchedule, MAX_LEVELS};
+use super::levels::{Levels, Plan, MAX_LEVELS};
 use super::persist_split as split;
-use super::{Engine, GrowableCuckooFilter};
+use super::GrowableCuckooFilter;
 use crate::builder::Builder;
-use crate::filter::ConcurrentCuckooFilter;
 use crate::persist::{
-    check_checksum, check_len, check_sealed_header, data_words, decode_table, hasher_of,
-    read_up_to, sealed_header, u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
-    MAX_SEARCH_BUCKETS,
+    check_checksum, check_len, check_sealed_header, decode_table, read_up_to, sealed_header,
+    u64_at, DecodeError, Header, StableHashBuilder, MAX_SEARCH_BUCKETS,
 };
 use crate::raw::{Geometry, ItemLocks, RawFilter, DEFAULT_ITEM_LOCKS, MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
-/// The growable format's versions, counted apart from the fixed format's. Versions 1 and 2
-/// differ only in the rate schedule the levels follow, so a filter read from either is written
-/// back as it was; version 3 has levels that split, at one bit per level.
-const VERSION_BIT_PER_LEVEL: u16 = 1;
-const VERSION_BIT_PER_FOUR_LEVELS: u16 = 2;
+/// The growable format's version, counted apart from the fixed format's: 3, levels that split.
+/// Versions 1 and 2 (chained fixed-size levels) were never released; they are refused.
 pub(super) const VERSION_SPLIT: u16 = 3;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
 /// Bytes of the header, its checksum included; the first level starts here.
 pub(super) const HEADER_LEN: usize = FIELDS_LEN + 8;
-/// Bytes a level's encoding takes besides its table: its header and its checksum.
-const LEVEL_OVERHEAD: u64 = 96;
 /// `max_capacity` of a filter without a limit.
 const NO_LIMIT: u64 = u64::MAX;
 
@@ -64,14 +57,8 @@ impl GrowableHeader {
         items: usize,
     ) -> Self {
         let (request, stripes, (max_hops, max_search_buckets)) = plan.template.settings();
-        // Split levels follow one schedule, which their version implies.
-        debug_assert!(plan.split_depth == 0 || plan.schedule == RateSchedule::BitPerLevel);
         Self {
-            version: match plan.schedule {
-                _ if plan.split_depth > 0 => VERSION_SPLIT,
-                RateSchedule::BitPerLevel => VERSION_BIT_PER_LEVEL,
-                RateSchedule::BitPerFourLevels => VERSION_BIT_PER_FOUR_LEVELS,
-            },
+            version: VERSION_SPLIT,
             flags: 0,
             bucket_size: request.bucket_size.map_or(0, |size| size as u8),
             fingerprint_bits: request.fingerprint_bits.map_or(0, |bits| bits as u8),
@@ -83,7 +70,7 @@ impl GrowableHeader {
             max_hops: max_hops as u8,
             initial_capacity: plan.initial_capacity as u64,
             initial_buckets: plan.initial_buckets as u64,
-            growth_factor: plan.growth_factor as u64,
+            growth_factor: plan.growth_factor() as u64,
             false_positive_rate: plan.false_positive_rate,
             max_capacity: if plan.max_capacity == usize::MAX {
                 NO_LIMIT
@@ -130,16 +117,9 @@ impl GrowableHeader {
     /// Reads the header at the start of `bytes`, checking the magic, the version, that the
     /// header is all there and its checksum, in that order.
     fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let version = match bytes.get(8..10) {
-            Some(&[low, high]) => match u16::from_le_bytes([low, high]) {
-                version @ (VERSION_BIT_PER_LEVEL | VERSION_SPLIT) => version,
-                _ => VERSION_BIT_PER_FOUR_LEVELS,
-            },
-            _ => VERSION_BIT_PER_FOUR_LEVELS,
-        };
-        check_sealed_header(bytes, (&MAGIC, version), FIELDS_LEN)?;
+        check_sealed_header(bytes, (&MAGIC, VERSION_SPLIT), FIELDS_LEN)?;
         Ok(Self {
-            version,
+            version: VERSION_SPLIT,
             flags: u16::from_le_bytes([bytes[10], bytes[11]]),
             bucket_size: bytes[12],
             fingerprint_bits: bytes[13],
@@ -194,19 +174,13 @@ impl GrowableHeader {
             return Err(invalid("initial_buckets", self.initial_buckets));
         }
         let initial_buckets = fits("initial_buckets", self.initial_buckets)?;
-        let growth_factor = fits("growth_factor", self.growth_factor)?;
-        if growth_factor < 2 {
-            return Err(invalid("growth_factor", self.growth_factor));
+        // Levels grow 2^split_depth times each, 2 to 2^MAX_SPLIT_DEPTH.
+        let growth_factor = self.growth_factor;
+        if !growth_factor.is_power_of_two() || !(2..=1 << MAX_SPLIT_DEPTH).contains(&growth_factor)
+        {
+            return Err(invalid("growth_factor", growth_factor));
         }
-        // Split levels grow 2^split_depth times each, 2 to 2^MAX_SPLIT_DEPTH.
-        let split_depth = if self.version == VERSION_SPLIT {
-            if !growth_factor.is_power_of_two() || growth_factor > 1 << MAX_SPLIT_DEPTH {
-                return Err(invalid("growth_factor", self.growth_factor));
-            }
-            growth_factor.trailing_zeros()
-        } else {
-            0
-        };
+        let split_depth = growth_factor.trailing_zeros();
         let rate = self.false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {
             return Err(invalid("false_positive_rate", rate.to_bits()));
@@ -226,17 +200,11 @@ impl GrowableHeader {
             return Err(invalid("level_count", self.level_count));
         }
         let plan = Plan {
-            schedule: if self.version == VERSION_BIT_PER_FOUR_LEVELS {
-                RateSchedule::BitPerFourLevels
-            } else {
-                RateSchedule::BitPerLevel
-            },
             template: template
                 .stripes(stripes)
                 .search_limits(self.max_hops.into(), self.max_search_buckets as usize),
             initial_capacity,
             initial_buckets,
-            growth_factor,
             false_positive_rate: rate,
             max_capacity,
             split_depth,
@@ -254,60 +222,16 @@ impl GrowableHeader {
     }
 }
 
-/// Bytes of a level's encoding.
-fn level_len(geometry: &Geometry) -> u64 {
-    LEVEL_OVERHEAD + 8 * data_words(geometry)
-}
-
-/// Bytes of the whole encoding of these levels. At most 32 levels of at most 2^34 words each.
-fn total_len(levels: &[(Geometry, usize)]) -> u64 {
-    HEADER_LEN as u64
-        + levels
-            .iter()
-            .map(|(geometry, _)| level_len(geometry))
-            .sum::<u64>()
-}
-
 /// Decodes a whole encoding: `bytes` must be exactly one growable filter.
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let header = GrowableHeader::parse(bytes)?;
-    let (plan, geometries) = header.plan()?;
-    if header.version == VERSION_SPLIT {
-        return split::decode_slice(&header, plan, bytes);
-    }
-    check_len(total_len(&geometries), bytes.len())?;
-    let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
-    let mut levels: Vec<Level> = Vec::with_capacity(geometries.len());
-    let mut at = HEADER_LEN;
-    for (index, (geometry, capacity)) in geometries.iter().enumerate() {
-        // Within the input: the lengths add up to its length.
-        let len = level_len(geometry) as usize;
-        let expected = Header::new(
-            geometry,
-            *capacity,
-            (header.hasher_id, header.seed),
-            0,
-            data_words(geometry) as usize,
-        );
-        let raw =
-            decode_level(&bytes[at..at + len], &expected).map_err(|error| DecodeError::Level {
-                level: index as u64,
-                error: Box::new(error),
-            })?;
-        levels.push(ConcurrentCuckooFilter::from_raw(raw, (), *capacity));
-        at += len;
-    }
-    let items = levels.iter().map(|level| level.len() as u64).sum::<u64>();
-    assemble(
-        Engine::Fixed(Levels::from_levels(plan, levels)),
-        (header.items, items),
-        hasher,
-    )
+    let (plan, _) = header.plan()?;
+    split::decode_slice(&header, plan, bytes)
 }
 
 /// The decoded filter, once the item count its header recorded is the count its levels hold.
 pub(super) fn assemble<S>(
-    engine: Engine,
+    levels: Levels,
     (recorded, held): (u64, u64),
     hasher: S,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
@@ -320,7 +244,7 @@ pub(super) fn assemble<S>(
     let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
         bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
-    Ok(GrowableCuckooFilter::from_parts(engine, item_locks, hasher))
+    Ok(GrowableCuckooFilter::from_parts(levels, item_locks, hasher))
 }
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item
@@ -364,12 +288,8 @@ fn decode_from<S: StableHashBuilder, R: Read>(
     let mut bytes = Vec::new();
     read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
     let header = GrowableHeader::parse(&bytes)?;
-    let (plan, geometries) = header.plan()?;
-    if header.version == VERSION_SPLIT {
-        return split::decode_stream(&header, plan, reader);
-    }
-    read_up_to(&mut reader, &mut bytes, total_len(&geometries))?;
-    decode(&bytes)
+    let (plan, _) = header.plan()?;
+    split::decode_stream(&header, plan, reader)
 }
 
 /// Serialization, for a filter whose hasher has a [`StableHashBuilder`] identity. The format is
@@ -420,34 +340,8 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// # Errors
     ///
     /// Whatever `writer` returns.
-    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        let levels = match &self.engine {
-            Engine::Fixed(levels) => levels,
-            Engine::Split(levels) => return split::write_to(levels, self.hasher_pair(), writer),
-        };
-        let snapshot: Vec<(&Level, Vec<u64>, usize)> = levels
-            .lock_all()
-            .iter()
-            .map(|(level, table)| {
-                let (words, items) = table.copy();
-                (*level, words, items)
-            })
-            .collect();
-        let hasher = self.hasher_pair();
-        let items = snapshot.iter().map(|(_, _, items)| items).sum();
-        let header = GrowableHeader::of(levels.plan(), hasher, snapshot.len(), items);
-        writer.write_all(&header.to_bytes())?;
-        for (level, words, items) in &snapshot {
-            let header = Header::new(
-                level.raw().geometry(),
-                level.capacity(),
-                hasher,
-                *items,
-                words.len(),
-            );
-            write_encoding(&mut writer, header, words)?;
-        }
-        Ok(())
+    pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
+        split::write_to(&self.levels, self.hasher_pair(), writer)
     }
 
     /// The hasher's id and seed, as the format records them.

@@ -17,7 +17,7 @@ use super::levels::{LevelShape, Levels, Plan};
 use super::persist::{
     assemble, decode_level, level_header, GrowableHeader, HEADER_LEN, VERSION_SPLIT,
 };
-use super::{Engine, GrowableCuckooFilter};
+use super::GrowableCuckooFilter;
 use crate::persist::{
     data_words, encoded_len, hasher_of, read_up_to, u64_at, write_encoding, DecodeError, Header,
     StableHashBuilder,
@@ -64,7 +64,7 @@ struct ChunkCopy {
 /// first, as [`Levels::lock_all`] takes a fixed filter's), with each level's chunk capacity.
 /// A level published while the others were being locked is locked too. The locks are released
 /// before this returns.
-fn snapshot(levels: &Levels<Chunks>) -> Vec<(usize, Vec<ChunkCopy>)> {
+fn snapshot(levels: &Levels) -> Vec<(usize, Vec<ChunkCopy>)> {
     let mut locked = Vec::new();
     while locked.len() < levels.count() {
         for index in locked.len()..levels.count() {
@@ -95,7 +95,7 @@ fn snapshot(levels: &Levels<Chunks>) -> Vec<(usize, Vec<ChunkCopy>)> {
 
 /// Writes the filter's plan and every level's chunks, from one snapshot.
 pub(crate) fn write_to<W: Write>(
-    levels: &Levels<Chunks>,
+    levels: &Levels,
     hasher: (u64, u64),
     mut writer: W,
 ) -> io::Result<()> {
@@ -305,7 +305,7 @@ fn decode<S: StableHashBuilder>(
         items += level_items;
     }
     assemble(
-        Engine::Split(Levels::from_levels(plan, levels)),
+        Levels::from_levels(plan, levels),
         (header.items, items),
         hasher,
     )
@@ -407,7 +407,7 @@ fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> 
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::super::levels::{LevelKind, RateSchedule};
+    use super::super::levels::build_level;
     use super::*;
     use crate::builder::Builder;
 
@@ -420,11 +420,9 @@ mod tests {
                 .semi_sorted(false);
         }
         Plan {
-            schedule: RateSchedule::BitPerLevel,
             template,
             initial_capacity,
             initial_buckets,
-            growth_factor: 1 << depth,
             false_positive_rate: 0.01,
             max_capacity: max,
             split_depth: depth,
@@ -442,7 +440,7 @@ mod tests {
         ];
         for plan in &plans {
             for level in 0..3 {
-                let built = <Chunks as LevelKind>::build(plan, level);
+                let built = build_level(plan, level);
                 match (plan.split_level_shape(level), built) {
                     (Ok(shape), Ok(built)) => {
                         let (template, route_bits, first_depth) = built.shape();

@@ -11,7 +11,7 @@ use crate::error::BuildError;
 /// Every malformed input gets one of these, never a panic. The variants are listed in the order
 /// the decoder checks for them (see `FORMAT.md`), so a corrupted input is reported by the first
 /// check it fails.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// The input does not start with the format's magic bytes: it is not a serialized filter.

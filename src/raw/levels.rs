@@ -27,15 +27,6 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
 pub(crate) type LevelCandidates = Candidates;
 
 impl<P: Place> RawFilter<P> {
-    /// The hash's fingerprint and buckets, with both buckets' loads started and not waited for:
-    /// a lookup in several levels issues every level's loads before it probes the first.
-    #[inline(always)]
-    pub(crate) fn locate_and_prefetch(&self, hash: u64) -> LevelCandidates {
-        let c = self.placement.candidates(hash);
-        self.prefetch_candidates(&c);
-        c
-    }
-
     /// Starts the loads of the candidates' buckets and their stripes' stamps.
     #[inline(always)]
     pub(crate) fn prefetch_candidates(&self, c: &Candidates) {

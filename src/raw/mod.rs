@@ -326,6 +326,16 @@ impl<P: Place> RawFilter<P> {
         })
     }
 
+    /// Whether copies of the hash's fingerprint fill every slot of its buckets. Then no path of
+    /// moves can make room for one more (each copy's alternate is the other full bucket), nor can
+    /// a split (a split moves a fingerprint's copies together): only a table hashing the item
+    /// anew could, so growing for it would add a level per copy.
+    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        let buckets = if c.first == c.second { 1 } else { 2 };
+        self.count(hash) >= buckets * self.bucket_size()
+    }
+
     /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated
     /// by the stripe stamps. The common case stays small enough to inline, so that consecutive
     /// lookups overlap their cache misses; retries live out of line.

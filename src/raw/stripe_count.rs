@@ -14,8 +14,10 @@ pub(crate) const DEFAULT_STRIPES: usize = 4096;
 /// A table gets at most one stripe (8 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
 
-/// Item locks of a growable filter's unique inserts: as many as a fixed filter's default stripes.
-pub(crate) const DEFAULT_ITEM_LOCKS: usize = DEFAULT_STRIPES;
+/// Item locks of a growable filter's unique inserts. They are taken only by `insert_unique`, for
+/// no longer than its check and insert, so two threads meet on one only as often as they pick
+/// the same of 256 locks, and a small filter does not carry 32 KiB of them.
+pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 
 /// The most item locks a growable filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;

@@ -275,7 +275,7 @@ fn reader_errors_are_passed_on() {
 
 #[test]
 fn decode_error_is_a_well_behaved_error() {
-    fn is_error<E: std::error::Error + Clone + Eq + Send + Sync + 'static>(_: &E) {}
+    fn is_error<E: std::error::Error + Clone + PartialEq + Send + Sync + 'static>(_: &E) {}
     let err = DecodeError::TrailingBytes {
         expected: 10,
         found: 13,

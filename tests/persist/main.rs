@@ -109,7 +109,6 @@ mod allocation;
 mod corruption;
 mod errors;
 mod golden;
-mod growable;
 mod growable_corruption;
 mod growable_split;
 mod hashers;

@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::sync::Arc;
 
 use ccf_use_cases::service::{MutexBaseline, Server, SharedFilter};
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
 use serde_json::{json, Value};
 
 const MAX_BATCH: usize = 100;
@@ -173,4 +173,30 @@ fn a_full_filter_answers_507_and_keeps_every_key_it_took() {
     assert_eq!(stats["len"], json!(taken.len()));
     let (_, answer) = post(&server, "/lookup-batch", json!({ "keys": taken }));
     assert_eq!(answer["present"], json!(vec![true; taken.len()]));
+}
+
+#[test]
+fn keys_chosen_against_the_public_seed_all_go_into_a_randomly_seeded_service() {
+    use core::hash::BuildHasher;
+    let public = DefaultHashBuilder::new();
+    // Keys whose hashes share their top 10 bits, and so nearly their first bucket, under the
+    // seed anyone can read in the crate's source.
+    let keys: Vec<String> = (0u64..)
+        .map(|k| format!("key-{k}"))
+        .filter(|key| public.hash_one(key.as_str()) >> 54 == 0)
+        .take(5_000)
+        .collect();
+    let taken = |filter: ConcurrentCuckooFilter| {
+        let server = start(filter);
+        keys.iter()
+            .take_while(|key| post(&server, "/insert", json!({ "key": key })).0 == 200)
+            .count()
+    };
+    let under_public = taken(ConcurrentCuckooFilter::with_capacity(10_000));
+    assert!(under_public < 4_000, "{under_public}");
+    let random = DefaultHashBuilder::random();
+    let under_random = taken(ConcurrentCuckooFilter::with_capacity_and_hasher(
+        10_000, random,
+    ));
+    assert_eq!(under_random, keys.len(), "seed {:#x}", random.seed());
 }

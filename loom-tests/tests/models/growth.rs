@@ -1,24 +1,29 @@
 //! The races a growable filter adds: a lookup and a remove racing the addition of a level, two
-//! `insert_unique`s of one item racing growth, and `len` across levels.
+//! `insert_unique`s of one item racing growth, `len` across levels, and the refusal of an item's
+//! own copies.
 //!
-//! Every model uses the same two levels: level 0 has 2 buckets of two 8-bit slots, level 1 has
-//! 4. Bucket 0 of level 0 is filled with `a` and `b`, which cannot move (both their buckets are
-//! bucket 0), so an insert of a key whose level-0 buckets are both bucket 0 finds level 0 full
-//! and adds level 1.
+//! Every model uses the same two levels: level 0 has one chunk of 2 buckets of two 8-bit slots,
+//! which may split once; level 1 has 4 buckets. The chunk is split before each model starts, by
+//! a key whose first route bit is 1 (`s`), so chunk 0 is as deep as it can be. Its bucket 0 is
+//! filled with `a` and `b`, which cannot move (both their buckets are bucket 0), so an insert of
+//! a key that stays in chunk 0 and whose buckets are both bucket 0 finds level 0 full and adds
+//! level 1.
 
 use std::sync::OnceLock;
 
-use concurrent_cuckoo_filter::GrowableCuckooFilter;
+use concurrent_cuckoo_filter::{GrowableCuckooFilter, InsertError};
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom_tests::{check, KeyIsHash};
 
 type Filter = GrowableCuckooFilter<KeyIsHash>;
 
-/// Keys chosen for their candidates in both levels.
+/// Keys chosen for their candidates in both levels. All but `s` stay in chunk 0.
 #[derive(Clone, Copy, Debug)]
 struct Keys {
-    /// Fill bucket 0 of level 0.
+    /// Splits the first chunk: its first route bit is 1.
+    s: u64,
+    /// Fill bucket 0 of chunk 0.
     a: u64,
     b: u64,
     /// Level-0 buckets (1, 1): fits in level 0.
@@ -32,7 +37,7 @@ struct Keys {
 fn build() -> Filter {
     GrowableCuckooFilter::builder()
         .capacity(1)
-        .growth_factor(2)
+        .split_depth(1)
         .level_shape(2, 2, 8, 2)
         .search_limits(2, 6)
         .item_locks(2)
@@ -53,42 +58,69 @@ fn keys() -> Keys {
             let filter = build();
             let candidates = (1..u64::MAX).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let level0 = |key: u64| filter.debug_candidates(0, &key);
-            let mut in_bucket_0 = candidates.clone().filter(|&k| {
-                let (_, first, second) = level0(k);
-                (first, second) == (0, 0)
-            });
-            let a = in_bucket_0.next().unwrap();
-            let b = in_bucket_0.find(|&k| level0(k).0 != level0(a).0).unwrap();
+            // The first chunk's fingerprints carry the first route bit as their lowest bit,
+            // until it splits: asked of a filter that never does.
+            let unsplit = build();
+            let stays = |key: u64| unsplit.debug_candidates(0, &key).0 & 1 == 0;
+            let mut in_bucket_0 = candidates
+                .clone()
+                .filter(|&k| matches!(level0(k), (_, 0, 0)));
+            let a = in_bucket_0.find(|&k| stays(k)).unwrap();
+            let b = in_bucket_0
+                .find(|&k| stays(k) && level0(k).0 != level0(a).0)
+                .unwrap();
+            let s = in_bucket_0.find(|&k| !stays(k)).unwrap();
             let x = candidates
                 .clone()
-                .find(|&k| matches!(level0(k), (_, 1, 1)))
+                .find(|&k| stays(k) && matches!(level0(k), (_, 1, 1)))
                 .unwrap();
-            filter.insert(&a).unwrap();
-            filter.insert(&b).unwrap();
-            filter.insert(&x).unwrap();
+            prefill(
+                &filter,
+                &Keys {
+                    s,
+                    a,
+                    b,
+                    x,
+                    y: 0,
+                    z: 0,
+                },
+                true,
+            );
             let fps = [level0(a).0, level0(b).0];
-            let mut growers = in_bucket_0.filter(|&k| !fps.contains(&level0(k).0));
+            let mut growers = in_bucket_0.filter(|&k| stays(k) && !fps.contains(&level0(k).0));
             let first = growers.next().unwrap();
             filter.insert(&first).unwrap();
             assert_eq!(filter.level_count(), 2);
             let level1 = |key: u64| filter.debug_candidates(1, &key);
             let y = growers.clone().find(|&k| level1(k) == level1(x)).unwrap();
             let z = growers.find(|&k| level1(k).0 != level1(x).0).unwrap();
-            let _ = KEYS.set(Keys { a, b, x, y, z });
+            let _ = KEYS.set(Keys { s, a, b, x, y, z });
         });
     }
     *KEYS.get().expect("the search found every key")
 }
 
-/// A filter holding `a` and `b` in level 0, and `x` too if `with_x`.
-fn prefilled(keys: &Keys, with_x: bool) -> Arc<Filter> {
-    let filter = Arc::new(build());
+/// Fills `filter` as every model starts: `a` and `b` in bucket 0 of chunk 0, `s` splitting the
+/// chunk, and `x` too if `with_x`. Four items, three without `x`.
+fn prefill(filter: &Filter, keys: &Keys, with_x: bool) {
     filter.insert(&keys.a).unwrap();
     filter.insert(&keys.b).unwrap();
+    filter.insert(&keys.s).unwrap();
     if with_x {
         filter.insert(&keys.x).unwrap();
     }
     assert_eq!(filter.level_count(), 1);
+    assert_eq!(
+        filter.level_stats()[0].buckets,
+        4,
+        "the first chunk has split"
+    );
+}
+
+/// A filter holding `a`, `b` and `s` in level 0, and `x` too if `with_x`.
+fn prefilled(keys: &Keys, with_x: bool) -> Arc<Filter> {
+    let filter = Arc::new(build());
+    prefill(&filter, keys, with_x);
     filter
 }
 
@@ -127,7 +159,7 @@ fn a_lookup_racing_the_addition_of_a_level_finds_every_inserted_item() {
         grower.join().unwrap().unwrap();
         assert!(filter.contains(&keys.y));
         assert_eq!(filter.level_count(), 2);
-        assert_eq!(filter.len(), 4);
+        assert_eq!(filter.len(), 5);
     });
 }
 
@@ -146,7 +178,7 @@ fn a_remove_racing_the_addition_of_a_level_never_takes_another_items_copy() {
         assert!(filter.contains(&keys.y), "y was inserted, then lost");
         // `y`'s copy in level 1 shows as `x` too.
         assert_eq!(filter.count(&keys.x), 2 - usize::from(removed));
-        assert_eq!(filter.len(), 4 - usize::from(removed));
+        assert_eq!(filter.len(), 5 - usize::from(removed));
     });
 }
 
@@ -167,12 +199,12 @@ fn racing_unique_inserts_of_one_item_insert_it_once_across_a_new_level() {
         let wins = usize::from(mine == Ok(true)) + usize::from(theirs == Ok(true));
         assert_eq!(wins, 1, "mine: {mine:?}, theirs: {theirs:?}");
         assert_eq!(filter.count(&keys.x), 1);
-        assert_eq!(filter.len(), 4);
+        assert_eq!(filter.len(), 5);
     });
 }
 
 /// One thread inserts `y`, adding level 1, then removes `a` from level 0; the other reads `len`.
-/// The filter holds 2 items, then 3, then 2: `len` never sees the remove without the insert.
+/// The filter holds 3 items, then 4, then 3: `len` never sees the remove without the insert.
 #[test]
 fn len_across_levels_never_counts_a_remove_without_the_insert_before_it() {
     let keys = keys();
@@ -183,9 +215,45 @@ fn len_across_levels_never_counts_a_remove_without_the_insert_before_it() {
             assert!(f.remove(&keys.a));
         });
         let len = filter.len();
-        assert!((2..=3).contains(&len), "len {len} during the race");
+        assert!((3..=4).contains(&len), "len {len} during the race");
         writer.join().unwrap();
-        assert_eq!(filter.len(), 2);
+        assert_eq!(filter.len(), 3);
         assert!(filter.contains(&keys.y) && filter.contains(&keys.b));
+    });
+}
+
+/// Bucket 0 holds two copies of `a`, whose buckets are both bucket 0: a third copy has no room
+/// in level 0, and a new level would not help the next copy either, so the insert is refused
+/// without growing. One thread removes a copy of `a` and puts `b` in its place; the other
+/// inserts one more `a`. That insert is refused only while `a`'s copies fill the bucket: once
+/// the bucket holds `b`, a new level takes it. Nothing is lost and `len` is exact.
+#[test]
+fn an_items_own_copies_are_refused_only_while_they_fill_its_buckets() {
+    let keys = keys();
+    check(1, move || {
+        let filter = Arc::new(build());
+        filter.insert(&keys.a).unwrap();
+        filter.insert(&keys.a).unwrap();
+        filter.insert(&keys.s).unwrap();
+        assert_eq!(filter.insert(&keys.a), Err(InsertError::Full));
+        assert_eq!(filter.level_count(), 1, "grew for an item's own copies");
+        let replaced = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&replaced);
+        let writer = spawn(&filter, move |f| {
+            assert!(f.remove(&keys.a));
+            f.insert(&keys.b).unwrap();
+            flag.store(true, Ordering::Release);
+        });
+        let replaced_before = replaced.load(Ordering::Acquire);
+        let inserted = filter.insert(&keys.a);
+        writer.join().unwrap();
+        if replaced_before {
+            assert_eq!(inserted, Ok(()), "refused beside another item's copy");
+        }
+        assert!(filter.contains(&keys.a) && filter.contains(&keys.b));
+        assert_eq!(filter.len(), 3 + usize::from(inserted.is_ok()));
+        if inserted.is_err() {
+            assert_eq!(filter.level_count(), 1);
+        }
     });
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use ccf_use_cases::measure::{flag, switch};
 use ccf_use_cases::service::{MutexBaseline, Server, SharedFilter, DEFAULT_MAX_BATCH};
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
 
 fn serve<F: SharedFilter>(filter: F) -> ! {
     let prefill: usize = flag("--prefill", 0);
@@ -46,6 +46,10 @@ fn main() {
     if switch("--baseline") {
         serve(MutexBaseline::with_capacity(capacity))
     } else {
-        serve(ConcurrentCuckooFilter::with_capacity(capacity))
+        // Keys come from clients: a seed they cannot know keeps chosen keys from filling it.
+        serve(ConcurrentCuckooFilter::with_capacity_and_hasher(
+            capacity,
+            DefaultHashBuilder::random(),
+        ))
     }
 }

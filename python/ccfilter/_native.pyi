@@ -1,0 +1,123 @@
+"""Type stubs of the native module (the Rust extension)."""
+
+import os
+from collections.abc import Iterable
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Key = Union[int, str, bytes, bytearray, memoryview]
+"""An int in [-2**63, 2**64), a str (its UTF-8 bytes) or a bytes-like object."""
+
+Keys = Union[npt.NDArray[np.integer[Any]], npt.NDArray[np.str_], npt.NDArray[np.bytes_], Iterable[Key]]
+"""A 1-D numpy integer array (read in place, any stride), or any iterable of keys."""
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+DEFAULT_SEED: int
+
+class FilterFullError(ValueError):
+    """A key found no room; nothing was dropped to make room."""
+
+    inserted: int
+    """Keys of the call (fingerprints, for merge) that went in before the one with no room."""
+
+def hash64(key: Key, seed: int | None = None) -> int:
+    """The 64-bit hash the filters compute for `key` (what `ccf build --hex64` takes)."""
+
+class _Filter:
+    def add(self, key: Key) -> None:
+        """Adds one copy of `key`; raises FilterFullError if it finds no room."""
+    def add_unique(self, key: Key) -> bool:
+        """Adds `key` unless already present; whether it was added."""
+    def discard(self, key: Key) -> bool:
+        """Removes one copy of `key` if present; whether it was."""
+    def remove(self, key: Key) -> None:
+        """Removes one copy of `key`; raises KeyError if absent."""
+    def __contains__(self, key: Key) -> bool: ...
+    def __len__(self) -> int: ...
+    def count(self, key: Key) -> int:
+        """Copies of `key` (or of keys sharing its fingerprint) stored."""
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def memory_usage(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def load_factor(self) -> float: ...
+    @property
+    def expected_false_positive_rate(self) -> float: ...
+    def add_many(self, keys: Keys) -> int:
+        """Adds every key in order; how many. FilterFullError at the first with no room."""
+    def contains_many(self, keys: Keys) -> npt.NDArray[np.bool_]:
+        """Whether each key may be in the filter."""
+    def discard_many(self, keys: Keys) -> int:
+        """Removes one copy of each present key; how many were removed."""
+    def to_bytes(self) -> bytes:
+        """The filter in the crate's portable format."""
+    def save(self, path: PathLike) -> None:
+        """Writes the filter to `path` (atomically, through a temporary file)."""
+    def stats(self) -> dict[str, Any]: ...
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
+    def __sizeof__(self) -> int: ...
+
+class ConcurrentCuckooFilter(_Filter):
+    """A cuckoo filter sized up front, shared by any number of threads."""
+
+    def __init__(
+        self,
+        capacity: int,
+        false_positive_rate: float | None = None,
+        *,
+        fingerprint_bits: int | None = None,
+        bucket_size: int | None = None,
+        semi_sorted: bool | None = None,
+        seed: int | None = None,
+    ) -> None: ...
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> ConcurrentCuckooFilter: ...
+    @classmethod
+    def load(cls, path: PathLike) -> ConcurrentCuckooFilter: ...
+    def copy(self) -> ConcurrentCuckooFilter: ...
+    def __copy__(self) -> ConcurrentCuckooFilter: ...
+    def __deepcopy__(self, memo: Any) -> ConcurrentCuckooFilter: ...
+    @property
+    def fingerprint_bits(self) -> int: ...
+    @property
+    def bucket_size(self) -> int: ...
+    @property
+    def semi_sorted(self) -> bool: ...
+    def is_compatible(self, other: ConcurrentCuckooFilter) -> bool:
+        """Whether `merge` can merge `other` in: same shape and seed."""
+    def merge(self, other: ConcurrentCuckooFilter, *, unique: bool = False) -> int:
+        """Adds every fingerprint of `other`; how many went in."""
+    def __ior__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter: ...
+    def __or__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter: ...
+
+class GrowableCuckooFilter(_Filter):
+    """A cuckoo filter that grows as keys arrive, its false positive rate bounded."""
+
+    def __init__(
+        self,
+        capacity: int | None = None,
+        false_positive_rate: float | None = None,
+        *,
+        split_depth: int | None = None,
+        max_capacity: int | None = None,
+        seed: int | None = None,
+    ) -> None: ...
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> GrowableCuckooFilter: ...
+    @classmethod
+    def load(cls, path: PathLike) -> GrowableCuckooFilter: ...
+    def copy(self) -> GrowableCuckooFilter: ...
+    def __copy__(self) -> GrowableCuckooFilter: ...
+    def __deepcopy__(self, memo: Any) -> GrowableCuckooFilter: ...
+    @property
+    def false_positive_rate(self) -> float: ...
+    @property
+    def level_count(self) -> int: ...
+    @property
+    def fingerprint_bits(self) -> list[int]: ...

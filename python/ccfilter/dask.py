@@ -1,0 +1,172 @@
+"""Filters over Dask collections: build one filter from a bag, an array or a dataframe column
+on the workers, and filter another collection by it on the workers (a semi-join).
+
+``build_filter`` gives every partition a filter of the same shape and seed, fills each on the
+worker that holds the partition, and merges them pairwise up a tree (``split_every`` at a time),
+as Spark merges per-partition Bloom filters and ``Bag.reduction`` reduces. Filters travel
+between processes as their portable bytes (pickling), so the same code runs on a
+``LocalCluster`` or on a cluster of many machines: only the scheduler address changes.
+
+``semi_join`` keeps the elements (or rows) of another collection whose key may be in the
+filter: no false negatives, and a false positive rate that the filter bounds. Give it the
+``Delayed`` that ``build_filter(..., compute=False)`` returns and the filter never leaves the
+cluster.
+
+Requires ``dask`` (``pip install "ccfilter[dask]"``), and ``dask[dataframe]`` for dataframes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+from dask import delayed
+from dask.base import is_dask_collection
+from dask.delayed import Delayed
+
+from ._native import ConcurrentCuckooFilter
+
+__all__ = ["build_filter", "semi_join"]
+
+AnyFilter = Union[ConcurrentCuckooFilter, Delayed]
+
+
+def _keys(partition: Any) -> Any:
+    """A partition as keys for the bulk calls: numpy arrays as they are, pandas columns as
+    numpy arrays, anything else (a bag's list) as it is."""
+    if hasattr(partition, "to_numpy"):
+        return partition.to_numpy()
+    return partition
+
+
+def _partition_filter(partition: Any, settings: dict) -> ConcurrentCuckooFilter:
+    """The filter of one partition's keys, built on the worker that holds it."""
+    f = ConcurrentCuckooFilter(**settings)
+    f.add_many(_keys(partition))
+    return f
+
+
+def _merge_filters(*filters: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter:
+    """One node of the tree: the union of its children (the first, which this task owns,
+    takes the others in)."""
+    first, *rest = filters
+    for other in rest:
+        first.merge(other)
+    return first
+
+
+def _column(collection: Any, column: Optional[str]) -> Any:
+    if column is not None:
+        return collection[column]
+    if hasattr(collection, "columns"):
+        raise TypeError("a dataframe needs column=: the column whose values are the keys")
+    return collection
+
+
+def _partitions(collection: Any) -> list:
+    """The collection's partitions (a 1-D array's blocks) as delayed values."""
+    if not is_dask_collection(collection):
+        raise TypeError(
+            f"expected a dask bag, array or dataframe column, not {type(collection).__name__}"
+        )
+    if getattr(collection, "ndim", 1) != 1:
+        raise ValueError(f"expected a 1-D array of keys, got {collection.ndim} dimensions")
+    parts = collection.to_delayed()
+    return list(np.asarray(parts, dtype=object).ravel())
+
+
+def _count(collection: Any) -> int:
+    """Keys in the collection: an array's length (computing unknown chunk sizes), otherwise
+    its count."""
+    if type(collection).__module__.startswith("dask.array"):
+        if np.isnan(collection.shape[0]):
+            collection = collection.compute_chunk_sizes()
+        return int(collection.shape[0])
+    return int(collection.count().compute())
+
+
+def build_filter(
+    collection: Any,
+    capacity: Optional[int] = None,
+    false_positive_rate: Optional[float] = None,
+    *,
+    column: Optional[str] = None,
+    seed: Optional[int] = None,
+    split_every: int = 8,
+    compute: bool = True,
+    **settings: Any,
+) -> AnyFilter:
+    """One filter holding every key of ``collection``: a dask bag of keys, a 1-D dask array of
+    integers (or strings), a dask series, or a dask dataframe with ``column``.
+
+    Every partition's filter is sized for ``capacity`` keys in all (default: the collection's
+    count, computed first), so that they all have one shape and merge; each is built on the
+    worker holding its partition, then ``split_every`` filters at a time are merged up a tree.
+    Other keyword arguments (``fingerprint_bits``, ``bucket_size``, ``semi_sorted``) go to
+    ``ConcurrentCuckooFilter``. With ``compute=False``, returns the ``Delayed`` filter, to pass
+    on to ``semi_join`` without bringing it to the client.
+
+    Keys are as for the filter classes: nulls (``None``, ``NaN``) are not keys, so drop them
+    first (``dropna()``). Raises ``FilterFullError`` if ``capacity`` is too small.
+    """
+    if split_every < 2:
+        raise ValueError(f"split_every must be at least 2, got {split_every}")
+    keys = _column(collection, column)
+    parts = _partitions(keys)
+    spec = dict(settings)
+    spec["capacity"] = _count(keys) if capacity is None else capacity
+    spec["capacity"] = max(spec["capacity"], 1)
+    if false_positive_rate is not None:
+        spec["false_positive_rate"] = false_positive_rate
+    if seed is not None:
+        spec["seed"] = seed
+    # Check the settings here, where a mistake is cheap to report.
+    ConcurrentCuckooFilter(**{**spec, "capacity": 1})
+    level = [delayed(_partition_filter, pure=True)(part, spec) for part in parts]
+    if not level:
+        level = [delayed(_partition_filter, pure=True)([], spec)]
+    while len(level) > 1:
+        level = [
+            delayed(_merge_filters, pure=True)(*level[i : i + split_every])
+            for i in range(0, len(level), split_every)
+        ]
+    return level[0].compute() if compute else level[0]
+
+
+def _keep_elements(partition: list, f: ConcurrentCuckooFilter) -> list:
+    answers = f.contains_many(partition)
+    return [item for item, keep in zip(partition, answers) if keep]
+
+
+def _keep_block(block: np.ndarray, f: ConcurrentCuckooFilter) -> np.ndarray:
+    return f.contains_many(block)
+
+
+def _keep_rows(frame: Any, f: ConcurrentCuckooFilter, column: Optional[str]) -> Any:
+    keys = frame if column is None else frame[column]
+    return frame[f.contains_many(keys.to_numpy())]
+
+
+def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) -> Any:
+    """The elements of ``collection`` (rows, for a dataframe: by ``column``) whose key may be in
+    the filter ``f``, as a collection of the same kind, computed lazily on the workers.
+
+    ``f`` is a filter or the ``Delayed`` of one (``build_filter(..., compute=False)``); either
+    way it enters the task graph once and is shipped to each worker once.
+    """
+    if not is_dask_collection(collection):
+        raise TypeError(
+            f"expected a dask bag, array or dataframe, not {type(collection).__name__}"
+        )
+    shared = f if isinstance(f, Delayed) else delayed(f)
+    kind = type(collection).__module__
+    if kind.startswith("dask.bag"):
+        return collection.map_partitions(_keep_elements, shared)
+    if kind.startswith("dask.array"):
+        if collection.ndim != 1:
+            raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")
+        mask = collection.map_blocks(_keep_block, shared, dtype=bool, meta=np.array([], bool))
+        return collection[mask]
+    if column is None and hasattr(collection, "columns"):
+        raise TypeError("a dataframe needs column=: the column whose values are the keys")
+    return collection.map_partitions(_keep_rows, shared, column, meta=collection._meta)

@@ -1,0 +1,69 @@
+//! What the Python classes need of a filter, for both kinds of the crate's filters.
+
+use concurrent_cuckoo_filter::{
+    ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError,
+};
+
+use crate::keys::KeyRef;
+
+/// The operations the Python classes share that the two filter types name alike, each the
+/// crate's method of the same name (others, such as `len`, are called on the type itself).
+pub trait Backend: Send + Sync + Sized {
+    fn insert(&self, key: KeyRef<'_>) -> Result<(), InsertError>;
+    fn insert_unique(&self, key: KeyRef<'_>) -> Result<bool, InsertError>;
+    fn contains(&self, key: KeyRef<'_>) -> bool;
+    fn count(&self, key: KeyRef<'_>) -> usize;
+    fn remove(&self, key: KeyRef<'_>) -> bool;
+    fn seed(&self) -> u64;
+    /// Batched lookups (the crate's prefetching path) of keys and of int keys.
+    fn contains_keys(&self, keys: &[KeyRef<'_>], answers: &mut [bool]);
+    fn contains_ints(&self, keys: &[u64], answers: &mut [bool]);
+    /// Pipelined inserts that stop at the first key with no room.
+    fn extend_keys(&self, keys: &[KeyRef<'_>]) -> Result<usize, ExtendError>;
+    fn extend_ints(&self, keys: &[u64]) -> Result<usize, ExtendError>;
+    fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
+}
+
+/// Implements [`Backend`] for a filter type whose methods have the same names and signatures.
+macro_rules! backend {
+    ($filter:ty) => {
+        impl Backend for $filter {
+            fn insert(&self, key: KeyRef<'_>) -> Result<(), InsertError> {
+                <$filter>::insert(self, &key)
+            }
+            fn insert_unique(&self, key: KeyRef<'_>) -> Result<bool, InsertError> {
+                <$filter>::insert_unique(self, &key)
+            }
+            fn contains(&self, key: KeyRef<'_>) -> bool {
+                <$filter>::contains(self, &key)
+            }
+            fn count(&self, key: KeyRef<'_>) -> usize {
+                <$filter>::count(self, &key)
+            }
+            fn remove(&self, key: KeyRef<'_>) -> bool {
+                <$filter>::remove(self, &key)
+            }
+            fn seed(&self) -> u64 {
+                self.hasher().seed()
+            }
+            fn contains_keys(&self, keys: &[KeyRef<'_>], answers: &mut [bool]) {
+                self.contains_batch_into(keys, answers);
+            }
+            fn contains_ints(&self, keys: &[u64], answers: &mut [bool]) {
+                self.contains_batch_into(keys, answers);
+            }
+            fn extend_keys(&self, keys: &[KeyRef<'_>]) -> Result<usize, ExtendError> {
+                self.try_extend(keys)
+            }
+            fn extend_ints(&self, keys: &[u64]) -> Result<usize, ExtendError> {
+                self.try_extend(keys)
+            }
+            fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+                <$filter>::from_bytes(bytes)
+            }
+        }
+    };
+}
+
+backend!(ConcurrentCuckooFilter);
+backend!(GrowableCuckooFilter);

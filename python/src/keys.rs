@@ -1,0 +1,161 @@
+//! Python keys as the byte streams the Rust hasher sees.
+//!
+//! The mapping is what makes a filter portable between Python, Rust and `ccf`:
+//! - an `int` in `[0, 2^64)` hashes as that `u64`; one in `[-2^63, 0)` as the `u64` of the same
+//!   bits (two's complement), which is also how Rust's `i64` hashes. A numpy `int64` or `uint64`
+//!   array therefore agrees with the Python ints of its values.
+//! - a `str` hashes as Rust's `str` does: its UTF-8 bytes, then one `0xff` byte. That is also how
+//!   `ccf build` hashes a line.
+//! - `bytes`, `bytearray` and `memoryview` hash by the same formula as `str` (their bytes, then
+//!   `0xff`), so `"key"` and `b"key"` are one key, and a line read from a file in binary mode is
+//!   the key `ccf` made of it (lines that are not UTF-8 included).
+
+use core::hash::{Hash, Hasher};
+use std::borrow::Cow;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
+
+/// One key, borrowed: an integer or the bytes of a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRef<'a> {
+    /// An `int`, as its 64-bit pattern.
+    Int(u64),
+    /// A `str`'s UTF-8 bytes, or a bytes-like object's bytes.
+    Bytes(&'a [u8]),
+}
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Self::Int(value) => state.write_u64(*value),
+            // Exactly `str::hash`: the bytes, then a 0xff that no UTF-8 text contains.
+            Self::Bytes(bytes) => {
+                state.write(bytes);
+                state.write_u8(0xff);
+            }
+        }
+    }
+}
+
+/// The message for an integer outside the 64-bit range.
+const INT_RANGE: &str = "must be in [-2**63, 2**64)";
+
+/// The `u64` an int key stands for, or a `ValueError` for one outside `[-2^63, 2^64)`.
+pub fn int_key(int: &Bound<'_, PyInt>) -> PyResult<u64> {
+    if let Ok(value) = int.extract::<u64>() {
+        return Ok(value);
+    }
+    match int.extract::<i64>() {
+        Ok(value) => Ok(value as u64),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "int key {int} is out of range: int keys {INT_RANGE}"
+        ))),
+    }
+}
+
+/// `TypeError` for a key of another type, naming it.
+pub fn wrong_key_type(obj: &Bound<'_, PyAny>) -> PyErr {
+    let name = type_name(obj);
+    PyTypeError::new_err(format!(
+        "a key must be an int, str, bytes, bytearray or memoryview, not {name}"
+    ))
+}
+
+/// An object's type name, for messages.
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
+}
+
+/// The bytes of a key's string or bytes-like object; `None` for an int; a `TypeError` otherwise.
+enum Extracted<'a> {
+    Int(u64),
+    Bytes(Cow<'a, [u8]>),
+}
+
+fn extract<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Extracted<'a>> {
+    if let Ok(int) = obj.cast::<PyInt>() {
+        return int_key(int).map(Extracted::Int);
+    }
+    if let Ok(string) = obj.cast::<PyString>() {
+        return Ok(Extracted::Bytes(Cow::Borrowed(string.to_str()?.as_bytes())));
+    }
+    if let Ok(bytes) = obj.cast::<PyBytes>() {
+        return Ok(Extracted::Bytes(Cow::Borrowed(bytes.as_bytes())));
+    }
+    if let Ok(array) = obj.cast::<PyByteArray>() {
+        // Copied: a bytearray may be resized by any Python code that runs.
+        return Ok(Extracted::Bytes(Cow::Owned(array.to_vec())));
+    }
+    if obj.cast::<PyMemoryView>().is_ok() {
+        let bytes = obj.call_method0("tobytes")?;
+        let bytes = bytes.cast::<PyBytes>()?;
+        return Ok(Extracted::Bytes(Cow::Owned(bytes.as_bytes().to_vec())));
+    }
+    Err(wrong_key_type(obj))
+}
+
+/// Runs `f` on the key `obj` stands for.
+pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(KeyRef<'_>) -> R) -> PyResult<R> {
+    Ok(match extract(obj)? {
+        Extracted::Int(value) => f(KeyRef::Int(value)),
+        Extracted::Bytes(bytes) => f(KeyRef::Bytes(&bytes)),
+    })
+}
+
+/// Where a key of a [`KeyBatch`] is.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Int(u64),
+    Bytes { start: usize, end: usize },
+}
+
+/// Keys taken from Python objects into memory of our own, so that the filter can work on them
+/// with the interpreter released.
+#[derive(Debug, Default)]
+pub struct KeyBatch {
+    data: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+impl KeyBatch {
+    /// Adds the key `obj` stands for.
+    pub fn push(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        let slot = match extract(obj)? {
+            Extracted::Int(value) => Slot::Int(value),
+            Extracted::Bytes(bytes) => {
+                let start = self.data.len();
+                self.data.extend_from_slice(&bytes);
+                Slot::Bytes {
+                    start,
+                    end: self.data.len(),
+                }
+            }
+        };
+        self.slots.push(slot);
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.slots.clear();
+    }
+
+    /// The keys, borrowed.
+    pub fn keys(&self) -> Vec<KeyRef<'_>> {
+        self.slots
+            .iter()
+            .map(|slot| match *slot {
+                Slot::Int(value) => KeyRef::Int(value),
+                Slot::Bytes { start, end } => KeyRef::Bytes(&self.data[start..end]),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,41 @@
+//! The `ccfilter` Python package's native module: the crate's two filters as Python classes,
+//! keys hashed exactly as Rust and `ccf` hash them, bulk calls on numpy arrays that release the
+//! interpreter, and the crate's byte format for files, pickling and merging across processes.
+
+#[macro_use]
+mod classes;
+
+mod args;
+mod backend;
+mod bulk;
+mod errors;
+mod files;
+mod fixed;
+mod growable;
+mod keys;
+
+use core::hash::BuildHasher;
+
+use concurrent_cuckoo_filter::DefaultHashBuilder;
+use pyo3::prelude::*;
+
+/// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
+/// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
+#[pyfunction]
+#[pyo3(signature = (key, seed = None))]
+fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let hasher = args::hasher(seed)?;
+    keys::with_key(key, |key| hasher.hash_one(key))
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add_class::<fixed::Fixed>()?;
+    module.add_class::<growable::Growable>()?;
+    module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
+    module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
+    module.add_function(wrap_pyfunction!(hash64, module)?)?;
+    Ok(())
+}

@@ -1,0 +1,113 @@
+"""The Dask module on a real cluster of two worker processes: filters built per partition on
+the workers and merged up a tree, and semi-joins run on the workers."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from conftest import distinct_keys, rate_bound
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+import dask.array as da  # noqa: E402
+import dask.bag as db  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+from ccfilter import ConcurrentCuckooFilter  # noqa: E402
+from ccfilter.dask import build_filter, semi_join  # noqa: E402
+
+N = 40_000
+TRIALS = 100_000
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def worker_pids_of(client, task_stream, prefix):
+    """The pids of the worker processes that ran the tasks whose key starts with `prefix`."""
+    pids = client.run(os.getpid)
+    workers = {t["worker"] for t in task_stream.data if str(t["key"]).find(prefix) >= 0}
+    return {pids[w] for w in workers}
+
+
+def local_filter(keys, capacity, **kwargs):
+    f = ConcurrentCuckooFilter(capacity, **kwargs)
+    f.add_many(keys)
+    return f
+
+
+def check(f, keys, others, local):
+    assert len(f) == len(local)
+    assert f.contains_many(keys).all()  # no false negatives
+    answers = f.contains_many(others)
+    assert answers.mean() <= rate_bound(f.expected_false_positive_rate, len(others))
+    # The same answers as a filter built in one process.
+    assert (answers == local.contains_many(others)).all()
+
+
+def test_a_filter_from_a_bag_is_built_on_both_workers(client):
+    words = [f"word-{i}" for i in range(N)]
+    bag = db.from_sequence(words, npartitions=16)
+    with distributed.get_task_stream(client) as stream:
+        f = build_filter(bag, false_positive_rate=0.001, split_every=4)
+    pids = worker_pids_of(client, stream, "_partition_filter")
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert worker_pids_of(client, stream, "_merge_filters")  # the tree ran there too
+    others = [f"other-{i}" for i in range(TRIALS)]
+    check(f, words, others, local_filter(words, N, false_positive_rate=0.001))
+
+
+def test_a_filter_from_an_array_and_from_a_dataframe_column(client):
+    keys = distinct_keys(N)
+    array = da.from_array(keys, chunks=N // 10)
+    f = build_filter(array, capacity=2 * N, seed=5)
+    assert f.seed == 5
+    check(f, keys, distinct_keys(TRIALS, start=N), local_filter(keys, 2 * N, seed=5))
+
+    frame = pd.DataFrame({"user": [f"u{i}" for i in range(N)], "n": np.arange(N)})
+    ddf = dd.from_pandas(frame, npartitions=8)
+    g = build_filter(ddf, column="user")
+    check(g, frame["user"].tolist(), [f"v{i}" for i in range(TRIALS)],
+          local_filter(frame["user"].tolist(), N))
+    with pytest.raises(TypeError, match="column="):
+        build_filter(ddf)
+
+
+def test_semi_joins_run_on_the_workers_and_keep_every_match(client):
+    # Orders of which a tenth belong to the users in the filter.
+    users = pd.DataFrame({"user": [f"u{i}" for i in range(N)]})
+    ddf_users = dd.from_pandas(users, npartitions=4)
+    filt = build_filter(ddf_users, column="user", compute=False)  # stays on the cluster
+    orders = pd.DataFrame({
+        "user": [f"u{i // 10}" if i % 10 == 0 else f"x{i}" for i in range(10 * N)],
+        "amount": np.arange(10 * N),
+    })
+    ddf_orders = dd.from_pandas(orders, npartitions=8)
+    with distributed.get_task_stream(client) as stream:
+        kept = semi_join(ddf_orders, filt, column="user").compute()
+    assert len(worker_pids_of(client, stream, "_keep_rows")) == 2
+    matches = orders[orders["user"].str.startswith("u")]
+    assert set(matches["amount"]).issubset(set(kept["amount"]))  # no false negatives
+    extra = len(kept) - len(matches)
+    assert extra / (len(orders) - len(matches)) <= rate_bound(0.002, len(orders) - len(matches))
+    local = local_filter(users["user"].tolist(), N)
+    assert kept["amount"].tolist() == orders[local.contains_many(orders["user"].to_numpy())][
+        "amount"].tolist()
+
+    # Bags and arrays too, with a filter held by the client.
+    keys = distinct_keys(N)
+    f = local_filter(keys[::2], N)
+    kept_keys = semi_join(da.from_array(keys, chunks=N // 8), f).compute()
+    assert set(keys[::2].tolist()).issubset(set(kept_keys.tolist()))
+    assert (kept_keys == keys[f.contains_many(keys)]).all()
+    words = [f"w{i}" for i in range(1000)]
+    kept_words = semi_join(db.from_sequence(words, npartitions=4), f).compute()
+    assert kept_words == [w for w in words if w in f]

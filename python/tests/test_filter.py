@@ -1,0 +1,230 @@
+"""The two classes as sets: no false negatives, exact len, the measured false positive rate,
+bulk calls that agree with single ones, and errors for bad arguments."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from conftest import distinct_keys, rate_bound
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+
+FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
+
+keys = st.one_of(
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.text(max_size=20),
+    st.binary(max_size=20),
+)
+# A key, and what it is as a key: ints by their 64-bit pattern, text by its UTF-8 bytes.
+def canonical(key):
+    if isinstance(key, int):
+        return key % 2**64
+    return key.encode() if isinstance(key, str) else bytes(key)
+
+
+operations = st.lists(
+    st.tuples(st.sampled_from(["add", "add_unique", "discard", "add_many", "discard_many"]),
+              st.lists(keys, min_size=1, max_size=5)),
+    max_size=40,
+)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@settings(max_examples=150, deadline=None)
+@given(ops=operations)
+def test_no_false_negatives_and_exact_len(cls, ops):
+    f = cls(1000)
+    model = Counter()
+    for op, batch in ops:
+        if op == "add":
+            for key in batch:
+                f.add(key)
+                model[canonical(key)] += 1
+        elif op == "add_unique":
+            for key in batch:
+                added = f.add_unique(key)
+                if model[canonical(key)]:
+                    assert not added
+                elif added:
+                    model[canonical(key)] += 1
+                # else: a false positive hid it; the filter may answer yes without holding it
+        elif op == "add_many":
+            assert f.add_many(batch) == len(batch)
+            model.update(canonical(key) for key in batch)
+        elif op == "discard":
+            for key in batch:
+                if model[canonical(key)]:
+                    assert f.discard(key)
+                    model[canonical(key)] -= 1
+        else:
+            present = [key for key in batch if model[canonical(key)]]
+            # Discard only keys held as often as they are listed: removing a key never added
+            # may remove a colliding key's fingerprint.
+            wanted = Counter(canonical(key) for key in present)
+            if all(model[key] >= n for key, n in wanted.items()):
+                assert f.discard_many(present) == len(present)
+                for key in present:
+                    model[canonical(key)] -= 1
+        held = [key for key in model if model[key]]
+        assert len(f) == sum(model.values())
+        assert all(key in f for key in held)
+        assert f.contains_many(held).all() if held else True
+        assert all(f.count(key) >= model[key] for key in held)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_remove_raises_key_error_for_an_absent_key(cls):
+    f = cls(1000)
+    f.add("present")
+    f.remove("present")
+    assert "present" not in f and len(f) == 0
+    with pytest.raises(KeyError, match="absent"):
+        f.remove("absent")
+    assert not f.discard("absent")
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_false_positive_rate_is_within_its_bound(cls):
+    n, trials = 200_000, 400_000
+    f = cls(n, 0.01)
+    f.add_many(distinct_keys(n))
+    assert len(f) == n
+    assert f.contains_many(distinct_keys(n)).all()
+    rate = f.contains_many(distinct_keys(trials, start=n)).mean()
+    # Each class's own promise: the fixed filter's rate at capacity; the growable filter's
+    # target, which it stays under however far it grows.
+    bound = f.expected_false_positive_rate if cls is ConcurrentCuckooFilter else 0.01
+    assert rate <= rate_bound(bound, trials), rate
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_bulk_calls_agree_with_single_ones_for_any_stride_and_input(cls):
+    f = cls(50_000)
+    base = distinct_keys(40_000)
+    added = base[::2]
+    f.add_many(added)
+    assert len(f) == len(added)
+    # A strided view, an int64 view of the same bits, a list, a generator.
+    for view in (base, base[::-1], base.view(np.int64), list(base[:1000].tolist())):
+        answers = f.contains_many(view)
+        assert answers.dtype == np.bool_ and answers.shape == (len(view),)
+        assert answers.tolist() == [int(k) % 2**64 in f for k in view]
+    assert f.contains_many(iter(added[:10].tolist())).all()
+    assert f.contains_many([]).shape == (0,)
+    assert f.discard_many(added[::-1]) == len(added)
+    assert len(f) == 0
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_bulk_calls_take_string_and_object_arrays(cls):
+    f = cls(1000)
+    words = np.array(["apple", "banana", "cherry"])
+    assert f.add_many(words) == 3
+    assert all(w in f for w in ["apple", "banana", "cherry"])
+    assert f.contains_many(np.array([b"apple", b"kiwi"])).tolist()[0]
+    assert f.contains_many(np.array(["cherry", 1], dtype=object))[0]
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_two_dimensional_arrays_are_refused(cls):
+    with pytest.raises(ValueError, match="1-D"):
+        cls(100).add_many(np.zeros((2, 2), dtype=np.uint64))
+
+
+def test_a_full_filter_says_how_many_went_in_and_loses_nothing():
+    f = ConcurrentCuckooFilter(1000)
+    keys = distinct_keys(100_000)
+    with pytest.raises(FilterFullError) as raised:
+        f.add_many(keys)
+    err = raised.value
+    assert isinstance(err, ValueError)
+    assert err.inserted == len(f) >= 1000
+    assert str(err.inserted) in str(err)
+    # Exactly the keys before the failing one went in, all of them findable.
+    assert f.contains_many(keys[: err.inserted]).all()
+    before = len(f)
+    with pytest.raises(FilterFullError) as single:
+        for key in keys[err.inserted :].tolist():
+            f.add(key)
+    assert single.value.inserted == 0
+    assert len(f) >= before
+
+
+def test_a_growable_filter_with_a_limit_fills_up():
+    f = GrowableCuckooFilter(1000, max_capacity=40_000, split_depth=6)
+    with pytest.raises(FilterFullError) as raised:
+        f.add_many(distinct_keys(100_000))
+    # Chunks of about 3,900 keys: ten fit the limit, an eleventh would pass it.
+    assert raised.value.inserted == len(f) > 30_000
+    assert f.capacity <= 40_000
+    assert f.contains_many(distinct_keys(raised.value.inserted)).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"capacity": 0}, ValueError, "capacity must be at least 1"),
+        ({"capacity": -5}, ValueError, "capacity must be at least 1, got -5"),
+        ({"capacity": 2**70}, ValueError, "too large"),
+        ({"capacity": 10.0}, TypeError, "capacity must be an int, not float"),
+        ({"capacity": "10"}, TypeError, "not str"),
+        ({"capacity": 10, "false_positive_rate": 0.0}, ValueError, "false_positive_rate"),
+        ({"capacity": 10, "false_positive_rate": 1.5}, ValueError, "false_positive_rate"),
+        ({"capacity": 10, "false_positive_rate": float("nan")}, ValueError, "false_positive_rate"),
+        ({"capacity": 10, "seed": 1.5}, TypeError, "seed must be an int"),
+    ],
+)
+@pytest.mark.parametrize("cls", FILTERS)
+def test_bad_settings_raise_with_the_crates_message(cls, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        cls(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"fingerprint_bits": 3}, "fingerprint_bits must be in 4..=32, got 3"),
+        ({"fingerprint_bits": -1}, "fingerprint_bits -1 is out of range"),
+        ({"bucket_size": 3}, "bucket_size must be 2, 4 or 8, got 3"),
+        ({"bucket_size": 2, "semi_sorted": True}, "semi_sorted needs bucket_size 4"),
+    ],
+)
+def test_bad_fixed_settings_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ConcurrentCuckooFilter(100, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"split_depth": 0}, "split_depth must be in 1..=10, got 0"),
+        ({"split_depth": 11}, "split_depth"),
+        ({"max_capacity": 0}, "max_capacity must be at least 1"),
+        ({"max_capacity": 99}, "max_capacity must be at least the capacity 100, got 99"),
+    ],
+)
+def test_bad_growable_settings_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        GrowableCuckooFilter(100, **kwargs)
+
+
+def test_settings_shape_the_filter():
+    f = ConcurrentCuckooFilter(10_000, fingerprint_bits=16, bucket_size=8, seed=42)
+    assert (f.fingerprint_bits, f.bucket_size, f.semi_sorted, f.seed) == (16, 8, False, 42)
+    assert f.capacity >= 10_000 and f.load_factor == 0.0
+    g = ConcurrentCuckooFilter(10_000, 0.001)
+    assert g.expected_false_positive_rate <= 0.001
+    stats = g.stats()
+    assert stats["capacity"] == g.capacity and stats["fingerprint_bits"] == g.fingerprint_bits
+    assert "ConcurrentCuckooFilter(len=0" in repr(g)
+    h = GrowableCuckooFilter(1000, 0.01, seed=-1)
+    assert h.seed == 2**64 - 1 and h.false_positive_rate == 0.01 and h.level_count == 1
+    h.add_many(range(50_000))
+    assert h.stats()["len"] == 50_000 == sum(level["len"] for level in h.stats()["levels"])
+    assert h.expected_false_positive_rate < 0.01
+    assert "GrowableCuckooFilter(len=50000" in repr(h)

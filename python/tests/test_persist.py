@@ -1,0 +1,145 @@
+"""Bytes, files, pickles, copies and merges."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from conftest import distinct_keys
+
+import ccfilter
+from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+
+FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
+
+
+def filled(cls, n=5000, start=0, **kwargs):
+    f = cls(10_000, **kwargs)
+    f.add_many(distinct_keys(n, start))
+    f.add_many(["text", b"bytes"])
+    return f
+
+
+def same_answers(a, b):
+    probe = distinct_keys(20_000)
+    return (a.contains_many(probe) == b.contains_many(probe)).all() and len(a) == len(b)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_round_trips_keep_every_answer(cls, tmp_path):
+    f = filled(cls, seed=99)
+    copies = [
+        cls.from_bytes(f.to_bytes()),
+        cls.from_bytes(bytearray(f.to_bytes())),
+        cls.from_bytes(memoryview(f.to_bytes())),
+        pickle.loads(pickle.dumps(f)),
+        f.copy(),
+        copy.copy(f),
+        copy.deepcopy(f),
+    ]
+    f.save(tmp_path / "f.ccf")
+    copies += [cls.load(tmp_path / "f.ccf"), ccfilter.load(str(tmp_path / "f.ccf"))]
+    for other in copies:
+        assert type(other) is cls
+        assert same_answers(f, other) and other.seed == 99
+        assert "text" in other and "bytes" in other
+    # Copies are independent.
+    copies[0].add("only in the copy")
+    assert "only in the copy" not in f or len(f) != len(copies[0])
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_corrupt_or_truncated_bytes_raise_value_error(cls):
+    data = filled(cls).to_bytes()
+    for bad in (b"", data[:10], data[: len(data) // 2], b"not a filter" * 10):
+        with pytest.raises(ValueError, match="not a valid filter encoding"):
+            cls.from_bytes(bad)
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0xFF
+    flipped[-1] ^= 0xFF
+    with pytest.raises(ValueError):
+        cls.from_bytes(bytes(flipped))
+    with pytest.raises(TypeError, match="bytes-like"):
+        cls.from_bytes("a str")
+    with pytest.raises(TypeError, match="bytes-like"):
+        cls.from_bytes(12)
+
+
+def test_each_kind_refuses_the_others_bytes():
+    with pytest.raises(ValueError):
+        ConcurrentCuckooFilter.from_bytes(filled(GrowableCuckooFilter).to_bytes())
+    with pytest.raises(ValueError):
+        GrowableCuckooFilter.from_bytes(filled(ConcurrentCuckooFilter).to_bytes())
+
+
+def test_load_of_a_missing_file_raises_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ConcurrentCuckooFilter.load(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError):
+        ccfilter.load(tmp_path / "missing")
+
+
+def test_a_failed_save_leaves_the_destination_alone(tmp_path):
+    f = filled(ConcurrentCuckooFilter)
+    with pytest.raises(OSError):
+        f.save(tmp_path / "no such dir" / "f.ccf")
+    (tmp_path / "f.ccf").write_bytes(b"old")
+    f.save(tmp_path / "f.ccf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf"]  # no temporary left
+    assert same_answers(f, ConcurrentCuckooFilter.load(tmp_path / "f.ccf"))
+
+
+def test_merge_is_the_union_of_compatible_filters():
+    a = ConcurrentCuckooFilter(20_000)
+    b = ConcurrentCuckooFilter(20_000)
+    a.add_many(distinct_keys(5000))
+    b.add_many(distinct_keys(5000, start=5000))
+    assert a.is_compatible(b)
+    union = a | b
+    assert len(union) == 10_000 and len(a) == 5000
+    assert union.contains_many(distinct_keys(10_000)).all()
+    assert a.merge(b) == 5000
+    assert same_answers(a, union)
+    a |= b
+    assert len(a) == 15_000
+    # As a set union: nothing already present goes in again.
+    c = ConcurrentCuckooFilter(20_000)
+    c.add_many(distinct_keys(5000))
+    assert c.merge(union, unique=True) <= 5000
+    assert len(c) <= 10_000 and c.contains_many(distinct_keys(10_000)).all()
+
+
+def test_merge_refuses_incompatible_filters_and_reports_a_full_target():
+    a = ConcurrentCuckooFilter(10_000)
+    for other in (ConcurrentCuckooFilter(100), ConcurrentCuckooFilter(10_000, seed=1)):
+        other.add(1)
+        assert not a.is_compatible(other)
+        with pytest.raises(ValueError, match="differ|hasher"):
+            a.merge(other)
+        assert len(a) == 0
+    full = ConcurrentCuckooFilter(10_000)
+    full.add_many(distinct_keys(full.capacity))
+    with pytest.raises(FilterFullError) as raised:
+        full.merge(filled(ConcurrentCuckooFilter, n=5000, start=10**6))
+    assert len(full) == full.capacity + raised.value.inserted
+    assert full.contains_many(distinct_keys(full.capacity)).all()
+    with pytest.raises(TypeError):
+        a.merge(GrowableCuckooFilter(10))
+
+
+def test_pickled_filters_answer_in_another_process(tmp_path):
+    import subprocess
+    import sys
+
+    f = filled(ConcurrentCuckooFilter)
+    script = (
+        "import pickle, sys, numpy as np; f = pickle.load(sys.stdin.buffer); "
+        "print(len(f), 'text' in f, b'bytes' in f)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], input=pickle.dumps(f), capture_output=True, check=True, cwd=tmp_path
+    )
+    assert out.stdout.split() == [str(len(f)).encode(), b"True", b"True"]
+    assert np.asarray(f.contains_many(distinct_keys(5000))).all()
