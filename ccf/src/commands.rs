@@ -187,14 +187,9 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
                 .map_err(|i| full(&filter, data, lines, seen, i))?;
             let rate_after = filter.false_positive_rate_now();
             let unique = lines.write_where(data, &new, true, &mut out)?;
-            let rate = match filter {
-                // Each new line was checked at a load between the two: the rate grows about
-                // linearly with the load.
-                Filter::Fixed(_) => (rate_before + rate_after) / 2.0,
-                // Every level taken at capacity; a level added within the chunk raises the
-                // rate in a step, so the levels the chunk ended with.
-                Filter::Growable(_) => rate_after,
-            };
+            // Each new line was checked at a load between the two: the rate grows about
+            // linearly with the load (for a growable filter, within a chunk that has not split).
+            let rate = (rate_before + rate_after) / 2.0;
             wrongly_dropped += unique as f64 * rate;
             printed += unique;
             Ok(())

@@ -50,9 +50,8 @@ impl Filter {
         }
     }
 
-    /// The false positive rate a new key meets: at the current load for a fixed filter; for a
-    /// growable one, whose levels' loads the library does not tell, the rate with every level
-    /// at capacity.
+    /// The false positive rate a new key meets at the current load: for a growable filter, the
+    /// library's estimate from the items each chunk of each level holds.
     pub fn false_positive_rate_now(&self) -> f64 {
         match self {
             Self::Fixed(filter) => filter.stats().false_positive_rate_at_load,

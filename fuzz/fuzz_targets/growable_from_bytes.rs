@@ -4,8 +4,8 @@
 //! As for the fixed filter's target, `cargo fuzz` builds the crate with `--cfg fuzzing`, under
 //! which every checksum (header, level, chunk record) is computed but not compared. The target
 //! asserts that the two decoders agree, that an accepted filter writes bytes that decode to the
-//! same filter again (older format versions are written in the current one, so the input itself
-//! need not come back), and that an accepted filter then works, growing if it must.
+//! same filter again (not the input itself: its unchecked checksums may be anything), and that an
+//! accepted filter then works, growing if it must.
 #![no_main]
 
 use concurrent_cuckoo_filter::GrowableCuckooFilter;
