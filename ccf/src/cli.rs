@@ -34,26 +34,62 @@ pub enum Command {
 /// How the filter is sized.
 #[derive(Debug, Args)]
 pub struct Sizing {
-    /// Keys the filter must hold. Without it, the input files' lines are counted first;
-    /// standard input needs it. With --grow: the keys the first level holds (default
-    /// 1000000); the filter grows past it.
-    #[arg(long, value_name = "N")]
+    /// Keys the filter must hold, at least 1. Without it, the input files' lines are counted
+    /// first; standard input needs it. With --grow: the keys the first level holds before it
+    /// first grows (default 1000000).
+    #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
-    /// Highest false positive rate wanted at capacity, e.g. 0.001. Without it: 12-bit
-    /// fingerprints in 4-slot buckets, about 0.19%; with --grow, 0.1%, kept however far the
-    /// filter grows.
-    #[arg(long, value_name = "ε")]
+    /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.
+    /// 0.001. Without it: 12-bit fingerprints in 4-slot buckets, about 0.19%; with --grow,
+    /// 0.1%, kept however far the filter grows.
+    #[arg(long, value_name = "ε", value_parser = rate, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Grow as keys arrive instead of being sized up front: no line count, and standard input
-    /// needs no --capacity. The filter (a growable filter) adds a level twice as large, with
-    /// fingerprints as wide or wider, each time its newest level fills; a lookup probes every
-    /// level, so a filter sized for its keys is smaller and faster to query.
+    /// needs no --capacity. The filter (a growable filter) grows in place: a full chunk of its
+    /// level splits in two, until the level is 64 times its first size (fewer times at an
+    /// --fpr below about 3e-7, where its fingerprints would pass 32 bits), and a lookup still
+    /// probes it once. Only then is a next level added, starting at the size the one before
+    /// reached and growing as far in turn, with fingerprints one bit wider. A lookup probes every level, and
+    /// a growing level takes more bits per key than a fixed filter, so a filter sized for its
+    /// keys is smaller and faster to query.
     #[arg(long)]
     pub grow: bool,
-    /// With --grow: the most keys all levels together may be sized for (default: no limit);
-    /// past it the filter is full.
-    #[arg(long, value_name = "N", requires = "grow")]
+    /// With --grow: the most keys all levels together may be sized for, at least 1 (default:
+    /// no limit); past it the filter is full.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "grow",
+        value_parser = count_of_keys,
+        allow_negative_numbers = true
+    )]
     pub max_capacity: Option<u64>,
+}
+
+/// A count of keys: a whole number, at least 1.
+fn count_of_keys(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("a filter must hold at least 1 key; give a count of 1 or more".into()),
+        Ok(count) => Ok(count),
+        Err(_) if text.parse::<i128>().is_ok() => Err(format!(
+            "a count of keys is a whole number from 1 to {}",
+            u64::MAX
+        )),
+        Err(_) => Err("a count of keys is a whole number, at least 1, e.g. 1000000".into()),
+    }
+}
+
+/// A false positive rate: a number strictly between 0 and 1.
+fn rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate < 1.0 => Ok(rate),
+        Ok(_) => Err(
+            "a false positive rate is a fraction greater than 0 and less than 1, e.g. 0.001 for \
+             0.1%"
+                .into(),
+        ),
+        Err(_) => Err("a false positive rate is a number, e.g. 0.001 for 0.1%".into()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -61,10 +97,18 @@ pub struct BuildArgs {
     #[command(flatten)]
     pub sizing: Sizing,
     /// Lines are 64-bit hashes in hexadecimal (up to 16 digits, optional 0x), computed elsewhere
-    /// (not with --grow).
+    /// (not with --grow). Lines that look like plain integers rather than hashes are refused:
+    /// give those without --hex64, and ccf hashes them.
     #[arg(long, conflicts_with = "grow")]
     pub hex64: bool,
-    /// The filter file to write (default: standard output, if it is not a terminal).
+    /// With --hex64: take the lines even if they do not look like well-mixed hashes (few bits
+    /// set, the same high bits in every line). Such keys collide in the filter's buckets and
+    /// fingerprints.
+    #[arg(long, requires = "hex64")]
+    pub hex64_unmixed_ok: bool,
+    /// The filter file to write (default: standard output, if it is not a terminal). A
+    /// regular file is replaced whole, through a temporary file renamed over it; a device or
+    /// FIFO is written to in place; a symbolic link is followed to the file it names.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Input files (default, or `-`: standard input).
@@ -82,6 +126,9 @@ pub struct QueryArgs {
     /// Lines are 64-bit hashes in hexadecimal, as for `build --hex64` (fixed-size filters only).
     #[arg(long)]
     pub hex64: bool,
+    /// With --hex64: take the lines even if they do not look like well-mixed hashes.
+    #[arg(long, requires = "hex64")]
+    pub hex64_unmixed_ok: bool,
     /// Input files (default, or `-`: standard input).
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
@@ -107,7 +154,7 @@ pub struct MergeArgs {
     /// Filter files, all of the same shape and hasher; growable filters have no union.
     #[arg(required = true, num_args = 2.., value_name = "FILTER")]
     pub filters: Vec<PathBuf>,
-    /// The filter file to write.
+    /// The filter file to write, as `build -o` writes it.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 }

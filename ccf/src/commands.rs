@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 
-use concurrent_cuckoo_filter::DefaultHashBuilder;
+use concurrent_cuckoo_filter::{DefaultHashBuilder, MergeError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
@@ -13,6 +13,7 @@ use crate::filter_file::{kind, load, new_filter, save, Filter, Kind};
 use crate::growing;
 use crate::input::{total_bytes, Chunks, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
+use crate::mixing;
 
 /// Runs a command; `Ok` carries the exit status.
 pub fn run(command: Command) -> Result<i32, CliError> {
@@ -73,6 +74,12 @@ fn each_chunk(
                 line: seen + bad.index as u64 + 1,
                 text: shown(&data[bad.span]),
             })?;
+            if keys == (KeyFormat::Hex64 { unmixed_ok: false }) {
+                mixing::check(&lines.hashes).map_err(|signs| CliError::Unmixed {
+                    line: seen + 1,
+                    signs,
+                })?;
+            }
             work(&data, &lines, seen)?;
             seen += lines.len() as u64;
         }
@@ -102,11 +109,7 @@ fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> Cli
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
     let filter = new_filter(&args.sizing, &sources)?;
-    let keys = if args.hex64 {
-        KeyFormat::Hex64
-    } else {
-        KeyFormat::Text
-    };
+    let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
     let lines = each_chunk(
         sources,
@@ -152,11 +155,7 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
         });
     }
     let filter = load(&args.filter)?;
-    let keys = if args.hex64 {
-        KeyFormat::Hex64
-    } else {
-        KeyFormat::Text
-    };
+    let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut out = stdout();
     let mut printed = 0u64;
     each_chunk(
@@ -188,14 +187,9 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
                 .map_err(|i| full(&filter, data, lines, seen, i))?;
             let rate_after = filter.false_positive_rate_now();
             let unique = lines.write_where(data, &new, true, &mut out)?;
-            let rate = match filter {
-                // Each new line was checked at a load between the two: the rate grows about
-                // linearly with the load.
-                Filter::Fixed(_) => (rate_before + rate_after) / 2.0,
-                // Every level taken at capacity; a level added within the chunk raises the
-                // rate in a step, so the levels the chunk ended with.
-                Filter::Growable(_) => rate_after,
-            };
+            // Each new line was checked at a load between the two: the rate grows about
+            // linearly with the load (for a growable filter, within a chunk that has not split).
+            let rate = (rate_before + rate_after) / 2.0;
             wrongly_dropped += unique as f64 * rate;
             printed += unique;
             Ok(())
@@ -247,13 +241,31 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         Filter::Growable(_) => Err(growable(path)),
     };
     let target = fixed(first)?;
-    for path in rest {
-        target
-            .merge_unique(&fixed(path)?)
-            .map_err(|error| CliError::Merge {
-                path: path.clone(),
-                error,
-            })?;
+    let mut items = target.len() as u64;
+    for (at, path) in rest.iter().enumerate() {
+        let source = fixed(path)?;
+        items += source.len() as u64;
+        match target.merge_unique(&source) {
+            Ok(_) => {}
+            // Said before anything is written, with the capacity the items of every file
+            // need together.
+            Err(MergeError::Full { .. }) => {
+                for later in &rest[at + 1..] {
+                    items += fixed(later)?.len() as u64;
+                }
+                return Err(CliError::MergeTooSmall {
+                    target: first.clone(),
+                    capacity: target.capacity(),
+                    items,
+                });
+            }
+            Err(error) => {
+                return Err(CliError::Merge {
+                    path: path.clone(),
+                    error,
+                })
+            }
+        }
     }
     let union = Filter::Fixed(target);
     save(&union, Some(&args.output))?;

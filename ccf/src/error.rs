@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError};
 
+use crate::mixing::Unmixed;
+
 /// Exit status of a failed command (as grep and diff use 2; clap's usage errors exit 2 too).
 pub const EXIT_ERROR: i32 = 2;
 
@@ -17,7 +19,7 @@ pub enum CliError {
     File { path: PathBuf, error: io::Error },
     /// Standard input or output failed (other than a closed pipe).
     Stdio(io::Error),
-    /// Standard output was closed by its reader: not an error to report.
+    /// Standard output was closed by its reader before everything was written.
     BrokenPipe,
     /// A filter file could not be decoded.
     Decode { path: PathBuf, error: DecodeError },
@@ -38,6 +40,22 @@ pub enum CliError {
     },
     /// A `--hex64` line that is not a 64-bit hexadecimal number.
     BadHex { line: u64, text: String },
+    /// `--hex64` lines that look like plain integers, not hashes.
+    Unmixed {
+        /// 1-based line number of the first line of the lines judged.
+        line: u64,
+        /// What gave them away.
+        signs: Unmixed,
+    },
+    /// Merging would fill the target: no filter of its shape holds the items of all.
+    MergeTooSmall {
+        /// The filter merged into.
+        target: PathBuf,
+        /// Items the target is sized for.
+        capacity: usize,
+        /// Items of all the filters together: at least their union.
+        items: u64,
+    },
     /// Arguments that parse but make no sense together.
     Usage(String),
     /// A filter file of a kind the command cannot use.
@@ -70,7 +88,10 @@ impl fmt::Display for CliError {
         match self {
             Self::File { path, error } => write!(f, "{}: {error}", path.display()),
             Self::Stdio(error) => write!(f, "standard input or output: {error}"),
-            Self::BrokenPipe => f.write_str("broken pipe"),
+            Self::BrokenPipe => f.write_str(
+                "standard output was closed before everything was written (broken pipe): what \
+                 its reader got is incomplete",
+            ),
             Self::Decode { path, error } => {
                 write!(f, "{}: not a readable filter: {error}", path.display())
             }
@@ -91,6 +112,30 @@ impl fmt::Display for CliError {
                 f,
                 "line {line}: {text:?} is not a 64-bit hexadecimal number (--hex64)"
             ),
+            Self::Unmixed { line, signs } => write!(
+                f,
+                "the --hex64 lines from line {line} do not look like 64-bit hashes ({signs}): a \
+                 filter takes a key's buckets and fingerprint from its hash's bits, and integers \
+                 like these share most of them, so they would collide. Give the lines without \
+                 --hex64 and ccf hashes each one itself (query them the same way); if they are \
+                 hashes after all, pass --hex64-unmixed-ok"
+            ),
+            Self::MergeTooSmall {
+                target,
+                capacity,
+                items,
+            } => {
+                // The items of all, or if they fall short of the target's capacity (a merge
+                // can fail just below it) a quarter more than that.
+                let needed = (*items).max(*capacity as u64 + *capacity as u64 / 4);
+                write!(
+                    f,
+                    "merging would need a filter of capacity >= {needed} (the filters hold {items} \
+                     items together; {} is sized for {capacity}); nothing was written. Rebuild \
+                     every filter with --capacity {needed} (and the same --fpr) and merge those",
+                    target.display()
+                )
+            }
             Self::Usage(message) => f.write_str(message),
             Self::Unsupported { path, reason } => write!(f, "{}: {reason}", path.display()),
         }

@@ -1,8 +1,8 @@
 //! Filters on disk, of either kind, and new filters sized for their input or growing.
 
-use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Cursor, IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{self, BufReader, Cursor, Read, Write};
+use std::path::Path;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter};
 
@@ -10,6 +10,7 @@ use crate::cli::Sizing;
 use crate::error::CliError;
 use crate::growing;
 use crate::input::{count_lines, Source};
+use crate::output;
 
 /// A filter of either kind the library writes. A command holds one or two: their sizes differ,
 /// but not enough to box.
@@ -49,9 +50,8 @@ impl Filter {
         }
     }
 
-    /// The false positive rate a new key meets: at the current load for a fixed filter; for a
-    /// growable one, whose levels' loads the library does not tell, the rate with every level
-    /// at capacity.
+    /// The false positive rate a new key meets at the current load: for a growable filter, the
+    /// library's estimate from the items each chunk of each level holds.
     pub fn false_positive_rate_now(&self) -> f64 {
         match self {
             Self::Fixed(filter) => filter.stats().false_positive_rate_at_load,
@@ -111,38 +111,13 @@ pub fn load(path: &Path) -> Result<Filter, CliError> {
     })
 }
 
-/// Writes `filter` to `path`, through a temporary file renamed into place so that a failed or
-/// interrupted write never leaves half a filter under the name; or to standard output, unless
-/// that is a terminal.
+/// Writes `filter` to `path` (replacing a regular file whole, writing through anything else:
+/// `output::write_file`), or to standard output unless that is a terminal.
 pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
-    let Some(path) = path else {
-        let stdout = io::stdout();
-        if stdout.is_terminal() {
-            return Err(CliError::Usage(
-                "not writing a binary filter to a terminal: give -o FILE or redirect the output"
-                    .into(),
-            ));
-        }
-        let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
-        filter.write_to(&mut out)?;
-        return Ok(out.flush()?);
-    };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".ccf-{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    let written = File::create(&temporary).and_then(|file| {
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        filter.write_to(&mut out)?;
-        out.into_inner()
-            .map_err(io::IntoInnerError::into_error)?
-            .sync_all()
-    });
-    match written.and_then(|()| fs::rename(&temporary, path)) {
-        Ok(()) => Ok(()),
-        Err(error) => {
-            let _ = fs::remove_file(&temporary);
-            Err(CliError::file(path, error))
-        }
+    let write = |out: &mut dyn Write| filter.write_to(out);
+    match path {
+        Some(path) => output::write_file(path, write),
+        None => output::write_stdout("a binary filter", write),
     }
 }
 

@@ -9,5 +9,7 @@ pub mod filter_file;
 pub mod growing;
 pub mod input;
 pub mod lines;
+pub mod mixing;
+pub mod output;
 
 pub use crate::commands::run;

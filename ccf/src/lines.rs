@@ -15,8 +15,10 @@ use crate::filter_file::Filter;
 pub enum KeyFormat {
     /// The line's bytes are the key, hashed as the `&str` of them would be.
     Text,
-    /// The line is the key's 64-bit hash in hexadecimal (an optional `0x`, 1 to 16 digits).
-    Hex64,
+    /// The line is the key's 64-bit hash in hexadecimal (an optional `0x`, 1 to 16 digits);
+    /// unless `unmixed_ok`, lines that look like plain integers rather than hashes are refused
+    /// (`mixing::check`).
+    Hex64 { unmixed_ok: bool },
 }
 
 /// Lines of a chunk: where each ends (at its `\n`; the next starts after it) and its key's hash.
@@ -70,6 +72,17 @@ fn hex_hash(line: &[u8]) -> Option<u64> {
     u64::from_str_radix(digits, 16).ok()
 }
 
+impl KeyFormat {
+    /// The format `--hex64` and `--hex64-unmixed-ok` ask for.
+    pub fn of(hex64: bool, unmixed_ok: bool) -> Self {
+        if hex64 {
+            Self::Hex64 { unmixed_ok }
+        } else {
+            Self::Text
+        }
+    }
+}
+
 impl Lines {
     /// The lines of `data` (which ends in `\n`), hashed on all cores.
     pub fn split(
@@ -91,7 +104,7 @@ impl Lines {
                     let line = &data[start..end];
                     let hash = match keys {
                         KeyFormat::Text => text_hash(hasher, line),
-                        KeyFormat::Hex64 => hex_hash(line).ok_or(BadKey {
+                        KeyFormat::Hex64 { .. } => hex_hash(line).ok_or(BadKey {
                             index: part.ends.len(),
                             span: start..end,
                         })?,

@@ -5,15 +5,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use ccf::cli::Cli;
-use ccf::error::{CliError, EXIT_ERROR};
+use ccf::error::EXIT_ERROR;
 use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match ccf::run(cli.command) {
         Ok(status) => status,
-        // The reader of the output went away: what it did not read, it did not want.
-        Err(CliError::BrokenPipe) => 0,
         Err(error) => {
             let _ = writeln!(std::io::stderr(), "ccf: {error}");
             EXIT_ERROR

@@ -1,79 +1,15 @@
 //! End-to-end tests: the built `ccf` binary, run as a user would.
 
+mod common;
+
 use std::collections::HashSet;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::thread::JoinHandle;
+use std::path::Path;
+
+use common::{assert_fails, ccf, lines, number_before, path, scratch, stderr, write_lines};
 
 use concurrent_cuckoo_filter::DefaultHashBuilder;
 use core::hash::BuildHasher;
-
-/// A fresh directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccf-e2e-{}-{test}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Starts `ccf args` with every stream piped, and a thread writing `stdin` to its input.
-fn spawn(args: &[&str], stdin: Vec<u8>) -> (Child, JoinHandle<()>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    (child, writer)
-}
-
-/// Runs `ccf args` with `stdin` as its input.
-fn ccf(args: &[&str], stdin: &[u8]) -> Output {
-    let (child, writer) = spawn(args, stdin.to_vec());
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn lines(output: &Output) -> Vec<String> {
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Writes `lines` to `path`, one per line.
-fn write_lines(path: &Path, lines: impl IntoIterator<Item = String>) {
-    let text: String = lines.into_iter().map(|line| line + "\n").collect();
-    fs::write(path, text).unwrap();
-}
-
-fn path(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// A failed run: exit status 2, the message on standard error, no panic.
-fn assert_fails(output: &Output, message: &str) {
-    let err = stderr(output);
-    assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(err.starts_with("ccf: ") && err.contains(message), "{err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
-}
 
 /// Writes `bytes` as `filter`, then checks that `ccf COMMAND filter` on `stdin` fails, saying
 /// `message`.
@@ -376,41 +312,11 @@ fn bad_arguments_and_keys_are_errors_not_panics() {
     );
     assert_fails(&ccf(&["dedup"], b"a\n"), "needs --capacity");
     assert_fails(
-        &ccf(&["dedup", "--capacity", "10", "--fpr", "2"], b"a\n"),
-        "false_positive_rate",
-    );
-    assert_fails(
         &ccf(&["build", "--hex64", "--capacity", "10"], b"12ab\nxyz\n"),
         "line 2: \"xyz\" is not a 64-bit hexadecimal number",
     );
     let usage = ccf(&["merge", "only-one.ccf", "-o", "x"], b"");
     assert_eq!(usage.status.code(), Some(2));
-}
-
-#[test]
-fn a_closed_pipe_ends_the_output_quietly() {
-    let text: String = (0..2_000_000).map(|i| format!("{i}\n")).collect();
-    let (mut child, writer) = spawn(&["dedup", "--capacity", "2000000"], text.into_bytes());
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert_eq!(first, "0\n");
-    // The reader is gone now that stdout is dropped.
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(!stderr(&output).contains("ccf: "), "{}", stderr(&output));
-}
-
-/// The number after `name` in a report, e.g. `5` in `...; 5 levels; ...` for `" levels"`.
-fn number_before(report: &str, name: &str) -> usize {
-    report
-        .split(name)
-        .next()
-        .and_then(|head| head.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{name} in {report}"))
 }
 
 /// The value of `name: value` lines in `info`'s output.

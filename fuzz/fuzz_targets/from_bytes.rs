@@ -6,30 +6,14 @@
 //! writes (checksums aside), and that an accepted filter then works.
 #![no_main]
 
-use std::io::{self, Read};
-
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
+use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter_fuzz::decode_both;
 use libfuzzer_sys::fuzz_target;
 
 /// Where the header checksum is, and how long the whole header and the final checksum are.
 const HEADER_CHECKSUM_AT: usize = 80;
 const HEADER_LEN: usize = 88;
 const CHECKSUM_LEN: usize = 8;
-
-/// Hands out its bytes a few at a time.
-struct Trickle<'a> {
-    bytes: &'a [u8],
-    step: usize,
-}
-
-impl Read for Trickle<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.step.min(buf.len()).min(self.bytes.len());
-        buf[..n].copy_from_slice(&self.bytes[..n]);
-        self.bytes = &self.bytes[n..];
-        Ok(n)
-    }
-}
 
 /// `bytes` with both checksums zeroed: an accepted input may carry any under `cfg(fuzzing)`.
 fn without_checksums(bytes: &[u8]) -> Vec<u8> {
@@ -58,35 +42,11 @@ fn exercise(filter: &ConcurrentCuckooFilter) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let step = data.last().map_or(1, |&byte| usize::from(byte % 61) + 1);
-    let decoded = ConcurrentCuckooFilter::from_bytes(data);
-    let streamed = ConcurrentCuckooFilter::read_from(Trickle { bytes: data, step });
-    match (decoded, streamed) {
-        (Ok(filter), Ok(again)) => {
-            // The format is canonical: an accepted input is what its filter writes.
-            let bytes = filter.to_bytes();
-            assert_eq!(without_checksums(&bytes), without_checksums(data));
-            assert_eq!(again.to_bytes(), bytes);
-            exercise(&filter);
-        }
-        // A stream may go on after the filter: read_from stops at its end, and finds what
-        // from_bytes finds in the filter's bytes alone.
-        (Err(DecodeError::TrailingBytes { expected, .. }), streamed) => {
-            let end = usize::try_from(expected).unwrap();
-            match (ConcurrentCuckooFilter::from_bytes(&data[..end]), streamed) {
-                (Ok(filter), Ok(again)) => assert_eq!(filter.to_bytes(), again.to_bytes()),
-                (Err(a), Err(b)) => assert_eq!(a, b),
-                (a, b) => panic!("{:?} but read_from {:?}", a.map(|_| ()), b.map(|_| ())),
-            }
-        }
-        (Err(a), Err(b)) => {
-            assert_eq!(a, b);
-            assert!(!a.to_string().is_empty());
-        }
-        (a, b) => panic!(
-            "from_bytes gave {:?}, read_from {:?}",
-            a.map(|_| ()),
-            b.map(|_| ())
-        ),
+    if let Some((filter, again)) = decode_both::<ConcurrentCuckooFilter>(data) {
+        // The format is canonical: an accepted input is what its filter writes.
+        let bytes = filter.to_bytes();
+        assert_eq!(without_checksums(&bytes), without_checksums(data));
+        assert_eq!(again.to_bytes(), bytes);
+        exercise(&filter);
     }
 });

@@ -1,0 +1,131 @@
+//! Where `-o PATH` writes: a regular file is replaced whole, through a temporary file renamed
+//! over it; anything else PATH names (a device, a FIFO) is written through, never replaced; a
+//! symbolic link is followed and its target written as if named.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::CliError;
+
+/// Links followed before giving up, as Linux's `ELOOP` limit.
+const MAX_LINKS: usize = 40;
+
+/// What the bytes for `-o PATH` go into, once symbolic links are followed.
+#[derive(Debug)]
+enum Destination {
+    /// A regular file, or nothing yet: written beside it and renamed over it, so that a failed
+    /// or interrupted write never leaves half a file under the name.
+    Replace(PathBuf),
+    /// Anything else (a character or block device, a FIFO): opened and written in place.
+    Through(PathBuf),
+}
+
+/// Follows `path`'s symbolic links, if any, to what they end at.
+fn destination(path: &Path) -> io::Result<Destination> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let meta = match fs::symlink_metadata(&at) {
+            Ok(meta) => meta,
+            // Created by the rename, as `>` would create it (also through a dangling link).
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok(Destination::Replace(at))
+            }
+            Err(error) => return Err(error),
+        };
+        if meta.file_type().is_symlink() {
+            let target = fs::read_link(&at)?;
+            // Relative to the link's directory; `join` keeps an absolute target as it is.
+            at = match at.parent() {
+                Some(dir) => dir.join(target),
+                None => target,
+            };
+        } else if meta.is_file() {
+            return Ok(Destination::Replace(at));
+        } else {
+            return Ok(Destination::Through(at));
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Writes what `write` produces to `path` (see the module docs). An error names `path`, and
+/// the file its links lead to if it is one.
+pub fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), CliError> {
+    let destination = destination(path).map_err(|error| CliError::file(path, error))?;
+    let (Destination::Replace(file) | Destination::Through(file)) = &destination;
+    let named = if file == path {
+        path.to_owned()
+    } else {
+        PathBuf::from(format!("{} (a link to {})", path.display(), file.display()))
+    };
+    match &destination {
+        Destination::Replace(file) => replace(file, write),
+        Destination::Through(file) => write_through(file, write),
+    }
+    .map_err(|error| CliError::file(named, error))
+}
+
+/// Writes a new file beside `path`, synced, with the permissions of the file it replaces, then
+/// renames it over `path`; removes it on failure.
+fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".ccf-{}.tmp", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    let written = File::create(&temporary).and_then(|file| {
+        if let Ok(old) = fs::metadata(path) {
+            file.set_permissions(old.permissions())?;
+        }
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        out.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()
+    });
+    let renamed = written.and_then(|()| fs::rename(&temporary, path));
+    if renamed.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    renamed
+}
+
+/// Opens `path`, which is no regular file, for writing without creating or truncating it, and
+/// writes to it. A FIFO's open waits for its reader.
+fn write_through(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let file = File::options().write(true).open(path)?;
+    // Replaced by a regular file since it was looked at: writing into that without truncating
+    // would leave the old file's tail behind it.
+    if file.metadata()?.is_file() {
+        return Err(io::Error::other(
+            "it became a regular file while being opened; nothing was written",
+        ));
+    }
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    write(&mut out)?;
+    out.flush()
+}
+
+/// Writes what `write` produces to standard output, unless that is a terminal (`what` names
+/// what would have been written, for the message). A reader that closes it early makes an
+/// error: what it got is incomplete.
+pub fn write_stdout(
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    let stdout = io::stdout();
+    if stdout.is_terminal() {
+        return Err(CliError::Usage(format!(
+            "not writing {what} to a terminal: give -o FILE or redirect the output"
+        )));
+    }
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    write(&mut out)?;
+    Ok(out.flush()?)
+}

@@ -1,0 +1,211 @@
+//! Where `-o` and standard output write: a regular file replaced whole, anything else written
+//! through and left what it was, and a reader that stops early an error.
+#![cfg(unix)]
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{assert_fails, ccf, number_before, path, scratch, spawn, stderr, write_lines};
+
+/// Keys `key-0` to `key-{count-1}` in `dir/keys.txt`; its path.
+fn keys(dir: &Path, count: usize) -> String {
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..count).map(|i| format!("key-{i}")));
+    path(&keys).to_owned()
+}
+
+/// What `path` itself is, a link not followed.
+fn file_type(path: impl AsRef<Path>) -> fs::FileType {
+    fs::symlink_metadata(path).unwrap().file_type()
+}
+
+/// `ccf info`'s `items: N` line of the filter at `filter`.
+fn items(filter: &Path) -> String {
+    let info = ccf(&["info", path(filter)], b"");
+    assert!(info.status.success(), "{}", stderr(&info));
+    let info = String::from_utf8(info.stdout).unwrap();
+    info.lines()
+        .find(|line| line.starts_with("items: "))
+        .unwrap()
+        .to_owned()
+}
+
+/// The `items: N` line that the filter `build` reported on should show: the keys it stored
+/// (all but the few that were false positives of keys stored before).
+fn items_stored(built: &std::process::Output) -> String {
+    assert!(built.status.success(), "{}", stderr(built));
+    format!("items: {}", number_before(&stderr(built), " keys stored"))
+}
+
+/// `ccf query -v filter keys` selects no line: every key is in the filter.
+fn holds_every_key(filter: &Path, keys: &str) {
+    let absent = ccf(&["query", "-v", path(filter), keys], b"");
+    assert_eq!(absent.status.code(), Some(1), "{}", stderr(&absent));
+}
+
+#[test]
+fn a_device_is_written_to_and_stays_a_device() {
+    let dir = scratch("device");
+    let keys = keys(&dir, 1000);
+    for command in [
+        vec!["build", "-o", "/dev/null", &keys],
+        vec!["build", "--grow", "-o", "/dev/null", &keys],
+    ] {
+        let built = ccf(&command, b"");
+        assert!(built.status.success(), "{}", stderr(&built));
+        assert!(file_type("/dev/null").is_char_device(), "{command:?}");
+    }
+    // Through a link to it: the link stays a link, the device a device.
+    let link = dir.join("null.ccf");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let built = ccf(&["build", "-o", path(&link), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(file_type(&link).is_symlink());
+    assert!(file_type("/dev/null").is_char_device());
+    // A device that refuses the bytes is an error, and stays a device too.
+    if Path::new("/dev/full").exists() {
+        assert_fails(
+            &ccf(&["build", "-o", "/dev/full", &keys], b""),
+            "/dev/full: No space left on device",
+        );
+        assert!(file_type("/dev/full").is_char_device());
+    }
+    // merge writes as build does.
+    let (a, b) = (dir.join("a.ccf"), dir.join("b.ccf"));
+    for filter in [&a, &b] {
+        let built = ccf(&["build", "-o", path(filter), &keys], b"");
+        assert!(built.status.success(), "{}", stderr(&built));
+    }
+    let merged = ccf(&["merge", path(&a), path(&b), "-o", "/dev/null"], b"");
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    assert!(file_type("/dev/null").is_char_device());
+}
+
+#[test]
+fn a_fifo_reader_gets_the_whole_filter() {
+    let dir = scratch("fifo");
+    let keys = keys(&dir, 5000);
+    let fifo = dir.join("filter.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            fs::File::open(fifo)
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
+            bytes
+        })
+    };
+    let built = ccf(&["build", "-o", path(&fifo), &keys], b"");
+    let stored = items_stored(&built);
+    // A writer that never opened the FIFO would leave the reader waiting: fail, not hang.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reader.is_finished() {
+        assert!(Instant::now() < deadline, "ccf never wrote to the FIFO");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let bytes = reader.join().unwrap();
+    assert!(file_type(&fifo).is_fifo());
+    let copy = dir.join("copy.ccf");
+    fs::write(&copy, &bytes).unwrap();
+    assert_eq!(items(&copy), stored);
+    holds_every_key(&copy, &keys);
+}
+
+#[test]
+fn a_symlink_stays_a_link_and_its_target_gets_the_filter() {
+    let dir = scratch("symlink");
+    let keys = keys(&dir, 2000);
+    let target = dir.join("target.ccf");
+    fs::write(&target, b"not a filter yet").unwrap();
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+    // A relative link, through a second link.
+    let link = dir.join("link.ccf");
+    let link_to_link = dir.join("link2.ccf");
+    std::os::unix::fs::symlink("target.ccf", &link).unwrap();
+    std::os::unix::fs::symlink(&link, &link_to_link).unwrap();
+    let built = ccf(&["build", "-o", path(&link_to_link), &keys], b"");
+    let stored = items_stored(&built);
+    for link in [&link, &link_to_link] {
+        assert!(file_type(link).is_symlink());
+    }
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("target.ccf"));
+    let meta = fs::symlink_metadata(&target).unwrap();
+    assert!(meta.is_file());
+    // Replaced whole, keeping the mode of the file it replaced.
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+    assert_eq!(items(&target), stored);
+    holds_every_key(&target, &keys);
+    // No temporary file is left beside it.
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+
+    // A link to nothing yet: the file it names is created, and the link stays.
+    let dangling = dir.join("dangling.ccf");
+    std::os::unix::fs::symlink("created.ccf", &dangling).unwrap();
+    let built = ccf(&["build", "-o", path(&dangling), &keys], b"");
+    let stored = items_stored(&built);
+    assert!(file_type(&dangling).is_symlink());
+    assert_eq!(items(&dir.join("created.ccf")), stored);
+    // A link into a missing directory: an error naming both, and nothing written.
+    let nowhere = dir.join("nowhere.ccf");
+    std::os::unix::fs::symlink("missing/x.ccf", &nowhere).unwrap();
+    assert_fails(
+        &ccf(&["build", "-o", path(&nowhere), &keys], b""),
+        "nowhere.ccf (a link to ",
+    );
+    assert!(file_type(&nowhere).is_symlink());
+}
+
+#[test]
+fn a_directory_is_refused() {
+    let dir = scratch("directory");
+    let keys = keys(&dir, 10);
+    let out = dir.join("out");
+    fs::create_dir(&out).unwrap();
+    assert_fails(
+        &ccf(&["build", "-o", path(&out), &keys], b""),
+        "Is a directory",
+    );
+    assert!(out.is_dir());
+}
+
+/// Starts `ccf args` with no input, reads `keep` bytes of its output and closes it; the run's
+/// output once it ends.
+fn read_then_close(args: &[&str], keep: usize) -> std::process::Output {
+    let (mut child, writer) = spawn(args, Vec::new());
+    let mut first = vec![0u8; keep];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The reader is gone now that stdout is dropped.
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+#[test]
+fn standard_output_closed_early_is_an_error() {
+    let dir = scratch("closed");
+    // About 2 MB of filter: more than a pipe holds, so the write meets the closed end.
+    let keys = keys(&dir, 1_000_000);
+    let built = read_then_close(&["build", &keys], 10);
+    assert_fails(
+        &built,
+        "standard output was closed before everything was written",
+    );
+    assert!(stderr(&built).contains("incomplete"), "{}", stderr(&built));
+    // The same for lines: a reader that stops early did not get them all.
+    let deduped = read_then_close(&["dedup", &keys], 10);
+    assert_fails(&deduped, "(broken pipe)");
+}
