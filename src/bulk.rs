@@ -6,7 +6,7 @@
 
 use core::hash::{BuildHasher, Hash};
 
-use crate::error::{ExtendError, InsertError};
+use crate::error::ExtendError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::raw::BLOCK;
 
@@ -200,6 +200,7 @@ impl<T: Hash, S: BuildHasher> Extend<T> for ConcurrentCuckooFilter<S> {
 #[cfg(feature = "rayon")]
 mod parallel {
     use super::*;
+    use crate::error::InsertError;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use rayon::iter::{
         FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator,

@@ -5,7 +5,7 @@ use core::hash::{BuildHasher, Hash};
 
 use super::chunks::Located;
 use super::{insert_into, GrowableCuckooFilter};
-use crate::error::{ExtendError, InsertError};
+use crate::error::ExtendError;
 use crate::raw::{level_hash, BLOCK};
 
 /// Items a batched lookup hashes at a time.
@@ -180,6 +180,7 @@ impl<T: Hash, S: BuildHasher> Extend<T> for GrowableCuckooFilter<S> {
 #[cfg(feature = "rayon")]
 mod parallel {
     use super::*;
+    use crate::error::InsertError;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use rayon::iter::{
         FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator,
