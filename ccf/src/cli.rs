@@ -48,7 +48,8 @@ pub struct Sizing {
     /// needs no --capacity. The filter (a growable filter) grows in place: a full chunk of its
     /// level splits in two, until the level is 64 times its first size (fewer times at an
     /// --fpr below about 3e-7, where its fingerprints would pass 32 bits), and a lookup still
-    /// probes it once. Only then is a next level added, starting at the size the one before
+    /// probes it once. Only then (or sooner, when keys that share hash bits fill a chunk split
+    /// as deep as it can be) is a next level added, starting at the size the one before
     /// reached and growing as far in turn, with fingerprints one bit wider. A lookup probes every level, and
     /// a growing level takes more bits per key than a fixed filter, so a filter sized for its
     /// keys is smaller and faster to query.
@@ -151,7 +152,7 @@ pub struct InfoArgs {
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Filter files, all of the same shape and hasher; growable filters have no union.
+    /// Filter files, all of one kind (fixed-size or growable), shape and hasher.
     #[arg(required = true, num_args = 2.., value_name = "FILTER")]
     pub filters: Vec<PathBuf>,
     /// The filter file to write, as `build -o` writes it.

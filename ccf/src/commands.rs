@@ -2,9 +2,9 @@
 
 use std::fmt;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use concurrent_cuckoo_filter::{DefaultHashBuilder, MergeError};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder, MergeError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
@@ -224,37 +224,81 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         .filters
         .split_first()
         .ok_or_else(|| CliError::Usage("merge needs at least two filters".into()))?;
-    let growable = |path: &Path| CliError::Unsupported {
+    let mixed = |path: &Path| CliError::Unsupported {
         path: path.to_owned(),
-        reason: "a growable filter cannot be merged: the library has a union of fixed-size \
-                 filters only",
+        reason: "a fixed-size filter and a growable one cannot be merged: give files of one kind",
     };
     // Every file's kind before any is read whole.
-    for path in &args.filters {
-        if kind(path)? == Kind::Growable {
-            return Err(growable(path));
+    let first_kind = kind(first)?;
+    for path in rest {
+        if kind(path)? != first_kind {
+            return Err(mixed(path));
         }
     }
-    // A file's kind is checked again as it is read: it may have been replaced since.
+    let union = match load(first)? {
+        Filter::Fixed(target) => Filter::Fixed(merge_fixed(target, first, rest, &mixed)?),
+        Filter::Growable(target) => {
+            for path in rest {
+                // A file's kind is checked again as it is read: it may have been replaced since.
+                let Filter::Growable(source) = load(path)? else {
+                    return Err(mixed(path));
+                };
+                match target.merge_unique(&source) {
+                    Ok(_) => {}
+                    Err(MergeError::Full { .. }) => {
+                        return Err(CliError::Unsupported {
+                            path: path.clone(),
+                            reason: "its levels and the target's do not fit together (a level \
+                                     grows to 64 times its first size at most); nothing was \
+                                     written. Build the filters with a larger --capacity and \
+                                     merge those",
+                        })
+                    }
+                    Err(error) => {
+                        return Err(CliError::Merge {
+                            path: path.clone(),
+                            error,
+                        })
+                    }
+                }
+            }
+            Filter::Growable(target)
+        }
+    };
+    save(&union, Some(&args.output))?;
+    note(format_args!(
+        "ccf merge: {} items from {} filters in {}\n",
+        union.stored(),
+        args.filters.len(),
+        args.output.display()
+    ));
+    Ok(0)
+}
+
+/// The union of fixed-size filters into `target`, read from `first`; refused before anything
+/// is written if it would not fit, with the capacity the items of every file need together.
+fn merge_fixed(
+    target: ConcurrentCuckooFilter,
+    first: &Path,
+    rest: &[PathBuf],
+    mixed: &impl Fn(&Path) -> CliError,
+) -> Result<ConcurrentCuckooFilter, CliError> {
     let fixed = |path: &Path| match load(path)? {
         Filter::Fixed(filter) => Ok(filter),
-        Filter::Growable(_) => Err(growable(path)),
+        Filter::Growable(_) => Err(mixed(path)),
     };
-    let target = fixed(first)?;
     let mut items = target.len() as u64;
     for (at, path) in rest.iter().enumerate() {
         let source = fixed(path)?;
         items += source.len() as u64;
         match target.merge_unique(&source) {
             Ok(_) => {}
-            // Said before anything is written, with the capacity the items of every file
-            // need together.
             Err(MergeError::Full { .. }) => {
                 for later in &rest[at + 1..] {
                     items += fixed(later)?.len() as u64;
                 }
                 return Err(CliError::MergeTooSmall {
-                    target: first.clone(),
+                    target: first.to_owned(),
                     capacity: target.capacity(),
                     items,
                 });
@@ -267,13 +311,5 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
             }
         }
     }
-    let union = Filter::Fixed(target);
-    save(&union, Some(&args.output))?;
-    note(format_args!(
-        "ccf merge: {} items from {} filters in {}\n",
-        union.stored(),
-        args.filters.len(),
-        args.output.display()
-    ));
-    Ok(0)
+    Ok(target)
 }

@@ -414,21 +414,40 @@ fn info_of_a_growable_filter_describes_each_level() {
 }
 
 #[test]
-fn merge_refuses_growable_filters_by_name_and_writes_nothing() {
+fn merge_unites_growable_filters_and_refuses_to_mix_kinds() {
     let dir = scratch("grow-merge");
-    let (grown, fixed, out) = (dir.join("g.ccf"), dir.join("f.ccf"), dir.join("o.ccf"));
-    build_growing(&grown, &["a".to_string()], "100");
+    let (a, b, fixed, out) = (
+        dir.join("a.ccf"),
+        dir.join("b.ccf"),
+        dir.join("f.ccf"),
+        dir.join("o.ccf"),
+    );
+    let keys = |range: std::ops::Range<u32>| range.map(|i| format!("key {i}")).collect::<Vec<_>>();
+    build_growing(&a, &keys(0..3_000), "1000");
+    build_growing(&b, &keys(2_000..20_000), "1000");
+    let merged = ccf(&["merge", path(&a), path(&b), "-o", path(&out)], b"");
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    // Every key of both answers from the union; the 1,000 shared ones are stored once.
+    let query: String = keys(0..20_000).iter().map(|k| format!("{k}\n")).collect();
+    let found = ccf(&["query", path(&out)], query.as_bytes());
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert_eq!(
+        String::from_utf8(found.stdout).unwrap().lines().count(),
+        20_000
+    );
+    let info = String::from_utf8(ccf(&["info", path(&out)], b"").stdout).unwrap();
+    assert!(info.contains("growable"), "{info}");
     assert!(
-        ccf(&["build", "--capacity", "100", "-o", path(&fixed)], b"b\n")
+        ccf(&["build", "--capacity", "100", "-o", path(&fixed)], b"x\n")
             .status
             .success()
     );
-    for (first, second) in [(&fixed, &grown), (&grown, &grown)] {
-        let merged = ccf(&["merge", path(first), path(second), "-o", path(&out)], b"");
+    fs::remove_file(&out).unwrap();
+    for (first, second) in [(&fixed, &a), (&a, &fixed)] {
+        let mixed = ccf(&["merge", path(first), path(second), "-o", path(&out)], b"");
         assert_fails(
-            &merged,
-            "g.ccf: a growable filter cannot be merged: the library has a union of fixed-size \
-             filters only",
+            &mixed,
+            "a fixed-size filter and a growable one cannot be merged: give files of one kind",
         );
         assert!(!out.exists());
     }
