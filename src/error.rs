@@ -92,11 +92,6 @@ pub enum BuildError {
         /// Bytes the table and the stripes needed.
         bytes: usize,
     },
-    /// A growable filter's `growth_factor` was under 2.
-    GrowthFactor {
-        /// The factor asked for.
-        factor: usize,
-    },
     /// A growable filter's `split_depth` was outside `1..=10`.
     SplitDepth {
         /// The depth asked for.
@@ -149,9 +144,6 @@ impl fmt::Display for BuildError {
             ),
             Self::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter's table and stripes")
-            }
-            Self::GrowthFactor { factor } => {
-                write!(f, "growth_factor must be at least 2, got {factor}")
             }
             Self::SplitDepth { depth } => {
                 write!(f, "split_depth must be in 1..=10, got {depth}")

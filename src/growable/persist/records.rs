@@ -288,8 +288,7 @@ fn decode<S: StableHashBuilder>(
         let (level, level_items) =
             decode_level_chunks(shape, (header.hasher_id, header.seed), source).map_err(
                 |error| match error {
-                    // The input's end and the reader's faults are the whole filter's, as in
-                    // versions 1 and 2.
+                    // The input's end and the reader's faults are the whole filter's.
                     DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
                     error => DecodeError::Level {
                         level: index as u64,
