@@ -21,15 +21,12 @@ const AHEAD: usize = 8;
 /// How far ahead of its insert [`RawFilter::insert_block`] prefetches a key's buckets and stripes.
 const INSERT_AHEAD: usize = 8;
 
-/// Tables at least this large get prefetches: about the L2 cache of one core here.
-pub(crate) const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
-
 impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
     /// is probed, the buckets of the next are already on their way from memory.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        let prefetch = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+        let prefetch = self.table.worth_prefetching();
         let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
         let Some((first, mut answers)) = blocks.next() else {
             return;
@@ -91,7 +88,7 @@ impl<P: Place> RawFilter<P> {
         for (c, &hash) in candidates.iter_mut().zip(hashes) {
             *c = self.placement.candidates(hash);
         }
-        let buckets = self.table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+        let buckets = self.table.worth_prefetching();
         let prefetch = |c: &Candidates| {
             if buckets {
                 self.table.prefetch(c.first);

@@ -11,7 +11,6 @@
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
-use super::batch::PREFETCH_MIN_TABLE_BYTES;
 use super::bucket::BucketLayout;
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::stripe::Stripes;
@@ -180,7 +179,7 @@ pub(crate) fn search(
 ) -> Option<CuckooPath> {
     queue.clear();
     // In a table the caches hold, a prefetch is only an instruction more per bucket.
-    let prefetch = table.memory_usage() >= PREFETCH_MIN_TABLE_BYTES;
+    let prefetch = table.worth_prefetching();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {

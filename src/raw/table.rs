@@ -9,6 +9,9 @@
 use super::bucket::{BucketLayout, RawBucket};
 use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
+/// Tables at least this large get prefetches: about the L2 cache of one core here.
+const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
+
 /// Words after the last bucket that are never written: a chunk read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
@@ -115,6 +118,14 @@ impl Table {
     /// Bytes of the table's words.
     pub(crate) fn memory_usage(&self) -> usize {
         self.words.len() * 8
+    }
+
+    /// Whether the table is large enough that a prefetch of its buckets pays: at least
+    /// [`PREFETCH_MIN_TABLE_BYTES`]. In a table the caches hold, a prefetch is only an
+    /// instruction more per bucket.
+    #[inline]
+    pub(crate) fn worth_prefetching(&self) -> bool {
+        self.memory_usage() >= PREFETCH_MIN_TABLE_BYTES
     }
 
     /// Loads the bucket's bits. Unvalidated: a racing writer can make this a mix of old and new.
