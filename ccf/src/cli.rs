@@ -159,3 +159,9 @@ pub struct MergeArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 }
+
+/// A count of keys from the command line as a capacity: at least 1, at most what a `usize`
+/// holds.
+pub fn items(count: u64) -> usize {
+    usize::try_from(count.max(1)).unwrap_or(usize::MAX)
+}

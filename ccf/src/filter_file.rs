@@ -6,7 +6,7 @@ use std::path::Path;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter};
 
-use crate::cli::Sizing;
+use crate::cli::{items, Sizing};
 use crate::error::CliError;
 use crate::growing;
 use crate::input::{count_lines, Source};
@@ -145,10 +145,4 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
         builder = builder.false_positive_rate(fpr);
     }
     builder.build().map(Filter::Fixed).map_err(CliError::Build)
-}
-
-/// A count of keys from the command line as a capacity: at least 1, at most what a `usize`
-/// holds.
-pub fn items(count: u64) -> usize {
-    usize::try_from(count.max(1)).unwrap_or(usize::MAX)
 }

@@ -6,9 +6,8 @@ use std::path::Path;
 
 use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter, StableHashBuilder};
 
-use crate::cli::Sizing;
+use crate::cli::{items, Sizing};
 use crate::error::CliError;
-use crate::filter_file::items;
 
 /// Keys the first level holds unless `--capacity` says otherwise: about 2 MB at the default
 /// rate, so that a key set of millions needs few levels (each one a lookup probes).
