@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use redb::{Database, ReadableTable, ReadableTableMetadata};
 
-use super::{SnapshotState, StoreError, DATA, INSTANCE, META, SEQUENCE, SNAPSHOT_MAGIC};
+use super::schema::{SnapshotState, StoreError, DATA, INSTANCE, META, SEQUENCE, SNAPSHOT_MAGIC};
 
 /// Keys read from the database per block of a rebuild.
 const REBUILD_BLOCK: usize = 1 << 16;
