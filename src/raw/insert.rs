@@ -26,7 +26,13 @@ impl<P: Place> RawFilter<P> {
     /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
     /// exactly the items it held before.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        let c = self.placement.candidates(hash);
+        self.insert_located(self.placement.candidates(hash), unique)
+    }
+
+    /// [`Self::insert`] of located candidates: a split chunk's, whose route is known, or a
+    /// merged fingerprint's, which has no hash.
+    #[inline]
+    pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
         self.stripes.prefetch_for_write(c.first);
         self.stripes.prefetch_for_write(c.second);

@@ -22,8 +22,7 @@
 
 use super::bucket::Fingerprints;
 use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-use super::path::SearchQueue;
-use super::{Insertion, RawFilter};
+use super::RawFilter;
 use crate::sync::Ordering;
 
 /// Multiplier that mixes the whole hash into its route.
@@ -220,14 +219,6 @@ impl RawFilter<SplitPlacement> {
                 .collect();
             placed
         })
-    }
-
-    /// Inserts located candidates, as [`RawFilter::insert`] inserts a hash's.
-    pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
-        // The stripe lines (often last written by another core) travel while the buckets load.
-        self.stripes.prefetch_for_write(c.first);
-        self.stripes.prefetch_for_write(c.second);
-        self.insert_candidates(c, unique, &mut SearchQueue::default())
     }
 
     /// Whether the chunk holds the fingerprint of a hash whose route is known.
