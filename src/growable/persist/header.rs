@@ -6,7 +6,7 @@ use crate::builder::Builder;
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::persist::{check_sealed_header, sealed_header, u64_at, DecodeError, MAX_SEARCH_BUCKETS};
-use crate::raw::{Geometry, MAX_BUCKET_COUNT, MAX_HOPS};
+use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -132,9 +132,9 @@ impl GrowableHeader {
         })
     }
 
-    /// The plan the fields describe and the geometry and capacity it gives each recorded level,
-    /// if every field is in range and the plan can build every level. Allocates no table.
-    pub(crate) fn plan(&self) -> Result<(Plan, Vec<(Geometry, usize)>), DecodeError> {
+    /// The plan the fields describe, if every field is in range. Whether it builds every
+    /// recorded level is checked level by level as the levels are read. Allocates nothing.
+    pub(crate) fn plan(&self) -> Result<Plan, DecodeError> {
         let invalid = |field, value: u64| DecodeError::InvalidGeometry { field, value };
         let fits = |field, value: u64| usize::try_from(value).map_err(|_| invalid(field, value));
         if self.flags != 0 {
@@ -202,15 +202,6 @@ impl GrowableHeader {
             max_capacity,
             split_depth,
         };
-        let levels = (0..self.level_count as usize)
-            .map(|level| {
-                plan.geometry(level)
-                    .map_err(|error| DecodeError::InvalidPlan {
-                        level: level as u64,
-                        error,
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((plan, levels))
+        Ok(plan)
     }
 }

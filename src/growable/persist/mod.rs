@@ -16,7 +16,7 @@ pub(crate) use self::records::stats;
 /// Decodes a whole encoding: `bytes` must be exactly one growable filter.
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let header = GrowableHeader::parse(bytes)?;
-    let (plan, _) = header.plan()?;
+    let plan = header.plan()?;
     records::decode_slice(&header, plan, bytes)
 }
 
@@ -28,7 +28,7 @@ fn decode_from<S: StableHashBuilder, R: Read>(
     let mut bytes = Vec::new();
     read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
     let header = GrowableHeader::parse(&bytes)?;
-    let (plan, _) = header.plan()?;
+    let plan = header.plan()?;
     records::decode_stream(&header, plan, reader)
 }
 
