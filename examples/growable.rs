@@ -284,45 +284,36 @@ fn batch() {
     println!("| `contains` | {single:.1} | 1.00 |");
     println!("| `contains_batch` | {batched:.1} | {ratio:.2} |");
     let fresh = 20_000_000u64;
-    let mut rates: [Vec<f64>; 3] = Default::default();
-    for _ in 0..FILL_ROUNDS {
-        let filter = split_from(LARGE_INITIAL, 0.001, 0);
-        let start = Instant::now();
-        for key in 0..fresh {
-            filter.insert(&key).unwrap();
-        }
-        let single = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
-        let filter = split_from(LARGE_INITIAL, 0.001, 0);
-        let start = Instant::now();
-        filter.try_extend(0..fresh).unwrap();
-        let batch = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
-        rates[0].push(single);
-        rates[1].push(batch);
-        rates[2].push(batch / single);
-    }
-    let [single, batched, ratio] = rates.map(median);
+    let [single, batched, ratio] = compare_fills(LARGE_INITIAL, fresh);
     println!("| `insert`, {fresh} keys from {LARGE_INITIAL} | {single:.1} | 1.00 |");
     println!("| `try_extend`, the same | {batched:.1} | {ratio:.2} |");
     // The same keys into a first level sized for them: no split, the inserts alone.
+    let [single, batched, ratio] = compare_fills(fresh as usize, fresh);
+    println!("| `insert`, {fresh} keys into a first level sized for them | {single:.1} | 1.00 |");
+    println!("| `try_extend`, the same | {batched:.1} | {ratio:.2} |");
+}
+
+/// Million keys per second of `insert` one key at a time and of `try_extend`, each filling a
+/// filter of first capacity `initial` with `keys` keys, and their ratio: medians of
+/// [`FILL_ROUNDS`] alternating rounds.
+fn compare_fills(initial: usize, keys: u64) -> [f64; 3] {
     let mut rates: [Vec<f64>; 3] = Default::default();
     for _ in 0..FILL_ROUNDS {
-        let filter = split_from(fresh as usize, 0.001, 0);
+        let filter = split_from(initial, 0.001, 0);
         let start = Instant::now();
-        for key in 0..fresh {
+        for key in 0..keys {
             filter.insert(&key).unwrap();
         }
-        let single = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
-        let filter = split_from(fresh as usize, 0.001, 0);
+        let single = keys as f64 / start.elapsed().as_secs_f64() / 1e6;
+        let filter = split_from(initial, 0.001, 0);
         let start = Instant::now();
-        filter.try_extend(0..fresh).unwrap();
-        let batch = fresh as f64 / start.elapsed().as_secs_f64() / 1e6;
+        filter.try_extend(0..keys).unwrap();
+        let batch = keys as f64 / start.elapsed().as_secs_f64() / 1e6;
         rates[0].push(single);
         rates[1].push(batch);
         rates[2].push(batch / single);
     }
-    let [single, batched, ratio] = rates.map(median);
-    println!("| `insert`, {fresh} keys into a first level sized for them | {single:.1} | 1.00 |");
-    println!("| `try_extend`, the same | {batched:.1} | {ratio:.2} |");
+    rates.map(median)
 }
 
 /// The false positive rate after growing 1,000× from 1,000 items, on 4,000,000 absent keys.
