@@ -78,7 +78,7 @@ pub use crate::builder::Builder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::growable::{GrowableBuilder, GrowableCuckooFilter};
-pub use crate::hash::{DefaultHashBuilder, DefaultHasher};
+pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 pub use crate::merge::MergeError;
 pub use crate::persist::{DecodeError, StableHashBuilder};
 pub use crate::stats::FilterStats;

@@ -35,7 +35,7 @@ pub struct FilterStats {
     pub expected_false_positive_rate: f64,
     /// The false positive rate at the current load: `1 − (1 − 1/(2^f − 1))^(2·b·load)`.
     pub false_positive_rate_at_load: f64,
-    /// The hasher's [`HASHER_ID`](StableHashBuilder::HASHER_ID).
+    /// The id of the hasher's function ([`hasher_id`](StableHashBuilder::hasher_id)).
     pub hasher_id: u64,
     /// The hasher's [seed](StableHashBuilder::seed).
     pub hasher_seed: u64,
@@ -83,7 +83,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn stats(&self) -> FilterStats {
-        self.stats_hashed_by(S::HASHER_ID, self.hasher().seed())
+        self.stats_hashed_by(self.hasher().hasher_id(), self.hasher().seed())
     }
 }
 

@@ -395,7 +395,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     pub fn level_stats(&self) -> Vec<FilterStats> {
         self.levels
             .iter()
-            .map(|level| persist::stats(level, S::HASHER_ID, self.hasher.seed()))
+            .map(|level| persist::stats(level, self.hasher.hasher_id(), self.hasher.seed()))
             .collect()
     }
 }

@@ -3,7 +3,7 @@
 
 use core::hash::BuildHasher;
 
-use crate::hash::DefaultHashBuilder;
+use crate::hash::{DefaultHashBuilder, XXH3_WORD_MIX_ID};
 
 /// A [`BuildHasher`] with a stable identity: an id naming its hash function, and a seed.
 ///
@@ -17,7 +17,7 @@ use crate::hash::DefaultHashBuilder;
 /// a key's `Hash` impl writes: not on the platform's endianness or pointer width (hash `usize` as
 /// 64 bits, integers in one byte order), not on the process (no random state that the seed does
 /// not capture), not on the version of a dependency you do not control. `std`'s `RandomState` and
-/// `DefaultHasher` are neither: their algorithm may change between Rust releases.
+/// `DefaultHasher` are not: their algorithm may change between Rust releases.
 ///
 /// # Examples
 ///
@@ -83,7 +83,17 @@ pub trait StableHashBuilder: BuildHasher + Sized {
     /// types may share an id only if they hash every key alike for every seed; change the id when
     /// the function changes. Pick any number no other hasher uses (eight ASCII bytes read as a
     /// little-endian `u64` make a readable one). The crate's own ids spell `ccf-...`.
+    ///
+    /// A type that can also compute other functions, to read filters written under them,
+    /// overrides [`hasher_id`](Self::hasher_id) and [`from_recorded`](Self::from_recorded);
+    /// this is then the id of the function it computes for new filters.
     const HASHER_ID: u64;
+
+    /// The id recorded for a filter hashed by this value: [`HASHER_ID`](Self::HASHER_ID) unless
+    /// the type computes several functions.
+    fn hasher_id(&self) -> u64 {
+        Self::HASHER_ID
+    }
 
     /// The seed that, with [`HASHER_ID`](Self::HASHER_ID), determines every hash. A hasher with
     /// no seed returns a constant.
@@ -92,12 +102,30 @@ pub trait StableHashBuilder: BuildHasher + Sized {
     /// The hasher with this seed, as [`seed`](Self::seed) returned it when the filter was
     /// written; `None` if this hasher cannot have that seed.
     fn from_seed(seed: u64) -> Option<Self>;
+
+    /// The hasher recorded as `hasher_id` with `seed`: `None` if this type does not compute the
+    /// function `hasher_id` names, or cannot have that seed. By default, [`from_seed`] for
+    /// [`HASHER_ID`](Self::HASHER_ID) only.
+    ///
+    /// [`from_seed`]: Self::from_seed
+    fn from_recorded(hasher_id: u64, seed: u64) -> Option<Self> {
+        if hasher_id == Self::HASHER_ID {
+            Self::from_seed(seed)
+        } else {
+            None
+        }
+    }
 }
 
 impl StableHashBuilder for DefaultHashBuilder {
-    /// `ccf-xxh3`: seeded XXH3-64 over the little-endian byte stream described in
-    /// [`DefaultHasher`](crate::DefaultHasher).
-    const HASHER_ID: u64 = u64::from_le_bytes(*b"ccf-xxh3");
+    /// `ccf-xxw8`: seeded XXH3-64 over the little-endian byte stream described in
+    /// [`FilterHasher`](crate::FilterHasher), and a one-multiply mix for a stream of eight
+    /// bytes. Filters recorded as `ccf-xxh3` (XXH3 for every stream) read back computing that.
+    const HASHER_ID: u64 = XXH3_WORD_MIX_ID;
+
+    fn hasher_id(&self) -> u64 {
+        self.function_id()
+    }
 
     fn seed(&self) -> u64 {
         DefaultHashBuilder::seed(self)
@@ -105,5 +133,9 @@ impl StableHashBuilder for DefaultHashBuilder {
 
     fn from_seed(seed: u64) -> Option<Self> {
         Some(Self::with_seed(seed))
+    }
+
+    fn from_recorded(hasher_id: u64, seed: u64) -> Option<Self> {
+        Self::recorded(hasher_id, seed)
     }
 }

@@ -379,15 +379,18 @@ pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// The hasher `S` with the recorded seed, if the recorded id is `S`'s.
+/// The hasher `S` recorded as `hasher_id` with `seed`, if `S` computes that function.
 pub(crate) fn hasher_of<S: StableHashBuilder>(hasher_id: u64, seed: u64) -> Result<S, DecodeError> {
-    if hasher_id != S::HASHER_ID {
-        return Err(DecodeError::HasherMismatch {
-            expected: S::HASHER_ID,
-            found: hasher_id,
-        });
+    if let Some(hasher) = S::from_recorded(hasher_id, seed) {
+        return Ok(hasher);
     }
-    S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed })
+    if hasher_id == S::HASHER_ID {
+        return Err(DecodeError::InvalidSeed { seed });
+    }
+    Err(DecodeError::HasherMismatch {
+        expected: S::HASHER_ID,
+        found: hasher_id,
+    })
 }
 
 /// The table of a whole encoding whose header, length and checksum are checked: its padding,
@@ -559,7 +562,10 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// The first error `writer` returns; what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         let (words, items) = self.raw().snapshot();
-        let hasher = (S::HASHER_ID, StableHashBuilder::seed(self.hasher()));
+        let hasher = (
+            self.hasher().hasher_id(),
+            StableHashBuilder::seed(self.hasher()),
+        );
         let header = Header::new(
             self.raw().geometry(),
             self.capacity(),

@@ -1,4 +1,6 @@
-//! Golden files: bytes written by format version 1, which every later version must read.
+//! Golden files: bytes written by format version 1, which every later version must read. The
+//! files without a suffix were written under the default hasher's `ccf-xxh3` function, those
+//! ending `-xxw8` under `ccf-xxw8`, which it computes for new filters.
 
 use super::*;
 
@@ -39,33 +41,46 @@ fn golden_filters() -> Vec<(&'static str, ConcurrentCuckooFilter)> {
         c.insert(&key).unwrap();
     }
     vec![
-        ("golden-v1-b4-f12.bin", a),
-        ("golden-v1-b8-f20-seeded.bin", b),
-        ("golden-v1-b4-f13-semi-sorted.bin", c),
+        ("golden-v1-b4-f12-xxw8.bin", a),
+        ("golden-v1-b8-f20-seeded-xxw8.bin", b),
+        ("golden-v1-b4-f13-semi-sorted-xxw8.bin", c),
     ]
 }
 
 #[test]
 fn golden_files_decode_with_their_members() {
+    for (suffix, function) in [("", *b"ccf-xxh3"), ("-xxw8", *b"ccf-xxw8")] {
+        golden_files_of_one_function_decode_with_their_members(
+            suffix,
+            u64::from_le_bytes(function),
+        );
+    }
+}
+
+fn golden_files_of_one_function_decode_with_their_members(suffix: &str, function: u64) {
     let read = |name: &str| {
-        let bytes = std::fs::read(data_dir().join(name)).unwrap();
-        ConcurrentCuckooFilter::from_bytes(&bytes).unwrap()
+        let bytes = std::fs::read(data_dir().join(format!("{name}{suffix}.bin"))).unwrap();
+        let filter = ConcurrentCuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(filter.hasher().hasher_id(), function, "{name}{suffix}");
+        // Written back under the function it was read with: the same bytes.
+        assert!(filter.to_bytes() == bytes, "{name}{suffix}");
+        filter
     };
 
-    let a = read("golden-v1-b4-f12.bin");
+    let a = read("golden-v1-b4-f12");
     assert_eq!(a.len(), 2700);
     assert_eq!(
         (a.bucket_count(), a.bucket_size(), a.fingerprint_bits()),
         (790, 4, 12)
     );
     assert_eq!(a.capacity(), 3002);
-    assert_eq!(a.hasher(), &DefaultHashBuilder::new());
+    assert_eq!(a.hasher().seed(), DefaultHashBuilder::new().seed());
     assert!((0..2500u64).all(|key| a.contains(&key)));
     assert!((0..200).all(|i| a.contains(&format!("golden-{i}"))));
     let false_positives = (10_000..110_000u64).filter(|key| a.contains(key)).count();
     assert!(false_positives < 300, "{false_positives}");
 
-    let b = read("golden-v1-b8-f20-seeded.bin");
+    let b = read("golden-v1-b8-f20-seeded");
     assert_eq!(b.len(), 500);
     assert_eq!(
         (b.bucket_count(), b.bucket_size(), b.fingerprint_bits()),
@@ -77,7 +92,7 @@ fn golden_files_decode_with_their_members() {
     assert!((0..500u64).all(|key| b.contains(&key)));
     assert!(!b.contains(&"golden-0"));
 
-    let c = read("golden-v1-b4-f13-semi-sorted.bin");
+    let c = read("golden-v1-b4-f13-semi-sorted");
     assert_eq!(c.len(), 900);
     assert!(c.is_semi_sorted());
     assert_eq!((c.bucket_size(), c.fingerprint_bits()), (4, 13));

@@ -105,12 +105,15 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
 
     /// The hasher's id and seed, as the format records them.
     fn hasher_pair(&self) -> (u64, u64) {
-        (S::HASHER_ID, StableHashBuilder::seed(&self.hasher))
+        (
+            self.hasher.hasher_id(),
+            StableHashBuilder::seed(&self.hasher),
+        )
     }
 
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) for a filter whose hasher is `S`:
     /// refused with [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher
-    /// of `S`'s [`HASHER_ID`](StableHashBuilder::HASHER_ID); the hasher is rebuilt from the
+    /// whose function `S` computes ([`from_recorded`](StableHashBuilder::from_recorded)); the hasher is rebuilt from the
     /// recorded seed. Name the type, as in `GrowableCuckooFilter::<MyHasher>::from_bytes_with_hasher(&bytes)`.
     ///
     /// # Errors
