@@ -507,3 +507,56 @@ mod tests {
         }
     }
 }
+
+// The filter's constructors, beside the builder they go through.
+impl ConcurrentCuckooFilter {
+    /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
+    /// 12-bit fingerprints, about 12.7 bits per item and a false positive rate under 0.2% when
+    /// holding `capacity` items. A capacity of 0 is rounded up to the smallest table.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
+    /// instead.
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
+    }
+
+    /// A [`Builder`] for any other configuration.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+}
+
+impl<S> ConcurrentCuckooFilter<S> {
+    /// [`with_capacity`](ConcurrentCuckooFilter::with_capacity) with items hashed by `hasher`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+    ///
+    /// let hasher = DefaultHashBuilder::with_seed(7);
+    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher);
+    /// filter.insert("a")?;
+    /// assert!(filter.contains("a"));
+    /// assert_eq!(filter.hasher().seed(), 7);
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is too large to address. Use [`Builder::hasher`] to get an error instead.
+    #[must_use]
+    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
+        match Builder::new()
+            .capacity(capacity.max(1))
+            .hasher(hasher)
+            .build()
+        {
+            Ok(filter) => filter,
+            Err(err) => panic!("a ConcurrentCuckooFilter for {capacity} items: {err}"),
+        }
+    }
+}

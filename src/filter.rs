@@ -3,7 +3,6 @@
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
-use crate::builder::Builder;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::raw::{Insertion, RawFilter};
@@ -85,57 +84,7 @@ pub struct ConcurrentCuckooFilter<S = DefaultHashBuilder> {
     capacity: usize,
 }
 
-impl ConcurrentCuckooFilter {
-    /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
-    /// 12-bit fingerprints, about 12.7 bits per item and a false positive rate under 0.2% when
-    /// holding `capacity` items. A capacity of 0 is rounded up to the smallest table.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
-    /// instead.
-    #[must_use]
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
-    }
-
-    /// A [`Builder`] for any other configuration.
-    pub fn builder() -> Builder {
-        Builder::new()
-    }
-}
-
 impl<S> ConcurrentCuckooFilter<S> {
-    /// [`with_capacity`](ConcurrentCuckooFilter::with_capacity) with items hashed by `hasher`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
-    ///
-    /// let hasher = DefaultHashBuilder::with_seed(7);
-    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher);
-    /// filter.insert("a")?;
-    /// assert!(filter.contains("a"));
-    /// assert_eq!(filter.hasher().seed(), 7);
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`Builder::hasher`] to get an error instead.
-    #[must_use]
-    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        match Builder::new()
-            .capacity(capacity.max(1))
-            .hasher(hasher)
-            .build()
-        {
-            Ok(filter) => filter,
-            Err(err) => panic!("a ConcurrentCuckooFilter for {capacity} items: {err}"),
-        }
-    }
-
     pub(crate) fn raw(&self) -> &RawFilter {
         &self.raw
     }
@@ -190,7 +139,7 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw.bucket_size()
     }
 
-    /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`]).
+    /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`](crate::Builder::semi_sorted)).
     #[must_use]
     pub fn is_semi_sorted(&self) -> bool {
         self.raw.is_semi_sorted()

@@ -71,7 +71,6 @@ mod persist;
 mod prehashed;
 mod raw;
 mod sizing;
-mod stats;
 mod sync;
 
 pub use crate::builder::Builder;
@@ -80,8 +79,7 @@ pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 pub use crate::merge::MergeError;
-pub use crate::persist::{DecodeError, StableHashBuilder};
-pub use crate::stats::FilterStats;
+pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

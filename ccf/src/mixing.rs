@@ -41,7 +41,7 @@ impl fmt::Display for Unmixed {
     }
 }
 
-/// `Err` with what gave them away if `values` (at most the first [`SAMPLE`] of them) do not
+/// `Err` with what gave them away if `values` (at most the first `SAMPLE` of them) do not
 /// look like 64-bit hashes. An empty slice passes.
 pub fn check(values: &[u64]) -> Result<(), Unmixed> {
     let values = &values[..values.len().min(SAMPLE)];

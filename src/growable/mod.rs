@@ -15,9 +15,9 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
+use crate::persist::FilterStats;
 use crate::persist::StableHashBuilder;
 use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
-use crate::stats::FilterStats;
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableBuilder;

@@ -26,9 +26,11 @@
 
 mod error;
 mod hasher;
+mod stats;
 
 pub use self::error::DecodeError;
 pub use self::hasher::StableHashBuilder;
+pub use self::stats::FilterStats;
 
 use std::io::{self, Read, Write};
 

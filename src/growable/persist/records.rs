@@ -16,12 +16,12 @@ use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks};
 use crate::growable::levels::{LevelShape, Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
+use crate::persist::FilterStats;
 use crate::persist::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
     u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
 };
 use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
-use crate::stats::FilterStats;
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
 const LEVEL_RECORD_LEN: usize = 16;

@@ -2,8 +2,8 @@
 
 use core::fmt;
 
+use super::{encoded_len, StableHashBuilder};
 use crate::filter::ConcurrentCuckooFilter;
-use crate::persist::{encoded_len, StableHashBuilder};
 
 /// What [`stats`](ConcurrentCuckooFilter::stats) reports: a filter's shape, fill and accuracy,
 /// and how it would be written. `Display` prints one `name: value` line per field.
