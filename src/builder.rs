@@ -211,14 +211,14 @@ impl<S> Builder<S> {
         self.geometry(&Limits::TARGET)
     }
 
-    /// The explicit shape settings, lock stripes and search limits (0 where the default
-    /// applies), as a growable filter's persisted plan records them.
-    pub(crate) fn settings(&self) -> (Request, usize, (usize, usize)) {
-        (
-            self.request,
-            self.stripes,
-            (self.max_hops, self.max_search_buckets),
-        )
+    /// The explicit settings, as a growable filter's persisted plan records them.
+    pub(crate) fn settings(&self) -> Settings {
+        Settings {
+            request: self.request,
+            stripes: self.stripes,
+            max_hops: self.max_hops,
+            max_search_buckets: self.max_search_buckets,
+        }
     }
 
     /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
@@ -288,6 +288,16 @@ impl<S> Builder<S> {
 
 /// What the target can hold: the checks run with the host's limits, and the tests run them with a
 /// 32-bit target's as well.
+/// A builder's explicit settings (`None` or 0 where the default applies), as
+/// [`Builder::settings`] gives them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub(crate) request: Request,
+    pub(crate) stripes: usize,
+    pub(crate) max_hops: usize,
+    pub(crate) max_search_buckets: usize,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Limits {
     /// The largest allocation, `isize::MAX` bytes.

@@ -190,7 +190,8 @@ impl<S> GrowableBuilder<S> {
         // later level starts the size the one before can grow to.
         if plan.initial_buckets == 0 {
             if let Ok(shape) = plan.split_level_shape(0) {
-                let first = (shape.chunk_capacity << shape.first_depth).min(plan.max_capacity);
+                let first =
+                    (shape.chunk_capacity << shape.chunks.first_depth).min(plan.max_capacity);
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }

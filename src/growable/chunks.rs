@@ -74,14 +74,33 @@ pub(crate) const MAX_ROUTE_BITS: u32 = 24;
 /// as well as one table (92% when the first of 64 such chunks fills, against 95%).
 pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
 
+/// How a level's chunks are shaped: what [`Chunks::planned_shape`] plans and
+/// [`Chunks::shape`] reads back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChunkShape {
+    /// Every chunk's geometry but its fingerprint width, which is the core bits here.
+    pub(crate) template: Geometry,
+    /// Route bits the level resolves: its chunks split until each has this many.
+    pub(crate) route_bits: u32,
+    /// How many route bits the level's first chunks have.
+    pub(crate) first_depth: u32,
+}
+
+/// A level's [`ChunkShape`] as planned, and the items each chunk is sized for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PlannedChunks {
+    pub(crate) shape: ChunkShape,
+    pub(crate) chunk_capacity: usize,
+}
+
 impl Chunks {
-    /// A level of `2^first_depth` empty chunks shaped like `template` (bucket count and core
-    /// bits), resolving `route_bits` route bits, as [`Self::planned_shape`] gives them.
-    pub(crate) fn with_shape(
-        template: Geometry,
-        route_bits: u32,
-        first_depth: u32,
-    ) -> Option<Self> {
+    /// A level of `2^first_depth` empty chunks of `shape`, as [`Self::planned_shape`] gives it.
+    pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
+        let ChunkShape {
+            template,
+            route_bits,
+            first_depth,
+        } = shape;
         if route_bits > MAX_ROUTE_BITS {
             return None;
         }
@@ -401,12 +420,16 @@ impl Chunks {
 
     /// The geometry every chunk shares but its fingerprint width (which is the core bits), the
     /// route bits, and how deep the first chunks were born.
-    pub(crate) fn shape(&self) -> (Geometry, u32, u32) {
+    pub(crate) fn shape(&self) -> ChunkShape {
         let first_depth = self
             .chunks
             .get(0)
             .map_or(0, |root| root.placement().born_at());
-        (self.template, self.route_bits, first_depth)
+        ChunkShape {
+            template: self.template,
+            route_bits: self.route_bits,
+            first_depth,
+        }
     }
 
     /// Every chunk with all its stripes locked, by id, once no split is under way: no writer is
@@ -554,10 +577,7 @@ impl Chunks {
     /// buckets, the route bits and the first chunks' depth; and the items each chunk is sized
     /// for ([`Self::chunk_capacity`]). Nothing is built: the builder and the decoder both start
     /// from it, the decoder checking what it reads before it allocates.
-    pub(crate) fn planned_shape(
-        template: Geometry,
-        growth_depth: u32,
-    ) -> ((Geometry, u32, u32), usize) {
+    pub(crate) fn planned_shape(template: Geometry, growth_depth: u32) -> PlannedChunks {
         let buckets = template.shape.bucket_count;
         let first_depth = buckets
             .div_ceil(MAX_CHUNK_BUCKETS)
@@ -568,10 +588,14 @@ impl Chunks {
         let shape = &template.shape;
         let slots = (shape.bucket_count * shape.bucket_size) as u64;
         let capacity = (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize;
-        (
-            (template, first_depth + growth_depth, first_depth),
-            capacity,
-        )
+        PlannedChunks {
+            shape: ChunkShape {
+                template,
+                route_bits: first_depth + growth_depth,
+                first_depth,
+            },
+            chunk_capacity: capacity,
+        }
     }
 }
 
@@ -595,8 +619,7 @@ mod tests {
             },
         };
         // A level of chunks shaped like `template` together, each splitting `route_bits` times.
-        let ((template, route_bits, first_depth), _) = Chunks::planned_shape(template, route_bits);
-        Chunks::with_shape(template, route_bits, first_depth).unwrap()
+        Chunks::with_shape(Chunks::planned_shape(template, route_bits).shape).unwrap()
     }
 
     /// At least the smallest chunk a filter builds.

@@ -8,7 +8,7 @@
 
 use core::fmt;
 
-use super::chunks::{Chunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunks::{ChunkShape, Chunks, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::raw::Geometry;
@@ -22,15 +22,14 @@ pub(crate) const MAX_LEVELS: usize = 32;
 /// Level `level` of `plan`, or why it cannot be built.
 pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildError> {
     let shape = plan.split_level_shape(level)?;
-    let chunks = Chunks::with_shape(shape.template, shape.route_bits, shape.first_depth).ok_or(
-        BuildError::OutOfMemory {
-            bytes: shape
-                .template
-                .memory_bytes()
-                .try_into()
-                .unwrap_or(usize::MAX),
-        },
-    )?;
+    let chunks = Chunks::with_shape(shape.chunks).ok_or(BuildError::OutOfMemory {
+        bytes: shape
+            .chunks
+            .template
+            .memory_bytes()
+            .try_into()
+            .unwrap_or(usize::MAX),
+    })?;
     Ok(chunks.with_max_chunks(shape.max_chunks))
 }
 
@@ -87,22 +86,22 @@ impl Plan {
             // filter's slack for small tables may not.
             geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
-        let ((template, route_bits, first_depth), chunk_capacity) =
-            Chunks::planned_shape(geometry, depth);
-        if route_bits > MAX_ROUTE_BITS {
+        let PlannedChunks {
+            shape: chunks,
+            chunk_capacity,
+        } = Chunks::planned_shape(geometry, depth);
+        if chunks.route_bits > MAX_ROUTE_BITS {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity_of(level).unwrap_or(usize::MAX),
                 max: chunk_capacity << (MAX_ROUTE_BITS - depth),
             });
         }
-        let first_capacity = (1usize << first_depth).checked_mul(chunk_capacity);
+        let first_capacity = (1usize << chunks.first_depth).checked_mul(chunk_capacity);
         if first_capacity.map_or(true, |capacity| capacity > room) {
             return Err(too_large());
         }
         Ok(LevelShape {
-            template,
-            route_bits,
-            first_depth,
+            chunks,
             chunk_capacity,
             max_chunks: (room / chunk_capacity) as u64,
         })
@@ -178,11 +177,7 @@ impl Plan {
 /// What the plan gives a level, as it is built, with nothing allocated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LevelShape {
-    /// Every chunk's geometry but its fingerprint width, which is the core bits here.
-    pub(crate) template: Geometry,
-    pub(crate) route_bits: u32,
-    /// How many route bits the level's first chunks have.
-    pub(crate) first_depth: u32,
+    pub(crate) chunks: ChunkShape,
     /// Items each chunk is sized for, which its header records.
     pub(crate) chunk_capacity: usize,
     /// How many chunks the level may have by the plan's limit.

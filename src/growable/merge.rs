@@ -33,8 +33,10 @@ impl<S: PartialEq> GrowableCuckooFilter<S> {
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
         let (ours, theirs) = (self.plan(), other.plan());
-        let (our_shape, our_routes, _) = self.levels.first().shape();
-        let (their_shape, their_routes, _) = other.levels.first().shape();
+        let (our_chunks, their_chunks) =
+            (self.levels.first().shape(), other.levels.first().shape());
+        let (our_shape, our_routes) = (our_chunks.template, our_chunks.route_bits);
+        let (their_shape, their_routes) = (their_chunks.template, their_chunks.route_bits);
         let fields = [
             (
                 "initial_capacity",

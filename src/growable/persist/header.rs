@@ -2,7 +2,7 @@
 //! and item counts, checked field by field before anything else is read. The layout is in
 //! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
 
-use crate::builder::Builder;
+use crate::builder::{Builder, Settings};
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::persist::{check_sealed_header, sealed_header, u64_at, DecodeError, MAX_SEARCH_BUCKETS};
@@ -49,7 +49,12 @@ impl GrowableHeader {
         level_count: usize,
         items: usize,
     ) -> Self {
-        let (request, stripes, (max_hops, max_search_buckets)) = plan.template.settings();
+        let Settings {
+            request,
+            stripes,
+            max_hops,
+            max_search_buckets,
+        } = plan.template.settings();
         Self {
             version: VERSION_SPLIT,
             flags: 0,

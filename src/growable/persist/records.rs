@@ -134,7 +134,7 @@ pub(crate) fn level_len(level: &Chunks) -> u64 {
 
 /// A split level's statistics: its chunks' buckets, items and memory together.
 pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterStats {
-    let (template, _, _) = level.shape();
+    let template = level.shape().template;
     let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
         (
             buckets + chunk.bucket_count(),
@@ -319,7 +319,7 @@ fn decode_level_chunks(
     check_record(record)?;
     let count = u64_at(record, 0);
     // Every route's first `first_depth` bits need a chunk of their own.
-    if !(1u64 << shape.first_depth..=1u64 << shape.route_bits).contains(&count) {
+    if !(1u64 << shape.chunks.first_depth..=1u64 << shape.chunks.route_bits).contains(&count) {
         return Err(invalid("chunk_count", count));
     }
     // Grown as chunks arrive, not by the count: each takes bytes of the input.
@@ -331,16 +331,16 @@ fn decode_level_chunks(
         check_record(record)?;
         let (id, depth) = (u64_at(record, 0), u64_at(record, 8));
         let born_at = born_at(shape, &chunks, index, id).ok_or(invalid("chunk_id", id))?;
-        if !(u64::from(born_at)..=u64::from(shape.route_bits)).contains(&depth) {
+        if !(u64::from(born_at)..=u64::from(shape.chunks.route_bits)).contains(&depth) {
             return Err(invalid("split_depth", depth));
         }
         let placement = SplitPlacement::new(
-            shape.template.shape.bucket_count,
-            shape.template.shape.fingerprint_bits,
+            shape.chunks.template.shape.bucket_count,
+            shape.chunks.template.shape.fingerprint_bits,
             born_at,
-            shape.route_bits,
+            shape.chunks.route_bits,
         );
-        let mut geometry = shape.template;
+        let mut geometry = shape.chunks.template;
         geometry.shape.fingerprint_bits = placement.fingerprint_bits();
         let expected = Header::new(
             &geometry,
@@ -372,7 +372,7 @@ fn decode_level_chunks(
             return Err(invalid("split_depth", depth.into()));
         }
     }
-    let level = Chunks::from_chunks(shape.template, shape.route_bits, chunks)
+    let level = Chunks::from_chunks(shape.chunks.template, shape.chunks.route_bits, chunks)
         .ok_or(invalid("chunk_count", count))?;
     Ok((level.with_max_chunks(shape.max_chunks), items))
 }
@@ -388,11 +388,11 @@ fn find(chunks: &[(u64, Chunk)], id: u64) -> Option<&Chunk> {
 /// and each later one the child of a chunk before it that was split past its bit.
 fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
     let after_last = chunks.last().map_or(true, |(last, _)| id > *last);
-    if !after_last || id >> shape.route_bits != 0 {
+    if !after_last || id >> shape.chunks.route_bits != 0 {
         return None;
     }
-    if index < 1 << shape.first_depth {
-        return (id == index).then_some(shape.first_depth);
+    if index < 1 << shape.chunks.first_depth {
+        return (id == index).then_some(shape.chunks.first_depth);
     }
     // The split that made it was `born_at - 1` deep, of the chunk without that bit.
     let born_at = 64 - id.leading_zeros();
@@ -486,12 +486,7 @@ mod tests {
                 let built = build_level(plan, level);
                 match (plan.split_level_shape(level), built) {
                     (Ok(shape), Ok(built)) => {
-                        let (template, route_bits, first_depth) = built.shape();
-                        assert_eq!(template, shape.template, "{plan:?} {level}");
-                        assert_eq!(
-                            (route_bits, first_depth),
-                            (shape.route_bits, shape.first_depth)
-                        );
+                        assert_eq!(built.shape(), shape.chunks, "{plan:?} {level}");
                         assert_eq!(built.chunk_capacity(), shape.chunk_capacity);
                     }
                     (Err(shape), Err(built)) => assert_eq!(shape, built, "{plan:?} {level}"),
@@ -499,7 +494,7 @@ mod tests {
                 }
             }
         }
-        assert!(plans[1].split_level_shape(0).unwrap().first_depth > 0);
+        assert!(plans[1].split_level_shape(0).unwrap().chunks.first_depth > 0);
         assert!(plans[3].split_level_shape(1).is_ok() && plans[3].split_level_shape(2).is_err());
     }
 }
