@@ -128,7 +128,11 @@ pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
 /// buckets) without it.
 pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliError> {
     if sizing.grow {
-        return growing::new_filter(sizing).map(Filter::Growable);
+        let counted = match sizing.capacity {
+            Some(_) => None,
+            None => count_lines(sources)?,
+        };
+        return growing::new_filter(sizing, counted).map(Filter::Growable);
     }
     let capacity = match sizing.capacity {
         Some(capacity) => capacity,

@@ -571,3 +571,40 @@ fn hashes_from_elsewhere_are_refused_for_a_growable_filter() {
     let found = ccf(&["query", path(&filter)], b"pear\napple\n");
     assert_eq!(lines(&found), ["apple"]);
 }
+
+#[test]
+fn build_grow_of_files_sizes_the_first_level_from_their_lines_and_stays_compact() {
+    let dir = scratch("grow-counted");
+    let keys = dir.join("keys.txt");
+    let n = 400_000;
+    write_lines(&keys, (0..n).map(|i| format!("user-{i}@example.org")));
+    let bits = |args: &[&str]| -> f64 {
+        let filter = dir.join("keys.ccf");
+        let mut all = vec!["build", "--fpr", "0.001", "-o", path(&filter)];
+        all.extend_from_slice(args);
+        all.push(path(&keys));
+        let built = ccf(&all, b"");
+        assert!(built.status.success(), "{}", stderr(&built));
+        let info = ccf(&["info", path(&filter)], b"");
+        let info = String::from_utf8(info.stdout).unwrap();
+        if args.contains(&"--grow") {
+            assert_eq!(field(&info, "levels"), "1", "{info}");
+            // Found by any line of the file, as every filter must be.
+            let found = ccf(&["query", path(&filter), path(&keys)], b"");
+            assert_eq!(lines(&found).len(), n, "{}", stderr(&found));
+        }
+        field(&info, "bits per item").parse().unwrap()
+    };
+    let (grown, sized) = (bits(&["--grow"]), bits(&[]));
+    // The lines fill the first level's last split: within 1.5 times a filter sized for them.
+    assert!(
+        grown <= 1.5 * sized,
+        "grown {grown} bits per item, sized {sized}"
+    );
+    // Not so from a first level of a 40th of them, between two of its splits.
+    let guessed = bits(&["--grow", "--capacity", "10000"]);
+    assert!(
+        guessed > 1.5 * sized,
+        "from a 40th: {guessed}, sized {sized}"
+    );
+}
