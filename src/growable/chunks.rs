@@ -13,7 +13,7 @@
 use core::fmt;
 
 use crate::raw::{
-    route_of, Geometry, Insertion, LevelCandidates, LockedTable, Placed, SplitPlacement, SplitState,
+    route_of, Candidates, Geometry, Insertion, LockedTable, Placed, SplitPlacement, SplitState,
 };
 use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
@@ -26,7 +26,7 @@ use super::chunk_slots::ChunkSlots;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Located<'a> {
     chunk: &'a Chunk,
-    candidates: LevelCandidates,
+    candidates: Candidates,
     hash: u64,
     route: u32,
 }
@@ -300,7 +300,7 @@ impl Chunks {
         &self,
         route: u32,
         unique: bool,
-        locate: impl Fn(&Chunk) -> LevelCandidates,
+        locate: impl Fn(&Chunk) -> Candidates,
     ) -> Result<Insertion, Refusal> {
         let slot = self.slot_of(route);
         loop {

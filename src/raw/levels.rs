@@ -23,9 +23,6 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     x ^ (x >> 33)
 }
 
-/// One level's fingerprint and buckets for an item, located once for both passes of a lookup.
-pub(crate) type LevelCandidates = Candidates;
-
 impl<P: Place> RawFilter<P> {
     /// Starts the loads of the candidates' buckets and their stripes' stamps.
     #[inline(always)]

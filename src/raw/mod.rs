@@ -37,7 +37,8 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketLayout;
-use self::index::{BucketIndex, Candidates, Fingerprint, Place, Placement};
+pub(crate) use self::index::Candidates;
+use self::index::{BucketIndex, Fingerprint, Place, Placement};
 use self::stripe::{Guard, Stripes};
 use self::table::Table;
 use crate::sync::{AtomicU64, Backoff, Ordering};
@@ -45,7 +46,7 @@ use crate::sync::{AtomicU64, Backoff, Ordering};
 pub(crate) use self::batch::BLOCK;
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::MAX_BUCKET_COUNT;
-pub(crate) use self::levels::{level_hash, ItemLocks, LevelCandidates};
+pub(crate) use self::levels::{level_hash, ItemLocks};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};

@@ -163,11 +163,12 @@ impl SearchQueue {
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
-/// The search goes a level at a time: it first reads every bucket of a level for an empty slot,
-/// and only if none has one does it list their fingerprints' alternate buckets as the next level
-/// and start loading them all at once. Near full load most searches end early in the last level
-/// they reach; expanding each node as it was read would compute and prefetch the level after
-/// it too, about three buckets in four of them for nothing.
+/// The search goes a ring at a time (the buckets one more hop from the roots): it first reads
+/// every bucket of a ring for an empty slot, and only if none has one does it list their
+/// fingerprints' alternate buckets as the next ring and start loading them all at once. Near full
+/// load most searches end early in the last ring they reach; expanding each node as it was read
+/// would compute and prefetch the ring after it too, about three buckets in four of them for
+/// nothing.
 pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
@@ -190,9 +191,9 @@ pub(crate) fn search(
             stamp: 0,
         });
     }
-    let mut level = 0..queue.len();
+    let mut ring = 0..queue.len();
     for depth in 0..=limits.max_hops {
-        if let Some(end) = level.clone().find(|&at| {
+        if let Some(end) = ring.clone().find(|&at| {
             let node = &mut queue.nodes_mut()[at];
             let bucket = node.bucket as usize;
             if let Some(stripes) = stripes {
@@ -205,8 +206,8 @@ pub(crate) fn search(
         if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
             break;
         }
-        // A level cut short by the bucket limit is still read, on the next turn, then the end.
-        'expand: for parent in level.clone() {
+        // A ring cut short by the bucket limit is still read, on the next turn, then the end.
+        'expand: for parent in ring.clone() {
             let from = queue.nodes()[parent].bucket as usize;
             let raw = table.load(from);
             // A writer may have made room here since the scan: a path to it is as good, and
@@ -234,7 +235,7 @@ pub(crate) fn search(
                 }
             }
         }
-        level = level.end..queue.len();
+        ring = ring.end..queue.len();
     }
     None
 }
@@ -299,12 +300,12 @@ mod tests {
         roots: [BucketIndex; 2],
         max_hops: usize,
     ) -> Option<usize> {
-        let mut level: Vec<BucketIndex> = roots.to_vec();
+        let mut ring: Vec<BucketIndex> = roots.to_vec();
         for depth in 0..=max_hops {
-            if level.iter().any(|&b| layout.has_free(&table.load(b))) {
+            if ring.iter().any(|&b| layout.has_free(&table.load(b))) {
                 return Some(depth);
             }
-            level = level
+            ring = ring
                 .iter()
                 .flat_map(|&b| {
                     let fps = layout.fingerprints(&table.load(b));
@@ -389,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn the_bucket_limit_bounds_the_search_but_its_last_level_is_still_read() {
+    fn the_bucket_limit_bounds_the_search_but_its_last_ring_is_still_read() {
         let (table, layout, placement, stripes) = nearly_full(5000, 12, 11);
         let mut queue = SearchQueue::default();
         for root in 0..2000 {
@@ -409,7 +410,7 @@ mod tests {
             );
             let root_free = roots.iter().any(|&b| layout.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
-            // Three buckets: the roots and the first child, which is read although the level
+            // Three buckets: the roots and the first child, which is read although the ring
             // it starts is cut short.
             let three = SearchLimits {
                 max_hops: 4,

@@ -14,7 +14,7 @@
 //! A split runs while other threads read. Its owner seals the chunk (all stripes locked once, to
 //! wait out the writers inside, then a state they check under their locks), copies the moving
 //! fingerprints into the new chunk, publishes it, removes them from the old one under its stripe
-//! locks, and unseals it one level deeper. A sealed or split chunk refuses every write it no
+//! locks, and unseals it one split deeper. A sealed or split chunk refuses every write it no
 //! longer owns (see `RawFilter::admits`), as `Full` or a failed remove: the caller sees the
 //! chunk's state changed and routes again. Readers never wait: the old chunk keeps every moving
 //! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
@@ -321,7 +321,7 @@ impl RawFilter<SplitPlacement> {
 
     /// Removes from the sealed chunk what [`Self::copy_moving_into`] copied, bucket by bucket
     /// under its stripe's lock (readers see each bucket change whole), then unseals it one
-    /// level deeper. Call only after the new chunk is where readers look for those keys.
+    /// split deeper. Call only after the new chunk is where readers look for those keys.
     pub(crate) fn purge_moved_and_unseal(&self) {
         let state = self.split_state();
         debug_assert!(state.is_sealed());
