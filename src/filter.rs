@@ -196,6 +196,16 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw.is_semi_sorted()
     }
 
+    /// How the table holds its buckets (see [`Builder::layout`]).
+    #[must_use]
+    pub fn layout(&self) -> crate::TableLayout {
+        if self.raw.has_bucket_words() {
+            crate::TableLayout::BucketWord
+        } else {
+            crate::TableLayout::Packed
+        }
+    }
+
     /// The false positive rate the configuration gives at the load it was sized for (84%, 95%
     /// or 97% for 2, 4 or 8 slots): `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`.
     #[must_use]

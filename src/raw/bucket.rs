@@ -23,6 +23,10 @@ pub(crate) type RawBucket = [u128; 2];
 #[derive(Clone, Debug)]
 #[repr(C)] // What a lookup reads first: which form, then what each form compares with.
 pub(crate) struct BucketLayout {
+    /// A packed table's narrow buckets: what a lookup checks first.
+    packed_narrow: bool,
+    /// One bucket per table word, its fingerprints with a version (see [`super::word`]).
+    word: bool,
     narrow: bool,
     narrow_semi_sorted: bool,
     mid_semi_sorted: bool,
@@ -62,6 +66,8 @@ impl BucketLayout {
             bucket_size,
             chunks,
             lanes,
+            packed_narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
+            word: false,
             narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
             narrow_semi_sorted: semi_sorted && 4 * fingerprint_bits - 4 <= 64,
             mid_semi_sorted: semi_sorted
@@ -85,6 +91,24 @@ impl BucketLayout {
             lane_high: lane_low << (fingerprint_bits - 1),
             lane_rest: lane_low * ((1u128 << (fingerprint_bits - 1)) - 1),
         }
+    }
+
+    /// The layout of a table of one word per bucket: `bucket_size` plain fingerprints of
+    /// `fingerprint_bits` in its low bits, a version in its top [`super::word::VERSION_BITS`]. The
+    /// builder checks that they fit.
+    pub(crate) fn word(bucket_size: usize, fingerprint_bits: u32) -> Self {
+        debug_assert!(super::word::fits(bucket_size, fingerprint_bits));
+        Self {
+            packed_narrow: false,
+            word: true,
+            ..Self::new(bucket_size, fingerprint_bits, false)
+        }
+    }
+
+    /// Whether each bucket is one table word with a version (see [`super::word`]).
+    #[inline]
+    pub(crate) fn is_word(&self) -> bool {
+        self.word
     }
 
     pub(crate) fn bucket_size(&self) -> usize {
@@ -112,8 +136,11 @@ impl BucketLayout {
         }
     }
 
-    /// Bits of one whole bucket in the table.
+    /// Bits of one whole bucket in the table: a whole word in a table of one word per bucket.
     pub(crate) fn bucket_bits(&self) -> u32 {
+        if self.word {
+            return u64::BITS;
+        }
         self.chunks as u32 * self.chunk_bits()
     }
 
@@ -142,10 +169,11 @@ impl BucketLayout {
         !(((chunk & rest) + rest) | chunk) & high
     }
 
-    /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::zero_lane_pair`].
+    /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
+    /// [`Self::zero_lane_pair`] under the stripe stamps.
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
-        self.narrow
+        self.packed_narrow
     }
 
     /// Whether lookups can use [`Self::semi_sorted_lanes`]: semi-sorted buckets of at

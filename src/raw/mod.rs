@@ -33,6 +33,7 @@ mod split;
 mod stripe;
 mod stripe_count;
 mod table;
+mod word;
 
 use core::fmt;
 
@@ -52,6 +53,7 @@ pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
+pub(crate) use self::word::fits as fits_bucket_word;
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).
@@ -113,7 +115,10 @@ impl RawFilter {
 
     /// The first bucket not in the form the encoder writes, for a table read from outside.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
-        (0..self.bucket_count()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
+        (0..self.bucket_count()).find(|&bucket| {
+            !self.layout.is_canonical(&self.table.load(bucket))
+                || (self.layout.is_word() && self.table.has_version(bucket))
+        })
     }
 }
 
@@ -226,6 +231,8 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn contains_located(&self, c: Candidates) -> bool {
         if self.layout.is_narrow() {
             self.read_pair(c, move || self.holds_narrow(&c))
+        } else if self.layout.is_word() {
+            self.contains_word(c)
         } else if self.layout.is_narrow_semi_sorted() {
             self.contains_narrow_semi_sorted(c)
         } else if self.layout.is_mid_semi_sorted() {

@@ -1,0 +1,158 @@
+//! A table of one word per bucket: each bucket one aligned `AtomicU64` holding its fingerprints
+//! and a version, so that a lookup needs no stripe stamps.
+//!
+//! ```text
+//! bit  63 ........ 48 47 ................................ 0
+//!      version (16)   slot b-1 | ... | slot 1 | slot 0     (b·f ≤ 48 bits, the rest 0)
+//! ```
+//!
+//! **Writers** keep the stripe locks and stamps exactly as in a packed table (the lock groups are
+//! single buckets), so writers exclude each other and every other reader of the crate (path
+//! searches, counts, removes, snapshots) still validates against the stamps. A store to a bucket
+//! word is made under the stripe lock of that bucket: a `Relaxed` load of the word (only the
+//! holder writes it, so the load sees the latest store) and a `Release` store of the new
+//! fingerprints with the version plus one. A fingerprint moves between its two buckets by a store
+//! to its new bucket first and then the store that clears it from the old one
+//! ([`RawFilter::move_held`](super::RawFilter) stores `to` before `from`), both under the locks of
+//! both buckets.
+//!
+//! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A` and then `B` (`Acquire`); a
+//! fingerprint found in either is a hit, with no check. A miss is trusted only when a reload of
+//! `A` returns the very same word, version included; otherwise it tries again, and after
+//! [`super::READ_RETRIES`] tries it reads under the locks of both stripes, as a packed lookup
+//! does, so a reader cannot starve.
+//!
+//! # Why no stored item is missed
+//!
+//! Take an item whose insert finished before the lookup began and which is not removed meanwhile.
+//! (Copies of one fingerprint in one pair of buckets are interchangeable: a remove takes one copy,
+//! and the items left are still covered by the copies left, so it is enough to follow one copy.)
+//! Every write that touches the copy holds the stripe of each bucket it writes, so the stores to
+//! `A` are totally ordered by happens-before through the lock, and so are those to `B`; a move of
+//! the copy holds both, so the moves `M1, M2, ...` are ordered among all of them. The copy only
+//! ever moves between `A` and `B`, its own two buckets, and a move `Mi` stores the destination
+//! (`Di`) before it clears the source (`Ci`), so at every moment the copy is in `A` or `B`.
+//!
+//! Let the lookup's loads be `r1` (of `A`), `r2` (of `B`) and `r3` (of `A` again), and let `r1`
+//! and `r3` read the same store `S` of `A` (the same word, version included: see below). Let `Mi`
+//! be the last move whose store to `A` is at or before `S` in `A`'s modification order (`i = 0`:
+//! none, and the insert's store is the copy's placement).
+//! - If after `Mi` the copy is in `A`, then `S` holds it, and `r1` finds it.
+//! - Otherwise it is in `B` from `Mi` until the next move `Mi+1`. Then `Ci` (the clear of `A`, or
+//!   for `i = 0` the insert's store into `B`, finished before the lookup) happens before `r1`:
+//!   `S` is `Ci` or a later store by a later holder of `A`'s lock, and `r1` acquires `S`. So
+//!   `Di`, the store of the copy into `B`, happens before `r2`, which therefore reads `Di` or a
+//!   later store of `B`. Could `r2` read `Ci+1`, the clear of `B`, or later? Then `Di+1`, the
+//!   store of the copy into `A` that precedes it, happens before `r2` (which acquires it) and so
+//!   before `r3`, and `r3` could not read `S`, which is before `Di+1` in `A`'s order (read-read
+//!   coherence). So `r2` reads a store of `B` between `Di` and `Ci+1`: one that holds the copy.
+//!
+//! Either way a load sees the copy; a miss whose `r1` and `r3` agree cannot happen. Only `A` is
+//! rechecked: the argument needs `A` pinned across the load of `B`, and nothing about `B` after
+//! it. `r3` may be `Relaxed`: it is ordered after `r2` by `r2`'s `Acquire`, and coherence does
+//! the rest.
+//!
+//! **Versions.** `r1` and `r3` may read two different stores with the same word only if the
+//! fingerprints came back the same and the 16-bit version went round: a multiple of 65536 stores
+//! to `A` between a lookup's two loads of it, that is, while the lookup executes a few
+//! instructions (unless its thread is preempted between them for as long as 65536 writes to one
+//! bucket take, several milliseconds). Even then a wrong miss needs the copy to have moved out of
+//! `B` into `A` in that window too.
+
+use super::index::{BucketIndex, Candidates, Place};
+use super::table::Table;
+use super::{RawFilter, READ_RETRIES};
+use crate::sync::{Backoff, Ordering};
+
+/// Where a bucket word's version starts: the fingerprints live below.
+const VERSION_SHIFT: u32 = u64::BITS - VERSION_BITS;
+
+/// Bits of a bucket word's version.
+pub(crate) const VERSION_BITS: u32 = 16;
+
+/// The fingerprint bits of a bucket word.
+const FINGERPRINTS: u64 = (1 << VERSION_SHIFT) - 1;
+
+/// Whether `bucket_size` fingerprints of `fingerprint_bits` fit a bucket word beside its version.
+pub(crate) fn fits(bucket_size: usize, fingerprint_bits: u32) -> bool {
+    bucket_size as u64 * u64::from(fingerprint_bits) <= u64::from(VERSION_SHIFT)
+}
+
+impl Table {
+    /// The bucket's whole word: its fingerprints and its version.
+    #[inline(always)]
+    fn load_word(&self, bucket: BucketIndex, order: Ordering) -> u64 {
+        self.words[bucket].load(order)
+    }
+
+    /// Stores the bucket's fingerprints and moves its version on. The caller holds the stripe
+    /// lock of the bucket, so no other store to the word can come between the load and the
+    /// store; `Release`, so that a lookup that reads this word also sees what the holder stored
+    /// before it (the destination of a move, before its source is cleared).
+    #[inline(always)]
+    pub(super) fn store_word(&self, bucket: BucketIndex, fingerprints: u64) {
+        debug_assert_eq!(fingerprints & !FINGERPRINTS, 0);
+        let word = &self.words[bucket];
+        let version =
+            (word.load(Ordering::Relaxed) & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
+        word.store(version | fingerprints, Ordering::Release);
+    }
+
+    /// Whether the bucket's version bits are set, in a table read from outside, whose encoder
+    /// writes them zero.
+    pub(super) fn has_version(&self, bucket: BucketIndex) -> bool {
+        self.load_word(bucket, Ordering::Relaxed) & !FINGERPRINTS != 0
+    }
+}
+
+impl<P: Place> RawFilter<P> {
+    /// Whether the table has one word per bucket.
+    pub(crate) fn has_bucket_words(&self) -> bool {
+        self.layout.is_word()
+    }
+
+    /// A lookup in a table of one word per bucket: see the module docs.
+    #[inline(always)]
+    pub(super) fn contains_word(&self, c: Candidates) -> bool {
+        match self.try_read_words(&c) {
+            Some(answer) => answer,
+            None => self.contains_word_contended(c),
+        }
+    }
+
+    /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
+    #[inline(always)]
+    fn try_read_words(&self, c: &Candidates) -> Option<bool> {
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        let first = self.table.load_word(c.first, Ordering::Acquire);
+        let second = self.table.load_word(c.second, Ordering::Acquire);
+        // The version bits are above every lane, where the lane test does not look.
+        if self
+            .layout
+            .zero_lane_pair(first ^ pattern, second ^ pattern)
+        {
+            return Some(true);
+        }
+        (self.table.load_word(c.first, Ordering::Relaxed) == first).then_some(false)
+    }
+
+    /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
+    /// tries, then the locks of both stripes, under which the words cannot change.
+    #[cold]
+    #[inline(never)]
+    fn contains_word_contended(&self, c: Candidates) -> bool {
+        let backoff = Backoff::new();
+        for _ in 0..READ_RETRIES {
+            backoff.snooze();
+            if let Some(answer) = self.try_read_words(&c) {
+                return answer;
+            }
+        }
+        let _guard = self.stripes.lock_pair(c.first, c.second);
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        let [first, second] =
+            [c.first, c.second].map(|b| self.table.load_word(b, Ordering::Relaxed));
+        self.layout
+            .zero_lane_pair(first ^ pattern, second ^ pattern)
+    }
+}
