@@ -19,6 +19,32 @@ pub(crate) const MAX_BUCKET_SIZE: usize = 8;
 /// The bits of one bucket, as read from or written to the table.
 pub(crate) type RawBucket = [u128; 2];
 
+/// The lanes of a bucket of at most 64 bits, as two masks: a lookup that copies them before its
+/// loads keeps them in registers (an `Acquire` load makes the compiler read a struct again).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneMasks {
+    /// 1 at the lowest bit of every lane.
+    low: u64,
+    /// 1 at the highest bit of every lane.
+    high: u64,
+}
+
+impl LaneMasks {
+    /// `fp` copied into every lane.
+    #[inline(always)]
+    pub(crate) fn broadcast(self, fp: u32) -> u64 {
+        self.low * u64::from(fp)
+    }
+
+    /// See [`BucketLayout::zero_lane_pair`].
+    #[inline(always)]
+    pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
+        let zero_a = a.wrapping_sub(self.low) & !a;
+        let zero_b = b.wrapping_sub(self.low) & !b;
+        (zero_a | zero_b) & self.high != 0
+    }
+}
+
 /// Where the `b` fingerprints of a bucket live inside its bits.
 #[derive(Clone, Debug)]
 #[repr(C)] // What a lookup reads first: which form, then what each form compares with.
@@ -223,10 +249,16 @@ impl BucketLayout {
     /// a zero lane below ran into it, which does not change whether any lane is zero.
     #[inline(always)]
     pub(crate) fn zero_lane_pair(&self, a: u64, b: u64) -> bool {
-        let low = self.lane_low as u64;
-        let zero_a = a.wrapping_sub(low) & !a;
-        let zero_b = b.wrapping_sub(low) & !b;
-        (zero_a | zero_b) & self.lane_high as u64 != 0
+        self.lane_masks().zero_lane_pair(a, b)
+    }
+
+    /// The lane masks of a bucket of at most 64 bits, to keep in registers.
+    #[inline(always)]
+    pub(crate) fn lane_masks(&self) -> LaneMasks {
+        LaneMasks {
+            low: self.lane_low as u64,
+            high: self.lane_high as u64,
+        }
     }
 
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.

@@ -121,19 +121,20 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
+    /// The words' addresses and the lane masks are taken before the first load, so that they
+    /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
     fn try_read_words(&self, c: &Candidates) -> Option<bool> {
-        let pattern = self.layout.broadcast_narrow(c.fp);
-        let first = self.table.load_word(c.first, Ordering::Acquire);
-        let second = self.table.load_word(c.second, Ordering::Acquire);
+        let lanes = self.layout.lane_masks();
+        let pattern = lanes.broadcast(c.fp);
+        let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
+        let first = first_word.load(Ordering::Acquire);
+        let second = second_word.load(Ordering::Acquire);
         // The version bits are above every lane, where the lane test does not look.
-        if self
-            .layout
-            .zero_lane_pair(first ^ pattern, second ^ pattern)
-        {
+        if lanes.zero_lane_pair(first ^ pattern, second ^ pattern) {
             return Some(true);
         }
-        (self.table.load_word(c.first, Ordering::Relaxed) == first).then_some(false)
+        (first_word.load(Ordering::Relaxed) == first).then_some(false)
     }
 
     /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
@@ -149,10 +150,9 @@ impl<P: Place> RawFilter<P> {
             }
         }
         let _guard = self.stripes.lock_pair(c.first, c.second);
-        let pattern = self.layout.broadcast_narrow(c.fp);
-        let [first, second] =
-            [c.first, c.second].map(|b| self.table.load_word(b, Ordering::Relaxed));
-        self.layout
-            .zero_lane_pair(first ^ pattern, second ^ pattern)
+        // Under the locks no writer changes either word, so the first read is final.
+        let answer = self.try_read_words(&c);
+        debug_assert!(answer.is_some());
+        answer.unwrap_or(true)
     }
 }
