@@ -117,7 +117,8 @@ impl RawFilter {
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
         (0..self.bucket_count()).find(|&bucket| {
             !self.layout.is_canonical(&self.table.load(bucket))
-                || (self.layout.is_word() && self.table.has_version(bucket))
+                || (self.layout.is_word()
+                    && self.table.has_bits_above(bucket, self.layout.chunk_bits()))
         })
     }
 }

@@ -79,12 +79,6 @@ pub(crate) fn fits(bucket_size: usize, fingerprint_bits: u32) -> bool {
 }
 
 impl Table {
-    /// The bucket's whole word: its fingerprints and its version.
-    #[inline(always)]
-    fn load_word(&self, bucket: BucketIndex, order: Ordering) -> u64 {
-        self.words[bucket].load(order)
-    }
-
     /// Stores the bucket's fingerprints and moves its version on. The caller holds the stripe
     /// lock of the bucket, so no other store to the word can come between the load and the
     /// store; `Release`, so that a lookup that reads this word also sees what the holder stored
@@ -98,10 +92,10 @@ impl Table {
         word.store(version | fingerprints, Ordering::Release);
     }
 
-    /// Whether the bucket's version bits are set, in a table read from outside, whose encoder
-    /// writes them zero.
-    pub(super) fn has_version(&self, bucket: BucketIndex) -> bool {
-        self.load_word(bucket, Ordering::Relaxed) & !FINGERPRINTS != 0
+    /// Whether the bucket's word has bits set from `bits` up (its version, or bits between its
+    /// fingerprints and its version), in a table read from outside, whose encoder writes them 0.
+    pub(super) fn has_bits_above(&self, bucket: BucketIndex, bits: u32) -> bool {
+        self.words[bucket].load(Ordering::Relaxed) >> bits != 0
     }
 }
 

@@ -59,6 +59,18 @@ fn a_bucket_word_with_a_version_or_an_impossible_shape_is_refused() {
     set_u64(&mut bytes, at, versioned);
     reseal(&mut bytes);
     assert_eq!(decode_err(&bytes), DecodeError::InvalidBucket { bucket: 9 });
+    // Bits between the fingerprints and the version: two 16-bit slots end at bit 32.
+    let narrow = word_filter(64, 2, 16);
+    fill(&narrow, 100, 4);
+    let mut bytes = narrow.to_bytes();
+    let at = HEADER_LEN + 8 * 12;
+    let stray = get_u64(&bytes, at) | 1 << 40;
+    set_u64(&mut bytes, at, stray);
+    reseal(&mut bytes);
+    assert_eq!(
+        decode_err(&bytes),
+        DecodeError::InvalidBucket { bucket: 12 }
+    );
 
     // Semi-sorted buckets have no word form.
     let mut bytes = good.clone();
