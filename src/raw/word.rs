@@ -125,10 +125,11 @@ impl<P: Place> RawFilter<P> {
         let first = first_word.load(Ordering::Acquire);
         let second = second_word.load(Ordering::Acquire);
         // The version bits are above every lane, where the lane test does not look.
-        if lanes.zero_lane_pair(first ^ pattern, second ^ pattern) {
-            return Some(true);
-        }
-        (first_word.load(Ordering::Relaxed) == first).then_some(false)
+        let hit = lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
+        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
+        // on the answer, which a mix of hits and misses mispredicts.
+        let unchanged = first_word.load(Ordering::Relaxed) == first;
+        (hit | unchanged).then_some(hit)
     }
 
     /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
