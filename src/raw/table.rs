@@ -143,6 +143,9 @@ impl Table {
     /// call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
+        if self.word {
+            return [u128::from(self.load_word_fingerprints(bucket)), 0];
+        }
         if self.bucket_bits <= 64 {
             return [u128::from(self.load_narrow(bucket)) & self.chunk_mask, 0];
         }
@@ -206,6 +209,10 @@ impl Table {
     pub(crate) fn prefetch(&self, bucket: usize) {
         let bit = bucket as u64 * self.bucket_bits;
         prefetch(&self.words[(bit / 64) as usize]);
+        if self.word {
+            // A bucket word is read alone, and never crosses a line.
+            return;
+        }
         // In bounds: the spare words follow the last bucket's last word.
         prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
     }

@@ -92,6 +92,12 @@ impl Table {
         word.store(version | fingerprints, Ordering::Release);
     }
 
+    /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
+    #[inline(always)]
+    pub(super) fn load_word_fingerprints(&self, bucket: BucketIndex) -> u64 {
+        self.words[bucket].load(Ordering::Relaxed) & FINGERPRINTS
+    }
+
     /// Whether the bucket's word has bits set from `bits` up (its version, or bits between its
     /// fingerprints and its version), in a table read from outside, whose encoder writes them 0.
     pub(super) fn has_bits_above(&self, bucket: BucketIndex, bits: u32) -> bool {
@@ -149,5 +155,38 @@ impl<P: Place> RawFilter<P> {
         let answer = self.try_read_words(&c);
         debug_assert!(answer.is_some());
         answer.unwrap_or(true)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::raw::bucket::BucketLayout;
+
+    #[test]
+    fn every_store_moves_the_version_on_and_touches_no_other_bucket() {
+        let layout = BucketLayout::word(4, 12);
+        assert_eq!(layout.bucket_bits(), 64);
+        let table = Table::new(5, &layout).unwrap();
+        let word = |bucket: usize| table.words[bucket].load(Ordering::Relaxed);
+        let mut raw = [0u128; 2];
+        assert!(layout.insert(&mut raw, 0xabc));
+        // Past a wrap of the 16-bit version: it goes round and leaves the fingerprints alone.
+        for store in 1..=(1u64 << VERSION_BITS) + 3 {
+            table.store(2, &raw);
+            assert_eq!(word(2) >> VERSION_SHIFT, store % (1 << VERSION_BITS));
+            assert_eq!(table.load(2), raw);
+        }
+        assert!([0, 1, 3, 4].iter().all(|&bucket| word(bucket) == 0));
+        // What a snapshot copies has no versions.
+        assert_eq!(table.copy_words()[2], raw[0] as u64);
+        assert!(table.has_bits_above(2, layout.chunk_bits()));
+        assert!(!table.has_bits_above(1, layout.chunk_bits()));
+    }
+
+    #[test]
+    fn buckets_fit_a_word_with_a_16_bit_version_or_are_refused() {
+        assert!(fits(4, 12) && fits(2, 24) && fits(8, 6));
+        assert!(!fits(4, 13) && !fits(2, 25) && !fits(8, 7));
     }
 }
