@@ -16,9 +16,11 @@
 //! ([`RawFilter::move_held`](super::RawFilter) stores `to` before `from`), both under the locks of
 //! both buckets.
 //!
-//! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A` and then `B` (`Acquire`); a
-//! fingerprint found in either is a hit, with no check. A miss is trusted only when a reload of
-//! `A` returns the very same word, version included; otherwise it tries again, and after
+//! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A` and then `B` (`Acquire`), then
+//! `A` again. A fingerprint found in either word is a hit, whatever the reload says (it is made
+//! anyway: one branch on "hit or unchanged" costs less than a branch on the answer, which a mix
+//! of hits and misses mispredicts). A miss is trusted only when the reload of `A` returns the
+//! very same word, version included; otherwise the lookup tries again, and after
 //! [`super::READ_RETRIES`] tries it reads under the locks of both stripes, as a packed lookup
 //! does, so a reader cannot starve.
 //!
