@@ -3,9 +3,10 @@
 use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
+use crate::layout::TableLayout;
 use crate::raw::{
-    accepted_stripes, default_max_hops, is_accepted, Geometry, RawFilter, SearchLimits, Shape,
-    MAX_HOPS,
+    accepted_stripes, default_max_hops, fits_bucket_word, is_accepted, Geometry, RawFilter,
+    SearchLimits, Shape, MAX_HOPS,
 };
 use crate::sizing::{bucket_count_for, capacity_of, Request};
 
@@ -41,6 +42,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     bucket_count: usize,
     max_hops: usize,
     max_search_buckets: usize,
+    layout: TableLayout,
 }
 
 impl Default for Builder {
@@ -61,6 +63,7 @@ impl Builder {
             bucket_count: 0,
             max_hops: 0,
             max_search_buckets: DEFAULT_SEARCH_BUCKETS,
+            layout: TableLayout::Packed,
         }
     }
 }
@@ -157,7 +160,41 @@ impl<S> Builder<S> {
             bucket_count: self.bucket_count,
             max_hops: self.max_hops,
             max_search_buckets: self.max_search_buckets,
+            layout: self.layout,
         }
+    }
+
+    /// How the table holds its buckets (default [`TableLayout::Packed`]). With
+    /// [`TableLayout::BucketWord`] the buckets must be plain (not semi-sorted; a rate alone then
+    /// picks plain buckets) and hold at most 48 bits of fingerprints.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter, TableLayout};
+    ///
+    /// let filter = ConcurrentCuckooFilter::builder()
+    ///     .capacity(100_000)
+    ///     .layout(TableLayout::BucketWord)
+    ///     .build()?;
+    /// assert_eq!(filter.layout(), TableLayout::BucketWord);
+    ///
+    /// let err = ConcurrentCuckooFilter::builder()
+    ///     .capacity(10)
+    ///     .layout(TableLayout::BucketWord)
+    ///     .fingerprint_bits(16)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "layout BucketWord holds at most 48 bits of fingerprints per bucket, \
+    ///      got bucket_size 4 × fingerprint_bits 16 = 64"
+    /// );
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    pub fn layout(mut self, layout: TableLayout) -> Self {
+        self.layout = layout;
+        self
     }
 
     test_hook! {
@@ -224,7 +261,7 @@ impl<S> Builder<S> {
     /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
     /// that nothing wraps on any target.
     fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {
-        let resolved = Shape::resolve(&self.request)?;
+        let resolved = self.resolve_shape()?;
         let max_hops = match self.max_hops {
             0 => default_max_hops(resolved.bucket_size),
             hops => hops,
@@ -283,6 +320,38 @@ impl<S> Builder<S> {
         // buckets of 8 slots hold 2^23 slots each.
         debug_assert!(is_accepted(geometry.stripe_count() as u64, &accepted));
         Ok(geometry)
+    }
+}
+
+impl<S> Builder<S> {
+    /// The shape the request and the layout ask for, with no bucket count yet; checks that the
+    /// layout can hold its buckets.
+    fn resolve_shape(&self) -> Result<Shape, BuildError> {
+        let layout = self.layout;
+        let mut request = self.request;
+        let bucket_words = match layout {
+            TableLayout::Packed => false,
+            TableLayout::BucketWord => {
+                // A rate alone would pick semi-sorted buckets, which this layout has not.
+                request.semi_sorted.get_or_insert(false);
+                true
+            }
+        };
+        let shape = Shape::resolve(&request)?;
+        if bucket_words && shape.semi_sorted {
+            return Err(BuildError::LayoutSemiSorted { layout });
+        }
+        if bucket_words && !fits_bucket_word(shape.bucket_size, shape.fingerprint_bits) {
+            return Err(BuildError::LayoutBucketBits {
+                layout,
+                bucket_size: shape.bucket_size,
+                fingerprint_bits: shape.fingerprint_bits,
+            });
+        }
+        Ok(Shape {
+            bucket_words,
+            ..shape
+        })
     }
 }
 

@@ -60,6 +60,22 @@ pub enum BuildError {
         /// The width in effect.
         bits: u32,
     },
+    /// `layout` cannot hold buckets of this size and fingerprint width: a
+    /// [`TableLayout::BucketWord`](crate::TableLayout::BucketWord) bucket holds at most 48 bits
+    /// of fingerprints.
+    LayoutBucketBits {
+        /// The layout asked for.
+        layout: crate::TableLayout,
+        /// The bucket size in effect.
+        bucket_size: usize,
+        /// The fingerprint width in effect.
+        fingerprint_bits: u32,
+    },
+    /// `layout` cannot hold semi-sorted buckets.
+    LayoutSemiSorted {
+        /// The layout asked for.
+        layout: crate::TableLayout,
+    },
     /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
     /// fingerprints with the other settings.
     FalsePositiveRate {
@@ -126,6 +142,18 @@ impl fmt::Display for BuildError {
                 f,
                 "semi_sorted needs fingerprint_bits of at least 5, got {bits}"
             ),
+            Self::LayoutBucketBits {
+                layout,
+                bucket_size,
+                fingerprint_bits,
+            } => write!(
+                f,
+                "layout {layout} holds at most 48 bits of fingerprints per bucket, got bucket_size {bucket_size} × fingerprint_bits {fingerprint_bits} = {}",
+                *bucket_size as u64 * u64::from(*fingerprint_bits)
+            ),
+            Self::LayoutSemiSorted { layout } => {
+                write!(f, "layout {layout} cannot hold semi_sorted buckets")
+            }
             Self::FalsePositiveRate { rate } => write!(
                 f,
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints, got {rate}",

@@ -55,6 +55,10 @@ use crate::raw::{Insertion, RawFilter};
 /// the common case that is all it does: it takes no lock, writes no shared memory and never
 /// waits. If writers keep changing its stripes, after 9 failed tries it takes the two stripe
 /// locks, as a writer would, and so waits for the writers holding them; a reader cannot starve.
+/// With [`TableLayout::BucketWord`](crate::TableLayout::BucketWord) a [`contains`] reads no
+/// stamps: it loads its two bucket words and answers a hit at once, and a miss once the first
+/// word, loaded again, is unchanged (its version moves on every store); after 9 tries that saw
+/// it change, it too takes the two stripe locks.
 /// While every stripe is locked, by [`to_bytes`] (and the other encoders) copying the table or by
 /// an insert whose optimistic attempts racing writers kept spoiling, a lookup waits until the
 /// locks are released.
@@ -143,6 +147,16 @@ impl<S> ConcurrentCuckooFilter<S> {
     #[must_use]
     pub fn is_semi_sorted(&self) -> bool {
         self.raw.is_semi_sorted()
+    }
+
+    /// How the table holds its buckets (see [`Builder::layout`]).
+    #[must_use]
+    pub fn layout(&self) -> crate::TableLayout {
+        if self.raw.has_bucket_words() {
+            crate::TableLayout::BucketWord
+        } else {
+            crate::TableLayout::Packed
+        }
     }
 
     /// The false positive rate the configuration gives at the load it was sized for (84%, 95%

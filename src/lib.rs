@@ -66,6 +66,7 @@ mod external_trait_impls;
 mod filter;
 mod growable;
 mod hash;
+mod layout;
 mod merge;
 mod persist;
 mod prehashed;
@@ -78,6 +79,7 @@ pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use crate::hash::{DefaultHashBuilder, FilterHasher};
+pub use crate::layout::TableLayout;
 pub use crate::merge::MergeError;
 pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
 

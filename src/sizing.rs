@@ -122,6 +122,7 @@ impl Shape {
                     fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
                     bucket_size,
                     semi_sorted: request.semi_sorted.unwrap_or(false),
+                    bucket_words: false,
                 }
             }
         };
@@ -173,6 +174,7 @@ impl Shape {
                     fingerprint_bits: bits,
                     bucket_size,
                     semi_sorted,
+                    bucket_words: false,
                 };
                 if bits > MAX_FINGERPRINT_BITS
                     || bits < min_bits

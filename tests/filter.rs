@@ -5,7 +5,7 @@
 mod common;
 
 use concurrent_cuckoo_filter::{
-    BuildError, ConcurrentCuckooFilter, DefaultHashBuilder, InsertError,
+    BuildError, ConcurrentCuckooFilter, DefaultHashBuilder, InsertError, TableLayout,
 };
 use std::sync::Arc;
 
@@ -223,12 +223,19 @@ fn writers_on_all_cores_near_full_load_lose_nothing() {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2) as u64;
-    let filter = Arc::new(filter(200_000, 4, 12));
-    let per_thread = (filter.capacity() as u64 * 97 / 100) / threads;
-    let keys = common::churn(&filter, threads, per_thread, 6);
-    assert_eq!(filter.len(), keys.len());
-    assert!(keys.iter().all(|k| filter.contains(k)));
-    assert!(filter.load_factor() > 0.9);
+    for layout in [TableLayout::Packed, TableLayout::BucketWord] {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(200_000)
+            .layout(layout)
+            .build()
+            .unwrap();
+        let filter = Arc::new(filter);
+        let per_thread = (filter.capacity() as u64 * 97 / 100) / threads;
+        let keys = common::churn(&filter, threads, per_thread, 6);
+        assert_eq!(filter.len(), keys.len(), "{layout}");
+        assert!(keys.iter().all(|k| filter.contains(k)), "{layout}");
+        assert!(filter.load_factor() > 0.9);
+    }
 }
 
 #[test]

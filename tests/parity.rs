@@ -13,6 +13,10 @@ const FIXED_ONLY: &[(&str, &str)] = &[
         "one width per table; the growable filter's is per level: level_fingerprint_bits",
     ),
     (
+        "layout",
+        "the growable filter's chunks split by fingerprint bits, in the packed layout only",
+    ),
+    (
         "stats",
         "one table's shape and fill; the growable filter's are per level: level_stats",
     ),

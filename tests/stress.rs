@@ -19,7 +19,7 @@ use std::sync::Barrier;
 use std::thread;
 use std::time::Duration;
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError, TableLayout};
 
 /// One table shape to stress.
 struct Config {
@@ -29,15 +29,17 @@ struct Config {
     fingerprint_bits: u32,
     /// 0 for the default stripe count; a few stripes make writers collide far more often.
     stripes: usize,
+    layout: TableLayout,
 }
 
-const CONFIGS: [Config; 4] = [
+const CONFIGS: [Config; 6] = [
     Config {
         name: "b=4 f=12, 4 stripes, small (collisions)",
         capacity: 4_000,
         bucket_size: 4,
         fingerprint_bits: 12,
         stripes: 4,
+        layout: TableLayout::Packed,
     },
     Config {
         name: "b=4 f=12, default stripes, 1M items",
@@ -45,6 +47,7 @@ const CONFIGS: [Config; 4] = [
         bucket_size: 4,
         fingerprint_bits: 12,
         stripes: 0,
+        layout: TableLayout::Packed,
     },
     Config {
         name: "b=2 f=8, 2 stripes, small (long paths)",
@@ -52,6 +55,7 @@ const CONFIGS: [Config; 4] = [
         bucket_size: 2,
         fingerprint_bits: 8,
         stripes: 2,
+        layout: TableLayout::Packed,
     },
     Config {
         name: "b=8 f=20, 8 stripes, wide buckets",
@@ -59,6 +63,23 @@ const CONFIGS: [Config; 4] = [
         bucket_size: 8,
         fingerprint_bits: 20,
         stripes: 8,
+        layout: TableLayout::Packed,
+    },
+    Config {
+        name: "b=4 f=12 bucket words, 4 stripes, small (collisions)",
+        capacity: 4_000,
+        bucket_size: 4,
+        fingerprint_bits: 12,
+        stripes: 4,
+        layout: TableLayout::BucketWord,
+    },
+    Config {
+        name: "b=4 f=12 bucket words, default stripes, 1M items",
+        capacity: 1 << 20,
+        bucket_size: 4,
+        fingerprint_bits: 12,
+        stripes: 0,
+        layout: TableLayout::BucketWord,
     },
 ];
 
@@ -200,6 +221,7 @@ fn stress_one(config: &Config, threads: usize, duration: Duration) -> Counts {
         .bucket_size(config.bucket_size)
         .fingerprint_bits(config.fingerprint_bits)
         .stripes(config.stripes)
+        .layout(config.layout)
         .build()
         .unwrap();
     let slots = filter.bucket_count() * filter.bucket_size();

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p ccf-benches --example thread_scaling [-- --mib 1,64 --load 50,90
-//!     --rounds 9 --ms 200 --writes 50]
+//!     --rounds 9 --ms 200 --writes 50 --layout packed]
 //! ```
 //!
 //! For each size (`--mib`, MiB of table) and load (`--load`, percent of the slots filled), a
@@ -13,7 +13,8 @@
 //! half) runs on 1 and on 2 threads in turns, `--rounds` times for about `--ms` milliseconds
 //! each. It prints the median operations/s of each thread count, their ratio, and the spread of
 //! the ratio over the rounds. `--writes` is the inserts per thousand operations (as many
-//! removes): 0 makes the workload lookups only.
+//! removes): 0 makes the workload lookups only. `--layout word` builds the filters with
+//! `TableLayout::BucketWord` (a third more memory for the same items) instead of the default.
 //!
 //! On a machine other processes share, a 2-thread run often gets one core, and then measures the
 //! other process rather than the filter; a run beside a busy process shares the caches with it.
@@ -26,11 +27,11 @@ use ccf_benches::measure::{
     machine, median, op_table, time_mixed, time_on_own_cores, Loaded, Pools,
 };
 use ccf_benches::peers::items_for_mib;
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
 use std::time::Duration;
 
 const USAGE: &str = "usage: cargo run --release -p ccf-benches --example thread_scaling -- \
-                     [--mib 1,64] [--load 50,90] [--rounds 9] [--ms 200] [--writes 50]";
+                     [--mib 1,64] [--load 50,90] [--rounds 9] [--ms 200] [--writes 50] [--layout packed|word]";
 
 /// Tries per timed run to get a core per thread.
 const ATTEMPTS: usize = 20;
@@ -41,6 +42,7 @@ struct Args {
     rounds: usize,
     ms: u64,
     writes: usize,
+    layout: TableLayout,
 }
 
 fn parse() -> Result<Args, String> {
@@ -50,6 +52,7 @@ fn parse() -> Result<Args, String> {
         rounds: 9,
         ms: 200,
         writes: 50,
+        layout: TableLayout::Packed,
     };
     let list = |v: &str| -> Result<Vec<usize>, String> {
         v.split(',')
@@ -71,6 +74,13 @@ fn parse() -> Result<Args, String> {
             "--rounds" => args.rounds = one()?,
             "--ms" => args.ms = one()? as u64,
             "--writes" => args.writes = one()?,
+            "--layout" => {
+                args.layout = match value.as_str() {
+                    "packed" => TableLayout::Packed,
+                    "word" => TableLayout::BucketWord,
+                    _ => return Err(USAGE.into()),
+                }
+            }
             _ => return Err(USAGE.into()),
         }
     }
@@ -130,7 +140,7 @@ fn main() {
         std::process::exit(2)
     });
     let pools = Pools::new(2);
-    println!("machine: {}", machine());
+    println!("machine: {}, layout {}", machine(), args.layout);
     println!(
         "{} inserts, {} removes per 1000 operations, the rest lookups; median of {} rounds of about {} ms, 1 and 2 threads in turns\n",
         args.writes, args.writes, args.rounds, args.ms
@@ -139,7 +149,11 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for &mib in &args.mibs {
         for &load in &args.loads {
-            let filter = ConcurrentCuckooFilter::with_capacity(items_for_mib(mib));
+            let filter = ConcurrentCuckooFilter::builder()
+                .capacity(items_for_mib(mib))
+                .layout(args.layout)
+                .build()
+                .expect("a filter of a few MiB");
             let slots = filter.bucket_count() * filter.bucket_size();
             let loaded = Loaded::fill_into(filter, slots * load / 100, 2, pools.max(), false);
             // The mix keeps the load: each thread removes one of its keys per insert.

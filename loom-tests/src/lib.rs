@@ -30,6 +30,7 @@
 //! | `honest_full` | an insert that had room at every moment of a race does not report `Full` |
 //! | `snapshot` | `to_bytes` racing a move encodes a state the filter really had |
 //! | `bulk` | a `try_extend` block racing a remove of an item it moves inserts the whole block |
+//! | `bucket_words` | on the bucket-word layout, a lookup racing a move, and a move and a move back, finds its item |
 //!
 //! The library's atomics are loom's under `--cfg loom` (see its `src/sync/`), with every access
 //! made visible to loom's partial-order reduction, without which loom would not explore readers
@@ -48,7 +49,7 @@
 
 use core::hash::{BuildHasher, Hasher};
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, StableHashBuilder};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, StableHashBuilder, TableLayout};
 use loom::sync::Arc;
 
 /// The filter every model uses: keys are `u64`s that are their own hash.
@@ -115,6 +116,8 @@ pub struct Shape {
     pub max_search_buckets: usize,
     /// Semi-sorted buckets (4 slots only).
     pub semi_sorted: bool,
+    /// How the table holds its buckets.
+    pub layout: TableLayout,
 }
 
 impl Shape {
@@ -129,6 +132,7 @@ impl Shape {
             max_hops: 2,
             max_search_buckets: 6,
             semi_sorted: false,
+            layout: TableLayout::Packed,
         }
     }
 
@@ -152,6 +156,16 @@ impl Shape {
         }
     }
 
+    /// `buckets` buckets of two 16-bit slots, one table word each with its version (the
+    /// bucket-word layout), and with `stripes >= buckets` a stripe each.
+    pub fn words(buckets: usize, stripes: usize) -> Self {
+        Self {
+            fingerprint_bits: 16,
+            layout: TableLayout::BucketWord,
+            ..Self::wide(buckets, stripes)
+        }
+    }
+
     /// An empty filter of this shape.
     pub fn build(&self) -> Filter {
         let filter = ConcurrentCuckooFilter::builder()
@@ -160,6 +174,7 @@ impl Shape {
             .fingerprint_bits(self.fingerprint_bits)
             .stripes(self.stripes)
             .semi_sorted(self.semi_sorted)
+            .layout(self.layout)
             .search_limits(self.max_hops, self.max_search_buckets)
             .hasher(KeyIsHash)
             .build()

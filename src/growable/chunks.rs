@@ -611,6 +611,7 @@ mod tests {
                 bucket_size: 4,
                 fingerprint_bits: core_bits,
                 semi_sorted: true,
+                bucket_words: false,
             },
             stripes: 0,
             limits: SearchLimits {

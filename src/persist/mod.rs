@@ -8,7 +8,7 @@
 //! offset  size  field
 //!      0     8  magic 89 43 43 46 0d 0a 1a 0a ("\x89CCF\r\n\x1a\n")
 //!      8     2  format version (1)
-//!     10     2  flags (bit 0: semi-sorted buckets; every other bit 0)
+//!     10     2  flags (bit 0: semi-sorted buckets; bit 1: one word per bucket; others 0)
 //!     12     1  bucket size          13  1  fingerprint bits
 //!     14     1  max hops             15  1  reserved (0)
 //!     16     8  bucket count         24  8  stripes (0: the reader's default)
@@ -38,7 +38,8 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::filter::ConcurrentCuckooFilter;
 use crate::raw::{
-    min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT, MAX_HOPS,
+    fits_bucket_word, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT,
+    MAX_HOPS,
 };
 
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
@@ -48,8 +49,10 @@ const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
 const VERSION: u16 = 1;
 /// Flag bit 0: the buckets are semi-sorted.
 const FLAG_SEMI_SORTED: u16 = 1;
+/// Flag bit 1: one word per bucket, whose versions are written as 0.
+const FLAG_BUCKET_WORDS: u16 = 2;
 /// Every flag some version defines; any other bit set is refused.
-const KNOWN_FLAGS: u16 = FLAG_SEMI_SORTED;
+const KNOWN_FLAGS: u16 = FLAG_SEMI_SORTED | FLAG_BUCKET_WORDS;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 80;
 /// Bytes of the header, its checksum included.
@@ -93,6 +96,10 @@ impl Header {
         Self {
             flags: if shape.semi_sorted {
                 FLAG_SEMI_SORTED
+            } else {
+                0
+            } | if shape.bucket_words {
+                FLAG_BUCKET_WORDS
             } else {
                 0
             },
@@ -199,6 +206,14 @@ impl Header {
         if semi_sorted && fingerprint_bits < 5 {
             return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
         }
+        // A bucket word holds plain fingerprints, at most 48 bits of them.
+        let bucket_words = self.flags & FLAG_BUCKET_WORDS != 0;
+        if bucket_words && semi_sorted {
+            return Err(invalid("flags", self.flags.into()));
+        }
+        if bucket_words && !fits_bucket_word(bucket_size.into(), fingerprint_bits.into()) {
+            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
+        }
         let max_hops = self.max_hops;
         if max_hops == 0 || usize::from(max_hops) > MAX_HOPS {
             return Err(invalid("max_hops", max_hops.into()));
@@ -213,6 +228,7 @@ impl Header {
                 bucket_size: bucket_size.into(),
                 fingerprint_bits: fingerprint_bits.into(),
                 semi_sorted,
+                bucket_words,
             },
             stripes: 0,
             limits: SearchLimits {

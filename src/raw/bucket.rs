@@ -13,16 +13,60 @@
 
 use super::semisort;
 
+/// Bits of a bucket word's version (the bucket-word layout, `word.rs`).
+pub(crate) const WORD_VERSION_BITS: u32 = 16;
+
+/// Where a bucket word's version starts: the fingerprints live below.
+pub(crate) const WORD_VERSION_SHIFT: u32 = u64::BITS - WORD_VERSION_BITS;
+
+/// The fingerprint bits of a bucket word.
+pub(crate) const WORD_FINGERPRINTS: u64 = (1 << WORD_VERSION_SHIFT) - 1;
+
+/// Whether `bucket_size` fingerprints of `fingerprint_bits` fit a bucket word beside its version.
+pub(crate) fn fits_bucket_word(bucket_size: usize, fingerprint_bits: u32) -> bool {
+    bucket_size as u64 * u64::from(fingerprint_bits) <= u64::from(WORD_VERSION_SHIFT)
+}
+
 /// The most fingerprints a bucket can hold.
 pub(crate) const MAX_BUCKET_SIZE: usize = 8;
 
 /// The bits of one bucket, as read from or written to the table.
 pub(crate) type RawBucket = [u128; 2];
 
+/// The lanes of a bucket of at most 64 bits, as two masks: a lookup that copies them before its
+/// loads keeps them in registers (an `Acquire` load makes the compiler read a struct again).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneMasks {
+    /// 1 at the lowest bit of every lane.
+    low: u64,
+    /// 1 at the highest bit of every lane.
+    high: u64,
+}
+
+impl LaneMasks {
+    /// `fp` copied into every lane.
+    #[inline(always)]
+    pub(crate) fn broadcast(self, fp: u32) -> u64 {
+        self.low * u64::from(fp)
+    }
+
+    /// See [`BucketLayout::zero_lane_pair`].
+    #[inline(always)]
+    pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
+        let zero_a = a.wrapping_sub(self.low) & !a;
+        let zero_b = b.wrapping_sub(self.low) & !b;
+        (zero_a | zero_b) & self.high != 0
+    }
+}
+
 /// Where the `b` fingerprints of a bucket live inside its bits.
 #[derive(Clone, Debug)]
 #[repr(C)] // What a lookup reads first: which form, then what each form compares with.
 pub(crate) struct BucketLayout {
+    /// A packed table's narrow buckets: what a lookup checks first.
+    packed_narrow: bool,
+    /// One bucket per table word, its fingerprints with a version (see [`super::word`]).
+    word: bool,
     narrow: bool,
     narrow_semi_sorted: bool,
     mid_semi_sorted: bool,
@@ -62,6 +106,8 @@ impl BucketLayout {
             bucket_size,
             chunks,
             lanes,
+            packed_narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
+            word: false,
             narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
             narrow_semi_sorted: semi_sorted && 4 * fingerprint_bits - 4 <= 64,
             mid_semi_sorted: semi_sorted
@@ -85,6 +131,24 @@ impl BucketLayout {
             lane_high: lane_low << (fingerprint_bits - 1),
             lane_rest: lane_low * ((1u128 << (fingerprint_bits - 1)) - 1),
         }
+    }
+
+    /// The layout of a table of one word per bucket: `bucket_size` plain fingerprints of
+    /// `fingerprint_bits` in its low bits, a version in its top [`WORD_VERSION_BITS`]. The
+    /// builder checks that they fit.
+    pub(crate) fn word(bucket_size: usize, fingerprint_bits: u32) -> Self {
+        debug_assert!(fits_bucket_word(bucket_size, fingerprint_bits));
+        Self {
+            packed_narrow: false,
+            word: true,
+            ..Self::new(bucket_size, fingerprint_bits, false)
+        }
+    }
+
+    /// Whether each bucket is one table word with a version (see [`super::word`]).
+    #[inline]
+    pub(crate) fn is_word(&self) -> bool {
+        self.word
     }
 
     pub(crate) fn bucket_size(&self) -> usize {
@@ -112,8 +176,11 @@ impl BucketLayout {
         }
     }
 
-    /// Bits of one whole bucket in the table.
+    /// Bits of one whole bucket in the table: a whole word in a table of one word per bucket.
     pub(crate) fn bucket_bits(&self) -> u32 {
+        if self.word {
+            return u64::BITS;
+        }
         self.chunks as u32 * self.chunk_bits()
     }
 
@@ -142,10 +209,11 @@ impl BucketLayout {
         !(((chunk & rest) + rest) | chunk) & high
     }
 
-    /// Whether a whole bucket fits in 64 bits, so that lookups can use [`Self::zero_lane_pair`].
+    /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
+    /// [`Self::zero_lane_pair`] under the stripe stamps.
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
-        self.narrow
+        self.packed_narrow
     }
 
     /// Whether lookups can use [`Self::semi_sorted_lanes`]: semi-sorted buckets of at
@@ -195,10 +263,16 @@ impl BucketLayout {
     /// a zero lane below ran into it, which does not change whether any lane is zero.
     #[inline(always)]
     pub(crate) fn zero_lane_pair(&self, a: u64, b: u64) -> bool {
-        let low = self.lane_low as u64;
-        let zero_a = a.wrapping_sub(low) & !a;
-        let zero_b = b.wrapping_sub(low) & !b;
-        (zero_a | zero_b) & self.lane_high as u64 != 0
+        self.lane_masks().zero_lane_pair(a, b)
+    }
+
+    /// The lane masks of a bucket of at most 64 bits, to keep in registers.
+    #[inline(always)]
+    pub(crate) fn lane_masks(&self) -> LaneMasks {
+        LaneMasks {
+            low: self.lane_low as u64,
+            high: self.lane_high as u64,
+        }
     }
 
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.

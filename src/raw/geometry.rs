@@ -19,11 +19,17 @@ pub(crate) struct Shape {
     pub(crate) bucket_size: usize,
     pub(crate) fingerprint_bits: u32,
     pub(crate) semi_sorted: bool,
+    /// One bucket per table word, with a version (see [`super::word`]): plain fingerprints whose
+    /// bucket fits [`super::bucket::fits_bucket_word`].
+    pub(crate) bucket_words: bool,
 }
 
 impl Shape {
     /// Where a bucket's fingerprints live in its bits.
     pub(crate) fn layout(&self) -> BucketLayout {
+        if self.bucket_words {
+            return BucketLayout::word(self.bucket_size, self.fingerprint_bits);
+        }
         BucketLayout::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
     }
 
@@ -105,6 +111,7 @@ mod tests {
             bucket_size,
             fingerprint_bits: 32,
             semi_sorted: false,
+            bucket_words: false,
         };
         assert_eq!(shape(8).max_bucket_count(i64::MAX as u64), MAX_BUCKET_COUNT);
         assert!(shape(2).max_bucket_count(i32::MAX as u64) < 1 << 28);

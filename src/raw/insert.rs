@@ -345,6 +345,7 @@ mod tests {
                 bucket_size: 4,
                 fingerprint_bits: 12,
                 semi_sorted: false,
+                bucket_words: false,
             },
             stripes: 8,
             limits: SearchLimits {

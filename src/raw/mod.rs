@@ -33,6 +33,7 @@ mod split;
 mod stripe;
 mod stripe_count;
 mod table;
+mod word;
 
 use core::fmt;
 
@@ -44,6 +45,7 @@ use self::table::Table;
 use crate::sync::{AtomicU64, Backoff, Ordering};
 
 pub(crate) use self::batch::BLOCK;
+pub(crate) use self::bucket::fits_bucket_word;
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::levels::{level_hash, ItemLocks};
@@ -114,7 +116,11 @@ impl RawFilter {
 
     /// The first bucket not in the form the encoder writes, for a table read from outside.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
-        (0..self.bucket_count()).find(|&bucket| !self.layout.is_canonical(&self.table.load(bucket)))
+        (0..self.bucket_count()).find(|&bucket| {
+            !self.layout.is_canonical(&self.table.load(bucket))
+                || (self.layout.is_word()
+                    && self.table.has_bits_above(bucket, self.layout.chunk_bits()))
+        })
     }
 }
 
@@ -227,6 +233,8 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn contains_located(&self, c: Candidates) -> bool {
         if self.layout.is_narrow() {
             self.read_pair(c, move || self.holds_narrow(&c))
+        } else if self.layout.is_word() {
+            self.contains_word(c)
         } else if self.layout.is_narrow_semi_sorted() {
             self.contains_narrow_semi_sorted(c)
         } else if self.layout.is_mid_semi_sorted() {

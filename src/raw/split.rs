@@ -408,6 +408,7 @@ mod tests {
                 bucket_size: 4,
                 fingerprint_bits: placement.fingerprint_bits(),
                 semi_sorted: false,
+                bucket_words: false,
             },
             stripes: 16,
             limits: SearchLimits {

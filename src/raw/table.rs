@@ -25,12 +25,15 @@ const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    words: TableWords,
+    /// Shared with [`super::word`], which reads and writes a table of one word per bucket.
+    pub(super) words: TableWords,
     bucket_bits: u64,
     bucket_count: usize,
     chunk_mask: u128,
     chunk_bits: u32,
     chunks: usize,
+    /// One bucket per word, with a version (see [`super::word`]).
+    word: bool,
 }
 
 impl Table {
@@ -47,6 +50,7 @@ impl Table {
             chunk_bits: layout.chunk_bits(),
             chunk_mask: low_bits(layout.chunk_bits()),
             chunks: layout.chunks(),
+            word: layout.is_word(),
         })
     }
 
@@ -75,11 +79,17 @@ impl Table {
         self.words.len() - SPARE_WORDS
     }
 
-    /// Copies the data words out. The caller holds every stripe, or the copy may be torn.
+    /// Copies the data words out, without the versions of a table of one word per bucket. The
+    /// caller holds every stripe, or the copy may be torn.
     pub(crate) fn copy_words(&self) -> Vec<u64> {
+        let keep = if self.word {
+            self.chunk_mask as u64
+        } else {
+            u64::MAX
+        };
         self.words[..self.data_words()]
             .iter()
-            .map(|word| word.load(Relaxed))
+            .map(|word| word.load(Relaxed) & keep)
             .collect()
     }
 
@@ -133,6 +143,9 @@ impl Table {
     /// call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
+        if self.word {
+            return [u128::from(self.load_word_fingerprints(bucket)), 0];
+        }
         if self.bucket_bits <= 64 {
             return [u128::from(self.load_narrow(bucket)) & self.chunk_mask, 0];
         }
@@ -196,6 +209,10 @@ impl Table {
     pub(crate) fn prefetch(&self, bucket: usize) {
         let bit = bucket as u64 * self.bucket_bits;
         prefetch(&self.words[(bit / 64) as usize]);
+        if self.word {
+            // A bucket word is read alone, and never crosses a line.
+            return;
+        }
         // In bounds: the spare words follow the last bucket's last word.
         prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
     }
@@ -204,6 +221,9 @@ impl Table {
     /// Inline for a bucket of at most 64 bits, as [`Self::load`].
     #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
+        if self.word {
+            return self.store_word(bucket, raw[0] as u64);
+        }
         if self.bucket_bits <= 64 {
             return self.write_narrow(bucket as u64 * self.bucket_bits, raw[0] as u64);
         }

@@ -31,6 +31,13 @@ pub(super) fn samples() -> &'static [Vec<u8>] {
             .unwrap();
         tiny.insert(&1u64).unwrap();
         samples.push(tiny.to_bytes());
+        let words = ConcurrentCuckooFilter::builder()
+            .capacity(200)
+            .layout(concurrent_cuckoo_filter::TableLayout::BucketWord)
+            .build()
+            .unwrap();
+        fill(&words, 150, 9);
+        samples.push(words.to_bytes());
         samples
     })
 }

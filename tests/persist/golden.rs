@@ -40,8 +40,22 @@ fn golden_filters() -> Vec<(&'static str, ConcurrentCuckooFilter)> {
     for key in 0..900u64 {
         c.insert(&key).unwrap();
     }
+    let d = ConcurrentCuckooFilter::builder()
+        .capacity(3000)
+        .layout(concurrent_cuckoo_filter::TableLayout::BucketWord)
+        .build()
+        .unwrap();
+    for key in 0..2500u64 {
+        d.insert(&key).unwrap();
+    }
+    // Removes and re-inserts move the buckets' versions, which the file does not record.
+    for key in (0..2500u64).step_by(5) {
+        assert!(d.remove(&key));
+        d.insert(&key).unwrap();
+    }
     vec![
         ("golden-v1-b4-f12-xxw8.bin", a),
+        ("golden-v1-b4-f12-bucket-word-xxw8.bin", d),
         ("golden-v1-b8-f20-seeded-xxw8.bin", b),
         ("golden-v1-b4-f13-semi-sorted-xxw8.bin", c),
     ]
@@ -97,6 +111,20 @@ fn golden_files_of_one_function_decode_with_their_members(suffix: &str, function
     assert!(c.is_semi_sorted());
     assert_eq!((c.bucket_size(), c.fingerprint_bits()), (4, 13));
     assert!((0..900u64).all(|key| c.contains(&key)));
+
+    let d = read("golden-v1-b4-f12-bucket-word");
+    assert_eq!(d.len(), 2500);
+    assert_eq!(
+        d.layout(),
+        concurrent_cuckoo_filter::TableLayout::BucketWord
+    );
+    assert_eq!(
+        (d.bucket_count(), d.bucket_size(), d.fingerprint_bits()),
+        (790, 4, 12)
+    );
+    assert!((0..2500u64).all(|key| d.contains(&key)));
+    let false_positives = (10_000..110_000u64).filter(|key| d.contains(key)).count();
+    assert!(false_positives < 300, "{false_positives}");
 }
 
 /// This version writes exactly the golden bytes (or, with `CCF_WRITE_GOLDEN=1`, writes them).

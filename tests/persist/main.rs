@@ -106,6 +106,7 @@ fn assert_same(original: &ConcurrentCuckooFilter, copy: &ConcurrentCuckooFilter,
 }
 
 mod allocation;
+mod bucket_word;
 mod corruption;
 mod errors;
 mod golden;

@@ -15,13 +15,15 @@
 //!
 //! Rows: `Ours12`, the default filter (12-bit fingerprints, 4-slot buckets), `insert` and
 //! `contains`; `OursSemi13`, semi-sorted buckets with 13-bit fingerprints stored in 12 bits;
+//! `OursWord12`, the same buckets in the bucket-word layout (`TableLayout::BucketWord`: one 64-bit
+//! word per bucket, fingerprints and a version), `insert` and `contains`;
 //! `Ours12 bulk`, the default filter filled by one `try_extend` and queried by one
 //! `contains_batch_into` per share. This crate's bytes count the stripe words too
 //! (`memory_usage`); its table is not rounded up to a power of two.
 
 use ccf_benches::keys::Rng;
 use ccf_benches::peers::{Peer, SemiSorted};
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -187,6 +189,18 @@ fn main() {
     print(
         "Ours12",
         benchmark(default(), add, look, add_each, find_each),
+    );
+    let words = ConcurrentCuckooFilter::builder()
+        .capacity(add_count)
+        .layout(TableLayout::BucketWord)
+        .build()
+        .unwrap_or_else(|err| {
+            eprintln!("OursWord12: {err}");
+            std::process::exit(1);
+        });
+    print(
+        "OursWord12",
+        benchmark(words, add, look, add_each, find_each),
     );
     let semi_sorted = SemiSorted::with_capacity(add_count);
     print(

@@ -1,6 +1,7 @@
 //! The loom models, one guarantee per module; see the crate docs for how to run them.
 #![cfg(loom)]
 
+mod bucket_words;
 mod bulk;
 mod failed_insert;
 mod growth;

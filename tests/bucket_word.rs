@@ -1,0 +1,197 @@
+//! The bucket-word layout keeps the filter's promises: no false negatives (also while other
+//! threads insert, remove and move fingerprints; `tests/filter.rs` runs its writers on all
+//! cores over both layouts), exact `len`, the false positive rate of its
+//! fingerprints, and errors naming the settings it cannot hold.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter, TableLayout};
+
+fn word_filter(capacity: usize, bucket_size: usize, bits: u32) -> ConcurrentCuckooFilter {
+    ConcurrentCuckooFilter::builder()
+        .capacity(capacity)
+        .bucket_size(bucket_size)
+        .fingerprint_bits(bits)
+        .layout(TableLayout::BucketWord)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
+    let word = || {
+        ConcurrentCuckooFilter::builder()
+            .capacity(1000)
+            .layout(TableLayout::BucketWord)
+    };
+    for (bucket_size, bits) in [(4, 13), (2, 25), (8, 7), (8, 32)] {
+        let err = word()
+            .bucket_size(bucket_size)
+            .fingerprint_bits(bits)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            BuildError::LayoutBucketBits {
+                layout: TableLayout::BucketWord,
+                bucket_size,
+                fingerprint_bits: bits
+            }
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("BucketWord")
+                && message.contains(&format!("= {}", bucket_size as u32 * bits)),
+            "{message}"
+        );
+    }
+    let err = word().semi_sorted(true).build().unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::LayoutSemiSorted {
+            layout: TableLayout::BucketWord
+        }
+    );
+    assert!(err.to_string().contains("semi_sorted"), "{err}");
+    // A rate alone picks plain buckets for this layout; one that needs more than 12 bits in
+    // 4-slot buckets is refused by name.
+    let filter = word().false_positive_rate(0.01).build().unwrap();
+    assert!(!filter.is_semi_sorted());
+    assert_eq!(filter.layout(), TableLayout::BucketWord);
+    assert!(matches!(
+        word().false_positive_rate(0.0001).build(),
+        Err(BuildError::LayoutBucketBits { .. })
+    ));
+    for (bucket_size, bits) in [(4, 12), (2, 24), (8, 6), (4, 4)] {
+        let filter = word()
+            .bucket_size(bucket_size)
+            .fingerprint_bits(bits)
+            .build()
+            .unwrap();
+        assert_eq!(filter.layout(), TableLayout::BucketWord);
+    }
+    let packed = ConcurrentCuckooFilter::with_capacity(1000);
+    assert_eq!(packed.layout(), TableLayout::Packed);
+}
+
+#[test]
+fn every_inserted_item_is_found_and_len_is_exact() {
+    for (b, f) in [(4, 12), (2, 24), (2, 16), (4, 8)] {
+        let n = 500_000u64;
+        let filter = word_filter(n as usize, b, f);
+        for i in 0..n {
+            filter
+                .insert(&i)
+                .unwrap_or_else(|e| panic!("b={b} f={f}: insert {i}: {e}"));
+        }
+        assert_eq!(filter.len(), n as usize, "b={b} f={f}");
+        assert_eq!(
+            (0..n).filter(|i| !filter.contains(i)).count(),
+            0,
+            "b={b} f={f}"
+        );
+        for i in (0..n).step_by(2) {
+            assert!(filter.remove(&i));
+        }
+        assert_eq!(filter.len(), n as usize / 2);
+        assert!((1..n).step_by(2).all(|i| filter.contains(&i)));
+    }
+}
+
+#[test]
+fn fills_as_far_as_the_packed_layout_with_the_same_false_positive_rate() {
+    let word = word_filter(1 << 20, 4, 12);
+    let packed = ConcurrentCuckooFilter::builder()
+        .capacity(1 << 20)
+        .build()
+        .unwrap();
+    let stored = common::fill(&word);
+    // The same hashes, buckets and moves: the same first failure.
+    assert_eq!(stored, common::fill(&packed));
+    let load = word.load_factor();
+    assert!(load > 0.95, "{load}");
+    // Each lookup of a non-member compares with 2·4·load stored fingerprints, each equal with
+    // probability 1/4095.
+    let expected = 1.0 - (1.0 - 1.0 / 4095.0f64).powf(8.0 * load);
+    let trials = 2_000_000u64;
+    let hits = (1u64 << 62..(1u64 << 62) + trials)
+        .filter(|key| word.contains(key))
+        .count();
+    let rate = hits as f64 / trials as f64;
+    // About 3900 hits expected: ±10% is over six standard deviations.
+    assert!(
+        (rate / expected - 1.0).abs() < 0.10,
+        "measured {rate:.5}, expected {expected:.5}"
+    );
+    // A table of 64-bit words: 64/(4·load) bits per item.
+    let bits_per_item = word.memory_usage() as f64 * 8.0 / stored as f64;
+    assert!(bits_per_item < 64.0 / (4.0 * 0.95) + 0.2, "{bits_per_item}");
+}
+
+/// Readers look up a stable set without pause while writers insert and remove keys of their own
+/// in a small, nearly full table, so that most inserts move stable fingerprints between their
+/// buckets, many times each, under the readers' loads.
+#[test]
+fn lookups_racing_moves_in_a_small_full_table_never_miss() {
+    for stripes in [1, 4, 64] {
+        let filter = Arc::new(
+            ConcurrentCuckooFilter::builder()
+                .buckets(64)
+                .stripes(stripes)
+                .layout(TableLayout::BucketWord)
+                .build()
+                .unwrap(),
+        );
+        let stable: Vec<u64> = (0..200u64).map(|i| 1 << 63 | i).collect();
+        for key in &stable {
+            filter.insert(key).unwrap();
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (filter, stop, stable) = (filter.clone(), stop.clone(), stable.clone());
+                std::thread::spawn(move || {
+                    let mut lookups = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for key in &stable {
+                            assert!(filter.contains(key), "false negative: {key:#x}");
+                        }
+                        lookups += stable.len() as u64;
+                    }
+                    lookups
+                })
+            })
+            .collect();
+        let writer = {
+            let filter = filter.clone();
+            std::thread::spawn(move || {
+                let (mut inserted, mut held) = (0u64, Vec::new());
+                let until = std::time::Instant::now() + std::time::Duration::from_millis(400);
+                for round in 0u64.. {
+                    if round % 1024 == 0 && std::time::Instant::now() > until {
+                        break;
+                    }
+                    let key = round.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1;
+                    if filter.insert(&key).is_ok() {
+                        held.push(key);
+                        inserted += 1;
+                    }
+                    if held.len() > 40 || (round % 3 == 0 && !held.is_empty()) {
+                        assert!(filter.remove(&held.swap_remove(0)));
+                    }
+                }
+                (inserted, held.len())
+            })
+        };
+        let (inserted, held) = writer.join().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let lookups: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert!(inserted > 5_000, "{inserted} inserts");
+        assert!(lookups > 0);
+        assert_eq!(filter.len(), stable.len() + held);
+        assert!(stable.iter().all(|key| filter.contains(key)));
+    }
+}
