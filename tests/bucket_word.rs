@@ -73,8 +73,38 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
             .unwrap();
         assert_eq!(filter.layout(), TableLayout::BucketWord);
     }
-    let packed = ConcurrentCuckooFilter::with_capacity(1000);
-    assert_eq!(packed.layout(), TableLayout::Packed);
+    // Unnamed, the layout follows the shape and whether a rate was asked for, in any order.
+    assert_eq!(
+        ConcurrentCuckooFilter::with_capacity(1000).layout(),
+        TableLayout::BucketWord
+    );
+    let layout_of = |builder: concurrent_cuckoo_filter::Builder| builder.build().unwrap().layout();
+    let builder = || ConcurrentCuckooFilter::builder().capacity(1000);
+    assert_eq!(
+        layout_of(builder().fingerprint_bits(12)),
+        TableLayout::BucketWord
+    );
+    assert_eq!(
+        layout_of(builder().bucket_size(2).fingerprint_bits(24)),
+        TableLayout::BucketWord
+    );
+    assert_eq!(
+        layout_of(builder().fingerprint_bits(8)),
+        TableLayout::Packed
+    );
+    assert_eq!(
+        layout_of(builder().fingerprint_bits(16)),
+        TableLayout::Packed
+    );
+    assert_eq!(layout_of(builder().semi_sorted(true)), TableLayout::Packed);
+    assert_eq!(
+        layout_of(builder().false_positive_rate(0.002)),
+        TableLayout::Packed
+    );
+    assert_eq!(
+        layout_of(builder().fingerprint_bits(12).false_positive_rate(0.01)),
+        layout_of(builder().false_positive_rate(0.01).fingerprint_bits(12))
+    );
 }
 
 #[test]

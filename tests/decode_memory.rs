@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
 
 /// The system allocator, counting the bytes live and the most ever live at once.
 struct Counting;
@@ -79,31 +79,47 @@ const SLACK: usize = 128 << 10;
 
 #[test]
 fn decoding_holds_at_most_twice_its_input() {
-    let filter = ConcurrentCuckooFilter::builder()
-        .capacity(5_300_000)
-        .build()
-        .unwrap();
-    for key in 0..1_000_000u64 {
-        filter.insert(&key).unwrap();
+    // Just under the 8 MiB from which a table is placed on huge pages, one huge page larger
+    // than it needs (`HUGE_PAGE_MIN_BYTES`), so the bound is exact for both layouts.
+    for (layout, capacity) in [
+        (TableLayout::Packed, 5_300_000),
+        (TableLayout::BucketWord, 3_900_000),
+    ] {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(capacity)
+            .layout(layout)
+            .build()
+            .unwrap();
+        for key in 0..1_000_000u64 {
+            filter.insert(&key).unwrap();
+        }
+        let bytes = filter.to_bytes();
+        let input = bytes.len();
+        assert!((8_000_000..8 << 20).contains(&input), "{layout}: {input}");
+
+        // From a slice the caller holds: the table is the only large allocation.
+        let (copy, extra) = peak_of(|| ConcurrentCuckooFilter::from_bytes(&bytes).unwrap());
+        println!(
+            "{layout} from_bytes: input {input} bytes, peak {} bytes",
+            input + extra
+        );
+        assert_eq!(copy.len(), 1_000_000);
+        assert!(
+            input + extra <= 2 * input + SLACK,
+            "{layout}: {extra} > {input}"
+        );
+        drop(copy);
+
+        // From a reader: the bytes read and the table.
+        let (copy, extra) = peak_of(|| ConcurrentCuckooFilter::read_from(&bytes[..]).unwrap());
+        println!(
+            "{layout} read_from: input {input} bytes, peak {extra} bytes besides the reader's"
+        );
+        assert_eq!(copy.len(), 1_000_000);
+        assert!(
+            extra <= 2 * input + SLACK,
+            "{layout}: {extra} > 2 × {input}"
+        );
+        assert!((0..1_000_000u64).all(|key| copy.contains(&key)));
     }
-    let bytes = filter.to_bytes();
-    let input = bytes.len();
-    assert!(input > 8_000_000, "{input}");
-
-    // From a slice the caller holds: the table is the only large allocation.
-    let (copy, extra) = peak_of(|| ConcurrentCuckooFilter::from_bytes(&bytes).unwrap());
-    println!(
-        "from_bytes: input {input} bytes, peak {} bytes",
-        input + extra
-    );
-    assert_eq!(copy.len(), 1_000_000);
-    assert!(input + extra <= 2 * input + SLACK, "{extra} > {input}");
-    drop(copy);
-
-    // From a reader: the bytes read and the table.
-    let (copy, extra) = peak_of(|| ConcurrentCuckooFilter::read_from(&bytes[..]).unwrap());
-    println!("read_from: input {input} bytes, peak {extra} bytes besides the reader's");
-    assert_eq!(copy.len(), 1_000_000);
-    assert!(extra <= 2 * input + SLACK, "{extra} > 2 × {input}");
-    assert!((0..1_000_000u64).all(|key| copy.contains(&key)));
 }

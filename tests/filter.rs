@@ -204,11 +204,27 @@ fn remove_and_reinsert_cycles_keep_len_exact() {
 
 #[test]
 fn memory_is_what_the_sizing_promises() {
-    // n · f / (0.95 · 8) bytes for the table, plus the stripes (under 2% of it).
-    for (b, f) in [(4usize, 12u32), (4, 16), (4, 8)] {
+    // Packed: n · f / (0.95 · 8) bytes for the table, plus the stripes (under 2% of it); bucket
+    // words: 64 bits per bucket of 4 slots, the default 12-bit filter's layout.
+    for (b, f, layout) in [
+        (4usize, 12u32, TableLayout::Packed),
+        (4, 16, TableLayout::Packed),
+        (4, 8, TableLayout::Packed),
+        (4, 12, TableLayout::BucketWord),
+    ] {
         let n = 4_000_000usize;
-        let filter = filter(n, b, f);
-        let table = n as f64 * f as f64 / (0.95 * 8.0);
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(n)
+            .bucket_size(b)
+            .fingerprint_bits(f)
+            .layout(layout)
+            .build()
+            .unwrap();
+        let bits_per_slot = match layout {
+            TableLayout::BucketWord => 64.0 / b as f64,
+            _ => f as f64,
+        };
+        let table = n as f64 * bits_per_slot / (0.95 * 8.0);
         let used = filter.memory_usage() as f64;
         assert!(
             used >= table && used < table * 1.02,

@@ -73,6 +73,7 @@ fn paper_table_3_at_equal_memory() {
     let plain = ConcurrentCuckooFilter::builder()
         .capacity(4_000_000)
         .fingerprint_bits(12)
+        .layout(concurrent_cuckoo_filter::TableLayout::Packed)
         .build()
         .unwrap();
     let sorted = ConcurrentCuckooFilter::builder()

@@ -4,7 +4,9 @@ use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read, Write};
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter};
+use concurrent_cuckoo_filter::{
+    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, TableLayout,
+};
 
 use crate::cli::{items, Sizing};
 use crate::error::CliError;
@@ -144,7 +146,10 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
             )
         })?,
     };
-    let mut builder = ConcurrentCuckooFilter::builder().capacity(items(capacity));
+    // Files are kept and shipped: the packed layout, the smallest, whatever the rate.
+    let mut builder = ConcurrentCuckooFilter::builder()
+        .capacity(items(capacity))
+        .layout(TableLayout::Packed);
     if let Some(fpr) = sizing.fpr {
         builder = builder.false_positive_rate(fpr);
     }

@@ -5,6 +5,7 @@ use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
+use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
 
 /// The target false positive rate unless one is set: 0.1%.
@@ -55,7 +56,7 @@ impl GrowableBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                template: Builder::new().hasher(()),
+                template: Builder::new().hasher(()).layout(TableLayout::Packed),
                 initial_capacity: 0,
                 initial_buckets: 0,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,

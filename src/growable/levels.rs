@@ -324,7 +324,10 @@ mod tests {
 
     fn plan(max_capacity: usize) -> Plan {
         Plan {
-            template: Builder::new().hasher(()).semi_sorted(false),
+            template: Builder::new()
+                .hasher(())
+                .layout(crate::TableLayout::Packed)
+                .semi_sorted(false),
             initial_capacity: 4_000,
             initial_buckets: 0,
             false_positive_rate: 0.01,

@@ -12,6 +12,7 @@ pub(super) fn data_dir() -> PathBuf {
 fn golden_filters() -> Vec<(&'static str, ConcurrentCuckooFilter)> {
     let a = ConcurrentCuckooFilter::builder()
         .capacity(3000)
+        .layout(concurrent_cuckoo_filter::TableLayout::Packed)
         .build()
         .unwrap();
     for key in 0..2500u64 {

@@ -101,6 +101,7 @@ fn stripes_that_could_never_be_locked_are_not_recorded() {
     let filter = ConcurrentCuckooFilter::builder()
         .buckets(3)
         .stripes(1 << 20)
+        .layout(concurrent_cuckoo_filter::TableLayout::Packed)
         .build()
         .unwrap();
     let keys = fill(&filter, 8, 4);

@@ -5,6 +5,7 @@
 use crate::builder::{Builder, Settings};
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
+use crate::layout::TableLayout;
 use crate::persist::{check_sealed_header, sealed_header, u64_at, DecodeError, MAX_SEARCH_BUCKETS};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 
@@ -145,7 +146,7 @@ impl GrowableHeader {
         if self.flags != 0 {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
         }
-        let mut template = Builder::new().hasher(());
+        let mut template = Builder::new().hasher(()).layout(TableLayout::Packed);
         match self.bucket_size {
             0 => {}
             2 | 4 | 8 => template = template.bucket_size(self.bucket_size.into()),

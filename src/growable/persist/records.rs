@@ -455,7 +455,7 @@ mod tests {
     use crate::growable::levels::build_level;
 
     fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
-        let mut template = Builder::new().hasher(());
+        let mut template = Builder::new().hasher(()).layout(crate::TableLayout::Packed);
         if initial_buckets != 0 {
             template = template
                 .bucket_size(4)
