@@ -1,7 +1,7 @@
 //! What the Python classes need of a filter, for both kinds of the crate's filters.
 
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError,
+    ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError, MergeError,
 };
 
 use crate::keys::KeyRef;
@@ -22,6 +22,9 @@ pub trait Backend: Send + Sync + Sized {
     fn extend_keys(&self, keys: &[KeyRef<'_>]) -> Result<usize, ExtendError>;
     fn extend_ints(&self, keys: &[u64]) -> Result<usize, ExtendError>;
     fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
+    fn is_compatible(&self, other: &Self) -> bool;
+    /// `merge`, or `merge_unique` if `unique`.
+    fn merge(&self, other: &Self, unique: bool) -> Result<usize, MergeError>;
 }
 
 /// Implements [`Backend`] for a filter type whose methods have the same names and signatures.
@@ -60,6 +63,16 @@ macro_rules! backend {
             }
             fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
                 <$filter>::from_bytes(bytes)
+            }
+            fn is_compatible(&self, other: &Self) -> bool {
+                <$filter>::is_compatible(self, other)
+            }
+            fn merge(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+                if unique {
+                    <$filter>::merge_unique(self, other)
+                } else {
+                    <$filter>::merge(self, other)
+                }
             }
         }
     };

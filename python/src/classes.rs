@@ -169,6 +169,35 @@ macro_rules! filter_class {
                 Ok((restore, (self.to_bytes(py),)))
             }
 
+            /// Whether `merge` can merge `other` into this filter: same shape (for a growable
+            /// filter: same plan) and seed.
+            fn is_compatible(&self, other: &Self) -> bool {
+                Backend::is_compatible(&self.inner, &other.inner)
+            }
+
+            /// Adds every key of `other` (a compatible filter no one is writing to); returns how
+            /// many fingerprints went in. With `unique=True`, only fingerprints not yet present,
+            /// as a set union of filters built with `add_unique`. Raises `ValueError` for
+            /// incompatible filters (nothing merged), `FilterFullError` if this filter fills up
+            /// (what went in stays).
+            #[pyo3(signature = (other, *, unique = false))]
+            fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
+                py.detach(|| Backend::merge(&self.inner, &other.inner, unique))
+                    .map_err(|err| crate::errors::merge(py, err))
+            }
+
+            /// `self |= other`: `merge(other)`.
+            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.merge(py, other, false).map(drop)
+            }
+
+            /// `self | other`: a copy of this filter with `other` merged in.
+            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let union = self.copy(py)?;
+                union.merge(py, other, false)?;
+                Ok(union)
+            }
+
             $($own)*
         }
     };
