@@ -49,11 +49,12 @@ class _Filter:
     def load_factor(self) -> float: ...
     @property
     def expected_false_positive_rate(self) -> float: ...
-    def add_many(self, keys: Keys) -> int:
-        """Adds every key in order; how many. FilterFullError at the first with no room."""
-    def contains_many(self, keys: Keys) -> npt.NDArray[np.bool_]:
-        """Whether each key may be in the filter."""
-    def discard_many(self, keys: Keys) -> int:
+    def add_many(self, keys: Keys, *, threads: int = 1) -> int:
+        """Adds every key in order; how many. FilterFullError at the first with no room.
+        `threads` splits each chunk of keys across that many threads."""
+    def contains_many(self, keys: Keys, *, threads: int = 1) -> npt.NDArray[np.bool_]:
+        """Whether each key may be in the filter, on `threads` threads."""
+    def discard_many(self, keys: Keys, *, threads: int = 1) -> int:
         """Removes one copy of each present key; how many were removed."""
     def to_bytes(self) -> bytes:
         """The filter in the crate's portable format."""

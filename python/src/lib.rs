@@ -13,6 +13,7 @@ mod files;
 mod fixed;
 mod growable;
 mod keys;
+mod parts;
 
 use core::hash::BuildHasher;
 
