@@ -19,6 +19,9 @@ pub trait Backend: Send + Sync + Sized {
     fn seed(&self) -> u64;
     /// The filter's own hash of `key`: what its `insert` and `contains` compute.
     fn hash(&self, key: KeyRef<'_>) -> u64;
+    /// `hashes[i]` = the filter's hash of the int key `keys[i]`, in one loop the compiler sees
+    /// whole (the hasher inlined).
+    fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]);
     /// Batched lookups by hash (the crate's prefetching path).
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]);
     /// Pipelined inserts by hash that stop at the first with no room.
@@ -52,8 +55,15 @@ macro_rules! backend {
             fn seed(&self) -> u64 {
                 self.hasher().seed()
             }
+            #[inline]
             fn hash(&self, key: KeyRef<'_>) -> u64 {
                 self.hasher().hash_one(key)
+            }
+            fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]) {
+                let hasher = self.hasher();
+                for (hash, key) in hashes.iter_mut().zip(keys) {
+                    *hash = hasher.hash_one(key);
+                }
             }
             fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
                 self.contains_hash_batch(hashes, answers);

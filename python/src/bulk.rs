@@ -16,7 +16,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use crate::backend::Backend;
 use crate::errors;
-use crate::keys::{type_name, HeldKey, KeyRef};
+use crate::keys::{type_name, HeldKey};
 use crate::parts::{in_parts, Part};
 
 /// Keys per chunk and thread: large enough that releasing the interpreter (and starting a
@@ -56,11 +56,7 @@ impl<'a> Keys<'a> {
     /// `hashes[i]` = the filter's hash of key `i`.
     fn hash_into<B: Backend>(self, filter: &B, hashes: &mut [u64]) {
         match self {
-            Self::Ints(keys) => {
-                for (hash, &key) in hashes.iter_mut().zip(keys) {
-                    *hash = filter.hash(KeyRef::Int(key));
-                }
-            }
+            Self::Ints(keys) => filter.hash_ints(keys, hashes),
             Self::Held(keys) => {
                 for (hash, key) in hashes.iter_mut().zip(keys) {
                     *hash = filter.hash(key.key());

@@ -26,6 +26,7 @@ pub enum KeyRef<'a> {
 }
 
 impl Hash for KeyRef<'_> {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
             Self::Int(value) => state.write_u64(*value),
@@ -110,6 +111,7 @@ impl HeldKey {
     }
 
     /// The key, borrowed.
+    #[inline]
     pub fn key(&self) -> KeyRef<'_> {
         match self {
             Self::Int(value) => KeyRef::Int(*value),
