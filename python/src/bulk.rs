@@ -14,10 +14,13 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 
+use concurrent_cuckoo_filter::ExtendError;
+
 use crate::backend::Backend;
 use crate::errors;
-use crate::keys::{type_name, HeldKey};
+use crate::keys::{read_chunk, type_name, HeldKey};
 use crate::parts::{in_parts, Part};
+use crate::pipeline::pipelined;
 
 /// Keys per chunk and thread: large enough that releasing the interpreter (and starting a
 /// thread) costs little beside the chunk's work, small enough that its buffers stay in cache.
@@ -186,14 +189,7 @@ impl<'py> Source<'py> {
                     // Drops the last chunk's references, attached.
                     held.clear();
                     // A key that is not one ends the call, after the keys before it are done.
-                    let bad = items
-                        .by_ref()
-                        .take(chunk)
-                        .try_for_each(|item| {
-                            held.push(HeldKey::new(item?)?);
-                            Ok(())
-                        })
-                        .err();
+                    let bad = read_chunk(&mut items, chunk, &mut held);
                     if held.is_empty() && bad.is_none() {
                         break;
                     }
@@ -212,6 +208,24 @@ impl<'py> Source<'py> {
     }
 }
 
+/// `op` on the filter's hashes of each piece of the iterable `keys`, pieces read by the calling
+/// thread while other threads hash and work on the ones before ([`pipelined`]).
+fn by_hash_on_threads<B: Backend, R: Send>(
+    py: Python<'_>,
+    filter: &B,
+    keys: &Bound<'_, PyAny>,
+    threads: usize,
+    go_on: impl Fn(&R) -> bool + Sync,
+    op: impl Fn(&[u64]) -> R + Sync,
+) -> PyResult<Vec<R>> {
+    let work = |keys: &[HeldKey]| {
+        let mut hashes = vec![0; keys.len()];
+        Keys::Held(keys).hash_into(filter, &mut hashes);
+        op(&hashes)
+    };
+    pipelined(py, keys, threads, work, go_on)
+}
+
 /// Whether each key may be in the filter, as a numpy `bool` array.
 pub fn contains_many<'py, B: Backend>(
     py: Python<'py>,
@@ -220,6 +234,21 @@ pub fn contains_many<'py, B: Backend>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let source = Source::new(keys)?;
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let answers = by_hash_on_threads(
+            py,
+            filter,
+            keys,
+            threads,
+            |_| true,
+            |hashes| {
+                let mut answers = vec![false; hashes.len()];
+                filter.contains_hashes(hashes, &mut answers);
+                answers
+            },
+        )?;
+        return Ok(PyArray1::from_vec(py, answers.concat()));
+    }
     let mut answers = Vec::with_capacity(source.len_hint());
     let mut hashes = Vec::new();
     source.for_each_chunk(py, CHUNK * threads, |py, keys| {
@@ -257,31 +286,38 @@ pub fn add_many<B: Backend>(
     let mut inserted = 0;
     let mut full = None;
     let mut hashes = Vec::new();
-    source.for_each_chunk(py, CHUNK * threads, |py, keys| {
-        hashes.resize(keys.len(), 0);
-        let part = Part::new(keys, &mut hashes, &mut []);
-        let outcomes = py.detach(|| {
-            in_parts(
-                threads,
-                part,
-                |part| {
-                    part.keys.hash_into(filter, part.hashes);
-                    filter.extend_hashes(part.hashes)
-                },
-                Result::is_ok,
-            )
-        });
-        for outcome in outcomes {
-            match outcome {
-                Ok(n) => inserted += n,
-                Err(err) => {
-                    inserted += err.inserted();
-                    full.get_or_insert(err);
-                }
-            }
+    let mut tally = |outcome: Result<usize, ExtendError>| match outcome {
+        Ok(n) => inserted += n,
+        Err(err) => {
+            inserted += err.inserted();
+            full.get_or_insert(err);
         }
-        Ok(full.is_none())
-    })?;
+    };
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let outcomes = by_hash_on_threads(py, filter, keys, threads, Result::is_ok, |hashes| {
+            filter.extend_hashes(hashes)
+        })?;
+        outcomes.into_iter().for_each(&mut tally);
+    } else {
+        source.for_each_chunk(py, CHUNK * threads, |py, keys| {
+            hashes.resize(keys.len(), 0);
+            let part = Part::new(keys, &mut hashes, &mut []);
+            let outcomes = py.detach(|| {
+                in_parts(
+                    threads,
+                    part,
+                    |part| {
+                        part.keys.hash_into(filter, part.hashes);
+                        filter.extend_hashes(part.hashes)
+                    },
+                    Result::is_ok,
+                )
+            });
+            let go_on = outcomes.iter().all(Result::is_ok);
+            outcomes.into_iter().for_each(&mut tally);
+            Ok(go_on)
+        })?;
+    }
     match full {
         None => Ok(inserted),
         Some(err) => Err(errors::full(
@@ -304,6 +340,22 @@ pub fn discard_many<B: Backend>(
     threads: usize,
 ) -> PyResult<usize> {
     let source = Source::new(keys)?;
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let removed = by_hash_on_threads(
+            py,
+            filter,
+            keys,
+            threads,
+            |_| true,
+            |hashes| {
+                hashes
+                    .iter()
+                    .filter(|&&hash| filter.remove_hash(hash))
+                    .count()
+            },
+        )?;
+        return Ok(removed.into_iter().sum());
+    }
     let mut removed = 0;
     let mut hashes = Vec::new();
     source.for_each_chunk(py, CHUNK * threads, |py, keys| {

@@ -132,3 +132,19 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(KeyRef<'_>) -> R) -> P
     }
     Ok(f(HeldKey::new(obj.clone())?.key()))
 }
+
+/// Reads up to `chunk` keys of `items` into `held`; the error of the first item that is not a
+/// key (or of the iterator), which ends the reading, after the keys before it.
+pub fn read_chunk<'py>(
+    items: &mut impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    chunk: usize,
+    held: &mut Vec<HeldKey>,
+) -> Option<PyErr> {
+    items
+        .take(chunk)
+        .try_for_each(|item| {
+            held.push(HeldKey::new(item?)?);
+            Ok(())
+        })
+        .err()
+}

@@ -14,6 +14,7 @@ mod fixed;
 mod growable;
 mod keys;
 mod parts;
+mod pipeline;
 
 use core::hash::BuildHasher;
 

@@ -27,6 +27,16 @@ def canonical(key):
     return key.encode() if isinstance(key, str) else bytes(key)
 
 
+def at_most_three_copies(batch, model):
+    """The keys of `batch` that leave no key with more than three copies."""
+    kept, copies = [], Counter(model)
+    for key in batch:
+        if copies[canonical(key)] < 3:
+            copies[canonical(key)] += 1
+            kept.append(key)
+    return kept
+
+
 operations = st.lists(
     st.tuples(st.sampled_from(["add", "add_unique", "discard", "add_many", "discard_many"]),
               st.lists(keys, min_size=1, max_size=5)),
@@ -41,6 +51,10 @@ def test_no_false_negatives_and_exact_len(cls, ops):
     f = cls(1000)
     model = Counter()
     for op, batch in ops:
+        if op in ("add", "add_many"):
+            # At most three copies of a key: its two buckets hold eight, and a ninth is refused
+            # (a full filter, tested on its own).
+            batch = at_most_three_copies(batch, model)
         if op == "add":
             for key in batch:
                 f.add(key)
@@ -278,3 +292,23 @@ def test_a_bad_thread_count_raises_before_any_work(threads, error, message):
         with pytest.raises(error, match=message):
             call([1, 2], threads=threads)
     assert len(f) == 1
+
+
+def test_iterables_on_several_threads_stop_at_a_full_filter_or_a_bad_key():
+    # Lists and iterators are read on the calling thread while helpers work on what was read.
+    f = ConcurrentCuckooFilter(10_000)
+    words = [f"word-{i}" for i in range(200_000)]
+    with pytest.raises(FilterFullError) as raised:
+        f.add_many(iter(words), threads=3)
+    assert raised.value.inserted == len(f) >= 10_000
+    assert f.contains_many(words, threads=3).sum() >= len(f)
+
+    g = ConcurrentCuckooFilter(100_000)
+    good = words[:50_000]
+    with pytest.raises(TypeError, match="float"):
+        g.add_many(good + [1.5] + words[50_000:60_000], threads=2)
+    # Every key before the bad one went in, none after it.
+    assert len(g) == len(good) and g.contains_many(good, threads=2).all()
+    with pytest.raises(TypeError, match="NoneType"):
+        g.contains_many(good + [None], threads=2)
+    assert g.discard_many(iter(good), threads=2) == len(good) and len(g) == 0
