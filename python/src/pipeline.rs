@@ -116,6 +116,8 @@ pub fn pipelined<R: Send>(
 ) -> PyResult<Vec<R>> {
     let mut items = keys.try_iter()?;
     let chunk = PIECE * PIECES_PER_CHUNK_AND_THREAD * threads;
+    // Room for a whole chunk only where the keys may fill it.
+    let len_hint = keys.len().unwrap_or(PIECE);
     let queue = Queue::default();
     let done: Mutex<Vec<Done<R>>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
@@ -159,7 +161,7 @@ pub fn pipelined<R: Send>(
             .collect();
         let mut next_index = 0;
         let outcome = loop {
-            let mut held = Vec::with_capacity(chunk);
+            let mut held = Vec::with_capacity(chunk.min(len_hint));
             let bad = read_chunk(&mut items, chunk, &mut held);
             py.detach(help);
             retire(&mut results);
