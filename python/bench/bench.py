@@ -1,10 +1,11 @@
 """ccfilter against rbloom and pyprobables: every ratio is measured in this one run.
 
     pip install rbloom==1.5.4 pyprobables==0.7.0
-    python bench/bench.py [--keys 10000000] [--rounds 3]
+    python bench/bench.py [--keys 10000000] [--rounds 3] [--threads 2]
 
 Each comparison times the two sides alternately, `--rounds` times each, and reports the
 medians. Throughput is in million keys per second; the ratio is ccfilter's over the other's.
+The bulk calls run on one thread (their default), and again with `threads=--threads`.
 pyprobables' CuckooFilter is pure Python: it is timed on `--slow-keys` keys and its rate scaled.
 """
 
@@ -84,6 +85,14 @@ def bench_kind(label, keys, keys_list, others_list, n, args, table, notes):
     )
     table.add(f"{label}: add_many vs Bloom.update", mk / ours, "rbloom", mk / theirs, "≥ 3x")
     add_many = ours
+    t = args.threads
+    ours, theirs = median_seconds(
+        rounds,
+        {"setup": lambda: ConcurrentCuckooFilter(n), "run": lambda g: g.add_many(keys, threads=t)},
+        {"setup": lambda: rbloom.Bloom(n, RATE), "run": lambda b: b.update(keys_list)},
+    )
+    table.add(f"{label}: add_many(threads={t}) vs Bloom.update", mk / ours, "rbloom", mk / theirs,
+              "≥ 3x")
 
     # Bulk lookups against the fastest way to ask rbloom: map over a list.
     ours, theirs = median_seconds(
@@ -105,6 +114,13 @@ def bench_kind(label, keys, keys_list, others_list, n, args, table, notes):
               "≥ 1.0x")
     table.add(f"{label}: contains_many vs `k in f` loop", mk / bulk, "ccfilter loop", mk / ours,
               "≥ 20x")
+    bulk_threads, loop = median_seconds(
+        rounds,
+        {"run": lambda _: f.contains_many(keys, threads=t)},
+        {"run": lambda _: [k in f for k in keys_list]},
+    )
+    table.add(f"{label}: contains_many(threads={t}) vs `k in f` loop", mk / bulk_threads,
+              "ccfilter loop", mk / loop, "≥ 20x")
 
     # pyprobables, pure Python: a smaller set, its rate scaled.
     m = min(args.slow_keys, n)
@@ -163,11 +179,30 @@ def bench_kind(label, keys, keys_list, others_list, n, args, table, notes):
     return f, bloom
 
 
+def memory_note(label, keys_list, f, bloom):
+    """The filters' memory against a Python set of the same keys. A set holds its keys: its
+    memory is its table and the key objects it keeps alive (the target's measure); the table
+    alone is given too."""
+    n = len(keys_list)
+    table_bytes = sys.getsizeof(set(keys_list))
+    with_objects = table_bytes + sum(map(sys.getsizeof, keys_list))
+    return (
+        f"memory at {n:,} {label} keys: ccfilter {f.memory_usage / 2**20:.1f} MiB "
+        f"({f.memory_usage * 8 / n:.1f} bits/key, expected rate "
+        f"{f.expected_false_positive_rate:.3%}); rbloom {bloom.size_in_bits / 8 / 2**20:.1f} MiB; "
+        f"a Python set of the keys {with_objects / 2**20:.0f} MiB (its table "
+        f"{table_bytes / 2**20:.0f} MiB and the key objects): ccfilter takes "
+        f"1/{with_objects / f.memory_usage:.0f} of it, 1/{table_bytes / f.memory_usage:.0f} of the "
+        f"table alone (target ≤ 1/20 of the set with its keys)"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=10_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--slow-keys", type=int, default=200_000)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
     n = args.keys
     table, notes = Table(), []
@@ -178,25 +213,18 @@ def main():
     keys_list = keys.tolist()
     others = distinct_keys(1_000_000, start=n)
     f, bloom = bench_kind("uint64", keys, keys_list, others.tolist(), n, args, table, notes)
-    ints = set(keys_list)
-    table_bytes = sys.getsizeof(ints)
-    with_objects = table_bytes + sum(map(sys.getsizeof, keys_list))
-    notes.append(
-        f"memory at {n:,} uint64 keys: ccfilter {f.memory_usage / 2**20:.1f} MiB "
-        f"({f.memory_usage * 8 / n:.1f} bits/key, expected rate "
-        f"{f.expected_false_positive_rate:.3%}); rbloom {bloom.size_in_bits / 8 / 2**20:.1f} MiB; "
-        f"a Python set of the keys {with_objects / 2**20:.0f} MiB with its int objects, "
-        f"{table_bytes / 2**20:.0f} MiB without: ccfilter takes 1/{with_objects / f.memory_usage:.0f} "
-        f"or 1/{table_bytes / f.memory_usage:.0f} of it (target ≤ 1/20)"
-    )
-    del ints, f, bloom
+    notes.append(memory_note("uint64", keys_list, f, bloom))
+    del f, bloom
 
     print(f"str keys ({n:,})", file=sys.stderr)
     words = [f"user-{k}@example.com" for k in keys_list]
     del keys_list
     other_words = [f"other-{i}@example.com" for i in range(1_000_000)]
-    bench_kind("str", words, words, other_words, n, args, table, notes)
+    f, bloom = bench_kind("str", words, words, other_words, n, args, table, notes)
+    notes.append(memory_note("str", words, f, bloom))
 
+    print(f"`python bench/bench.py {' '.join(sys.argv[1:])}`".replace(" `", "`"))
+    print()
     table.print()
     print()
     print(f"- load average (1 min) at the start and the end: {start_load:.1f}, "

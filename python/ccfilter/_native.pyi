@@ -49,11 +49,12 @@ class _Filter:
     def load_factor(self) -> float: ...
     @property
     def expected_false_positive_rate(self) -> float: ...
-    def add_many(self, keys: Keys) -> int:
-        """Adds every key in order; how many. FilterFullError at the first with no room."""
-    def contains_many(self, keys: Keys) -> npt.NDArray[np.bool_]:
-        """Whether each key may be in the filter."""
-    def discard_many(self, keys: Keys) -> int:
+    def add_many(self, keys: Keys, *, threads: int = 1) -> int:
+        """Adds every key in order; how many. FilterFullError at the first with no room.
+        `threads` splits each chunk of keys across that many threads."""
+    def contains_many(self, keys: Keys, *, threads: int = 1) -> npt.NDArray[np.bool_]:
+        """Whether each key may be in the filter, on `threads` threads."""
+    def discard_many(self, keys: Keys, *, threads: int = 1) -> int:
         """Removes one copy of each present key; how many were removed."""
     def to_bytes(self) -> bytes:
         """The filter in the crate's portable format."""
@@ -121,3 +122,9 @@ class GrowableCuckooFilter(_Filter):
     def level_count(self) -> int: ...
     @property
     def fingerprint_bits(self) -> list[int]: ...
+    def is_compatible(self, other: GrowableCuckooFilter) -> bool:
+        """Whether `merge` can merge `other` in: same plan and seed."""
+    def merge(self, other: GrowableCuckooFilter, *, unique: bool = False) -> int:
+        """Adds every fingerprint of `other`, each into its level; how many went in."""
+    def __ior__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter: ...
+    def __or__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter: ...

@@ -2,8 +2,10 @@
 on the workers, and filter another collection by it on the workers (a semi-join).
 
 ``build_filter`` gives every partition a filter of the same shape and seed, fills each on the
-worker that holds the partition, and merges them pairwise up a tree (``split_every`` at a time),
-as Spark merges per-partition Bloom filters and ``Bag.reduction`` reduces. Filters travel
+worker that holds the partition, and merges them up a tree (``split_every`` at a time), as Spark
+merges per-partition Bloom filters and ``Bag.reduction`` reduces. The filters are sized for the
+collection's count (computed first unless given), or, with ``growable=True``, grow as their keys
+arrive, with no count and so no extra pass over the data. Filters travel
 between processes as their portable bytes (pickling), so the same code runs on a
 ``LocalCluster`` or on a cluster of many machines: only the scheduler address changes.
 
@@ -24,11 +26,12 @@ from dask import delayed
 from dask.base import is_dask_collection
 from dask.delayed import Delayed
 
-from ._native import ConcurrentCuckooFilter
+from ._native import ConcurrentCuckooFilter, GrowableCuckooFilter
 
 __all__ = ["build_filter", "semi_join"]
 
-AnyFilter = Union[ConcurrentCuckooFilter, Delayed]
+Filter = Union[ConcurrentCuckooFilter, GrowableCuckooFilter]
+AnyFilter = Union[ConcurrentCuckooFilter, GrowableCuckooFilter, Delayed]
 
 
 def _keys(partition: Any) -> Any:
@@ -39,14 +42,14 @@ def _keys(partition: Any) -> Any:
     return partition
 
 
-def _partition_filter(partition: Any, settings: dict) -> ConcurrentCuckooFilter:
+def _partition_filter(partition: Any, kind: type, settings: dict) -> Filter:
     """The filter of one partition's keys, built on the worker that holds it."""
-    f = ConcurrentCuckooFilter(**settings)
+    f = kind(**settings)
     f.add_many(_keys(partition))
     return f
 
 
-def _merge_filters(*filters: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter:
+def _merge_filters(*filters: Filter) -> Filter:
     """One node of the tree: the union of its children (the first, which this task owns,
     takes the others in)."""
     first, *rest = filters
@@ -92,6 +95,7 @@ def build_filter(
     *,
     column: Optional[str] = None,
     seed: Optional[int] = None,
+    growable: bool = False,
     split_every: int = 8,
     compute: bool = True,
     **settings: Any,
@@ -99,12 +103,21 @@ def build_filter(
     """One filter holding every key of ``collection``: a dask bag of keys, a 1-D dask array of
     integers (or strings), a dask series, or a dask dataframe with ``column``.
 
-    Every partition's filter is sized for ``capacity`` keys in all (default: the collection's
-    count, computed first), so that they all have one shape and merge; each is built on the
-    worker holding its partition, then ``split_every`` filters at a time are merged up a tree.
-    Other keyword arguments (``fingerprint_bits``, ``bucket_size``, ``semi_sorted``) go to
-    ``ConcurrentCuckooFilter``. With ``compute=False``, returns the ``Delayed`` filter, to pass
-    on to ``semi_join`` without bringing it to the client.
+    Every partition gets a filter of one shape and seed, built on the worker holding the
+    partition; then ``split_every`` filters at a time are merged up a tree. With
+    ``compute=False``, returns the ``Delayed`` filter, to pass on to ``semi_join`` without
+    bringing it to the client.
+
+    By default each filter is a ``ConcurrentCuckooFilter`` sized for ``capacity`` keys in all
+    (default: the collection's count, computed first, which reads the data one more time).
+    Other keyword arguments (``fingerprint_bits``, ``bucket_size``, ``semi_sorted``) go to it.
+
+    With ``growable=True`` each is a ``GrowableCuckooFilter`` and nothing is counted:
+    ``capacity`` is its first level's (default 1,000,000) and other keyword arguments
+    (``split_depth``, ``max_capacity``) go to it. A fingerprint stays in its level when filters
+    merge, and a level grows to ``2**split_depth`` times its first size (64 by default), so the
+    union holds up to about ``capacity * 2**split_depth`` keys (64 million by default) before the
+    merge raises ``FilterFullError``: give a larger ``capacity`` (or ``split_depth``) for more.
 
     Keys are as for the filter classes: nulls (``None``, ``NaN``) are not keys, so drop them
     first (``dropna()``). Raises ``FilterFullError`` if ``capacity`` is too small.
@@ -113,18 +126,25 @@ def build_filter(
         raise ValueError(f"split_every must be at least 2, got {split_every}")
     keys = _column(collection, column)
     parts = _partitions(keys)
+    kind = GrowableCuckooFilter if growable else ConcurrentCuckooFilter
     spec = dict(settings)
-    spec["capacity"] = _count(keys) if capacity is None else capacity
-    spec["capacity"] = max(spec["capacity"], 1)
+    if capacity is not None:
+        spec["capacity"] = capacity
+    elif not growable:
+        spec["capacity"] = max(_count(keys), 1)
     if false_positive_rate is not None:
         spec["false_positive_rate"] = false_positive_rate
     if seed is not None:
         spec["seed"] = seed
-    # Check the settings here, where a mistake is cheap to report.
-    ConcurrentCuckooFilter(**{**spec, "capacity": 1})
-    level = [delayed(_partition_filter, pure=True)(part, spec) for part in parts]
+    # Check the settings here, where a mistake is cheap to report (a fixed filter at its
+    # smallest: it is allocated whole; a growable one's first level is what each partition gets).
+    if growable:
+        kind(**spec)
+    else:
+        kind(**{**spec, "capacity": 1})
+    level = [delayed(_partition_filter, pure=True)(part, kind, spec) for part in parts]
     if not level:
-        level = [delayed(_partition_filter, pure=True)([], spec)]
+        level = [delayed(_partition_filter, pure=True)([], kind, spec)]
     while len(level) > 1:
         level = [
             delayed(_merge_filters, pure=True)(*level[i : i + split_every])
@@ -133,16 +153,16 @@ def build_filter(
     return level[0].compute() if compute else level[0]
 
 
-def _keep_elements(partition: list, f: ConcurrentCuckooFilter) -> list:
+def _keep_elements(partition: list, f: Filter) -> list:
     answers = f.contains_many(partition)
     return [item for item, keep in zip(partition, answers) if keep]
 
 
-def _keep_block(block: np.ndarray, f: ConcurrentCuckooFilter) -> np.ndarray:
+def _keep_block(block: np.ndarray, f: Filter) -> np.ndarray:
     return f.contains_many(block)
 
 
-def _keep_rows(frame: Any, f: ConcurrentCuckooFilter, column: Optional[str]) -> Any:
+def _keep_rows(frame: Any, f: Filter, column: Optional[str]) -> Any:
     keys = frame if column is None else frame[column]
     return frame[f.contains_many(keys.to_numpy())]
 

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt};
 
 use crate::keys::{int_key, type_name};
+use crate::parts::MAX_THREADS;
 
 /// A count argument (`capacity`, `max_capacity`): an `int` of at least 1.
 pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -35,6 +36,17 @@ pub fn setting<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Opti
             T::try_from(v).map_err(|_| PyValueError::new_err(format!("{name} {v} is out of range")))
         })
         .transpose()
+}
+
+/// The `threads` argument of a bulk call: an int from 1 to [`MAX_THREADS`], 1 if not given.
+pub fn threads(value: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let Some(value) = value else { return Ok(1) };
+    match count("threads", value)? {
+        n @ 1..=MAX_THREADS => Ok(n),
+        n => Err(PyValueError::new_err(format!(
+            "threads must be at most {MAX_THREADS}, got {n}"
+        ))),
+    }
 }
 
 /// The hasher for a `seed` argument: any int in `[-2^63, 2^64)`, mapped as int keys are; the

@@ -1,7 +1,9 @@
 //! What the Python classes need of a filter, for both kinds of the crate's filters.
 
+use core::hash::BuildHasher;
+
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError,
+    ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError, MergeError,
 };
 
 use crate::keys::KeyRef;
@@ -15,13 +17,20 @@ pub trait Backend: Send + Sync + Sized {
     fn count(&self, key: KeyRef<'_>) -> usize;
     fn remove(&self, key: KeyRef<'_>) -> bool;
     fn seed(&self) -> u64;
-    /// Batched lookups (the crate's prefetching path) of keys and of int keys.
-    fn contains_keys(&self, keys: &[KeyRef<'_>], answers: &mut [bool]);
-    fn contains_ints(&self, keys: &[u64], answers: &mut [bool]);
-    /// Pipelined inserts that stop at the first key with no room.
-    fn extend_keys(&self, keys: &[KeyRef<'_>]) -> Result<usize, ExtendError>;
-    fn extend_ints(&self, keys: &[u64]) -> Result<usize, ExtendError>;
+    /// The filter's own hash of `key`: what its `insert` and `contains` compute.
+    fn hash(&self, key: KeyRef<'_>) -> u64;
+    /// `hashes[i]` = the filter's hash of the int key `keys[i]`, in one loop the compiler sees
+    /// whole (the hasher inlined).
+    fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]);
+    /// Batched lookups by hash (the crate's prefetching path).
+    fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]);
+    /// Pipelined inserts by hash that stop at the first with no room.
+    fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError>;
+    fn remove_hash(&self, hash: u64) -> bool;
     fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
+    fn is_compatible(&self, other: &Self) -> bool;
+    /// `merge`, or `merge_unique` if `unique`.
+    fn merge(&self, other: &Self, unique: bool) -> Result<usize, MergeError>;
 }
 
 /// Implements [`Backend`] for a filter type whose methods have the same names and signatures.
@@ -46,20 +55,37 @@ macro_rules! backend {
             fn seed(&self) -> u64 {
                 self.hasher().seed()
             }
-            fn contains_keys(&self, keys: &[KeyRef<'_>], answers: &mut [bool]) {
-                self.contains_batch_into(keys, answers);
+            #[inline]
+            fn hash(&self, key: KeyRef<'_>) -> u64 {
+                self.hasher().hash_one(key)
             }
-            fn contains_ints(&self, keys: &[u64], answers: &mut [bool]) {
-                self.contains_batch_into(keys, answers);
+            fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]) {
+                let hasher = self.hasher();
+                for (hash, key) in hashes.iter_mut().zip(keys) {
+                    *hash = hasher.hash_one(key);
+                }
             }
-            fn extend_keys(&self, keys: &[KeyRef<'_>]) -> Result<usize, ExtendError> {
-                self.try_extend(keys)
+            fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+                self.contains_hash_batch(hashes, answers);
             }
-            fn extend_ints(&self, keys: &[u64]) -> Result<usize, ExtendError> {
-                self.try_extend(keys)
+            fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError> {
+                self.try_extend_hashes(hashes)
+            }
+            fn remove_hash(&self, hash: u64) -> bool {
+                <$filter>::remove_hash(self, hash)
             }
             fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
                 <$filter>::from_bytes(bytes)
+            }
+            fn is_compatible(&self, other: &Self) -> bool {
+                <$filter>::is_compatible(self, other)
+            }
+            fn merge(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+                if unique {
+                    <$filter>::merge_unique(self, other)
+                } else {
+                    <$filter>::merge(self, other)
+                }
             }
         }
     };

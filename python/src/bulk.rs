@@ -1,9 +1,12 @@
 //! Many keys per call: numpy integer arrays read in place, or any iterable of keys, a chunk at a
-//! time, each chunk's filter work done with the interpreter released.
+//! time.
 //!
-//! A chunk is first copied into memory of our own while attached to the interpreter: another
-//! Python thread may write the caller's array while the filter works, and the copy (a few
-//! microseconds per chunk) keeps every read of shared memory under the interpreter's rules.
+//! A chunk is taken from Python while attached to the interpreter: a numpy array's integers are
+//! copied into a buffer of ours (another Python thread may write the caller's array meanwhile,
+//! and the copy keeps every read of it under the interpreter's rules), other keys are held as
+//! their values or as references to their immutable `str` and `bytes` objects. Then, with the
+//! interpreter released, the filter's hasher hashes them and the filter works on the hashes
+//! through the crate's prehashed batch calls, on `threads` threads when asked (see [`parts`]).
 
 use numpy::ndarray::{s, ArrayView1};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -11,25 +14,57 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 
+use concurrent_cuckoo_filter::ExtendError;
+
 use crate::backend::Backend;
 use crate::errors;
-use crate::keys::{type_name, KeyBatch, KeyRef};
+use crate::keys::{read_chunk, type_name, HeldKey};
+use crate::parts::{in_parts, Part};
+use crate::pipeline::pipelined;
 
-/// Keys per chunk: large enough that releasing the interpreter costs nothing measurable, small
-/// enough that a chunk's copy stays in cache.
+/// Keys per chunk and thread: large enough that releasing the interpreter (and starting a
+/// thread) costs little beside the chunk's work, small enough that its buffers stay in cache.
 const CHUNK: usize = 1 << 16;
 
 /// A chunk of keys, in memory of our own.
-enum Chunk<'a> {
+#[derive(Debug, Clone, Copy)]
+pub enum Keys<'a> {
+    /// Integers by their 64-bit pattern.
     Ints(&'a [u64]),
-    Keys(&'a [KeyRef<'a>]),
+    /// Keys of any kind, held.
+    Held(&'a [HeldKey]),
 }
 
-impl Chunk<'_> {
-    fn len(&self) -> usize {
+impl<'a> Keys<'a> {
+    pub fn len(&self) -> usize {
         match self {
             Self::Ints(keys) => keys.len(),
-            Self::Keys(keys) => keys.len(),
+            Self::Held(keys) => keys.len(),
+        }
+    }
+
+    pub fn split_at(self, mid: usize) -> (Self, Self) {
+        match self {
+            Self::Ints(keys) => {
+                let (a, b) = keys.split_at(mid);
+                (Self::Ints(a), Self::Ints(b))
+            }
+            Self::Held(keys) => {
+                let (a, b) = keys.split_at(mid);
+                (Self::Held(a), Self::Held(b))
+            }
+        }
+    }
+
+    /// `hashes[i]` = the filter's hash of key `i`.
+    fn hash_into<B: Backend>(self, filter: &B, hashes: &mut [u64]) {
+        match self {
+            Self::Ints(keys) => filter.hash_ints(keys, hashes),
+            Self::Held(keys) => {
+                for (hash, key) in hashes.iter_mut().zip(keys) {
+                    *hash = filter.hash(key.key());
+                }
+            }
         }
     }
 }
@@ -125,43 +160,41 @@ impl<'py> Source<'py> {
         }
     }
 
-    /// Calls `work` on each chunk of keys in order, while it returns `Ok(true)`. An item that is
-    /// not a key (or an iterator that raises) ends the call with its error, after `work` has
-    /// done the keys before it.
+    /// Calls `work` on each chunk of `chunk` keys in order, while it returns `Ok(true)`. An item
+    /// that is not a key (or an iterator that raises) ends the call with its error, after
+    /// `work` has done the keys before it.
     fn for_each_chunk(
         &self,
         py: Python<'_>,
-        mut work: impl FnMut(Python<'_>, Chunk<'_>) -> PyResult<bool>,
+        chunk: usize,
+        mut work: impl FnMut(Python<'_>, Keys<'_>) -> PyResult<bool>,
     ) -> PyResult<()> {
         match self {
             Self::Array(array) => {
-                let mut buf = Vec::with_capacity(CHUNK.min(array.len()));
+                let mut buf = Vec::with_capacity(chunk.min(array.len()));
                 let mut start = 0;
                 while start < array.len() {
-                    let end = (start + CHUNK).min(array.len());
+                    let end = (start + chunk).min(array.len());
                     array.copy_into(start, end, &mut buf);
-                    if !work(py, Chunk::Ints(&buf))? {
+                    if !work(py, Keys::Ints(&buf))? {
                         break;
                     }
                     start = end;
                 }
             }
             Self::Iterable(keys) => {
-                let mut batch = KeyBatch::default();
+                let mut held = Vec::with_capacity(chunk.min(self.len_hint()));
                 let mut items = keys.try_iter()?;
                 loop {
-                    batch.clear();
+                    // Drops the last chunk's references, attached.
+                    held.clear();
                     // A key that is not one ends the call, after the keys before it are done.
-                    let bad = items
-                        .by_ref()
-                        .take(CHUNK)
-                        .try_for_each(|item| batch.push(&item?))
-                        .err();
-                    if batch.len() == 0 && bad.is_none() {
+                    let bad = read_chunk(&mut items, chunk, &mut held);
+                    if held.is_empty() && bad.is_none() {
                         break;
                     }
-                    let full_chunk = batch.len() == CHUNK;
-                    let go_on = work(py, Chunk::Keys(&batch.keys()))?;
+                    let full_chunk = held.len() == chunk;
+                    let go_on = work(py, Keys::Held(&held))?;
                     if let Some(bad) = bad {
                         return Err(bad);
                     }
@@ -175,59 +208,125 @@ impl<'py> Source<'py> {
     }
 }
 
+/// `op` on the filter's hashes of each piece of the iterable `keys`, pieces read by the calling
+/// thread while other threads hash and work on the ones before ([`pipelined`]).
+fn by_hash_on_threads<B: Backend, R: Send>(
+    py: Python<'_>,
+    filter: &B,
+    keys: &Bound<'_, PyAny>,
+    threads: usize,
+    go_on: impl Fn(&R) -> bool + Sync,
+    op: impl Fn(&[u64]) -> R + Sync,
+) -> PyResult<Vec<R>> {
+    let work = |keys: &[HeldKey]| {
+        let mut hashes = vec![0; keys.len()];
+        Keys::Held(keys).hash_into(filter, &mut hashes);
+        op(&hashes)
+    };
+    pipelined(py, keys, threads, work, go_on)
+}
+
 /// Whether each key may be in the filter, as a numpy `bool` array.
 pub fn contains_many<'py, B: Backend>(
     py: Python<'py>,
     filter: &B,
     keys: &Bound<'py, PyAny>,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let source = Source::new(keys)?;
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let answers = by_hash_on_threads(
+            py,
+            filter,
+            keys,
+            threads,
+            |_| true,
+            |hashes| {
+                let mut answers = vec![false; hashes.len()];
+                filter.contains_hashes(hashes, &mut answers);
+                answers
+            },
+        )?;
+        return Ok(PyArray1::from_vec(py, answers.concat()));
+    }
     let mut answers = Vec::with_capacity(source.len_hint());
-    source.for_each_chunk(py, |py, chunk| {
+    let mut hashes = Vec::new();
+    source.for_each_chunk(py, CHUNK * threads, |py, keys| {
         let start = answers.len();
-        answers.resize(start + chunk.len(), false);
-        let out = &mut answers[start..];
-        py.detach(|| match chunk {
-            Chunk::Ints(keys) => filter.contains_ints(keys, out),
-            Chunk::Keys(keys) => filter.contains_keys(keys, out),
+        answers.resize(start + keys.len(), false);
+        hashes.resize(keys.len(), 0);
+        let part = Part::new(keys, &mut hashes, &mut answers[start..]);
+        py.detach(|| {
+            in_parts(
+                threads,
+                part,
+                |part| {
+                    part.keys.hash_into(filter, part.hashes);
+                    filter.contains_hashes(part.hashes, part.answers);
+                },
+                |()| true,
+            )
         });
         Ok(true)
     })?;
     Ok(PyArray1::from_vec(py, answers))
 }
 
-/// Inserts every key in order; how many went in, or a `FilterFullError` at the first that found
-/// no room, saying how many went in before it.
+/// Inserts every key; how many went in, or a `FilterFullError` at the first that found no room,
+/// saying how many went in before it. With one thread the keys go in in order, and those
+/// before the one with no room all went in; with more, pieces of a chunk go in at once, and
+/// `inserted` counts what went in of every piece tried.
 pub fn add_many<B: Backend>(
     py: Python<'_>,
     filter: &B,
     keys: &Bound<'_, PyAny>,
+    threads: usize,
 ) -> PyResult<usize> {
     let source = Source::new(keys)?;
     let mut inserted = 0;
     let mut full = None;
-    source.for_each_chunk(py, |py, chunk| {
-        let outcome = py.detach(|| match chunk {
-            Chunk::Ints(keys) => filter.extend_ints(keys),
-            Chunk::Keys(keys) => filter.extend_keys(keys),
-        });
-        match outcome {
-            Ok(n) => {
-                inserted += n;
-                Ok(true)
-            }
-            Err(err) => {
-                inserted += err.inserted();
-                full = Some(err);
-                Ok(false)
-            }
+    let mut hashes = Vec::new();
+    let mut tally = |outcome: Result<usize, ExtendError>| match outcome {
+        Ok(n) => inserted += n,
+        Err(err) => {
+            inserted += err.inserted();
+            full.get_or_insert(err);
         }
-    })?;
+    };
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let outcomes = by_hash_on_threads(py, filter, keys, threads, Result::is_ok, |hashes| {
+            filter.extend_hashes(hashes)
+        })?;
+        outcomes.into_iter().for_each(&mut tally);
+    } else {
+        source.for_each_chunk(py, CHUNK * threads, |py, keys| {
+            hashes.resize(keys.len(), 0);
+            let part = Part::new(keys, &mut hashes, &mut []);
+            let outcomes = py.detach(|| {
+                in_parts(
+                    threads,
+                    part,
+                    |part| {
+                        part.keys.hash_into(filter, part.hashes);
+                        filter.extend_hashes(part.hashes)
+                    },
+                    Result::is_ok,
+                )
+            });
+            let go_on = outcomes.iter().all(Result::is_ok);
+            outcomes.into_iter().for_each(&mut tally);
+            Ok(go_on)
+        })?;
+    }
     match full {
         None => Ok(inserted),
         Some(err) => Err(errors::full(
             py,
-            format!("{err}; {inserted} keys of this call went in before it"),
+            if threads == 1 {
+                format!("{err}; {inserted} keys of this call went in before it")
+            } else {
+                format!("{err}; {inserted} keys of this call went in")
+            },
             inserted,
         )),
     }
@@ -238,17 +337,48 @@ pub fn discard_many<B: Backend>(
     py: Python<'_>,
     filter: &B,
     keys: &Bound<'_, PyAny>,
+    threads: usize,
 ) -> PyResult<usize> {
     let source = Source::new(keys)?;
+    if let (Source::Iterable(keys), 2..) = (&source, threads) {
+        let removed = by_hash_on_threads(
+            py,
+            filter,
+            keys,
+            threads,
+            |_| true,
+            |hashes| {
+                hashes
+                    .iter()
+                    .filter(|&&hash| filter.remove_hash(hash))
+                    .count()
+            },
+        )?;
+        return Ok(removed.into_iter().sum());
+    }
     let mut removed = 0;
-    source.for_each_chunk(py, |py, chunk| {
-        removed += py.detach(|| match chunk {
-            Chunk::Ints(keys) => keys
-                .iter()
-                .filter(|&&key| filter.remove(KeyRef::Int(key)))
-                .count(),
-            Chunk::Keys(keys) => keys.iter().filter(|&&key| filter.remove(key)).count(),
-        });
+    let mut hashes = Vec::new();
+    source.for_each_chunk(py, CHUNK * threads, |py, keys| {
+        hashes.resize(keys.len(), 0);
+        let part = Part::new(keys, &mut hashes, &mut []);
+        removed += py
+            .detach(|| {
+                in_parts(
+                    threads,
+                    part,
+                    |part| {
+                        part.keys.hash_into(filter, part.hashes);
+                        let hashes: &[u64] = part.hashes;
+                        hashes
+                            .iter()
+                            .filter(|&&hash| filter.remove_hash(hash))
+                            .count()
+                    },
+                    |_| true,
+                )
+            })
+            .into_iter()
+            .sum::<usize>();
         Ok(true)
     })?;
     Ok(removed)

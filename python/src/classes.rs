@@ -78,23 +78,41 @@ macro_rules! filter_class {
 
             /// Adds every key of `keys` (a numpy integer array, or any iterable of keys) in order;
             /// returns how many. At the first key with no room, raises `FilterFullError` whose
-            /// `inserted` says how many keys of this call went in before it.
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<usize> {
-                crate::bulk::add_many(py, &self.inner, keys)
+            /// `inserted` says how many keys of this call went in before it. `threads` splits
+            /// each chunk of keys across that many threads (then what went in before a full
+            /// filter is a prefix of each thread's part, not of the call).
+            #[pyo3(signature = (keys, *, threads = None))]
+            fn add_many(
+                &self,
+                py: Python<'_>,
+                keys: &Bound<'_, PyAny>,
+                threads: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<usize> {
+                crate::bulk::add_many(py, &self.inner, keys, crate::args::threads(threads)?)
             }
 
-            /// Whether each key may be in the filter, as a numpy `bool` array.
+            /// Whether each key may be in the filter, as a numpy `bool` array. `threads` splits
+            /// each chunk of keys across that many threads.
+            #[pyo3(signature = (keys, *, threads = None))]
             fn contains_many<'py>(
                 &self,
                 py: Python<'py>,
                 keys: &Bound<'py, PyAny>,
+                threads: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Bound<'py, numpy::PyArray1<bool>>> {
-                crate::bulk::contains_many(py, &self.inner, keys)
+                crate::bulk::contains_many(py, &self.inner, keys, crate::args::threads(threads)?)
             }
 
             /// Removes one copy of each key that is present; returns how many were removed.
-            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<usize> {
-                crate::bulk::discard_many(py, &self.inner, keys)
+            /// `threads` splits each chunk of keys across that many threads.
+            #[pyo3(signature = (keys, *, threads = None))]
+            fn discard_many(
+                &self,
+                py: Python<'_>,
+                keys: &Bound<'_, PyAny>,
+                threads: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<usize> {
+                crate::bulk::discard_many(py, &self.inner, keys, crate::args::threads(threads)?)
             }
 
             /// The filter in the crate's portable format (`FORMAT.md`), readable by Rust, `ccf`
@@ -167,6 +185,35 @@ macro_rules! filter_class {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let restore = py.get_type::<Self>().getattr("from_bytes")?;
                 Ok((restore, (self.to_bytes(py),)))
+            }
+
+            /// Whether `merge` can merge `other` into this filter: same shape (for a growable
+            /// filter: same plan) and seed.
+            fn is_compatible(&self, other: &Self) -> bool {
+                Backend::is_compatible(&self.inner, &other.inner)
+            }
+
+            /// Adds every key of `other` (a compatible filter no one is writing to); returns how
+            /// many fingerprints went in. With `unique=True`, only fingerprints not yet present,
+            /// as a set union of filters built with `add_unique`. Raises `ValueError` for
+            /// incompatible filters (nothing merged), `FilterFullError` if this filter fills up
+            /// (what went in stays).
+            #[pyo3(signature = (other, *, unique = false))]
+            fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
+                py.detach(|| Backend::merge(&self.inner, &other.inner, unique))
+                    .map_err(|err| crate::errors::merge(py, err))
+            }
+
+            /// `self |= other`: `merge(other)`.
+            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.merge(py, other, false).map(drop)
+            }
+
+            /// `self | other`: a copy of this filter with `other` merged in.
+            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let union = self.copy(py)?;
+                union.merge(py, other, false)?;
+                Ok(union)
             }
 
             $($own)*

@@ -17,19 +17,6 @@ pub struct Fixed {
     inner: ConcurrentCuckooFilter,
 }
 
-impl Fixed {
-    fn merge_from(&self, py: Python<'_>, other: &Fixed, unique: bool) -> PyResult<usize> {
-        py.detach(|| {
-            if unique {
-                self.inner.merge_unique(&other.inner)
-            } else {
-                self.inner.merge(&other.inner)
-            }
-        })
-        .map_err(|err| errors::merge(py, err))
-    }
-}
-
 filter_class!(Fixed, {
     /// A filter that holds any `capacity` distinct keys.
     ///
@@ -108,32 +95,6 @@ filter_class!(Fixed, {
     /// Shape, fill and accuracy as a dict.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         stats_dict(py, &self.inner.stats())
-    }
-
-    /// Whether `merge` can merge `other` into this filter: same shape and seed.
-    fn is_compatible(&self, other: &Fixed) -> bool {
-        self.inner.is_compatible(&other.inner)
-    }
-
-    /// Adds every key of `other` (a compatible filter no one is writing to); returns how many
-    /// fingerprints went in. With `unique=True`, only fingerprints not yet present, as a set
-    /// union of filters built with `add_unique`. Raises `ValueError` for incompatible filters
-    /// (nothing merged), `FilterFullError` if this filter fills up (what went in stays).
-    #[pyo3(signature = (other, *, unique = false))]
-    fn merge(&self, py: Python<'_>, other: &Fixed, unique: bool) -> PyResult<usize> {
-        self.merge_from(py, other, unique)
-    }
-
-    /// `self |= other`: `merge(other)`.
-    fn __ior__(&self, py: Python<'_>, other: &Fixed) -> PyResult<()> {
-        self.merge_from(py, other, false).map(drop)
-    }
-
-    /// `self | other`: a copy of this filter with `other` merged in.
-    fn __or__(&self, py: Python<'_>, other: &Fixed) -> PyResult<Self> {
-        let union = self.copy(py)?;
-        union.merge_from(py, other, false)?;
-        Ok(union)
     }
 
     fn __repr__(&self) -> String {

@@ -11,10 +11,9 @@
 //!   the key `ccf` made of it (lines that are not UTF-8 included).
 
 use core::hash::{Hash, Hasher};
-use std::borrow::Cow;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
 
 /// One key, borrowed: an integer or the bytes of a string.
@@ -27,6 +26,7 @@ pub enum KeyRef<'a> {
 }
 
 impl Hash for KeyRef<'_> {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
             Self::Int(value) => state.write_u64(*value),
@@ -70,92 +70,81 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-/// The bytes of a key's string or bytes-like object; `None` for an int; a `TypeError` otherwise.
-enum Extracted<'a> {
+/// A key taken out of its Python object and kept alive by a reference to it: strings and bytes
+/// are immutable, so their bytes stay valid and unchanged while the interpreter is released
+/// (pyo3's `PyBackedStr` and `PyBackedBytes` are `Send` and `Sync` for that reason). A
+/// `bytearray`, which any Python code may resize, is copied.
+#[derive(Debug)]
+pub enum HeldKey {
     Int(u64),
-    Bytes(Cow<'a, [u8]>),
+    Str(PyBackedStr),
+    Bytes(PyBackedBytes),
 }
 
-fn extract<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Extracted<'a>> {
-    if let Ok(int) = obj.cast::<PyInt>() {
-        return int_key(int).map(Extracted::Int);
+impl HeldKey {
+    /// Takes the key `obj` stands for; a `TypeError` or `ValueError` if it is not one.
+    pub fn new(obj: Bound<'_, PyAny>) -> PyResult<Self> {
+        // Exact types first: the common keys, told apart by one pointer comparison each.
+        let obj = match obj.cast_into_exact::<PyString>() {
+            Ok(string) => return Ok(Self::Str(PyBackedStr::try_from(string)?)),
+            Err(err) => err.into_inner(),
+        };
+        if let Ok(int) = obj.cast::<PyInt>() {
+            return int_key(int).map(Self::Int);
+        }
+        let obj = match obj.cast_into::<PyString>() {
+            Ok(string) => return Ok(Self::Str(PyBackedStr::try_from(string)?)),
+            Err(err) => err.into_inner(),
+        };
+        let obj = match obj.cast_into::<PyBytes>() {
+            Ok(bytes) => return Ok(Self::Bytes(PyBackedBytes::from(bytes))),
+            Err(err) => err.into_inner(),
+        };
+        if let Ok(array) = obj.cast::<PyByteArray>() {
+            return Ok(Self::Bytes(PyBackedBytes::from(array.clone())));
+        }
+        if obj.cast::<PyMemoryView>().is_ok() {
+            let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
+            return Ok(Self::Bytes(PyBackedBytes::from(bytes)));
+        }
+        Err(wrong_key_type(&obj))
     }
-    if let Ok(string) = obj.cast::<PyString>() {
-        return Ok(Extracted::Bytes(Cow::Borrowed(string.to_str()?.as_bytes())));
+
+    /// The key, borrowed.
+    #[inline]
+    pub fn key(&self) -> KeyRef<'_> {
+        match self {
+            Self::Int(value) => KeyRef::Int(*value),
+            Self::Str(string) => KeyRef::Bytes(string.as_bytes()),
+            Self::Bytes(bytes) => KeyRef::Bytes(bytes),
+        }
     }
-    if let Ok(bytes) = obj.cast::<PyBytes>() {
-        return Ok(Extracted::Bytes(Cow::Borrowed(bytes.as_bytes())));
-    }
-    if let Ok(array) = obj.cast::<PyByteArray>() {
-        // Copied: a bytearray may be resized by any Python code that runs.
-        return Ok(Extracted::Bytes(Cow::Owned(array.to_vec())));
-    }
-    if obj.cast::<PyMemoryView>().is_ok() {
-        let bytes = obj.call_method0("tobytes")?;
-        let bytes = bytes.cast::<PyBytes>()?;
-        return Ok(Extracted::Bytes(Cow::Owned(bytes.as_bytes().to_vec())));
-    }
-    Err(wrong_key_type(obj))
 }
 
 /// Runs `f` on the key `obj` stands for.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(KeyRef<'_>) -> R) -> PyResult<R> {
-    Ok(match extract(obj)? {
-        Extracted::Int(value) => f(KeyRef::Int(value)),
-        Extracted::Bytes(bytes) => f(KeyRef::Bytes(&bytes)),
-    })
+    // The common keys borrowed, as a single-key call is short enough to feel a reference count.
+    if let Ok(string) = obj.cast_exact::<PyString>() {
+        return Ok(f(KeyRef::Bytes(string.to_str()?.as_bytes())));
+    }
+    if let Ok(int) = obj.cast_exact::<PyInt>() {
+        return Ok(f(KeyRef::Int(int_key(int)?)));
+    }
+    Ok(f(HeldKey::new(obj.clone())?.key()))
 }
 
-/// Where a key of a [`KeyBatch`] is.
-#[derive(Debug, Clone, Copy)]
-enum Slot {
-    Int(u64),
-    Bytes { start: usize, end: usize },
-}
-
-/// Keys taken from Python objects into memory of our own, so that the filter can work on them
-/// with the interpreter released.
-#[derive(Debug, Default)]
-pub struct KeyBatch {
-    data: Vec<u8>,
-    slots: Vec<Slot>,
-}
-
-impl KeyBatch {
-    /// Adds the key `obj` stands for.
-    pub fn push(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-        let slot = match extract(obj)? {
-            Extracted::Int(value) => Slot::Int(value),
-            Extracted::Bytes(bytes) => {
-                let start = self.data.len();
-                self.data.extend_from_slice(&bytes);
-                Slot::Bytes {
-                    start,
-                    end: self.data.len(),
-                }
-            }
-        };
-        self.slots.push(slot);
-        Ok(())
-    }
-
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    pub fn clear(&mut self) {
-        self.data.clear();
-        self.slots.clear();
-    }
-
-    /// The keys, borrowed.
-    pub fn keys(&self) -> Vec<KeyRef<'_>> {
-        self.slots
-            .iter()
-            .map(|slot| match *slot {
-                Slot::Int(value) => KeyRef::Int(value),
-                Slot::Bytes { start, end } => KeyRef::Bytes(&self.data[start..end]),
-            })
-            .collect()
-    }
+/// Reads up to `chunk` keys of `items` into `held`; the error of the first item that is not a
+/// key (or of the iterator), which ends the reading, after the keys before it.
+pub fn read_chunk<'py>(
+    items: &mut impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    chunk: usize,
+    held: &mut Vec<HeldKey>,
+) -> Option<PyErr> {
+    items
+        .take(chunk)
+        .try_for_each(|item| {
+            held.push(HeldKey::new(item?)?);
+            Ok(())
+        })
+        .err()
 }

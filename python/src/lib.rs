@@ -13,6 +13,8 @@ mod files;
 mod fixed;
 mod growable;
 mod keys;
+mod parts;
+mod pipeline;
 
 use core::hash::BuildHasher;
 

@@ -16,7 +16,7 @@ import dask.array as da  # noqa: E402
 import dask.bag as db  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
-from ccfilter import ConcurrentCuckooFilter  # noqa: E402
+from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter  # noqa: E402
 from ccfilter.dask import build_filter, semi_join  # noqa: E402
 
 N = 40_000
@@ -38,17 +38,19 @@ def worker_pids_of(client, task_stream, prefix):
     return {pids[w] for w in workers}
 
 
-def local_filter(keys, capacity, **kwargs):
-    f = ConcurrentCuckooFilter(capacity, **kwargs)
+def local_filter(keys, capacity, cls=ConcurrentCuckooFilter, **kwargs):
+    f = cls(capacity, **kwargs)
     f.add_many(keys)
     return f
 
 
 def check(f, keys, others, local):
-    assert len(f) == len(local)
+    assert type(f) is type(local) and len(f) == len(local)
     assert f.contains_many(keys).all()  # no false negatives
     answers = f.contains_many(others)
-    assert answers.mean() <= rate_bound(f.expected_false_positive_rate, len(others))
+    # The fixed filter's rate at capacity; the growable filter's target, kept as it grows.
+    bound = getattr(f, "false_positive_rate", f.expected_false_positive_rate)
+    assert answers.mean() <= rate_bound(bound, len(others))
     # The same answers as a filter built in one process.
     assert (answers == local.contains_many(others)).all()
 
@@ -63,6 +65,32 @@ def test_a_filter_from_a_bag_is_built_on_both_workers(client):
     assert worker_pids_of(client, stream, "_merge_filters")  # the tree ran there too
     others = [f"other-{i}" for i in range(TRIALS)]
     check(f, words, others, local_filter(words, N, false_positive_rate=0.001))
+
+
+def test_a_growable_filter_needs_no_count(client):
+    words = [f"word-{i}" for i in range(N)]
+    bag = db.from_sequence(words, npartitions=16)
+    with distributed.get_task_stream(client) as stream:
+        f = build_filter(bag, 1000, 0.001, growable=True, split_every=4, seed=3)
+    assert f.seed == 3 and f.capacity > 1000  # grew past its first size
+    pids = worker_pids_of(client, stream, "_partition_filter")
+    assert len(pids) == 2 and os.getpid() not in pids
+    # Only the partitions, their filters and the merges ran: no count of the collection.
+    ran = {str(t["key"]) for t in stream.data}
+    assert not [key for key in ran if "count" in key or "sum" in key], ran
+    others = [f"other-{i}" for i in range(TRIALS)]
+    check(f, words, others,
+          local_filter(words, 1000, GrowableCuckooFilter, false_positive_rate=0.001, seed=3))
+
+    # A growable filter left on the cluster filters another collection there.
+    g = build_filter(bag, growable=True, compute=False)
+    mixed = words[:2000] + others[:2000]
+    kept = semi_join(db.from_sequence(mixed, npartitions=4), g).compute()
+    assert set(words[:2000]).issubset(kept) and len(kept) < 2100
+
+    # A first level too small for the union: the merge says so.
+    with pytest.raises(FilterFullError):
+        build_filter(bag, 1000, growable=True, split_depth=1)
 
 
 def test_a_filter_from_an_array_and_from_a_dataframe_column(client):

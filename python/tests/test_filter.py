@@ -27,6 +27,16 @@ def canonical(key):
     return key.encode() if isinstance(key, str) else bytes(key)
 
 
+def at_most_three_copies(batch, model):
+    """The keys of `batch` that leave no key with more than three copies."""
+    kept, copies = [], Counter(model)
+    for key in batch:
+        if copies[canonical(key)] < 3:
+            copies[canonical(key)] += 1
+            kept.append(key)
+    return kept
+
+
 operations = st.lists(
     st.tuples(st.sampled_from(["add", "add_unique", "discard", "add_many", "discard_many"]),
               st.lists(keys, min_size=1, max_size=5)),
@@ -41,6 +51,10 @@ def test_no_false_negatives_and_exact_len(cls, ops):
     f = cls(1000)
     model = Counter()
     for op, batch in ops:
+        if op in ("add", "add_many"):
+            # At most three copies of a key: its two buckets hold eight, and a ninth is refused
+            # (a full filter, tested on its own).
+            batch = at_most_three_copies(batch, model)
         if op == "add":
             for key in batch:
                 f.add(key)
@@ -228,3 +242,73 @@ def test_settings_shape_the_filter():
     assert h.stats()["len"] == 50_000 == sum(level["len"] for level in h.stats()["levels"])
     assert h.expected_false_positive_rate < 0.01
     assert "GrowableCuckooFilter(len=50000" in repr(h)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_bulk_calls_on_several_threads_agree_with_one(cls, threads):
+    n = 100_000
+    keys = distinct_keys(n)
+    words = [f"key-{i}" for i in range(n)]
+    one, many = cls(3 * n), cls(3 * n)
+    assert one.add_many(keys) == n and one.add_many(words) == n
+    assert many.add_many(keys, threads=threads) == n
+    assert many.add_many(iter(words), threads=threads) == n
+    assert len(many) == len(one) == 2 * n
+    probe = distinct_keys(3 * n)  # a third present, the rest absent
+    assert (many.contains_many(probe, threads=threads) == one.contains_many(probe)).all()
+    assert (many.contains_many(probe, threads=threads) == many.contains_many(probe)).all()
+    assert many.contains_many(words, threads=threads).all()  # no false negatives
+    assert many.discard_many(keys[::2], threads=threads) == n // 2
+    assert many.discard_many(words, threads=threads) == n
+    assert len(many) == n - n // 2
+    assert many.contains_many(keys[1::2], threads=threads).all()
+
+
+def test_a_full_filter_on_several_threads_counts_what_went_in():
+    f = ConcurrentCuckooFilter(10_000)
+    keys = distinct_keys(200_000)
+    with pytest.raises(FilterFullError) as raised:
+        f.add_many(keys, threads=4)
+    assert raised.value.inserted == len(f) >= 10_000
+    # What went in is found; nothing was dropped to make room.
+    assert f.contains_many(keys).sum() >= len(f)
+
+
+@pytest.mark.parametrize(
+    ("threads", "error", "message"),
+    [
+        (0, ValueError, "threads must be at least 1, got 0"),
+        (-1, ValueError, "threads must be at least 1, got -1"),
+        (10**6, ValueError, "threads must be at most 256, got 1000000"),
+        (2**70, ValueError, "threads .* is too large"),
+        (2.0, TypeError, "threads must be an int, not float"),
+    ],
+)
+def test_a_bad_thread_count_raises_before_any_work(threads, error, message):
+    f = ConcurrentCuckooFilter(100)
+    f.add(1)
+    for call in (f.add_many, f.contains_many, f.discard_many):
+        with pytest.raises(error, match=message):
+            call([1, 2], threads=threads)
+    assert len(f) == 1
+
+
+def test_iterables_on_several_threads_stop_at_a_full_filter_or_a_bad_key():
+    # Lists and iterators are read on the calling thread while helpers work on what was read.
+    f = ConcurrentCuckooFilter(10_000)
+    words = [f"word-{i}" for i in range(200_000)]
+    with pytest.raises(FilterFullError) as raised:
+        f.add_many(iter(words), threads=3)
+    assert raised.value.inserted == len(f) >= 10_000
+    assert f.contains_many(words, threads=3).sum() >= len(f)
+
+    g = ConcurrentCuckooFilter(100_000)
+    good = words[:50_000]
+    with pytest.raises(TypeError, match="float"):
+        g.add_many(good + [1.5] + words[50_000:60_000], threads=2)
+    # Every key before the bad one went in, none after it.
+    assert len(g) == len(good) and g.contains_many(good, threads=2).all()
+    with pytest.raises(TypeError, match="NoneType"):
+        g.contains_many(good + [None], threads=2)
+    assert g.discard_many(iter(good), threads=2) == len(good) and len(g) == 0

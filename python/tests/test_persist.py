@@ -8,6 +8,8 @@ import pickle
 import numpy as np
 import pytest
 from conftest import distinct_keys
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ccfilter
 from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
@@ -91,13 +93,15 @@ def test_a_failed_save_leaves_the_destination_alone(tmp_path):
     assert same_answers(f, ConcurrentCuckooFilter.load(tmp_path / "f.ccf"))
 
 
-def test_merge_is_the_union_of_compatible_filters():
-    a = ConcurrentCuckooFilter(20_000)
-    b = ConcurrentCuckooFilter(20_000)
+@pytest.mark.parametrize("cls", FILTERS)
+def test_merge_is_the_union_of_compatible_filters(cls):
+    a = cls(20_000)
+    b = cls(20_000)
     a.add_many(distinct_keys(5000))
     b.add_many(distinct_keys(5000, start=5000))
-    assert a.is_compatible(b)
+    assert a.is_compatible(b) and b.is_compatible(a)
     union = a | b
+    assert type(union) is cls
     assert len(union) == 10_000 and len(a) == 5000
     assert union.contains_many(distinct_keys(10_000)).all()
     assert a.merge(b) == 5000
@@ -105,28 +109,90 @@ def test_merge_is_the_union_of_compatible_filters():
     a |= b
     assert len(a) == 15_000
     # As a set union: nothing already present goes in again.
-    c = ConcurrentCuckooFilter(20_000)
+    c = cls(20_000)
     c.add_many(distinct_keys(5000))
     assert c.merge(union, unique=True) <= 5000
     assert len(c) <= 10_000 and c.contains_many(distinct_keys(10_000)).all()
 
 
-def test_merge_refuses_incompatible_filters_and_reports_a_full_target():
-    a = ConcurrentCuckooFilter(10_000)
-    for other in (ConcurrentCuckooFilter(100), ConcurrentCuckooFilter(10_000, seed=1)):
+merge_keys = st.lists(
+    st.one_of(st.integers(min_value=-(2**63), max_value=2**64 - 1), st.text(max_size=12),
+              st.binary(max_size=12)),
+    max_size=60,
+)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@settings(max_examples=60, deadline=None)
+@given(ours=merge_keys, theirs=merge_keys, unique=st.booleans())
+def test_a_merged_filter_finds_every_key_of_both(cls, ours, theirs, unique):
+    a, b = cls(1000, seed=7), cls(1000, seed=7)
+    a.add_many(ours)
+    b.add_many(theirs)
+    merged = a.merge(b, unique=unique)
+    if unique:
+        assert merged <= len(theirs) and len(a) == len(ours) + merged
+    else:
+        assert merged == len(theirs) and len(a) == len(ours) + len(theirs)
+    everything = ours + theirs
+    assert all(key in a for key in everything)  # no false negatives
+    assert a.contains_many(everything).all() if everything else True
+    assert len(b) == len(theirs)  # the source is unchanged
+
+
+def test_a_growable_merge_adds_the_levels_the_source_has():
+    a, b = GrowableCuckooFilter(1000), GrowableCuckooFilter(1000)
+    b.add_many(distinct_keys(300_000))
+    assert b.level_count == 2 and a.level_count == 1
+    assert a.merge(b) == 300_000
+    assert a.level_count == 2 and len(a) == 300_000
+    assert a.contains_many(distinct_keys(300_000)).all()
+    assert same_answers(a, b)
+    # The last level has room still: keys of a's own go in after the merge.
+    a.add_many(distinct_keys(1000, start=300_000))
+    assert a.contains_many(distinct_keys(301_000)).all()
+
+
+@pytest.mark.parametrize(
+    ("cls", "shape"),
+    [(ConcurrentCuckooFilter, {"capacity": 100}), (GrowableCuckooFilter, {"capacity": 100_000}),
+     (GrowableCuckooFilter, {"capacity": 10_000, "split_depth": 5})],
+)
+def test_merge_refuses_incompatible_filters(cls, shape):
+    a = cls(10_000)
+    for other in (cls(**shape), cls(10_000, seed=1)):
         other.add(1)
         assert not a.is_compatible(other)
         with pytest.raises(ValueError, match="differ|hasher"):
             a.merge(other)
+        with pytest.raises(ValueError, match="differ|hasher"):
+            a |= other
         assert len(a) == 0
+    other_kind = GrowableCuckooFilter if cls is ConcurrentCuckooFilter else ConcurrentCuckooFilter
+    with pytest.raises(TypeError):
+        a.merge(other_kind(10))
+    with pytest.raises(TypeError):
+        a |= other_kind(10)
+
+
+def test_a_full_target_says_how_much_went_in_and_keeps_it():
     full = ConcurrentCuckooFilter(10_000)
     full.add_many(distinct_keys(full.capacity))
     with pytest.raises(FilterFullError) as raised:
         full.merge(filled(ConcurrentCuckooFilter, n=5000, start=10**6))
     assert len(full) == full.capacity + raised.value.inserted
     assert full.contains_many(distinct_keys(full.capacity)).all()
-    with pytest.raises(TypeError):
-        a.merge(GrowableCuckooFilter(10))
+
+    # A growable level holds 2**split_depth times its first size, and a fingerprint stays in
+    # its level: two filters whose first levels are nearly full do not fit one.
+    a, b = GrowableCuckooFilter(1000, split_depth=1), GrowableCuckooFilter(1000, split_depth=1)
+    a.add_many(distinct_keys(7000))
+    b.add_many(distinct_keys(7000, start=10**6))
+    assert a.level_count == b.level_count == 1
+    with pytest.raises(FilterFullError) as raised:
+        a.merge(b)
+    assert len(a) == 7000 + raised.value.inserted
+    assert a.contains_many(distinct_keys(7000)).all()
 
 
 def test_pickled_filters_answer_in_another_process(tmp_path):

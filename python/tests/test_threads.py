@@ -55,8 +55,9 @@ def test_threads_adding_discarding_and_looking_up_see_no_false_negatives(cls):
     assert np.asarray(f.contains_many(stable)).all()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("call", ["contains_many", "add_many", "discard_many"])
-def test_bulk_calls_let_other_python_threads_run(call):
+def test_bulk_calls_let_other_python_threads_run(call, threads):
     # A Python thread counts while the main thread is inside one bulk call. Had the call held
     # the interpreter throughout, the count could move only in the switch interval before it
     # (set short here); released, it moves for most of the call.
@@ -82,7 +83,7 @@ def test_bulk_calls_let_other_python_threads_run(call):
         time.sleep(0.1)
         rate = (count - before) / (time.perf_counter() - start)
         before, start = count, time.perf_counter()
-        getattr(f, call)(keys)
+        getattr(f, call)(keys, threads=threads)
         during, seconds = count - before, time.perf_counter() - start
     finally:
         stop.set()

@@ -1,0 +1,38 @@
+"""One bulk call on a filter holding the same keys, for counting its instructions:
+
+    valgrind --tool=callgrind --callgrind-out-file=cg.out python bench/one_call.py str contains_many
+    callgrind_annotate --inclusive=yes cg.out | grep -E 'bulk::(contains|add)_many '
+
+The inclusive count of `ccfilter_native::bulk::<call>`, divided by the keys (by twice the keys
+for `add_many`, which also fills the filter first), is the call's instructions per key.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ccfilter import ConcurrentCuckooFilter
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["uint64", "str"])
+    parser.add_argument("call", choices=["add_many", "contains_many"])
+    parser.add_argument("--keys", type=int, default=200_000)
+    args = parser.parse_args()
+    n = args.keys
+    keys = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    if args.kind == "str":
+        keys = [f"user-{k}@example.com" for k in keys.tolist()]
+    f = ConcurrentCuckooFilter(n)
+    f.add_many(keys)
+    if args.call == "add_many":
+        ConcurrentCuckooFilter(n).add_many(keys)
+    else:
+        f.contains_many(keys)
+
+
+if __name__ == "__main__":
+    main()
