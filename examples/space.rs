@@ -5,7 +5,7 @@
 //! cargo run --release --example space [-- ITEMS]
 //! ```
 
-use concurrent_cuckoo_filter::{Builder, ConcurrentCuckooFilter};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, ConcurrentCuckooFilterBuilder};
 
 struct Measured {
     load: f64,
@@ -13,7 +13,10 @@ struct Measured {
     false_positive_rate: f64,
 }
 
-fn measure(builder: Builder, queries: u64) -> (ConcurrentCuckooFilter, Measured) {
+fn measure(
+    builder: ConcurrentCuckooFilterBuilder,
+    queries: u64,
+) -> (ConcurrentCuckooFilter, Measured) {
     let filter = builder.build().expect("a valid configuration");
     let mut n = 0u64;
     while filter.insert(&n).is_ok() {

@@ -34,7 +34,7 @@ const DEFAULT_SEARCH_BUCKETS: usize = 2000;
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
-pub struct Builder<S = DefaultHashBuilder> {
+pub struct ConcurrentCuckooFilterBuilder<S = DefaultHashBuilder> {
     capacity: usize,
     request: Request,
     hasher: S,
@@ -46,13 +46,13 @@ pub struct Builder<S = DefaultHashBuilder> {
     layout: Option<TableLayout>,
 }
 
-impl Default for Builder {
+impl Default for ConcurrentCuckooFilterBuilder {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Builder {
+impl ConcurrentCuckooFilterBuilder {
     /// A builder with the defaults: 4-slot buckets, 12-bit fingerprints, [`DefaultHashBuilder`].
     /// A capacity must still be set.
     pub fn new() -> Self {
@@ -69,7 +69,7 @@ impl Builder {
     }
 }
 
-impl<S> Builder<S> {
+impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// How many items the filter must hold: any `capacity` distinct items fit (with fingerprints
     /// of at least 8 bits). A large table gets just enough buckets for that many at the load
     /// factor the bucket size reaches (84% for 2 slots, 95% for 4, 97% for 8), so a filter sized
@@ -152,8 +152,8 @@ impl<S> Builder<S> {
     }
 
     /// The hasher to hash items with.
-    pub fn hasher<T>(self, hasher: T) -> Builder<T> {
-        Builder {
+    pub fn hasher<T>(self, hasher: T) -> ConcurrentCuckooFilterBuilder<T> {
+        ConcurrentCuckooFilterBuilder {
             capacity: self.capacity,
             request: self.request,
             hasher,
@@ -328,7 +328,7 @@ impl<S> Builder<S> {
     }
 }
 
-impl<S> Builder<S> {
+impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// The shape the request and the layout ask for, with no bucket count yet; checks that the
     /// layout can hold its buckets.
     fn resolve_shape(&self) -> Result<Shape, BuildError> {
@@ -366,7 +366,7 @@ impl<S> Builder<S> {
 /// What the target can hold: the checks run with the host's limits, and the tests run them with a
 /// 32-bit target's as well.
 /// A builder's explicit settings (`None` or 0 where the default applies), as
-/// [`Builder::settings`] gives them.
+/// [`ConcurrentCuckooFilterBuilder::settings`] gives them.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
     pub(crate) request: Request,
@@ -397,14 +397,26 @@ mod tests {
     #[test]
     fn every_bad_parameter_is_named() {
         let cases = [
-            (Builder::new().capacity(0).build().unwrap_err(), "capacity"),
-            (Builder::new().build().unwrap_err(), "capacity"),
             (
-                Builder::new().capacity(usize::MAX).build().unwrap_err(),
+                ConcurrentCuckooFilterBuilder::new()
+                    .capacity(0)
+                    .build()
+                    .unwrap_err(),
                 "capacity",
             ),
             (
-                Builder::new()
+                ConcurrentCuckooFilterBuilder::new().build().unwrap_err(),
+                "capacity",
+            ),
+            (
+                ConcurrentCuckooFilterBuilder::new()
+                    .capacity(usize::MAX)
+                    .build()
+                    .unwrap_err(),
+                "capacity",
+            ),
+            (
+                ConcurrentCuckooFilterBuilder::new()
                     .capacity(10)
                     .fingerprint_bits(0)
                     .build()
@@ -412,7 +424,7 @@ mod tests {
                 "fingerprint_bits",
             ),
             (
-                Builder::new()
+                ConcurrentCuckooFilterBuilder::new()
                     .capacity(10)
                     .fingerprint_bits(33)
                     .build()
@@ -420,7 +432,7 @@ mod tests {
                 "fingerprint_bits",
             ),
             (
-                Builder::new()
+                ConcurrentCuckooFilterBuilder::new()
                     .capacity(10)
                     .bucket_size(3)
                     .build()
@@ -428,7 +440,7 @@ mod tests {
                 "bucket_size",
             ),
             (
-                Builder::new()
+                ConcurrentCuckooFilterBuilder::new()
                     .capacity(10)
                     .bucket_size(0)
                     .build()
@@ -436,11 +448,15 @@ mod tests {
                 "bucket_size",
             ),
             (
-                Builder::new().capacity(10).stripes(3).build().unwrap_err(),
+                ConcurrentCuckooFilterBuilder::new()
+                    .capacity(10)
+                    .stripes(3)
+                    .build()
+                    .unwrap_err(),
                 "stripes",
             ),
             (
-                Builder::new()
+                ConcurrentCuckooFilterBuilder::new()
                     .capacity(10)
                     .search_limits(9, 10)
                     .build()
@@ -455,7 +471,7 @@ mod tests {
             );
         }
         assert_eq!(
-            Builder::new()
+            ConcurrentCuckooFilterBuilder::new()
                 .capacity(10)
                 .fingerprint_bits(33)
                 .build()
@@ -466,7 +482,9 @@ mod tests {
 
     #[test]
     fn stripes_out_of_range_are_refused_with_the_range() {
-        let huge = Builder::new().buckets(1 << 31).bucket_size(8);
+        let huge = ConcurrentCuckooFilterBuilder::new()
+            .buckets(1 << 31)
+            .bucket_size(8);
         let host_max = 1 << 32;
         assert_eq!(
             huge.clone().stripes(1).geometry(&Limits::TARGET),
@@ -478,11 +496,14 @@ mod tests {
         );
         assert!(huge.stripes(8).geometry(&Limits::TARGET).is_ok());
         assert!(matches!(
-            Builder::new().capacity(10).stripes(1 << 62).build(),
+            ConcurrentCuckooFilterBuilder::new()
+                .capacity(10)
+                .stripes(1 << 62)
+                .build(),
             Err(BuildError::Stripes { .. })
         ));
         for (limits, max) in [(Limits::TARGET, host_max), (THIRTY_TWO_BIT, 1 << 27)] {
-            let err = Builder::new()
+            let err = ConcurrentCuckooFilterBuilder::new()
                 .capacity(10)
                 .stripes(1 << 62)
                 .geometry(&limits)
@@ -502,7 +523,7 @@ mod tests {
             );
         }
         // The most there can be is accepted.
-        assert!(Builder::new()
+        assert!(ConcurrentCuckooFilterBuilder::new()
             .capacity(10)
             .stripes(host_max)
             .geometry(&Limits::TARGET)
@@ -514,7 +535,7 @@ mod tests {
         for limits in [Limits::TARGET, THIRTY_TWO_BIT] {
             for (bucket_size, bits) in [(2, 32), (4, 12), (8, 32), (8, 4)] {
                 let builder = |capacity: usize| {
-                    Builder::new()
+                    ConcurrentCuckooFilterBuilder::new()
                         .capacity(capacity)
                         .bucket_size(bucket_size)
                         .fingerprint_bits(bits)
@@ -545,7 +566,7 @@ mod tests {
 
     #[test]
     fn a_32_bit_target_refuses_a_capacity_it_cannot_address_with_the_true_maximum() {
-        let err = Builder::new()
+        let err = ConcurrentCuckooFilterBuilder::new()
             .capacity(u32::MAX as usize)
             .bucket_size(2)
             .fingerprint_bits(32)
@@ -561,7 +582,7 @@ mod tests {
     #[test]
     fn a_table_larger_than_memory_is_out_of_memory_or_built_untouched() {
         // 2^32 buckets of eight 32-bit fingerprints: 128 GiB, never written.
-        match Builder::new()
+        match ConcurrentCuckooFilterBuilder::new()
             .buckets(1 << 32)
             .bucket_size(8)
             .fingerprint_bits(32)
@@ -579,7 +600,7 @@ mod tests {
     #[test]
     fn tables_are_sized_for_the_target_load() {
         for (bucket_size, bits) in [(2usize, 8u32), (4, 12), (8, 16)] {
-            let geometry = Builder::new()
+            let geometry = ConcurrentCuckooFilterBuilder::new()
                 .capacity(1_000_000)
                 .bucket_size(bucket_size)
                 .fingerprint_bits(bits)
@@ -610,9 +631,9 @@ impl ConcurrentCuckooFilter {
         Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
     }
 
-    /// A [`Builder`] for any other configuration.
-    pub fn builder() -> Builder {
-        Builder::new()
+    /// A [`ConcurrentCuckooFilterBuilder`] for any other configuration.
+    pub fn builder() -> ConcurrentCuckooFilterBuilder {
+        ConcurrentCuckooFilterBuilder::new()
     }
 }
 
@@ -634,10 +655,10 @@ impl<S> ConcurrentCuckooFilter<S> {
     ///
     /// # Panics
     ///
-    /// If `capacity` is too large to address. Use [`Builder::hasher`] to get an error instead.
+    /// If `capacity` is too large to address. Use [`ConcurrentCuckooFilterBuilder::hasher`] to get an error instead.
     #[must_use]
     pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        match Builder::new()
+        match ConcurrentCuckooFilterBuilder::new()
             .capacity(capacity.max(1))
             .hasher(hasher)
             .build()

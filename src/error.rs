@@ -24,7 +24,7 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
-/// Why a [`Builder`](crate::Builder) could not build a filter. Each variant names the parameter
+/// Why a [`ConcurrentCuckooFilterBuilder`](crate::ConcurrentCuckooFilterBuilder) could not build a filter. Each variant names the parameter
 /// at fault and the value it was given.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -216,9 +216,9 @@ impl ExtendError {
     }
 
     /// Where, in the input, the item that found no room is: for inputs inserted in order
-    /// (`try_extend`, `try_extend_hashes`, `insert_unique_hashes`). It and the items after it
+    /// (`try_extend`, `try_extend_hashes`, `insert_unique_hash_batch_into`). It and the items after it
     /// were not tried. Equal to [`inserted`](Self::inserted) except where items found present
-    /// were skipped (`insert_unique_hashes`). `None` after `try_par_extend`, whose items go in in
+    /// were skipped (`insert_unique_hash_batch_into`). `None` after `try_par_extend`, whose items go in in
     /// no fixed order.
     #[must_use]
     pub fn position(&self) -> Option<usize> {

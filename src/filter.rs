@@ -143,13 +143,13 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw.bucket_size()
     }
 
-    /// Whether buckets are semi-sorted (see [`Builder::semi_sorted`](crate::Builder::semi_sorted)).
+    /// Whether buckets are semi-sorted (see [`ConcurrentCuckooFilterBuilder::semi_sorted`](crate::ConcurrentCuckooFilterBuilder::semi_sorted)).
     #[must_use]
     pub fn is_semi_sorted(&self) -> bool {
         self.raw.is_semi_sorted()
     }
 
-    /// How the table holds its buckets (see [`Builder::layout`]).
+    /// How the table holds its buckets (see [`ConcurrentCuckooFilterBuilder::layout`]).
     #[must_use]
     pub fn layout(&self) -> crate::TableLayout {
         if self.raw.has_bucket_words() {

@@ -6,7 +6,7 @@ use crate::raw::Shape;
 use crate::sizing::Request;
 
 /// How a [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter)'s table holds its buckets,
-/// chosen with [`Builder::layout`](crate::Builder::layout), or by the rule given there when it
+/// chosen with [`ConcurrentCuckooFilterBuilder::layout`](crate::ConcurrentCuckooFilterBuilder::layout), or by the rule given there when it
 /// is not: bucket words for the default 4 × 12-bit buckets, packed for every other shape and
 /// whenever a false positive rate is asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -54,6 +54,16 @@
 //!   (allocating it zeroed, the slice view of its words, freeing it, and its `Send` and
 //!   `Sync`); in `growable/chunk_slots.rs`, the load of a published chunk pointer.
 //!
+//! # Names
+//!
+//! Both filters name their operations alike. A `_hash` suffix takes a key's 64-bit hash,
+//! computed with [`ConcurrentCuckooFilter::hasher`], instead of the key (`contains_hash`,
+//! `insert_hash`); `_batch` takes a slice of keys and answers each (`contains_batch`, or
+//! `contains_hash_batch_into` for hashes); `_into` writes the answers into the caller's slice;
+//! `extend` calls take any number of keys, and their `try_` form says how many went in before
+//! the filter filled (`try_extend`, `try_extend_hashes`, `try_par_extend`). Each type is built
+//! by its own builder: [`ConcurrentCuckooFilterBuilder`], [`GrowableCuckooFilterBuilder`].
+//!
 //! # Keys from untrusted clients
 //!
 //! The default hasher's seed is fixed, and public: a client who chooses the keys can pick ones
@@ -83,10 +93,10 @@ mod raw;
 mod sizing;
 mod sync;
 
-pub use crate::builder::Builder;
+pub use crate::builder::ConcurrentCuckooFilterBuilder;
 pub use crate::error::{BuildError, ExtendError, InsertError};
 pub use crate::filter::ConcurrentCuckooFilter;
-pub use crate::growable::{GrowableBuilder, GrowableCuckooFilter};
+pub use crate::growable::{GrowableCuckooFilter, GrowableCuckooFilterBuilder};
 pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 pub use crate::layout::TableLayout;
 pub use crate::merge::MergeError;

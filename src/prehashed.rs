@@ -110,15 +110,15 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// let hashes = ["in", "out"].map(|key| filter.hasher().hash_one(key));
     /// filter.insert_hash(hashes[0])?;
     /// let mut answers = [false; 2];
-    /// filter.contains_hash_batch(&hashes, &mut answers);
+    /// filter.contains_hash_batch_into(&hashes, &mut answers);
     /// assert_eq!(answers, [true, false]);
     /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
-    pub fn contains_hash_batch(&self, hashes: &[u64], answers: &mut [bool]) {
+    pub fn contains_hash_batch_into(&self, hashes: &[u64], answers: &mut [bool]) {
         assert_eq!(
             hashes.len(),
             answers.len(),
-            "contains_hash_batch: one answer per hash"
+            "contains_hash_batch_into: one answer per hash"
         );
         self.raw().contains_hashes(hashes, answers);
     }
@@ -172,10 +172,10 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// let seen = ConcurrentCuckooFilter::with_capacity(1000);
     /// let hashes = ["a", "b", "a", "c", "b"].map(|key| seen.hasher().hash_one(key));
     /// let mut new = [false; 5];
-    /// assert_eq!(seen.insert_unique_hashes(&hashes, &mut new), Ok(3));
+    /// assert_eq!(seen.insert_unique_hash_batch_into(&hashes, &mut new), Ok(3));
     /// assert_eq!(new, [true, true, false, true, false]);
     /// ```
-    pub fn insert_unique_hashes(
+    pub fn insert_unique_hash_batch_into(
         &self,
         hashes: &[u64],
         new: &mut [bool],
@@ -183,7 +183,7 @@ impl<S> ConcurrentCuckooFilter<S> {
         assert_eq!(
             hashes.len(),
             new.len(),
-            "insert_unique_hashes: one flag per hash"
+            "insert_unique_hash_batch_into: one flag per hash"
         );
         new.fill(false);
         let mut inserted = 0;

@@ -78,7 +78,9 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
         ConcurrentCuckooFilter::with_capacity(1000).layout(),
         TableLayout::BucketWord
     );
-    let layout_of = |builder: concurrent_cuckoo_filter::Builder| builder.build().unwrap().layout();
+    let layout_of = |builder: concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder| {
+        builder.build().unwrap().layout()
+    };
     let builder = || ConcurrentCuckooFilter::builder().capacity(1000);
     assert_eq!(
         layout_of(builder().fingerprint_bits(12)),

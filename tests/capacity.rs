@@ -73,7 +73,11 @@ fn failures(
     (within_capacity, within_n)
 }
 
-fn builder(slots: usize, bits: u32, seed: u64) -> concurrent_cuckoo_filter::Builder {
+fn builder(
+    slots: usize,
+    bits: u32,
+    seed: u64,
+) -> concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder {
     ConcurrentCuckooFilter::builder()
         .bucket_size(slots)
         .fingerprint_bits(bits)

@@ -256,7 +256,9 @@ fn writers_on_all_cores_near_full_load_lose_nothing() {
 
 #[test]
 fn bad_configurations_are_errors_naming_the_parameter() {
-    let build = |b: concurrent_cuckoo_filter::Builder| b.build().map(|_| ()).unwrap_err();
+    let build = |b: concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder| {
+        b.build().map(|_| ()).unwrap_err()
+    };
     let cases = [
         (
             build(ConcurrentCuckooFilter::builder().capacity(0)),

@@ -209,7 +209,7 @@ fn batches_agree_with_single_lookups(filter: GrowableCuckooFilter) {
 
 #[test]
 fn bad_parameters_are_named() {
-    let build = |b: concurrent_cuckoo_filter::GrowableBuilder| b.build().unwrap_err();
+    let build = |b: concurrent_cuckoo_filter::GrowableCuckooFilterBuilder| b.build().unwrap_err();
     let builder = GrowableCuckooFilter::builder;
     assert_eq!(build(builder()), BuildError::ZeroCapacity);
     for rate in [0.0, 1.5, -0.1, f64::NAN] {
@@ -277,14 +277,14 @@ fn the_hash_family_collections_and_sizes_agree_with_the_keyed_calls() {
         .collect();
     assert_eq!(filter.try_extend_hashes(&hashes), Ok(40_000));
     let mut answers = vec![false; hashes.len()];
-    filter.contains_hash_batch(&hashes, &mut answers);
+    filter.contains_hash_batch_into(&hashes, &mut answers);
     assert!(answers.iter().all(|&hit| hit));
     assert!((0..60_000u64).all(|key| filter.contains(&key)));
     let mut new = vec![false; 4];
     let fresh = [1u64 << 50, 1 << 51, 1 << 50, 7];
     let fresh_hashes: Vec<u64> = fresh.iter().map(|k| filter.hasher().hash_one(k)).collect();
     filter
-        .insert_unique_hashes(&fresh_hashes, &mut new)
+        .insert_unique_hash_batch_into(&fresh_hashes, &mut new)
         .unwrap();
     assert_eq!(new, [true, true, false, false]);
     assert_eq!(filter.count_hash(fresh_hashes[0]), 1);

@@ -183,11 +183,11 @@ fn hashes_from_another_function_have_no_false_negatives_and_the_expected_false_p
     let members: Vec<u64> = (0..100_000).map(mix).collect();
     assert_eq!(filter.try_extend_hashes(&members), Ok(100_000));
     let mut answers = vec![false; members.len()];
-    filter.contains_hash_batch(&members, &mut answers);
+    filter.contains_hash_batch_into(&members, &mut answers);
     assert!(answers.iter().all(|&found| found));
     let strangers: Vec<u64> = (100_000..1_100_000).map(mix).collect();
     let mut answers = vec![false; strangers.len()];
-    filter.contains_hash_batch(&strangers, &mut answers);
+    filter.contains_hash_batch_into(&strangers, &mut answers);
     let rate = answers.iter().filter(|&&found| found).count() as f64 / 1e6;
     let expected = filter.stats().false_positive_rate_at_load;
     assert!(rate < expected * 1.3, "{rate} vs {expected}");
@@ -257,7 +257,9 @@ fn a_batch_of_unique_inserts_flags_first_copies_and_names_the_hash_that_found_no
     let hash = |key: u64| filter.hasher().hash_one(key);
     let hashes: Vec<u64> = (0..3000u64).map(|i| hash(i % 1000)).collect();
     let mut new = vec![true; hashes.len()];
-    let inserted = filter.insert_unique_hashes(&hashes, &mut new).unwrap();
+    let inserted = filter
+        .insert_unique_hash_batch_into(&hashes, &mut new)
+        .unwrap();
     assert_eq!(inserted, filter.len());
     assert_eq!(inserted, new.iter().filter(|&&new| new).count());
     // The first copy of each key, less a few false positives; never a later copy.
@@ -271,7 +273,9 @@ fn a_batch_of_unique_inserts_flags_first_copies_and_names_the_hash_that_found_no
         .collect();
     let mut new = vec![false; more.len()];
     let before = filter.len();
-    let full = filter.insert_unique_hashes(&more, &mut new).unwrap_err();
+    let full = filter
+        .insert_unique_hash_batch_into(&more, &mut new)
+        .unwrap_err();
     let at = full
         .position()
         .expect("a batch in order names the failing hash");

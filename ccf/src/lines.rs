@@ -199,7 +199,7 @@ pub fn contains(filter: &Filter, data: &[u8], lines: &Lines) -> Vec<bool> {
             .hashes
             .par_chunks(LOOKUP_BATCH)
             .zip(answer_batches)
-            .for_each(|(hashes, answers)| filter.contains_hash_batch(hashes, answers)),
+            .for_each(|(hashes, answers)| filter.contains_hash_batch_into(hashes, answers)),
         Filter::Growable(filter) => {
             let keys: Vec<LineKey<'_>> = (0..lines.len())
                 .map(|i| LineKey(lines.line(data, i)))
@@ -221,7 +221,7 @@ pub fn insert_unique(filter: &Filter, data: &[u8], lines: &Lines) -> Result<Vec<
     match filter {
         Filter::Fixed(filter) => in_parts(&lines.hashes, |_, hashes, new| {
             filter
-                .insert_unique_hashes(hashes, new)
+                .insert_unique_hash_batch_into(hashes, new)
                 .map(drop)
                 .map_err(|full| full.position().unwrap_or(hashes.len()))
         }),

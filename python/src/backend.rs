@@ -66,7 +66,7 @@ macro_rules! backend {
                 }
             }
             fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-                self.contains_hash_batch(hashes, answers);
+                self.contains_hash_batch_into(hashes, answers);
             }
             fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError> {
                 self.try_extend_hashes(hashes)

@@ -1,6 +1,6 @@
 //! Configuring a growable filter.
 
-use crate::builder::Builder;
+use crate::builder::ConcurrentCuckooFilterBuilder;
 use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
@@ -38,25 +38,27 @@ pub(crate) const MAX_SPLIT_DEPTH: u32 = 10;
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
-pub struct GrowableBuilder<S = DefaultHashBuilder> {
+pub struct GrowableCuckooFilterBuilder<S = DefaultHashBuilder> {
     plan: Plan,
     hasher: S,
     item_locks: usize,
 }
 
-impl Default for GrowableBuilder {
+impl Default for GrowableCuckooFilterBuilder {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl GrowableBuilder {
+impl GrowableCuckooFilterBuilder {
     /// A builder with the defaults: a target false positive rate of 0.1%, split levels of depth 6, no
     /// limit, [`DefaultHashBuilder`]. A capacity must still be set.
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                template: Builder::new().hasher(()).layout(TableLayout::Packed),
+                template: ConcurrentCuckooFilterBuilder::new()
+                    .hasher(())
+                    .layout(TableLayout::Packed),
                 initial_capacity: 0,
                 initial_buckets: 0,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
@@ -69,7 +71,7 @@ impl GrowableBuilder {
     }
 }
 
-impl<S> GrowableBuilder<S> {
+impl<S> GrowableCuckooFilterBuilder<S> {
     /// Items the first level holds. It grows `2^split_depth` times, then the next level starts
     /// that large.
     pub fn capacity(mut self, capacity: usize) -> Self {
@@ -102,8 +104,8 @@ impl<S> GrowableBuilder<S> {
     }
 
     /// The hasher to hash items with.
-    pub fn hasher<T>(self, hasher: T) -> GrowableBuilder<T> {
-        GrowableBuilder {
+    pub fn hasher<T>(self, hasher: T) -> GrowableCuckooFilterBuilder<T> {
+        GrowableCuckooFilterBuilder {
             plan: self.plan,
             hasher,
             item_locks: self.item_locks,
@@ -153,7 +155,7 @@ impl<S> GrowableBuilder<S> {
     /// # Errors
     ///
     /// [`BuildError::SplitDepth`] for a split depth outside `1..=10`, [`BuildError::MaxCapacity`] for a limit below the capacity,
-    /// and whatever [`Builder::build`](crate::Builder::build) says of the first level (a zero
+    /// and whatever [`ConcurrentCuckooFilterBuilder::build`](crate::ConcurrentCuckooFilterBuilder::build) says of the first level (a zero
     /// capacity, a rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
         if !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth) {

@@ -9,7 +9,7 @@
 use core::fmt;
 
 use super::chunks::{ChunkShape, Chunks, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
-use crate::builder::Builder;
+use crate::builder::ConcurrentCuckooFilterBuilder;
 use crate::error::BuildError;
 use crate::raw::Geometry;
 use crate::sizing::{capacity_of, target_load_permille};
@@ -37,7 +37,7 @@ pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildErro
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
     /// Every setting but the capacity and the rate.
-    pub(crate) template: Builder<()>,
+    pub(crate) template: ConcurrentCuckooFilterBuilder<()>,
     pub(crate) initial_capacity: usize,
     /// Buckets of the first level instead of ones derived from the capacity; 0 when unset.
     pub(crate) initial_buckets: usize,
@@ -148,7 +148,7 @@ impl Plan {
     }
 
     /// The builder of level `level`, if the plan's limit allows that level.
-    fn builder(&self, level: usize) -> Result<Builder<()>, BuildError> {
+    fn builder(&self, level: usize) -> Result<ConcurrentCuckooFilterBuilder<()>, BuildError> {
         let too_large = BuildError::CapacityTooLarge {
             capacity: self.initial_capacity,
             max: self.max_capacity,
@@ -324,7 +324,7 @@ mod tests {
 
     fn plan(max_capacity: usize) -> Plan {
         Plan {
-            template: Builder::new()
+            template: ConcurrentCuckooFilterBuilder::new()
                 .hasher(())
                 .layout(crate::TableLayout::Packed)
                 .semi_sorted(false),

@@ -20,7 +20,7 @@ use crate::persist::StableHashBuilder;
 use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
 use crate::sync::{fence, Ordering};
 
-pub use self::builder::GrowableBuilder;
+pub use self::builder::GrowableCuckooFilterBuilder;
 use self::chunks::Chunks;
 use self::levels::Levels;
 
@@ -41,7 +41,7 @@ pub(crate) const PROBE_WINDOW: usize = 8;
 /// semi-sort them: a bit more per item, for slots compared in place). The route bits a chunk
 /// has not yet been split on are compared too, so the level's false positive rate stays under
 /// its cores' and reaches it only once every chunk has split as deep as it can. Once a level's
-/// chunks have split [`split_depth`](GrowableBuilder::split_depth) times (6 by default: the
+/// chunks have split [`split_depth`](GrowableCuckooFilterBuilder::split_depth) times (6 by default: the
 /// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
 /// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
 /// below ε. Only the writers of a chunk being split wait for the split, parked.
@@ -127,9 +127,9 @@ impl GrowableCuckooFilter {
         Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
     }
 
-    /// A [`GrowableBuilder`] for any other configuration.
-    pub fn builder() -> GrowableBuilder {
-        GrowableBuilder::new()
+    /// A [`GrowableCuckooFilterBuilder`] for any other configuration.
+    pub fn builder() -> GrowableCuckooFilterBuilder {
+        GrowableCuckooFilterBuilder::new()
     }
 }
 
@@ -151,11 +151,11 @@ impl<S> GrowableCuckooFilter<S> {
     ///
     /// # Panics
     ///
-    /// If `capacity` is too large to address. Use [`GrowableBuilder::hasher`] to get an error
+    /// If `capacity` is too large to address. Use [`GrowableCuckooFilterBuilder::hasher`] to get an error
     /// instead.
     #[must_use]
     pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        match GrowableBuilder::new()
+        match GrowableCuckooFilterBuilder::new()
             .capacity(capacity.max(1))
             .hasher(hasher)
             .build()
@@ -288,7 +288,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// # Errors
     ///
     /// [`InsertError::Full`] only if no level can be added (past the
-    /// [`max_capacity`](GrowableBuilder::max_capacity), past 32-bit fingerprints, or out of
+    /// [`max_capacity`](GrowableCuckooFilterBuilder::max_capacity), past 32-bit fingerprints, or out of
     /// memory, which a later insert tries again), or if copies of the item's own fingerprint
     /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets).
     /// Whatever the keys, a filter without a limit otherwise grows: keys that share hash bits

@@ -120,11 +120,11 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Panics
     ///
     /// If `answers` and `hashes` differ in length.
-    pub fn contains_hash_batch(&self, hashes: &[u64], answers: &mut [bool]) {
+    pub fn contains_hash_batch_into(&self, hashes: &[u64], answers: &mut [bool]) {
         assert_eq!(
             hashes.len(),
             answers.len(),
-            "contains_hash_batch: one answer per hash"
+            "contains_hash_batch_into: one answer per hash"
         );
         self.contains_hashes(hashes, answers);
     }
@@ -156,7 +156,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Panics
     ///
     /// If `new` and `hashes` differ in length.
-    pub fn insert_unique_hashes(
+    pub fn insert_unique_hash_batch_into(
         &self,
         hashes: &[u64],
         new: &mut [bool],
@@ -164,7 +164,7 @@ impl<S> GrowableCuckooFilter<S> {
         assert_eq!(
             hashes.len(),
             new.len(),
-            "insert_unique_hashes: one flag per hash"
+            "insert_unique_hash_batch_into: one flag per hash"
         );
         new.fill(false);
         let mut inserted = 0;

@@ -2,7 +2,7 @@
 //! and item counts, checked field by field before anything else is read. The layout is in
 //! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
 
-use crate::builder::{Builder, Settings};
+use crate::builder::{ConcurrentCuckooFilterBuilder, Settings};
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
@@ -146,7 +146,9 @@ impl GrowableHeader {
         if self.flags != 0 {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
         }
-        let mut template = Builder::new().hasher(()).layout(TableLayout::Packed);
+        let mut template = ConcurrentCuckooFilterBuilder::new()
+            .hasher(())
+            .layout(TableLayout::Packed);
         match self.bucket_size {
             0 => {}
             2 | 4 | 8 => template = template.bucket_size(self.bucket_size.into()),

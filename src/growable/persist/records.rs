@@ -451,11 +451,13 @@ fn level_header(bytes: &[u8], expected: &Header) -> Result<(Header, Geometry), D
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::builder::Builder;
+    use crate::builder::ConcurrentCuckooFilterBuilder;
     use crate::growable::levels::build_level;
 
     fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
-        let mut template = Builder::new().hasher(()).layout(crate::TableLayout::Packed);
+        let mut template = ConcurrentCuckooFilterBuilder::new()
+            .hasher(())
+            .layout(crate::TableLayout::Packed);
         if initial_buckets != 0 {
             template = template
                 .bucket_size(4)

@@ -5,13 +5,13 @@ use ccf_benches::keys::{key, ABSENT};
 use ccf_benches::measure::median;
 use ccf_benches::plot::{Plot, Series};
 use ccf_benches::report::{Report, Res};
-use concurrent_cuckoo_filter::{Builder, ConcurrentCuckooFilter};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, ConcurrentCuckooFilterBuilder};
 use plotters::prelude::SeriesLabelPosition;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
 /// Fills `builder`'s filter with keys `base, base + 1, ...` to the first failure.
-fn fill_to_failure(builder: Builder, base: u64) -> ConcurrentCuckooFilter {
+fn fill_to_failure(builder: ConcurrentCuckooFilterBuilder, base: u64) -> ConcurrentCuckooFilter {
     let filter = builder.build().expect("a valid configuration");
     let mut i = base;
     while filter.insert(&key(i)).is_ok() {
