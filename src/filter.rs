@@ -149,7 +149,7 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw.is_semi_sorted()
     }
 
-    /// How the table holds its buckets (see [`ConcurrentCuckooFilterBuilder::layout`]).
+    /// How the table holds its buckets (see [`ConcurrentCuckooFilterBuilder::layout`](crate::ConcurrentCuckooFilterBuilder::layout)).
     #[must_use]
     pub fn layout(&self) -> crate::TableLayout {
         if self.raw.has_bucket_words() {
