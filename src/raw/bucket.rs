@@ -1,9 +1,9 @@
 //! Fingerprint and bucket encoding.
 //!
 //! A bucket of `b` fingerprints of `f` bits is `b·f` contiguous bits of the table, with no padding:
-//! a 12-bit fingerprint costs 12 bits. In registers a bucket is one or two `u128` *chunks*, each
+//! a 12-bit fingerprint costs 12 bits. In registers a bucket is one or two `u128` *limbs*, each
 //! holding up to 128 bits of whole fingerprints (only 8-slot buckets with fingerprints over 16 bits
-//! need two). Lookups and slot searches run on a chunk with SWAR arithmetic, all lanes at once.
+//! need two). Lookups and slot searches run on a limb with SWAR arithmetic, all lanes at once.
 //!
 //! Fingerprint 0 marks an empty slot, so a stored fingerprint is never 0.
 //!
@@ -75,14 +75,14 @@ pub(crate) struct BucketLayout {
     fingerprint_bits: u32,
     semi_sorted_lanes: semisort::NarrowLanes,
     pair_lanes: semisort::PairLanes,
-    /// 1 at the lowest bit of every lane of a chunk.
+    /// 1 at the lowest bit of every lane of a limb.
     lane_low: u128,
-    /// 1 at the highest bit of every lane of a chunk.
+    /// 1 at the highest bit of every lane of a limb.
     lane_high: u128,
     /// Every bit of every lane but the highest.
     lane_rest: u128,
     bucket_size: usize,
-    chunks: usize,
+    limbs: usize,
     lanes: usize,
 }
 
@@ -92,19 +92,19 @@ impl BucketLayout {
     pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
         debug_assert!(matches!(bucket_size, 2 | 4 | 8) && (4..=32).contains(&fingerprint_bits));
         debug_assert!(!semi_sorted || (bucket_size == 4 && fingerprint_bits >= 5));
-        let chunks = if bucket_size as u32 * fingerprint_bits > 128 {
+        let limbs = if bucket_size as u32 * fingerprint_bits > 128 {
             2
         } else {
             1
         };
-        let lanes = bucket_size / chunks;
+        let lanes = bucket_size / limbs;
         let lane_low = (0..lanes).fold(0u128, |acc, lane| {
             acc | 1 << (lane as u32 * fingerprint_bits)
         });
         Self {
             fingerprint_bits,
             bucket_size,
-            chunks,
+            limbs,
             lanes,
             packed_narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
             word: false,
@@ -159,16 +159,16 @@ impl BucketLayout {
         self.fingerprint_bits
     }
 
-    pub(crate) fn chunks(&self) -> usize {
-        self.chunks
+    pub(crate) fn limbs(&self) -> usize {
+        self.limbs
     }
 
     pub(crate) fn is_semi_sorted(&self) -> bool {
         self.semi_sorted
     }
 
-    /// Bits of one chunk, all lanes.
-    pub(crate) fn chunk_bits(&self) -> u32 {
+    /// Bits of one limb, all lanes.
+    pub(crate) fn limb_bits(&self) -> u32 {
         if self.semi_sorted {
             semisort::CODE_BITS + 4 * (self.fingerprint_bits - 4)
         } else {
@@ -181,10 +181,10 @@ impl BucketLayout {
         if self.word {
             return u64::BITS;
         }
-        self.chunks as u32 * self.chunk_bits()
+        self.limbs as u32 * self.limb_bits()
     }
 
-    /// `fp` copied into every lane of a chunk, for [`Self::matches`] (semi-sorted: `fp` itself).
+    /// `fp` copied into every lane of a limb, for [`Self::matches`] (semi-sorted: `fp` itself).
     #[inline]
     pub(crate) fn broadcast(&self, fp: u32) -> u128 {
         if self.semi_sorted {
@@ -197,16 +197,16 @@ impl BucketLayout {
     /// The highest bit of each lane that is zero, and no other bit. Exact: the sum inside cannot
     /// carry out of a lane, so one lane never disturbs its neighbour.
     #[inline]
-    fn zero_lanes(&self, chunk: u128) -> u128 {
-        !(((chunk & self.lane_rest) + self.lane_rest) | chunk) & self.lane_high
+    fn zero_lanes(&self, limb: u128) -> u128 {
+        !(((limb & self.lane_rest) + self.lane_rest) | limb) & self.lane_high
     }
 
     /// [`Self::zero_lanes`] of a narrow bucket, in 64 bits: its lanes end below bit 64, so the
     /// sum cannot overflow.
     #[inline(always)]
-    fn zero_lanes_narrow(&self, chunk: u64) -> u64 {
+    fn zero_lanes_narrow(&self, limb: u64) -> u64 {
         let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
-        !(((chunk & rest) + rest) | chunk) & high
+        !(((limb & rest) + rest) | limb) & high
     }
 
     /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
@@ -285,7 +285,7 @@ impl BucketLayout {
             return self.zero_lanes_narrow((bucket[0] ^ pattern) as u64) != 0;
         }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
-        if self.chunks == 2 {
+        if self.limbs == 2 {
             hit |= self.zero_lanes(bucket[1] ^ pattern);
         }
         hit != 0
@@ -297,9 +297,9 @@ impl BucketLayout {
             return self.decode(bucket).iter().filter(|&&x| x == fp).count();
         }
         let pattern = self.broadcast(fp);
-        bucket[..self.chunks]
+        bucket[..self.limbs]
             .iter()
-            .map(|chunk| self.zero_lanes(chunk ^ pattern).count_ones() as usize)
+            .map(|limb| self.zero_lanes(limb ^ pattern).count_ones() as usize)
             .sum()
     }
 
@@ -355,12 +355,12 @@ impl BucketLayout {
             return true;
         }
         let pattern = self.broadcast(from);
-        for chunk in &mut bucket[..self.chunks] {
-            let hits = self.zero_lanes(*chunk ^ pattern);
+        for limb in &mut bucket[..self.limbs] {
+            let hits = self.zero_lanes(*limb ^ pattern);
             if hits != 0 {
                 // `zero_lanes` is exact, so its lowest bit marks the first matching slot.
                 let shift = hits.trailing_zeros() + 1 - self.fingerprint_bits;
-                *chunk ^= ((from ^ to) as u128) << shift;
+                *limb ^= ((from ^ to) as u128) << shift;
                 return true;
             }
         }
@@ -386,8 +386,8 @@ impl BucketLayout {
         }
         let mut bucket = [0u128; 2];
         for (slot, &fp) in fps.iter().enumerate() {
-            let (chunk, lane) = (slot / self.lanes, (slot % self.lanes) as u32);
-            bucket[chunk] |= u128::from(fp) << (lane * self.fingerprint_bits);
+            let (limb, lane) = (slot / self.lanes, (slot % self.lanes) as u32);
+            bucket[limb] |= u128::from(fp) << (lane * self.fingerprint_bits);
         }
         bucket
     }
@@ -407,7 +407,7 @@ impl BucketLayout {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
             return out;
         }
-        // Shift each chunk down lane by lane: the path search calls this for every bucket it
+        // Shift each limb down lane by lane: the path search calls this for every bucket it
         // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
         if self.narrow {
             let mask = (1u64 << self.fingerprint_bits) - 1;
@@ -420,8 +420,8 @@ impl BucketLayout {
         }
         let mask = (1u128 << self.fingerprint_bits) - 1;
         let mut slots = out.fps[..self.bucket_size].iter_mut();
-        for &chunk in &bucket[..self.chunks] {
-            let mut lanes = chunk;
+        for &limb in &bucket[..self.limbs] {
+            let mut lanes = limb;
             for fp in slots.by_ref().take(self.lanes) {
                 *fp = (lanes & mask) as u32;
                 lanes >>= self.fingerprint_bits;

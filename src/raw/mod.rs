@@ -119,7 +119,7 @@ impl RawFilter {
         (0..self.bucket_count()).find(|&bucket| {
             !self.layout.is_canonical(&self.table.load(bucket))
                 || (self.layout.is_word()
-                    && self.table.has_bits_above(bucket, self.layout.chunk_bits()))
+                    && self.table.has_bits_above(bucket, self.layout.limb_bits()))
         })
     }
 }

@@ -12,7 +12,7 @@ use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWord
 /// Tables at least this large get prefetches: about the L2 cache of one core here.
 const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
 
-/// Words after the last bucket that are never written: a chunk read touches up to three words
+/// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
 
@@ -29,9 +29,9 @@ pub(crate) struct Table {
     pub(super) words: TableWords,
     bucket_bits: u64,
     bucket_count: usize,
-    chunk_mask: u128,
-    chunk_bits: u32,
-    chunks: usize,
+    limb_mask: u128,
+    limb_bits: u32,
+    limbs: usize,
     /// One bucket per word, with a version (see [`super::word`]).
     word: bool,
 }
@@ -47,9 +47,9 @@ impl Table {
             words,
             bucket_count,
             bucket_bits,
-            chunk_bits: layout.chunk_bits(),
-            chunk_mask: low_bits(layout.chunk_bits()),
-            chunks: layout.chunks(),
+            limb_bits: layout.limb_bits(),
+            limb_mask: low_bits(layout.limb_bits()),
+            limbs: layout.limbs(),
             word: layout.is_word(),
         })
     }
@@ -83,7 +83,7 @@ impl Table {
     /// caller holds every stripe, or the copy may be torn.
     pub(crate) fn copy_words(&self) -> Vec<u64> {
         let keep = if self.word {
-            self.chunk_mask as u64
+            self.limb_mask as u64
         } else {
             u64::MAX
         };
@@ -147,7 +147,7 @@ impl Table {
             return [u128::from(self.load_word_fingerprints(bucket)), 0];
         }
         if self.bucket_bits <= 64 {
-            return [u128::from(self.load_narrow(bucket)) & self.chunk_mask, 0];
+            return [u128::from(self.load_narrow(bucket)) & self.limb_mask, 0];
         }
         self.load_wide(bucket)
     }
@@ -155,10 +155,10 @@ impl Table {
     #[inline(never)]
     fn load_wide(&self, bucket: usize) -> RawBucket {
         let first = bucket as u64 * self.bucket_bits;
-        if self.chunks == 1 {
+        if self.limbs == 1 {
             [self.read(first), 0]
         } else {
-            self.load_two_chunks(first)
+            self.load_two_limbs(first)
         }
     }
 
@@ -197,8 +197,8 @@ impl Table {
     }
 
     #[inline(never)]
-    fn load_two_chunks(&self, first: u64) -> RawBucket {
-        [self.read(first), self.read(first + self.chunk_bits as u64)]
+    fn load_two_limbs(&self, first: u64) -> RawBucket {
+        [self.read(first), self.read(first + self.limb_bits as u64)]
     }
 
     /// Starts bringing the bucket into cache, for a load that comes later: the line of its first
@@ -234,12 +234,12 @@ impl Table {
     fn store_wide(&self, bucket: usize, raw: &RawBucket) {
         let first = bucket as u64 * self.bucket_bits;
         self.write(first, raw[0]);
-        if self.chunks == 2 {
-            self.write(first + self.chunk_bits as u64, raw[1]);
+        if self.limbs == 2 {
+            self.write(first + self.limb_bits as u64, raw[1]);
         }
     }
 
-    /// The `chunk_bits` bits starting at table bit `bit`.
+    /// The `limb_bits` bits starting at table bit `bit`.
     #[inline]
     fn read(&self, bit: u64) -> u128 {
         let word = (bit / 64) as usize;
@@ -250,10 +250,10 @@ impl Table {
         // almost always on the same cache line.
         let low = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
         let mut value = low >> offset;
-        if offset + self.chunk_bits > 128 {
+        if offset + self.limb_bits > 128 {
             value |= (words[2].load(Relaxed) as u128) << (128 - offset);
         }
-        value & self.chunk_mask
+        value & self.limb_mask
     }
 
     /// [`Self::write`] of a bucket of at most 64 bits: its word, and the next only if the bucket
@@ -262,13 +262,13 @@ impl Table {
     fn write_narrow(&self, bit: u64, value: u64) {
         let word = (bit / 64) as usize;
         let offset = (bit % 64) as u32;
-        let mask = low_bits(self.chunk_bits) as u64;
+        let mask = low_bits(self.limb_bits) as u64;
         let slot = &self.words[word];
         slot.store(
             (slot.load(Relaxed) & !(mask << offset)) | value << offset,
             Relaxed,
         );
-        if offset + self.chunk_bits > 64 {
+        if offset + self.limb_bits > 64 {
             let slot = &self.words[word + 1];
             let rest = 64 - offset;
             slot.store(
@@ -278,12 +278,12 @@ impl Table {
         }
     }
 
-    /// Replaces the `chunk_bits` bits starting at table bit `bit` with `value`.
+    /// Replaces the `limb_bits` bits starting at table bit `bit` with `value`.
     fn write(&self, bit: u64, value: u128) {
         let word = (bit / 64) as usize;
         let offset = (bit % 64) as u32;
         let value = spread(value, offset);
-        let mask = spread(low_bits(self.chunk_bits), offset);
+        let mask = spread(low_bits(self.limb_bits), offset);
         for i in 0..3 {
             if mask[i] != 0 {
                 let slot = &self.words[word + i];
@@ -374,7 +374,7 @@ mod tests {
                         continue;
                     }
                     let layout = BucketLayout::new(bucket_size, fingerprint_bits, semi_sorted);
-                    let mask = low_bits(layout.chunk_bits());
+                    let mask = low_bits(layout.limb_bits());
                     let narrow = layout.is_narrow() || layout.is_narrow_semi_sorted();
                     // Counts around word and line boundaries, so that the last bucket ends
                     // anywhere in its word.
@@ -382,7 +382,7 @@ mod tests {
                         let table = Table::new(bucket_count, &layout).unwrap();
                         let stored: Vec<RawBucket> = (0..bucket_count)
                             .map(|_| {
-                                let second = if layout.chunks() == 2 {
+                                let second = if layout.limbs() == 2 {
                                     random() & mask
                                 } else {
                                     0

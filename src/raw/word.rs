@@ -171,8 +171,8 @@ mod tests {
         assert!([0, 1, 3, 4].iter().all(|&bucket| word(bucket) == 0));
         // What a snapshot copies has no versions.
         assert_eq!(table.copy_words()[2], raw[0] as u64);
-        assert!(table.has_bits_above(2, layout.chunk_bits()));
-        assert!(!table.has_bits_above(1, layout.chunk_bits()));
+        assert!(table.has_bits_above(2, layout.limb_bits()));
+        assert!(!table.has_bits_above(1, layout.limb_bits()));
     }
 
     #[test]
