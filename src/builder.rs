@@ -335,7 +335,10 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         let mut request = self.request;
         let layout = match self.layout {
             Some(layout) => layout,
-            None => TableLayout::chosen_for(&Shape::resolve(&request)?, &request),
+            None => TableLayout::chosen_for(
+                &Shape::resolve(&request)?,
+                request.false_positive_rate.is_some(),
+            ),
         };
         let bucket_words = match layout {
             TableLayout::Packed => false,

@@ -3,7 +3,6 @@
 use core::fmt;
 
 use crate::raw::Shape;
-use crate::sizing::Request;
 
 /// How a [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter)'s table holds its buckets,
 /// chosen with [`ConcurrentCuckooFilterBuilder::layout`](crate::ConcurrentCuckooFilterBuilder::layout), or by the rule given there when it
@@ -28,9 +27,9 @@ impl TableLayout {
     /// The layout of a builder that names none: bucket words for exactly 48 bits of plain
     /// fingerprints per bucket (where the word wastes no fingerprint bits) unless a rate asked
     /// for the smallest filter, packed otherwise.
-    pub(crate) fn chosen_for(shape: &Shape, request: &Request) -> Self {
+    pub(crate) fn chosen_for(shape: &Shape, rate_asked: bool) -> Self {
         let word_sized = shape.bucket_size as u64 * u64::from(shape.fingerprint_bits) == 48;
-        if word_sized && !shape.semi_sorted && request.false_positive_rate.is_none() {
+        if word_sized && !shape.semi_sorted && !rate_asked {
             Self::BucketWord
         } else {
             Self::Packed
