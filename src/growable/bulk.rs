@@ -111,7 +111,7 @@ impl<S> GrowableCuckooFilter<S> {
 
     /// Inserts a block of at most [`BLOCK`] hashes: `Ok(len)`, or `Err(n)` when only the first
     /// `n` went in. The buckets of a group of hashes are requested before the first is written.
-    pub(super) fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
+    pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<usize, usize> {
         for (group, hashes) in hashes.chunks(IN_FLIGHT).enumerate() {
             let newest = self.levels.count() - 1;
             let chunks = self.levels.level(newest);
@@ -174,115 +174,5 @@ impl<T: Hash, S: BuildHasher> Extend<T> for &GrowableCuckooFilter<S> {
 impl<T: Hash, S: BuildHasher> Extend<T> for GrowableCuckooFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
         (&*self).extend(items);
-    }
-}
-
-#[cfg(feature = "rayon")]
-mod parallel {
-    use super::*;
-    use crate::error::InsertError;
-    use core::sync::atomic::{AtomicUsize, Ordering};
-    use rayon::iter::{
-        FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator,
-    };
-
-    impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
-        /// Inserts every item of a parallel iterator on rayon's threads, each a block at a
-        /// time as [`try_extend`](Self::try_extend) does, adding levels as they fill.
-        ///
-        /// # Examples
-        ///
-        /// ```
-        /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-        /// use rayon::prelude::*;
-        ///
-        /// let filter = GrowableCuckooFilter::with_capacity(1000);
-        /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
-        /// assert_eq!(filter.len(), 100_000);
-        /// ```
-        ///
-        /// # Errors
-        ///
-        /// Stops soon after the first item that cannot be inserted; the items that went in
-        /// stay, and [`ExtendError::inserted`] counts them.
-        pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
-        where
-            I: IntoParallelIterator,
-            I::Item: Hash,
-        {
-            let inserted = AtomicUsize::new(0);
-            let flush = |block: &mut Vec<u64>| {
-                let result = self.insert_block(block);
-                let n = result.unwrap_or_else(|n| n);
-                inserted.fetch_add(n, Ordering::Relaxed);
-                block.clear();
-                result.map(drop).map_err(|_| InsertError::Full)
-            };
-            let result = items
-                .into_par_iter()
-                .try_fold(
-                    || Vec::with_capacity(BLOCK),
-                    |mut block, item| {
-                        block.push(self.hasher.hash_one(&item));
-                        if block.len() == BLOCK {
-                            flush(&mut block)?;
-                        }
-                        Ok(block)
-                    },
-                )
-                .try_for_each(|block: Result<Vec<u64>, InsertError>| flush(&mut block?));
-            let inserted = inserted.into_inner();
-            result
-                .map(|()| inserted)
-                .map_err(|_| ExtendError::full(inserted, None))
-        }
-    }
-
-    /// Inserts every item on rayon's threads (see [`GrowableCuckooFilter::try_par_extend`]).
-    ///
-    /// # Panics
-    ///
-    /// If an item cannot be inserted. Use `try_par_extend` to handle that.
-    impl<T: Hash + Send, S: BuildHasher + Sync> ParallelExtend<T> for &GrowableCuckooFilter<S> {
-        fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
-            if let Err(err) = self.try_par_extend(items) {
-                panic!("GrowableCuckooFilter::par_extend: {err}");
-            }
-        }
-    }
-
-    /// Inserts every item on rayon's threads; see the impl for `&GrowableCuckooFilter`.
-    impl<T: Hash + Send, S: BuildHasher + Sync> ParallelExtend<T> for GrowableCuckooFilter<S> {
-        fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
-            (&*self).par_extend(items);
-        }
-    }
-
-    /// Builds a filter from a parallel iterator on all of rayon's threads: a first level sized
-    /// for the iterator's length when it knows it (else 1,024 items), grown as the items come.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-    /// use rayon::prelude::*;
-    ///
-    /// let filter: GrowableCuckooFilter = (0..100_000u64).into_par_iter().collect();
-    /// assert_eq!(filter.len(), 100_000);
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// As [`FromIterator`].
-    impl<T: Hash + Send, S: BuildHasher + Default + Sync> FromParallelIterator<T>
-        for GrowableCuckooFilter<S>
-    {
-        fn from_par_iter<I: IntoParallelIterator<Item = T>>(items: I) -> Self {
-            let items = items.into_par_iter();
-            let capacity = items.opt_len().unwrap_or(1024).max(1);
-            let mut filter = Self::with_capacity_and_hasher(capacity, S::default());
-            filter.par_extend(items);
-            filter
-        }
     }
 }
