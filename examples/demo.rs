@@ -8,7 +8,7 @@
 //! Prints insert and lookup rates on all cores, the load factor reached, the memory per item and
 //! the measured false positive rate, next to what the paper predicts.
 
-use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -63,9 +63,17 @@ fn main() {
     let f = filter.fingerprint_bits() as f64;
     let b = filter.bucket_size() as f64;
     println!("items:    {} (len), load factor {load:.3}", filter.len());
+    // Bits a slot takes: a fingerprint packed, or a share of a bucket's 64-bit word.
+    let slot_bits = match filter.layout() {
+        TableLayout::BucketWord => 64.0 / b,
+        _ => f,
+    };
     println!(
-        "memory:   {:.2} bits per item (paper: f/α = {:.2} at α = 0.95)",
+        "memory:   {:.2} bits per item ({} layout: {slot_bits}/α = {:.2} at α = 0.95; the \
+         paper's packed f/α = {:.2})",
         filter.memory_usage() as f64 * 8.0 / filter.len() as f64,
+        filter.layout(),
+        slot_bits / 0.95,
         f / 0.95
     );
     println!(
