@@ -1,0 +1,222 @@
+//! Lookups: a key's two buckets read under an optimistic stamp check, probed in the form its
+//! table stores buckets in. The form is fixed when the filter is built, so the dispatch in
+//! [`RawFilter::contains_located`] always branches the same way; bucket words read themselves
+//! (`word.rs`) and need no stamps.
+
+use super::index::{BucketIndex, Candidates, Fingerprint, Place};
+use super::{semisort, RawFilter, READ_RETRIES};
+use crate::sync::Backoff;
+
+impl<P: Place> RawFilter<P> {
+    /// A lookup of one hash. Narrow buckets (the default filter's) are read here rather than
+    /// through [`Self::contains_located`], so that a lookup that must retry starts again from
+    /// the hash: only the hash, not the candidates, stays live across the optimistic read, which
+    /// saves the caller's loop registers it would otherwise spill.
+    #[inline(always)]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        if self.layout.is_narrow() {
+            let read = self.stripes.begin_read(c.first, c.second);
+            let hit = self.holds_narrow(&c);
+            if read.validate() {
+                return hit;
+            }
+            return self.contains_contended(hash);
+        }
+        self.contains_located(c)
+    }
+
+    /// [`Self::contains`] of narrow buckets after a writer got in the way of its first read.
+    #[cold]
+    #[inline(never)]
+    fn contains_contended(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        self.read_pair_contended(c, move || self.holds_narrow(&c))
+    }
+
+    /// The one lookup of a key's candidates, for single and batched lookups and for each level
+    /// of a growable filter (candidates from [`Self::locate_and_prefetch`]). Which bucket form
+    /// the table has is fixed when the filter is built, so the branch always goes the same way.
+    /// Buckets of at most 64 bits, plain or semi-sorted, stay inline and small: a lookup that
+    /// misses the cache waits for memory, and the fewer instructions each one needs, the more
+    /// consecutive lookups the CPU overlaps. The compiler gives a caller's loop one copy per
+    /// form, so the forms do not compete for registers.
+    #[inline(always)]
+    pub(crate) fn contains_located(&self, c: Candidates) -> bool {
+        if self.layout.is_narrow() {
+            self.read_pair(c, move || self.holds_narrow(&c))
+        } else if self.layout.is_word() {
+            self.contains_word(c)
+        } else if self.layout.is_narrow_semi_sorted() {
+            self.contains_narrow_semi_sorted(c)
+        } else if self.layout.is_mid_semi_sorted() {
+            self.contains_mid_semi_sorted(c.fp, c.first, c.second)
+        } else if self.layout.is_wide_semi_sorted() {
+            self.contains_wide_semi_sorted(c.fp, c.first, c.second)
+        } else {
+            // The fields one by one, in registers: a `Candidates` argument would go through
+            // the stack on every lookup, as the branch is resolved only at run time.
+            self.contains_other(c.fp, c.first, c.second)
+        }
+    }
+
+    /// [`Self::read_pair`] of [`Self::holds_narrow_semi_sorted`] (semi-sorted buckets of up to 64
+    /// bits: one word-pair load each, compared encoded), written out because the compiler does
+    /// not inline a closure this large that the contended path also takes.
+    #[inline(always)]
+    fn contains_narrow_semi_sorted(&self, c: Candidates) -> bool {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let answer = self.holds_narrow_semi_sorted(&c);
+        if read.validate() {
+            answer
+        } else {
+            self.read_pair_contended(c, move || self.holds_narrow_semi_sorted(&c))
+        }
+    }
+
+    /// Whether either narrow semi-sorted bucket holds the fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_narrow_semi_sorted(&self, c: &Candidates) -> bool {
+        let lanes = self.layout.semi_sorted_lanes();
+        let probe = lanes.probe(c.fp);
+        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        lanes.holds(first, &probe) | lanes.holds(second, &probe)
+    }
+
+    /// [`Self::contains_located`] for semi-sorted buckets of 65 to 76 bits: each bucket's code
+    /// and remainders are two narrow loads, compared encoded as narrow buckets are. Out of line,
+    /// as the other wide forms.
+    #[inline(never)]
+    fn contains_mid_semi_sorted(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
+        let lanes = self.layout.semi_sorted_lanes();
+        let probe = lanes.probe(fp);
+        let holds = move |bucket| {
+            let code = self.table.load_narrow(bucket);
+            let remainders = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
+            lanes.holds_parts(code, remainders, &probe)
+        };
+        self.read_pair(c, move || holds(first) | holds(second))
+    }
+
+    /// [`Self::contains_located`] for semi-sorted buckets of 80 to 124 bits: each bucket's code
+    /// and its two pairs of remainders are three narrow loads, compared encoded. The second pair
+    /// is read from the window that ends where the bucket ends, so no load reaches past it.
+    #[inline(never)]
+    fn contains_wide_semi_sorted(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
+        let lanes = self.layout.pair_lanes();
+        let probe = lanes.probe(fp);
+        self.read_pair(c, move || {
+            self.holds_wide_semi_sorted(first, &probe) | self.holds_wide_semi_sorted(second, &probe)
+        })
+    }
+
+    /// Whether the wide semi-sorted bucket holds the probe's fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_wide_semi_sorted(&self, bucket: BucketIndex, probe: &semisort::PairProbe) -> bool {
+        let lanes = self.layout.pair_lanes();
+        let (last, shift) = lanes.last_window();
+        let code = self.table.load_narrow(bucket);
+        let low = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
+        let high = self.table.load_narrow_from(bucket, last) >> shift;
+        lanes.holds_parts(code, low, high, probe)
+    }
+
+    /// Whether either narrow bucket holds the fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_narrow(&self, c: &Candidates) -> bool {
+        let pattern = self.layout.broadcast_narrow(c.fp);
+        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        self.layout
+            .zero_lane_pair(first ^ pattern, second ^ pattern)
+    }
+
+    /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the
+    /// common forms small.
+    #[inline(never)]
+    fn contains_other(&self, fp: Fingerprint, first: BucketIndex, second: BucketIndex) -> bool {
+        let c = Candidates { fp, first, second };
+        let pattern = self.layout.broadcast(c.fp);
+        self.read_pair(c, move || {
+            self.layout.matches(&self.table.load(c.first), pattern)
+                | self.layout.matches(&self.table.load(c.second), pattern)
+        })
+    }
+
+    /// Copies of the hash's fingerprint in its two buckets.
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        self.count_located(self.placement.candidates(hash))
+    }
+
+    /// Copies of the candidates' fingerprint in their buckets.
+    fn count_located(&self, c: Candidates) -> usize {
+        self.read_pair(c, || {
+            let first = self.layout.count(&self.table.load(c.first), c.fp);
+            if c.first == c.second {
+                first
+            } else {
+                first + self.layout.count(&self.table.load(c.second), c.fp)
+            }
+        })
+    }
+
+    /// Whether copies of the hash's fingerprint fill every slot of its buckets. Then no path of
+    /// moves can make room for one more (each copy's alternate is the other full bucket), nor can
+    /// a split (a split moves a fingerprint's copies together): only a table hashing the item
+    /// anew could, so growing for it would add a level per copy.
+    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
+        self.copies_fill(self.placement.candidates(hash))
+    }
+
+    /// [`Self::copies_fill_buckets`] of located candidates.
+    pub(crate) fn copies_fill(&self, c: Candidates) -> bool {
+        let buckets = if c.first == c.second { 1 } else { 2 };
+        self.count_located(c) >= buckets * self.bucket_size()
+    }
+
+    /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated
+    /// by the stripe stamps. The common case stays small enough to inline, so that consecutive
+    /// lookups overlap their cache misses; retries live out of line.
+    #[inline(always)]
+    pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
+        match self.try_read_pair(&c, &look) {
+            Some(answer) => answer,
+            None => self.read_pair_contended(c, look),
+        }
+    }
+
+    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
+    #[inline(always)]
+    fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let answer = look();
+        read.validate().then_some(answer)
+    }
+
+    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
+    /// locks, so that a reader cannot starve.
+    #[cold]
+    #[inline(never)]
+    fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
+        let backoff = Backoff::new();
+        for _ in 0..READ_RETRIES {
+            backoff.snooze();
+            if let Some(answer) = self.try_read_pair(&c, &look) {
+                return answer;
+            }
+        }
+        let _guard = self.stripes.lock_pair(c.first, c.second);
+        look()
+    }
+}
