@@ -4,14 +4,9 @@ use crate::error::BuildError;
 use crate::filter::ConcurrentCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
-use crate::raw::{
-    accepted_stripes, default_max_hops, fits_bucket_word, is_accepted, Geometry, RawFilter,
-    SearchLimits, Shape, MAX_HOPS,
-};
-use crate::sizing::{bucket_count_for, capacity_of, Request};
-
-/// Buckets a cuckoo path search reads at most before it declares the filter full.
-const DEFAULT_SEARCH_BUCKETS: usize = 2000;
+use crate::raw::RawFilter;
+use crate::settings::TableSettings;
+use crate::sizing::capacity_of;
 
 /// Builds a [`ConcurrentCuckooFilter`] with a configuration other than the default.
 ///
@@ -35,15 +30,8 @@ const DEFAULT_SEARCH_BUCKETS: usize = 2000;
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ConcurrentCuckooFilterBuilder<S = DefaultHashBuilder> {
-    capacity: usize,
-    request: Request,
+    settings: TableSettings,
     hasher: S,
-    stripes: usize,
-    bucket_count: usize,
-    max_hops: usize,
-    max_search_buckets: usize,
-    /// `None`: [`TableLayout::chosen_for`] decides from the rest of the settings.
-    layout: Option<TableLayout>,
 }
 
 impl Default for ConcurrentCuckooFilterBuilder {
@@ -57,14 +45,8 @@ impl ConcurrentCuckooFilterBuilder {
     /// A capacity must still be set.
     pub fn new() -> Self {
         Self {
-            capacity: 0,
-            request: Request::default(),
+            settings: TableSettings::default(),
             hasher: DefaultHashBuilder::new(),
-            stripes: 0,
-            bucket_count: 0,
-            max_hops: 0,
-            max_search_buckets: DEFAULT_SEARCH_BUCKETS,
-            layout: None,
         }
     }
 }
@@ -80,7 +62,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// slots, 550 for 8 and 21,000 for 2. [`capacity`](ConcurrentCuckooFilter::capacity)
     /// reports the most items the table was sized for, at least this many.
     pub fn capacity(mut self, capacity: usize) -> Self {
-        self.capacity = capacity;
+        self.settings.capacity = capacity;
         self
     }
 
@@ -88,14 +70,14 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// which is about `2 · bucket_size / 2^bits` when full. Below 8 bits, fewer fingerprints
     /// than the capacity may fit (paper Figure 2).
     pub fn fingerprint_bits(mut self, bits: u32) -> Self {
-        self.request.fingerprint_bits = Some(bits);
+        self.settings.request.fingerprint_bits = Some(bits);
         self
     }
 
     /// Slots per bucket: 2, 4 (default) or 8. Larger buckets fill further but need longer
     /// fingerprints for the same false positive rate.
     pub fn bucket_size(mut self, size: usize) -> Self {
-        self.request.bucket_size = Some(size);
+        self.settings.request.bucket_size = Some(size);
         self
     }
 
@@ -122,7 +104,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
     /// ```
     pub fn semi_sorted(mut self, semi_sorted: bool) -> Self {
-        self.request.semi_sorted = Some(semi_sorted);
+        self.settings.request.semi_sorted = Some(semi_sorted);
         self
     }
 
@@ -147,21 +129,15 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
     /// ```
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
-        self.request.false_positive_rate = Some(rate);
+        self.settings.request.false_positive_rate = Some(rate);
         self
     }
 
     /// The hasher to hash items with.
     pub fn hasher<T>(self, hasher: T) -> ConcurrentCuckooFilterBuilder<T> {
         ConcurrentCuckooFilterBuilder {
-            capacity: self.capacity,
-            request: self.request,
+            settings: self.settings,
             hasher,
-            stripes: self.stripes,
-            bucket_count: self.bucket_count,
-            max_hops: self.max_hops,
-            max_search_buckets: self.max_search_buckets,
-            layout: self.layout,
         }
     }
 
@@ -198,14 +174,14 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// # Ok::<(), BuildError>(())
     /// ```
     pub fn layout(mut self, layout: TableLayout) -> Self {
-        self.layout = Some(layout);
+        self.settings.layout = Some(layout);
         self
     }
 
     test_hook! {
         /// Lock stripes, a power of two (default: 4096, or fewer for a small table).
         fn stripes(mut self, stripes: usize) -> Self {
-            self.stripes = stripes;
+            self.settings.stripes = stripes;
             self
         }
     }
@@ -214,7 +190,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         /// An exact bucket count, instead of one derived from the capacity: a table of a few
         /// buckets.
         fn buckets(mut self, bucket_count: usize) -> Self {
-            self.bucket_count = bucket_count;
+            self.settings.bucket_count = bucket_count;
             self
         }
     }
@@ -223,8 +199,8 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         /// Bounds of the cuckoo path search (default 5 hops, 8 for 2-slot buckets; 2000
         /// buckets).
         fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
-            self.max_hops = max_hops;
-            self.max_search_buckets = max_buckets;
+            self.settings.max_hops = max_hops;
+            self.settings.max_search_buckets = max_buckets;
             self
         }
     }
@@ -236,7 +212,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// A [`BuildError`] naming the first parameter out of range, with the range where one
     /// applies; [`BuildError::OutOfMemory`] if the table or its stripes cannot be allocated.
     pub fn build(self) -> Result<ConcurrentCuckooFilter<S>, BuildError> {
-        let geometry = self.geometry(&Limits::TARGET)?;
+        let geometry = self.settings.geometry()?;
         let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
             bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
         })?;
@@ -247,155 +223,12 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
         Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
     }
-
-    /// The geometry [`build`](Self::build) would allocate, checked, with nothing allocated.
-    pub(crate) fn checked_geometry(&self) -> Result<Geometry, BuildError> {
-        self.geometry(&Limits::TARGET)
-    }
-
-    /// The explicit settings, as a growable filter's persisted plan records them.
-    pub(crate) fn settings(&self) -> Settings {
-        Settings {
-            request: self.request,
-            stripes: self.stripes,
-            max_hops: self.max_hops,
-            max_search_buckets: self.max_search_buckets,
-        }
-    }
-
-    /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
-    /// that nothing wraps on any target.
-    fn geometry(&self, limits: &Limits) -> Result<Geometry, BuildError> {
-        let resolved = self.resolve_shape()?;
-        let max_hops = match self.max_hops {
-            0 => default_max_hops(resolved.bucket_size),
-            hops => hops,
-        };
-        // Only the test hooks and a decoded growable filter's plan set the search limits and
-        // the stripes; checked the same way for both.
-        if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
-            return Err(BuildError::SearchLimits {
-                max_hops: self.max_hops,
-                max_buckets: self.max_search_buckets,
-            });
-        }
-        let bucket_count = if self.bucket_count != 0 {
-            self.bucket_count as u64
-        } else if self.capacity == 0 {
-            return Err(BuildError::ZeroCapacity);
-        } else {
-            bucket_count_for(self.capacity as u64, resolved.bucket_size)
-        };
-        let most = resolved
-            .max_bucket_count(limits.bytes)
-            .min(limits.usize_max);
-        if bucket_count > most {
-            let max = capacity_of(most, resolved.bucket_size).min(limits.usize_max);
-            return Err(BuildError::CapacityTooLarge {
-                capacity: self.capacity,
-                max: max as usize,
-            });
-        }
-        let accepted = accepted_stripes(
-            bucket_count,
-            resolved.bucket_size,
-            limits.bytes,
-            limits.usize_max,
-        );
-        if self.stripes != 0 && !is_accepted(self.stripes as u64, &accepted) {
-            return Err(BuildError::Stripes {
-                stripes: self.stripes,
-                min: *accepted.start() as usize,
-                max: *accepted.end() as usize,
-            });
-        }
-        let stripes = self.stripes;
-        let geometry = Geometry {
-            shape: Shape {
-                bucket_count: bucket_count as usize,
-                ..resolved
-            },
-            stripes,
-            limits: SearchLimits {
-                max_hops,
-                max_search_buckets: self.max_search_buckets,
-            },
-        };
-        // The default count is in range for any table that fits: 4096 stripes of a table of 2^32
-        // buckets of 8 slots hold 2^23 slots each.
-        debug_assert!(is_accepted(geometry.stripe_count() as u64, &accepted));
-        Ok(geometry)
-    }
-}
-
-impl<S> ConcurrentCuckooFilterBuilder<S> {
-    /// The shape the request and the layout ask for, with no bucket count yet; checks that the
-    /// layout can hold its buckets.
-    fn resolve_shape(&self) -> Result<Shape, BuildError> {
-        let mut request = self.request;
-        let layout = match self.layout {
-            Some(layout) => layout,
-            None => TableLayout::chosen_for(
-                &Shape::resolve(&request)?,
-                request.false_positive_rate.is_some(),
-            ),
-        };
-        let bucket_words = match layout {
-            TableLayout::Packed => false,
-            TableLayout::BucketWord => {
-                // A rate alone would pick semi-sorted buckets, which this layout has not.
-                request.semi_sorted.get_or_insert(false);
-                true
-            }
-        };
-        let shape = Shape::resolve(&request)?;
-        if bucket_words && shape.semi_sorted {
-            return Err(BuildError::LayoutSemiSorted { layout });
-        }
-        if bucket_words && !fits_bucket_word(shape.bucket_size, shape.fingerprint_bits) {
-            return Err(BuildError::LayoutBucketBits {
-                layout,
-                bucket_size: shape.bucket_size,
-                fingerprint_bits: shape.fingerprint_bits,
-            });
-        }
-        Ok(Shape {
-            bucket_words,
-            ..shape
-        })
-    }
-}
-
-/// What the target can hold: the checks run with the host's limits, and the tests run them with a
-/// 32-bit target's as well.
-/// A builder's explicit settings (`None` or 0 where the default applies), as
-/// [`ConcurrentCuckooFilterBuilder::settings`] gives them.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Settings {
-    pub(crate) request: Request,
-    pub(crate) stripes: usize,
-    pub(crate) max_hops: usize,
-    pub(crate) max_search_buckets: usize,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Limits {
-    /// The largest allocation, `isize::MAX` bytes.
-    bytes: u64,
-    /// `usize::MAX`.
-    usize_max: u64,
-}
-
-impl Limits {
-    const TARGET: Self = Self {
-        bytes: isize::MAX as u64,
-        usize_max: usize::MAX as u64,
-    };
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::settings::Limits;
 
     #[test]
     fn every_bad_parameter_is_named() {
@@ -490,14 +323,21 @@ mod tests {
             .bucket_size(8);
         let host_max = 1 << 32;
         assert_eq!(
-            huge.clone().stripes(1).geometry(&Limits::TARGET),
+            huge.clone()
+                .stripes(1)
+                .settings
+                .geometry_within(&Limits::TARGET),
             Err(BuildError::Stripes {
                 stripes: 1,
                 min: 8,
                 max: host_max
             })
         );
-        assert!(huge.stripes(8).geometry(&Limits::TARGET).is_ok());
+        assert!(huge
+            .stripes(8)
+            .settings
+            .geometry_within(&Limits::TARGET)
+            .is_ok());
         assert!(matches!(
             ConcurrentCuckooFilterBuilder::new()
                 .capacity(10)
@@ -509,7 +349,8 @@ mod tests {
             let err = ConcurrentCuckooFilterBuilder::new()
                 .capacity(10)
                 .stripes(1 << 62)
-                .geometry(&limits)
+                .settings
+                .geometry_within(&limits)
                 .unwrap_err();
             let stripes = 1 << 62;
             assert_eq!(
@@ -529,7 +370,8 @@ mod tests {
         assert!(ConcurrentCuckooFilterBuilder::new()
             .capacity(10)
             .stripes(host_max)
-            .geometry(&Limits::TARGET)
+            .settings
+            .geometry_within(&Limits::TARGET)
             .is_ok());
     }
 
@@ -544,18 +386,22 @@ mod tests {
                         .fingerprint_bits(bits)
                 };
                 let err = builder(limits.usize_max as usize)
-                    .geometry(&limits)
+                    .settings
+                    .geometry_within(&limits)
                     .unwrap_err();
                 let BuildError::CapacityTooLarge { max, .. } = err else {
                     panic!("{err:?}")
                 };
                 assert!(max > 0, "b={bucket_size} f={bits}");
                 assert!(err.to_string().contains(&max.to_string()));
-                let geometry = builder(max).geometry(&limits).unwrap();
+                let geometry = builder(max).settings.geometry_within(&limits).unwrap();
                 assert!(geometry.shape.table_bytes().unwrap() as u64 <= limits.bytes);
                 assert!(geometry.stripe_count() >= 1);
                 assert!(geometry.max_useful_stripes() >= geometry.stripe_count() as u64);
-                let err = builder(max + 1).geometry(&limits).unwrap_err();
+                let err = builder(max + 1)
+                    .settings
+                    .geometry_within(&limits)
+                    .unwrap_err();
                 assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
             }
         }
@@ -573,7 +419,8 @@ mod tests {
             .capacity(u32::MAX as usize)
             .bucket_size(2)
             .fingerprint_bits(32)
-            .geometry(&THIRTY_TWO_BIT)
+            .settings
+            .geometry_within(&THIRTY_TWO_BIT)
             .unwrap_err();
         // 2^31 bytes of 64-bit buckets, two slots each, at 84% load.
         let BuildError::CapacityTooLarge { max, .. } = err else {
@@ -607,7 +454,8 @@ mod tests {
                 .capacity(1_000_000)
                 .bucket_size(bucket_size)
                 .fingerprint_bits(bits)
-                .geometry(&Limits::TARGET)
+                .settings
+                .geometry_within(&Limits::TARGET)
                 .unwrap();
             let load = 1_000_000.0 / (geometry.shape.bucket_count * bucket_size) as f64;
             let target = crate::sizing::target_load_permille(bucket_size) as f64 / 1000.0;

@@ -90,16 +90,16 @@ mod merge;
 mod persist;
 mod prehashed;
 mod raw;
+mod settings;
 mod sizing;
 mod sync;
 
 pub use crate::builder::ConcurrentCuckooFilterBuilder;
-pub use crate::error::{BuildError, ExtendError, InsertError};
+pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::growable::{GrowableCuckooFilter, GrowableCuckooFilterBuilder};
 pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 pub use crate::layout::TableLayout;
-pub use crate::merge::MergeError;
 pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
 
 /// The README's examples, compiled and run as doctests.

@@ -1,60 +1,7 @@
 //! The union of two filters of the same shape and hasher.
 
-use core::fmt;
-
+use crate::error::MergeError;
 use crate::filter::ConcurrentCuckooFilter;
-
-/// Why [`merge`](ConcurrentCuckooFilter::merge) or
-/// [`merge_unique`](ConcurrentCuckooFilter::merge_unique) did not merge everything.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum MergeError {
-    /// The two tables differ in shape, so a fingerprint's buckets in one are not its buckets in
-    /// the other. Nothing was merged.
-    Geometry {
-        /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits` or
-        /// `semi_sorted` (1 for true); for growable filters also `initial_capacity`,
-        /// `false_positive_rate` (its bits), `split_depth` or `route_bits`, and `buckets` and
-        /// `fingerprint_bits` are those of a first-level chunk and its core.
-        field: &'static str,
-        /// Its value in the filter merged into.
-        target: u64,
-        /// Its value in the filter merged from.
-        source: u64,
-    },
-    /// The two filters hash with different hashers (another seed), so the same key has other
-    /// fingerprints in each. Nothing was merged.
-    Hasher,
-    /// A fingerprint found no room in the target. The `merged` fingerprints before it stay in
-    /// the target, with everything it held before; that one and the rest of the source were
-    /// not merged.
-    Full {
-        /// Fingerprints of the source that went in.
-        merged: usize,
-    },
-}
-
-impl fmt::Display for MergeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Geometry {
-                field,
-                target,
-                source,
-            } => write!(
-                f,
-                "the filters differ in {field}: {target} in the target, {source} in the source"
-            ),
-            Self::Hasher => f.write_str("the filters hash with different hashers or seeds"),
-            Self::Full { merged } => write!(
-                f,
-                "the target filter is full after merging {merged} fingerprints of the source"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for MergeError {}
 
 impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// Whether [`merge`](Self::merge) can merge `other` into this filter: same buckets, bucket

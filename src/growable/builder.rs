@@ -1,12 +1,12 @@
 //! Configuring a growable filter.
 
-use crate::builder::ConcurrentCuckooFilterBuilder;
 use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
+use crate::settings::TableSettings;
 
 /// The target false positive rate unless one is set: 0.1%.
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
@@ -56,9 +56,10 @@ impl GrowableCuckooFilterBuilder {
     pub fn new() -> Self {
         Self {
             plan: Plan {
-                template: ConcurrentCuckooFilterBuilder::new()
-                    .hasher(())
-                    .layout(TableLayout::Packed),
+                table: TableSettings {
+                    layout: Some(TableLayout::Packed),
+                    ..TableSettings::default()
+                },
                 initial_capacity: 0,
                 initial_buckets: 0,
                 false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
@@ -123,13 +124,11 @@ impl<S> GrowableCuckooFilterBuilder<S> {
             stripes: usize,
         ) -> Self {
             self.plan.initial_buckets = buckets;
-            self.plan.template = self
-                .plan
-                .template
-                .bucket_size(bucket_size)
-                .fingerprint_bits(fingerprint_bits)
-                .semi_sorted(false)
-                .stripes(stripes);
+            let table = &mut self.plan.table;
+            table.request.bucket_size = Some(bucket_size);
+            table.request.fingerprint_bits = Some(fingerprint_bits);
+            table.request.semi_sorted = Some(false);
+            table.stripes = stripes;
             self
         }
     }
@@ -137,7 +136,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     test_hook! {
         /// Bounds of each level's cuckoo path search.
         fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
-            self.plan.template = self.plan.template.search_limits(max_hops, max_buckets);
+            self.plan.table.max_hops = max_hops;
+            self.plan.table.max_search_buckets = max_buckets;
             self
         }
     }
@@ -188,7 +188,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
         // lookups that compare the slots in place instead of decoding the prefixes first, which
         // would add to the directory's cost what a fixed filter's lookup never pays.
-        plan.template = plan.template.semi_sorted(false);
+        plan.table.request.semi_sorted = Some(false);
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.
         if plan.initial_buckets == 0 {

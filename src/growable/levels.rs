@@ -9,9 +9,9 @@
 use core::fmt;
 
 use super::chunks::{ChunkShape, Chunks, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
-use crate::builder::ConcurrentCuckooFilterBuilder;
 use crate::error::BuildError;
 use crate::raw::Geometry;
+use crate::settings::TableSettings;
 use crate::sizing::{capacity_of, target_load_permille};
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
@@ -36,8 +36,8 @@ pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildErro
 /// How each level is built.
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
-    /// Every setting but the capacity and the rate.
-    pub(crate) template: ConcurrentCuckooFilterBuilder<()>,
+    /// Every table setting but the capacity and the rate, which each level gets its own of.
+    pub(crate) table: TableSettings,
     pub(crate) initial_capacity: usize,
     /// Buckets of the first level instead of ones derived from the capacity; 0 when unset.
     pub(crate) initial_buckets: usize,
@@ -111,12 +111,11 @@ impl Plan {
     /// level's fingerprints would pass 32 bits (its core bits and one route bit per split); 0
     /// if not even one split fits.
     pub(crate) fn split_depth_of(&self, level: usize) -> u32 {
-        let core = self
-            .template
-            .clone()
-            .capacity(1)
-            .false_positive_rate(self.rate_of(level))
-            .checked_geometry()
+        let mut table = self.table;
+        table.capacity = 1;
+        table.request.false_positive_rate = Some(self.rate_of(level));
+        let core = table
+            .geometry()
             .map_or(32, |geometry| geometry.shape.fingerprint_bits);
         self.split_depth.min(32u32.saturating_sub(core))
     }
@@ -139,7 +138,7 @@ impl Plan {
     /// The geometry and capacity level `level` gets, or why it cannot be built, with nothing
     /// allocated.
     pub(crate) fn geometry(&self, level: usize) -> Result<(Geometry, usize), BuildError> {
-        let geometry = self.builder(level)?.checked_geometry()?;
+        let geometry = self.table_of(level)?.geometry()?;
         let capacity = capacity_of(
             geometry.shape.bucket_count as u64,
             geometry.shape.bucket_size,
@@ -147,8 +146,8 @@ impl Plan {
         Ok((geometry, usize::try_from(capacity).unwrap_or(usize::MAX)))
     }
 
-    /// The builder of level `level`, if the plan's limit allows that level.
-    fn builder(&self, level: usize) -> Result<ConcurrentCuckooFilterBuilder<()>, BuildError> {
+    /// The table settings of level `level`, if the plan's limit allows that level.
+    fn table_of(&self, level: usize) -> Result<TableSettings, BuildError> {
         let too_large = BuildError::CapacityTooLarge {
             capacity: self.initial_capacity,
             max: self.max_capacity,
@@ -161,16 +160,14 @@ impl Plan {
                 return Err(too_large);
             }
         }
-        let mut builder = self
-            .template
-            .clone()
-            .capacity(capacity)
-            .false_positive_rate(self.rate_of(level));
+        let mut table = self.table;
+        table.capacity = capacity;
+        table.request.false_positive_rate = Some(self.rate_of(level));
         if self.initial_buckets != 0 {
             let growth = self.capacity_of(level).ok_or(too_large)? / self.initial_capacity;
-            builder = builder.buckets(self.initial_buckets.saturating_mul(growth));
+            table.bucket_count = self.initial_buckets.saturating_mul(growth);
         }
-        Ok(builder)
+        Ok(table)
     }
 }
 
@@ -324,10 +321,14 @@ mod tests {
 
     fn plan(max_capacity: usize) -> Plan {
         Plan {
-            template: ConcurrentCuckooFilterBuilder::new()
-                .hasher(())
-                .layout(crate::TableLayout::Packed)
-                .semi_sorted(false),
+            table: TableSettings {
+                layout: Some(crate::TableLayout::Packed),
+                request: crate::sizing::Request {
+                    semi_sorted: Some(false),
+                    ..Default::default()
+                },
+                ..TableSettings::default()
+            },
             initial_capacity: 4_000,
             initial_buckets: 0,
             false_positive_rate: 0.01,

@@ -7,7 +7,7 @@
 //! two levels have split.
 
 use super::GrowableCuckooFilter;
-use crate::merge::MergeError;
+use crate::error::MergeError;
 use crate::raw::{Insertion, Placed};
 
 impl<S: PartialEq> GrowableCuckooFilter<S> {

@@ -2,12 +2,12 @@
 //! and item counts, checked field by field before anything else is read. The layout is in
 //! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
 
-use crate::builder::{ConcurrentCuckooFilterBuilder, Settings};
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
 use crate::persist::{check_sealed_header, sealed_header, u64_at, DecodeError, MAX_SEARCH_BUCKETS};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
+use crate::settings::TableSettings;
 
 /// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
 const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
@@ -50,12 +50,13 @@ impl GrowableHeader {
         level_count: usize,
         items: usize,
     ) -> Self {
-        let Settings {
+        let TableSettings {
             request,
             stripes,
             max_hops,
             max_search_buckets,
-        } = plan.template.settings();
+            ..
+        } = plan.table;
         Self {
             version: VERSION_SPLIT,
             flags: 0,
@@ -146,22 +147,23 @@ impl GrowableHeader {
         if self.flags != 0 {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
         }
-        let mut template = ConcurrentCuckooFilterBuilder::new()
-            .hasher(())
-            .layout(TableLayout::Packed);
+        let mut table = TableSettings {
+            layout: Some(TableLayout::Packed),
+            ..TableSettings::default()
+        };
         match self.bucket_size {
             0 => {}
-            2 | 4 | 8 => template = template.bucket_size(self.bucket_size.into()),
+            2 | 4 | 8 => table.request.bucket_size = Some(self.bucket_size.into()),
             size => return Err(invalid("bucket_size", size.into())),
         }
         match self.fingerprint_bits {
             0 => {}
-            4..=32 => template = template.fingerprint_bits(self.fingerprint_bits.into()),
+            4..=32 => table.request.fingerprint_bits = Some(self.fingerprint_bits.into()),
             bits => return Err(invalid("fingerprint_bits", bits.into())),
         }
         match self.semi_sorted {
             0 => {}
-            1 | 2 => template = template.semi_sorted(self.semi_sorted == 2),
+            1 | 2 => table.request.semi_sorted = Some(self.semi_sorted == 2),
             value => return Err(invalid("semi_sorted", value.into())),
         }
         if usize::from(self.max_hops) > MAX_HOPS {
@@ -201,9 +203,12 @@ impl GrowableHeader {
             return Err(invalid("level_count", self.level_count));
         }
         let plan = Plan {
-            template: template
-                .stripes(stripes)
-                .search_limits(self.max_hops.into(), self.max_search_buckets as usize),
+            table: TableSettings {
+                stripes,
+                max_hops: self.max_hops.into(),
+                max_search_buckets: self.max_search_buckets as usize,
+                ..table
+            },
             initial_capacity,
             initial_buckets,
             false_positive_rate: rate,

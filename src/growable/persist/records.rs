@@ -451,21 +451,21 @@ fn level_header(bytes: &[u8], expected: &Header) -> Result<(Header, Geometry), D
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::builder::ConcurrentCuckooFilterBuilder;
     use crate::growable::levels::build_level;
+    use crate::settings::TableSettings;
 
     fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
-        let mut template = ConcurrentCuckooFilterBuilder::new()
-            .hasher(())
-            .layout(crate::TableLayout::Packed);
+        let mut table = TableSettings {
+            layout: Some(crate::TableLayout::Packed),
+            ..TableSettings::default()
+        };
         if initial_buckets != 0 {
-            template = template
-                .bucket_size(4)
-                .fingerprint_bits(8)
-                .semi_sorted(false);
+            table.request.bucket_size = Some(4);
+            table.request.fingerprint_bits = Some(8);
+            table.request.semi_sorted = Some(false);
         }
         Plan {
-            template,
+            table,
             initial_capacity,
             initial_buckets,
             false_positive_rate: 0.01,
