@@ -39,12 +39,22 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
 /// (measured by `cargo test --release --test capacity -- --ignored --nocapture worst_fill`).
 /// Its load is above the target load, so from about 21,000 items on for 2 slots (990 for 4, 550
 /// for 8) the target load is the larger demand and the slack costs nothing.
-fn small_table_slack(bucket_size: usize) -> (u64, u64) {
-    match bucket_size {
+fn small_table_slack(bucket_size: usize) -> Slack {
+    let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
         4 => (52, 1000),
         _ => (17, 1000),
+    };
+    Slack {
+        extra_items,
+        load_permille,
     }
+}
+
+/// Room for `extra_items` more items at a load of `load_permille` thousandths.
+struct Slack {
+    extra_items: u64,
+    load_permille: u64,
 }
 
 /// Buckets of `bucket_size` slots a filter for `capacity` items gets: enough for `capacity` at
@@ -54,7 +64,10 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
         .div_ceil(size * u128::from(target_load_permille(bucket_size)));
-    let (extra, load) = small_table_slack(bucket_size);
+    let Slack {
+        extra_items: extra,
+        load_permille: load,
+    } = small_table_slack(bucket_size);
     let with_slack =
         ((u128::from(capacity) + u128::from(extra)) * 1000).div_ceil(size * u128::from(load));
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
@@ -66,7 +79,10 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
-    let (extra, load) = small_table_slack(bucket_size);
+    let Slack {
+        extra_items: extra,
+        load_permille: load,
+    } = small_table_slack(bucket_size);
     let with_slack = (slots * u128::from(load) / 1000).saturating_sub(u128::from(extra));
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }

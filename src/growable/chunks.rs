@@ -93,6 +93,14 @@ pub(crate) struct PlannedChunks {
     pub(crate) chunk_capacity: usize,
 }
 
+/// A chunk a write may go to: not sealed, and the owner of the write's route.
+struct Writable<'a> {
+    id: u64,
+    chunk: &'a Chunk,
+    /// Its state when it was found writable: a write that sees it changed looks again.
+    state: SplitState,
+}
+
 impl Chunks {
     /// A level of `2^first_depth` empty chunks of `shape`, as [`Self::planned_shape`] gives it.
     pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
@@ -261,9 +269,8 @@ impl Chunks {
         }
     }
 
-    /// The chunk a write of the hash goes to, its id and its state, once it is not sealed and
-    /// owns the hash's route.
-    fn writable(&self, route: usize) -> (u64, &Chunk, SplitState) {
+    /// The chunk a write of the hash goes to, once it is not sealed and owns the hash's route.
+    fn writable(&self, route: usize) -> Writable<'_> {
         loop {
             let id = self.directory[route].load(Ordering::Acquire);
             let chunk = self.chunk(id);
@@ -276,7 +283,7 @@ impl Chunks {
             // the chunk was unsealed, is there on the next read.
             let decided = (1u64 << state.depth()) - 1;
             if route as u64 & decided == id {
-                return (id, chunk, state);
+                return Writable { id, chunk, state };
             }
         }
     }
@@ -304,7 +311,7 @@ impl Chunks {
     ) -> Result<Insertion, Refusal> {
         let slot = self.slot_of(route);
         loop {
-            let (id, chunk, state) = self.writable(slot);
+            let Writable { id, chunk, state } = self.writable(slot);
             let c = locate(chunk);
             match chunk.insert_located(c, unique) {
                 Insertion::Full => {}
@@ -346,7 +353,7 @@ impl Chunks {
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let route = self.route(hash);
         loop {
-            let (_, chunk, state) = self.writable(route);
+            let Writable { chunk, state, .. } = self.writable(route);
             if chunk.remove(hash) {
                 return true;
             }
@@ -541,10 +548,14 @@ impl Chunks {
         self.iter().map(Chunk::bucket_count).sum()
     }
 
-    /// Slots per bucket, and whether buckets are semi-sorted: the same in every chunk.
-    pub(crate) fn bucket_form(&self) -> (usize, bool) {
-        let shape = &self.template.shape;
-        (shape.bucket_size, shape.semi_sorted)
+    /// Slots per bucket, the same in every chunk.
+    pub(crate) fn bucket_size(&self) -> usize {
+        self.template.shape.bucket_size
+    }
+
+    /// Whether buckets are semi-sorted, the same in every chunk.
+    pub(crate) fn is_semi_sorted(&self) -> bool {
+        self.template.shape.semi_sorted
     }
 
     /// Items the chunks published so far are sized for together.

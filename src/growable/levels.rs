@@ -12,7 +12,7 @@ use super::chunks::{ChunkShape, Chunks, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK
 use crate::error::BuildError;
 use crate::raw::Geometry;
 use crate::settings::TableSettings;
-use crate::sizing::{capacity_of, target_load_permille};
+use crate::sizing::target_load_permille;
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
 /// Most levels a filter can have. With the default growth factor the 32nd level would be 2^31
@@ -61,7 +61,7 @@ impl Plan {
     /// together reach the plan's `max_capacity`.
     pub(crate) fn split_level_shape(&self, level: usize) -> Result<LevelShape, BuildError> {
         let depth = self.split_depth_of(level);
-        let (mut geometry, _) = self.geometry(level)?;
+        let mut geometry = self.geometry(level)?;
         if depth == 0 {
             return Err(BuildError::FingerprintBits {
                 bits: geometry.shape.fingerprint_bits + 1,
@@ -135,15 +135,9 @@ impl Plan {
         self.false_positive_rate / 2f64.powi(level as i32 + 1)
     }
 
-    /// The geometry and capacity level `level` gets, or why it cannot be built, with nothing
-    /// allocated.
-    pub(crate) fn geometry(&self, level: usize) -> Result<(Geometry, usize), BuildError> {
-        let geometry = self.table_of(level)?.geometry()?;
-        let capacity = capacity_of(
-            geometry.shape.bucket_count as u64,
-            geometry.shape.bucket_size,
-        );
-        Ok((geometry, usize::try_from(capacity).unwrap_or(usize::MAX)))
+    /// The geometry level `level` gets, or why it cannot be built, with nothing allocated.
+    pub(crate) fn geometry(&self, level: usize) -> Result<Geometry, BuildError> {
+        self.table_of(level)?.geometry()
     }
 
     /// The table settings of level `level`, if the plan's limit allows that level.

@@ -16,7 +16,7 @@ use core::hash::{BuildHasher, Hash};
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::FilterStats;
-use crate::persist::StableHashBuilder;
+use crate::persist::{RecordedHasher, StableHashBuilder};
 use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
 use crate::sync::{fence, Ordering};
 
@@ -265,14 +265,14 @@ impl<S> GrowableCuckooFilter<S> {
     /// Slots per bucket, the same in every level.
     #[must_use]
     pub fn bucket_size(&self) -> usize {
-        self.levels.first().bucket_form().0
+        self.levels.first().bucket_size()
     }
 
     /// Whether buckets are semi-sorted: not for the levels the builder makes, which keep
     /// fingerprints plain; a filter read from bytes whose plan says so may have them.
     #[must_use]
     pub fn is_semi_sorted(&self) -> bool {
-        self.levels.first().bucket_form().1
+        self.levels.first().is_semi_sorted()
     }
 
     /// The hasher items are hashed with.
@@ -395,7 +395,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     pub fn level_stats(&self) -> Vec<FilterStats> {
         self.levels
             .iter()
-            .map(|level| persist::stats(level, self.hasher.hasher_id(), self.hasher.seed()))
+            .map(|level| persist::stats(level, RecordedHasher::of(&self.hasher)))
             .collect()
     }
 }

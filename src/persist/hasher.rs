@@ -139,3 +139,19 @@ impl StableHashBuilder for DefaultHashBuilder {
         Self::recorded(hasher_id, seed)
     }
 }
+
+/// A hasher as the format records it: the function's id and its seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RecordedHasher {
+    pub(crate) id: u64,
+    pub(crate) seed: u64,
+}
+
+impl RecordedHasher {
+    pub(crate) fn of<S: StableHashBuilder>(hasher: &S) -> Self {
+        Self {
+            id: hasher.hasher_id(),
+            seed: hasher.seed(),
+        }
+    }
+}

@@ -29,6 +29,7 @@ mod hasher;
 mod stats;
 
 pub use self::error::DecodeError;
+pub(crate) use self::hasher::RecordedHasher;
 pub use self::hasher::StableHashBuilder;
 pub use self::stats::FilterStats;
 
@@ -46,7 +47,7 @@ use crate::raw::{
 /// character that a text-mode transfer would mangle (as in PNG's signature).
 const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
 /// The format version this build writes, and the only one it reads.
-const VERSION: u16 = 1;
+pub(crate) const VERSION: u16 = 1;
 /// Flag bit 0: the buckets are semi-sorted.
 const FLAG_SEMI_SORTED: u16 = 1;
 /// Flag bit 1: one word per bucket, whose versions are written as 0.
@@ -84,11 +85,11 @@ pub(crate) struct Header {
 
 impl Header {
     /// The header of a table of this geometry whose snapshot holds `items` items in
-    /// `table_words` words, hashed by the hasher `hasher_id` with `seed`.
+    /// `table_words` words, hashed by `hasher`.
     pub(crate) fn new(
         geometry: &Geometry,
         capacity: usize,
-        (hasher_id, seed): (u64, u64),
+        hasher: RecordedHasher,
         items: usize,
         table_words: usize,
     ) -> Self {
@@ -114,10 +115,18 @@ impl Header {
             max_search_buckets: (limits.max_search_buckets as u64)
                 .min(search_bound(shape.bucket_size, limits.max_hops)),
             capacity: capacity as u64,
-            hasher_id,
-            seed,
+            hasher_id: hasher.id,
+            seed: hasher.seed,
             items: items as u64,
             table_words: table_words as u64,
+        }
+    }
+
+    /// The hasher the header records.
+    pub(crate) fn recorded_hasher(&self) -> RecordedHasher {
+        RecordedHasher {
+            id: self.hasher_id,
+            seed: self.seed,
         }
     }
 
@@ -344,12 +353,9 @@ pub(crate) fn data_words(geometry: &Geometry) -> u64 {
     geometry.shape.data_bits().div_ceil(64)
 }
 
-/// Bytes of the encoding of a filter of this geometry, and the format version it is written in.
-pub(crate) fn encoded_len(geometry: &Geometry) -> (u64, u16) {
-    (
-        (HEADER_LEN + CHECKSUM_LEN) as u64 + data_words(geometry) * 8,
-        VERSION,
-    )
+/// Bytes of the encoding of a filter of this geometry.
+pub(crate) fn encoded_len(geometry: &Geometry) -> u64 {
+    (HEADER_LEN + CHECKSUM_LEN) as u64 + data_words(geometry) * 8
 }
 
 /// The little-endian `u64` at `bytes[at..at + 8]`, which the caller knows to be there.
@@ -365,7 +371,7 @@ fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S
     let geometry = header.geometry()?;
     check_len(header.total_len(), bytes.len())?;
     check_checksum(bytes)?;
-    let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
+    let hasher = hasher_of::<S>(header.recorded_hasher())?;
     let raw = decode_table(&header, &geometry, bytes)?;
     // `Header::geometry` checked that the capacity fits.
     let capacity = header.capacity as usize;
@@ -397,8 +403,12 @@ pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// The hasher `S` recorded as `hasher_id` with `seed`, if `S` computes that function.
-pub(crate) fn hasher_of<S: StableHashBuilder>(hasher_id: u64, seed: u64) -> Result<S, DecodeError> {
+/// The hasher `S` as `recorded`, if `S` computes the recorded function.
+pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Result<S, DecodeError> {
+    let RecordedHasher {
+        id: hasher_id,
+        seed,
+    } = recorded;
     if let Some(hasher) = S::from_recorded(hasher_id, seed) {
         return Ok(hasher);
     }
@@ -580,14 +590,10 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// The first error `writer` returns; what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         let (words, items) = self.raw().snapshot();
-        let hasher = (
-            self.hasher().hasher_id(),
-            StableHashBuilder::seed(self.hasher()),
-        );
         let header = Header::new(
             self.raw().geometry(),
             self.capacity(),
-            hasher,
+            RecordedHasher::of(self.hasher()),
             items,
             words.len(),
         );

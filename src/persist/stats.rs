@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use super::{encoded_len, StableHashBuilder};
+use super::{encoded_len, RecordedHasher, StableHashBuilder, VERSION};
 use crate::filter::ConcurrentCuckooFilter;
 
 /// What [`stats`](ConcurrentCuckooFilter::stats) reports: a filter's shape, fill and accuracy,
@@ -60,7 +60,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn serialized_len(&self) -> u64 {
-        encoded_len(self.raw().geometry()).0
+        encoded_len(self.raw().geometry())
     }
 
     /// The filter's shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO`
@@ -83,19 +83,19 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn stats(&self) -> FilterStats {
-        self.stats_hashed_by(self.hasher().hasher_id(), self.hasher().seed())
+        self.stats_hashed_by(RecordedHasher::of(self.hasher()))
     }
 }
 
 impl<S> ConcurrentCuckooFilter<S> {
     /// [`Self::stats`] with the hasher named by the caller: a growable filter's level hashes
     /// nothing itself, its items come hashed by the growable filter.
-    pub(crate) fn stats_hashed_by(&self, hasher_id: u64, hasher_seed: u64) -> FilterStats {
+    pub(crate) fn stats_hashed_by(&self, hasher: RecordedHasher) -> FilterStats {
         let len = self.len();
         let slots = self.bucket_count() * self.bucket_size();
         let load_factor = len as f64 / slots as f64;
         let memory_bytes = self.memory_usage();
-        let (serialized_len, format_version) = encoded_len(self.raw().geometry());
+        let serialized_len = encoded_len(self.raw().geometry());
         let fingerprints = ((1u64 << self.fingerprint_bits()) - 1) as f64;
         let compared = 2.0 * self.bucket_size() as f64 * load_factor;
         FilterStats {
@@ -111,9 +111,9 @@ impl<S> ConcurrentCuckooFilter<S> {
             bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
             expected_false_positive_rate: self.expected_false_positive_rate(),
             false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
-            hasher_id,
-            hasher_seed,
-            format_version,
+            hasher_id: hasher.id,
+            hasher_seed: hasher.seed,
+            format_version: VERSION,
             serialized_len,
         }
     }

@@ -5,7 +5,9 @@
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
-use crate::persist::{check_sealed_header, sealed_header, u64_at, DecodeError, MAX_SEARCH_BUCKETS};
+use crate::persist::{
+    check_sealed_header, sealed_header, u64_at, DecodeError, RecordedHasher, MAX_SEARCH_BUCKETS,
+};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 use crate::settings::TableSettings;
 
@@ -46,7 +48,7 @@ pub(crate) struct GrowableHeader {
 impl GrowableHeader {
     pub(crate) fn of(
         plan: &Plan,
-        (hasher_id, seed): (u64, u64),
+        hasher: RecordedHasher,
         level_count: usize,
         items: usize,
     ) -> Self {
@@ -81,10 +83,18 @@ impl GrowableHeader {
             // A level records at most this bound (see `FORMAT.md`), so the levels it gives are
             // the same.
             max_search_buckets: (max_search_buckets as u64).min(MAX_SEARCH_BUCKETS),
-            hasher_id,
-            seed,
+            hasher_id: hasher.id,
+            seed: hasher.seed,
             level_count: level_count as u64,
             items: items as u64,
+        }
+    }
+
+    /// The hasher the header records.
+    pub(crate) fn recorded_hasher(&self) -> RecordedHasher {
+        RecordedHasher {
+            id: self.hasher_id,
+            seed: self.seed,
         }
     }
 

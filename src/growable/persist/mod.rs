@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 
 use self::header::{GrowableHeader, HEADER_LEN};
 use super::GrowableCuckooFilter;
-use crate::persist::{read_up_to, DecodeError, StableHashBuilder};
+use crate::persist::{read_up_to, DecodeError, RecordedHasher, StableHashBuilder};
 
 pub(crate) use self::records::stats;
 
@@ -81,7 +81,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     ///
     /// Whatever `writer` returns.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
-        records::write_to(&self.levels, self.hasher_pair(), writer)
+        records::write_to(&self.levels, RecordedHasher::of(&self.hasher), writer)
     }
 
     /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce now,
@@ -101,14 +101,6 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     #[must_use]
     pub fn serialized_len(&self) -> u64 {
         HEADER_LEN as u64 + self.levels.iter().map(records::level_len).sum::<u64>()
-    }
-
-    /// The hasher's id and seed, as the format records them.
-    fn hasher_pair(&self) -> (u64, u64) {
-        (
-            self.hasher.hasher_id(),
-            StableHashBuilder::seed(&self.hasher),
-        )
     }
 
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) for a filter whose hasher is `S`:

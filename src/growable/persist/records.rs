@@ -16,11 +16,11 @@ use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks};
 use crate::growable::levels::{LevelShape, Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
-use crate::persist::FilterStats;
 use crate::persist::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
     u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
 };
+use crate::persist::{FilterStats, RecordedHasher};
 use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
@@ -94,7 +94,7 @@ fn snapshot(levels: &Levels) -> Vec<(usize, Vec<ChunkCopy>)> {
 /// Writes the filter's plan and every level's chunks, from one snapshot.
 pub(crate) fn write_to<W: Write>(
     levels: &Levels,
-    hasher: (u64, u64),
+    hasher: RecordedHasher,
     mut writer: W,
 ) -> io::Result<()> {
     let snapshot = snapshot(levels);
@@ -127,13 +127,13 @@ pub(crate) fn write_to<W: Write>(
 pub(crate) fn level_len(level: &Chunks) -> u64 {
     let chunks: u64 = level
         .iter()
-        .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()).0)
+        .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()))
         .sum();
     LEVEL_RECORD_LEN as u64 + chunks
 }
 
 /// A split level's statistics: its chunks' buckets, items and memory together.
-pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterStats {
+pub(crate) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
     let template = level.shape().template;
     let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
         (
@@ -160,8 +160,8 @@ pub(crate) fn stats(level: &Chunks, hasher_id: u64, hasher_seed: u64) -> FilterS
         // Fully split at the load it is sized for, every lookup compares the core bits alone.
         expected_false_positive_rate: template.shape.expected_false_positive_rate(),
         false_positive_rate_at_load: level.false_positive_rate_at_load(),
-        hasher_id,
-        hasher_seed,
+        hasher_id: hasher.id,
+        hasher_seed: hasher.seed,
         format_version: VERSION_SPLIT,
         serialized_len: level_len(level),
     }
@@ -281,38 +281,39 @@ fn decode<S: StableHashBuilder>(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let hasher = hasher_of::<S>(header.hasher_id, header.seed)?;
+    let hasher = hasher_of::<S>(header.recorded_hasher())?;
     let mut levels = Vec::with_capacity(shapes.len());
     let mut items = 0u64;
     for (index, shape) in shapes.iter().enumerate() {
-        let (level, level_items) =
-            decode_level_chunks(shape, (header.hasher_id, header.seed), source).map_err(
-                |error| match error {
+        let level =
+            decode_level_chunks(shape, header.recorded_hasher(), source).map_err(|error| {
+                match error {
                     // The input's end and the reader's faults are the whole filter's.
                     DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
                     error => DecodeError::Level {
                         level: index as u64,
                         error: Box::new(error),
                     },
-                },
-            )?;
+                }
+            })?;
+        items += level.len() as u64;
         levels.push(level);
-        items += level_items;
     }
     assemble(
         Levels::from_levels(plan, levels),
-        (header.items, items),
+        header.items,
+        items,
         hasher,
     )
 }
 
 /// Decodes one level: its record, then each chunk's record and table, then that its chunks
-/// hold every route once. Returns the level and its item count.
+/// hold every route once.
 fn decode_level_chunks(
     shape: &LevelShape,
-    hasher: (u64, u64),
+    hasher: RecordedHasher,
     source: &mut impl Source,
-) -> Result<(Chunks, u64), DecodeError> {
+) -> Result<Chunks, DecodeError> {
     let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
     source.next_part();
     let record = source.part(LEVEL_RECORD_LEN as u64)?;
@@ -324,7 +325,6 @@ fn decode_level_chunks(
     }
     // Grown as chunks arrive, not by the count: each takes bytes of the input.
     let mut chunks: Vec<(u64, Chunk)> = Vec::new();
-    let mut items = 0u64;
     for index in 0..count {
         source.next_part();
         let record = source.part(CHUNK_RECORD_LEN as u64)?;
@@ -360,7 +360,6 @@ fn decode_level_chunks(
                 bucket: bucket as u64,
             });
         }
-        items += chunk.len() as u64;
         chunks.push((id, chunk));
     }
     // Each chunk's parent was split past the chunk's bit (`born_at`); each split a chunk's
@@ -374,7 +373,7 @@ fn decode_level_chunks(
     }
     let level = Chunks::from_chunks(shape.chunks.template, shape.chunks.route_bits, chunks)
         .ok_or(invalid("chunk_count", count))?;
-    Ok((level.with_max_chunks(shape.max_chunks), items))
+    Ok(level.with_max_chunks(shape.max_chunks))
 }
 
 /// The chunk `id` among `chunks`, which are in id order.
@@ -403,7 +402,8 @@ fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> 
 /// The decoded filter, once the item count its header recorded is the count its levels hold.
 fn assemble<S>(
     levels: Levels,
-    (recorded, held): (u64, u64),
+    recorded: u64,
+    held: u64,
     hasher: S,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     if recorded != held {
