@@ -113,7 +113,7 @@ impl<P: Place> RawFilter<P> {
     /// The words' addresses and the lane masks are taken before the first load, so that they
     /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
-    fn try_read_words(&self, c: &Candidates) -> Option<bool> {
+    pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
         let lanes = self.layout.lane_masks();
         let pattern = lanes.broadcast(c.fp);
         let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
@@ -125,6 +125,14 @@ impl<P: Place> RawFilter<P> {
         // on the answer, which a mix of hits and misses mispredicts.
         let unchanged = first_word.load(Ordering::Relaxed) == first;
         (hit | unchanged).then_some(hit)
+    }
+
+    /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
+    /// read, not the candidates.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
+        self.contains_word_contended(self.placement.candidates(hash))
     }
 
     /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
