@@ -209,6 +209,21 @@ impl BucketLayout {
         !(((limb & rest) + rest) | limb) & high
     }
 
+    /// Whether the bucket's plain fingerprints fit in 64 bits: a packed narrow bucket or a
+    /// bucket word, whose bits [`super::table::Table::load_bits`] reads as one `u64`.
+    #[inline]
+    pub(crate) fn is_plain_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// The shift of the first empty slot of a bucket whose bits are `bits` (see
+    /// [`Self::is_plain_narrow`]): the slot [`Self::insert`] fills. `None` if it is full.
+    #[inline(always)]
+    pub(crate) fn first_free_narrow(&self, bits: u64) -> Option<u32> {
+        let free = self.zero_lanes_narrow(bits);
+        (free != 0).then(|| free.trailing_zeros() + 1 - self.fingerprint_bits)
+    }
+
     /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
     /// [`Self::zero_lane_pair`] under the stripe stamps.
     #[inline]

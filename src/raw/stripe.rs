@@ -153,6 +153,7 @@ impl Stripes {
     }
 
     /// Unlocks the stripe, whose count changed by `delta` while it was held.
+    #[inline]
     fn unlock(&self, stripe: StripeIndex, delta: i32) {
         let stamp = &self.stamps[stripe];
         // Only the holder changes a locked stamp, so a load and a store suffice.
@@ -164,10 +165,17 @@ impl Stripes {
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
-    /// Locks the stripe of one bucket, for a writer that changes only that bucket.
+    /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
+    /// insert's lock, with a guard that keeps one count and unlocks inline.
     #[inline]
-    pub(crate) fn lock_one(&self, bucket: usize) -> StripeGuard<'_> {
-        self.lock_pair(bucket, bucket)
+    pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
+        let stripe = self.of(bucket);
+        self.lock(stripe);
+        OneStripeGuard {
+            stripes: self,
+            stripe,
+            delta: 0,
+        }
     }
 
     /// Locks the stripes of two buckets, lower index first (once if they are the same), as
@@ -304,6 +312,34 @@ impl Drop for StripeGuard<'_> {
         for at in (0..self.len).rev() {
             self.stripes.unlock(self.held[at], self.deltas[at]);
         }
+    }
+}
+
+/// The lock on one stripe; unlocks it when dropped.
+#[derive(Debug)]
+pub(crate) struct OneStripeGuard<'a> {
+    stripes: &'a Stripes,
+    stripe: StripeIndex,
+    /// How the stripe's count changes when it is unlocked.
+    delta: i32,
+}
+
+impl Guard for OneStripeGuard<'_> {
+    #[inline]
+    fn add(&mut self, bucket: usize, delta: i32) {
+        debug_assert_eq!(
+            self.stripes.of(bucket),
+            self.stripe,
+            "bucket {bucket} is not guarded"
+        );
+        self.delta += delta;
+    }
+}
+
+impl Drop for OneStripeGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.stripes.unlock(self.stripe, self.delta);
     }
 }
 

@@ -143,13 +143,32 @@ impl Table {
     /// call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
-        if self.word {
-            return [u128::from(self.load_word_fingerprints(bucket)), 0];
-        }
-        if self.bucket_bits <= 64 {
-            return [u128::from(self.load_narrow(bucket)) & self.limb_mask, 0];
+        if self.word || self.bucket_bits <= 64 {
+            return [u128::from(self.load_bits(bucket)), 0];
         }
         self.load_wide(bucket)
+    }
+
+    /// The bits of a bucket of at most 64 bits: a bucket word's fingerprints without its
+    /// version, or a packed bucket's bits without its neighbours'. Unvalidated, as
+    /// [`Self::load`].
+    #[inline(always)]
+    pub(crate) fn load_bits(&self, bucket: usize) -> u64 {
+        if self.word {
+            self.load_word_fingerprints(bucket)
+        } else {
+            self.load_narrow(bucket) & self.limb_mask as u64
+        }
+    }
+
+    /// Stores the bits of a bucket of at most 64 bits, as [`Self::store`].
+    #[inline(always)]
+    pub(crate) fn store_bits(&self, bucket: usize, bits: u64) {
+        if self.word {
+            self.store_word(bucket, bits);
+        } else {
+            self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+        }
     }
 
     #[inline(never)]
@@ -221,11 +240,8 @@ impl Table {
     /// Inline for a bucket of at most 64 bits, as [`Self::load`].
     #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
-        if self.word {
-            return self.store_word(bucket, raw[0] as u64);
-        }
-        if self.bucket_bits <= 64 {
-            return self.write_narrow(bucket as u64 * self.bucket_bits, raw[0] as u64);
+        if self.word || self.bucket_bits <= 64 {
+            return self.store_bits(bucket, raw[0] as u64);
         }
         self.store_wide(bucket, raw);
     }
