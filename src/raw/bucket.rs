@@ -412,6 +412,15 @@ impl BucketLayout {
         semisort::decode(bucket[0], self.fingerprint_bits)
     }
 
+    /// The fingerprints of a bucket of plain fingerprints in 64 bits (see
+    /// [`Self::is_plain_narrow`]), given its bits, in slot order, 0 for an empty slot: inline,
+    /// for the path search.
+    #[inline(always)]
+    pub(crate) fn lane_fingerprints(&self, bits: u64) -> impl Iterator<Item = u32> {
+        let (width, mask) = (self.fingerprint_bits, (1u64 << self.fingerprint_bits) - 1);
+        (0..self.bucket_size as u32).map(move |lane| ((bits >> (lane * width)) & mask) as u32)
+    }
+
     /// The fingerprints in `bucket`'s slots, in slot order, 0 for an empty slot.
     pub(crate) fn fingerprints(&self, bucket: &RawBucket) -> Fingerprints {
         let mut out = Fingerprints {
@@ -425,11 +434,12 @@ impl BucketLayout {
         // Shift each limb down lane by lane: the path search calls this for every bucket it
         // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
         if self.narrow {
-            let mask = (1u64 << self.fingerprint_bits) - 1;
-            let mut lanes = bucket[0] as u64;
-            for fp in &mut out.fps[..self.bucket_size] {
-                *fp = (lanes & mask) as u32;
-                lanes >>= self.fingerprint_bits;
+            for (fp, lane) in out
+                .fps
+                .iter_mut()
+                .zip(self.lane_fingerprints(bucket[0] as u64))
+            {
+                *fp = lane;
             }
             return out;
         }

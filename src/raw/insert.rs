@@ -34,12 +34,22 @@ impl<P: Place> RawFilter<P> {
     #[inline]
     pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
+        // A plain insert into narrow buckets reads the second bucket only if the first is full,
+        // and fetches its stripe then.
         self.stripes.prefetch_for_write(c.first);
-        self.stripes.prefetch_for_write(c.second);
+        if unique || !self.layout.is_plain_narrow() {
+            self.stripes.prefetch_for_write(c.second);
+        }
         if let Some(done) = self.try_place(&c, unique) {
             return done;
         }
-        // Only an insert that searches builds a queue.
+        self.insert_searching(c, unique)
+    }
+
+    /// [`Self::insert_by_path`] with a queue of its own: only an insert that searches builds
+    /// one, out of line, so that the common insert's frame does not hold it.
+    #[inline(never)]
+    fn insert_searching(&self, c: Candidates, unique: bool) -> Insertion {
         self.insert_by_path(c, unique, &mut SearchQueue::default())
     }
 
@@ -170,10 +180,12 @@ impl<P: Place> RawFilter<P> {
         };
         let bucket = if has_room(c.first) {
             c.first
-        } else if has_room(c.second) {
-            c.second
         } else {
-            return None;
+            self.stripes.prefetch_for_write(c.second);
+            if !has_room(c.second) {
+                return None;
+            }
+            c.second
         };
         if self.place_one(bucket, c.fp) {
             return Some(Insertion::Inserted);
@@ -223,12 +235,10 @@ impl<P: Place> RawFilter<P> {
             return false;
         }
         let placed = if self.layout.is_plain_narrow() {
-            let bits = self.table.load_bits(bucket);
-            let slot = self.layout.first_free_narrow(bits);
-            if let Some(shift) = slot {
-                self.table.store_bits(bucket, bits | u64::from(fp) << shift);
-            }
-            slot.is_some()
+            self.table.update_bits(bucket, |bits| {
+                let shift = self.layout.first_free_narrow(bits)?;
+                Some(bits | u64::from(fp) << shift)
+            })
         } else {
             let mut raw = self.table.load(bucket);
             let placed = self.layout.insert(&mut raw, fp);

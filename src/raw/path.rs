@@ -163,12 +163,14 @@ impl SearchQueue {
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
-/// The search goes a ring at a time (the buckets one more hop from the roots): it first reads
-/// every bucket of a ring for an empty slot, and only if none has one does it list their
-/// fingerprints' alternate buckets as the next ring and start loading them all at once. Near full
-/// load most searches end early in the last ring they reach; expanding each node as it was read
-/// would compute and prefetch the ring after it too, about three buckets in four of them for
-/// nothing.
+/// The search goes a ring at a time (the buckets one more hop from the roots): only if no
+/// bucket of a ring has an empty slot does it list their fingerprints' alternate buckets as the
+/// next ring. In a table the caches hold, each bucket is read as it is listed, so the search
+/// ends at the first with room and lists none after it. In a larger one, the buckets of a ring
+/// are prefetched as they are listed and read once the whole ring is, so that their loads
+/// overlap; near full load most searches end early in the last ring they reach, and expanding
+/// each node as it was read would compute and prefetch the ring after it too, about three
+/// buckets in four of them for nothing.
 pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
@@ -181,6 +183,15 @@ pub(crate) fn search(
     queue.clear();
     // In a table the caches hold, a prefetch is only an instruction more per bucket.
     let prefetch = table.worth_prefetching();
+    // Whether the node's bucket has room, its stripe's stamp recorded first for a validated
+    // search.
+    let read = |node: &mut Node| {
+        let bucket = node.bucket as usize;
+        if let Some(stripes) = stripes {
+            node.stamp = stripes.stamp(bucket);
+        }
+        has_room(table, layout, bucket)
+    };
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {
@@ -193,51 +204,103 @@ pub(crate) fn search(
     }
     let mut ring = 0..queue.len();
     for depth in 0..=limits.max_hops {
-        if let Some(end) = ring.clone().find(|&at| {
-            let node = &mut queue.nodes_mut()[at];
-            let bucket = node.bucket as usize;
-            if let Some(stripes) = stripes {
-                node.stamp = stripes.stamp(bucket);
+        // Buckets listed unread are read now: the roots, and every ring of a prefetched table.
+        if depth == 0 || prefetch {
+            if let Some(end) = ring.clone().find(|&at| read(&mut queue.nodes_mut()[at])) {
+                return Some(path_to(queue.nodes(), end));
             }
-            layout.has_free(&table.load(bucket))
-        }) {
-            return Some(path_to(queue.nodes(), end));
         }
         if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
             break;
         }
-        // A ring cut short by the bucket limit is still read, on the next turn, then the end.
+        // A ring cut short by the bucket limit is still read (as listed, or on the next turn),
+        // then the search ends.
         'expand: for parent in ring.clone() {
             let from = queue.nodes()[parent].bucket as usize;
-            let raw = table.load(from);
-            // A writer may have made room here since the scan: a path to it is as good, and
-            // listing fewer children than the scan saw could end the search with room left.
-            if layout.has_free(&raw) {
-                return Some(path_to(queue.nodes(), parent));
-            }
-            for &fp in layout.fingerprints(&raw).as_slice() {
+            // Lists the bucket `fp` would move to, and reads it unless it is prefetched.
+            let child = |queue: &mut SearchQueue, fp: Fingerprint| {
                 if queue.len() == limits.max_search_buckets {
-                    break 'expand;
+                    return Listed::AtLimit;
                 }
                 let to = placement.alternate(from, fp);
                 // A fingerprint whose two buckets coincide cannot make room by moving.
-                if fp != 0 && to != from {
-                    if prefetch {
-                        table.prefetch(to);
-                    }
-                    queue.push(Node {
-                        bucket: to as u32,
-                        parent: parent as u32,
-                        fp,
-                        depth: depth as u8 + 1,
-                        stamp: 0,
-                    });
+                if fp == 0 || to == from {
+                    return Listed::Full;
                 }
+                let mut node = Node {
+                    bucket: to as u32,
+                    parent: parent as u32,
+                    fp,
+                    depth: depth as u8 + 1,
+                    stamp: 0,
+                };
+                if prefetch {
+                    table.prefetch(to);
+                    queue.push(node);
+                    return Listed::Full;
+                }
+                let room = read(&mut node);
+                queue.push(node);
+                if room {
+                    Listed::Room(queue.len() - 1)
+                } else {
+                    Listed::Full
+                }
+            };
+            // A writer may have made room here since the scan: a path to it is as good, and
+            // listing fewer children than the scan saw could end the search with room left.
+            // Buckets of plain fingerprints in 64 bits are read as one `u64`, slot by slot.
+            let listed = if layout.is_plain_narrow() {
+                let bits = table.load_bits(from);
+                if layout.first_free_narrow(bits).is_some() {
+                    return Some(path_to(queue.nodes(), parent));
+                }
+                layout
+                    .lane_fingerprints(bits)
+                    .map(|fp| child(queue, fp))
+                    .find(|listed| !matches!(listed, Listed::Full))
+            } else {
+                let raw = table.load(from);
+                if layout.has_free(&raw) {
+                    return Some(path_to(queue.nodes(), parent));
+                }
+                layout
+                    .fingerprints(&raw)
+                    .as_slice()
+                    .iter()
+                    .map(|&fp| child(queue, fp))
+                    .find(|listed| !matches!(listed, Listed::Full))
+            };
+            match listed {
+                Some(Listed::Room(end)) => return Some(path_to(queue.nodes(), end)),
+                Some(Listed::AtLimit) => break 'expand,
+                _ => {}
             }
         }
         ring = ring.end..queue.len();
     }
     None
+}
+
+/// What listing one child of a bucket did.
+enum Listed {
+    /// Its bucket, listed, has no room or is yet to be read (or it has no bucket to list).
+    Full,
+    /// Its bucket, listed at this index, was read and has room.
+    Room(usize),
+    /// The search is at its limit: nothing listed.
+    AtLimit,
+}
+
+/// Whether the bucket has an empty slot. Buckets of plain fingerprints in 64 bits are read as
+/// one `u64`, inline: the search reads every bucket it reaches this way.
+#[inline(always)]
+fn has_room(table: &Table, layout: &BucketLayout, bucket: BucketIndex) -> bool {
+    if layout.is_plain_narrow() {
+        layout.first_free_narrow(table.load_bits(bucket)).is_some()
+    } else {
+        layout.has_free(&table.load(bucket))
+    }
 }
 
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
@@ -339,6 +402,19 @@ mod tests {
                 "{most_nodes} nodes"
             );
         }
+    }
+
+    #[test]
+    fn paths_are_shortest_in_a_table_whose_rings_are_prefetched_and_read_whole() {
+        // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
+        // buckets are read once all are listed rather than as each is.
+        let (table, layout, placement, stripes) = nearly_full(800_000, 40, 7);
+        assert!(table.worth_prefetching());
+        let limits = SearchLimits {
+            max_hops: 2,
+            max_search_buckets: usize::MAX,
+        };
+        shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
     }
 
     /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one

@@ -52,6 +52,8 @@ pub(crate) struct Stripes {
     group_shift: u32,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
+    /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
+    versions: u64,
 }
 
 impl Stripes {
@@ -77,6 +79,7 @@ impl Stripes {
             group_shift,
             mask: count - 1,
             count_shift: u64::BITS - count_bits,
+            versions: (1 << (u64::BITS - count_bits)) - 1,
         })
     }
 
@@ -158,9 +161,8 @@ impl Stripes {
         let stamp = &self.stamps[stripe];
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
-        let versions = (1u64 << self.count_shift) - 1;
         // The version wraps within its bits rather than carry into the count.
-        let version = locked.wrapping_add(1) & versions;
+        let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
@@ -411,7 +413,8 @@ mod tests {
     #[test]
     fn a_version_wraps_without_touching_the_count() {
         let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let versions = (1u64 << stripes.count_shift) - 1;
+        let versions = stripes.versions;
+        assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
         stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
         let before = stripes.stamps[1].load(Ordering::Relaxed);
         let mut guard = stripes.lock_pair(1, 1);

@@ -164,11 +164,26 @@ impl Table {
     /// Stores the bits of a bucket of at most 64 bits, as [`Self::store`].
     #[inline(always)]
     pub(crate) fn store_bits(&self, bucket: usize, bits: u64) {
+        self.update_bits(bucket, |_| Some(bits));
+    }
+
+    /// Replaces the bits of a bucket of at most 64 bits by what `change` makes of them, if it
+    /// makes anything; whether it did. The caller holds the stripe lock of the bucket, as for
+    /// [`Self::store`]. A bucket word is loaded once, its version with its fingerprints.
+    #[inline(always)]
+    pub(crate) fn update_bits(
+        &self,
+        bucket: usize,
+        change: impl FnOnce(u64) -> Option<u64>,
+    ) -> bool {
         if self.word {
-            self.store_word(bucket, bits);
-        } else {
-            self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+            return self.update_word(bucket, change);
         }
+        let Some(bits) = change(self.load_bits(bucket)) else {
+            return false;
+        };
+        self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+        true
     }
 
     #[inline(never)]

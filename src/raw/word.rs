@@ -68,17 +68,25 @@ use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
 impl Table {
-    /// Stores the bucket's fingerprints and moves its version on. The caller holds the stripe
-    /// lock of the bucket, so no other store to the word can come between the load and the
-    /// store; `Release`, so that a lookup that reads this word also sees what the holder stored
+    /// Stores what `change` makes of the bucket's fingerprints, if it makes anything, and moves
+    /// the version on; whether it stored. The caller holds the stripe lock of the bucket, so no
+    /// other store to the word can come between the load and the store; `Release`, so that a lookup that reads this word also sees what the holder stored
     /// before it (the destination of a move, before its source is cleared).
     #[inline(always)]
-    pub(super) fn store_word(&self, bucket: BucketIndex, fingerprints: u64) {
-        debug_assert_eq!(fingerprints & !FINGERPRINTS, 0);
+    pub(super) fn update_word(
+        &self,
+        bucket: BucketIndex,
+        change: impl FnOnce(u64) -> Option<u64>,
+    ) -> bool {
         let word = &self.words[bucket];
-        let version =
-            (word.load(Ordering::Relaxed) & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
+        let current = word.load(Ordering::Relaxed);
+        let Some(fingerprints) = change(current & FINGERPRINTS) else {
+            return false;
+        };
+        debug_assert_eq!(fingerprints & !FINGERPRINTS, 0);
+        let version = (current & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
         word.store(version | fingerprints, Ordering::Release);
+        true
     }
 
     /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
