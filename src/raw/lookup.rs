@@ -57,10 +57,10 @@ impl<P: Place> RawFilter<P> {
     /// form, so the forms do not compete for registers.
     #[inline(always)]
     pub(crate) fn contains_located(&self, c: Candidates) -> bool {
-        if self.layout.is_narrow() {
-            self.read_pair(c, move || self.holds_narrow(&c))
-        } else if self.layout.is_word() {
+        if self.layout.is_word() {
             self.contains_word(c)
+        } else if self.layout.is_narrow() {
+            self.read_pair(c, move || self.holds_narrow(&c))
         } else if self.layout.is_narrow_semi_sorted() {
             self.contains_narrow_semi_sorted(c)
         } else if self.layout.is_mid_semi_sorted() {

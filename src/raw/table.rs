@@ -241,12 +241,13 @@ impl Table {
     /// and without the second prefetch that load waits for memory after all.
     #[inline]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let bit = bucket as u64 * self.bucket_bits;
-        prefetch(&self.words[(bit / 64) as usize]);
         if self.word {
             // A bucket word is read alone, and never crosses a line.
+            prefetch(&self.words[bucket]);
             return;
         }
+        let bit = bucket as u64 * self.bucket_bits;
+        prefetch(&self.words[(bit / 64) as usize]);
         // In bounds: the spare words follow the last bucket's last word.
         prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
     }

@@ -62,7 +62,7 @@
 //! `B` into `A` in that window too.
 
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};
-use super::index::{BucketIndex, Candidates, Place};
+use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::table::Table;
 use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
@@ -113,7 +113,9 @@ impl<P: Place> RawFilter<P> {
     pub(super) fn contains_word(&self, c: Candidates) -> bool {
         match self.try_read_words(&c) {
             Some(answer) => answer,
-            None => self.contains_word_contended(c),
+            // The fields one by one, in registers, so that a caller's candidates need not be
+            // copied to its stack for a call it nearly never makes.
+            None => self.contains_word_contended(c.fp, c.first, c.second),
         }
     }
 
@@ -140,14 +142,21 @@ impl<P: Place> RawFilter<P> {
     #[cold]
     #[inline(never)]
     pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
-        self.contains_word_contended(self.placement.candidates(hash))
+        let c = self.placement.candidates(hash);
+        self.contains_word_contended(c.fp, c.first, c.second)
     }
 
     /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
     /// tries, then the locks of both stripes, under which the words cannot change.
     #[cold]
     #[inline(never)]
-    fn contains_word_contended(&self, c: Candidates) -> bool {
+    fn contains_word_contended(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
             backoff.snooze();
@@ -218,7 +227,10 @@ mod tests {
         for h in stored.iter().copied().chain((5000..15_000).map(hash)) {
             let c = filter.placement.candidates(h);
             let answer = filter.contains_word(c);
-            assert_eq!(filter.contains_word_contended(c), answer);
+            assert_eq!(
+                filter.contains_word_contended(c.fp, c.first, c.second),
+                answer
+            );
             hits += usize::from(answer);
         }
         // Every member, and a few of the others (false positives at about 0.2%).
