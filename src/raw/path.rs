@@ -180,18 +180,16 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    queue.clear();
-    // In a table the caches hold, a prefetch is only an instruction more per bucket.
-    let prefetch = table.worth_prefetching();
-    // Whether the node's bucket has room, its stripe's stamp recorded first for a validated
-    // search.
-    let read = |node: &mut Node| {
-        let bucket = node.bucket as usize;
-        if let Some(stripes) = stripes {
-            node.stamp = stripes.stamp(bucket);
-        }
-        has_room(table, layout, bucket)
+    let search = Search {
+        table,
+        layout,
+        placement,
+        stripes,
+        limits,
+        // In a table the caches hold, a prefetch is only an instruction more per bucket.
+        prefetch: table.worth_prefetching(),
     };
+    queue.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {
@@ -205,8 +203,11 @@ pub(crate) fn search(
     let mut ring = 0..queue.len();
     for depth in 0..=limits.max_hops {
         // Buckets listed unread are read now: the roots, and every ring of a prefetched table.
-        if depth == 0 || prefetch {
-            if let Some(end) = ring.clone().find(|&at| read(&mut queue.nodes_mut()[at])) {
+        if depth == 0 || search.prefetch {
+            if let Some(end) = ring
+                .clone()
+                .find(|&at| search.read(&mut queue.nodes_mut()[at]))
+            {
                 return Some(path_to(queue.nodes(), end));
             }
         }
@@ -215,66 +216,11 @@ pub(crate) fn search(
         }
         // A ring cut short by the bucket limit is still read (as listed, or on the next turn),
         // then the search ends.
-        'expand: for parent in ring.clone() {
-            let from = queue.nodes()[parent].bucket as usize;
-            // Lists the bucket `fp` would move to, and reads it unless it is prefetched.
-            let child = |queue: &mut SearchQueue, fp: Fingerprint| {
-                if queue.len() == limits.max_search_buckets {
-                    return Listed::AtLimit;
-                }
-                let to = placement.alternate(from, fp);
-                // A fingerprint whose two buckets coincide cannot make room by moving.
-                if fp == 0 || to == from {
-                    return Listed::Full;
-                }
-                let mut node = Node {
-                    bucket: to as u32,
-                    parent: parent as u32,
-                    fp,
-                    depth: depth as u8 + 1,
-                    stamp: 0,
-                };
-                if prefetch {
-                    table.prefetch(to);
-                    queue.push(node);
-                    return Listed::Full;
-                }
-                let room = read(&mut node);
-                queue.push(node);
-                if room {
-                    Listed::Room(queue.len() - 1)
-                } else {
-                    Listed::Full
-                }
-            };
-            // A writer may have made room here since the scan: a path to it is as good, and
-            // listing fewer children than the scan saw could end the search with room left.
-            // Buckets of plain fingerprints in 64 bits are read as one `u64`, slot by slot.
-            let listed = if layout.is_plain_narrow() {
-                let bits = table.load_bits(from);
-                if layout.first_free_narrow(bits).is_some() {
-                    return Some(path_to(queue.nodes(), parent));
-                }
-                layout
-                    .lane_fingerprints(bits)
-                    .map(|fp| child(queue, fp))
-                    .find(|listed| !matches!(listed, Listed::Full))
-            } else {
-                let raw = table.load(from);
-                if layout.has_free(&raw) {
-                    return Some(path_to(queue.nodes(), parent));
-                }
-                layout
-                    .fingerprints(&raw)
-                    .as_slice()
-                    .iter()
-                    .map(|&fp| child(queue, fp))
-                    .find(|listed| !matches!(listed, Listed::Full))
-            };
-            match listed {
-                Some(Listed::Room(end)) => return Some(path_to(queue.nodes(), end)),
-                Some(Listed::AtLimit) => break 'expand,
-                _ => {}
+        for parent in ring.clone() {
+            match search.expand(queue, parent, depth as u8 + 1) {
+                Listed::Room(end) => return Some(path_to(queue.nodes(), end)),
+                Listed::AtLimit => break,
+                Listed::Full => {}
             }
         }
         ring = ring.end..queue.len();
@@ -282,11 +228,108 @@ pub(crate) fn search(
     None
 }
 
-/// What listing one child of a bucket did.
+/// What a search reads, and how far it may go.
+struct Search<'a, P> {
+    table: &'a Table,
+    layout: &'a BucketLayout,
+    placement: &'a P,
+    stripes: Option<&'a Stripes>,
+    limits: SearchLimits,
+    /// Whether buckets are prefetched as they are listed, and read once their ring is whole.
+    prefetch: bool,
+}
+
+impl<P: Place> Search<'_, P> {
+    /// Whether the node's bucket has room, its stripe's stamp recorded first for a validated
+    /// search.
+    #[inline(always)]
+    fn read(&self, node: &mut Node) -> bool {
+        let bucket = node.bucket as usize;
+        if let Some(stripes) = self.stripes {
+            node.stamp = stripes.stamp(bucket);
+        }
+        has_room(self.table, self.layout, bucket)
+    }
+
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, at `depth`.
+    /// A writer may have made room in the parent since the scan: a path to it is as good, and
+    /// listing fewer children than the scan saw could end the search with room left. Buckets of
+    /// plain fingerprints in 64 bits are read as one `u64`, slot by slot.
+    #[inline(always)]
+    fn expand(&self, queue: &mut SearchQueue, parent: usize, depth: u8) -> Listed {
+        let from = queue.nodes()[parent].bucket as usize;
+        let mut listed = Listed::Full;
+        if self.layout.is_plain_narrow() {
+            let bits = self.table.load_bits(from);
+            if self.layout.first_free_narrow(bits).is_some() {
+                return Listed::Room(parent);
+            }
+            for fp in self.layout.lane_fingerprints(bits) {
+                listed = self.child(queue, from, parent, depth, fp);
+                if !matches!(listed, Listed::Full) {
+                    break;
+                }
+            }
+        } else {
+            let raw = self.table.load(from);
+            if self.layout.has_free(&raw) {
+                return Listed::Room(parent);
+            }
+            for &fp in self.layout.fingerprints(&raw).as_slice() {
+                listed = self.child(queue, from, parent, depth, fp);
+                if !matches!(listed, Listed::Full) {
+                    break;
+                }
+            }
+        }
+        listed
+    }
+
+    /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
+    #[inline(always)]
+    fn child(
+        &self,
+        queue: &mut SearchQueue,
+        from: BucketIndex,
+        parent: usize,
+        depth: u8,
+        fp: Fingerprint,
+    ) -> Listed {
+        if queue.len() == self.limits.max_search_buckets {
+            return Listed::AtLimit;
+        }
+        let to = self.placement.alternate(from, fp);
+        // A fingerprint whose two buckets coincide cannot make room by moving.
+        if fp == 0 || to == from {
+            return Listed::Full;
+        }
+        let mut node = Node {
+            bucket: to as u32,
+            parent: parent as u32,
+            fp,
+            depth,
+            stamp: 0,
+        };
+        if self.prefetch {
+            self.table.prefetch(to);
+            queue.push(node);
+            return Listed::Full;
+        }
+        let room = self.read(&mut node);
+        queue.push(node);
+        if room {
+            Listed::Room(queue.len() - 1)
+        } else {
+            Listed::Full
+        }
+    }
+}
+
+/// What listing the children of a bucket did.
 enum Listed {
-    /// Its bucket, listed, has no room or is yet to be read (or it has no bucket to list).
+    /// Every bucket listed has no room or is yet to be read (or there was none to list).
     Full,
-    /// Its bucket, listed at this index, was read and has room.
+    /// The node at this index, the parent or a child just listed, was read and has room.
     Room(usize),
     /// The search is at its limit: nothing listed.
     AtLimit,
