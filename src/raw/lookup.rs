@@ -12,7 +12,8 @@ impl<P: Place> RawFilter<P> {
     /// read here rather than through [`Self::contains_located`], so that a lookup that must
     /// retry starts again from the hash: only the hash, not the candidates, stays live across
     /// the optimistic read, which saves the caller's loop registers it would otherwise spill.
-    /// Every other form is a call, so that its code takes no registers in the caller's loop.
+    /// Narrow semi-sorted buckets are inline too; every wider form is a call, so that its code
+    /// takes no registers in the caller's loop.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
@@ -29,6 +30,9 @@ impl<P: Place> RawFilter<P> {
                 return hit;
             }
             return self.contains_contended(hash);
+        }
+        if self.layout.is_narrow_semi_sorted() {
+            return self.contains_narrow_semi_sorted(c);
         }
         self.contains_other_forms(c)
     }
