@@ -27,6 +27,14 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
         let prefetch = self.table.worth_prefetching();
+        if !prefetch {
+            // Nothing to overlap: each key's lookup as one `contains`, with no candidates
+            // stored between passes.
+            for (answer, &hash) in answers.iter_mut().zip(hashes) {
+                *answer = self.contains(hash);
+            }
+            return;
+        }
         let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
         let Some((first, mut answers)) = blocks.next() else {
             return;

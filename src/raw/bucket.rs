@@ -209,6 +209,21 @@ impl BucketLayout {
         !(((limb & rest) + rest) | limb) & high
     }
 
+    /// Whether the bucket's plain fingerprints fit in 64 bits: a packed narrow bucket or a
+    /// bucket word, whose bits [`super::table::Table::load_bits`] reads as one `u64`.
+    #[inline]
+    pub(crate) fn is_plain_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// The shift of the first empty slot of a bucket whose bits are `bits` (see
+    /// [`Self::is_plain_narrow`]): the slot [`Self::insert`] fills. `None` if it is full.
+    #[inline(always)]
+    pub(crate) fn first_free_narrow(&self, bits: u64) -> Option<u32> {
+        let free = self.zero_lanes_narrow(bits);
+        (free != 0).then(|| free.trailing_zeros() + 1 - self.fingerprint_bits)
+    }
+
     /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
     /// [`Self::zero_lane_pair`] under the stripe stamps.
     #[inline]
@@ -397,6 +412,15 @@ impl BucketLayout {
         semisort::decode(bucket[0], self.fingerprint_bits)
     }
 
+    /// The fingerprints of a bucket of plain fingerprints in 64 bits (see
+    /// [`Self::is_plain_narrow`]), given its bits, in slot order, 0 for an empty slot: inline,
+    /// for the path search.
+    #[inline(always)]
+    pub(crate) fn lane_fingerprints(&self, bits: u64) -> impl Iterator<Item = u32> {
+        let (width, mask) = (self.fingerprint_bits, (1u64 << self.fingerprint_bits) - 1);
+        (0..self.bucket_size as u32).map(move |lane| ((bits >> (lane * width)) & mask) as u32)
+    }
+
     /// The fingerprints in `bucket`'s slots, in slot order, 0 for an empty slot.
     pub(crate) fn fingerprints(&self, bucket: &RawBucket) -> Fingerprints {
         let mut out = Fingerprints {
@@ -410,11 +434,12 @@ impl BucketLayout {
         // Shift each limb down lane by lane: the path search calls this for every bucket it
         // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
         if self.narrow {
-            let mask = (1u64 << self.fingerprint_bits) - 1;
-            let mut lanes = bucket[0] as u64;
-            for fp in &mut out.fps[..self.bucket_size] {
-                *fp = (lanes & mask) as u32;
-                lanes >>= self.fingerprint_bits;
+            for (fp, lane) in out
+                .fps
+                .iter_mut()
+                .zip(self.lane_fingerprints(bucket[0] as u64))
+            {
+                *fp = lane;
             }
             return out;
         }

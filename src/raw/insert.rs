@@ -34,12 +34,22 @@ impl<P: Place> RawFilter<P> {
     #[inline]
     pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
+        // A plain insert into narrow buckets reads the second bucket only if the first is full,
+        // and fetches its stripe then.
         self.stripes.prefetch_for_write(c.first);
-        self.stripes.prefetch_for_write(c.second);
+        if unique || !self.layout.is_plain_narrow() {
+            self.stripes.prefetch_for_write(c.second);
+        }
         if let Some(done) = self.try_place(&c, unique) {
             return done;
         }
-        // Only an insert that searches builds a queue.
+        self.insert_searching(c, unique)
+    }
+
+    /// [`Self::insert_by_path`] with a queue of its own: only an insert that searches builds
+    /// one, out of line, so that the common insert's frame does not hold it.
+    #[inline(never)]
+    fn insert_searching(&self, c: Candidates, unique: bool) -> Insertion {
         self.insert_by_path(c, unique, &mut SearchQueue::default())
     }
 
@@ -150,7 +160,48 @@ impl<P: Place> RawFilter<P> {
 
     /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
+    #[inline(always)]
     fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        if !unique && self.layout.is_plain_narrow() {
+            self.try_place_narrow(c)
+        } else {
+            self.try_place_general(c, unique)
+        }
+    }
+
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits (the default
+    /// filter's and the packed 12-bit one's): each bucket's bits as one `u64`, the second
+    /// bucket read only if the first has no room, one stripe locked.
+    #[inline(always)]
+    fn try_place_narrow(&self, c: &Candidates) -> Option<Insertion> {
+        let has_room = |bucket| {
+            let bits = self.table.load_bits(bucket);
+            self.layout.first_free_narrow(bits).is_some()
+        };
+        let bucket = if has_room(c.first) {
+            c.first
+        } else {
+            self.stripes.prefetch_for_write(c.second);
+            if !has_room(c.second) {
+                return None;
+            }
+            c.second
+        };
+        if self.place_one(bucket, c.fp) {
+            return Some(Insertion::Inserted);
+        }
+        self.place_locked(c, false)
+    }
+
+    /// [`Self::place`] under the locks of both buckets, taken here: for a look without locks
+    /// that went stale, or a unique insert.
+    #[inline(never)]
+    fn place_locked(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        self.place(c, unique, &mut self.stripes.lock_pair(c.first, c.second))
+    }
+
+    /// [`Self::try_place`] of a unique insert, or of buckets wider than 64 bits.
+    fn try_place_general(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         // A look without locks first: it brings both buckets into cache before the locks are
         // taken, and near full load it skips locking two buckets that have no room anyway.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
@@ -172,20 +223,31 @@ impl<P: Place> RawFilter<P> {
                 return Some(Insertion::Inserted);
             }
         }
-        self.place(c, unique, &mut self.stripes.lock_pair(c.first, c.second))
+        self.place_locked(c, unique)
     }
 
     /// Puts the fingerprint into an empty slot of `bucket`, under that bucket's stripe alone;
     /// `false` if it has none.
+    #[inline(always)]
     fn place_one(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
         let mut guard = self.stripes.lock_one(bucket);
         if !self.admits(Some(fp)) {
             return false;
         }
-        let mut raw = self.table.load(bucket);
-        let placed = self.layout.insert(&mut raw, fp);
+        let placed = if self.layout.is_plain_narrow() {
+            self.table.update_bits(bucket, |bits| {
+                let shift = self.layout.first_free_narrow(bits)?;
+                Some(bits | u64::from(fp) << shift)
+            })
+        } else {
+            let mut raw = self.table.load(bucket);
+            let placed = self.layout.insert(&mut raw, fp);
+            if placed {
+                self.table.store(bucket, &raw);
+            }
+            placed
+        };
         if placed {
-            self.table.store(bucket, &raw);
             guard.add(bucket, 1);
         }
         placed

@@ -8,13 +8,21 @@ use super::{semisort, RawFilter, READ_RETRIES};
 use crate::sync::Backoff;
 
 impl<P: Place> RawFilter<P> {
-    /// A lookup of one hash. Narrow buckets (the default filter's) are read here rather than
-    /// through [`Self::contains_located`], so that a lookup that must retry starts again from
-    /// the hash: only the hash, not the candidates, stays live across the optimistic read, which
-    /// saves the caller's loop registers it would otherwise spill.
+    /// A lookup of one hash. Bucket words (the default filter's) and narrow packed buckets are
+    /// read here rather than through [`Self::contains_located`], so that a lookup that must
+    /// retry starts again from the hash: only the hash, not the candidates, stays live across
+    /// the optimistic read, which saves the caller's loop registers it would otherwise spill.
+    /// Narrow semi-sorted buckets are inline too; every wider form is a call, so that its code
+    /// takes no registers in the caller's loop.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
+        if self.layout.is_word() {
+            return match self.try_read_words(&c) {
+                Some(answer) => answer,
+                None => self.contains_word_contended_hash(hash),
+            };
+        }
         if self.layout.is_narrow() {
             let read = self.stripes.begin_read(c.first, c.second);
             let hit = self.holds_narrow(&c);
@@ -23,6 +31,16 @@ impl<P: Place> RawFilter<P> {
             }
             return self.contains_contended(hash);
         }
+        if self.layout.is_narrow_semi_sorted() {
+            return self.contains_narrow_semi_sorted(c);
+        }
+        self.contains_other_forms(c)
+    }
+
+    /// [`Self::contains_located`] of the forms [`Self::contains`] does not inline, out of line
+    /// so that they take no registers in the caller's loop.
+    #[inline(never)]
+    fn contains_other_forms(&self, c: Candidates) -> bool {
         self.contains_located(c)
     }
 
@@ -43,10 +61,10 @@ impl<P: Place> RawFilter<P> {
     /// form, so the forms do not compete for registers.
     #[inline(always)]
     pub(crate) fn contains_located(&self, c: Candidates) -> bool {
-        if self.layout.is_narrow() {
-            self.read_pair(c, move || self.holds_narrow(&c))
-        } else if self.layout.is_word() {
+        if self.layout.is_word() {
             self.contains_word(c)
+        } else if self.layout.is_narrow() {
+            self.read_pair(c, move || self.holds_narrow(&c))
         } else if self.layout.is_narrow_semi_sorted() {
             self.contains_narrow_semi_sorted(c)
         } else if self.layout.is_mid_semi_sorted() {

@@ -163,12 +163,14 @@ impl SearchQueue {
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
-/// The search goes a ring at a time (the buckets one more hop from the roots): it first reads
-/// every bucket of a ring for an empty slot, and only if none has one does it list their
-/// fingerprints' alternate buckets as the next ring and start loading them all at once. Near full
-/// load most searches end early in the last ring they reach; expanding each node as it was read
-/// would compute and prefetch the ring after it too, about three buckets in four of them for
-/// nothing.
+/// The search goes a ring at a time (the buckets one more hop from the roots): only if no
+/// bucket of a ring has an empty slot does it list their fingerprints' alternate buckets as the
+/// next ring. In a table the caches hold, each bucket is read as it is listed, so the search
+/// ends at the first with room and lists none after it. In a larger one, the buckets of a ring
+/// are prefetched as they are listed and read once the whole ring is, so that their loads
+/// overlap; near full load most searches end early in the last ring they reach, and expanding
+/// each node as it was read would compute and prefetch the ring after it too, about three
+/// buckets in four of them for nothing.
 pub(crate) fn search(
     table: &Table,
     layout: &BucketLayout,
@@ -178,9 +180,16 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
+    let search = Search {
+        table,
+        layout,
+        placement,
+        stripes,
+        limits,
+        // In a table the caches hold, a prefetch is only an instruction more per bucket.
+        prefetch: table.worth_prefetching(),
+    };
     queue.clear();
-    // In a table the caches hold, a prefetch is only an instruction more per bucket.
-    let prefetch = table.worth_prefetching();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
         queue.push(Node {
@@ -193,51 +202,148 @@ pub(crate) fn search(
     }
     let mut ring = 0..queue.len();
     for depth in 0..=limits.max_hops {
-        if let Some(end) = ring.clone().find(|&at| {
-            let node = &mut queue.nodes_mut()[at];
-            let bucket = node.bucket as usize;
-            if let Some(stripes) = stripes {
-                node.stamp = stripes.stamp(bucket);
+        // Buckets listed unread are read now: the roots, and every ring of a prefetched table.
+        if depth == 0 || search.prefetch {
+            if let Some(end) = ring
+                .clone()
+                .find(|&at| search.read(&mut queue.nodes_mut()[at]))
+            {
+                return Some(path_to(queue.nodes(), end));
             }
-            layout.has_free(&table.load(bucket))
-        }) {
-            return Some(path_to(queue.nodes(), end));
         }
         if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
             break;
         }
-        // A ring cut short by the bucket limit is still read, on the next turn, then the end.
-        'expand: for parent in ring.clone() {
-            let from = queue.nodes()[parent].bucket as usize;
-            let raw = table.load(from);
-            // A writer may have made room here since the scan: a path to it is as good, and
-            // listing fewer children than the scan saw could end the search with room left.
-            if layout.has_free(&raw) {
-                return Some(path_to(queue.nodes(), parent));
-            }
-            for &fp in layout.fingerprints(&raw).as_slice() {
-                if queue.len() == limits.max_search_buckets {
-                    break 'expand;
-                }
-                let to = placement.alternate(from, fp);
-                // A fingerprint whose two buckets coincide cannot make room by moving.
-                if fp != 0 && to != from {
-                    if prefetch {
-                        table.prefetch(to);
-                    }
-                    queue.push(Node {
-                        bucket: to as u32,
-                        parent: parent as u32,
-                        fp,
-                        depth: depth as u8 + 1,
-                        stamp: 0,
-                    });
-                }
+        // A ring cut short by the bucket limit is still read (as listed, or on the next turn),
+        // then the search ends.
+        for parent in ring.clone() {
+            match search.expand(queue, parent, depth as u8 + 1) {
+                Listed::Room(end) => return Some(path_to(queue.nodes(), end)),
+                Listed::AtLimit => break,
+                Listed::Full => {}
             }
         }
         ring = ring.end..queue.len();
     }
     None
+}
+
+/// What a search reads, and how far it may go.
+struct Search<'a, P> {
+    table: &'a Table,
+    layout: &'a BucketLayout,
+    placement: &'a P,
+    stripes: Option<&'a Stripes>,
+    limits: SearchLimits,
+    /// Whether buckets are prefetched as they are listed, and read once their ring is whole.
+    prefetch: bool,
+}
+
+impl<P: Place> Search<'_, P> {
+    /// Whether the node's bucket has room, its stripe's stamp recorded first for a validated
+    /// search.
+    #[inline(always)]
+    fn read(&self, node: &mut Node) -> bool {
+        let bucket = node.bucket as usize;
+        if let Some(stripes) = self.stripes {
+            node.stamp = stripes.stamp(bucket);
+        }
+        has_room(self.table, self.layout, bucket)
+    }
+
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, at `depth`.
+    /// A writer may have made room in the parent since the scan: a path to it is as good, and
+    /// listing fewer children than the scan saw could end the search with room left. Buckets of
+    /// plain fingerprints in 64 bits are read as one `u64`, slot by slot.
+    #[inline(always)]
+    fn expand(&self, queue: &mut SearchQueue, parent: usize, depth: u8) -> Listed {
+        let from = queue.nodes()[parent].bucket as usize;
+        let mut listed = Listed::Full;
+        if self.layout.is_plain_narrow() {
+            let bits = self.table.load_bits(from);
+            if self.layout.first_free_narrow(bits).is_some() {
+                return Listed::Room(parent);
+            }
+            for fp in self.layout.lane_fingerprints(bits) {
+                listed = self.child(queue, from, parent, depth, fp);
+                if !matches!(listed, Listed::Full) {
+                    break;
+                }
+            }
+        } else {
+            let raw = self.table.load(from);
+            if self.layout.has_free(&raw) {
+                return Listed::Room(parent);
+            }
+            for &fp in self.layout.fingerprints(&raw).as_slice() {
+                listed = self.child(queue, from, parent, depth, fp);
+                if !matches!(listed, Listed::Full) {
+                    break;
+                }
+            }
+        }
+        listed
+    }
+
+    /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
+    #[inline(always)]
+    fn child(
+        &self,
+        queue: &mut SearchQueue,
+        from: BucketIndex,
+        parent: usize,
+        depth: u8,
+        fp: Fingerprint,
+    ) -> Listed {
+        if queue.len() == self.limits.max_search_buckets {
+            return Listed::AtLimit;
+        }
+        let to = self.placement.alternate(from, fp);
+        // A fingerprint whose two buckets coincide cannot make room by moving.
+        if fp == 0 || to == from {
+            return Listed::Full;
+        }
+        let mut node = Node {
+            bucket: to as u32,
+            parent: parent as u32,
+            fp,
+            depth,
+            stamp: 0,
+        };
+        if self.prefetch {
+            self.table.prefetch(to);
+            queue.push(node);
+            return Listed::Full;
+        }
+        let room = self.read(&mut node);
+        queue.push(node);
+        if room {
+            Listed::Room(queue.len() - 1)
+        } else {
+            Listed::Full
+        }
+    }
+}
+
+/// What listing the children of a bucket did.
+enum Listed {
+    /// Every bucket listed has no room or is yet to be read (or there was none to list).
+    Full,
+    /// The node at this index, the parent or a child just listed, was read and has room.
+    Room(usize),
+    /// The search is at its limit: nothing listed.
+    AtLimit,
+}
+
+/// Whether the bucket has an empty slot. Buckets of plain fingerprints in 64 bits are read as
+/// one `u64`, inline: the search reads every bucket it reaches this way.
+#[inline(always)]
+fn has_room(table: &Table, layout: &BucketLayout, bucket: BucketIndex) -> bool {
+    if layout.is_plain_narrow() {
+        layout.first_free_narrow(table.load_bits(bucket)).is_some()
+    } else {
+        layout.has_free(&table.load(bucket))
+    }
 }
 
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
@@ -339,6 +445,19 @@ mod tests {
                 "{most_nodes} nodes"
             );
         }
+    }
+
+    #[test]
+    fn paths_are_shortest_in_a_table_whose_rings_are_prefetched_and_read_whole() {
+        // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
+        // buckets are read once all are listed rather than as each is.
+        let (table, layout, placement, stripes) = nearly_full(800_000, 40, 7);
+        assert!(table.worth_prefetching());
+        let limits = SearchLimits {
+            max_hops: 2,
+            max_search_buckets: usize::MAX,
+        };
+        shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
     }
 
     /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one

@@ -52,6 +52,8 @@ pub(crate) struct Stripes {
     group_shift: u32,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
+    /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
+    versions: u64,
 }
 
 impl Stripes {
@@ -77,6 +79,7 @@ impl Stripes {
             group_shift,
             mask: count - 1,
             count_shift: u64::BITS - count_bits,
+            versions: (1 << (u64::BITS - count_bits)) - 1,
         })
     }
 
@@ -153,21 +156,28 @@ impl Stripes {
     }
 
     /// Unlocks the stripe, whose count changed by `delta` while it was held.
+    #[inline]
     fn unlock(&self, stripe: StripeIndex, delta: i32) {
         let stamp = &self.stamps[stripe];
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
-        let versions = (1u64 << self.count_shift) - 1;
         // The version wraps within its bits rather than carry into the count.
-        let version = locked.wrapping_add(1) & versions;
+        let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
-    /// Locks the stripe of one bucket, for a writer that changes only that bucket.
+    /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
+    /// insert's lock, with a guard that keeps one count and unlocks inline.
     #[inline]
-    pub(crate) fn lock_one(&self, bucket: usize) -> StripeGuard<'_> {
-        self.lock_pair(bucket, bucket)
+    pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
+        let stripe = self.of(bucket);
+        self.lock(stripe);
+        OneStripeGuard {
+            stripes: self,
+            stripe,
+            delta: 0,
+        }
     }
 
     /// Locks the stripes of two buckets, lower index first (once if they are the same), as
@@ -307,6 +317,34 @@ impl Drop for StripeGuard<'_> {
     }
 }
 
+/// The lock on one stripe; unlocks it when dropped.
+#[derive(Debug)]
+pub(crate) struct OneStripeGuard<'a> {
+    stripes: &'a Stripes,
+    stripe: StripeIndex,
+    /// How the stripe's count changes when it is unlocked.
+    delta: i32,
+}
+
+impl Guard for OneStripeGuard<'_> {
+    #[inline]
+    fn add(&mut self, bucket: usize, delta: i32) {
+        debug_assert_eq!(
+            self.stripes.of(bucket),
+            self.stripe,
+            "bucket {bucket} is not guarded"
+        );
+        self.delta += delta;
+    }
+}
+
+impl Drop for OneStripeGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.stripes.unlock(self.stripe, self.delta);
+    }
+}
+
 /// The lock on every stripe; unlocks them when dropped.
 #[derive(Debug)]
 pub(crate) struct AllStripesGuard<'a> {
@@ -375,7 +413,8 @@ mod tests {
     #[test]
     fn a_version_wraps_without_touching_the_count() {
         let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let versions = (1u64 << stripes.count_shift) - 1;
+        let versions = stripes.versions;
+        assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
         stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
         let before = stripes.stamps[1].load(Ordering::Relaxed);
         let mut guard = stripes.lock_pair(1, 1);

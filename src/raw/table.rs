@@ -143,13 +143,47 @@ impl Table {
     /// call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
-        if self.word {
-            return [u128::from(self.load_word_fingerprints(bucket)), 0];
-        }
-        if self.bucket_bits <= 64 {
-            return [u128::from(self.load_narrow(bucket)) & self.limb_mask, 0];
+        if self.word || self.bucket_bits <= 64 {
+            return [u128::from(self.load_bits(bucket)), 0];
         }
         self.load_wide(bucket)
+    }
+
+    /// The bits of a bucket of at most 64 bits: a bucket word's fingerprints without its
+    /// version, or a packed bucket's bits without its neighbours'. Unvalidated, as
+    /// [`Self::load`].
+    #[inline(always)]
+    pub(crate) fn load_bits(&self, bucket: usize) -> u64 {
+        if self.word {
+            self.load_word_fingerprints(bucket)
+        } else {
+            self.load_narrow(bucket) & self.limb_mask as u64
+        }
+    }
+
+    /// Stores the bits of a bucket of at most 64 bits, as [`Self::store`].
+    #[inline(always)]
+    pub(crate) fn store_bits(&self, bucket: usize, bits: u64) {
+        self.update_bits(bucket, |_| Some(bits));
+    }
+
+    /// Replaces the bits of a bucket of at most 64 bits by what `change` makes of them, if it
+    /// makes anything; whether it did. The caller holds the stripe lock of the bucket, as for
+    /// [`Self::store`]. A bucket word is loaded once, its version with its fingerprints.
+    #[inline(always)]
+    pub(crate) fn update_bits(
+        &self,
+        bucket: usize,
+        change: impl FnOnce(u64) -> Option<u64>,
+    ) -> bool {
+        if self.word {
+            return self.update_word(bucket, change);
+        }
+        let Some(bits) = change(self.load_bits(bucket)) else {
+            return false;
+        };
+        self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+        true
     }
 
     #[inline(never)]
@@ -207,12 +241,13 @@ impl Table {
     /// and without the second prefetch that load waits for memory after all.
     #[inline]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let bit = bucket as u64 * self.bucket_bits;
-        prefetch(&self.words[(bit / 64) as usize]);
         if self.word {
             // A bucket word is read alone, and never crosses a line.
+            prefetch(&self.words[bucket]);
             return;
         }
+        let bit = bucket as u64 * self.bucket_bits;
+        prefetch(&self.words[(bit / 64) as usize]);
         // In bounds: the spare words follow the last bucket's last word.
         prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
     }
@@ -221,11 +256,8 @@ impl Table {
     /// Inline for a bucket of at most 64 bits, as [`Self::load`].
     #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
-        if self.word {
-            return self.store_word(bucket, raw[0] as u64);
-        }
-        if self.bucket_bits <= 64 {
-            return self.write_narrow(bucket as u64 * self.bucket_bits, raw[0] as u64);
+        if self.word || self.bucket_bits <= 64 {
+            return self.store_bits(bucket, raw[0] as u64);
         }
         self.store_wide(bucket, raw);
     }

@@ -62,23 +62,31 @@
 //! `B` into `A` in that window too.
 
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};
-use super::index::{BucketIndex, Candidates, Place};
+use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::table::Table;
 use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
 impl Table {
-    /// Stores the bucket's fingerprints and moves its version on. The caller holds the stripe
-    /// lock of the bucket, so no other store to the word can come between the load and the
-    /// store; `Release`, so that a lookup that reads this word also sees what the holder stored
+    /// Stores what `change` makes of the bucket's fingerprints, if it makes anything, and moves
+    /// the version on; whether it stored. The caller holds the stripe lock of the bucket, so no
+    /// other store to the word can come between the load and the store; `Release`, so that a lookup that reads this word also sees what the holder stored
     /// before it (the destination of a move, before its source is cleared).
     #[inline(always)]
-    pub(super) fn store_word(&self, bucket: BucketIndex, fingerprints: u64) {
-        debug_assert_eq!(fingerprints & !FINGERPRINTS, 0);
+    pub(super) fn update_word(
+        &self,
+        bucket: BucketIndex,
+        change: impl FnOnce(u64) -> Option<u64>,
+    ) -> bool {
         let word = &self.words[bucket];
-        let version =
-            (word.load(Ordering::Relaxed) & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
+        let current = word.load(Ordering::Relaxed);
+        let Some(fingerprints) = change(current & FINGERPRINTS) else {
+            return false;
+        };
+        debug_assert_eq!(fingerprints & !FINGERPRINTS, 0);
+        let version = (current & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
         word.store(version | fingerprints, Ordering::Release);
+        true
     }
 
     /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
@@ -105,7 +113,9 @@ impl<P: Place> RawFilter<P> {
     pub(super) fn contains_word(&self, c: Candidates) -> bool {
         match self.try_read_words(&c) {
             Some(answer) => answer,
-            None => self.contains_word_contended(c),
+            // The fields one by one, in registers, so that a caller's candidates need not be
+            // copied to its stack for a call it nearly never makes.
+            None => self.contains_word_contended(c.fp, c.first, c.second),
         }
     }
 
@@ -113,7 +123,7 @@ impl<P: Place> RawFilter<P> {
     /// The words' addresses and the lane masks are taken before the first load, so that they
     /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
-    fn try_read_words(&self, c: &Candidates) -> Option<bool> {
+    pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
         let lanes = self.layout.lane_masks();
         let pattern = lanes.broadcast(c.fp);
         let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
@@ -127,11 +137,26 @@ impl<P: Place> RawFilter<P> {
         (hit | unchanged).then_some(hit)
     }
 
+    /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
+    /// read, not the candidates.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        self.contains_word_contended(c.fp, c.first, c.second)
+    }
+
     /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
     /// tries, then the locks of both stripes, under which the words cannot change.
     #[cold]
     #[inline(never)]
-    fn contains_word_contended(&self, c: Candidates) -> bool {
+    fn contains_word_contended(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
             backoff.snooze();
@@ -202,7 +227,10 @@ mod tests {
         for h in stored.iter().copied().chain((5000..15_000).map(hash)) {
             let c = filter.placement.candidates(h);
             let answer = filter.contains_word(c);
-            assert_eq!(filter.contains_word_contended(c), answer);
+            assert_eq!(
+                filter.contains_word_contended(c.fp, c.first, c.second),
+                answer
+            );
             hits += usize::from(answer);
         }
         // Every member, and a few of the others (false positives at about 0.2%).
