@@ -93,6 +93,13 @@ pub(crate) struct PlannedChunks {
     pub(crate) chunk_capacity: usize,
 }
 
+/// A chunk with every stripe locked, and its id.
+pub(crate) struct LockedChunk<'a> {
+    pub(crate) id: u64,
+    pub(crate) chunk: &'a Chunk,
+    pub(crate) table: LockedTable<'a, SplitPlacement>,
+}
+
 /// A chunk a write may go to: not sealed, and the owner of the write's route.
 struct Writable<'a> {
     id: u64,
@@ -442,20 +449,24 @@ impl Chunks {
     /// Every chunk with all its stripes locked, by id, once no split is under way: no writer is
     /// in any chunk, and no split can start, until the guards drop. A split that is under way
     /// is waited for (its chunk is sealed), as a writer of that chunk would.
-    pub(crate) fn lock_all(&self) -> Vec<(u64, &Chunk, LockedTable<'_, SplitPlacement>)> {
+    pub(crate) fn lock_all(&self) -> Vec<LockedChunk<'_>> {
         loop {
             for chunk in self.iter() {
                 self.waiters.wait_while(|| chunk.split_state().is_sealed());
             }
             let locked: Vec<_> = self
                 .with_ids()
-                .map(|(id, chunk)| (id, chunk, chunk.lock_table()))
+                .map(|(id, chunk)| LockedChunk {
+                    id,
+                    chunk,
+                    table: chunk.lock_table(),
+                })
                 .collect();
             // Sealing takes every stripe of a chunk, and only a sealed chunk's splitter
             // publishes a chunk: with none sealed while all are held, the set is complete.
             if locked
                 .iter()
-                .all(|(_, chunk, _)| !chunk.split_state().is_sealed())
+                .all(|locked| !locked.chunk.split_state().is_sealed())
                 && locked.len() == self.iter().count()
             {
                 return locked;

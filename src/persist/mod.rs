@@ -39,8 +39,8 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::filter::ConcurrentCuckooFilter;
 use crate::raw::{
-    fits_bucket_word, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT,
-    MAX_HOPS,
+    fits_bucket_word, min_stripes, Geometry, RawFilter, SearchLimits, Shape, TableCopy,
+    MAX_BUCKET_COUNT, MAX_HOPS,
 };
 
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
@@ -589,7 +589,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     ///
     /// The first error `writer` returns; what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
-        let (words, items) = self.raw().snapshot();
+        let TableCopy { words, items } = self.raw().snapshot();
         let header = Header::new(
             self.raw().geometry(),
             self.capacity(),

@@ -104,6 +104,23 @@ pub(crate) fn reflect(bucket: BucketIndex, key: u32, bucket_count: u64) -> Bucke
     }
 }
 
+/// The hash an item has in level `level`: level 0 uses the item's hash as it is, so that a
+/// one-level filter places items exactly as a fixed-size one; every later level remixes it
+/// (the finalizer of MurmurHash3 over the hash plus a per-level odd constant), so that two items
+/// that share a fingerprint and buckets in one level are independent in every other.
+#[inline(always)]
+pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
+    if level == 0 {
+        return hash;
+    }
+    let mut x = hash.wrapping_add((level as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +161,15 @@ mod tests {
         let c = placement.candidates(u64::MAX);
         assert!((c.first as u64) < MAX_BUCKET_COUNT && (c.second as u64) < MAX_BUCKET_COUNT);
         assert_eq!(placement.alternate(c.second, c.fp), c.first);
+    }
+
+    #[test]
+    fn level_zero_keeps_the_hash_and_later_levels_remix_it() {
+        assert_eq!(level_hash(12345, 0), 12345);
+        let remixed: Vec<u64> = (1..8).map(|level| level_hash(12345, level)).collect();
+        for (i, a) in remixed.iter().enumerate() {
+            assert_ne!(*a, 12345);
+            assert!(remixed[i + 1..].iter().all(|b| b != a));
+        }
     }
 }

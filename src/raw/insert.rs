@@ -1,4 +1,5 @@
-//! Inserting: placing a fingerprint, searching for room, and moving fingerprints along a path.
+//! Inserting, one key or a block of keys: placing a fingerprint, searching for room, and moving
+//! fingerprints along a path.
 //!
 //! An insert first tries its two buckets under their locks. If both are full it searches for a
 //! [`CuckooPath`] without locks and moves the fingerprints on it hop by hop, each hop under its
@@ -20,6 +21,13 @@ use super::{Insertion, RawFilter};
 const PATH_ATTEMPTS: usize = 64;
 #[cfg(loom)]
 const PATH_ATTEMPTS: usize = 3;
+
+/// Keys a bulk insert hashes and hands to [`RawFilter::insert_block`] at a time. The prefetch
+/// pipeline restarts with each block, so a block is several times [`INSERT_AHEAD`] long.
+pub(crate) const BLOCK: usize = 64;
+
+/// How far ahead of its insert [`RawFilter::insert_block`] prefetches a key's buckets and stripes.
+const INSERT_AHEAD: usize = 8;
 
 impl<P: Place> RawFilter<P> {
     /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
@@ -393,6 +401,55 @@ enum Hop {
     Moved,
     /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
     Placed(Insertion),
+}
+
+impl<P: Place> RawFilter<P> {
+    /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
+    /// room; the ones before it went in, the ones after were not tried.
+    ///
+    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and its
+    /// stripes' lines on their way: one insert at a time waits for a memory load its locked
+    /// instructions keep from overlapping with the next insert's, and with several writers for
+    /// the stripe lines the other cores wrote last.
+    pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        self.insert_block_with(hashes, false, |_, _| {})
+    }
+
+    /// [`Self::insert_block`], unique inserts if `unique`, telling `done` each hash's index and
+    /// what its insert did (all but `Full`, which ends the block as `Err`).
+    pub(crate) fn insert_block_with(
+        &self,
+        hashes: &[u64],
+        unique: bool,
+        mut done: impl FnMut(usize, Insertion),
+    ) -> Result<(), usize> {
+        let mut candidates = [Candidates::default(); BLOCK];
+        let candidates = &mut candidates[..hashes.len()];
+        for (c, &hash) in candidates.iter_mut().zip(hashes) {
+            *c = self.placement.candidates(hash);
+        }
+        let buckets = self.table.worth_prefetching();
+        let prefetch = |c: &Candidates| {
+            if buckets {
+                self.table.prefetch(c.first);
+                self.table.prefetch(c.second);
+            }
+            self.stripes.prefetch_for_write(c.first);
+            self.stripes.prefetch_for_write(c.second);
+        };
+        candidates.iter().take(INSERT_AHEAD).for_each(prefetch);
+        let mut queue = SearchQueue::default();
+        for (i, &c) in candidates.iter().enumerate() {
+            if let Some(later) = candidates.get(i + INSERT_AHEAD) {
+                prefetch(later);
+            }
+            match self.insert_candidates(c, unique, &mut queue) {
+                Insertion::Full => return Err(i),
+                done_here => done(i, done_here),
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(all(test, not(loom)))]

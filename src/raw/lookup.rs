@@ -1,11 +1,16 @@
-//! Lookups: a key's two buckets read under an optimistic stamp check, probed in the form its
-//! table stores buckets in. The form is fixed when the filter is built, so the dispatch in
-//! [`RawFilter::contains_located`] always branches the same way; bucket words read themselves
-//! (`word.rs`) and need no stamps.
+//! Every read of a [`RawFilter`]: one key, a batch of keys with their buckets prefetched, counts
+//! of copies. A key's two buckets are read under an optimistic stamp check and probed in the
+//! form its table stores buckets in. The form is fixed when the filter is built, so the dispatch
+//! in [`RawFilter::contains_located`] always branches the same way; bucket words need no stamps
+//! (`word.rs` gives their protocol).
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::{semisort, RawFilter, READ_RETRIES};
-use crate::sync::Backoff;
+use crate::sync::{Backoff, Ordering};
+
+/// How far ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets: enough
+/// keys to keep the core's dozen or so outstanding misses busy.
+const AHEAD: usize = 8;
 
 impl<P: Place> RawFilter<P> {
     /// A lookup of one hash. Bucket words (the default filter's) and narrow packed buckets are
@@ -53,7 +58,7 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// The one lookup of a key's candidates, for single and batched lookups and for each level
-    /// of a growable filter (candidates from [`Self::locate_and_prefetch`]). Which bucket form
+    /// of a growable filter (candidates from its chunks' `locate_and_prefetch`). Which bucket form
     /// the table has is fixed when the filter is built, so the branch always goes the same way.
     /// Buckets of at most 64 bits, plain or semi-sorted, stay inline and small: a lookup that
     /// misses the cache waits for memory, and the fewer instructions each one needs, the more
@@ -236,5 +241,144 @@ impl<P: Place> RawFilter<P> {
         }
         let _guard = self.stripes.lock_pair(c.first, c.second);
         look()
+    }
+}
+
+// Bucket words (`word.rs` gives the argument that no stored item is missed).
+impl<P: Place> RawFilter<P> {
+    /// Whether the table has one word per bucket.
+    pub(crate) fn has_bucket_words(&self) -> bool {
+        self.layout.is_word()
+    }
+
+    /// A lookup in a table of one word per bucket: see the module docs.
+    #[inline(always)]
+    pub(super) fn contains_word(&self, c: Candidates) -> bool {
+        match self.try_read_words(&c) {
+            Some(answer) => answer,
+            // The fields one by one, in registers, so that a caller's candidates need not be
+            // copied to its stack for a call it nearly never makes.
+            None => self.contains_word_contended(c.fp, c.first, c.second),
+        }
+    }
+
+    /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
+    /// The words' addresses and the lane masks are taken before the first load, so that they
+    /// stay in registers rather than be read from the filter again after each `Acquire`.
+    #[inline(always)]
+    pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
+        let lanes = self.layout.lane_masks();
+        let pattern = lanes.broadcast(c.fp);
+        let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
+        let first = first_word.load(Ordering::Acquire);
+        let second = second_word.load(Ordering::Acquire);
+        // The version bits are above every lane, where the lane test does not look.
+        let hit = lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
+        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
+        // on the answer, which a mix of hits and misses mispredicts.
+        let unchanged = first_word.load(Ordering::Relaxed) == first;
+        (hit | unchanged).then_some(hit)
+    }
+
+    /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
+    /// read, not the candidates.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
+        let c = self.placement.candidates(hash);
+        self.contains_word_contended(c.fp, c.first, c.second)
+    }
+
+    /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
+    /// tries, then the locks of both stripes, under which the words cannot change.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn contains_word_contended(
+        &self,
+        fp: Fingerprint,
+        first: BucketIndex,
+        second: BucketIndex,
+    ) -> bool {
+        let c = Candidates { fp, first, second };
+        let backoff = Backoff::new();
+        for _ in 0..READ_RETRIES {
+            backoff.snooze();
+            if let Some(answer) = self.try_read_words(&c) {
+                return answer;
+            }
+        }
+        let _guard = self.stripes.lock_pair(c.first, c.second);
+        // Under the locks no writer changes either word, so the first read is final.
+        let answer = self.try_read_words(&c);
+        debug_assert!(answer.is_some());
+        answer.unwrap_or(true)
+    }
+}
+
+// Many keys at once. A lookup in a table far larger than the caches waits most of its time for
+// two cache misses; one key at a time, the CPU overlaps only the few misses its reorder window
+// reaches, where a block whose buckets are all prefetched before the first probe keeps a whole
+// block's misses in flight. In a table that fits in cache the prefetches only cost instructions,
+// so they are skipped there.
+impl<P: Place> RawFilter<P> {
+    /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
+    /// is probed, the buckets of the next are already on their way from memory.
+    pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        debug_assert_eq!(hashes.len(), answers.len());
+        let prefetch = self.table.worth_prefetching();
+        if !prefetch {
+            // Nothing to overlap: each key's lookup as one `contains`, with no candidates
+            // stored between passes.
+            for (answer, &hash) in answers.iter_mut().zip(hashes) {
+                *answer = self.contains(hash);
+            }
+            return;
+        }
+        let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
+        let Some((first, mut answers)) = blocks.next() else {
+            return;
+        };
+        let mut buffers = [[Candidates::default(); AHEAD]; 2];
+        let (located, next) = buffers.split_at_mut(1);
+        let (mut located, mut next) = (&mut located[0], &mut next[0]);
+        self.locate(first, located, prefetch);
+        for (hashes, next_answers) in blocks {
+            self.locate(hashes, next, prefetch);
+            self.probe(located, answers);
+            core::mem::swap(&mut located, &mut next);
+            answers = next_answers;
+        }
+        self.probe(located, answers);
+    }
+
+    /// Each hash's candidates, with their buckets prefetched if `prefetch`.
+    #[inline(always)]
+    fn locate(&self, hashes: &[u64], out: &mut [Candidates; AHEAD], prefetch: bool) {
+        for (c, &hash) in out.iter_mut().zip(hashes) {
+            *c = self.placement.candidates(hash);
+            if prefetch {
+                self.table.prefetch(c.first);
+                self.table.prefetch(c.second);
+            }
+        }
+    }
+
+    /// `answers[i] = contains` for `located[i]`, for as many as there are answers.
+    #[inline(always)]
+    fn probe(&self, located: &[Candidates; AHEAD], answers: &mut [bool]) {
+        for (answer, c) in answers.iter_mut().zip(located) {
+            *answer = self.contains_located(*c);
+        }
+    }
+}
+
+impl<P: Place> RawFilter<P> {
+    /// Starts the loads of the candidates' buckets and their stripes' stamps.
+    #[inline(always)]
+    pub(crate) fn prefetch_candidates(&self, c: &Candidates) {
+        self.stripes.prefetch_for_read(c.first);
+        self.stripes.prefetch_for_read(c.second);
+        self.table.prefetch(c.first);
+        self.table.prefetch(c.second);
     }
 }

@@ -51,7 +51,7 @@ impl RawFilter {
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
-            let (words, _) = self.snapshot();
+            let words = self.snapshot().words;
             let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
             let copy = RawFilter::from_le_bytes(&self.geometry, &bytes).ok_or(0usize)?;
             return self.merge_from(&copy, unique);

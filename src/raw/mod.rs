@@ -19,17 +19,15 @@
 //!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
-mod batch;
 mod bucket;
 mod geometry;
 mod index;
 mod insert;
-mod levels;
+mod item_locks;
 mod lookup;
 mod merge;
 mod path;
 mod semisort;
-mod snapshot;
 mod split;
 mod stripe;
 mod stripe_count;
@@ -41,17 +39,17 @@ use core::fmt;
 use self::bucket::BucketLayout;
 pub(crate) use self::index::Candidates;
 use self::index::{BucketIndex, Fingerprint, Place, Placement};
-use self::stripe::{Guard, Stripes};
+use self::stripe::{AllStripesGuard, Guard, Stripes};
 use self::table::Table;
 use crate::sync::{AtomicU64, Ordering};
 
-pub(crate) use self::batch::BLOCK;
 pub(crate) use self::bucket::fits_bucket_word;
 pub(crate) use self::geometry::{Geometry, Shape};
+pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
-pub(crate) use self::levels::{level_hash, ItemLocks};
+pub(crate) use self::insert::BLOCK;
+pub(crate) use self::item_locks::ItemLocks;
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
-pub(crate) use self::snapshot::LockedTable;
 pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
@@ -162,9 +160,8 @@ impl<P: Place> RawFilter<P> {
 
     /// The table's data words and the item count, copied while every stripe is locked: a state
     /// the filter really had, even while other threads write. Writers wait for the copy.
-    pub(crate) fn snapshot(&self) -> (Vec<u64>, usize) {
-        let _all = self.stripes.lock_all();
-        (self.table.copy_words(), self.stripes.len())
+    pub(crate) fn snapshot(&self) -> TableCopy {
+        self.lock_table().copy()
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
@@ -261,5 +258,39 @@ impl<P: Place> fmt::Debug for RawFilter<P> {
             .field("len", &self.len())
             .field("limits", &self.geometry.limits)
             .finish()
+    }
+}
+
+/// A table's data words and its fingerprint count, taken together with every stripe locked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TableCopy {
+    pub(crate) words: Vec<u64>,
+    pub(crate) items: usize,
+}
+
+/// A table with every stripe locked: no writer is anywhere in it until this drops.
+#[derive(Debug)]
+pub(crate) struct LockedTable<'a, P: Place = Placement> {
+    filter: &'a RawFilter<P>,
+    _all: AllStripesGuard<'a>,
+}
+
+impl<P: Place> RawFilter<P> {
+    /// Locks every stripe, in index order (the order writers take them in).
+    pub(crate) fn lock_table(&self) -> LockedTable<'_, P> {
+        LockedTable {
+            filter: self,
+            _all: self.stripes.lock_all(),
+        }
+    }
+}
+
+impl<P: Place> LockedTable<'_, P> {
+    /// The table's words and its fingerprint count, which no writer can change meanwhile.
+    pub(crate) fn copy(&self) -> TableCopy {
+        TableCopy {
+            words: self.filter.table.copy_words(),
+            items: self.filter.stripes.len(),
+        }
     }
 }

@@ -510,7 +510,7 @@ mod tests {
 
     /// A chunk's table words, read back as a fixed filter's and made a chunk again.
     fn read_back(chunk: &RawFilter<SplitPlacement>, depth: u32) -> RawFilter<SplitPlacement> {
-        let (words, _) = chunk.snapshot();
+        let words = chunk.snapshot().words;
         let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
         RawFilter::from_le_bytes(chunk.geometry(), &bytes)
             .unwrap()
@@ -548,7 +548,7 @@ mod tests {
         // Split no deeper than born, a chunk owns every route, but never a core of 0.
         assert_eq!(read_back(&child, 1).first_unowned_bucket(), None);
         let empty = self::chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
-        let (words, _) = empty.snapshot();
+        let words = empty.snapshot().words;
         let growth = ROUTE_BITS;
         for (fp, owned) in [
             (1u64, false),

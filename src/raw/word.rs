@@ -62,10 +62,9 @@
 //! `B` into `A` in that window too.
 
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};
-use super::index::{BucketIndex, Candidates, Fingerprint, Place};
+use super::index::BucketIndex;
 use super::table::Table;
-use super::{RawFilter, READ_RETRIES};
-use crate::sync::{Backoff, Ordering};
+use crate::sync::Ordering;
 
 impl Table {
     /// Stores what `change` makes of the bucket's fingerprints, if it makes anything, and moves
@@ -102,82 +101,14 @@ impl Table {
     }
 }
 
-impl<P: Place> RawFilter<P> {
-    /// Whether the table has one word per bucket.
-    pub(crate) fn has_bucket_words(&self) -> bool {
-        self.layout.is_word()
-    }
-
-    /// A lookup in a table of one word per bucket: see the module docs.
-    #[inline(always)]
-    pub(super) fn contains_word(&self, c: Candidates) -> bool {
-        match self.try_read_words(&c) {
-            Some(answer) => answer,
-            // The fields one by one, in registers, so that a caller's candidates need not be
-            // copied to its stack for a call it nearly never makes.
-            None => self.contains_word_contended(c.fp, c.first, c.second),
-        }
-    }
-
-    /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
-    /// The words' addresses and the lane masks are taken before the first load, so that they
-    /// stay in registers rather than be read from the filter again after each `Acquire`.
-    #[inline(always)]
-    pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
-        let lanes = self.layout.lane_masks();
-        let pattern = lanes.broadcast(c.fp);
-        let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
-        let first = first_word.load(Ordering::Acquire);
-        let second = second_word.load(Ordering::Acquire);
-        // The version bits are above every lane, where the lane test does not look.
-        let hit = lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
-        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
-        // on the answer, which a mix of hits and misses mispredicts.
-        let unchanged = first_word.load(Ordering::Relaxed) == first;
-        (hit | unchanged).then_some(hit)
-    }
-
-    /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
-    /// read, not the candidates.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
-        self.contains_word_contended(c.fp, c.first, c.second)
-    }
-
-    /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
-    /// tries, then the locks of both stripes, under which the words cannot change.
-    #[cold]
-    #[inline(never)]
-    fn contains_word_contended(
-        &self,
-        fp: Fingerprint,
-        first: BucketIndex,
-        second: BucketIndex,
-    ) -> bool {
-        let c = Candidates { fp, first, second };
-        let backoff = Backoff::new();
-        for _ in 0..READ_RETRIES {
-            backoff.snooze();
-            if let Some(answer) = self.try_read_words(&c) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair(c.first, c.second);
-        // Under the locks no writer changes either word, so the first read is final.
-        let answer = self.try_read_words(&c);
-        debug_assert!(answer.is_some());
-        answer.unwrap_or(true)
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::raw::bucket::{
         fits_bucket_word as fits, BucketLayout, WORD_VERSION_BITS as VERSION_BITS,
     };
+    use crate::raw::index::Place;
+    use crate::raw::RawFilter;
 
     #[test]
     fn every_store_moves_the_version_on_and_touches_no_other_bucket() {

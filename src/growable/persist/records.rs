@@ -13,7 +13,7 @@ use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
-use crate::growable::chunks::{Chunk, Chunks};
+use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
 use crate::growable::levels::{LevelShape, Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::persist::{
@@ -21,7 +21,7 @@ use crate::persist::{
     u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
 };
 use crate::persist::{FilterStats, RecordedHasher};
-use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
+use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, TableCopy, DEFAULT_ITEM_LOCKS};
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
 const LEVEL_RECORD_LEN: usize = 16;
@@ -58,35 +58,51 @@ struct ChunkCopy {
     items: usize,
 }
 
+/// A level with every chunk locked.
+struct LockedLevel<'a> {
+    chunk_capacity: usize,
+    chunks: Vec<LockedChunk<'a>>,
+}
+
+/// A level's chunks as copied, and the items each chunk is sized for.
+struct LevelCopy {
+    chunk_capacity: usize,
+    chunks: Vec<ChunkCopy>,
+}
+
 /// Every level's chunks, copied while every chunk of every level is locked (levels oldest
-/// first, as [`Levels::lock_all`] takes a fixed filter's), with each level's chunk capacity.
+/// first, each level's chunks by [`Chunks::lock_all`]), with each level's chunk capacity.
 /// A level published while the others were being locked is locked too. The locks are released
 /// before this returns.
-fn snapshot(levels: &Levels) -> Vec<(usize, Vec<ChunkCopy>)> {
+fn snapshot(levels: &Levels) -> Vec<LevelCopy> {
     let mut locked = Vec::new();
     while locked.len() < levels.count() {
         for index in locked.len()..levels.count() {
             let level = levels.level(index);
-            locked.push((level.chunk_capacity(), level.lock_all()));
+            locked.push(LockedLevel {
+                chunk_capacity: level.chunk_capacity(),
+                chunks: level.lock_all(),
+            });
         }
     }
     locked
         .iter()
-        .map(|(capacity, chunks)| {
-            let copies = chunks
+        .map(|level| LevelCopy {
+            chunk_capacity: level.chunk_capacity,
+            chunks: level
+                .chunks
                 .iter()
-                .map(|(id, chunk, table)| {
-                    let (words, items) = table.copy();
+                .map(|locked| {
+                    let TableCopy { words, items } = locked.table.copy();
                     ChunkCopy {
-                        id: *id,
-                        depth: chunk.split_state().depth(),
-                        geometry: *chunk.geometry(),
+                        id: locked.id,
+                        depth: locked.chunk.split_state().depth(),
+                        geometry: *locked.chunk.geometry(),
                         words,
                         items,
                     }
                 })
-                .collect();
-            (*capacity, copies)
+                .collect(),
         })
         .collect()
 }
@@ -100,12 +116,16 @@ pub(crate) fn write_to<W: Write>(
     let snapshot = snapshot(levels);
     let items = snapshot
         .iter()
-        .flat_map(|(_, chunks)| chunks)
+        .flat_map(|level| &level.chunks)
         .map(|chunk| chunk.items)
         .sum();
     let header = GrowableHeader::of(levels.plan(), hasher, snapshot.len(), items);
     writer.write_all(&header.to_bytes())?;
-    for (capacity, chunks) in &snapshot {
+    for LevelCopy {
+        chunk_capacity: capacity,
+        chunks,
+    } in &snapshot
+    {
         writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[chunks.len() as u64]))?;
         for chunk in chunks {
             let record = [chunk.id, chunk.depth.into()];
