@@ -5,6 +5,7 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
+use crate::hooks::DebugCandidates;
 use crate::raw::{Insertion, RawFilter};
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
@@ -245,8 +246,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 
     test_hook! {
         /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
-        fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> (u32, usize, usize) {
-            self.raw.debug_candidates(self.hasher.hash_one(item))
+        fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> DebugCandidates {
+            self.raw.debug_candidates(self.hasher.hash_one(item)).into()
         }
     }
 

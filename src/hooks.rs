@@ -15,3 +15,22 @@ macro_rules! test_hook {
         pub fn $($item)*
     };
 }
+
+/// An item's fingerprint and its two buckets, as the `debug_candidates` hooks give them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DebugCandidates {
+    pub fingerprint: u32,
+    pub first: usize,
+    pub second: usize,
+}
+
+impl From<crate::raw::Candidates> for DebugCandidates {
+    fn from(c: crate::raw::Candidates) -> Self {
+        Self {
+            fingerprint: c.fp,
+            first: c.first,
+            second: c.second,
+        }
+    }
+}

@@ -99,6 +99,8 @@ pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};
 pub use crate::filter::ConcurrentCuckooFilter;
 pub use crate::growable::{GrowableCuckooFilter, GrowableCuckooFilterBuilder};
 pub use crate::hash::{DefaultHashBuilder, FilterHasher};
+#[doc(hidden)]
+pub use crate::hooks::DebugCandidates;
 pub use crate::layout::TableLayout;
 pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
 

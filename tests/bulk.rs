@@ -1,6 +1,6 @@
 //! Bulk and parallel operations keep the single-item guarantees.
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DebugCandidates, InsertError};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -115,7 +115,11 @@ fn racing_insert_unique_inserts_each_item_exactly_once() {
     // group of twins must have been inserted exactly once, by whichever thread won.
     let mut groups: HashMap<(u32, usize, usize), usize> = HashMap::new();
     for k in 0..keys {
-        let (fp, a, b) = filter.debug_candidates(&k);
+        let DebugCandidates {
+            fingerprint: fp,
+            first: a,
+            second: b,
+        } = filter.debug_candidates(&k);
         *groups.entry((fp, a.min(b), a.max(b))).or_default() +=
             wins[k as usize].load(Ordering::Relaxed);
     }

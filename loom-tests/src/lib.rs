@@ -49,7 +49,9 @@
 
 use core::hash::{BuildHasher, Hasher};
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, StableHashBuilder, TableLayout};
+use concurrent_cuckoo_filter::{
+    ConcurrentCuckooFilter, DebugCandidates, StableHashBuilder, TableLayout,
+};
 use loom::sync::Arc;
 
 /// The filter every model uses: keys are `u64`s that are their own hash.
@@ -212,7 +214,11 @@ impl<'a> Keys<'a> {
         for step in 1..=u64::from(u32::MAX) {
             let low = step.wrapping_mul(0x9e37_79b9) & 0xffff_ffff;
             let key = high << 32 | low;
-            let (fp, a, b) = self.filter.debug_candidates(&key);
+            let DebugCandidates {
+                fingerprint: fp,
+                first: a,
+                second: b,
+            } = self.filter.debug_candidates(&key);
             if (a, b) == (first, second) && !self.fingerprints.contains(&fp) {
                 self.fingerprints.push(fp);
                 return key;
@@ -252,7 +258,7 @@ pub fn assert_holds(filter: &Filter, expected: &[(u64, usize)]) {
             filter.count(&key),
             copies,
             "copies of key {key:#018x} (fingerprint {})",
-            filter.debug_candidates(&key).0
+            filter.debug_candidates(&key).fingerprint
         );
     }
     let total: usize = expected.iter().map(|&(_, copies)| copies).sum();

@@ -257,7 +257,7 @@ impl Chunks {
     }
 
     /// The hash's fingerprint and buckets in the chunk its route leads to now, for tests.
-    pub(crate) fn debug_candidates(&self, hash: u64) -> (u32, usize, usize) {
+    pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
         let id = self.directory[self.route(hash)].load(Ordering::Acquire);
         self.chunk(id).debug_candidates(hash)
     }

@@ -15,6 +15,7 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
+use crate::hooks::DebugCandidates;
 use crate::persist::FilterStats;
 use crate::persist::{RecordedHasher, StableHashBuilder};
 use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
@@ -363,9 +364,9 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             &self,
             level: usize,
             item: &T,
-        ) -> (u32, usize, usize) {
+        ) -> DebugCandidates {
             let hash = level_hash(self.hasher.hash_one(item), level);
-            self.levels.level(level).debug_candidates(hash)
+            self.levels.level(level).debug_candidates(hash).into()
         }
     }
 }

@@ -195,9 +195,8 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// The hash's fingerprint and buckets, for tests.
-    pub(crate) fn debug_candidates(&self, hash: u64) -> (u32, usize, usize) {
-        let c = self.placement.candidates(hash);
-        (c.fp, c.first, c.second)
+    pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
+        self.placement.candidates(hash)
     }
 
     /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.

@@ -2,6 +2,7 @@
 //! lookups on a golden file.
 
 use super::*;
+use concurrent_cuckoo_filter::DebugCandidates;
 
 const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
 
@@ -79,7 +80,11 @@ fn format_md_hash_and_placement_are_the_crates() {
         let filter = build(slots, bits, capacity, 77);
         let buckets = filter.bucket_count() as u64;
         for key in 0..2000u64 {
-            let (fp, first, second) = filter.debug_candidates(&key);
+            let DebugCandidates {
+                fingerprint: fp,
+                first,
+                second,
+            } = filter.debug_candidates(&key);
             let hash = spec_hash(&key.to_le_bytes(), 77);
             assert_eq!(
                 spec_placement(hash, buckets, bits),

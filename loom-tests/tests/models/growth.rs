@@ -11,7 +11,7 @@
 
 use std::sync::OnceLock;
 
-use concurrent_cuckoo_filter::{GrowableCuckooFilter, InsertError};
+use concurrent_cuckoo_filter::{DebugCandidates, GrowableCuckooFilter, InsertError};
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom_tests::{check, KeyIsHash};
@@ -61,18 +61,35 @@ fn keys() -> Keys {
             // The first chunk's fingerprints carry the first route bit as their lowest bit,
             // until it splits: asked of a filter that never does.
             let unsplit = build();
-            let stays = |key: u64| unsplit.debug_candidates(0, &key).0 & 1 == 0;
-            let mut in_bucket_0 = candidates
-                .clone()
-                .filter(|&k| matches!(level0(k), (_, 0, 0)));
+            let stays = |key: u64| unsplit.debug_candidates(0, &key).fingerprint & 1 == 0;
+            let mut in_bucket_0 = candidates.clone().filter(|&k| {
+                matches!(
+                    level0(k),
+                    DebugCandidates {
+                        first: 0,
+                        second: 0,
+                        ..
+                    }
+                )
+            });
             let a = in_bucket_0.find(|&k| stays(k)).unwrap();
             let b = in_bucket_0
-                .find(|&k| stays(k) && level0(k).0 != level0(a).0)
+                .find(|&k| stays(k) && level0(k).fingerprint != level0(a).fingerprint)
                 .unwrap();
             let s = in_bucket_0.find(|&k| !stays(k)).unwrap();
             let x = candidates
                 .clone()
-                .find(|&k| stays(k) && matches!(level0(k), (_, 1, 1)))
+                .find(|&k| {
+                    stays(k)
+                        && matches!(
+                            level0(k),
+                            DebugCandidates {
+                                first: 1,
+                                second: 1,
+                                ..
+                            }
+                        )
+                })
                 .unwrap();
             prefill(
                 &filter,
@@ -86,14 +103,17 @@ fn keys() -> Keys {
                 },
                 true,
             );
-            let fps = [level0(a).0, level0(b).0];
-            let mut growers = in_bucket_0.filter(|&k| stays(k) && !fps.contains(&level0(k).0));
+            let fps = [level0(a).fingerprint, level0(b).fingerprint];
+            let mut growers =
+                in_bucket_0.filter(|&k| stays(k) && !fps.contains(&level0(k).fingerprint));
             let first = growers.next().unwrap();
             filter.insert(&first).unwrap();
             assert_eq!(filter.level_count(), 2);
             let level1 = |key: u64| filter.debug_candidates(1, &key);
             let y = growers.clone().find(|&k| level1(k) == level1(x)).unwrap();
-            let z = growers.find(|&k| level1(k).0 != level1(x).0).unwrap();
+            let z = growers
+                .find(|&k| level1(k).fingerprint != level1(x).fingerprint)
+                .unwrap();
             let _ = KEYS.set(Keys { s, a, b, x, y, z });
         });
     }

@@ -39,7 +39,7 @@ fn build() -> Filter {
 
 /// The first chunk's fingerprints carry the first route bit as their lowest bit.
 fn moves(filter: &Filter, key: u64) -> bool {
-    filter.debug_candidates(0, &key).0 & 1 == 1
+    filter.debug_candidates(0, &key).fingerprint & 1 == 1
 }
 
 fn keys() -> Keys {
@@ -51,7 +51,7 @@ fn keys() -> Keys {
             let filter = build();
             let capacity = filter.capacity();
             let candidates = (1..u64::MAX).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let fp = |key: u64| filter.debug_candidates(0, &key).0;
+            let fp = |key: u64| filter.debug_candidates(0, &key).fingerprint;
             let mut chosen: Vec<u64> = Vec::new();
             // Two that move and two that stay, with distinct fingerprints, all fitting.
             for want_move in [true, true, false, false] {
