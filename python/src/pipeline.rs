@@ -28,8 +28,9 @@ struct Piece {
     index: usize,
 }
 
-/// The index of a piece done and its result, or `None` if it was skipped.
-type Done<R> = (usize, Option<R>);
+/// A piece done (its result) or skipped (`None`), and its segment, handed back so that the
+/// calling thread reuses the segment's memory once every piece of it is done.
+type Done<R> = (usize, Option<R>, Arc<Segment>);
 
 #[derive(Default)]
 struct Queue {
@@ -131,10 +132,8 @@ pub fn pipelined<R: Send>(
             }
             result
         });
-        let index = piece.index;
-        drop(piece);
         let mut done = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        done.push((index, result));
+        done.push((piece.index, result, piece.segment));
     };
     let help = || {
         while let Some(piece) = queue.try_pop() {
@@ -142,15 +141,17 @@ pub fn pipelined<R: Send>(
         }
     };
     let mut results = Vec::new();
-    // Keeps the results of the pieces done.
-    let retire = |results: &mut Vec<(usize, R)>| {
+    // Keeps the results of the pieces done, and the memory of a segment all of whose are.
+    let mut spare = None;
+    let retire = |results: &mut Vec<(usize, R)>, spare: &mut Option<Segment>| {
         let finished =
             std::mem::take(&mut *done.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        results.extend(
-            finished
-                .into_iter()
-                .filter_map(|(index, result)| Some((index, result?))),
-        );
+        for (index, result, segment) in finished {
+            results.extend(result.map(|result| (index, result)));
+            if let Ok(segment) = Arc::try_unwrap(segment) {
+                *spare = Some(segment);
+            }
+        }
     };
     let outcome = std::thread::scope(|scope| {
         let closer = CloseOnDrop(&queue);
@@ -165,10 +166,11 @@ pub fn pipelined<R: Send>(
             .collect();
         let mut next_index = 0;
         let outcome = loop {
-            let mut segment = Segment::with_capacity(room);
+            let mut segment = spare.take().unwrap_or_else(|| Segment::with_capacity(room));
+            segment.clear();
             let end = reader.read_segment(segment_keys, &mut segment);
             py.detach(help);
-            retire(&mut results);
+            retire(&mut results, &mut spare);
             if stop.load(Ordering::Relaxed) {
                 break Ok(());
             }
@@ -191,7 +193,7 @@ pub fn pipelined<R: Send>(
         });
         outcome
     });
-    retire(&mut results);
+    retire(&mut results, &mut spare);
     outcome?;
     results.sort_unstable_by_key(|&(index, _)| index);
     Ok(results.into_iter().map(|(_, result)| result).collect())

@@ -12,6 +12,10 @@ use crate::keys::KeyRef;
 /// its memory is bounded whatever the keys' length (a single longer key still goes in whole).
 pub const BYTES_PER_KEY: usize = 64;
 
+/// Bytes a key is given room for when a segment is made: enough for most text keys, so that
+/// the buffer rarely grows while keys are read.
+const RESERVED_BYTES_PER_KEY: usize = 32;
+
 /// Where one key of a segment is.
 #[derive(Debug, Clone, Copy)]
 enum Slot {
@@ -33,7 +37,7 @@ impl Segment {
     pub fn with_capacity(keys: usize) -> Self {
         Self {
             slots: Vec::with_capacity(keys),
-            bytes: Vec::new(),
+            bytes: Vec::with_capacity(keys.saturating_mul(RESERVED_BYTES_PER_KEY)),
         }
     }
 
