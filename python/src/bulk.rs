@@ -73,6 +73,7 @@ impl<'a> Keys<'a> {
 }
 
 /// A 1-D numpy array of 64-bit integers, viewed in place.
+#[derive(Debug)]
 enum IntArray<'py> {
     Unsigned(numpy::PyReadonlyArray1<'py, u64>),
     Signed(numpy::PyReadonlyArray1<'py, i64>),
@@ -102,6 +103,7 @@ impl IntArray<'_> {
 }
 
 /// What a bulk call's `keys` argument is.
+#[derive(Debug)]
 enum Source<'py> {
     /// A numpy integer array.
     Array(IntArray<'py>),

@@ -21,6 +21,7 @@ const PIECE: usize = 1 << 13;
 const PIECES_PER_SEGMENT_AND_THREAD: usize = 4;
 
 /// Keys `start..end` of a segment, the `index`-th piece of the call.
+#[derive(Debug)]
 struct Piece {
     segment: Arc<Segment>,
     start: usize,
@@ -32,13 +33,13 @@ struct Piece {
 /// calling thread reuses the segment's memory once every piece of it is done.
 type Done<R> = (usize, Option<R>, Arc<Segment>);
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Queue {
     state: Mutex<QueueState>,
     more: Condvar,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct QueueState {
     pieces: VecDeque<Piece>,
     closed: bool,
@@ -96,6 +97,7 @@ impl Queue {
 }
 
 /// Closes the queue however the calling thread leaves, so that no helper waits forever.
+#[derive(Debug)]
 struct CloseOnDrop<'a>(&'a Queue);
 
 impl Drop for CloseOnDrop<'_> {

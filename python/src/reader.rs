@@ -26,6 +26,7 @@ pub enum SegmentEnd {
 }
 
 /// Where the keys come from.
+#[derive(Debug)]
 enum Source<'py> {
     /// An exact list or tuple and the index of its next item.
     Sequence(Sequence<'py>),
@@ -41,6 +42,7 @@ enum Source<'py> {
 }
 
 /// An exact list or tuple, read by index.
+#[derive(Debug)]
 struct Sequence<'py> {
     object: Bound<'py, PyAny>,
     /// `PyList_GetItem` or `PyTuple_GetItem`: a borrowed reference, or null past the end.
@@ -49,6 +51,7 @@ struct Sequence<'py> {
 }
 
 /// A bulk call's keys, read a segment at a time.
+#[derive(Debug)]
 pub struct KeyReader<'py> {
     source: Source<'py>,
     /// The number of keys, or 0 where not known before reading them.
@@ -211,6 +214,7 @@ impl<'py> Sequence<'py> {
 }
 
 /// What [`read_str`] made of an item.
+#[derive(Debug)]
 enum StrRead {
     /// An exact `str`, its UTF-8 now in the segment.
     Read,
@@ -234,13 +238,16 @@ unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, segment: &mut Segme
     }
     let mut size: ffi::Py_ssize_t = 0;
     // SAFETY: `item` is a live exact `str`. `PyUnicode_AsUTF8AndSize` (limited API since 3.10,
-    // the wheel's minimum) runs no Python code on success: it returns the string's UTF-8
-    // buffer (made once with the raw allocator, which starts no garbage collection, and cached
-    // in the string), valid as long as the string lives; or null with an exception set.
+    // the wheel's minimum) runs no Python code: it returns the string's UTF-8 buffer (encoded
+    // once with the object allocator, which starts no garbage collection, and cached in the
+    // string), valid as long as the string lives; or null with an exception set.
     let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(item, &mut size) };
-    // A negative size is never returned; it would read as no key.
-    let (false, Ok(size)) = (data.is_null(), usize::try_from(size)) else {
+    if data.is_null() {
         return StrRead::Bad(PyErr::fetch(py));
+    }
+    // CPython gives no negative size with a buffer; were it to, `with_key` reads the item.
+    let Ok(size) = usize::try_from(size) else {
+        return StrRead::NotStr;
     };
     // SAFETY: `data` points to `size` initialised bytes owned by `item`, which lives (and, a
     // `str` being immutable, is unchanged) until this returns; they are copied before it does.
