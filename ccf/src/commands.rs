@@ -11,7 +11,7 @@ use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
 use crate::error::CliError;
 use crate::filter_file::{kind, load, new_filter, save, Filter, Kind};
 use crate::growing;
-use crate::input::{total_bytes, Chunks, Source};
+use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
 
@@ -57,9 +57,9 @@ fn progress(total: Option<u64>) -> ProgressBar {
     }
 }
 
-/// Feeds every chunk of the sources' lines, hashed, to `work` with the number of lines before
+/// Feeds every segment of the sources' lines, hashed, to `work` with the number of lines before
 /// it; returns how many lines there were.
-fn each_chunk(
+fn each_segment(
     sources: Vec<Source>,
     keys: KeyFormat,
     hasher: &DefaultHashBuilder,
@@ -68,7 +68,7 @@ fn each_chunk(
     let bar = progress(total_bytes(&sources));
     let mut seen = 0u64;
     let each = || {
-        for data in Chunks::read(sources, bar.clone()) {
+        for data in Segments::read(sources, bar.clone()) {
             let data = data?;
             let lines = Lines::split(&data, keys, hasher).map_err(|bad| CliError::BadHex {
                 line: seen + bad.index as u64 + 1,
@@ -96,7 +96,7 @@ fn shown(line: &[u8]) -> String {
     String::from_utf8_lossy(line).chars().take(80).collect()
 }
 
-/// The error for line `i` of a chunk finding no room.
+/// The error for line `i` of a segment finding no room.
 fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> CliError {
     CliError::Full {
         line: seen + i as u64 + 1,
@@ -111,7 +111,7 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
     let filter = new_filter(&args.sizing, &sources)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
-    let lines = each_chunk(
+    let lines = each_segment(
         sources,
         keys,
         &filter.hasher().clone(),
@@ -158,7 +158,7 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut out = stdout();
     let mut printed = 0u64;
-    each_chunk(
+    each_segment(
         Source::all(&args.inputs),
         keys,
         filter.hasher(),
@@ -177,7 +177,7 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
     let filter = new_filter(&args.sizing, &sources)?;
     let mut out = stdout();
     let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
-    let lines = each_chunk(
+    let lines = each_segment(
         sources,
         KeyFormat::Text,
         &filter.hasher().clone(),

@@ -1,5 +1,5 @@
-//! Reading lines: files or standard input, in chunks of whole lines, on a thread of their own so
-//! that reading overlaps the work on the previous chunk.
+//! Reading lines: files or standard input, in segments of whole lines, on a thread of their own so
+//! that reading overlaps the work on the previous segment.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -11,11 +11,12 @@ use indicatif::ProgressBar;
 
 use crate::error::CliError;
 
-/// Bytes a chunk holds before it is handed on (it ends at the last whole line). Large enough that
+/// Bytes a segment holds before it is handed on (it ends at the last whole line). Large enough that
 /// splitting it across threads costs little, small enough that a few in flight are little memory.
-pub const CHUNK_BYTES: usize = 2 << 20;
+pub const SEGMENT_BYTES: usize = 2 << 20;
 
-/// Chunks read ahead of the one being worked on: memory stays at a few chunks whatever the input.
+/// Segments read ahead of the one being worked on: memory stays at a few segments whatever the
+/// input.
 const READ_AHEAD: usize = 1;
 
 /// Where lines come from.
@@ -96,20 +97,20 @@ pub fn count_lines(sources: &[Source]) -> Result<Option<u64>, CliError> {
     Ok(Some(lines))
 }
 
-/// Chunks of whole lines, each ending in `\n`, from every source in turn (a source's last line
+/// Segments of whole lines, each ending in `\n`, from every source in turn (a source's last line
 /// gets a `\n` if it lacks one). An error ends the sequence.
 #[derive(Debug)]
-pub struct Chunks {
-    chunks: Receiver<Result<Vec<u8>, CliError>>,
+pub struct Segments {
+    segments: Receiver<Result<Vec<u8>, CliError>>,
     reader: Option<JoinHandle<()>>,
 }
 
-impl Chunks {
+impl Segments {
     /// Starts reading `sources` on a thread of its own, advancing `progress` by the bytes read.
     pub fn read(sources: Vec<Source>, progress: ProgressBar) -> Self {
-        let (send, chunks) = sync_channel(READ_AHEAD);
+        let (send, segments) = sync_channel(READ_AHEAD);
         let reader = std::thread::spawn(move || {
-            let mut pending = Vec::with_capacity(CHUNK_BYTES);
+            let mut pending = Vec::with_capacity(SEGMENT_BYTES);
             for source in &sources {
                 if let Err(error) = read_source(source, &mut pending, &progress, &send) {
                     let _ = send.send(Err(error));
@@ -121,13 +122,13 @@ impl Chunks {
             }
         });
         Self {
-            chunks,
+            segments,
             reader: Some(reader),
         }
     }
 }
 
-/// Reads one source into `pending`, sending every full chunk on.
+/// Reads one source into `pending`, sending every full segment on.
 fn read_source(
     source: &Source,
     pending: &mut Vec<u8>,
@@ -137,9 +138,9 @@ fn read_source(
     let mut reader = source.open()?;
     loop {
         let old = pending.len();
-        // Up to a chunk; past it only while a line is longer than that.
-        let want = if old < CHUNK_BYTES {
-            CHUNK_BYTES
+        // Up to a segment; past it only while a line is longer than that.
+        let want = if old < SEGMENT_BYTES {
+            SEGMENT_BYTES
         } else {
             old + (64 << 10)
         };
@@ -162,12 +163,12 @@ fn read_source(
             }
             return Ok(());
         }
-        if pending.len() >= CHUNK_BYTES {
+        if pending.len() >= SEGMENT_BYTES {
             if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
                 let rest = pending.split_off(end + 1);
-                let chunk = std::mem::replace(pending, Vec::with_capacity(CHUNK_BYTES));
+                let segment = std::mem::replace(pending, Vec::with_capacity(SEGMENT_BYTES));
                 pending.extend_from_slice(&rest);
-                if send.send(Ok(chunk)).is_err() {
+                if send.send(Ok(segment)).is_err() {
                     // The consumer stopped: end the reading (the error goes nowhere).
                     return Err(CliError::BrokenPipe);
                 }
@@ -176,11 +177,11 @@ fn read_source(
     }
 }
 
-impl Iterator for Chunks {
+impl Iterator for Segments {
     type Item = Result<Vec<u8>, CliError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let next = self.chunks.recv().ok();
+        let next = self.segments.recv().ok();
         if next.is_none() {
             if let Some(reader) = self.reader.take() {
                 let _ = reader.join();

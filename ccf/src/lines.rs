@@ -1,4 +1,4 @@
-//! One chunk's lines: found, hashed, looked up and inserted on all cores, written in order.
+//! One segment's lines: found, hashed, looked up and inserted on all cores, written in order.
 
 use core::hash::{BuildHasher, Hash, Hasher};
 use std::io::{self, Write};
@@ -21,21 +21,21 @@ pub enum KeyFormat {
     Hex64 { unmixed_ok: bool },
 }
 
-/// Lines of a chunk: where each ends (at its `\n`; the next starts after it) and its key's hash.
+/// Lines of a segment: where each ends (at its `\n`; the next starts after it) and its key's hash.
 #[derive(Debug, Default)]
 pub struct Lines {
     ends: Vec<usize>,
     pub hashes: Vec<u64>,
 }
 
-/// A `--hex64` line that does not parse: its index in the chunk, and where it is.
+/// A `--hex64` line that does not parse: its index in the segment, and where it is.
 #[derive(Debug)]
 pub struct BadKey {
     pub index: usize,
     pub span: Range<usize>,
 }
 
-/// Pieces (and insert parts) a chunk is split into per thread, so that a slow thread does not
+/// Pieces (and insert parts) a segment is split into per thread, so that a slow thread does not
 /// hold the others up.
 const PIECES_PER_THREAD: usize = 4;
 

@@ -4,11 +4,11 @@
 //! bits set number `32n ± 4√n`, and each bit position is set in `n/2 ± √n/2` of them. Integers
 //! (`seq 100000` in hexadecimal) set few bits, always the low ones. Two tests, each refusing
 //! only past six standard deviations or further, so that hashes are refused less than once
-//! in 10⁸ chunks: the bits set in all, and a chi-square over the 64 positions.
+//! in 10⁸ segments: the bits set in all, and a chi-square over the 64 positions.
 
 use std::fmt;
 
-/// Values judged per chunk: plenty for the tests, and a bound on their cost.
+/// Values judged per segment: plenty for the tests, and a bound on their cost.
 const SAMPLE: usize = 1 << 16;
 
 /// Standard deviations the count of bits set may stray from its mean.
@@ -94,7 +94,7 @@ mod tests {
                 assert_eq!(check(&values), Ok(()), "{count} from {start}");
             }
         }
-        // Lines each on its own, as the last chunk of an input may be.
+        // Lines each on its own, as the last segment of an input may be.
         let one_at_a_time = hashes(0..20_000)
             .iter()
             .filter(|&&h| check(&[h]).is_err())

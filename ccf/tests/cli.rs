@@ -122,7 +122,7 @@ fn a_line_is_the_key_the_library_hashes_as_a_str_and_hex64_takes_that_hash() {
 }
 
 /// Runs `ccf args` (a dedup) on `count` lines of 7 digits, repeats among them both within a
-/// 2 MiB chunk and across chunks, and checks that it prints each line once, at its first
+/// 2 MiB segment and across segments, and checks that it prints each line once, at its first
 /// position, and reports the counts. Returns the report.
 fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) -> String {
     let input: Vec<String> = (0..count)
@@ -152,8 +152,8 @@ fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) -> String {
 }
 
 #[test]
-fn dedup_prints_each_line_once_at_its_first_position_across_chunks() {
-    // About 7 MB: several 2 MiB chunks. 1e-7: about 27-bit fingerprints, so that no unique line
+fn dedup_prints_each_line_once_at_its_first_position_across_segments() {
+    // About 7 MB: several 2 MiB segments. 1e-7: about 27-bit fingerprints, so that no unique line
     // is wrongly dropped here.
     let report = assert_dedups_in_order(
         &["dedup", "--capacity", "900000", "--fpr", "1e-7"],

@@ -51,7 +51,7 @@ class _Filter:
     def expected_false_positive_rate(self) -> float: ...
     def add_many(self, keys: Keys, *, threads: int = 1) -> int:
         """Adds every key in order; how many. FilterFullError at the first with no room.
-        `threads` splits each chunk of keys across that many threads."""
+        `threads` splits each segment of keys across that many threads."""
     def contains_many(self, keys: Keys, *, threads: int = 1) -> npt.NDArray[np.bool_]:
         """Whether each key may be in the filter, on `threads` threads."""
     def discard_many(self, keys: Keys, *, threads: int = 1) -> int:

@@ -1,12 +1,13 @@
-//! Many keys per call: numpy integer arrays read in place, or any iterable of keys, a chunk at a
-//! time.
+//! Many keys per call: numpy integer arrays read in place, or any iterable of keys, a segment at
+//! a time.
 //!
-//! A chunk is taken from Python while attached to the interpreter: a numpy array's integers are
-//! copied into a buffer of ours (another Python thread may write the caller's array meanwhile,
-//! and the copy keeps every read of it under the interpreter's rules), other keys are held as
-//! their values or as references to their immutable `str` and `bytes` objects. Then, with the
-//! interpreter released, the filter's hasher hashes them and the filter works on the hashes
-//! through the crate's prehashed batch calls, on `threads` threads when asked (see [`parts`]).
+//! A segment is taken from Python while attached to the interpreter: a numpy array's integers
+//! are copied into a buffer of ours (another Python thread may write the caller's array
+//! meanwhile, and the copy keeps every read of it under the interpreter's rules), other keys
+//! into a [`Segment`] (integers as their values, strings and bytes as copies of their bytes).
+//! Then, with the interpreter released, the filter's hasher hashes them and the filter works on
+//! the hashes through the crate's prehashed batch calls, on `threads` threads when asked (see
+//! [`parts`]).
 
 use numpy::ndarray::{s, ArrayView1};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -18,28 +19,30 @@ use concurrent_cuckoo_filter::ExtendError;
 
 use crate::backend::Backend;
 use crate::errors;
-use crate::keys::{read_chunk, type_name, HeldKey};
+use crate::keys::type_name;
 use crate::parts::{in_parts, Part};
 use crate::pipeline::pipelined;
+use crate::reader::{KeyReader, SegmentEnd};
+use crate::segment::{Segment, SegmentKeys};
 
-/// Keys per chunk and thread: large enough that releasing the interpreter (and starting a
-/// thread) costs little beside the chunk's work, small enough that its buffers stay in cache.
-const CHUNK: usize = 1 << 16;
+/// Keys per segment and thread: large enough that releasing the interpreter (and starting a
+/// thread) costs little beside the segment's work, small enough that its buffers stay in cache.
+const SEGMENT: usize = 1 << 16;
 
-/// A chunk of keys, in memory of our own.
+/// A segment's keys, in memory of our own.
 #[derive(Debug, Clone, Copy)]
 pub enum Keys<'a> {
     /// Integers by their 64-bit pattern.
     Ints(&'a [u64]),
-    /// Keys of any kind, held.
-    Held(&'a [HeldKey]),
+    /// Keys of any kind, read.
+    Read(SegmentKeys<'a>),
 }
 
 impl<'a> Keys<'a> {
     pub fn len(&self) -> usize {
         match self {
             Self::Ints(keys) => keys.len(),
-            Self::Held(keys) => keys.len(),
+            Self::Read(keys) => keys.len(),
         }
     }
 
@@ -49,9 +52,9 @@ impl<'a> Keys<'a> {
                 let (a, b) = keys.split_at(mid);
                 (Self::Ints(a), Self::Ints(b))
             }
-            Self::Held(keys) => {
+            Self::Read(keys) => {
                 let (a, b) = keys.split_at(mid);
-                (Self::Held(a), Self::Held(b))
+                (Self::Read(a), Self::Read(b))
             }
         }
     }
@@ -60,9 +63,9 @@ impl<'a> Keys<'a> {
     fn hash_into<B: Backend>(self, filter: &B, hashes: &mut [u64]) {
         match self {
             Self::Ints(keys) => filter.hash_ints(keys, hashes),
-            Self::Held(keys) => {
-                for (hash, key) in hashes.iter_mut().zip(keys) {
-                    *hash = filter.hash(key.key());
+            Self::Read(keys) => {
+                for (hash, key) in hashes.iter_mut().zip(keys.iter()) {
+                    *hash = filter.hash(key);
                 }
             }
         }
@@ -70,6 +73,7 @@ impl<'a> Keys<'a> {
 }
 
 /// A 1-D numpy array of 64-bit integers, viewed in place.
+#[derive(Debug)]
 enum IntArray<'py> {
     Unsigned(numpy::PyReadonlyArray1<'py, u64>),
     Signed(numpy::PyReadonlyArray1<'py, i64>),
@@ -99,9 +103,12 @@ impl IntArray<'_> {
 }
 
 /// What a bulk call's `keys` argument is.
+#[derive(Debug)]
 enum Source<'py> {
+    /// A numpy integer array.
     Array(IntArray<'py>),
-    Iterable(Bound<'py, PyAny>),
+    /// Keys read by a [`KeyReader`].
+    Objects(KeyReader<'py>),
 }
 
 impl<'py> Source<'py> {
@@ -117,7 +124,7 @@ impl<'py> Source<'py> {
             )));
         }
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
-            return Ok(Self::Iterable(keys.clone()));
+            return Ok(Self::Objects(KeyReader::new(keys)?));
         };
         if array.ndim() != 1 {
             return Err(PyValueError::new_err(format!(
@@ -128,7 +135,7 @@ impl<'py> Source<'py> {
         let dtype = array.dtype();
         match dtype.kind() {
             // Text and objects: their elements are keys of their own.
-            b'U' | b'S' | b'O' => Ok(Self::Iterable(keys.clone())),
+            b'U' | b'S' | b'O' => Ok(Self::Objects(KeyReader::array(keys, array.len()))),
             kind @ (b'i' | b'u' | b'b') => {
                 // Narrower integers and booleans widen to the 64-bit type of their sign, which
                 // keeps every value, so each hashes as the Python int it equals.
@@ -156,25 +163,26 @@ impl<'py> Source<'py> {
     fn len_hint(&self) -> usize {
         match self {
             Self::Array(array) => array.len(),
-            Self::Iterable(keys) => keys.len().unwrap_or(0),
+            Self::Objects(reader) => reader.len_hint(),
         }
     }
 
-    /// Calls `work` on each chunk of `chunk` keys in order, while it returns `Ok(true)`. An item
-    /// that is not a key (or an iterator that raises) ends the call with its error, after
-    /// `work` has done the keys before it.
-    fn for_each_chunk(
-        &self,
+    /// Calls `work` on each segment of up to `segment` keys in order, while it returns
+    /// `Ok(true)`. An item that is not a key (or an iterator that raises) ends the call with its
+    /// error, after `work` has done the keys before it.
+    fn for_each_segment(
+        self,
         py: Python<'_>,
-        chunk: usize,
+        segment: usize,
         mut work: impl FnMut(Python<'_>, Keys<'_>) -> PyResult<bool>,
     ) -> PyResult<()> {
+        let len_hint = self.len_hint();
         match self {
             Self::Array(array) => {
-                let mut buf = Vec::with_capacity(chunk.min(array.len()));
+                let mut buf = Vec::with_capacity(segment.min(array.len()));
                 let mut start = 0;
                 while start < array.len() {
-                    let end = (start + chunk).min(array.len());
+                    let end = (start + segment).min(array.len());
                     array.copy_into(start, end, &mut buf);
                     if !work(py, Keys::Ints(&buf))? {
                         break;
@@ -182,24 +190,17 @@ impl<'py> Source<'py> {
                     start = end;
                 }
             }
-            Self::Iterable(keys) => {
-                let mut held = Vec::with_capacity(chunk.min(self.len_hint()));
-                let mut items = keys.try_iter()?;
+            Self::Objects(mut reader) => {
+                let mut keys = Segment::with_capacity(segment.min(len_hint));
                 loop {
-                    // Drops the last chunk's references, attached.
-                    held.clear();
+                    keys.clear();
                     // A key that is not one ends the call, after the keys before it are done.
-                    let bad = read_chunk(&mut items, chunk, &mut held);
-                    if held.is_empty() && bad.is_none() {
-                        break;
-                    }
-                    let full_chunk = held.len() == chunk;
-                    let go_on = work(py, Keys::Held(&held))?;
-                    if let Some(bad) = bad {
-                        return Err(bad);
-                    }
-                    if !go_on || !full_chunk {
-                        break;
+                    let end = reader.read_segment(segment, &mut keys);
+                    let go_on = keys.is_empty() || work(py, Keys::Read(keys.keys()))?;
+                    match end {
+                        SegmentEnd::Bad(err) => return Err(err),
+                        SegmentEnd::Full if go_on => {}
+                        SegmentEnd::Full | SegmentEnd::Exhausted => break,
                     }
                 }
             }
@@ -208,22 +209,23 @@ impl<'py> Source<'py> {
     }
 }
 
-/// `op` on the filter's hashes of each piece of the iterable `keys`, pieces read by the calling
-/// thread while other threads hash and work on the ones before ([`pipelined`]).
+/// `op` on the filter's hashes of each piece of the keys `reader` reads, segments read by the
+/// calling thread while other threads hash and work on the pieces of the one before
+/// ([`pipelined`]).
 fn by_hash_on_threads<B: Backend, R: Send>(
     py: Python<'_>,
     filter: &B,
-    keys: &Bound<'_, PyAny>,
+    reader: KeyReader<'_>,
     threads: usize,
     go_on: impl Fn(&R) -> bool + Sync,
     op: impl Fn(&[u64]) -> R + Sync,
 ) -> PyResult<Vec<R>> {
-    let work = |keys: &[HeldKey]| {
+    let work = |keys: SegmentKeys<'_>| {
         let mut hashes = vec![0; keys.len()];
-        Keys::Held(keys).hash_into(filter, &mut hashes);
+        Keys::Read(keys).hash_into(filter, &mut hashes);
         op(&hashes)
     };
-    pipelined(py, keys, threads, work, go_on)
+    pipelined(py, reader, threads, work, go_on)
 }
 
 /// Whether each key may be in the filter, as a numpy `bool` array.
@@ -233,25 +235,21 @@ pub fn contains_many<'py, B: Backend>(
     keys: &Bound<'py, PyAny>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-    let source = Source::new(keys)?;
-    if let (Source::Iterable(keys), 2..) = (&source, threads) {
-        let answers = by_hash_on_threads(
-            py,
-            filter,
-            keys,
-            threads,
-            |_| true,
-            |hashes| {
-                let mut answers = vec![false; hashes.len()];
-                filter.contains_hashes(hashes, &mut answers);
-                answers
-            },
-        )?;
-        return Ok(PyArray1::from_vec(py, answers.concat()));
-    }
+    let look_up = |hashes: &[u64]| {
+        let mut answers = vec![false; hashes.len()];
+        filter.contains_hashes(hashes, &mut answers);
+        answers
+    };
+    let source = match Source::new(keys)? {
+        Source::Objects(reader) if threads > 1 => {
+            let answers = by_hash_on_threads(py, filter, reader, threads, |_| true, look_up)?;
+            return Ok(PyArray1::from_vec(py, answers.concat()));
+        }
+        source => source,
+    };
     let mut answers = Vec::with_capacity(source.len_hint());
     let mut hashes = Vec::new();
-    source.for_each_chunk(py, CHUNK * threads, |py, keys| {
+    source.for_each_segment(py, SEGMENT * threads, |py, keys| {
         let start = answers.len();
         answers.resize(start + keys.len(), false);
         hashes.resize(keys.len(), 0);
@@ -274,7 +272,7 @@ pub fn contains_many<'py, B: Backend>(
 
 /// Inserts every key; how many went in, or a `FilterFullError` at the first that found no room,
 /// saying how many went in before it. With one thread the keys go in in order, and those
-/// before the one with no room all went in; with more, pieces of a chunk go in at once, and
+/// before the one with no room all went in; with more, pieces of a segment go in at once, and
 /// `inserted` counts what went in of every piece tried.
 pub fn add_many<B: Backend>(
     py: Python<'_>,
@@ -282,7 +280,6 @@ pub fn add_many<B: Backend>(
     keys: &Bound<'_, PyAny>,
     threads: usize,
 ) -> PyResult<usize> {
-    let source = Source::new(keys)?;
     let mut inserted = 0;
     let mut full = None;
     let mut hashes = Vec::new();
@@ -293,30 +290,34 @@ pub fn add_many<B: Backend>(
             full.get_or_insert(err);
         }
     };
-    if let (Source::Iterable(keys), 2..) = (&source, threads) {
-        let outcomes = by_hash_on_threads(py, filter, keys, threads, Result::is_ok, |hashes| {
-            filter.extend_hashes(hashes)
-        })?;
-        outcomes.into_iter().for_each(&mut tally);
-    } else {
-        source.for_each_chunk(py, CHUNK * threads, |py, keys| {
-            hashes.resize(keys.len(), 0);
-            let part = Part::new(keys, &mut hashes, &mut []);
-            let outcomes = py.detach(|| {
-                in_parts(
-                    threads,
-                    part,
-                    |part| {
-                        part.keys.hash_into(filter, part.hashes);
-                        filter.extend_hashes(part.hashes)
-                    },
-                    Result::is_ok,
-                )
-            });
-            let go_on = outcomes.iter().all(Result::is_ok);
+    match Source::new(keys)? {
+        Source::Objects(reader) if threads > 1 => {
+            let outcomes =
+                by_hash_on_threads(py, filter, reader, threads, Result::is_ok, |hashes| {
+                    filter.extend_hashes(hashes)
+                })?;
             outcomes.into_iter().for_each(&mut tally);
-            Ok(go_on)
-        })?;
+        }
+        source => {
+            source.for_each_segment(py, SEGMENT * threads, |py, keys| {
+                hashes.resize(keys.len(), 0);
+                let part = Part::new(keys, &mut hashes, &mut []);
+                let outcomes = py.detach(|| {
+                    in_parts(
+                        threads,
+                        part,
+                        |part| {
+                            part.keys.hash_into(filter, part.hashes);
+                            filter.extend_hashes(part.hashes)
+                        },
+                        Result::is_ok,
+                    )
+                });
+                let go_on = outcomes.iter().all(Result::is_ok);
+                outcomes.into_iter().for_each(&mut tally);
+                Ok(go_on)
+            })?;
+        }
     }
     match full {
         None => Ok(inserted),
@@ -339,26 +340,22 @@ pub fn discard_many<B: Backend>(
     keys: &Bound<'_, PyAny>,
     threads: usize,
 ) -> PyResult<usize> {
-    let source = Source::new(keys)?;
-    if let (Source::Iterable(keys), 2..) = (&source, threads) {
-        let removed = by_hash_on_threads(
-            py,
-            filter,
-            keys,
-            threads,
-            |_| true,
-            |hashes| {
-                hashes
-                    .iter()
-                    .filter(|&&hash| filter.remove_hash(hash))
-                    .count()
-            },
-        )?;
-        return Ok(removed.into_iter().sum());
-    }
+    let remove = |hashes: &[u64]| {
+        hashes
+            .iter()
+            .filter(|&&hash| filter.remove_hash(hash))
+            .count()
+    };
+    let source = match Source::new(keys)? {
+        Source::Objects(reader) if threads > 1 => {
+            let removed = by_hash_on_threads(py, filter, reader, threads, |_| true, remove)?;
+            return Ok(removed.into_iter().sum());
+        }
+        source => source,
+    };
     let mut removed = 0;
     let mut hashes = Vec::new();
-    source.for_each_chunk(py, CHUNK * threads, |py, keys| {
+    source.for_each_segment(py, SEGMENT * threads, |py, keys| {
         hashes.resize(keys.len(), 0);
         let part = Part::new(keys, &mut hashes, &mut []);
         removed += py
@@ -368,11 +365,7 @@ pub fn discard_many<B: Backend>(
                     part,
                     |part| {
                         part.keys.hash_into(filter, part.hashes);
-                        let hashes: &[u64] = part.hashes;
-                        hashes
-                            .iter()
-                            .filter(|&&hash| filter.remove_hash(hash))
-                            .count()
+                        remove(part.hashes)
                     },
                     |_| true,
                 )

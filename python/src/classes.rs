@@ -79,7 +79,7 @@ macro_rules! filter_class {
             /// Adds every key of `keys` (a numpy integer array, or any iterable of keys) in order;
             /// returns how many. At the first key with no room, raises `FilterFullError` whose
             /// `inserted` says how many keys of this call went in before it. `threads` splits
-            /// each chunk of keys across that many threads (then what went in before a full
+            /// each segment of keys across that many threads (then what went in before a full
             /// filter is a prefix of each thread's part, not of the call).
             #[pyo3(signature = (keys, *, threads = None))]
             fn add_many(
@@ -92,7 +92,7 @@ macro_rules! filter_class {
             }
 
             /// Whether each key may be in the filter, as a numpy `bool` array. `threads` splits
-            /// each chunk of keys across that many threads.
+            /// each segment of keys across that many threads.
             #[pyo3(signature = (keys, *, threads = None))]
             fn contains_many<'py>(
                 &self,
@@ -104,7 +104,7 @@ macro_rules! filter_class {
             }
 
             /// Removes one copy of each key that is present; returns how many were removed.
-            /// `threads` splits each chunk of keys across that many threads.
+            /// `threads` splits each segment of keys across that many threads.
             #[pyo3(signature = (keys, *, threads = None))]
             fn discard_many(
                 &self,

@@ -13,7 +13,6 @@
 use core::hash::{Hash, Hasher};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
 
 /// One key, borrowed: an integer or the bytes of a string.
@@ -70,81 +69,29 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-/// A key taken out of its Python object and kept alive by a reference to it: strings and bytes
-/// are immutable, so their bytes stay valid and unchanged while the interpreter is released
-/// (pyo3's `PyBackedStr` and `PyBackedBytes` are `Send` and `Sync` for that reason). A
-/// `bytearray`, which any Python code may resize, is copied.
-#[derive(Debug)]
-pub enum HeldKey {
-    Int(u64),
-    Str(PyBackedStr),
-    Bytes(PyBackedBytes),
-}
-
-impl HeldKey {
-    /// Takes the key `obj` stands for; a `TypeError` or `ValueError` if it is not one.
-    pub fn new(obj: Bound<'_, PyAny>) -> PyResult<Self> {
-        // Exact types first: the common keys, told apart by one pointer comparison each.
-        let obj = match obj.cast_into_exact::<PyString>() {
-            Ok(string) => return Ok(Self::Str(PyBackedStr::try_from(string)?)),
-            Err(err) => err.into_inner(),
-        };
-        if let Ok(int) = obj.cast::<PyInt>() {
-            return int_key(int).map(Self::Int);
-        }
-        let obj = match obj.cast_into::<PyString>() {
-            Ok(string) => return Ok(Self::Str(PyBackedStr::try_from(string)?)),
-            Err(err) => err.into_inner(),
-        };
-        let obj = match obj.cast_into::<PyBytes>() {
-            Ok(bytes) => return Ok(Self::Bytes(PyBackedBytes::from(bytes))),
-            Err(err) => err.into_inner(),
-        };
-        if let Ok(array) = obj.cast::<PyByteArray>() {
-            return Ok(Self::Bytes(PyBackedBytes::from(array.clone())));
-        }
-        if obj.cast::<PyMemoryView>().is_ok() {
-            let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
-            return Ok(Self::Bytes(PyBackedBytes::from(bytes)));
-        }
-        Err(wrong_key_type(&obj))
-    }
-
-    /// The key, borrowed.
-    #[inline]
-    pub fn key(&self) -> KeyRef<'_> {
-        match self {
-            Self::Int(value) => KeyRef::Int(*value),
-            Self::Str(string) => KeyRef::Bytes(string.as_bytes()),
-            Self::Bytes(bytes) => KeyRef::Bytes(bytes),
-        }
-    }
-}
-
-/// Runs `f` on the key `obj` stands for.
+/// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
+/// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(KeyRef<'_>) -> R) -> PyResult<R> {
-    // The common keys borrowed, as a single-key call is short enough to feel a reference count.
+    // Exact types first: the common keys, told apart by one pointer comparison each.
     if let Ok(string) = obj.cast_exact::<PyString>() {
         return Ok(f(KeyRef::Bytes(string.to_str()?.as_bytes())));
     }
-    if let Ok(int) = obj.cast_exact::<PyInt>() {
+    if let Ok(int) = obj.cast::<PyInt>() {
         return Ok(f(KeyRef::Int(int_key(int)?)));
     }
-    Ok(f(HeldKey::new(obj.clone())?.key()))
-}
-
-/// Reads up to `chunk` keys of `items` into `held`; the error of the first item that is not a
-/// key (or of the iterator), which ends the reading, after the keys before it.
-pub fn read_chunk<'py>(
-    items: &mut impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
-    chunk: usize,
-    held: &mut Vec<HeldKey>,
-) -> Option<PyErr> {
-    items
-        .take(chunk)
-        .try_for_each(|item| {
-            held.push(HeldKey::new(item?)?);
-            Ok(())
-        })
-        .err()
+    if let Ok(string) = obj.cast::<PyString>() {
+        return Ok(f(KeyRef::Bytes(string.to_str()?.as_bytes())));
+    }
+    if let Ok(bytes) = obj.cast::<PyBytes>() {
+        return Ok(f(KeyRef::Bytes(bytes.as_bytes())));
+    }
+    // A bytearray any Python code may resize: copied.
+    if let Ok(array) = obj.cast::<PyByteArray>() {
+        return Ok(f(KeyRef::Bytes(&array.to_vec())));
+    }
+    if obj.cast::<PyMemoryView>().is_ok() {
+        let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
+        return Ok(f(KeyRef::Bytes(bytes.as_bytes())));
+    }
+    Err(wrong_key_type(obj))
 }

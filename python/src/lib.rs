@@ -15,6 +15,8 @@ mod growable;
 mod keys;
 mod parts;
 mod pipeline;
+mod reader;
+mod segment;
 
 use core::hash::BuildHasher;
 

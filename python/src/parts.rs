@@ -1,4 +1,4 @@
-//! A bulk call's chunk split across threads: pieces of it hashed and worked on by the calling
+//! A bulk call's segment split across threads: pieces of it hashed and worked on by the calling
 //! thread and helpers of its own. The filter is shared by threads as it is, so the pieces need
 //! no lock of ours.
 //!
@@ -11,15 +11,15 @@ use std::sync::Mutex;
 
 use crate::bulk::Keys;
 
-/// Keys per piece a split chunk is cut into: the threads take pieces one at a time until none
+/// Keys per piece a split segment is cut into: the threads take pieces one at a time until none
 /// is left, so a thread the machine does not run for a while leaves its share to the others
-/// rather than holding up the chunk.
+/// rather than holding up the segment.
 const PIECE: usize = 1 << 13;
 
 /// The most threads a bulk call may ask for.
 pub const MAX_THREADS: usize = 256;
 
-/// A chunk's keys, the buffer their hashes go into, and the answers (empty where the call has
+/// A segment's keys, the buffer their hashes go into, and the answers (empty where the call has
 /// none), split alike.
 #[derive(Debug)]
 pub struct Part<'a> {

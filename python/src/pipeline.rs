@@ -1,10 +1,9 @@
-//! Iterable keys on several threads: the calling thread reads the next chunk of keys from
-//! Python (which needs the interpreter, and so one thread) while helper threads hash and work on
-//! the pieces of the chunk before; then it helps them finish, with the interpreter released.
+//! Keys read from Python on several threads: the calling thread reads the next segment of keys
+//! (which needs the interpreter, and so one thread) while helper threads hash and work on the
+//! pieces of the segment before; then it helps them finish, with the interpreter released.
 //!
-//! Held keys are dropped only by the calling thread while attached: helpers hand each piece's
-//! chunk back with its result, so every reference to a Python object is released under the
-//! interpreter, and at most the chunk being read and the one being worked on are alive.
+//! A segment holds no reference to a Python object, so any thread may drop it; at most the
+//! segment being read and the one being worked on are alive.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,32 +11,35 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 
-use crate::keys::{read_chunk, HeldKey};
+use crate::reader::{KeyReader, SegmentEnd};
+use crate::segment::{Segment, SegmentKeys};
 
-/// Keys per piece of a chunk, the unit a thread takes.
+/// Keys per piece of a segment, the unit a thread takes.
 const PIECE: usize = 1 << 13;
 
-/// Pieces per chunk read at a time: enough that each thread has several to take.
-const PIECES_PER_CHUNK_AND_THREAD: usize = 4;
+/// Pieces per segment read at a time: enough that each thread has several to take.
+const PIECES_PER_SEGMENT_AND_THREAD: usize = 4;
 
-/// Keys `start..end` of a chunk, the `index`-th piece of the call.
+/// Keys `start..end` of a segment, the `index`-th piece of the call.
+#[derive(Debug)]
 struct Piece {
-    chunk: Arc<Vec<HeldKey>>,
+    segment: Arc<Segment>,
     start: usize,
     end: usize,
     index: usize,
 }
 
-/// A piece done (its result) or skipped (`None`), and its chunk, for the calling thread to drop.
-type Done<R> = (usize, Option<R>, Arc<Vec<HeldKey>>);
+/// A piece done (its result) or skipped (`None`), and its segment, handed back so that the
+/// calling thread reuses the segment's memory once every piece of it is done.
+type Done<R> = (usize, Option<R>, Arc<Segment>);
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Queue {
     state: Mutex<QueueState>,
     more: Condvar,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct QueueState {
     pieces: VecDeque<Piece>,
     closed: bool,
@@ -51,14 +53,14 @@ impl Queue {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn push(&self, chunk: Vec<HeldKey>, next_index: &mut usize) {
-        let chunk = Arc::new(chunk);
+    fn push(&self, segment: Segment, next_index: &mut usize) {
+        let segment = Arc::new(segment);
         let mut state = self.lock();
-        for start in (0..chunk.len()).step_by(PIECE) {
+        for start in (0..segment.len()).step_by(PIECE) {
             state.pieces.push_back(Piece {
-                chunk: Arc::clone(&chunk),
+                segment: Arc::clone(&segment),
                 start,
-                end: (start + PIECE).min(chunk.len()),
+                end: (start + PIECE).min(segment.len()),
                 index: *next_index,
             });
             *next_index += 1;
@@ -95,6 +97,7 @@ impl Queue {
 }
 
 /// Closes the queue however the calling thread leaves, so that no helper waits forever.
+#[derive(Debug)]
 struct CloseOnDrop<'a>(&'a Queue);
 
 impl Drop for CloseOnDrop<'_> {
@@ -103,34 +106,36 @@ impl Drop for CloseOnDrop<'_> {
     }
 }
 
-/// `work` on every key of the iterable `keys`, a piece at a time, on the calling thread and
+/// `work` on every key `reader` reads, a piece at a time, on the calling thread and
 /// `threads - 1` helpers; no piece is started once `work` returned a result `go_on` refuses.
 /// The results of the pieces done, in key order. An item that is not a key (or an iterator
 /// that raises) ends the call with its error, after the keys before it were worked on.
 pub fn pipelined<R: Send>(
     py: Python<'_>,
-    keys: &Bound<'_, PyAny>,
+    mut reader: KeyReader<'_>,
     threads: usize,
-    work: impl Fn(&[HeldKey]) -> R + Sync,
+    work: impl Fn(SegmentKeys<'_>) -> R + Sync,
     go_on: impl Fn(&R) -> bool + Sync,
 ) -> PyResult<Vec<R>> {
-    let mut items = keys.try_iter()?;
-    let chunk = PIECE * PIECES_PER_CHUNK_AND_THREAD * threads;
-    // Room for a whole chunk only where the keys may fill it.
-    let len_hint = keys.len().unwrap_or(PIECE);
+    let segment_keys = PIECE * PIECES_PER_SEGMENT_AND_THREAD * threads;
+    // Room for a whole segment only where the keys may fill it.
+    let room = segment_keys.min(match reader.len_hint() {
+        0 => PIECE,
+        len => len,
+    });
     let queue = Queue::default();
     let done: Mutex<Vec<Done<R>>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let run = |piece: Piece| {
         let result = (!stop.load(Ordering::Relaxed)).then(|| {
-            let result = work(&piece.chunk[piece.start..piece.end]);
+            let result = work(piece.segment.keys().slice(piece.start..piece.end));
             if !go_on(&result) {
                 stop.store(true, Ordering::Relaxed);
             }
             result
         });
         let mut done = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        done.push((piece.index, result, piece.chunk));
+        done.push((piece.index, result, piece.segment));
     };
     let help = || {
         while let Some(piece) = queue.try_pop() {
@@ -138,15 +143,17 @@ pub fn pipelined<R: Send>(
         }
     };
     let mut results = Vec::new();
-    // Attached: keeps the results, drops the chunks (and so the Python references) of pieces done.
-    let retire = |results: &mut Vec<(usize, R)>| {
+    // Keeps the results of the pieces done, and the memory of a segment all of whose are.
+    let mut spare = None;
+    let retire = |results: &mut Vec<(usize, R)>, spare: &mut Option<Segment>| {
         let finished =
             std::mem::take(&mut *done.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        results.extend(
-            finished
-                .into_iter()
-                .filter_map(|(index, result, _chunk)| Some((index, result?))),
-        );
+        for (index, result, segment) in finished {
+            results.extend(result.map(|result| (index, result)));
+            if let Ok(segment) = Arc::try_unwrap(segment) {
+                *spare = Some(segment);
+            }
+        }
     };
     let outcome = std::thread::scope(|scope| {
         let closer = CloseOnDrop(&queue);
@@ -161,20 +168,19 @@ pub fn pipelined<R: Send>(
             .collect();
         let mut next_index = 0;
         let outcome = loop {
-            let mut held = Vec::with_capacity(chunk.min(len_hint));
-            let bad = read_chunk(&mut items, chunk, &mut held);
+            let mut segment = spare.take().unwrap_or_else(|| Segment::with_capacity(room));
+            segment.clear();
+            let end = reader.read_segment(segment_keys, &mut segment);
             py.detach(help);
-            retire(&mut results);
+            retire(&mut results, &mut spare);
             if stop.load(Ordering::Relaxed) {
                 break Ok(());
             }
-            let last = held.len() < chunk;
-            queue.push(held, &mut next_index);
-            if let Some(bad) = bad {
-                break Err(bad);
-            }
-            if last {
-                break Ok(());
+            queue.push(segment, &mut next_index);
+            match end {
+                SegmentEnd::Full => {}
+                SegmentEnd::Exhausted => break Ok(()),
+                SegmentEnd::Bad(err) => break Err(err),
             }
         };
         py.detach(|| {
@@ -189,7 +195,7 @@ pub fn pipelined<R: Send>(
         });
         outcome
     });
-    retire(&mut results);
+    retire(&mut results, &mut spare);
     outcome?;
     results.sort_unstable_by_key(|&(index, _)| index);
     Ok(results.into_iter().map(|(_, result)| result).collect())

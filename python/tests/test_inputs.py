@@ -1,0 +1,156 @@
+"""How bulk calls read their keys: lists and tuples by index, numpy arrays of objects, strings
+and bytes a slice at a time, other iterables by iteration; all alike, whatever the keys' types
+and lengths, and stopping at a bad key with the keys before it done."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from ccfilter import ConcurrentCuckooFilter, GrowableCuckooFilter
+
+FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
+
+
+class Text(str):
+    """A str subclass: read through the general path, as the str it equals."""
+
+
+def mixed_keys(n):
+    """Keys of every kind, each distinct as a key."""
+    out = []
+    for i in range(n):
+        kind = i % 8
+        if kind == 0:
+            out.append(f"s-{i}")
+        elif kind == 1:
+            out.append(Text(f"t-{i}"))
+        elif kind == 2:
+            out.append(np.str_(f"n-{i}"))
+        elif kind == 3:
+            out.append(i)
+        elif kind == 4:
+            out.append(f"b-{i}".encode())
+        elif kind == 5:
+            out.append(bytearray(f"a-{i}".encode()))
+        elif kind == 6:
+            out.append(memoryview(f"m-{i}".encode()))
+        else:
+            out.append(f"é-{i}-\u4e2d")  # UTF-8 longer than the code points
+    return out
+
+
+def object_array(keys):
+    array = np.empty(len(keys), dtype=object)
+    for i, key in enumerate(keys):
+        array[i] = key
+    return array
+
+
+def as_inputs(keys):
+    """The same keys as each kind of input a bulk call reads."""
+    return {
+        "list": list(keys),
+        "tuple": tuple(keys),
+        "object array": object_array(keys),
+        "generator": (k for k in keys),
+    }
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_kind_of_input_reads_the_same_keys(cls, threads):
+    # Past one segment (65,536 keys a thread), so that inputs are read in several.
+    keys = mixed_keys(150_000)
+    for name, source in as_inputs(keys).items():
+        f = cls(200_000)
+        assert f.add_many(source, threads=threads) == len(keys), name
+        assert len(f) == len(keys), name
+        assert f.contains_many(keys, threads=threads).all(), name
+        assert f.contains_many(tuple(keys), threads=threads).all(), name
+        # The keys are the ones single calls take.
+        assert all(k in f for k in keys[:2000]), name
+        assert f.discard_many(as_inputs(keys)[name], threads=threads) == len(keys), name
+        assert len(f) == 0, name
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_string_and_bytes_arrays_read_as_their_python_values(cls):
+    words = [f"word-{i}-\u00e9" for i in range(70_000)]
+    f = cls(100_000)
+    assert f.add_many(np.array(words)) == len(words)  # dtype <U: str values
+    assert f.contains_many(words).all()
+    raw = [w.encode() for w in words]
+    assert f.contains_many(np.array(raw)).all()  # dtype S: bytes values, the same keys
+    # numpy drops a fixed-width item's trailing NULs, as its own str() of the item does.
+    g = cls(100)
+    g.add_many(np.array(["ab", "c"]))
+    assert "c" in g and "c\x00" not in g
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_long_keys_end_segments_early_and_lose_nothing(cls, threads):
+    # 300 MB of 5,000-byte keys would be held at once without the bytes limit; with it a
+    # segment ends at about 4 MiB a thread.
+    long = [f"{i:05d}" + "x" * 4995 for i in range(3000)]
+    huge = "y" * (8 << 20)  # one key larger than a segment's byte limit goes in whole
+    keys = long[:1000] + [huge] + long[1000:]
+    f = cls(10_000)
+    assert f.add_many(keys, threads=threads) == len(keys)
+    assert len(f) == len(keys)
+    assert f.contains_many(iter(keys), threads=threads).all()
+    assert huge in f and huge.encode() in f
+    assert f.discard_many(tuple(keys), threads=threads) == len(keys) and len(f) == 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kind", ["list", "tuple", "object array", "generator"])
+def test_a_bad_key_stops_the_call_after_the_keys_before_it(kind, threads):
+    good = [f"k-{i}" for i in range(70_000)]
+    for bad, error, message in [
+        (1.5, TypeError, "not float"),
+        (None, TypeError, "not NoneType"),
+        ([b"x"], TypeError, "not list"),
+        ("lone \ud800 surrogate", UnicodeEncodeError, "surrogate"),
+        (2**64, ValueError, "out of range"),
+    ]:
+        f = ConcurrentCuckooFilter(200_000)
+        source = as_inputs(good + [bad] + ["after-1", "after-2"])[kind]
+        with pytest.raises(error, match=message):
+            f.add_many(source, threads=threads)
+        # Every key before the bad one went in, none after it.
+        assert len(f) == len(good)
+        assert f.contains_many(good).all()
+        assert "after-1" not in f and "after-2" not in f
+
+
+class Clearing(type):
+    """A metaclass whose `__name__`, read for the error message, empties the list being read
+    and collects garbage, freeing the keys the list held."""
+
+    victim: list = []
+
+    @property
+    def __name__(cls):
+        Clearing.victim.clear()
+        gc.collect()
+        return "Clearing"
+
+
+class Evil(metaclass=Clearing):
+    pass
+
+
+def test_python_code_that_changes_the_list_during_a_call_is_harmless():
+    f = ConcurrentCuckooFilter(1000)
+    keys = [f"fresh-{i}-" + "z" * 40 for i in range(100)]
+    victim = keys[:50] + [Evil()] + keys[50:]
+    Clearing.victim = victim
+    del keys
+    with pytest.raises(TypeError, match="Clearing"):
+        f.add_many(victim)
+    assert victim == [] and len(f) == 50
+    assert f.contains_many([f"fresh-{i}-" + "z" * 40 for i in range(50)]).all()
