@@ -197,6 +197,36 @@ impl DefaultHashBuilder {
     pub const fn seed(&self) -> u64 {
         self.seed
     }
+
+    /// The hash of an item whose [`Hash`](core::hash::Hash) impl writes exactly the bytes
+    /// `stream`, as [`hash_one`](BuildHasher::hash_one) gives it, with no hasher state built
+    /// for a stream that fits one block (64 bytes). A `str` key's stream is its UTF-8 bytes
+    /// followed by `0xff`; a language binding or a file reader that holds keys as bytes hashes
+    /// them in one call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::hash::BuildHasher;
+    /// use concurrent_cuckoo_filter::DefaultHashBuilder;
+    ///
+    /// let hasher = DefaultHashBuilder::new();
+    /// assert_eq!(hasher.hash_stream(b"alice\xff"), hasher.hash_one("alice"));
+    /// assert_eq!(hasher.hash_stream(&7u64.to_le_bytes()), hasher.hash_one(7u64));
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn hash_stream(&self, stream: &[u8]) -> u64 {
+        if stream.len() > BLOCK {
+            let mut hasher = self.build_hasher();
+            hasher.write(stream);
+            return hasher.finish();
+        }
+        match (self.word_mix, <[u8; 8]>::try_from(stream)) {
+            (Some(mix), Ok(word)) => word_mix(u64::from_le_bytes(word), mix),
+            _ => xxh3_64_with_seed(stream, self.seed),
+        }
+    }
 }
 
 impl Default for DefaultHashBuilder {
@@ -613,6 +643,38 @@ mod tests {
                 hasher.write_u8(byte);
             }
             assert_eq!(hasher.finish(), hasher.finish_stream(), "length {len}");
+        }
+    }
+
+    #[test]
+    fn a_stream_hashed_in_one_call_is_the_stream_a_hash_impl_writes() {
+        let text: String = (0..300u32)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        for builder in [
+            DefaultHashBuilder::new(),
+            DefaultHashBuilder::with_seed(0x1234),
+            xxh3_only(DEFAULT_SEED),
+        ] {
+            // Every length around the eight-byte mix and the block, and the folds after it.
+            for len in 0..text.len() {
+                let key = &text[..len];
+                let mut stream = key.as_bytes().to_vec();
+                stream.push(0xff);
+                assert_eq!(builder.hash_stream(&stream), builder.hash_one(key), "{len}");
+                let bytes = &text.as_bytes()[..len];
+                let mut hasher = builder.build_hasher();
+                hasher.write(bytes);
+                assert_eq!(builder.hash_stream(bytes), hasher.finish(), "{len}");
+            }
+            assert_eq!(
+                builder.hash_stream(&7u64.to_le_bytes()),
+                builder.hash_one(7u64)
+            );
+            assert_eq!(
+                builder.hash_stream(&7u32.to_le_bytes()),
+                builder.hash_one(7u32)
+            );
         }
     }
 

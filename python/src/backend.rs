@@ -19,6 +19,8 @@ pub trait Backend: Send + Sync + Sized {
     fn seed(&self) -> u64;
     /// The filter's own hash of `key`: what its `insert` and `contains` compute.
     fn hash(&self, key: KeyRef<'_>) -> u64;
+    /// The filter's hash of a key's whole byte stream (`DefaultHashBuilder::hash_stream`).
+    fn hash_stream(&self, stream: &[u8]) -> u64;
     /// `hashes[i]` = the filter's hash of the int key `keys[i]`, in one loop the compiler sees
     /// whole (the hasher inlined).
     fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]);
@@ -58,6 +60,10 @@ macro_rules! backend {
             #[inline]
             fn hash(&self, key: KeyRef<'_>) -> u64 {
                 self.hasher().hash_one(key)
+            }
+            #[inline]
+            fn hash_stream(&self, stream: &[u8]) -> u64 {
+                self.hasher().hash_stream(stream)
             }
             fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]) {
                 let hasher = self.hasher();

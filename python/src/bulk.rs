@@ -19,11 +19,11 @@ use concurrent_cuckoo_filter::ExtendError;
 
 use crate::backend::Backend;
 use crate::errors;
-use crate::keys::type_name;
+use crate::keys::{type_name, KeyRef};
 use crate::parts::{in_parts, Part};
 use crate::pipeline::pipelined;
 use crate::reader::{KeyReader, SegmentEnd};
-use crate::segment::{Segment, SegmentKeys};
+use crate::segment::{KeyStream, Segment, SegmentKeys};
 
 /// Keys per segment and thread: large enough that releasing the interpreter (and starting a
 /// thread) costs little beside the segment's work, small enough that its buffers stay in cache.
@@ -64,8 +64,11 @@ impl<'a> Keys<'a> {
         match self {
             Self::Ints(keys) => filter.hash_ints(keys, hashes),
             Self::Read(keys) => {
-                for (hash, key) in hashes.iter_mut().zip(keys.iter()) {
-                    *hash = filter.hash(key);
+                for (hash, key) in hashes.iter_mut().zip(keys.streams()) {
+                    *hash = match key {
+                        KeyStream::Int(value) => filter.hash(KeyRef::Int(value)),
+                        KeyStream::Bytes(stream) => filter.hash_stream(stream),
+                    };
                 }
             }
         }

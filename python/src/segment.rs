@@ -2,7 +2,8 @@
 //! that the filter works on them with the interpreter released.
 //!
 //! Integers are kept as their 64-bit patterns; the bytes of a `str` (its UTF-8) or a bytes-like
-//! key are copied into one buffer the segment owns. A segment therefore holds no reference to a
+//! key are copied into one buffer the segment owns, each followed by the `0xff` its hash reads
+//! after them, so that a key's whole stream is hashed in one call. A segment therefore holds no reference to a
 //! Python object: any thread may read or drop it, attached or not, and no Python thread's later
 //! change of a list or a `bytearray` reaches it.
 
@@ -21,7 +22,7 @@ const RESERVED_BYTES_PER_KEY: usize = 32;
 enum Slot {
     /// An integer key, as its 64-bit pattern.
     Int(u64),
-    /// A key whose bytes are `bytes[start..end]` of the segment.
+    /// A key whose bytes are `bytes[start..end]` of the segment, `bytes[end]` its `0xff`.
     Bytes { start: usize, end: usize },
 }
 
@@ -68,15 +69,14 @@ impl Segment {
         }
     }
 
-    /// Appends the key of these bytes, copying them.
+    /// Appends the key of these bytes, copying them and the `0xff` after them.
     #[inline]
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(bytes);
-        self.slots.push(Slot::Bytes {
-            start,
-            end: self.bytes.len(),
-        });
+        let end = self.bytes.len();
+        self.bytes.push(0xff);
+        self.slots.push(Slot::Bytes { start, end });
     }
 
     /// The keys, borrowed.
@@ -86,6 +86,15 @@ impl Segment {
             bytes: &self.bytes,
         }
     }
+}
+
+/// A key as its hasher reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyStream<'a> {
+    /// An integer key, hashed as its eight little-endian bytes.
+    Int(u64),
+    /// The whole byte stream of a `str` or bytes-like key: its bytes, then `0xff`.
+    Bytes(&'a [u8]),
 }
 
 /// Consecutive keys of a segment.
@@ -123,13 +132,13 @@ impl<'a> SegmentKeys<'a> {
         }
     }
 
-    /// The keys in order.
+    /// The keys in order, as their hasher reads them.
     #[inline]
-    pub fn iter(self) -> impl Iterator<Item = KeyRef<'a>> {
+    pub fn streams(self) -> impl Iterator<Item = KeyStream<'a>> {
         let bytes = self.bytes;
         self.slots.iter().map(move |slot| match *slot {
-            Slot::Int(value) => KeyRef::Int(value),
-            Slot::Bytes { start, end } => KeyRef::Bytes(&bytes[start..end]),
+            Slot::Int(value) => KeyStream::Int(value),
+            Slot::Bytes { start, end } => KeyStream::Bytes(&bytes[start..=end]),
         })
     }
 }
