@@ -2,7 +2,8 @@
 
 use core::fmt;
 
-use super::{encoded_len, RecordedHasher, StableHashBuilder, VERSION};
+use super::encoding::{encoded_len, VERSION};
+use super::{RecordedHasher, StableHashBuilder};
 use crate::filter::ConcurrentCuckooFilter;
 
 /// What [`stats`](ConcurrentCuckooFilter::stats) reports: a filter's shape, fill and accuracy,

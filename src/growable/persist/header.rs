@@ -5,9 +5,8 @@
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
-use crate::persist::{
-    check_sealed_header, sealed_header, u64_at, DecodeError, RecordedHasher, MAX_SEARCH_BUCKETS,
-};
+use crate::persist::encoding::{check_sealed_header, sealed_header, u64_at, MAX_SEARCH_BUCKETS};
+use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 use crate::settings::TableSettings;
 

@@ -9,7 +9,8 @@ use std::io::{self, Read, Write};
 
 use self::header::{GrowableHeader, HEADER_LEN};
 use super::GrowableCuckooFilter;
-use crate::persist::{read_up_to, DecodeError, RecordedHasher, StableHashBuilder};
+use crate::persist::encoding::read_up_to;
+use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 
 pub(crate) use self::records::stats;
 

@@ -16,10 +16,11 @@ use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
 use crate::growable::levels::{LevelShape, Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
-use crate::persist::{
+use crate::persist::encoding::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
-    u64_at, write_encoding, DecodeError, Header, StableHashBuilder,
+    u64_at, write_encoding, Header,
 };
+use crate::persist::{DecodeError, StableHashBuilder};
 use crate::persist::{FilterStats, RecordedHasher};
 use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, TableCopy, DEFAULT_ITEM_LOCKS};
 
