@@ -18,6 +18,7 @@ use crate::raw::{
 use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
+use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS};
 pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
 
@@ -61,38 +62,6 @@ pub(crate) struct Chunks {
     max_chunks: u64,
 }
 
-/// Buckets a chunk has at most: a split copies one chunk while that chunk's writers wait, so a
-/// level sized for more starts as several chunks.
-const MAX_CHUNK_BUCKETS: usize = 1 << 16;
-
-/// The most route bits a level resolves: its directory has `2^MAX_ROUTE_BITS` words at most.
-pub(crate) const MAX_ROUTE_BITS: u32 = 24;
-
-/// Buckets a chunk has at least. A chunk's items find room only in its own buckets, and a level
-/// splits a chunk when it is full, not when the level is: the more slots a chunk has, the closer
-/// its fill when full is to the average, and past 4,096 slots a level of many chunks loads about
-/// as well as one table (92% when the first of 64 such chunks fills, against 95%).
-pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
-
-/// How a level's chunks are shaped: what [`Chunks::planned_shape`] plans and
-/// [`Chunks::shape`] reads back.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct ChunkShape {
-    /// Every chunk's geometry but its fingerprint width, which is the core bits here.
-    pub(crate) template: Geometry,
-    /// Route bits the level resolves: its chunks split until each has this many.
-    pub(crate) route_bits: u32,
-    /// How many route bits the level's first chunks have.
-    pub(crate) first_depth: u32,
-}
-
-/// A level's [`ChunkShape`] as planned, and the items each chunk is sized for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PlannedChunks {
-    pub(crate) shape: ChunkShape,
-    pub(crate) chunk_capacity: usize,
-}
-
 /// A chunk with every stripe locked, and its id.
 pub(crate) struct LockedChunk<'a> {
     pub(crate) id: u64,
@@ -109,7 +78,7 @@ struct Writable<'a> {
 }
 
 impl Chunks {
-    /// A level of `2^first_depth` empty chunks of `shape`, as [`Self::planned_shape`] gives it.
+    /// A level of `2^first_depth` empty chunks of `shape`, as [`PlannedChunks::of`] gives it.
     pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
         let ChunkShape {
             template,
@@ -593,37 +562,10 @@ impl fmt::Debug for Chunks {
     }
 }
 
-impl Chunks {
-    /// The level `template` (all its buckets together) splitting `growth_depth` times becomes,
-    /// for [`Self::with_shape`] and as [`Self::shape`] gives it: a template of one chunk's
-    /// buckets, the route bits and the first chunks' depth; and the items each chunk is sized
-    /// for ([`Self::chunk_capacity`]). Nothing is built: the builder and the decoder both start
-    /// from it, the decoder checking what it reads before it allocates.
-    pub(crate) fn planned_shape(template: Geometry, growth_depth: u32) -> PlannedChunks {
-        let buckets = template.shape.bucket_count;
-        let first_depth = buckets
-            .div_ceil(MAX_CHUNK_BUCKETS)
-            .next_power_of_two()
-            .trailing_zeros();
-        let mut template = template;
-        template.shape.bucket_count = buckets.div_ceil(1 << first_depth);
-        let shape = &template.shape;
-        let slots = (shape.bucket_count * shape.bucket_size) as u64;
-        let capacity = (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize;
-        PlannedChunks {
-            shape: ChunkShape {
-                template,
-                route_bits: first_depth + growth_depth,
-                first_depth,
-            },
-            chunk_capacity: capacity,
-        }
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::growable::chunk_shape::{PlannedChunks, MIN_CHUNK_BUCKETS};
     use crate::raw::{default_max_hops, level_hash, SearchLimits, Shape};
 
     fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
@@ -642,7 +584,7 @@ mod tests {
             },
         };
         // A level of chunks shaped like `template` together, each splitting `route_bits` times.
-        Chunks::with_shape(Chunks::planned_shape(template, route_bits).shape).unwrap()
+        Chunks::with_shape(PlannedChunks::of(template, route_bits).shape).unwrap()
     }
 
     /// At least the smallest chunk a filter builds.

@@ -8,7 +8,8 @@
 
 use core::fmt;
 
-use super::chunks::{ChunkShape, Chunks, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunk_shape::{ChunkShape, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunks::Chunks;
 use crate::error::BuildError;
 use crate::raw::Geometry;
 use crate::settings::TableSettings;
@@ -89,7 +90,7 @@ impl Plan {
         let PlannedChunks {
             shape: chunks,
             chunk_capacity,
-        } = Chunks::planned_shape(geometry, depth);
+        } = PlannedChunks::of(geometry, depth);
         if chunks.route_bits > MAX_ROUTE_BITS {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity_of(level).unwrap_or(usize::MAX),

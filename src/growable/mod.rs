@@ -3,6 +3,7 @@
 
 mod builder;
 mod bulk;
+mod chunk_shape;
 mod chunk_slots;
 mod chunks;
 mod levels;
