@@ -222,10 +222,7 @@ impl DefaultHashBuilder {
             hasher.write(stream);
             return hasher.finish();
         }
-        match (self.word_mix, <[u8; 8]>::try_from(stream)) {
-            (Some(mix), Ok(word)) => word_mix(u64::from_le_bytes(word), mix),
-            _ => xxh3_64_with_seed(stream, self.seed),
-        }
+        hash_one_block(stream, self.seed, self.word_mix)
     }
 }
 
@@ -257,6 +254,16 @@ impl BuildHasher for DefaultHashBuilder {
         let mut hasher = self.build_hasher();
         item.hash(&mut hasher);
         hasher.finish()
+    }
+}
+
+/// The hash of a stream of at most one block, none folded: the word mix for exactly eight bytes
+/// where the function has it, XXH3 under the builder's seed otherwise.
+#[inline(always)]
+fn hash_one_block(stream: &[u8], seed: u64, mix: Option<WordMix>) -> u64 {
+    match (mix, <[u8; 8]>::try_from(stream)) {
+        (Some(mix), Ok(word)) => word_mix(u64::from_le_bytes(word), mix),
+        _ => xxh3_64_with_seed(stream, seed),
     }
 }
 
@@ -348,16 +355,15 @@ impl FilterHasher {
     /// length only known at run time.
     #[inline(never)]
     fn finish_stream(&self) -> u64 {
-        if let (Some(mix), 0, 8) = (self.word_mix, self.folded, self.len) {
-            return word_mix(self.word(), mix);
+        let tail = &self.buf[..self.len];
+        if self.folded == 0 {
+            return hash_one_block(tail, self.state, self.word_mix);
         }
         // A stream that folded blocks ends under a seed that also records how many it folded.
-        let seed = if self.folded == 0 {
-            self.state
-        } else {
-            self.state ^ self.folded.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        };
-        xxh3_64_with_seed(&self.buf[..self.len], seed)
+        xxh3_64_with_seed(
+            tail,
+            self.state ^ self.folded.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        )
     }
 
     /// `xxh3_64_with_seed` over the first `N` bytes of the block, `N` from 4 to 8 and no block
