@@ -269,7 +269,7 @@ impl<P: Place> RawFilter<P> {
     pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
         let lanes = self.layout.lane_masks();
         let pattern = lanes.broadcast(c.fp);
-        let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
+        let [first_word, second_word] = [c.first, c.second].map(|b| self.table.bucket_word(b));
         let first = first_word.load(Ordering::Acquire);
         let second = second_word.load(Ordering::Acquire);
         // The version bits are above every lane, where the lane test does not look.

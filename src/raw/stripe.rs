@@ -65,7 +65,10 @@ impl Stripes {
         bucket_count: usize,
         bucket_size: usize,
     ) -> Option<Self> {
-        debug_assert!(count.is_power_of_two());
+        // `stamp_of` indexes unchecked, masked by `count - 1`.
+        if !count.is_power_of_two() {
+            return None;
+        }
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (bucket_count as u64).div_ceil(1 << group_shift);
         let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
@@ -98,16 +101,23 @@ impl Stripes {
         (bucket >> self.group_shift) & self.mask
     }
 
+    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
+        let stripe = self.of(bucket);
+        debug_assert!(stripe < self.stamps.len());
+        // SAFETY: `of` masks with `mask`, so `stripe <= mask`; `new` (the only constructor, and
+        // the fields are private and never reassigned) makes `stamps` a power of two `count`
+        // long, at least 1, and `mask` `count - 1`: `stripe < stamps.len()`.
+        unsafe { self.stamps.get_unchecked(stripe) }
+    }
+
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
     /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        // `Self::of`, masked by the length itself (a power of two, so the same mask): the
-        // compiler then sees every index is in bounds, and the lookup carries no bounds check.
-        let last = self.stamps.len().wrapping_sub(1);
-        let stamp = |bucket: usize| &self.stamps[(bucket >> self.group_shift) & last];
-        debug_assert_eq!(last, self.mask);
-        let words = [stamp(bucket_a), stamp(bucket_b)];
+        let words = [self.stamp_of(bucket_a), self.stamp_of(bucket_b)];
         OptimisticRead {
             seen: words.map(|word| word.load(Ordering::Acquire)),
             words,
@@ -118,7 +128,7 @@ impl Stripes {
     /// [`Self::unchanged`] validates once every bucket of a search is read.
     #[inline]
     pub(crate) fn stamp(&self, bucket: usize) -> u64 {
-        self.stamps[self.of(bucket)].load(Ordering::Acquire)
+        self.stamp_of(bucket).load(Ordering::Acquire)
     }
 
     /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
@@ -128,7 +138,7 @@ impl Stripes {
     pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
         fence(Ordering::Acquire);
         seen.all(|(bucket, stamp)| {
-            stamp & 1 == 0 && self.stamps[self.of(bucket)].load(Ordering::Relaxed) == stamp
+            stamp & 1 == 0 && self.stamp_of(bucket).load(Ordering::Relaxed) == stamp
         })
     }
 
@@ -137,13 +147,13 @@ impl Stripes {
     /// wrote last, when several threads insert) ahead, many at once.
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
-        prefetch_write(&self.stamps[self.of(bucket)]);
+        prefetch_write(self.stamp_of(bucket));
     }
 
     /// Starts loading the stamp of `bucket`'s stripe for a read, without waiting for it.
     #[inline]
     pub(crate) fn prefetch_for_read(&self, bucket: usize) {
-        prefetch(&self.stamps[self.of(bucket)]);
+        prefetch(self.stamp_of(bucket));
     }
 
     /// Locks the stripe: the uncontended case inline, the waiting out of line.

@@ -217,10 +217,47 @@ impl Table {
     /// compiler sees both windows inside the words it checked.
     #[inline(always)]
     pub(crate) fn load_narrow_pair(&self, a: usize, b: usize) -> [u64; 2] {
-        let (bit_a, bit_b) = (a as u64 * self.bucket_bits, b as u64 * self.bucket_bits);
-        let (word_a, word_b) = ((bit_a / 64) as usize, (bit_b / 64) as usize);
-        let words = &self.words[..word_a.max(word_b) + 2];
-        [window(words, word_a, bit_a), window(words, word_b, bit_b)]
+        [a, b].map(|bucket| {
+            let bit = bucket as u64 * self.bucket_bits;
+            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
+        })
+    }
+
+    /// The word of a table of one word per bucket that holds `bucket`, which must be below the
+    /// bucket count (as [`Self::words_of`]).
+    #[inline(always)]
+    pub(super) fn bucket_word(&self, bucket: usize) -> &AtomicU64 {
+        debug_assert!(self.word);
+        &self.words_of(bucket, bucket)[0]
+    }
+
+    /// `word`, the word that holds the first bit of `bucket`, and the word after it, without a
+    /// bounds check in a release build: the lookups' only unchecked indexing.
+    ///
+    /// `bucket` must be below the bucket count. Every bucket index the crate computes is:
+    /// [`super::index::Place::candidates`] and `alternate` return only such (`reflect` is
+    /// `(h - i) mod n`; a split table's placement keeps each index below its own count), and
+    /// every other index is a loop over `0..bucket_count`. Debug builds, and so every test,
+    /// check it here.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn words_of(&self, bucket: usize, word: usize) -> &[AtomicU64; 2] {
+        debug_assert!(bucket < self.bucket_count, "bucket {bucket} of {}", self.bucket_count);
+        debug_assert_eq!(word as u64, bucket as u64 * self.bucket_bits / 64);
+        debug_assert!(word + 2 <= self.words.len());
+        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
+        // `bucket_count * bucket_bits`, and `word`, that bit's word, is below the data words
+        // `ceil(bucket_count * bucket_bits / 64)`: `word + 1` is at most the first spare word,
+        // and `new` allocates `data + SPARE_WORDS` (2) words, so `word..word + 2` lies inside
+        // the slice. The two words are contiguous, so they are an `[AtomicU64; 2]`, borrowed
+        // shared from `self` as the slice is.
+        unsafe {
+            &*self
+                .words
+                .as_ptr()
+                .add(word)
+                .cast::<[AtomicU64; 2]>()
+        }
     }
 
     /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
