@@ -103,25 +103,25 @@ impl Stripes {
 
     /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
     #[inline(always)]
-    #[allow(unsafe_code)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
-        let stripe = self.of(bucket);
-        debug_assert!(stripe < self.stamps.len());
-        // SAFETY: `of` masks with `mask`, so `stripe <= mask`; `new` (the only constructor, and
-        // the fields are private and never reassigned) makes `stamps` a power of two `count`
-        // long, at least 1, and `mask` `count - 1`: `stripe < stamps.len()`.
-        unsafe { self.stamps.get_unchecked(stripe) }
+        self.stamps().of(bucket)
+    }
+
+    /// What a lookup reads of the stripes, to copy into locals.
+    #[inline(always)]
+    pub(crate) fn stamps(&self) -> Stamps<'_> {
+        Stamps {
+            stamps: &self.stamps,
+            mask: self.mask,
+            group_shift: self.group_shift,
+        }
     }
 
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
     /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        let words = [self.stamp_of(bucket_a), self.stamp_of(bucket_b)];
-        OptimisticRead {
-            seen: words.map(|word| word.load(Ordering::Acquire)),
-            words,
-        }
+        self.stamps().begin_read(bucket_a, bucket_b)
     }
 
     /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
@@ -259,6 +259,40 @@ impl Stripes {
     }
 }
 
+/// The stamps and how buckets map to them: what a lookup reads of the [`Stripes`], copied out
+/// by [`Stripes::stamps`]. A run of lookups keeps the copy in registers, where the stripes'
+/// fields would be read again after every `Acquire` load.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamps<'a> {
+    stamps: &'a [AtomicU64],
+    mask: usize,
+    group_shift: u32,
+}
+
+impl<'a> Stamps<'a> {
+    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn of(self, bucket: usize) -> &'a AtomicU64 {
+        let stripe = (bucket >> self.group_shift) & self.mask;
+        debug_assert!(stripe < self.stamps.len());
+        // SAFETY: `stripe <= mask`. The fields are copies of a `Stripes`' (private, set only by
+        // its `new`, and never changed), which makes `stamps` a power of two `count` long, at
+        // least 1 (it refuses any other count), and `mask` `count - 1`: `stripe < stamps.len()`.
+        unsafe { self.stamps.get_unchecked(stripe) }
+    }
+
+    /// [`Stripes::begin_read`].
+    #[inline(always)]
+    pub(crate) fn begin_read(self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'a> {
+        let words = [self.of(bucket_a), self.of(bucket_b)];
+        OptimisticRead {
+            seen: words.map(|word| word.load(Ordering::Acquire)),
+            words,
+        }
+    }
+}
+
 /// Takes the stamp's lock if it is free.
 #[inline]
 fn try_lock(stamp: &AtomicU64) -> bool {
@@ -384,6 +418,23 @@ impl Drop for AllStripesGuard<'_> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
+        for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
+            let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
+            let stamps = stripes.stamps();
+            for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
+                assert!(core::ptr::eq(
+                    stamps.of(bucket),
+                    &stripes.stamps[stripes.of(bucket)]
+                ));
+            }
+        }
+        for count in [0, 3, 6, 1000] {
+            assert!(Stripes::new(count, 0, 5000, 4).is_none(), "{count} stripes");
+        }
+    }
 
     #[test]
     fn counts_get_the_bits_the_largest_stripe_needs() {
