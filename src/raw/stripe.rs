@@ -25,6 +25,10 @@ use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Back
 #[derive(Debug)]
 pub(crate) struct OptimisticRead<'a> {
     words: [&'a AtomicU64; 2],
+    /// The stamps when the read began, lock bit cleared. A stamp seen locked is so recorded as
+    /// it was before the lock, a value the stamp does not take again until its version wraps:
+    /// every unlock moves the version on, and a later load cannot read a store older than the
+    /// one this load read. Such a read then fails to validate with no test of the lock bit.
     seen: [u64; 2],
 }
 
@@ -36,8 +40,8 @@ impl OptimisticRead<'_> {
         fence(Ordering::Acquire);
         let moved_a = self.words[0].load(Ordering::Relaxed) ^ self.seen[0];
         let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
-        // One branch for all three conditions: it is taken on every lookup.
-        (moved_a | moved_b | ((self.seen[0] | self.seen[1]) & 1)) == 0
+        // One branch for both stripes: it is taken on every lookup.
+        (moved_a | moved_b) == 0
     }
 }
 
@@ -287,7 +291,7 @@ impl<'a> Stamps<'a> {
     pub(crate) fn begin_read(self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'a> {
         let words = [self.of(bucket_a), self.of(bucket_b)];
         OptimisticRead {
-            seen: words.map(|word| word.load(Ordering::Acquire)),
+            seen: words.map(|word| word.load(Ordering::Acquire) & !1),
             words,
         }
     }
