@@ -315,8 +315,7 @@ impl<P: Place> RawFilter<P> {
     /// is probed, the buckets of the next are already on their way from memory.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        let prefetch = self.table.worth_prefetching();
-        if !prefetch {
+        if !self.table.worth_prefetching() {
             // Nothing to overlap: each key's lookup as one `contains`, with no candidates
             // stored between passes.
             if self.layout.is_word() {
@@ -330,6 +329,59 @@ impl<P: Place> RawFilter<P> {
             }
             return;
         }
+        if self.layout.is_word() {
+            self.contains_blocks_word(hashes, answers);
+        } else if self.layout.is_narrow() {
+            self.contains_blocks_narrow(hashes, answers);
+        } else {
+            let prefetch = |bucket| self.table.prefetch(bucket);
+            self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
+                self.contains_located(*c)
+            });
+        }
+    }
+
+    /// [`Self::contains_blocks`] of bucket words, with what the lookups read of the filter in
+    /// registers.
+    #[inline(never)]
+    fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.reader();
+        let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
+            .try_read_words(c)
+        {
+            Some(answer) => answer,
+            None => self.contains_word_contended(c.fp, c.first, c.second),
+        });
+    }
+
+    /// [`Self::contains_blocks_word`] of narrow packed buckets.
+    #[inline(never)]
+    fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.reader();
+        let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
+            let read = probe.stamps.begin_read(c.first, c.second);
+            let hit = probe.holds_narrow(c);
+            if read.validate() {
+                hit
+            } else {
+                self.read_pair_contended(*c, move || self.holds_narrow(c))
+            }
+        });
+    }
+
+    /// `answers[i] = look(candidates of hashes[i])`, in blocks of [`AHEAD`] keys: while one block
+    /// is probed, the buckets of the next, prefetched, are already on their way from memory.
+    #[inline(always)]
+    fn contains_blocks(
+        &self,
+        hashes: &[u64],
+        answers: &mut [bool],
+        placement: P,
+        prefetch: impl Fn(BucketIndex),
+        look: impl Fn(&Candidates) -> bool,
+    ) {
         let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
         let Some((first, mut answers)) = blocks.next() else {
             return;
@@ -337,14 +389,41 @@ impl<P: Place> RawFilter<P> {
         let mut buffers = [[Candidates::default(); AHEAD]; 2];
         let (located, next) = buffers.split_at_mut(1);
         let (mut located, mut next) = (&mut located[0], &mut next[0]);
-        self.locate(first, located, prefetch);
+        Self::locate(first, located, placement, &prefetch);
         for (hashes, next_answers) in blocks {
-            self.locate(hashes, next, prefetch);
-            self.probe(located, answers);
+            Self::locate(hashes, next, placement, &prefetch);
+            Self::probe(located, answers, &look);
             core::mem::swap(&mut located, &mut next);
             answers = next_answers;
         }
-        self.probe(located, answers);
+        Self::probe(located, answers, &look);
+    }
+
+    /// Each hash's candidates, their buckets prefetched.
+    #[inline(always)]
+    fn locate(
+        hashes: &[u64],
+        out: &mut [Candidates; AHEAD],
+        placement: P,
+        prefetch: &impl Fn(BucketIndex),
+    ) {
+        for (c, &hash) in out.iter_mut().zip(hashes) {
+            *c = placement.candidates(hash);
+            prefetch(c.first);
+            prefetch(c.second);
+        }
+    }
+
+    /// `answers[i] = look(located[i])`, for as many as there are answers.
+    #[inline(always)]
+    fn probe(
+        located: &[Candidates; AHEAD],
+        answers: &mut [bool],
+        look: &impl Fn(&Candidates) -> bool,
+    ) {
+        for (answer, c) in answers.iter_mut().zip(located) {
+            *answer = look(c);
+        }
     }
 
     /// [`Self::contains_hashes`] of bucket words in a table the caches hold, with what the
@@ -374,26 +453,6 @@ impl<P: Place> RawFilter<P> {
             } else {
                 self.contains_contended(hash)
             };
-        }
-    }
-
-    /// Each hash's candidates, with their buckets prefetched if `prefetch`.
-    #[inline(always)]
-    fn locate(&self, hashes: &[u64], out: &mut [Candidates; AHEAD], prefetch: bool) {
-        for (c, &hash) in out.iter_mut().zip(hashes) {
-            *c = self.placement.candidates(hash);
-            if prefetch {
-                self.table.prefetch(c.first);
-                self.table.prefetch(c.second);
-            }
-        }
-    }
-
-    /// `answers[i] = contains` for `located[i]`, for as many as there are answers.
-    #[inline(always)]
-    fn probe(&self, located: &[Candidates; AHEAD], answers: &mut [bool]) {
-        for (answer, c) in answers.iter_mut().zip(located) {
-            *answer = self.contains_located(*c);
         }
     }
 }

@@ -364,6 +364,20 @@ impl<'a> Buckets<'a> {
         })
     }
 
+    /// [`Table::prefetch`] of a bucket word.
+    #[inline(always)]
+    pub(crate) fn prefetch_word(self, bucket: usize) {
+        prefetch(self.word(bucket));
+    }
+
+    /// [`Table::prefetch`] of a narrow bucket: both words its window reads.
+    #[inline(always)]
+    pub(crate) fn prefetch_narrow(self, bucket: usize) {
+        let words = self.words_of(bucket, (bucket as u64 * self.bucket_bits / 64) as usize);
+        prefetch(&words[0]);
+        prefetch(&words[1]);
+    }
+
     /// `word`, the word that holds the first bit of `bucket`, and the word after it.
     #[inline(always)]
     #[allow(unsafe_code)]
