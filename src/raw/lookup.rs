@@ -162,7 +162,7 @@ impl<P: Place> RawFilter<P> {
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.
     #[inline(always)]
     fn holds_narrow(&self, c: &Candidates) -> bool {
-        self.reader().holds_narrow(c)
+        self.probe().holds_narrow(c)
     }
 
     /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the
@@ -267,7 +267,7 @@ impl<P: Place> RawFilter<P> {
     /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
     pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
-        self.reader().try_read_words(c)
+        self.probe().try_read_words(c)
     }
 
     /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
@@ -345,7 +345,7 @@ impl<P: Place> RawFilter<P> {
     /// registers.
     #[inline(never)]
     fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.reader();
+        let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
         self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
             .try_read_words(c)
@@ -358,7 +358,7 @@ impl<P: Place> RawFilter<P> {
     /// [`Self::contains_blocks_word`] of narrow packed buckets.
     #[inline(never)]
     fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.reader();
+        let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
         self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
             let read = probe.stamps.begin_read(c.first, c.second);
@@ -389,19 +389,19 @@ impl<P: Place> RawFilter<P> {
         let mut buffers = [[Candidates::default(); AHEAD]; 2];
         let (located, next) = buffers.split_at_mut(1);
         let (mut located, mut next) = (&mut located[0], &mut next[0]);
-        Self::locate(first, located, placement, &prefetch);
+        Self::locate_block(first, located, placement, &prefetch);
         for (hashes, next_answers) in blocks {
-            Self::locate(hashes, next, placement, &prefetch);
-            Self::probe(located, answers, &look);
+            Self::locate_block(hashes, next, placement, &prefetch);
+            Self::probe_block(located, answers, &look);
             core::mem::swap(&mut located, &mut next);
             answers = next_answers;
         }
-        Self::probe(located, answers, &look);
+        Self::probe_block(located, answers, &look);
     }
 
     /// Each hash's candidates, their buckets prefetched.
     #[inline(always)]
-    fn locate(
+    fn locate_block(
         hashes: &[u64],
         out: &mut [Candidates; AHEAD],
         placement: P,
@@ -416,7 +416,7 @@ impl<P: Place> RawFilter<P> {
 
     /// `answers[i] = look(located[i])`, for as many as there are answers.
     #[inline(always)]
-    fn probe(
+    fn probe_block(
         located: &[Candidates; AHEAD],
         answers: &mut [bool],
         look: &impl Fn(&Candidates) -> bool,
@@ -431,7 +431,7 @@ impl<P: Place> RawFilter<P> {
     /// not take its registers.
     #[inline(never)]
     fn contains_each_word(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.reader();
+        let probe = self.probe();
         for (answer, &hash) in answers.iter_mut().zip(hashes) {
             *answer = match probe.try_read_words(&probe.placement.candidates(hash)) {
                 Some(answer) => answer,
@@ -443,7 +443,7 @@ impl<P: Place> RawFilter<P> {
     /// [`Self::contains_each_word`] of narrow packed buckets.
     #[inline(never)]
     fn contains_each_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.reader();
+        let probe = self.probe();
         for (answer, &hash) in answers.iter_mut().zip(hashes) {
             let c = probe.placement.candidates(hash);
             let read = probe.stamps.begin_read(c.first, c.second);
@@ -482,7 +482,7 @@ struct Probe<'a, P> {
 impl<P: Place> RawFilter<P> {
     /// What a lookup reads of the filter besides buckets and stamps, copied.
     #[inline(always)]
-    fn reader(&self) -> Probe<'_, P> {
+    fn probe(&self) -> Probe<'_, P> {
         Probe {
             placement: self.placement,
             buckets: self.table.buckets(),
