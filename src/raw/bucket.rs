@@ -50,7 +50,10 @@ impl LaneMasks {
         self.low * u64::from(fp)
     }
 
-    /// See [`BucketLayout::zero_lane_pair`].
+    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
+    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
+    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
+    /// a zero lane below ran into it, which does not change whether any lane is zero.
     #[inline(always)]
     pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
         let zero_a = a.wrapping_sub(self.low) & !a;
@@ -225,7 +228,7 @@ impl BucketLayout {
     }
 
     /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
-    /// [`Self::zero_lane_pair`] under the stripe stamps.
+    /// [`LaneMasks::zero_lane_pair`] under the stripe stamps.
     #[inline]
     pub(crate) fn is_narrow(&self) -> bool {
         self.packed_narrow
@@ -270,15 +273,6 @@ impl BucketLayout {
     #[inline]
     pub(crate) fn broadcast_narrow(&self, fp: u32) -> u64 {
         self.lane_low as u64 * fp as u64
-    }
-
-    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
-    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
-    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
-    /// a zero lane below ran into it, which does not change whether any lane is zero.
-    #[inline(always)]
-    pub(crate) fn zero_lane_pair(&self, a: u64, b: u64) -> bool {
-        self.lane_masks().zero_lane_pair(a, b)
     }
 
     /// The lane masks of a bucket of at most 64 bits, to keep in registers.

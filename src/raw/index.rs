@@ -59,6 +59,9 @@ pub(crate) struct Placement {
     bucket_count: u64,
     /// 2^fingerprint_bits - 1: how many non-zero fingerprints there are.
     fingerprints: u64,
+    /// [`FIBONACCI`], as a field: a lookup loop reads it as a memory operand, where the constant
+    /// would hold a register (x86-64 multiplies by no 64-bit immediate) that the loop spills.
+    fibonacci: u64,
 }
 
 impl Placement {
@@ -67,6 +70,7 @@ impl Placement {
         Self {
             bucket_count: bucket_count as u64,
             fingerprints: (1u64 << fingerprint_bits) - 1,
+            fibonacci: FIBONACCI,
         }
     }
 }
@@ -87,7 +91,7 @@ impl Place for Placement {
     /// The other bucket a fingerprint in `bucket` may live in.
     #[inline]
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
-        reflect(bucket, fp, self.bucket_count)
+        reflect_by(bucket, fp, self.bucket_count, self.fibonacci)
     }
 }
 
@@ -95,7 +99,13 @@ impl Place for Placement {
 /// the alternate depends on, the whole fingerprint of a fixed-size filter.
 #[inline(always)]
 pub(crate) fn reflect(bucket: BucketIndex, key: u32, bucket_count: u64) -> BucketIndex {
-    let mixed = (key as u64).wrapping_mul(FIBONACCI) >> 32;
+    reflect_by(bucket, key, bucket_count, FIBONACCI)
+}
+
+/// [`reflect`] with the multiplier passed in: [`FIBONACCI`], from wherever the caller keeps it.
+#[inline(always)]
+fn reflect_by(bucket: BucketIndex, key: u32, bucket_count: u64, fibonacci: u64) -> BucketIndex {
+    let mixed = (key as u64).wrapping_mul(fibonacci) >> 32;
     let h = ((mixed * bucket_count) >> 32) as BucketIndex;
     if h >= bucket {
         h - bucket

@@ -4,7 +4,10 @@
 //! in [`RawFilter::contains_located`] always branches the same way; bucket words need no stamps
 //! (`word.rs` gives their protocol).
 
+use super::bucket::LaneMasks;
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
+use super::stripe::Stamps;
+use super::table::Buckets;
 use super::{semisort, RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
@@ -159,10 +162,7 @@ impl<P: Place> RawFilter<P> {
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.
     #[inline(always)]
     fn holds_narrow(&self, c: &Candidates) -> bool {
-        let pattern = self.layout.broadcast_narrow(c.fp);
-        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
-        self.layout
-            .zero_lane_pair(first ^ pattern, second ^ pattern)
+        self.probe().holds_narrow(c)
     }
 
     /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the
@@ -267,17 +267,7 @@ impl<P: Place> RawFilter<P> {
     /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
     pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
-        let lanes = self.layout.lane_masks();
-        let pattern = lanes.broadcast(c.fp);
-        let [first_word, second_word] = [c.first, c.second].map(|b| &self.table.words[b]);
-        let first = first_word.load(Ordering::Acquire);
-        let second = second_word.load(Ordering::Acquire);
-        // The version bits are above every lane, where the lane test does not look.
-        let hit = lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
-        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
-        // on the answer, which a mix of hits and misses mispredicts.
-        let unchanged = first_word.load(Ordering::Relaxed) == first;
-        (hit | unchanged).then_some(hit)
+        self.probe().try_read_words(c)
     }
 
     /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
@@ -325,15 +315,73 @@ impl<P: Place> RawFilter<P> {
     /// is probed, the buckets of the next are already on their way from memory.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        let prefetch = self.table.worth_prefetching();
-        if !prefetch {
+        if !self.table.worth_prefetching() {
             // Nothing to overlap: each key's lookup as one `contains`, with no candidates
             // stored between passes.
-            for (answer, &hash) in answers.iter_mut().zip(hashes) {
-                *answer = self.contains(hash);
+            if self.layout.is_word() {
+                self.contains_each_word(hashes, answers);
+            } else if self.layout.is_narrow() {
+                self.contains_each_narrow(hashes, answers);
+            } else {
+                for (answer, &hash) in answers.iter_mut().zip(hashes) {
+                    *answer = self.contains(hash);
+                }
             }
             return;
         }
+        if self.layout.is_word() {
+            self.contains_blocks_word(hashes, answers);
+        } else if self.layout.is_narrow() {
+            self.contains_blocks_narrow(hashes, answers);
+        } else {
+            let prefetch = |bucket| self.table.prefetch(bucket);
+            self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
+                self.contains_located(*c)
+            });
+        }
+    }
+
+    /// [`Self::contains_blocks`] of bucket words, with what the lookups read of the filter in
+    /// registers.
+    #[inline(never)]
+    fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.probe();
+        let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
+            .try_read_words(c)
+        {
+            Some(answer) => answer,
+            None => self.contains_word_contended(c.fp, c.first, c.second),
+        });
+    }
+
+    /// [`Self::contains_blocks_word`] of narrow packed buckets.
+    #[inline(never)]
+    fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.probe();
+        let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
+            let read = probe.stamps.begin_read(c.first, c.second);
+            let hit = probe.holds_narrow(c);
+            if read.validate() {
+                hit
+            } else {
+                self.read_pair_contended(*c, move || self.holds_narrow(c))
+            }
+        });
+    }
+
+    /// `answers[i] = look(candidates of hashes[i])`, in blocks of [`AHEAD`] keys: while one block
+    /// is probed, the buckets of the next, prefetched, are already on their way from memory.
+    #[inline(always)]
+    fn contains_blocks(
+        &self,
+        hashes: &[u64],
+        answers: &mut [bool],
+        placement: P,
+        prefetch: impl Fn(BucketIndex),
+        look: impl Fn(&Candidates) -> bool,
+    ) {
         let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
         let Some((first, mut answers)) = blocks.next() else {
             return;
@@ -341,33 +389,70 @@ impl<P: Place> RawFilter<P> {
         let mut buffers = [[Candidates::default(); AHEAD]; 2];
         let (located, next) = buffers.split_at_mut(1);
         let (mut located, mut next) = (&mut located[0], &mut next[0]);
-        self.locate(first, located, prefetch);
+        Self::locate_block(first, located, placement, &prefetch);
         for (hashes, next_answers) in blocks {
-            self.locate(hashes, next, prefetch);
-            self.probe(located, answers);
+            Self::locate_block(hashes, next, placement, &prefetch);
+            Self::probe_block(located, answers, &look);
             core::mem::swap(&mut located, &mut next);
             answers = next_answers;
         }
-        self.probe(located, answers);
+        Self::probe_block(located, answers, &look);
     }
 
-    /// Each hash's candidates, with their buckets prefetched if `prefetch`.
+    /// Each hash's candidates, their buckets prefetched.
     #[inline(always)]
-    fn locate(&self, hashes: &[u64], out: &mut [Candidates; AHEAD], prefetch: bool) {
+    fn locate_block(
+        hashes: &[u64],
+        out: &mut [Candidates; AHEAD],
+        placement: P,
+        prefetch: &impl Fn(BucketIndex),
+    ) {
         for (c, &hash) in out.iter_mut().zip(hashes) {
-            *c = self.placement.candidates(hash);
-            if prefetch {
-                self.table.prefetch(c.first);
-                self.table.prefetch(c.second);
-            }
+            *c = placement.candidates(hash);
+            prefetch(c.first);
+            prefetch(c.second);
         }
     }
 
-    /// `answers[i] = contains` for `located[i]`, for as many as there are answers.
+    /// `answers[i] = look(located[i])`, for as many as there are answers.
     #[inline(always)]
-    fn probe(&self, located: &[Candidates; AHEAD], answers: &mut [bool]) {
+    fn probe_block(
+        located: &[Candidates; AHEAD],
+        answers: &mut [bool],
+        look: &impl Fn(&Candidates) -> bool,
+    ) {
         for (answer, c) in answers.iter_mut().zip(located) {
-            *answer = self.contains_located(*c);
+            *answer = look(c);
+        }
+    }
+
+    /// [`Self::contains_hashes`] of bucket words in a table the caches hold, with what the
+    /// lookups read of the filter in registers. Out of line, so that the prefetching loops do
+    /// not take its registers.
+    #[inline(never)]
+    fn contains_each_word(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.probe();
+        for (answer, &hash) in answers.iter_mut().zip(hashes) {
+            *answer = match probe.try_read_words(&probe.placement.candidates(hash)) {
+                Some(answer) => answer,
+                None => self.contains_word_contended_hash(hash),
+            };
+        }
+    }
+
+    /// [`Self::contains_each_word`] of narrow packed buckets.
+    #[inline(never)]
+    fn contains_each_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.probe();
+        for (answer, &hash) in answers.iter_mut().zip(hashes) {
+            let c = probe.placement.candidates(hash);
+            let read = probe.stamps.begin_read(c.first, c.second);
+            let hit = probe.holds_narrow(&c);
+            *answer = if read.validate() {
+                hit
+            } else {
+                self.contains_contended(hash)
+            };
         }
     }
 }
@@ -380,5 +465,55 @@ impl<P: Place> RawFilter<P> {
         self.stripes.prefetch_for_read(c.second);
         self.table.prefetch(c.first);
         self.table.prefetch(c.second);
+    }
+}
+
+/// What a lookup in one table of buckets of at most 64 bits reads of the filter besides the
+/// buckets and stamps, copied into locals: a run of lookups keeps it in registers, where the
+/// filter's fields would be read again after every `Acquire` load.
+#[derive(Clone, Copy, Debug)]
+struct Probe<'a, P> {
+    placement: P,
+    buckets: Buckets<'a>,
+    stamps: Stamps<'a>,
+    lanes: LaneMasks,
+}
+
+impl<P: Place> RawFilter<P> {
+    /// What a lookup reads of the filter besides buckets and stamps, copied.
+    #[inline(always)]
+    fn probe(&self) -> Probe<'_, P> {
+        Probe {
+            placement: self.placement,
+            buckets: self.table.buckets(),
+            stamps: self.stripes.stamps(),
+            lanes: self.layout.lane_masks(),
+        }
+    }
+}
+
+impl<P: Place> Probe<'_, P> {
+    /// One read of both bucket words: a hit, a miss confirmed by the first word unchanged, or
+    /// `None` (`word.rs` gives the argument).
+    #[inline(always)]
+    fn try_read_words(self, c: &Candidates) -> Option<bool> {
+        let pattern = self.lanes.broadcast(c.fp);
+        let [first_word, second_word] = [c.first, c.second].map(|b| self.buckets.word(b));
+        let first = first_word.load(Ordering::Acquire);
+        let second = second_word.load(Ordering::Acquire);
+        // The version bits are above every lane, where the lane test does not look.
+        let hit = self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
+        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
+        // on the answer, which a mix of hits and misses mispredicts.
+        let unchanged = first_word.load(Ordering::Relaxed) == first;
+        (hit | unchanged).then_some(hit)
+    }
+
+    /// Whether either narrow bucket holds the fingerprint. Unvalidated.
+    #[inline(always)]
+    fn holds_narrow(self, c: &Candidates) -> bool {
+        let pattern = self.lanes.broadcast(c.fp);
+        let [first, second] = self.buckets.narrow_pair(c.first, c.second);
+        self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
     }
 }

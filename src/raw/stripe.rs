@@ -25,6 +25,10 @@ use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Back
 #[derive(Debug)]
 pub(crate) struct OptimisticRead<'a> {
     words: [&'a AtomicU64; 2],
+    /// The stamps when the read began, lock bit cleared. A stamp seen locked is so recorded as
+    /// it was before the lock, a value the stamp does not take again until its version wraps:
+    /// every unlock moves the version on, and a later load cannot read a store older than the
+    /// one this load read. Such a read then fails to validate with no test of the lock bit.
     seen: [u64; 2],
 }
 
@@ -36,8 +40,8 @@ impl OptimisticRead<'_> {
         fence(Ordering::Acquire);
         let moved_a = self.words[0].load(Ordering::Relaxed) ^ self.seen[0];
         let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
-        // One branch for all three conditions: it is taken on every lookup.
-        (moved_a | moved_b | ((self.seen[0] | self.seen[1]) & 1)) == 0
+        // One branch for both stripes: it is taken on every lookup.
+        (moved_a | moved_b) == 0
     }
 }
 
@@ -65,7 +69,10 @@ impl Stripes {
         bucket_count: usize,
         bucket_size: usize,
     ) -> Option<Self> {
-        debug_assert!(count.is_power_of_two());
+        // `stamp_of` indexes unchecked, masked by `count - 1`.
+        if !count.is_power_of_two() {
+            return None;
+        }
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (bucket_count as u64).div_ceil(1 << group_shift);
         let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
@@ -98,27 +105,34 @@ impl Stripes {
         (bucket >> self.group_shift) & self.mask
     }
 
+    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    #[inline(always)]
+    fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
+        self.stamps().of(bucket)
+    }
+
+    /// What a lookup reads of the stripes, to copy into locals.
+    #[inline(always)]
+    pub(crate) fn stamps(&self) -> Stamps<'_> {
+        Stamps {
+            stamps: &self.stamps,
+            mask: self.mask,
+            group_shift: self.group_shift,
+        }
+    }
+
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
     /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        // `Self::of`, masked by the length itself (a power of two, so the same mask): the
-        // compiler then sees every index is in bounds, and the lookup carries no bounds check.
-        let last = self.stamps.len().wrapping_sub(1);
-        let stamp = |bucket: usize| &self.stamps[(bucket >> self.group_shift) & last];
-        debug_assert_eq!(last, self.mask);
-        let words = [stamp(bucket_a), stamp(bucket_b)];
-        OptimisticRead {
-            seen: words.map(|word| word.load(Ordering::Acquire)),
-            words,
-        }
+        self.stamps().begin_read(bucket_a, bucket_b)
     }
 
     /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
     /// [`Self::unchanged`] validates once every bucket of a search is read.
     #[inline]
     pub(crate) fn stamp(&self, bucket: usize) -> u64 {
-        self.stamps[self.of(bucket)].load(Ordering::Acquire)
+        self.stamp_of(bucket).load(Ordering::Acquire)
     }
 
     /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
@@ -128,7 +142,7 @@ impl Stripes {
     pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
         fence(Ordering::Acquire);
         seen.all(|(bucket, stamp)| {
-            stamp & 1 == 0 && self.stamps[self.of(bucket)].load(Ordering::Relaxed) == stamp
+            stamp & 1 == 0 && self.stamp_of(bucket).load(Ordering::Relaxed) == stamp
         })
     }
 
@@ -137,13 +151,13 @@ impl Stripes {
     /// wrote last, when several threads insert) ahead, many at once.
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
-        prefetch_write(&self.stamps[self.of(bucket)]);
+        prefetch_write(self.stamp_of(bucket));
     }
 
     /// Starts loading the stamp of `bucket`'s stripe for a read, without waiting for it.
     #[inline]
     pub(crate) fn prefetch_for_read(&self, bucket: usize) {
-        prefetch(&self.stamps[self.of(bucket)]);
+        prefetch(self.stamp_of(bucket));
     }
 
     /// Locks the stripe: the uncontended case inline, the waiting out of line.
@@ -246,6 +260,40 @@ impl Stripes {
             .iter()
             .map(|stamp| (stamp.load(Ordering::Relaxed) >> self.count_shift) as usize)
             .sum()
+    }
+}
+
+/// The stamps and how buckets map to them: what a lookup reads of the [`Stripes`], copied out
+/// by [`Stripes::stamps`]. A run of lookups keeps the copy in registers, where the stripes'
+/// fields would be read again after every `Acquire` load.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamps<'a> {
+    stamps: &'a [AtomicU64],
+    mask: usize,
+    group_shift: u32,
+}
+
+impl<'a> Stamps<'a> {
+    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn of(self, bucket: usize) -> &'a AtomicU64 {
+        let stripe = (bucket >> self.group_shift) & self.mask;
+        debug_assert!(stripe < self.stamps.len());
+        // SAFETY: `stripe <= mask`. The fields are copies of a `Stripes`' (private, set only by
+        // its `new`, and never changed), which makes `stamps` a power of two `count` long, at
+        // least 1 (it refuses any other count), and `mask` `count - 1`: `stripe < stamps.len()`.
+        unsafe { self.stamps.get_unchecked(stripe) }
+    }
+
+    /// [`Stripes::begin_read`].
+    #[inline(always)]
+    pub(crate) fn begin_read(self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'a> {
+        let words = [self.of(bucket_a), self.of(bucket_b)];
+        OptimisticRead {
+            seen: words.map(|word| word.load(Ordering::Acquire) & !1),
+            words,
+        }
     }
 }
 
@@ -374,6 +422,23 @@ impl Drop for AllStripesGuard<'_> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
+        for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
+            let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
+            let stamps = stripes.stamps();
+            for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
+                assert!(core::ptr::eq(
+                    stamps.of(bucket),
+                    &stripes.stamps[stripes.of(bucket)]
+                ));
+            }
+        }
+        for count in [0, 3, 6, 1000] {
+            assert!(Stripes::new(count, 0, 5000, 4).is_none(), "{count} stripes");
+        }
+    }
 
     #[test]
     fn counts_get_the_bits_the_largest_stripe_needs() {

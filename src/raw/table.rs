@@ -212,15 +212,21 @@ impl Table {
         self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
     }
 
-    /// [`Self::load_narrow`] of two buckets, with one bounds check for both: a window starts
-    /// at most 2^58 words in (`bit / 64`), so the end of the later one cannot overflow, and the
-    /// compiler sees both windows inside the words it checked.
+    /// [`Self::load_narrow`] of two buckets.
     #[inline(always)]
     pub(crate) fn load_narrow_pair(&self, a: usize, b: usize) -> [u64; 2] {
-        let (bit_a, bit_b) = (a as u64 * self.bucket_bits, b as u64 * self.bucket_bits);
-        let (word_a, word_b) = ((bit_a / 64) as usize, (bit_b / 64) as usize);
-        let words = &self.words[..word_a.max(word_b) + 2];
-        [window(words, word_a, bit_a), window(words, word_b, bit_b)]
+        self.buckets().narrow_pair(a, b)
+    }
+
+    /// What a lookup reads of the table, to copy into locals.
+    #[inline(always)]
+    pub(crate) fn buckets(&self) -> Buckets<'_> {
+        debug_assert!(!self.word || self.bucket_bits == 64);
+        Buckets {
+            words: &self.words,
+            bucket_bits: self.bucket_bits,
+            bucket_count: self.bucket_count,
+        }
     }
 
     /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
@@ -325,6 +331,75 @@ impl Table {
     }
 }
 
+/// The words of a table and how wide its buckets are: what a lookup of buckets of at most 64
+/// bits reads, copied out of the [`Table`] by [`Table::buckets`]. A run of lookups keeps the copy
+/// in registers, where the table's fields would be read again after every `Acquire` load.
+///
+/// Its two reads index the words without a bounds check in a release build, the lookups' only
+/// unchecked indexing. The bucket they are given must be below the bucket count. Every bucket
+/// index the crate computes is: [`super::index::Place::candidates`] and `alternate` return only
+/// such (`reflect` is `(h - i) mod n` with `h` and `i` below `n`; a split table's placement keeps
+/// each index below its own count), and every other index is a loop over `0..bucket_count`.
+/// Debug builds, and so every test, check it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Buckets<'a> {
+    words: &'a [AtomicU64],
+    bucket_bits: u64,
+    bucket_count: usize,
+}
+
+impl<'a> Buckets<'a> {
+    /// The word of `bucket` in a table of one word per bucket.
+    #[inline(always)]
+    pub(crate) fn word(self, bucket: usize) -> &'a AtomicU64 {
+        &self.words_of(bucket, bucket)[0]
+    }
+
+    /// [`Table::load_narrow`] of two buckets.
+    #[inline(always)]
+    pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
+        [a, b].map(|bucket| {
+            let bit = bucket as u64 * self.bucket_bits;
+            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
+        })
+    }
+
+    /// [`Table::prefetch`] of a bucket word.
+    #[inline(always)]
+    pub(crate) fn prefetch_word(self, bucket: usize) {
+        prefetch(self.word(bucket));
+    }
+
+    /// [`Table::prefetch`] of a narrow bucket: both words its window reads.
+    #[inline(always)]
+    pub(crate) fn prefetch_narrow(self, bucket: usize) {
+        let words = self.words_of(bucket, (bucket as u64 * self.bucket_bits / 64) as usize);
+        prefetch(&words[0]);
+        prefetch(&words[1]);
+    }
+
+    /// `word`, the word that holds the first bit of `bucket`, and the word after it.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn words_of(self, bucket: usize, word: usize) -> &'a [AtomicU64; 2] {
+        debug_assert!(
+            bucket < self.bucket_count,
+            "bucket {bucket} of {}",
+            self.bucket_count
+        );
+        debug_assert_eq!(word as u64, bucket as u64 * self.bucket_bits / 64);
+        debug_assert!(word + 2 <= self.words.len());
+        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
+        // `bucket_count * bucket_bits` and `word`, that bit's word, below the data words
+        // `ceil(bucket_count * bucket_bits / 64)`: `word + 1` is at most the first spare word.
+        // The fields are copies of a `Table`'s, whose `new` (its only constructor) allocates
+        // `data + SPARE_WORDS` (2) words and never changes them, so `word..word + 2` lies inside
+        // the slice. Two contiguous words are an `[AtomicU64; 2]`, borrowed for as long as the
+        // slice is.
+        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
+    }
+}
+
 fn low_bits(bits: u32) -> u128 {
     if bits == 128 {
         u128::MAX
@@ -386,6 +461,53 @@ mod tests {
             for i in 0..bucket_count {
                 let want = if i % 2 == 0 { [0, 0] } else { pattern(i) };
                 assert_eq!(table.load(i), want);
+            }
+        }
+    }
+
+    #[test]
+    fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket() {
+        let word_layout = BucketLayout::word(4, 12);
+        let layouts = [
+            word_layout,
+            BucketLayout::new(4, 12, false),
+            BucketLayout::new(2, 5, false),
+            BucketLayout::new(8, 8, false),
+            BucketLayout::new(2, 31, false),
+        ];
+        for layout in &layouts {
+            for bucket_count in (1..=20).chain([63, 64, 65, 127, 128, 129, 1000]) {
+                let table = Table::new(bucket_count, layout).unwrap();
+                let buckets = table.buckets();
+                for bucket in 0..bucket_count {
+                    let bit = bucket as u64 * layout.bucket_bits() as u64;
+                    let word = (bit / 64) as usize;
+                    let pair = buckets.words_of(bucket, word);
+                    assert!(core::ptr::eq(&pair[0], &table.words[word]));
+                    assert!(core::ptr::eq(&pair[1], &table.words[word + 1]));
+                    // The last bucket's window reads into the spare words, no further.
+                    assert!(word + 2 <= table.words.len());
+                    if layout.is_word() {
+                        assert!(core::ptr::eq(buckets.word(bucket), &table.words[bucket]));
+                    }
+                }
+                // What the reads return, after a store to every bucket.
+                for bucket in 0..bucket_count {
+                    table.store_bits(bucket, bucket as u64 % 7 + 1);
+                }
+                for a in 0..bucket_count {
+                    let b = bucket_count - 1 - a;
+                    if layout.is_word() {
+                        let fingerprints =
+                            buckets.word(a).load(Relaxed) & low_bits(layout.limb_bits()) as u64;
+                        assert_eq!(fingerprints, a as u64 % 7 + 1);
+                    } else {
+                        let [first, second] = buckets.narrow_pair(a, b);
+                        let mask = low_bits(layout.limb_bits()) as u64;
+                        assert_eq!(first & mask, a as u64 % 7 + 1);
+                        assert_eq!(second & mask, b as u64 % 7 + 1);
+                    }
+                }
             }
         }
     }
