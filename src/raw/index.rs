@@ -37,7 +37,9 @@ pub(crate) struct Candidates {
 
 /// Where a table puts a hash's fingerprint: its two candidate buckets, and the other bucket of a
 /// fingerprint found in one. `alternate` must be an involution, and the candidates of a hash must
-/// be a bucket and that bucket's alternate for its fingerprint.
+/// be a bucket and that bucket's alternate for its fingerprint. Every index either returns is
+/// below the bucket count the placement was made with, which is its table's: lookups read the
+/// buckets of candidates without a bounds check (`Buckets` in `table.rs`).
 pub(crate) trait Place: Copy + core::fmt::Debug + Send + Sync {
     /// Whether tables placed this way are split as they grow. Only such a table refuses writes:
     /// while it is sealed for a split, and of fingerprints a split gave to another table.
