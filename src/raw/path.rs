@@ -72,40 +72,41 @@ struct Node {
     stamp: u64,
 }
 
-/// Nodes a [`SearchQueue`] holds without allocating: with 4-slot buckets, every search that ends
-/// within two hops (2 + 8 + 32 nodes), which near full load is nearly every one.
-const INLINE_NODES: usize = 64;
-
-const EMPTY_NODE: Node = Node {
-    bucket: 0,
-    parent: 0,
-    fp: 0,
-    depth: 0,
-    stamp: 0,
-};
-
-/// The search's queue. Its first [`INLINE_NODES`] nodes live in the queue itself, so a search
-/// that stays that small (most do) allocates nothing, and a queue on the stack of a one-item
-/// insert costs no allocation at all. A longer search moves its nodes into `spilled`, whose
-/// capacity stays for the next search of the same caller, so that a bulk insert allocates it
-/// once. (A queue per thread, kept between calls, would need thread-local storage, which the
-/// loom models cannot see.)
-#[derive(Debug)]
+/// The search's queue: its nodes in a buffer that only grows, so that a caller that keeps its
+/// queue allocates only for the first searches and zeroes nothing. Inserts take their thread's
+/// queue ([`with_queue`]).
+#[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
-    inline: [Node; INLINE_NODES],
-    /// Every node, once there are more than fit inline.
-    spilled: Vec<Node>,
+    /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
+    nodes: Vec<Node>,
     len: usize,
 }
 
-impl Default for SearchQueue {
-    fn default() -> Self {
-        Self {
-            inline: [EMPTY_NODE; INLINE_NODES],
-            spilled: Vec::new(),
-            len: 0,
+/// Runs `work` with this thread's [`SearchQueue`], kept between calls: an insert that searches
+/// neither allocates nor clears a queue of its own. Its buffer holds as many nodes as the
+/// thread's largest search queued (at most the search bucket limit). A thread whose queue is out
+/// (a search within `work`, or a thread being torn down) runs `work` with a new one. Under loom,
+/// whose threads share one system thread, always with a new one.
+pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
+    #[cfg(not(loom))]
+    {
+        use core::cell::Cell;
+        thread_local! {
+            static QUEUE: Cell<SearchQueue> = const {
+                Cell::new(SearchQueue {
+                    nodes: Vec::new(),
+                    len: 0,
+                })
+            };
         }
+        let mut queue = QUEUE.try_with(Cell::take).unwrap_or_default();
+        let result = work(&mut queue);
+        // Fails only while the thread is torn down: the queue is dropped instead.
+        let _ = QUEUE.try_with(|cell| cell.set(queue));
+        result
     }
+    #[cfg(loom)]
+    work(&mut SearchQueue::default())
 }
 
 impl SearchQueue {
@@ -121,19 +122,11 @@ impl SearchQueue {
     }
 
     fn nodes(&self) -> &[Node] {
-        if self.len <= INLINE_NODES {
-            &self.inline[..self.len]
-        } else {
-            &self.spilled
-        }
+        &self.nodes[..self.len]
     }
 
     fn nodes_mut(&mut self) -> &mut [Node] {
-        if self.len <= INLINE_NODES {
-            &mut self.inline[..self.len]
-        } else {
-            &mut self.spilled
-        }
+        &mut self.nodes[..self.len]
     }
 
     fn len(&self) -> usize {
@@ -146,14 +139,9 @@ impl SearchQueue {
 
     #[inline]
     fn push(&mut self, node: Node) {
-        if self.len < INLINE_NODES {
-            self.inline[self.len] = node;
-        } else {
-            if self.len == INLINE_NODES {
-                self.spilled.clear();
-                self.spilled.extend_from_slice(&self.inline);
-            }
-            self.spilled.push(node);
+        match self.nodes.get_mut(self.len) {
+            Some(slot) => *slot = node,
+            None => self.nodes.push(node),
         }
         self.len += 1;
     }
@@ -438,12 +426,9 @@ mod tests {
             };
             let most_nodes =
                 shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
-            // Three hops read up to 170 buckets: the queue outgrew its inline nodes.
-            assert_eq!(
-                most_nodes > INLINE_NODES,
-                max_hops == 3,
-                "{most_nodes} nodes"
-            );
+            // Two hops from two roots of 4 slots list at most 2 + 8 + 32 buckets; three hops
+            // read up to 170, and the shorter searches after them reuse a longer buffer.
+            assert_eq!(most_nodes > 42, max_hops == 3, "{most_nodes} nodes");
         }
     }
 
@@ -559,7 +544,8 @@ mod tests {
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
         let mut queue = SearchQueue::default();
-        // Three hops queue more nodes than fit inline; the two sizes take turns in one queue.
+        // Three hops queue more nodes than two; the two sizes take turns in one queue, whose
+        // buffer keeps the longer searches' nodes past the shorter ones'.
         let mut checked = [0; 2];
         for root in 0..4000 {
             let max_hops = 2 + root % 2;
