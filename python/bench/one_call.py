@@ -19,6 +19,14 @@ import numpy as np
 from ccfilter import ConcurrentCuckooFilter
 
 
+def distinct_keys(kind, n):
+    """`n` distinct keys: a numpy `uint64` array, or a list of `str` made from it."""
+    keys = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    if kind == "str":
+        return [f"user-{k}@example.com" for k in keys.tolist()]
+    return keys
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kind", choices=["uint64", "str"])
@@ -26,9 +34,7 @@ def main():
     parser.add_argument("--keys", type=int, default=200_000)
     args = parser.parse_args()
     n = args.keys
-    keys = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    if args.kind == "str":
-        keys = [f"user-{k}@example.com" for k in keys.tolist()]
+    keys = distinct_keys(args.kind, n)
     f = ConcurrentCuckooFilter(n)
     f.add_many(keys)
     if args.call == "add_many":

@@ -67,7 +67,6 @@ struct Node {
     parent: u32,
     /// The fingerprint that would move from the parent's bucket into this one.
     fp: Fingerprint,
-    depth: u8,
     /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
     stamp: u64,
 }
@@ -168,15 +167,6 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    let search = Search {
-        table,
-        layout,
-        placement,
-        stripes,
-        limits,
-        // In a table the caches hold, a prefetch is only an instruction more per bucket.
-        prefetch: table.worth_prefetching(),
-    };
     queue.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
@@ -184,36 +174,26 @@ pub(crate) fn search(
             bucket: root as u32,
             parent: i as u32,
             fp: 0,
-            depth: 0,
             stamp: 0,
         });
     }
-    let mut ring = 0..queue.len();
-    for depth in 0..=limits.max_hops {
-        // Buckets listed unread are read now: the roots, and every ring of a prefetched table.
-        if depth == 0 || search.prefetch {
-            if let Some(end) = ring
-                .clone()
-                .find(|&at| search.read(&mut queue.nodes_mut()[at]))
-            {
-                return Some(path_to(queue.nodes(), end));
-            }
-        }
-        if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
-            break;
-        }
-        // A ring cut short by the bucket limit is still read (as listed, or on the next turn),
-        // then the search ends.
-        for parent in ring.clone() {
-            match search.expand(queue, parent, depth as u8 + 1) {
-                Listed::Room(end) => return Some(path_to(queue.nodes(), end)),
-                Listed::AtLimit => break,
-                Listed::Full => {}
-            }
-        }
-        ring = ring.end..queue.len();
-    }
-    None
+    // Each kind of search compiled apart: the flags cost no register in the loop that lists
+    // and reads children. In a table the caches hold, a prefetch is only an instruction more
+    // per bucket.
+    let search = Search {
+        table,
+        layout,
+        placement,
+        stripes,
+        limits,
+    };
+    let end = match (stripes.is_some(), table.worth_prefetching()) {
+        (false, false) => search.rings::<false, false>(queue),
+        (false, true) => search.rings::<false, true>(queue),
+        (true, false) => search.rings::<true, false>(queue),
+        (true, true) => search.rings::<true, true>(queue),
+    };
+    end.map(|end| path_to(queue.nodes(), end))
 }
 
 /// What a search reads, and how far it may go.
@@ -223,28 +203,66 @@ struct Search<'a, P> {
     placement: &'a P,
     stripes: Option<&'a Stripes>,
     limits: SearchLimits,
-    /// Whether buckets are prefetched as they are listed, and read once their ring is whole.
-    prefetch: bool,
 }
 
 impl<P: Place> Search<'_, P> {
+    /// The search from the roots queued, ring by ring: the index of the node it ends at. With
+    /// `VALIDATE`, each bucket's stripe stamp is recorded before it is read; with `PREFETCH`,
+    /// buckets are prefetched as they are listed and read once their ring is whole.
+    fn rings<const VALIDATE: bool, const PREFETCH: bool>(
+        &self,
+        queue: &mut SearchQueue,
+    ) -> Option<usize> {
+        let mut ring = 0..queue.len();
+        for depth in 0..=self.limits.max_hops {
+            // Buckets listed unread are read now: the roots, and every ring of a prefetched
+            // table.
+            if depth == 0 || PREFETCH {
+                if let Some(end) = ring
+                    .clone()
+                    .find(|&at| self.read::<VALIDATE>(&mut queue.nodes_mut()[at]))
+                {
+                    return Some(end);
+                }
+            }
+            if depth == self.limits.max_hops || queue.len() >= self.limits.max_search_buckets {
+                break;
+            }
+            // A ring cut short by the bucket limit is still read (as listed, or on the next
+            // turn), then the search ends.
+            for parent in ring.clone() {
+                match self.expand::<VALIDATE, PREFETCH>(queue, parent) {
+                    Listed::Room(end) => return Some(end),
+                    Listed::AtLimit => break,
+                    Listed::Full => {}
+                }
+            }
+            ring = ring.end..queue.len();
+        }
+        None
+    }
+
     /// Whether the node's bucket has room, its stripe's stamp recorded first for a validated
     /// search.
     #[inline(always)]
-    fn read(&self, node: &mut Node) -> bool {
+    fn read<const VALIDATE: bool>(&self, node: &mut Node) -> bool {
         let bucket = node.bucket as usize;
-        if let Some(stripes) = self.stripes {
+        if let (true, Some(stripes)) = (VALIDATE, self.stripes) {
             node.stamp = stripes.stamp(bucket);
         }
         has_room(self.table, self.layout, bucket)
     }
 
-    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, at `depth`.
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to.
     /// A writer may have made room in the parent since the scan: a path to it is as good, and
     /// listing fewer children than the scan saw could end the search with room left. Buckets of
     /// plain fingerprints in 64 bits are read as one `u64`, slot by slot.
     #[inline(always)]
-    fn expand(&self, queue: &mut SearchQueue, parent: usize, depth: u8) -> Listed {
+    fn expand<const VALIDATE: bool, const PREFETCH: bool>(
+        &self,
+        queue: &mut SearchQueue,
+        parent: usize,
+    ) -> Listed {
         let from = queue.nodes()[parent].bucket as usize;
         let mut listed = Listed::Full;
         if self.layout.is_plain_narrow() {
@@ -253,7 +271,7 @@ impl<P: Place> Search<'_, P> {
                 return Listed::Room(parent);
             }
             for fp in self.layout.lane_fingerprints(bits) {
-                listed = self.child(queue, from, parent, depth, fp);
+                listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
                 }
@@ -264,7 +282,7 @@ impl<P: Place> Search<'_, P> {
                 return Listed::Room(parent);
             }
             for &fp in self.layout.fingerprints(&raw).as_slice() {
-                listed = self.child(queue, from, parent, depth, fp);
+                listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
                 }
@@ -275,12 +293,11 @@ impl<P: Place> Search<'_, P> {
 
     /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
     #[inline(always)]
-    fn child(
+    fn child<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
         queue: &mut SearchQueue,
         from: BucketIndex,
         parent: usize,
-        depth: u8,
         fp: Fingerprint,
     ) -> Listed {
         if queue.len() == self.limits.max_search_buckets {
@@ -295,15 +312,14 @@ impl<P: Place> Search<'_, P> {
             bucket: to as u32,
             parent: parent as u32,
             fp,
-            depth,
             stamp: 0,
         };
-        if self.prefetch {
+        if PREFETCH {
             self.table.prefetch(to);
             queue.push(node);
             return Listed::Full;
         }
-        let room = self.read(&mut node);
+        let room = self.read::<VALIDATE>(&mut node);
         queue.push(node);
         if room {
             Listed::Room(queue.len() - 1)
@@ -334,21 +350,27 @@ fn has_room(table: &Table, layout: &BucketLayout, bucket: BucketIndex) -> bool {
     }
 }
 
+/// The path to node `end`, by its parents back to a root (the node that is its own parent).
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
-    let hops = queue[end].depth as usize;
+    let mut back = [0u32; MAX_HOPS + 1];
+    let (mut at, mut hops) = (end, 0);
+    while queue[at].parent as usize != at && hops < MAX_HOPS {
+        back[hops] = at as u32;
+        hops += 1;
+        at = queue[at].parent as usize;
+    }
+    back[hops] = at as u32;
     let mut path = CuckooPath {
         buckets: [0; MAX_HOPS + 1],
         fps: [0; MAX_HOPS],
         hops,
     };
-    let mut at = end;
-    for k in (0..=hops).rev() {
-        let node = queue[at];
+    for k in 0..=hops {
+        let node = queue[back[hops - k] as usize];
         path.buckets[k] = node.bucket as BucketIndex;
         if k > 0 {
             path.fps[k - 1] = node.fp;
         }
-        at = node.parent as usize;
     }
     path
 }
