@@ -254,13 +254,20 @@ pub fn contains_many<'py, B: Backend>(
         }
         source => source,
     };
-    let mut answers = Vec::with_capacity(source.len_hint());
+    // Zeroed by the allocator (fresh pages of a large one), so that the answers' pages are
+    // first touched by the lookups, with the interpreter released, not by a fill while it is
+    // held; grown if the keys outnumber the hint, cut to the keys read at the end.
+    let mut answers = vec![false; source.len_hint()];
+    let mut done = 0;
     let mut hashes = Vec::new();
     source.for_each_segment(py, SEGMENT * threads, |py, keys| {
-        let start = answers.len();
-        answers.resize(start + keys.len(), false);
+        let (start, end) = (done, done + keys.len());
+        if answers.len() < end {
+            answers.resize(end, false);
+        }
+        done = end;
         hashes.resize(keys.len(), 0);
-        let part = Part::new(keys, &mut hashes, &mut answers[start..]);
+        let part = Part::new(keys, &mut hashes, &mut answers[start..end]);
         py.detach(|| {
             in_parts(
                 threads,
@@ -274,6 +281,7 @@ pub fn contains_many<'py, B: Backend>(
         });
         Ok(true)
     })?;
+    answers.truncate(done);
     Ok(PyArray1::from_vec(py, answers))
 }
 

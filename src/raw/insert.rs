@@ -476,13 +476,18 @@ impl<P: Place> RawFilter<P> {
             *c = self.placement.candidates(hash);
         }
         let buckets = self.table.worth_prefetching();
+        // A plain insert into narrow buckets locks the second bucket's stripe only when the
+        // first bucket is full, and fetches it then (see `try_place_narrow`).
+        let second_stripe = unique || !self.layout.is_plain_narrow();
         let prefetch = |c: &Candidates| {
             if buckets {
                 self.table.prefetch(c.first);
                 self.table.prefetch(c.second);
             }
             self.stripes.prefetch_for_write(c.first);
-            self.stripes.prefetch_for_write(c.second);
+            if second_stripe {
+                self.stripes.prefetch_for_write(c.second);
+            }
         };
         candidates.iter().take(INSERT_AHEAD).for_each(prefetch);
         path::with_queue(|queue| {
