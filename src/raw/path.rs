@@ -13,6 +13,8 @@
 
 use super::bucket::BucketLayout;
 use super::index::{BucketIndex, Fingerprint, Place};
+use super::queue::Node;
+pub(crate) use super::queue::{with_queue, SearchQueue};
 use super::stripe::Stripes;
 use super::table::Table;
 
@@ -57,92 +59,6 @@ impl CuckooPath {
         (0..self.hops)
             .rev()
             .map(|k| (self.buckets[k], self.buckets[k + 1], self.fps[k]))
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    bucket: u32,
-    /// Index of the node this one was reached from; a root points to itself.
-    parent: u32,
-    /// The fingerprint that would move from the parent's bucket into this one.
-    fp: Fingerprint,
-    /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
-    stamp: u64,
-}
-
-/// The search's queue: its nodes in a buffer that only grows, so that a caller that keeps its
-/// queue allocates only for the first searches and zeroes nothing. Inserts take their thread's
-/// queue ([`with_queue`]).
-#[derive(Debug, Default)]
-pub(crate) struct SearchQueue {
-    /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
-    nodes: Vec<Node>,
-    len: usize,
-}
-
-/// Runs `work` with this thread's [`SearchQueue`], kept between calls: an insert that searches
-/// neither allocates nor clears a queue of its own. Its buffer holds as many nodes as the
-/// thread's largest search queued (at most the search bucket limit). A thread whose queue is out
-/// (a search within `work`, or a thread being torn down) runs `work` with a new one. Under loom,
-/// whose threads share one system thread, always with a new one.
-pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
-    #[cfg(not(loom))]
-    {
-        use core::cell::Cell;
-        thread_local! {
-            static QUEUE: Cell<SearchQueue> = const {
-                Cell::new(SearchQueue {
-                    nodes: Vec::new(),
-                    len: 0,
-                })
-            };
-        }
-        let mut queue = QUEUE.try_with(Cell::take).unwrap_or_default();
-        let result = work(&mut queue);
-        // Fails only while the thread is torn down: the queue is dropped instead.
-        let _ = QUEUE.try_with(|cell| cell.set(queue));
-        result
-    }
-    #[cfg(loom)]
-    work(&mut SearchQueue::default())
-}
-
-impl SearchQueue {
-    /// Whether every bucket the last search read is as it was when read (see
-    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
-    /// was given the stripes.
-    pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
-        stripes.unchanged(
-            self.nodes()
-                .iter()
-                .map(|node| (node.bucket as usize, node.stamp)),
-        )
-    }
-
-    fn nodes(&self) -> &[Node] {
-        &self.nodes[..self.len]
-    }
-
-    fn nodes_mut(&mut self) -> &mut [Node] {
-        &mut self.nodes[..self.len]
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    #[inline]
-    fn push(&mut self, node: Node) {
-        match self.nodes.get_mut(self.len) {
-            Some(slot) => *slot = node,
-            None => self.nodes.push(node),
-        }
-        self.len += 1;
     }
 }
 
@@ -492,6 +408,9 @@ mod tests {
             );
             most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
+            // A search that is not validated finds the same shortest path.
+            let unvalidated = search(table, layout, placement, None, roots, limits, &mut queue);
+            assert_eq!(unvalidated.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
                 continue;
