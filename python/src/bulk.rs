@@ -90,10 +90,14 @@ impl IntArray<'_> {
         }
     }
 
-    /// Copies keys `start..end` (any stride) into `buf`, as their 64-bit patterns.
+    /// Copies keys `start..end` (any stride) into `buf`, as their 64-bit patterns: a contiguous
+    /// array as one slice (a copy the compiler vectorises), with the interpreter held for less.
     fn copy_into(&self, start: usize, end: usize, buf: &mut Vec<u64>) {
         fn copy<T: Copy>(view: ArrayView1<'_, T>, buf: &mut Vec<u64>, to_u64: fn(T) -> u64) {
-            buf.extend(view.iter().map(|&value| to_u64(value)));
+            match view.as_slice() {
+                Some(values) => buf.extend(values.iter().map(|&value| to_u64(value))),
+                None => buf.extend(view.iter().map(|&value| to_u64(value))),
+            }
         }
         buf.clear();
         match self {
@@ -250,13 +254,20 @@ pub fn contains_many<'py, B: Backend>(
         }
         source => source,
     };
-    let mut answers = Vec::with_capacity(source.len_hint());
+    // Zeroed by the allocator (fresh pages of a large one), so that the answers' pages are
+    // first touched by the lookups, with the interpreter released, not by a fill while it is
+    // held; grown if the keys outnumber the hint, cut to the keys read at the end.
+    let mut answers = vec![false; source.len_hint()];
+    let mut done = 0;
     let mut hashes = Vec::new();
     source.for_each_segment(py, SEGMENT * threads, |py, keys| {
-        let start = answers.len();
-        answers.resize(start + keys.len(), false);
+        let (start, end) = (done, done + keys.len());
+        if answers.len() < end {
+            answers.resize(end, false);
+        }
+        done = end;
         hashes.resize(keys.len(), 0);
-        let part = Part::new(keys, &mut hashes, &mut answers[start..]);
+        let part = Part::new(keys, &mut hashes, &mut answers[start..end]);
         py.detach(|| {
             in_parts(
                 threads,
@@ -270,6 +281,7 @@ pub fn contains_many<'py, B: Backend>(
         });
         Ok(true)
     })?;
+    answers.truncate(done);
     Ok(PyArray1::from_vec(py, answers))
 }
 

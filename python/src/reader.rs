@@ -228,7 +228,7 @@ enum StrRead {
 ///
 /// # Safety
 /// `item` points to a live object, kept alive until this returns, with the interpreter held.
-#[inline]
+#[inline(always)]
 unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, segment: &mut Segment) -> StrRead {
     // SAFETY: `item` is live (the caller's promise), so its type pointer can be read; of the
     // `str` type object only the address is taken.

@@ -90,6 +90,23 @@ def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     assert "c" in g and "c\x00" not in g
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_keys_of_every_length_go_in_as_single_adds_put_them(threads):
+    # Keys of every length up to 70 bytes and more, ASCII and multi-byte, str and bytes, packed
+    # one after another in a segment: the filter a bulk call builds is the one single adds
+    # build, byte for byte.
+    text = [("k" * n, "\u00e9" * n, ("\u4e2d" * n)[: n // 3]) for n in range(70)]
+    keys = [key for triple in text for key in triple]
+    keys += [key.encode() for key in keys]
+    keys = [f"{i}:{key}" if isinstance(key, str) else b"%d:" % i + key for i, key in enumerate(keys)]
+    bulk, single = ConcurrentCuckooFilter(1000), ConcurrentCuckooFilter(1000)
+    assert bulk.add_many(keys, threads=threads) == len(keys)
+    for key in keys:
+        single.add(key)
+    assert bulk.to_bytes() == single.to_bytes()
+    assert bulk.contains_many(keys, threads=threads).all()
+
+
 @pytest.mark.parametrize("cls", FILTERS)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_long_keys_end_segments_early_and_lose_nothing(cls, threads):

@@ -223,8 +223,15 @@ impl BucketLayout {
     /// [`Self::is_plain_narrow`]): the slot [`Self::insert`] fills. `None` if it is full.
     #[inline(always)]
     pub(crate) fn first_free_narrow(&self, bits: u64) -> Option<u32> {
-        let free = self.zero_lanes_narrow(bits);
-        (free != 0).then(|| free.trailing_zeros() + 1 - self.fingerprint_bits)
+        self.slot_of_narrow(bits, 0)
+    }
+
+    /// The shift of the first slot holding `fp` in a bucket whose bits are `bits` (see
+    /// [`Self::is_plain_narrow`]); `None` if no slot does.
+    #[inline(always)]
+    pub(crate) fn slot_of_narrow(&self, bits: u64, fp: u32) -> Option<u32> {
+        let hits = self.zero_lanes_narrow(bits ^ self.broadcast_narrow(fp));
+        (hits != 0).then(|| hits.trailing_zeros() + 1 - self.fingerprint_bits)
     }
 
     /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use

@@ -54,17 +54,18 @@ impl<P: Place> RawFilter<P> {
         self.insert_searching(c, unique)
     }
 
-    /// [`Self::insert_by_path`] with a queue of its own: only an insert that searches builds
-    /// one, out of line, so that the common insert's frame does not hold it.
+    /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert that
+    /// searches needs it.
     #[inline(never)]
     fn insert_searching(&self, c: Candidates, unique: bool) -> Insertion {
-        self.insert_by_path(c, unique, &mut SearchQueue::default())
+        path::with_queue(|queue| self.insert_by_path(c, unique, queue))
     }
 
     /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
     ///
     /// `Full` only for an item that had no room: when a search validated against the stripe
     /// stamps found no path, or when the search under every stripe lock found none.
+    #[inline(always)]
     pub(super) fn insert_candidates(
         &self,
         c: Candidates,
@@ -316,7 +317,8 @@ impl<P: Place> RawFilter<P> {
     /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
     /// and `to` still has room. With `placing`, `from` is one of the new item's buckets and the
     /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
-    /// of both its buckets too, that neither holds it yet.
+    /// of both its buckets too, that neither holds it yet. A plain insert locks the stripes of
+    /// the two buckets it writes, and no third.
     fn move_fingerprint(
         &self,
         from: BucketIndex,
@@ -324,18 +326,17 @@ impl<P: Place> RawFilter<P> {
         fp: Fingerprint,
         placing: Option<(&Candidates, bool)>,
     ) -> Hop {
-        let other = other_candidate(from, to, placing);
-        self.move_held(
-            from,
-            to,
-            fp,
-            placing,
-            &mut self.stripes.lock_buckets([from, to, other]),
-        )
+        let mut guard = match placing {
+            Some((c, true)) => self
+                .stripes
+                .lock_buckets([from, to, other_candidate(c, from)]),
+            _ => self.stripes.lock_pair(from, to),
+        };
+        self.move_held(from, to, fp, placing, &mut guard)
     }
 
     /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing, the new item's other bucket.
+    /// when placing uniquely, the new item's other bucket.
     fn move_held(
         &self,
         from: BucketIndex,
@@ -348,27 +349,30 @@ impl<P: Place> RawFilter<P> {
         if !self.admits(placing.map(|(c, _)| c.fp)) {
             return Hop::Stale;
         }
-        let other = other_candidate(from, to, placing);
-        let mut source = self.table.load(from);
-        let mut target = self.table.load(to);
         if let Some((c, true)) = placing {
             let pattern = self.layout.broadcast(c.fp);
-            if self.layout.matches(&source, pattern)
-                || self.layout.matches(&self.table.load(other), pattern)
+            if self.layout.matches(&self.table.load(from), pattern)
+                || self
+                    .layout
+                    .matches(&self.table.load(other_candidate(c, from)), pattern)
             {
                 return Hop::Placed(Insertion::Present);
             }
         }
-        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
+        let change = Move {
+            from,
+            to,
+            fp,
+            new: placing.map(|(c, _)| c.fp),
+        };
+        let moved = if self.layout.is_plain_narrow() {
+            self.move_narrow(change)
+        } else {
+            self.move_wide(change)
+        };
+        if !moved {
             return Hop::Stale;
         }
-        if let Some((c, _)) = placing {
-            let placed = self.layout.insert(&mut source, c.fp);
-            debug_assert!(placed, "the slot fp left is free");
-        }
-        // No reader sees one store without the other: the stamps stay odd until both are in.
-        self.table.store(to, &target);
-        self.table.store(from, &source);
         guard.add(to, 1);
         match placing {
             Some(_) => Hop::Placed(Insertion::Inserted),
@@ -378,19 +382,62 @@ impl<P: Place> RawFilter<P> {
             }
         }
     }
+
+    /// The stores of a move between buckets of plain fingerprints in 64 bits, under the locks of
+    /// both: `to` gains `fp` first, then `from` loses it (and gains `new` in its slot), so that a
+    /// reader of bucket words finds `fp` in one of them at every moment. `false`, storing
+    /// nothing, if `from` does not hold `fp` or `to` has no room.
+    #[inline(always)]
+    fn move_narrow(&self, Move { from, to, fp, new }: Move) -> bool {
+        let layout = &self.layout;
+        let Some(out) = layout.slot_of_narrow(self.table.load_bits(from), fp) else {
+            return false;
+        };
+        let stored = self.table.update_bits(to, |target| {
+            let into = layout.first_free_narrow(target)?;
+            Some(target | u64::from(fp) << into)
+        });
+        if stored {
+            let change = u64::from(fp ^ new.unwrap_or(0)) << out;
+            self.table.update_bits(from, |source| Some(source ^ change));
+        }
+        stored
+    }
+
+    /// [`Self::move_narrow`] of wider buckets.
+    fn move_wide(&self, Move { from, to, fp, new }: Move) -> bool {
+        let mut source = self.table.load(from);
+        let mut target = self.table.load(to);
+        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
+            return false;
+        }
+        if let Some(new) = new {
+            let placed = self.layout.insert(&mut source, new);
+            debug_assert!(placed, "the slot fp left is free");
+        }
+        // No reader sees one store without the other: the stamps stay odd until both are in.
+        self.table.store(to, &target);
+        self.table.store(from, &source);
+        true
+    }
 }
 
-/// The bucket a hop from `from` to `to` must also lock: when placing, the new item's bucket other
-/// than `from`, whose copy a unique insert must see; else `to` again.
-fn other_candidate(
+/// The new item's bucket other than `from`, one of its two.
+fn other_candidate(c: &Candidates, from: BucketIndex) -> BucketIndex {
+    if from == c.first {
+        c.second
+    } else {
+        c.first
+    }
+}
+
+/// The stores of one hop: `fp` from `from` to `to`, and `new` into the slot it leaves.
+#[derive(Clone, Copy, Debug)]
+struct Move {
     from: BucketIndex,
     to: BucketIndex,
-    placing: Option<(&Candidates, bool)>,
-) -> BucketIndex {
-    placing.map_or(
-        to,
-        |(c, _)| if from == c.first { c.second } else { c.first },
-    )
+    fp: Fingerprint,
+    new: Option<Fingerprint>,
 }
 
 /// What one move of a path did.
@@ -429,26 +476,32 @@ impl<P: Place> RawFilter<P> {
             *c = self.placement.candidates(hash);
         }
         let buckets = self.table.worth_prefetching();
+        // A plain insert into narrow buckets locks the second bucket's stripe only when the
+        // first bucket is full, and fetches it then (see `try_place_narrow`).
+        let second_stripe = unique || !self.layout.is_plain_narrow();
         let prefetch = |c: &Candidates| {
             if buckets {
                 self.table.prefetch(c.first);
                 self.table.prefetch(c.second);
             }
             self.stripes.prefetch_for_write(c.first);
-            self.stripes.prefetch_for_write(c.second);
+            if second_stripe {
+                self.stripes.prefetch_for_write(c.second);
+            }
         };
         candidates.iter().take(INSERT_AHEAD).for_each(prefetch);
-        let mut queue = SearchQueue::default();
-        for (i, &c) in candidates.iter().enumerate() {
-            if let Some(later) = candidates.get(i + INSERT_AHEAD) {
-                prefetch(later);
+        path::with_queue(|queue| {
+            for (i, &c) in candidates.iter().enumerate() {
+                if let Some(later) = candidates.get(i + INSERT_AHEAD) {
+                    prefetch(later);
+                }
+                match self.insert_candidates(c, unique, queue) {
+                    Insertion::Full => return Err(i),
+                    done_here => done(i, done_here),
+                }
             }
-            match self.insert_candidates(c, unique, &mut queue) {
-                Insertion::Full => return Err(i),
-                done_here => done(i, done_here),
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 

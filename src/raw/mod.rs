@@ -27,6 +27,7 @@ mod item_locks;
 mod lookup;
 mod merge;
 mod path;
+mod queue;
 mod semisort;
 mod split;
 mod stripe;

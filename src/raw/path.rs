@@ -13,6 +13,8 @@
 
 use super::bucket::BucketLayout;
 use super::index::{BucketIndex, Fingerprint, Place};
+use super::queue::Node;
+pub(crate) use super::queue::{with_queue, SearchQueue};
 use super::stripe::Stripes;
 use super::table::Table;
 
@@ -60,105 +62,6 @@ impl CuckooPath {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    bucket: u32,
-    /// Index of the node this one was reached from; a root points to itself.
-    parent: u32,
-    /// The fingerprint that would move from the parent's bucket into this one.
-    fp: Fingerprint,
-    depth: u8,
-    /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
-    stamp: u64,
-}
-
-/// Nodes a [`SearchQueue`] holds without allocating: with 4-slot buckets, every search that ends
-/// within two hops (2 + 8 + 32 nodes), which near full load is nearly every one.
-const INLINE_NODES: usize = 64;
-
-const EMPTY_NODE: Node = Node {
-    bucket: 0,
-    parent: 0,
-    fp: 0,
-    depth: 0,
-    stamp: 0,
-};
-
-/// The search's queue. Its first [`INLINE_NODES`] nodes live in the queue itself, so a search
-/// that stays that small (most do) allocates nothing, and a queue on the stack of a one-item
-/// insert costs no allocation at all. A longer search moves its nodes into `spilled`, whose
-/// capacity stays for the next search of the same caller, so that a bulk insert allocates it
-/// once. (A queue per thread, kept between calls, would need thread-local storage, which the
-/// loom models cannot see.)
-#[derive(Debug)]
-pub(crate) struct SearchQueue {
-    inline: [Node; INLINE_NODES],
-    /// Every node, once there are more than fit inline.
-    spilled: Vec<Node>,
-    len: usize,
-}
-
-impl Default for SearchQueue {
-    fn default() -> Self {
-        Self {
-            inline: [EMPTY_NODE; INLINE_NODES],
-            spilled: Vec::new(),
-            len: 0,
-        }
-    }
-}
-
-impl SearchQueue {
-    /// Whether every bucket the last search read is as it was when read (see
-    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
-    /// was given the stripes.
-    pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
-        stripes.unchanged(
-            self.nodes()
-                .iter()
-                .map(|node| (node.bucket as usize, node.stamp)),
-        )
-    }
-
-    fn nodes(&self) -> &[Node] {
-        if self.len <= INLINE_NODES {
-            &self.inline[..self.len]
-        } else {
-            &self.spilled
-        }
-    }
-
-    fn nodes_mut(&mut self) -> &mut [Node] {
-        if self.len <= INLINE_NODES {
-            &mut self.inline[..self.len]
-        } else {
-            &mut self.spilled
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    #[inline]
-    fn push(&mut self, node: Node) {
-        if self.len < INLINE_NODES {
-            self.inline[self.len] = node;
-        } else {
-            if self.len == INLINE_NODES {
-                self.spilled.clear();
-                self.spilled.extend_from_slice(&self.inline);
-            }
-            self.spilled.push(node);
-        }
-        self.len += 1;
-    }
-}
-
 /// Searches from `roots` for the nearest bucket with an empty slot. `None` when there is none
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
@@ -180,15 +83,6 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    let search = Search {
-        table,
-        layout,
-        placement,
-        stripes,
-        limits,
-        // In a table the caches hold, a prefetch is only an instruction more per bucket.
-        prefetch: table.worth_prefetching(),
-    };
     queue.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
@@ -196,36 +90,26 @@ pub(crate) fn search(
             bucket: root as u32,
             parent: i as u32,
             fp: 0,
-            depth: 0,
             stamp: 0,
         });
     }
-    let mut ring = 0..queue.len();
-    for depth in 0..=limits.max_hops {
-        // Buckets listed unread are read now: the roots, and every ring of a prefetched table.
-        if depth == 0 || search.prefetch {
-            if let Some(end) = ring
-                .clone()
-                .find(|&at| search.read(&mut queue.nodes_mut()[at]))
-            {
-                return Some(path_to(queue.nodes(), end));
-            }
-        }
-        if depth == limits.max_hops || queue.len() >= limits.max_search_buckets {
-            break;
-        }
-        // A ring cut short by the bucket limit is still read (as listed, or on the next turn),
-        // then the search ends.
-        for parent in ring.clone() {
-            match search.expand(queue, parent, depth as u8 + 1) {
-                Listed::Room(end) => return Some(path_to(queue.nodes(), end)),
-                Listed::AtLimit => break,
-                Listed::Full => {}
-            }
-        }
-        ring = ring.end..queue.len();
-    }
-    None
+    // Each kind of search compiled apart: the flags cost no register in the loop that lists
+    // and reads children. In a table the caches hold, a prefetch is only an instruction more
+    // per bucket.
+    let search = Search {
+        table,
+        layout,
+        placement,
+        stripes,
+        limits,
+    };
+    let end = match (stripes.is_some(), table.worth_prefetching()) {
+        (false, false) => search.rings::<false, false>(queue),
+        (false, true) => search.rings::<false, true>(queue),
+        (true, false) => search.rings::<true, false>(queue),
+        (true, true) => search.rings::<true, true>(queue),
+    };
+    end.map(|end| path_to(queue.nodes(), end))
 }
 
 /// What a search reads, and how far it may go.
@@ -235,28 +119,66 @@ struct Search<'a, P> {
     placement: &'a P,
     stripes: Option<&'a Stripes>,
     limits: SearchLimits,
-    /// Whether buckets are prefetched as they are listed, and read once their ring is whole.
-    prefetch: bool,
 }
 
 impl<P: Place> Search<'_, P> {
+    /// The search from the roots queued, ring by ring: the index of the node it ends at. With
+    /// `VALIDATE`, each bucket's stripe stamp is recorded before it is read; with `PREFETCH`,
+    /// buckets are prefetched as they are listed and read once their ring is whole.
+    fn rings<const VALIDATE: bool, const PREFETCH: bool>(
+        &self,
+        queue: &mut SearchQueue,
+    ) -> Option<usize> {
+        let mut ring = 0..queue.len();
+        for depth in 0..=self.limits.max_hops {
+            // Buckets listed unread are read now: the roots, and every ring of a prefetched
+            // table.
+            if depth == 0 || PREFETCH {
+                if let Some(end) = ring
+                    .clone()
+                    .find(|&at| self.read::<VALIDATE>(&mut queue.nodes_mut()[at]))
+                {
+                    return Some(end);
+                }
+            }
+            if depth == self.limits.max_hops || queue.len() >= self.limits.max_search_buckets {
+                break;
+            }
+            // A ring cut short by the bucket limit is still read (as listed, or on the next
+            // turn), then the search ends.
+            for parent in ring.clone() {
+                match self.expand::<VALIDATE, PREFETCH>(queue, parent) {
+                    Listed::Room(end) => return Some(end),
+                    Listed::AtLimit => break,
+                    Listed::Full => {}
+                }
+            }
+            ring = ring.end..queue.len();
+        }
+        None
+    }
+
     /// Whether the node's bucket has room, its stripe's stamp recorded first for a validated
     /// search.
     #[inline(always)]
-    fn read(&self, node: &mut Node) -> bool {
+    fn read<const VALIDATE: bool>(&self, node: &mut Node) -> bool {
         let bucket = node.bucket as usize;
-        if let Some(stripes) = self.stripes {
+        if let (true, Some(stripes)) = (VALIDATE, self.stripes) {
             node.stamp = stripes.stamp(bucket);
         }
         has_room(self.table, self.layout, bucket)
     }
 
-    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, at `depth`.
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to.
     /// A writer may have made room in the parent since the scan: a path to it is as good, and
     /// listing fewer children than the scan saw could end the search with room left. Buckets of
     /// plain fingerprints in 64 bits are read as one `u64`, slot by slot.
     #[inline(always)]
-    fn expand(&self, queue: &mut SearchQueue, parent: usize, depth: u8) -> Listed {
+    fn expand<const VALIDATE: bool, const PREFETCH: bool>(
+        &self,
+        queue: &mut SearchQueue,
+        parent: usize,
+    ) -> Listed {
         let from = queue.nodes()[parent].bucket as usize;
         let mut listed = Listed::Full;
         if self.layout.is_plain_narrow() {
@@ -265,7 +187,7 @@ impl<P: Place> Search<'_, P> {
                 return Listed::Room(parent);
             }
             for fp in self.layout.lane_fingerprints(bits) {
-                listed = self.child(queue, from, parent, depth, fp);
+                listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
                 }
@@ -276,7 +198,7 @@ impl<P: Place> Search<'_, P> {
                 return Listed::Room(parent);
             }
             for &fp in self.layout.fingerprints(&raw).as_slice() {
-                listed = self.child(queue, from, parent, depth, fp);
+                listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
                 }
@@ -287,12 +209,11 @@ impl<P: Place> Search<'_, P> {
 
     /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
     #[inline(always)]
-    fn child(
+    fn child<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
         queue: &mut SearchQueue,
         from: BucketIndex,
         parent: usize,
-        depth: u8,
         fp: Fingerprint,
     ) -> Listed {
         if queue.len() == self.limits.max_search_buckets {
@@ -307,15 +228,14 @@ impl<P: Place> Search<'_, P> {
             bucket: to as u32,
             parent: parent as u32,
             fp,
-            depth,
             stamp: 0,
         };
-        if self.prefetch {
+        if PREFETCH {
             self.table.prefetch(to);
             queue.push(node);
             return Listed::Full;
         }
-        let room = self.read(&mut node);
+        let room = self.read::<VALIDATE>(&mut node);
         queue.push(node);
         if room {
             Listed::Room(queue.len() - 1)
@@ -346,21 +266,27 @@ fn has_room(table: &Table, layout: &BucketLayout, bucket: BucketIndex) -> bool {
     }
 }
 
+/// The path to node `end`, by its parents back to a root (the node that is its own parent).
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
-    let hops = queue[end].depth as usize;
+    let mut back = [0u32; MAX_HOPS + 1];
+    let (mut at, mut hops) = (end, 0);
+    while queue[at].parent as usize != at && hops < MAX_HOPS {
+        back[hops] = at as u32;
+        hops += 1;
+        at = queue[at].parent as usize;
+    }
+    back[hops] = at as u32;
     let mut path = CuckooPath {
         buckets: [0; MAX_HOPS + 1],
         fps: [0; MAX_HOPS],
         hops,
     };
-    let mut at = end;
-    for k in (0..=hops).rev() {
-        let node = queue[at];
+    for k in 0..=hops {
+        let node = queue[back[hops - k] as usize];
         path.buckets[k] = node.bucket as BucketIndex;
         if k > 0 {
             path.fps[k - 1] = node.fp;
         }
-        at = node.parent as usize;
     }
     path
 }
@@ -438,12 +364,9 @@ mod tests {
             };
             let most_nodes =
                 shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
-            // Three hops read up to 170 buckets: the queue outgrew its inline nodes.
-            assert_eq!(
-                most_nodes > INLINE_NODES,
-                max_hops == 3,
-                "{most_nodes} nodes"
-            );
+            // Two hops from two roots of 4 slots list at most 2 + 8 + 32 buckets; three hops
+            // read up to 170, and the shorter searches after them reuse a longer buffer.
+            assert_eq!(most_nodes > 42, max_hops == 3, "{most_nodes} nodes");
         }
     }
 
@@ -485,6 +408,9 @@ mod tests {
             );
             most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
+            // A search that is not validated finds the same shortest path.
+            let unvalidated = search(table, layout, placement, None, roots, limits, &mut queue);
+            assert_eq!(unvalidated.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
                 continue;
@@ -559,7 +485,8 @@ mod tests {
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
         let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
         let mut queue = SearchQueue::default();
-        // Three hops queue more nodes than fit inline; the two sizes take turns in one queue.
+        // Three hops queue more nodes than two; the two sizes take turns in one queue, whose
+        // buffer keeps the longer searches' nodes past the shorter ones'.
         let mut checked = [0; 2];
         for root in 0..4000 {
             let max_hops = 2 + root % 2;

@@ -1,0 +1,132 @@
+//! The path search's queue of buckets, and the queue each thread keeps between searches.
+
+use super::index::Fingerprint;
+use super::stripe::Stripes;
+
+/// A bucket the search reached, and how.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    pub(super) bucket: u32,
+    /// Index of the node this one was reached from; a root points to itself.
+    pub(super) parent: u32,
+    /// The fingerprint that would move from the parent's bucket into this one.
+    pub(super) fp: Fingerprint,
+    /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
+    pub(super) stamp: u64,
+}
+
+/// The search's queue: its nodes in a buffer that only grows, so that a caller that keeps its
+/// queue allocates only for the first searches and zeroes nothing. Inserts take their thread's
+/// queue ([`with_queue`]).
+#[derive(Debug, Default)]
+pub(crate) struct SearchQueue {
+    /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
+    nodes: Vec<Node>,
+    len: usize,
+}
+
+/// Nodes a thread keeps room for between searches: the default search limit's, with room to
+/// spare. A search under a larger limit that queued more frees its buffer when it ends.
+#[cfg(not(loom))]
+const KEPT_NODES: usize = 4096;
+
+/// Runs `work` with this thread's [`SearchQueue`], kept between calls: an insert that searches
+/// neither allocates nor clears a queue of its own. Its buffer holds as many nodes as the
+/// thread's largest search queued, up to [`KEPT_NODES`]. A thread whose queue is out (a search
+/// within `work`, or a thread being torn down) runs `work` with a new one. Under loom, whose
+/// threads share one system thread, always with a new one.
+pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
+    #[cfg(not(loom))]
+    {
+        use core::cell::Cell;
+        thread_local! {
+            static QUEUE: Cell<SearchQueue> = const {
+                Cell::new(SearchQueue {
+                    nodes: Vec::new(),
+                    len: 0,
+                })
+            };
+        }
+        let mut queue = QUEUE.try_with(Cell::take).unwrap_or_default();
+        let result = work(&mut queue);
+        if queue.nodes.capacity() <= KEPT_NODES {
+            // Fails only while the thread is torn down: the queue is dropped instead.
+            let _ = QUEUE.try_with(|cell| cell.set(queue));
+        }
+        result
+    }
+    #[cfg(loom)]
+    work(&mut SearchQueue::default())
+}
+
+impl SearchQueue {
+    /// Whether every bucket the last search read is as it was when read (see
+    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
+    /// was given the stripes.
+    pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
+        stripes.unchanged(
+            self.nodes()
+                .iter()
+                .map(|node| (node.bucket as usize, node.stamp)),
+        )
+    }
+
+    pub(super) fn nodes(&self) -> &[Node] {
+        &self.nodes[..self.len]
+    }
+
+    pub(super) fn nodes_mut(&mut self) -> &mut [Node] {
+        &mut self.nodes[..self.len]
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, node: Node) {
+        match self.nodes.get_mut(self.len) {
+            Some(slot) => *slot = node,
+            None => self.nodes.push(node),
+        }
+        self.len += 1;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_keeps_its_queue_up_to_a_bound_and_a_nested_search_gets_its_own() {
+        let fill = |queue: &mut SearchQueue, count: usize| {
+            queue.clear();
+            for at in 0..count {
+                queue.push(Node {
+                    bucket: at as u32,
+                    parent: at as u32,
+                    fp: 1,
+                    stamp: 0,
+                });
+            }
+        };
+        with_queue(|queue| fill(queue, 100));
+        with_queue(|queue| {
+            assert!(queue.nodes.capacity() >= 100, "the buffer was kept");
+            with_queue(|inner| assert_eq!(inner.nodes.capacity(), 0, "a queue of its own"));
+            fill(queue, 10);
+            assert_eq!(queue.nodes().len(), 10);
+            assert!(queue
+                .nodes()
+                .iter()
+                .enumerate()
+                .all(|(at, n)| n.bucket == at as u32));
+        });
+        with_queue(|queue| fill(queue, KEPT_NODES + 1));
+        with_queue(|queue| assert_eq!(queue.nodes.capacity(), 0, "a larger buffer was freed"));
+    }
+}
