@@ -13,8 +13,8 @@
 //! holder writes it, so the load sees the latest store) and a `Release` store of the new
 //! fingerprints with the version plus one. A fingerprint moves between its two buckets by a store
 //! to its new bucket first and then the store that clears it from the old one
-//! ([`RawFilter::move_held`](super::RawFilter) stores `to` before `from`), both under the locks of
-//! both buckets.
+//! ([`RawFilter::move_narrow`](super::RawFilter), the move of every bucket of at most 64 bits,
+//! updates `to` before `from`), both under the locks of both buckets.
 //!
 //! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A` and then `B` (`Acquire`), then
 //! `A` again. A fingerprint found in either word is a hit, whatever the reload says (it is made
