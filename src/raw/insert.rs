@@ -13,14 +13,12 @@ use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
 use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
+use crate::sync::MODEL_CHECKED;
 
 /// Optimistic attempts an insert makes when racing writers keep spoiling its paths or its
 /// searches, before it locks every stripe for an answer no writer can spoil (the filter's
 /// Consistency docs name this count).
-#[cfg(not(loom))]
-const PATH_ATTEMPTS: usize = 64;
-#[cfg(loom)]
-const PATH_ATTEMPTS: usize = 3;
+const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
 /// Keys a bulk insert hashes and hands to [`RawFilter::insert_block`] at a time. The prefetch
 /// pipeline restarts with each block, so a block is several times [`INSERT_AHEAD`] long.

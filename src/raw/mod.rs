@@ -42,7 +42,7 @@ pub(crate) use self::index::Candidates;
 use self::index::{BucketIndex, Fingerprint, Place, Placement};
 use self::stripe::{AllStripesGuard, Guard, Stripes};
 use self::table::Table;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering, MODEL_CHECKED};
 
 pub(crate) use self::bucket::fits_bucket_word;
 pub(crate) use self::geometry::{Geometry, Shape};
@@ -58,10 +58,7 @@ pub(crate) use self::stripe_count::{
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).
-#[cfg(not(loom))]
-const READ_RETRIES: usize = 8;
-#[cfg(loom)]
-const READ_RETRIES: usize = 2;
+const READ_RETRIES: usize = if MODEL_CHECKED { 2 } else { 8 };
 
 /// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 use super::index::Fingerprint;
 use super::stripe::Stripes;
+use crate::sync::MODEL_CHECKED;
 
 /// A bucket the search reached, and how.
 #[derive(Clone, Copy, Debug)]
@@ -27,7 +28,6 @@ pub(crate) struct SearchQueue {
 
 /// Nodes a thread keeps room for between searches: the default search limit's, with room to
 /// spare. A search under a larger limit that queued more frees its buffer when it ends.
-#[cfg(not(loom))]
 const KEPT_NODES: usize = 4096;
 
 /// Runs `work` with this thread's [`SearchQueue`], kept between calls: an insert that searches
@@ -36,27 +36,25 @@ const KEPT_NODES: usize = 4096;
 /// within `work`, or a thread being torn down) runs `work` with a new one. Under loom, whose
 /// threads share one system thread, always with a new one.
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
-    #[cfg(not(loom))]
-    {
-        use core::cell::Cell;
-        thread_local! {
-            static QUEUE: Cell<SearchQueue> = const {
-                Cell::new(SearchQueue {
-                    nodes: Vec::new(),
-                    len: 0,
-                })
-            };
-        }
-        let mut queue = QUEUE.try_with(Cell::take).unwrap_or_default();
-        let result = work(&mut queue);
-        if queue.nodes.capacity() <= KEPT_NODES {
-            // Fails only while the thread is torn down: the queue is dropped instead.
-            let _ = QUEUE.try_with(|cell| cell.set(queue));
-        }
-        result
+    use core::cell::Cell;
+    thread_local! {
+        static QUEUE: Cell<SearchQueue> = const {
+            Cell::new(SearchQueue {
+                nodes: Vec::new(),
+                len: 0,
+            })
+        };
     }
-    #[cfg(loom)]
-    work(&mut SearchQueue::default())
+    if MODEL_CHECKED {
+        return work(&mut SearchQueue::default());
+    }
+    let mut queue = QUEUE.try_with(Cell::take).unwrap_or_default();
+    let result = work(&mut queue);
+    if queue.nodes.capacity() <= KEPT_NODES {
+        // Fails only while the thread is torn down: the queue is dropped instead.
+        let _ = QUEUE.try_with(|cell| cell.set(queue));
+    }
+    result
 }
 
 impl SearchQueue {

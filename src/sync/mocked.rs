@@ -1,5 +1,9 @@
 pub(crate) use loom::sync::atomic::{fence, Ordering};
 
+/// Whether loom explores this build: yes. Loom's threads share one system thread, and every retry
+/// multiplies the interleavings it explores.
+pub(crate) const MODEL_CHECKED: bool = true;
+
 /// Loom's atomics, with every access made visible to loom's partial-order reduction.
 ///
 /// Loom 0.7 remembers only the *last* access to each atomic when it looks for racing accesses.

@@ -1,5 +1,9 @@
 pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
+/// Whether loom explores this build: no. Retry budgets and per-thread caches that would only
+/// widen loom's search read it.
+pub(crate) const MODEL_CHECKED: bool = false;
+
 use core::ptr::NonNull;
 use std::alloc::Layout;
 
