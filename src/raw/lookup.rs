@@ -371,8 +371,10 @@ impl<P: Place> RawFilter<P> {
         });
     }
 
-    /// `answers[i] = look(candidates of hashes[i])`, in blocks of [`AHEAD`] keys: while one block
-    /// is probed, the buckets of the next, prefetched, are already on their way from memory.
+    /// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
+    /// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
+    /// `i % AHEAD`: the slot a key is probed from takes the key `AHEAD` places after it, so the
+    /// loop over all but the last `AHEAD` keys has no branch on where the keys end.
     #[inline(always)]
     fn contains_blocks(
         &self,
@@ -382,47 +384,28 @@ impl<P: Place> RawFilter<P> {
         prefetch: impl Fn(BucketIndex),
         look: impl Fn(&Candidates) -> bool,
     ) {
-        let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
-        let Some((first, mut answers)) = blocks.next() else {
-            return;
-        };
-        let mut buffers = [[Candidates::default(); AHEAD]; 2];
-        let (located, next) = buffers.split_at_mut(1);
-        let (mut located, mut next) = (&mut located[0], &mut next[0]);
-        Self::locate_block(first, located, placement, &prefetch);
-        for (hashes, next_answers) in blocks {
-            Self::locate_block(hashes, next, placement, &prefetch);
-            Self::probe_block(located, answers, &look);
-            core::mem::swap(&mut located, &mut next);
-            answers = next_answers;
-        }
-        Self::probe_block(located, answers, &look);
-    }
-
-    /// Each hash's candidates, their buckets prefetched.
-    #[inline(always)]
-    fn locate_block(
-        hashes: &[u64],
-        out: &mut [Candidates; AHEAD],
-        placement: P,
-        prefetch: &impl Fn(BucketIndex),
-    ) {
-        for (c, &hash) in out.iter_mut().zip(hashes) {
-            *c = placement.candidates(hash);
+        let locate = |hash| {
+            let c = placement.candidates(hash);
             prefetch(c.first);
             prefetch(c.second);
+            c
+        };
+        let len = hashes.len().min(answers.len());
+        let lead = len.min(AHEAD);
+        let mut ring = [Candidates::default(); AHEAD];
+        for (slot, &hash) in ring.iter_mut().zip(hashes) {
+            *slot = locate(hash);
         }
-    }
-
-    /// `answers[i] = look(located[i])`, for as many as there are answers.
-    #[inline(always)]
-    fn probe_block(
-        located: &[Candidates; AHEAD],
-        answers: &mut [bool],
-        look: &impl Fn(&Candidates) -> bool,
-    ) {
-        for (answer, c) in answers.iter_mut().zip(located) {
-            *answer = look(c);
+        let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
+        let mut slot = 0;
+        for (answer, &hash) in probed_ahead.iter_mut().zip(&hashes[lead..]) {
+            let c = core::mem::replace(&mut ring[slot], locate(hash));
+            *answer = look(&c);
+            slot = (slot + 1) % AHEAD;
+        }
+        for answer in tail {
+            *answer = look(&ring[slot]);
+            slot = (slot + 1) % AHEAD;
         }
     }
 
