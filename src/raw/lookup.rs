@@ -397,15 +397,22 @@ impl<P: Place> RawFilter<P> {
             *slot = locate(hash);
         }
         let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
-        let mut slot = 0;
-        for (answer, &hash) in probed_ahead.iter_mut().zip(&hashes[lead..]) {
-            let c = core::mem::replace(&mut ring[slot], locate(hash));
-            *answer = look(&c);
-            slot = (slot + 1) % AHEAD;
+        let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
+        let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
+        for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
+            for ((slot, answer), &hash) in ring.iter_mut().zip(answers).zip(hashes) {
+                *answer = look(slot);
+                *slot = locate(hash);
+            }
         }
-        for answer in tail {
-            *answer = look(&ring[slot]);
-            slot = (slot + 1) % AHEAD;
+        let rest = answer_laps.into_remainder();
+        for ((slot, answer), &hash) in ring.iter_mut().zip(&mut *rest).zip(hash_laps.remainder()) {
+            *answer = look(slot);
+            *slot = locate(hash);
+        }
+        ring.rotate_left(rest.len());
+        for (answer, c) in tail.iter_mut().zip(&ring) {
+            *answer = look(c);
         }
     }
 
