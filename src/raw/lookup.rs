@@ -400,9 +400,9 @@ impl<P: Place> RawFilter<P> {
         let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
         let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
         for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
-            for ((slot, answer), &hash) in ring.iter_mut().zip(answers).zip(hashes) {
-                *answer = look(slot);
-                *slot = locate(hash);
+            for (j, slot) in ring.iter_mut().enumerate() {
+                answers[j] = look(slot);
+                *slot = locate(hashes[j]);
             }
         }
         let rest = answer_laps.into_remainder();
