@@ -375,9 +375,8 @@ impl<P: Place> RawFilter<P> {
     /// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
     /// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
     /// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
-    /// end, and one index for the slot, the answer and the hash, so that what the lookups read
-    /// of the filter stays in registers. The keys short of a lap follow, then the last `AHEAD`,
-    /// which only are probed.
+    /// end, a loop small enough that what the lookups read of the filter stays in registers.
+    /// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
     #[inline(always)]
     fn contains_blocks(
         &self,
@@ -404,7 +403,8 @@ impl<P: Place> RawFilter<P> {
         let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
         for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
             // Indexed rather than zipped: the chunks are `AHEAD` long, so no bounds check is
-            // left, and the compiler keeps fewer pointers live than for three zipped iterators.
+            // left, and the loop keeps fewer pointers live (and runs fewer instructions, as
+            // callgrind counts them) than with three zipped iterators.
             for (j, slot) in ring.iter_mut().enumerate() {
                 answers[j] = look(slot);
                 *slot = locate(hashes[j]);
