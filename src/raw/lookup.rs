@@ -11,8 +11,8 @@ use super::table::Buckets;
 use super::{semisort, RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
-/// How far ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets: enough
-/// keys to keep the core's dozen or so outstanding misses busy.
+/// How many keys ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets:
+/// enough to keep the core's dozen or so outstanding misses busy.
 const AHEAD: usize = 8;
 
 impl<P: Place> RawFilter<P> {
@@ -307,12 +307,12 @@ impl<P: Place> RawFilter<P> {
 
 // Many keys at once. A lookup in a table far larger than the caches waits most of its time for
 // two cache misses; one key at a time, the CPU overlaps only the few misses its reorder window
-// reaches, where a block whose buckets are all prefetched before the first probe keeps a whole
-// block's misses in flight. In a table that fits in cache the prefetches only cost instructions,
+// reaches, where prefetching each key's buckets several keys before its probe keeps that many
+// keys' misses in flight. In a table that fits in cache the prefetches only cost instructions,
 // so they are skipped there.
 impl<P: Place> RawFilter<P> {
-    /// `answers[i] = contains(hashes[i])`. The keys go in blocks of [`AHEAD`]: while one block
-    /// is probed, the buckets of the next are already on their way from memory.
+    /// `answers[i] = contains(hashes[i])`. In a large table each key's buckets are prefetched
+    /// [`AHEAD`] keys before its probe, so that they are on their way from memory meanwhile.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
         if !self.table.worth_prefetching() {
@@ -371,8 +371,12 @@ impl<P: Place> RawFilter<P> {
         });
     }
 
-    /// `answers[i] = look(candidates of hashes[i])`, in blocks of [`AHEAD`] keys: while one block
-    /// is probed, the buckets of the next, prefetched, are already on their way from memory.
+    /// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
+    /// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
+    /// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
+    /// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
+    /// end, a loop small enough that what the lookups read of the filter stays in registers.
+    /// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
     #[inline(always)]
     fn contains_blocks(
         &self,
@@ -382,46 +386,37 @@ impl<P: Place> RawFilter<P> {
         prefetch: impl Fn(BucketIndex),
         look: impl Fn(&Candidates) -> bool,
     ) {
-        let mut blocks = hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD));
-        let Some((first, mut answers)) = blocks.next() else {
-            return;
-        };
-        let mut buffers = [[Candidates::default(); AHEAD]; 2];
-        let (located, next) = buffers.split_at_mut(1);
-        let (mut located, mut next) = (&mut located[0], &mut next[0]);
-        Self::locate_block(first, located, placement, &prefetch);
-        for (hashes, next_answers) in blocks {
-            Self::locate_block(hashes, next, placement, &prefetch);
-            Self::probe_block(located, answers, &look);
-            core::mem::swap(&mut located, &mut next);
-            answers = next_answers;
-        }
-        Self::probe_block(located, answers, &look);
-    }
-
-    /// Each hash's candidates, their buckets prefetched.
-    #[inline(always)]
-    fn locate_block(
-        hashes: &[u64],
-        out: &mut [Candidates; AHEAD],
-        placement: P,
-        prefetch: &impl Fn(BucketIndex),
-    ) {
-        for (c, &hash) in out.iter_mut().zip(hashes) {
-            *c = placement.candidates(hash);
+        let locate = |hash| {
+            let c = placement.candidates(hash);
             prefetch(c.first);
             prefetch(c.second);
+            c
+        };
+        let len = hashes.len().min(answers.len());
+        let lead = len.min(AHEAD);
+        let mut ring = [Candidates::default(); AHEAD];
+        for (slot, &hash) in ring.iter_mut().zip(hashes) {
+            *slot = locate(hash);
         }
-    }
-
-    /// `answers[i] = look(located[i])`, for as many as there are answers.
-    #[inline(always)]
-    fn probe_block(
-        located: &[Candidates; AHEAD],
-        answers: &mut [bool],
-        look: &impl Fn(&Candidates) -> bool,
-    ) {
-        for (answer, c) in answers.iter_mut().zip(located) {
+        let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
+        let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
+        let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
+        for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
+            // Indexed rather than zipped: the chunks are `AHEAD` long, so no bounds check is
+            // left, and the loop keeps fewer pointers live (and runs fewer instructions, as
+            // callgrind counts them) than with three zipped iterators.
+            for (j, slot) in ring.iter_mut().enumerate() {
+                answers[j] = look(slot);
+                *slot = locate(hashes[j]);
+            }
+        }
+        let rest = answer_laps.into_remainder();
+        for ((slot, answer), &hash) in ring.iter_mut().zip(&mut *rest).zip(hash_laps.remainder()) {
+            *answer = look(slot);
+            *slot = locate(hash);
+        }
+        ring.rotate_left(rest.len());
+        for (answer, c) in tail.iter_mut().zip(&ring) {
             *answer = look(c);
         }
     }
@@ -515,5 +510,71 @@ impl<P: Place> Probe<'_, P> {
         let pattern = self.lanes.broadcast(c.fp);
         let [first, second] = self.buckets.narrow_pair(c.first, c.second);
         self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{Geometry, SearchLimits, Shape};
+
+    /// A filter whose table is large enough to be prefetched, with `stored` items.
+    fn prefetched(shape: Shape, stored: &[u64]) -> RawFilter {
+        let filter = RawFilter::new(&Geometry {
+            shape,
+            stripes: 64,
+            limits: SearchLimits {
+                max_hops: 5,
+                max_search_buckets: 2000,
+            },
+        })
+        .unwrap();
+        assert!(filter.table.worth_prefetching(), "{shape:?}");
+        for &hash in stored {
+            assert_eq!(
+                filter.insert(hash, false),
+                super::super::Insertion::Inserted
+            );
+        }
+        filter
+    }
+
+    #[test]
+    fn prefetched_batches_of_every_length_answer_as_single_lookups() {
+        let hash = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
+        let stored: Vec<u64> = (0..20_000).map(hash).collect();
+        // Members and non-members interleaved.
+        let queries: Vec<u64> = (0..80).map(|i| hash(i * 500)).collect();
+        // Bucket words, narrow packed buckets, and semi-sorted buckets of 76 bits: the three
+        // loops the prefetching batch has.
+        for (bucket_size, fingerprint_bits, semi_sorted, bucket_words) in [
+            (4, 12, false, true),
+            (4, 12, false, false),
+            (4, 20, true, false),
+        ] {
+            let shape = Shape {
+                bucket_count: 1 << 20,
+                bucket_size,
+                fingerprint_bits,
+                semi_sorted,
+                bucket_words,
+            };
+            let filter = prefetched(shape, &stored);
+            // Every length up to past two laps of the ring, from every start up to one lap.
+            for start in 0..=AHEAD {
+                for end in start..queries.len() {
+                    let hashes = &queries[start..end];
+                    let mut answers = vec![false; hashes.len()];
+                    filter.contains_hashes(hashes, &mut answers);
+                    let single: Vec<bool> = hashes.iter().map(|&h| filter.contains(h)).collect();
+                    assert_eq!(answers, single, "{shape:?} {start}..{end}");
+                    assert!(hashes
+                        .iter()
+                        .zip(&answers)
+                        .all(|(h, &found)| found || !stored.contains(h)));
+                }
+            }
+            assert!(queries.iter().any(|&h| filter.contains(h)));
+        }
     }
 }
