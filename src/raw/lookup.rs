@@ -12,8 +12,9 @@ use super::{semisort, RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
 /// How many keys ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets:
-/// enough to keep the core's dozen or so outstanding misses busy.
-const AHEAD: usize = 8;
+/// enough to keep the core's outstanding misses busy. Sixteen answered faster than eight in
+/// tables up to the size of the L3 cache, and as fast in larger ones.
+const AHEAD: usize = 16;
 
 impl<P: Place> RawFilter<P> {
     /// A lookup of one hash. Bucket words (the default filter's) and narrow packed buckets are

@@ -9,8 +9,10 @@
 use super::bucket::{BucketLayout, RawBucket};
 use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
-/// Tables at least this large get prefetches: about the L2 cache of one core here.
-const PREFETCH_MIN_TABLE_BYTES: usize = 4 << 20;
+/// Tables at least this large get prefetches. Measured on this project's machine (1 MiB of L2
+/// a core): the prefetching batch is as fast at 320 KiB and faster from 480 KiB on; in smaller
+/// tables the L2 cache answers quickly and the prefetches only cost instructions.
+const PREFETCH_MIN_TABLE_BYTES: usize = 384 << 10;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
