@@ -473,7 +473,7 @@ impl<P: Place> RawFilter<P> {
         for (c, &hash) in candidates.iter_mut().zip(hashes) {
             *c = self.placement.candidates(hash);
         }
-        let buckets = self.table.worth_prefetching();
+        let buckets = self.table.writes_worth_prefetching();
         // A plain insert into narrow buckets locks the second bucket's stripe only when the
         // first bucket is full, and fetches it then (see `try_place_narrow`).
         let second_stripe = unique || !self.layout.is_plain_narrow();

@@ -330,7 +330,7 @@ impl<P: Place> RawFilter<P> {
         answers: &mut [bool],
     ) {
         debug_assert_eq!(items.len(), answers.len());
-        if !self.table.worth_prefetching() {
+        if !self.table.lookups_worth_prefetching() {
             // Nothing to overlap: each key's lookup as one `contains`, with no candidates
             // stored between passes.
             if self.layout.is_word() {
@@ -572,7 +572,7 @@ mod tests {
             },
         })
         .unwrap();
-        assert!(filter.table.worth_prefetching(), "{shape:?}");
+        assert!(filter.table.lookups_worth_prefetching(), "{shape:?}");
         for &hash in stored {
             assert_eq!(
                 filter.insert(hash, false),

@@ -103,7 +103,7 @@ pub(crate) fn search(
         stripes,
         limits,
     };
-    let end = match (stripes.is_some(), table.worth_prefetching()) {
+    let end = match (stripes.is_some(), table.writes_worth_prefetching()) {
         (false, false) => search.rings::<false, false>(queue),
         (false, true) => search.rings::<false, true>(queue),
         (true, false) => search.rings::<true, false>(queue),
@@ -375,7 +375,7 @@ mod tests {
         // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
         // buckets are read once all are listed rather than as each is.
         let (table, layout, placement, stripes) = nearly_full(800_000, 40, 7);
-        assert!(table.worth_prefetching());
+        assert!(table.writes_worth_prefetching());
         let limits = SearchLimits {
             max_hops: 2,
             max_search_buckets: usize::MAX,

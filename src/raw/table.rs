@@ -9,10 +9,16 @@
 use super::bucket::{BucketLayout, RawBucket};
 use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
-/// Tables at least this large get prefetches. Measured on this project's machine (1 MiB of L2
-/// a core): the prefetching batch is as fast at 320 KiB and faster from 480 KiB on; in smaller
-/// tables the L2 cache answers quickly and the prefetches only cost instructions.
-const PREFETCH_MIN_TABLE_BYTES: usize = 384 << 10;
+/// Tables at least this large get their buckets prefetched by batch lookups. Measured on this
+/// project's machine (1 MiB of L2 a core): the prefetching batch is as fast at 320 KiB and
+/// faster from 480 KiB on; in smaller tables the L2 cache answers quickly and the prefetches
+/// only cost instructions.
+const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
+
+/// Tables at least this large get their buckets prefetched by bulk inserts and path searches:
+/// about the L2 cache of one core. Below, a search that reads each bucket as it lists it ends
+/// at the first with room, where one that prefetches a whole ring first reads it all.
+const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
@@ -132,12 +138,18 @@ impl Table {
         self.words.len() * 8
     }
 
-    /// Whether the table is large enough that a prefetch of its buckets pays: at least
-    /// [`PREFETCH_MIN_TABLE_BYTES`]. In a table the caches hold, a prefetch is only an
-    /// instruction more per bucket.
+    /// Whether the table is large enough that batch lookups pay for prefetching its buckets:
+    /// at least [`LOOKUP_PREFETCH_MIN_BYTES`].
     #[inline]
-    pub(crate) fn worth_prefetching(&self) -> bool {
-        self.memory_usage() >= PREFETCH_MIN_TABLE_BYTES
+    pub(crate) fn lookups_worth_prefetching(&self) -> bool {
+        self.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES
+    }
+
+    /// Whether the table is large enough that bulk inserts and path searches pay for
+    /// prefetching its buckets: at least [`WRITE_PREFETCH_MIN_BYTES`].
+    #[inline]
+    pub(crate) fn writes_worth_prefetching(&self) -> bool {
+        self.memory_usage() >= WRITE_PREFETCH_MIN_BYTES
     }
 
     /// Loads the bucket's bits. Unvalidated: a racing writer can make this a mix of old and new.
