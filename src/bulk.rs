@@ -70,11 +70,15 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
             answers.len(),
             "contains_batch_into: one answer per item"
         );
-        // Each item hashed as the probe loop reaches it, so that its hashing overlaps the loads
-        // of the items ahead. The `Hash` impls run with none of the filter's locks held.
-        let hasher = self.hasher();
-        self.raw()
-            .contains_mapped(items, |item| hasher.hash_one(item), answers);
+        // Hashing a chunk first keeps user code (the `Hash` impls) apart from the probe loop.
+        const CHUNK: usize = 512;
+        let mut hashes = [0u64; CHUNK];
+        for (items, answers) in items.chunks(CHUNK).zip(answers.chunks_mut(CHUNK)) {
+            for (hash, item) in hashes.iter_mut().zip(items) {
+                *hash = self.hasher().hash_one(item);
+            }
+            self.raw().contains_hashes(&hashes[..items.len()], answers);
+        }
     }
 
     /// Inserts every item in order, overlapping the memory loads of consecutive items; stops at

@@ -26,8 +26,6 @@ pub trait Backend: Send + Sync + Sized {
     fn hash_ints(&self, keys: &[u64], hashes: &mut [u64]);
     /// Batched lookups by hash (the crate's prefetching path).
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]);
-    /// Batched lookups of int keys by their 64-bit patterns, each hashed as the loop reaches it.
-    fn contains_ints(&self, keys: &[u64], answers: &mut [bool]);
     /// Pipelined inserts by hash that stop at the first with no room.
     fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError>;
     fn remove_hash(&self, hash: u64) -> bool;
@@ -75,9 +73,6 @@ macro_rules! backend {
             }
             fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
                 self.contains_hash_batch_into(hashes, answers);
-            }
-            fn contains_ints(&self, keys: &[u64], answers: &mut [bool]) {
-                self.contains_batch_into(keys, answers);
             }
             fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError> {
                 self.try_extend_hashes(hashes)

@@ -6,9 +6,8 @@
 //! meanwhile, and the copy keeps every read of it under the interpreter's rules), other keys
 //! into a [`Segment`] (integers as their values, strings and bytes as copies of their bytes).
 //! Then, with the interpreter released, the filter's hasher hashes them and the filter works on
-//! the hashes through the crate's prehashed batch calls (integer lookups through
-//! `contains_batch_into`, which hashes each key as its loop reaches it), on `threads` threads
-//! when asked (see [`parts`]).
+//! the hashes through the crate's prehashed batch calls, on `threads` threads when asked (see
+//! [`parts`]).
 
 use numpy::ndarray::{s, ArrayView1};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -56,19 +55,6 @@ impl<'a> Keys<'a> {
             Self::Read(keys) => {
                 let (a, b) = keys.split_at(mid);
                 (Self::Read(a), Self::Read(b))
-            }
-        }
-    }
-
-    /// `answers[i]` = whether the filter may hold key `i`; `hashes` is scratch space as long
-    /// as the keys. Integers are hashed by the lookup loop as it reaches them, where the
-    /// hashing overlaps the loads of the keys ahead; other keys are hashed first.
-    fn contains_into<B: Backend>(self, filter: &B, hashes: &mut [u64], answers: &mut [bool]) {
-        match self {
-            Self::Ints(keys) => filter.contains_ints(keys, answers),
-            Self::Read(_) => {
-                self.hash_into(filter, hashes);
-                filter.contains_hashes(hashes, answers);
             }
         }
     }
@@ -286,7 +272,10 @@ pub fn contains_many<'py, B: Backend>(
             in_parts(
                 threads,
                 part,
-                |part| part.keys.contains_into(filter, part.hashes, part.answers),
+                |part| {
+                    part.keys.hash_into(filter, part.hashes);
+                    filter.contains_hashes(part.hashes, part.answers);
+                },
                 |()| true,
             )
         });

@@ -315,42 +315,28 @@ impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. In a large table each key's buckets are prefetched
     /// [`AHEAD`] keys before its probe, so that they are on their way from memory meanwhile.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-        self.contains_mapped(hashes, |&hash| hash, answers);
-    }
-
-    /// `answers[i] = contains(hash_of(&items[i]))`, each hash taken as its key is reached: in a
-    /// large table, where a key's buckets are prefetched [`AHEAD`] keys before its probe, the
-    /// hashing runs while those loads are in flight instead of in a pass of its own with no
-    /// load in flight. `hash_of` runs with no lock held.
-    #[inline]
-    pub(crate) fn contains_mapped<T>(
-        &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
-        answers: &mut [bool],
-    ) {
-        debug_assert_eq!(items.len(), answers.len());
+        debug_assert_eq!(hashes.len(), answers.len());
         if !self.table.lookups_worth_prefetching() {
             // Nothing to overlap: each key's lookup as one `contains`, with no candidates
             // stored between passes.
             if self.layout.is_word() {
-                self.contains_each_word(items, hash_of, answers);
+                self.contains_each_word(hashes, answers);
             } else if self.layout.is_narrow() {
-                self.contains_each_narrow(items, hash_of, answers);
+                self.contains_each_narrow(hashes, answers);
             } else {
-                for (answer, item) in answers.iter_mut().zip(items) {
-                    *answer = self.contains(hash_of(item));
+                for (answer, &hash) in answers.iter_mut().zip(hashes) {
+                    *answer = self.contains(hash);
                 }
             }
             return;
         }
         if self.layout.is_word() {
-            self.contains_blocks_word(items, hash_of, answers);
+            self.contains_blocks_word(hashes, answers);
         } else if self.layout.is_narrow() {
-            self.contains_blocks_narrow(items, hash_of, answers);
+            self.contains_blocks_narrow(hashes, answers);
         } else {
             let prefetch = |bucket| self.table.prefetch(bucket);
-            self.contains_blocks(items, hash_of, answers, self.placement, prefetch, |c| {
+            self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
                 self.contains_located(*c)
             });
         }
@@ -359,38 +345,23 @@ impl<P: Place> RawFilter<P> {
     /// [`Self::contains_blocks`] of bucket words, with what the lookups read of the filter in
     /// registers.
     #[inline(never)]
-    fn contains_blocks_word<T>(
-        &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
-        answers: &mut [bool],
-    ) {
+    fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
-        self.contains_blocks(
-            items,
-            hash_of,
-            answers,
-            probe.placement,
-            prefetch,
-            |c| match probe.try_read_words(c) {
-                Some(answer) => answer,
-                None => self.contains_word_contended(c.fp, c.first, c.second),
-            },
-        );
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
+            .try_read_words(c)
+        {
+            Some(answer) => answer,
+            None => self.contains_word_contended(c.fp, c.first, c.second),
+        });
     }
 
     /// [`Self::contains_blocks_word`] of narrow packed buckets.
     #[inline(never)]
-    fn contains_blocks_narrow<T>(
-        &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
-        answers: &mut [bool],
-    ) {
+    fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
-        self.contains_blocks(items, hash_of, answers, probe.placement, prefetch, |c| {
+        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
             let read = probe.stamps.begin_read(c.first, c.second);
             let hit = probe.holds_narrow(c);
             if read.validate() {
@@ -401,50 +372,49 @@ impl<P: Place> RawFilter<P> {
         });
     }
 
-    /// `answers[i] = look(candidates of hash_of(&items[i]))`, each key's buckets prefetched
-    /// [`AHEAD`] keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i`
-    /// in slot `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places
-    /// after it. The keys go round the ring in whole laps, slot by slot with no branch on where
-    /// the keys end, a loop small enough that what the lookups read of the filter stays in
-    /// registers. The keys short of a lap follow, then the last `AHEAD`, which are only probed.
+    /// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
+    /// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
+    /// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
+    /// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
+    /// end, a loop small enough that what the lookups read of the filter stays in registers.
+    /// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
     #[inline(always)]
-    fn contains_blocks<T>(
+    fn contains_blocks(
         &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
+        hashes: &[u64],
         answers: &mut [bool],
         placement: P,
         prefetch: impl Fn(BucketIndex),
         look: impl Fn(&Candidates) -> bool,
     ) {
-        let locate = |item: &T| {
-            let c = placement.candidates(hash_of(item));
+        let locate = |hash| {
+            let c = placement.candidates(hash);
             prefetch(c.first);
             prefetch(c.second);
             c
         };
-        let len = items.len().min(answers.len());
+        let len = hashes.len().min(answers.len());
         let lead = len.min(AHEAD);
         let mut ring = [Candidates::default(); AHEAD];
-        for (slot, item) in ring.iter_mut().zip(items) {
-            *slot = locate(item);
+        for (slot, &hash) in ring.iter_mut().zip(hashes) {
+            *slot = locate(hash);
         }
         let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
         let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
-        let mut item_laps = items[lead..len].chunks_exact(AHEAD);
-        for (answers, items) in (&mut answer_laps).zip(&mut item_laps) {
+        let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
+        for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
             // Indexed rather than zipped: the chunks are `AHEAD` long, so no bounds check is
             // left, and the loop keeps fewer pointers live (and runs fewer instructions, as
             // callgrind counts them) than with three zipped iterators.
             for (j, slot) in ring.iter_mut().enumerate() {
                 answers[j] = look(slot);
-                *slot = locate(&items[j]);
+                *slot = locate(hashes[j]);
             }
         }
         let rest = answer_laps.into_remainder();
-        for ((slot, answer), item) in ring.iter_mut().zip(&mut *rest).zip(item_laps.remainder()) {
+        for ((slot, answer), &hash) in ring.iter_mut().zip(&mut *rest).zip(hash_laps.remainder()) {
             *answer = look(slot);
-            *slot = locate(item);
+            *slot = locate(hash);
         }
         ring.rotate_left(rest.len());
         for (answer, c) in tail.iter_mut().zip(&ring) {
@@ -452,19 +422,13 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::contains_mapped`] of bucket words in a table the caches hold, with what the
+    /// [`Self::contains_hashes`] of bucket words in a table the caches hold, with what the
     /// lookups read of the filter in registers. Out of line, so that the prefetching loops do
     /// not take its registers.
     #[inline(never)]
-    fn contains_each_word<T>(
-        &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
-        answers: &mut [bool],
-    ) {
+    fn contains_each_word(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
-        for (answer, item) in answers.iter_mut().zip(items) {
-            let hash = hash_of(item);
+        for (answer, &hash) in answers.iter_mut().zip(hashes) {
             *answer = match probe.try_read_words(&probe.placement.candidates(hash)) {
                 Some(answer) => answer,
                 None => self.contains_word_contended_hash(hash),
@@ -474,15 +438,9 @@ impl<P: Place> RawFilter<P> {
 
     /// [`Self::contains_each_word`] of narrow packed buckets.
     #[inline(never)]
-    fn contains_each_narrow<T>(
-        &self,
-        items: &[T],
-        hash_of: impl Fn(&T) -> u64,
-        answers: &mut [bool],
-    ) {
+    fn contains_each_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
-        for (answer, item) in answers.iter_mut().zip(items) {
-            let hash = hash_of(item);
+        for (answer, &hash) in answers.iter_mut().zip(hashes) {
             let c = probe.placement.candidates(hash);
             let read = probe.stamps.begin_read(c.first, c.second);
             let hit = probe.holds_narrow(&c);
