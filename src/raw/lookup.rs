@@ -309,7 +309,7 @@ impl<P: Place> RawFilter<P> {
 // Many keys at once. A lookup in a table far larger than the caches waits most of its time for
 // two cache misses; one key at a time, the CPU overlaps only the few misses its reorder window
 // reaches, where prefetching each key's buckets several keys before its probe keeps that many
-// keys' misses in flight. In a table that fits in cache the prefetches only cost instructions,
+// keys' misses in flight. In a table the L2 cache holds the prefetches only cost instructions,
 // so they are skipped there.
 impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. In a large table each key's buckets are prefetched
