@@ -1,35 +1,38 @@
-//! The default hasher: seeded XXH3, with the same output on every platform, and a one-multiply
-//! mix for keys of eight bytes.
+//! The default hasher: seeded XXH3, with the same output on every platform, and one 128-bit
+//! multiply-fold for keys of eight bytes.
 //!
 //! `std`'s `Hasher` defaults write integers in native byte order and `usize` at native width, so
 //! the same key would hash differently on a big-endian or 32-bit machine and a filter written on
 //! one could not be read on another. [`FilterHasher`] writes every integer as little-endian and
 //! every `usize`/`isize` as 64 bits, then hashes the byte stream.
 //!
-//! Two hash functions, each with the id the byte format records
-//! ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)):
-//! - `ccf-xxw8`, what every new builder computes: XXH3-64 of the stream, except a stream of
-//!   exactly eight bytes (a lone `u64`, `i64`, `usize`, or an `f64`'s bits), which takes
-//!   [`word_mix`]: two 64×64→128-bit multiplies with seed-derived words, as wyhash mixes. XXH3's
-//!   path for eight bytes is 18 instructions of a 115-instruction lookup.
-//! - `ccf-xxh3`: XXH3-64 of every stream. Filters written under it still load with
-//!   [`DefaultHashBuilder`], which then computes it again, so they answer as they did.
+//! Three hash functions, each with the id the byte format records
+//! ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)); they differ only for
+//! a stream of exactly eight bytes (`word_mix.rs` gives their mixes):
+//! - `ccf-xxf8`, what every new builder computes: XXH3-64 of the stream, except a stream of
+//!   eight bytes, which takes [`one_fold`].
+//! - `ccf-xxw8`: the same, with [`two_folds`] for eight bytes.
+//! - `ccf-xxh3`: XXH3-64 of every stream.
+//!
+//! Filters written under an older function still load with [`DefaultHashBuilder`], which then
+//! computes that function, so they answer as they did.
 
 use core::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::word_mix::{flip_4to8, one_fold, strong_avalanche, two_folds, xxh3_word, WordMix};
+
 /// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
 const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
-
-/// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
-/// 4 to 8 bytes mixes with the seed.
-const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
 
 /// The recorded id of XXH3 for every stream.
 pub(crate) const XXH3_ID: u64 = u64::from_le_bytes(*b"ccf-xxh3");
 
-/// The recorded id of XXH3 with eight-byte streams mixed by [`word_mix`].
-pub(crate) const XXH3_WORD_MIX_ID: u64 = u64::from_le_bytes(*b"ccf-xxw8");
+/// The recorded id of XXH3 with eight-byte streams mixed by [`two_folds`].
+pub(crate) const XXH3_TWO_FOLDS_ID: u64 = u64::from_le_bytes(*b"ccf-xxw8");
+
+/// The recorded id of XXH3 with eight-byte streams mixed by [`one_fold`].
+pub(crate) const XXH3_ONE_FOLD_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
 
 /// Bytes gathered before a block is folded into the running state. Keys up to this size (nearly
 /// all keys) cost exactly one XXH3 call.
@@ -58,58 +61,61 @@ pub struct DefaultHashBuilder {
     seed: u64,
     /// [`flip_4to8`] of the seed, so that a 4- or 8-byte key does not derive it again.
     flip_4to8: u64,
-    /// For `ccf-xxw8`, the words [`word_mix`] takes from the seed; `None` for `ccf-xxh3`.
-    word_mix: Option<WordMix>,
+    /// The words the mixes take from the seed.
+    mix: WordMix,
+    /// What it computes for a stream of eight bytes.
+    word: WordFunction,
 }
 
-/// What [`WordMix`] hashes under the seed for its four words: the first hexadecimal digits of π.
-const WORD_MIX_SALTS: [u64; 4] = [
-    0x243f_6a88_85a3_08d3,
-    0x1319_8a2e_0370_7344,
-    0xa409_3822_299f_31d0,
-    0x082e_fa98_ec4e_6c89,
-];
-
-/// The seed-derived words of [`word_mix`].
+/// What a [`DefaultHashBuilder`] computes for a stream of exactly eight bytes: the one thing in
+/// which its hash functions differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct WordMix {
-    flips: [u64; 4],
+enum WordFunction {
+    /// [`one_fold`], of `ccf-xxf8`.
+    OneFold,
+    /// [`two_folds`], of `ccf-xxw8`.
+    TwoFolds,
+    /// XXH3, of `ccf-xxh3`.
+    Xxh3,
 }
 
-impl WordMix {
-    /// The words for `seed`: XXH3-64 under the seed of each of [`WORD_MIX_SALTS`], as eight
-    /// little-endian bytes.
-    const fn of(seed: u64) -> Self {
-        let flip = flip_4to8(seed);
-        let mut flips = [0; 4];
-        let mut i = 0;
-        while i < flips.len() {
-            flips[i] = xxh3_word(WORD_MIX_SALTS[i], flip);
-            i += 1;
+/// [`two_folds`], for filters recorded under `ccf-xxw8`.
+#[cold]
+#[inline(never)]
+fn two_folds_out_of_line(word: u64, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    two_folds(word, [a, b, c, d])
+}
+
+/// [`xxh3_word`], for filters recorded under `ccf-xxh3`.
+#[cold]
+#[inline(never)]
+fn xxh3_word_out_of_line(word: u64, flip_4to8: u64) -> u64 {
+    xxh3_word(word, flip_4to8)
+}
+
+impl WordFunction {
+    /// The hash of an eight-byte stream, read as the little-endian `word`. Only the function new
+    /// builders compute is inline; the others are calls, so that it falls through with no jump.
+    /// The calls take words, not the mix or the hasher, which they would make the caller build
+    /// in memory for every key.
+    #[inline(always)]
+    fn hash(self, word: u64, mix: WordMix, flip_4to8: u64) -> u64 {
+        let [a, b, c, d] = mix.flips;
+        match self {
+            Self::OneFold => one_fold(word, a, b),
+            Self::TwoFolds => two_folds_out_of_line(word, a, b, c, d),
+            Self::Xxh3 => xxh3_word_out_of_line(word, flip_4to8),
         }
-        Self { flips }
     }
-}
 
-/// `a × b` in 128 bits, its two halves XORed.
-#[inline(always)]
-const fn folded_multiply(a: u64, b: u64) -> u64 {
-    let product = a as u128 * b as u128;
-    product as u64 ^ (product >> 64) as u64
-}
-
-/// The `ccf-xxw8` hash of an eight-byte key, wyhash's for eight bytes: the key and the key with
-/// its halves swapped, each flipped by a seed word, multiplied in 128 bits; the product's two
-/// halves, flipped again, multiplied and folded. One multiply is not enough: the product is
-/// then nearly linear in a small key, and keys `0..n` land on a lattice (measured: small filters
-/// of such keys refused inserts below the capacity they were sized for, and a large one at
-/// 89.5% load). The second multiply makes every bit of the first reach both halves of the
-/// result, from which the filter takes its bucket (high half) and fingerprint (low half).
-#[inline(always)]
-const fn word_mix(key: u64, mix: WordMix) -> u64 {
-    let [a, b, c, d] = mix.flips;
-    let product = (key ^ a) as u128 * (key.rotate_left(32) ^ b) as u128;
-    folded_multiply(product as u64 ^ c, (product >> 64) as u64 ^ d)
+    /// The id the byte format records for the builder's function.
+    const fn id(self) -> u64 {
+        match self {
+            Self::OneFold => XXH3_ONE_FOLD_ID,
+            Self::TwoFolds => XXH3_TWO_FOLDS_ID,
+            Self::Xxh3 => XXH3_ID,
+        }
+    }
 }
 
 impl DefaultHashBuilder {
@@ -126,29 +132,29 @@ impl DefaultHashBuilder {
         Self {
             seed,
             flip_4to8: flip_4to8(seed),
-            word_mix: Some(WordMix::of(seed)),
+            mix: WordMix::of(seed),
+            word: WordFunction::OneFold,
         }
     }
 
     /// The builder that computes the hash function recorded as `hasher_id` with `seed`, for a
     /// filter read from bytes; `None` for an id that is not one of [the crate's](self).
     pub(crate) const fn recorded(hasher_id: u64, seed: u64) -> Option<Self> {
-        match hasher_id {
-            XXH3_WORD_MIX_ID => Some(Self::with_seed(seed)),
-            XXH3_ID => Some(Self {
-                word_mix: None,
-                ..Self::with_seed(seed)
-            }),
-            _ => None,
-        }
+        let word = match hasher_id {
+            XXH3_ONE_FOLD_ID => WordFunction::OneFold,
+            XXH3_TWO_FOLDS_ID => WordFunction::TwoFolds,
+            XXH3_ID => WordFunction::Xxh3,
+            _ => return None,
+        };
+        Some(Self {
+            word,
+            ..Self::with_seed(seed)
+        })
     }
 
     /// The id of the hash function this builder computes, as the byte format records it.
     pub(crate) const fn function_id(&self) -> u64 {
-        match self.word_mix {
-            Some(_) => XXH3_WORD_MIX_ID,
-            None => XXH3_ID,
-        }
+        self.word.id()
     }
 
     /// A builder with a seed drawn at random, different in every call and every process, as
@@ -222,7 +228,12 @@ impl DefaultHashBuilder {
             hasher.write(stream);
             return hasher.finish();
         }
-        hash_one_block(stream, self.seed, self.word_mix)
+        match <[u8; 8]>::try_from(stream) {
+            Ok(word) => self
+                .word
+                .hash(u64::from_le_bytes(word), self.mix, self.flip_4to8),
+            Err(_) => xxh3_64_with_seed(stream, self.seed),
+        }
     }
 }
 
@@ -240,7 +251,8 @@ impl BuildHasher for DefaultHashBuilder {
         FilterHasher {
             state: self.seed,
             flip_4to8: self.flip_4to8,
-            word_mix: self.word_mix,
+            mix: self.mix,
+            word: self.word,
             buf: [0; BLOCK],
             len: 0,
             folded: 0,
@@ -257,50 +269,6 @@ impl BuildHasher for DefaultHashBuilder {
     }
 }
 
-/// The hash of a stream of at most one block, none folded: the word mix for exactly eight bytes
-/// where the function has it, XXH3 under the builder's seed otherwise.
-#[inline(always)]
-fn hash_one_block(stream: &[u8], seed: u64, mix: Option<WordMix>) -> u64 {
-    match (mix, <[u8; 8]>::try_from(stream)) {
-        (Some(mix), Ok(word)) => word_mix(u64::from_le_bytes(word), mix),
-        _ => xxh3_64_with_seed(stream, seed),
-    }
-}
-
-/// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (`xxh3_64_4to8` of the reference):
-/// the default secret's words 8..24 less the seed with its low half byte-swapped into its high.
-const fn flip_4to8(seed: u64) -> u64 {
-    let seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
-    (SECRET_8_TO_24[0] ^ SECRET_8_TO_24[1]).wrapping_sub(seed)
-}
-
-/// XXH3-64 of the eight little-endian bytes of `word`, under the seed whose [`flip_4to8`] is
-/// `flip`.
-#[inline(always)]
-const fn xxh3_word(word: u64, flip: u64) -> u64 {
-    strong_avalanche(word.rotate_left(32) ^ flip, 8)
-}
-
-/// [`xxh3_word`] for filters recorded under `ccf-xxh3`: out of line, so that the word mix every
-/// new filter takes falls through with no jump. Its arguments are two words, not the hasher,
-/// which a call would make the caller build in memory.
-#[cold]
-#[inline(never)]
-fn xxh3_word_out_of_line(word: u64, flip: u64) -> u64 {
-    xxh3_word(word, flip)
-}
-
-/// XXH3's final mix for inputs of 4 to 8 bytes (`rrmxmx`).
-#[inline(always)]
-const fn strong_avalanche(mut value: u64, len: u64) -> u64 {
-    const PRIME: u64 = 0x9fb2_1c65_1e98_df25;
-    value ^= value.rotate_left(49) ^ value.rotate_left(24);
-    value = value.wrapping_mul(PRIME);
-    value ^= (value >> 35).wrapping_add(len);
-    value = value.wrapping_mul(PRIME);
-    value ^ (value >> 28)
-}
-
 /// The [`Hasher`] made by [`DefaultHashBuilder`].
 ///
 /// Bytes collect in a 64-byte buffer; each full block is folded into the running state with one
@@ -311,7 +279,8 @@ pub struct FilterHasher {
     state: u64,
     /// The builder's, for the seed `state` starts as.
     flip_4to8: u64,
-    word_mix: Option<WordMix>,
+    mix: WordMix,
+    word: WordFunction,
     buf: [u8; BLOCK],
     len: usize,
     folded: u64,
@@ -357,7 +326,12 @@ impl FilterHasher {
     fn finish_stream(&self) -> u64 {
         let tail = &self.buf[..self.len];
         if self.folded == 0 {
-            return hash_one_block(tail, self.state, self.word_mix);
+            return match <[u8; 8]>::try_from(tail) {
+                Ok(word) => self
+                    .word
+                    .hash(u64::from_le_bytes(word), self.mix, self.flip_4to8),
+                Err(_) => xxh3_64_with_seed(tail, self.state),
+            };
         }
         // A stream that folded blocks ends under a seed that also records how many it folded.
         xxh3_64_with_seed(
@@ -382,7 +356,7 @@ impl FilterHasher {
 
     /// The first eight bytes of the block.
     #[inline(always)]
-    fn word(&self) -> u64 {
+    fn first_word(&self) -> u64 {
         let mut bytes = [0; 8];
         bytes.copy_from_slice(&self.buf[..8]);
         u64::from_le_bytes(bytes)
@@ -408,12 +382,7 @@ impl Hasher for FilterHasher {
                 1 => return self.finish_short::<1>(),
                 2 => return self.finish_short::<2>(),
                 4 => return self.finish_4to8::<4>(),
-                8 => {
-                    return match self.word_mix {
-                        Some(mix) => word_mix(self.word(), mix),
-                        None => xxh3_word_out_of_line(self.word(), self.flip_4to8),
-                    }
-                }
+                8 => return self.word.hash(self.first_word(), self.mix, self.flip_4to8),
                 16 => return self.finish_short::<16>(),
                 _ => {}
             }
@@ -501,10 +470,13 @@ mod tests {
         DefaultHashBuilder::recorded(XXH3_ID, seed).unwrap()
     }
 
-    /// What the default function gives a stream: the word mix for eight bytes, else XXH3.
+    /// What the default function gives a stream: the one-fold mix for eight bytes, else XXH3.
     fn expected(seed: u64, bytes: &[u8]) -> u64 {
         match <[u8; 8]>::try_from(bytes) {
-            Ok(word) => word_mix(u64::from_le_bytes(word), WordMix::of(seed)),
+            Ok(word) => {
+                let [a, b, _, _] = WordMix::of(seed).flips;
+                one_fold(u64::from_le_bytes(word), a, b)
+            }
             Err(_) => xxh3_64_with_seed(bytes, seed),
         }
     }
@@ -524,21 +496,18 @@ mod tests {
     }
 
     #[test]
-    fn the_word_mix_takes_its_words_from_xxh3_of_the_salts() {
-        for seed in [0, 7, DEFAULT_SEED, u64::MAX] {
-            let words = WORD_MIX_SALTS.map(|salt| xxh3_64_with_seed(&salt.to_le_bytes(), seed));
-            assert_eq!(WordMix::of(seed).flips, words);
-        }
-    }
-
-    #[test]
     fn each_builder_records_the_function_it_computes() {
         let default = DefaultHashBuilder::with_seed(5);
-        assert_eq!(default.function_id(), XXH3_WORD_MIX_ID);
+        assert_eq!(default.function_id(), XXH3_ONE_FOLD_ID);
         assert_eq!(
-            DefaultHashBuilder::recorded(XXH3_WORD_MIX_ID, 5),
+            DefaultHashBuilder::recorded(XXH3_ONE_FOLD_ID, 5),
             Some(default)
         );
+        let older = DefaultHashBuilder::recorded(XXH3_TWO_FOLDS_ID, 5).unwrap();
+        assert_eq!(older.function_id(), XXH3_TWO_FOLDS_ID);
+        let key = 0x0102_0304_0506_0708u64;
+        assert_eq!(older.hash_one(key), two_folds(key, WordMix::of(5).flips));
+        assert_eq!(older.hash_one("key"), default.hash_one("key"));
         let old = xxh3_only(5);
         assert_eq!(old.function_id(), XXH3_ID);
         assert_eq!(old.seed(), 5);

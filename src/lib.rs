@@ -95,6 +95,7 @@ mod raw;
 mod settings;
 mod sizing;
 mod sync;
+mod word_mix;
 
 pub use crate::builder::ConcurrentCuckooFilterBuilder;
 pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};

@@ -233,7 +233,7 @@ fn stats_describe_the_filter_as_its_accessors_do() {
     assert_eq!(stats.load_factor, filter.load_factor());
     let bits = stats.bits_per_item.unwrap();
     assert_eq!(bits, filter.memory_usage() as f64 * 8.0 / 50_000.0);
-    assert_eq!(stats.hasher_id, u64::from_le_bytes(*b"ccf-xxw8"));
+    assert_eq!(stats.hasher_id, u64::from_le_bytes(*b"ccf-xxf8"));
     assert_eq!(stats.format_version, 1);
     // At about half the sized load, about half the expected rate.
     let ratio = stats.false_positive_rate_at_load / stats.expected_false_positive_rate;
@@ -241,7 +241,7 @@ fn stats_describe_the_filter_as_its_accessors_do() {
     let text = stats.to_string();
     for line in [
         "items: 50000\n",
-        "hasher: ccf-xxw8 (seed ",
+        "hasher: ccf-xxf8 (seed ",
         "format version: 1\n",
     ] {
         assert!(text.contains(line), "{text}");

@@ -90,7 +90,7 @@ fn build_counts_duplicates_and_writes_to_standard_output_when_piped() {
         "items: 1000\n",
         "bucket size: 4\n",
         "fingerprint bits: 12\n",
-        "hasher: ccf-xxw8",
+        "hasher: ccf-xxf8",
         "format version: 1\n",
         "bits per item: ",
         "load: ",
@@ -383,7 +383,7 @@ fn info_of_a_growable_filter_describes_each_level() {
         field(&info, "format version").ends_with(" (growable)"),
         "{info}"
     );
-    assert!(field(&info, "hasher").starts_with("ccf-xxw8"), "{info}");
+    assert!(field(&info, "hasher").starts_with("ccf-xxf8"), "{info}");
     let levels: usize = field(&info, "levels").parse().unwrap();
     assert_eq!(levels, number_before(&report, " levels"));
     let items: usize = field(&info, "items").parse().unwrap();

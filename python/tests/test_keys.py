@@ -14,17 +14,17 @@ FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
 
 # Known answers from the Rust crate: `DefaultHashBuilder::new().hash_one(key)` (and
 # `with_seed(7)`), printed by a Rust program linking the crate. Integers are eight-byte keys,
-# which the `ccf-xxw8` function mixes with two multiplies; strings go through XXH3.
+# which the `ccf-xxf8` function mixes with one fold; strings go through XXH3.
 RUST_HASHES = [
-    (0, None, 0xD984B8A5F5D386A0),  # 0u64
-    (2**64 - 1, None, 0x03B8DAE76BA2E402),  # u64::MAX
-    (-1, None, 0x03B8DAE76BA2E402),  # -1i64
-    (0x0102030405060708, None, 0x3B7AC6897CAB2135),
+    (0, None, 0x82127FE2358256F5),  # 0u64
+    (2**64 - 1, None, 0xFA563DA3690D7838),  # u64::MAX
+    (-1, None, 0xFA563DA3690D7838),  # -1i64
+    (0x0102030405060708, None, 0xFD3E7371C320A216),
     ("", None, 0x7939CA5E6A8CCB87),  # ""
     ("apple", None, 0x2795B948DC1506E9),
     ("é", None, 0xEFD578DD13D69E14),
     ("x" * 200, None, 0x56E7696CC4DCF7D5),  # longer than one 64-byte block
-    (42, 7, 0xC1FB91EF096FF67F),
+    (42, 7, 0xD39845DD4C7926D4),
     ("apple", 7, 0x98FB891DE5C37C0F),
 ]
 

@@ -3,7 +3,7 @@
 
 use core::hash::BuildHasher;
 
-use crate::hash::{DefaultHashBuilder, XXH3_WORD_MIX_ID};
+use crate::hash::{DefaultHashBuilder, XXH3_ONE_FOLD_ID};
 
 /// A [`BuildHasher`] with a stable identity: an id naming its hash function, and a seed.
 ///
@@ -118,10 +118,11 @@ pub trait StableHashBuilder: BuildHasher + Sized {
 }
 
 impl StableHashBuilder for DefaultHashBuilder {
-    /// `ccf-xxw8`: seeded XXH3-64 over the little-endian byte stream described in
-    /// [`FilterHasher`](crate::FilterHasher), and a one-multiply mix for a stream of eight
-    /// bytes. Filters recorded as `ccf-xxh3` (XXH3 for every stream) read back computing that.
-    const HASHER_ID: u64 = XXH3_WORD_MIX_ID;
+    /// `ccf-xxf8`: seeded XXH3-64 over the little-endian byte stream described in
+    /// [`FilterHasher`](crate::FilterHasher), and a one-fold mix for a stream of eight bytes.
+    /// Filters recorded as `ccf-xxw8` (a two-fold mix for eight bytes) or `ccf-xxh3` (XXH3 for
+    /// every stream) read back computing that.
+    const HASHER_ID: u64 = XXH3_ONE_FOLD_ID;
 
     fn hasher_id(&self) -> u64 {
         self.function_id()

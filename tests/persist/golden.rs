@@ -1,6 +1,7 @@
 //! Golden files: bytes written by format version 1, which every later version must read. The
 //! files without a suffix were written under the default hasher's `ccf-xxh3` function, those
-//! ending `-xxw8` under `ccf-xxw8`, which it computes for new filters.
+//! ending `-xxw8` under `ccf-xxw8`, and those ending `-xxf8` under `ccf-xxf8`, which it computes
+//! for new filters.
 
 use super::*;
 
@@ -55,16 +56,20 @@ fn golden_filters() -> Vec<(&'static str, ConcurrentCuckooFilter)> {
         d.insert(&key).unwrap();
     }
     vec![
-        ("golden-v1-b4-f12-xxw8.bin", a),
-        ("golden-v1-b4-f12-bucket-word-xxw8.bin", d),
-        ("golden-v1-b8-f20-seeded-xxw8.bin", b),
-        ("golden-v1-b4-f13-semi-sorted-xxw8.bin", c),
+        ("golden-v1-b4-f12-xxf8.bin", a),
+        ("golden-v1-b4-f12-bucket-word-xxf8.bin", d),
+        ("golden-v1-b8-f20-seeded-xxf8.bin", b),
+        ("golden-v1-b4-f13-semi-sorted-xxf8.bin", c),
     ]
 }
 
 #[test]
 fn golden_files_decode_with_their_members() {
-    for (suffix, function) in [("", *b"ccf-xxh3"), ("-xxw8", *b"ccf-xxw8")] {
+    for (suffix, function) in [
+        ("", *b"ccf-xxh3"),
+        ("-xxw8", *b"ccf-xxw8"),
+        ("-xxf8", *b"ccf-xxf8"),
+    ] {
         golden_files_of_one_function_decode_with_their_members(
             suffix,
             u64::from_le_bytes(function),

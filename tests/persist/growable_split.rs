@@ -27,29 +27,38 @@ const CHUNK_RECORD_LEN: usize = 24;
 /// [`golden_filter`] as written under the default hasher's `ccf-xxh3` function.
 const GOLDEN: &str = "golden-growable-v3.bin";
 
-/// [`golden_filter`] as this version writes it, under `ccf-xxw8`.
+/// [`golden_filter`] as written under `ccf-xxw8`.
 const GOLDEN_XXW8: &str = "golden-growable-v3-xxw8.bin";
+
+/// [`golden_filter`] as this version writes it, under `ccf-xxf8`.
+const GOLDEN_XXF8: &str = "golden-growable-v3-xxf8.bin";
 
 /// A split filter whose header leaves semi-sorting to the rate (`semi_sorted` 0), so its chunks
 /// are semi-sorted: built with capacity 1,000, rate 1%, split depth 2 and seed `0x5eed`, keys
 /// `0..6000` inserted and every tenth removed.
 const GOLDEN_SEMI_SORTED: &str = "golden-growable-v3-semi-sorted.bin";
 
-/// A split filter of tiny chunks: levels of 8, 32 and 128 buckets, each chunk splitting twice.
-fn tiny(seed: u64) -> GrowableCuckooFilter {
+/// A split filter of tiny chunks under `hasher`: levels of 8, 32 and 128 buckets, each chunk
+/// splitting twice.
+fn tiny_with(hasher: DefaultHashBuilder) -> GrowableCuckooFilter {
     GrowableCuckooFilter::builder()
         .capacity(24)
         .false_positive_rate(0.01)
         .split_depth(2)
         .level_shape(8, 4, 8, 0)
-        .hasher(DefaultHashBuilder::with_seed(seed))
+        .hasher(hasher)
         .build()
         .unwrap()
 }
 
-/// [`tiny`] grown until its third level exists, and 20 keys more: returns it and its key count.
+/// [`tiny_with`] grown until its third level exists, and 20 keys more: returns it and its key count.
 fn small_filter() -> (GrowableCuckooFilter, u64) {
-    let filter = tiny(0x5eed);
+    small_filter_with(DefaultHashBuilder::with_seed(0x5eed))
+}
+
+/// [`small_filter`] under `hasher`.
+fn small_filter_with(hasher: DefaultHashBuilder) -> (GrowableCuckooFilter, u64) {
+    let filter = tiny_with(hasher);
     let mut keys = 0u64;
     while filter.level_count() < 3 {
         filter.insert(&keys).unwrap();
@@ -879,7 +888,12 @@ fn split_level_statistics_add_up_over_their_chunks() {
 /// The filter of the golden file, rebuilt: [`small_filter`] with every tenth key removed, but
 /// for the few whose fingerprint shows in two levels, which `remove` refuses and leaves found.
 fn golden_filter() -> (GrowableCuckooFilter, u64) {
-    let (filter, keys) = small_filter();
+    golden_filter_with(DefaultHashBuilder::with_seed(0x5eed))
+}
+
+/// [`golden_filter`] under `hasher`.
+fn golden_filter_with(hasher: DefaultHashBuilder) -> (GrowableCuckooFilter, u64) {
+    let (filter, keys) = small_filter_with(hasher);
     for key in (0..keys).step_by(10) {
         assert!(filter.remove(&key) || filter.contains(&key), "{key}");
     }
@@ -890,7 +904,7 @@ fn golden_filter() -> (GrowableCuckooFilter, u64) {
 /// them).
 #[test]
 fn the_split_golden_file_is_what_this_version_writes() {
-    let path = data_dir().join(GOLDEN_XXW8);
+    let path = data_dir().join(GOLDEN_XXF8);
     let bytes = golden_filter().0.to_bytes();
     if std::env::var_os("CCF_WRITE_SPLIT_GOLDEN").is_some() {
         std::fs::write(&path, &bytes).unwrap();
@@ -898,10 +912,32 @@ fn the_split_golden_file_is_what_this_version_writes() {
     assert!(bytes.len() < 64 << 10);
     assert!(
         std::fs::read(&path).unwrap() == bytes,
-        "{GOLDEN_XXW8} differs"
+        "{GOLDEN_XXF8} differs"
     );
     let copy = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
-    assert_eq!(copy.hasher().hasher_id().to_le_bytes(), *b"ccf-xxw8");
+    assert_eq!(copy.hasher().hasher_id().to_le_bytes(), *b"ccf-xxf8");
+}
+
+#[test]
+fn the_split_golden_file_of_the_two_fold_mix_decodes_with_its_members() {
+    let bytes = std::fs::read(data_dir().join(GOLDEN_XXW8)).unwrap();
+    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(filter.hasher().hasher_id().to_le_bytes(), *b"ccf-xxw8");
+    let xxw8 = u64::from_le_bytes(*b"ccf-xxw8");
+    let (rebuilt, keys) =
+        golden_filter_with(DefaultHashBuilder::from_recorded(xxw8, 0x5eed).unwrap());
+    assert!(
+        rebuilt.to_bytes() == bytes,
+        "{GOLDEN_XXW8} differs from its filter rebuilt"
+    );
+    assert_eq!(filter.len(), rebuilt.len());
+    assert!((0..keys)
+        .filter(|key| key % 10 != 0)
+        .all(|key| filter.contains(&key)));
+    assert!(
+        filter.to_bytes() == bytes,
+        "{GOLDEN_XXW8} written back differs"
+    );
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
     assert_eq!(copy.len(), 500);
 
     let default_id = <DefaultHashBuilder as StableHashBuilder>::HASHER_ID;
-    assert_eq!(default_id.to_le_bytes(), *b"ccf-xxw8");
+    assert_eq!(default_id.to_le_bytes(), *b"ccf-xxf8");
     let mismatch = DecodeError::HasherMismatch {
         expected: default_id,
         found: EvenSeeded::HASHER_ID,
