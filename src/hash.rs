@@ -102,7 +102,7 @@ impl WordFunction {
     fn hash(self, word: u64, mix: WordMix, flip_4to8: u64) -> u64 {
         let [a, b, c, d] = mix.flips;
         match self {
-            Self::OneFold => one_fold(word, a, b),
+            Self::OneFold => one_fold(word, a, b, mix.spread),
             Self::TwoFolds => two_folds_out_of_line(word, a, b, c, d),
             Self::Xxh3 => xxh3_word_out_of_line(word, flip_4to8),
         }
@@ -475,7 +475,7 @@ mod tests {
         match <[u8; 8]>::try_from(bytes) {
             Ok(word) => {
                 let [a, b, _, _] = WordMix::of(seed).flips;
-                one_fold(u64::from_le_bytes(word), a, b)
+                one_fold(u64::from_le_bytes(word), a, b, WordMix::of(seed).spread)
             }
             Err(_) => xxh3_64_with_seed(bytes, seed),
         }

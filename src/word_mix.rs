@@ -34,6 +34,9 @@ const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct WordMix {
     pub(crate) flips: [u64; 4],
+    /// [`SPREAD`], as a field: a lookup loop reads it as a memory operand, where the constant
+    /// would hold a register (x86-64 multiplies by no 64-bit immediate) that wider lookups spill.
+    pub(crate) spread: u64,
 }
 
 impl WordMix {
@@ -47,7 +50,10 @@ impl WordMix {
             flips[i] = xxh3_word(WORD_MIX_SALTS[i], flip);
             i += 1;
         }
-        Self { flips }
+        Self {
+            flips,
+            spread: SPREAD,
+        }
     }
 }
 
@@ -60,8 +66,8 @@ const fn folded_multiply(a: u64, b: u64) -> u64 {
 
 /// The `ccf-xxf8` hash of an eight-byte key, with the first two of its [`WordMix`] words.
 #[inline(always)]
-pub(crate) const fn one_fold(key: u64, a: u64, b: u64) -> u64 {
-    let spread = key.wrapping_mul(SPREAD);
+pub(crate) const fn one_fold(key: u64, a: u64, b: u64, spread: u64) -> u64 {
+    let spread = key.wrapping_mul(spread);
     folded_multiply(spread ^ a, spread.rotate_left(32) ^ b)
 }
 
@@ -120,7 +126,7 @@ mod tests {
     fn each_mix_depends_on_every_bit_of_the_key_and_on_the_seed() {
         let one = |key, seed| {
             let [a, b, _, _] = WordMix::of(seed).flips;
-            one_fold(key, a, b)
+            one_fold(key, a, b, SPREAD)
         };
         let two = |key, seed| two_folds(key, WordMix::of(seed).flips);
         for function in [one, two] {
