@@ -15,6 +15,15 @@
 //! refused an insert within the capacity their filter claims). Multiplying the key by an odd
 //! constant first, a bijection, spreads even a small key over the whole word before the fold.
 
+/// The recorded id of XXH3 for every stream.
+pub(crate) const XXH3_ID: u64 = u64::from_le_bytes(*b"ccf-xxh3");
+
+/// The recorded id of XXH3 with eight-byte streams mixed by [`two_folds`].
+pub(crate) const XXH3_TWO_FOLDS_ID: u64 = u64::from_le_bytes(*b"ccf-xxw8");
+
+/// The recorded id of XXH3 with eight-byte streams mixed by [`one_fold`].
+pub(crate) const XXH3_ONE_FOLD_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
+
 /// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
 /// 4 to 8 bytes mixes with the seed.
 const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
@@ -77,6 +86,57 @@ pub(crate) const fn one_fold(key: u64, a: u64, b: u64, spread: u64) -> u64 {
 pub(crate) const fn two_folds(key: u64, [a, b, c, d]: [u64; 4]) -> u64 {
     let product = (key ^ a) as u128 * (key.rotate_left(32) ^ b) as u128;
     folded_multiply(product as u64 ^ c, (product >> 64) as u64 ^ d)
+}
+
+/// What a [`DefaultHashBuilder`](crate::DefaultHashBuilder) computes for a stream of exactly eight bytes: the one thing in
+/// which its hash functions differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WordFunction {
+    /// [`one_fold`], of `ccf-xxf8`.
+    OneFold,
+    /// [`two_folds`], of `ccf-xxw8`.
+    TwoFolds,
+    /// XXH3, of `ccf-xxh3`.
+    Xxh3,
+}
+
+/// [`two_folds`], for filters recorded under `ccf-xxw8`.
+#[cold]
+#[inline(never)]
+fn two_folds_out_of_line(word: u64, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    two_folds(word, [a, b, c, d])
+}
+
+/// [`xxh3_word`], for filters recorded under `ccf-xxh3`.
+#[cold]
+#[inline(never)]
+fn xxh3_word_out_of_line(word: u64, flip_4to8: u64) -> u64 {
+    xxh3_word(word, flip_4to8)
+}
+
+impl WordFunction {
+    /// The hash of an eight-byte stream, read as the little-endian `word`. Only the function new
+    /// builders compute is inline; the others are calls, so that it falls through with no jump.
+    /// The calls take words, not the mix or the hasher, which they would make the caller build
+    /// in memory for every key.
+    #[inline(always)]
+    pub(crate) fn hash(self, word: u64, mix: WordMix, flip_4to8: u64) -> u64 {
+        let [a, b, c, d] = mix.flips;
+        match self {
+            Self::OneFold => one_fold(word, a, b, mix.spread),
+            Self::TwoFolds => two_folds_out_of_line(word, a, b, c, d),
+            Self::Xxh3 => xxh3_word_out_of_line(word, flip_4to8),
+        }
+    }
+
+    /// The id the byte format records for the builder's function.
+    pub(crate) const fn id(self) -> u64 {
+        match self {
+            Self::OneFold => XXH3_ONE_FOLD_ID,
+            Self::TwoFolds => XXH3_TWO_FOLDS_ID,
+            Self::Xxh3 => XXH3_ID,
+        }
+    }
 }
 
 /// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (`xxh3_64_4to8` of the reference):

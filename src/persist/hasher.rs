@@ -3,7 +3,8 @@
 
 use core::hash::BuildHasher;
 
-use crate::hash::{DefaultHashBuilder, XXH3_ONE_FOLD_ID};
+use crate::hash::DefaultHashBuilder;
+use crate::word_mix::XXH3_ONE_FOLD_ID;
 
 /// A [`BuildHasher`] with a stable identity: an id naming its hash function, and a seed.
 ///
