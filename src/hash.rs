@@ -10,8 +10,8 @@
 //! ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)); they differ only for
 //! a stream of exactly eight bytes (`word_mix.rs` gives their mixes):
 //! - `ccf-xxf8`, what every new builder computes: XXH3-64 of the stream, except a stream of
-//!   eight bytes, which takes [`one_fold`].
-//! - `ccf-xxw8`: the same, with [`two_folds`] for eight bytes.
+//!   eight bytes, which takes [`one_fold`](crate::word_mix::one_fold).
+//! - `ccf-xxw8`: the same, with [`two_folds`](crate::word_mix::two_folds) for eight bytes.
 //! - `ccf-xxh3`: XXH3-64 of every stream.
 //!
 //! Filters written under an older function still load with [`DefaultHashBuilder`], which then

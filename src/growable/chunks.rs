@@ -78,7 +78,7 @@ struct Writable<'a> {
 }
 
 impl Chunks {
-    /// A level of `2^first_depth` empty chunks of `shape`, as [`PlannedChunks::of`] gives it.
+    /// A level of `2^first_depth` empty chunks of `shape`, as [`PlannedChunks::of`](super::chunk_shape::PlannedChunks::of) gives it.
     pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
         let ChunkShape {
             template,
