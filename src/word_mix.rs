@@ -1,6 +1,7 @@
 //! The default hasher's functions of one word: XXH3's path for streams of four to eight bytes,
 //! and the mixes that replace it for a stream of exactly eight bytes (a lone `u64`, `i64`,
-//! `usize`, or an `f64`'s bits), the commonest key and the one a lookup loop hashes most often.
+//! `usize`, or an `f64`'s bits), the commonest key and the one a lookup loop hashes most often;
+//! and [`WordFunction`], which of them a builder computes, with the id the format records.
 //!
 //! - [`one_fold`] (`ccf-xxf8`, what new builders compute): the key times an odd constant, then
 //!   that product and its halves swapped, each flipped by a seed word, multiplied in 128 bits and
@@ -73,11 +74,12 @@ const fn folded_multiply(a: u64, b: u64) -> u64 {
     product as u64 ^ (product >> 64) as u64
 }
 
-/// The `ccf-xxf8` hash of an eight-byte key, with the first two of its [`WordMix`] words.
+/// The `ccf-xxf8` hash of an eight-byte key, with the first two of its [`WordMix`] words and
+/// its [`WordMix::spread`].
 #[inline(always)]
 pub(crate) const fn one_fold(key: u64, a: u64, b: u64, spread: u64) -> u64 {
-    let spread = key.wrapping_mul(spread);
-    folded_multiply(spread ^ a, spread.rotate_left(32) ^ b)
+    let spread_key = key.wrapping_mul(spread);
+    folded_multiply(spread_key ^ a, spread_key.rotate_left(32) ^ b)
 }
 
 /// The `ccf-xxw8` hash of an eight-byte key, wyhash's for eight bytes, with the words of its
@@ -88,8 +90,8 @@ pub(crate) const fn two_folds(key: u64, [a, b, c, d]: [u64; 4]) -> u64 {
     folded_multiply(product as u64 ^ c, (product >> 64) as u64 ^ d)
 }
 
-/// What a [`DefaultHashBuilder`](crate::DefaultHashBuilder) computes for a stream of exactly eight bytes: the one thing in
-/// which its hash functions differ.
+/// What a [`DefaultHashBuilder`](crate::DefaultHashBuilder) computes for a stream of exactly
+/// eight bytes: the one thing in which its hash functions differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum WordFunction {
     /// [`one_fold`], of `ccf-xxf8`.
