@@ -30,7 +30,7 @@ pub(crate) const XXH3_ONE_FOLD_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
 const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
 
 /// What [`WordMix`] hashes under the seed for its four words: the first hexadecimal digits of π.
-pub(crate) const WORD_MIX_SALTS: [u64; 4] = [
+const WORD_MIX_SALTS: [u64; 4] = [
     0x243f_6a88_85a3_08d3,
     0x1319_8a2e_0370_7344,
     0xa409_3822_299f_31d0,
