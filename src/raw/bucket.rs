@@ -226,6 +226,12 @@ impl BucketLayout {
         self.slot_of_narrow(bits, 0)
     }
 
+    /// A mask of the empty slots of a bucket whose bits are `bits`.
+    #[inline(always)]
+    pub(crate) fn free_lanes_narrow(&self, bits: u64) -> u64 {
+        self.zero_lanes_narrow(bits ^ self.broadcast_narrow(0))
+    }
+
     /// The shift of the first slot holding `fp` in a bucket whose bits are `bits` (see
     /// [`Self::is_plain_narrow`]); `None` if no slot does.
     #[inline(always)]

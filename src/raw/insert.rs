@@ -40,8 +40,8 @@ impl<P: Place> RawFilter<P> {
     #[inline]
     pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
-        // A plain insert into narrow buckets reads the second bucket only if the first is full,
-        // and fetches its stripe then.
+        // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
+        // that bucket, and fetches it then.
         self.stripes.prefetch_for_write(c.first);
         if unique || !self.layout.is_plain_narrow() {
             self.stripes.prefetch_for_write(c.second);
@@ -177,23 +177,17 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits (the default
-    /// filter's and the packed 12-bit one's): each bucket's bits as one `u64`, the second
-    /// bucket read only if the first has no room, one stripe locked.
+    /// filter's and the packed 12-bit one's): each bucket's bits as one `u64`, the bucket
+    /// [`Self::roomier_narrow`] picks, one stripe locked.
     #[inline(always)]
     fn try_place_narrow(&self, c: &Candidates) -> Option<Insertion> {
-        let has_room = |bucket| {
-            let bits = self.table.load_bits(bucket);
-            self.layout.first_free_narrow(bits).is_some()
-        };
-        let bucket = if has_room(c.first) {
-            c.first
-        } else {
-            self.stripes.prefetch_for_write(c.second);
-            if !has_room(c.second) {
-                return None;
-            }
-            c.second
-        };
+        // The second bucket travels while the first loads: near full load most inserts read it.
+        self.table.prefetch(c.second);
+        let first = self.table.load_bits(c.first);
+        let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
+        if bucket != c.first {
+            self.stripes.prefetch_for_write(bucket);
+        }
         if self.place_one(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
@@ -260,6 +254,33 @@ impl<P: Place> RawFilter<P> {
         placed
     }
 
+    /// Which of the candidates, whose bits are `first` and `second()` (read only if needed), a
+    /// plain insert into buckets of at most 64 bits fills: the first while it has two empty
+    /// slots or more, otherwise the one whose first empty slot comes earlier (the one with more
+    /// room, unless removes left holes), the first on a tie. Near full load this fills both
+    /// buckets of a pair evenly, so fewer inserts find both full and search for a path. `None`:
+    /// neither has an empty slot.
+    #[inline(always)]
+    fn roomier_narrow(
+        &self,
+        c: &Candidates,
+        first: u64,
+        second: impl FnOnce() -> u64,
+    ) -> Option<BucketIndex> {
+        let first = self.layout.free_lanes_narrow(first);
+        if first & first.wrapping_sub(1) != 0 {
+            return Some(c.first);
+        }
+        let second = self.layout.free_lanes_narrow(second());
+        if first | second == 0 {
+            None
+        } else if second.trailing_zeros() < first.trailing_zeros() {
+            Some(c.second)
+        } else {
+            Some(c.first)
+        }
+    }
+
     /// [`Self::try_place`] under `guard`, which holds the stripes of both buckets.
     fn place(&self, c: &Candidates, unique: bool, guard: &mut impl Guard) -> Option<Insertion> {
         if !self.admits(Some(c.fp)) {
@@ -271,6 +292,17 @@ impl<P: Place> RawFilter<P> {
             if buckets.iter().any(|raw| self.layout.matches(raw, pattern)) {
                 return Some(Insertion::Present);
             }
+        }
+        if self.layout.is_plain_narrow() {
+            // The bucket an insert without locks would pick from the same bits.
+            let bits = buckets.map(|raw| raw[0] as u64);
+            let bucket = self.roomier_narrow(c, bits[0], || bits[1])?;
+            let raw = &mut buckets[usize::from(bucket != c.first)];
+            let placed = self.layout.insert(raw, c.fp);
+            debug_assert!(placed, "the bucket picked has room");
+            self.table.store(bucket, raw);
+            guard.add(bucket, 1);
+            return Some(Insertion::Inserted);
         }
         for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
             if self.layout.insert(raw, c.fp) {
@@ -474,8 +506,8 @@ impl<P: Place> RawFilter<P> {
             *c = self.placement.candidates(hash);
         }
         let buckets = self.table.writes_worth_prefetching();
-        // A plain insert into narrow buckets locks the second bucket's stripe only when the
-        // first bucket is full, and fetches it then (see `try_place_narrow`).
+        // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
+        // that bucket, and fetches it then (see `try_place_narrow`).
         let second_stripe = unique || !self.layout.is_plain_narrow();
         let prefetch = |c: &Candidates| {
             if buckets {
