@@ -355,10 +355,19 @@ fn a_snapshot_while_a_thread_inserts_holds_every_insert_that_returned() {
         .unwrap();
     let keys = 150_000u64;
     let returned = AtomicU64::new(0);
+    // Snapshots taken so far. Every 5,000 keys the writer waits for one more, so that the
+    // snapshots spread over the whole growth however the two threads are scheduled.
+    let taken = AtomicU64::new(0);
     let (mut snapshots, mut shapes) = (0, Vec::new());
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
             for key in 0..keys {
+                if key % 5_000 == 0 {
+                    let seen = taken.load(Ordering::Acquire);
+                    while taken.load(Ordering::Acquire) == seen {
+                        std::thread::yield_now();
+                    }
+                }
                 filter.insert(&key).unwrap();
                 returned.store(key + 1, Ordering::Release);
             }
@@ -380,6 +389,7 @@ fn a_snapshot_while_a_thread_inserts_holds_every_insert_that_returned() {
             );
             shapes.push(chunk_counts(&copy));
             snapshots += 1;
+            taken.store(snapshots, Ordering::Release);
         }
     });
     let last = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
@@ -414,7 +424,7 @@ fn a_split_snapshot_is_one_moment_of_all_levels_at_once() {
             moved
         });
         let mut snapshots = 0;
-        while !writer.is_finished() && snapshots < 200 {
+        while (!writer.is_finished() || snapshots == 0) && snapshots < 200 {
             let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
             let len = copy.len() as u64;
             assert!(len == held || len == held - 1, "{len}");
