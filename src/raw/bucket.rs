@@ -229,7 +229,7 @@ impl BucketLayout {
     /// A mask of the empty slots of a bucket whose bits are `bits`.
     #[inline(always)]
     pub(crate) fn free_lanes_narrow(&self, bits: u64) -> u64 {
-        self.zero_lanes_narrow(bits ^ self.broadcast_narrow(0))
+        self.zero_lanes_narrow(bits)
     }
 
     /// The shift of the first slot holding `fp` in a bucket whose bits are `bits` (see

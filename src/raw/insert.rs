@@ -41,10 +41,14 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
         // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
-        // that bucket, and fetches it then.
+        // that bucket, and fetches it then; its second bucket travels while the first loads, as
+        // near full load most such inserts read it. A block of inserts (`insert_block_with`) fetches
+        // these lines keys ahead instead, and does not come here.
         self.stripes.prefetch_for_write(c.first);
         if unique || !self.layout.is_plain_narrow() {
             self.stripes.prefetch_for_write(c.second);
+        } else {
+            self.table.prefetch(c.second);
         }
         if let Some(done) = self.try_place(&c, unique) {
             return done;
@@ -181,8 +185,6 @@ impl<P: Place> RawFilter<P> {
     /// [`Self::roomier_narrow`] picks, one stripe locked.
     #[inline(always)]
     fn try_place_narrow(&self, c: &Candidates) -> Option<Insertion> {
-        // The second bucket travels while the first loads: near full load most inserts read it.
-        self.table.prefetch(c.second);
         let first = self.table.load_bits(c.first);
         let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
         if bucket != c.first {
