@@ -192,6 +192,7 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// moves can make some, as happens near capacity, or to the `2 · bucket_size + 1`-th copy
     /// of one item; also while other threads write, `Full` means the item had no room (see
     /// [Consistency](Self#consistency)).
+    #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         match self.raw.insert(self.hasher.hash_one(item), false) {
             Insertion::Full => Err(InsertError::Full),

@@ -53,8 +53,9 @@
 //!   tables), the zeroed allocation of the stripe stamps, and the table's own allocation
 //!   (allocating it zeroed, the slice view of its words, freeing it, and its `Send` and
 //!   `Sync`); in `growable/chunk_slots.rs`, the load of a published chunk pointer; in
-//!   `raw/table.rs` and `raw/stripe.rs`, a lookup's reads of its bucket words and stripe stamps
-//!   without a bounds check (the bucket below the bucket count, the stamp index masked).
+//!   `raw/table.rs` and `raw/stripe.rs`, bucket words (read by lookups, read and written by
+//!   their writers under the stripe lock) and stripe stamps taken without a bounds check (the
+//!   bucket below the bucket count, the stamp index masked).
 //!
 //! # Names
 //!

@@ -31,6 +31,7 @@ impl<P: Place> RawFilter<P> {
     /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
     /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
     /// exactly the items it held before.
+    #[inline]
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
         self.insert_located(self.placement.candidates(hash), unique)
     }
@@ -45,15 +46,18 @@ impl<P: Place> RawFilter<P> {
         // near full load most such inserts read it. A block of inserts (`insert_block_with`) fetches
         // these lines keys ahead instead, and does not come here.
         self.stripes.prefetch_for_write(c.first);
-        if unique || !self.layout.is_plain_narrow() {
-            self.stripes.prefetch_for_write(c.second);
+        let placed = if !unique && self.layout.is_word() {
+            self.table.buckets().prefetch_word(c.second);
+            self.try_place_word(&c)
         } else {
-            self.table.prefetch(c.second);
-        }
-        if let Some(done) = self.try_place(&c, unique) {
-            return done;
-        }
-        self.insert_searching(c, unique)
+            if unique || !self.layout.is_plain_narrow() {
+                self.stripes.prefetch_for_write(c.second);
+            } else {
+                self.table.prefetch(c.second);
+            }
+            self.try_place(&c, unique)
+        };
+        placed.unwrap_or_else(|| self.insert_searching(c, unique))
     }
 
     /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert that
@@ -173,7 +177,9 @@ impl<P: Place> RawFilter<P> {
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
     #[inline(always)]
     fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        if !unique && self.layout.is_plain_narrow() {
+        if !unique && self.layout.is_word() {
+            self.try_place_word(c)
+        } else if !unique && self.layout.is_plain_narrow() {
             self.try_place_narrow(c)
         } else {
             self.try_place_general(c, unique)
@@ -193,6 +199,28 @@ impl<P: Place> RawFilter<P> {
         if self.place_one(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
+        self.place_locked(c, false)
+    }
+
+    /// [`Self::try_place_narrow`] of bucket words, the default filter's: the same bucket picked,
+    /// and filled by [`super::table::Table::place_in_word`]. A copy of its own, so that the
+    /// default filter's common insert takes none of the other bucket forms' branches and reads
+    /// its words without a bounds check: the fewer instructions an insert executes, the more
+    /// consecutive inserts' loads the CPU overlaps (see docs/benchmarks.md).
+    #[inline(always)]
+    fn try_place_word(&self, c: &Candidates) -> Option<Insertion> {
+        let first = self.table.load_word_fingerprints(c.first);
+        let bucket =
+            self.roomier_narrow(c, first, || self.table.load_word_fingerprints(c.second))?;
+        if bucket != c.first {
+            self.stripes.prefetch_for_write(bucket);
+        }
+        let mut guard = self.stripes.lock_one(bucket);
+        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.layout) {
+            guard.add(bucket, 1);
+            return Some(Insertion::Inserted);
+        }
+        drop(guard);
         self.place_locked(c, false)
     }
 

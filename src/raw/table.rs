@@ -350,8 +350,10 @@ impl Table {
 /// bits reads, copied out of the [`Table`] by [`Table::buckets`]. A run of lookups keeps the copy
 /// in registers, where the table's fields would be read again after every `Acquire` load.
 ///
-/// Its two reads index the words without a bounds check in a release build, the lookups' only
-/// unchecked indexing. The bucket they are given must be below the bucket count. Every bucket
+/// Its two reads index the words without a bounds check in a release build: the lookups' only
+/// unchecked indexing, and the bucket words' writers' ([`Table::update_word`],
+/// [`Table::place_in_word`]), which take a word from [`Buckets::word`] and load and store it
+/// under its stripe lock. The bucket they are given must be below the bucket count. Every bucket
 /// index the crate computes is: [`super::index::Place::candidates`] and `alternate` return only
 /// such (`reflect` is `(h - i) mod n` with `h` and `i` below `n`; a split table's placement keeps
 /// each index below its own count), and every other index is a loop over `0..bucket_count`.

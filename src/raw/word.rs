@@ -61,8 +61,9 @@
 //! bucket take, several milliseconds). Even then a wrong miss needs the copy to have moved out of
 //! `B` into `A` in that window too.
 
+use super::bucket::BucketLayout;
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};
-use super::index::BucketIndex;
+use super::index::{BucketIndex, Fingerprint};
 use super::table::Table;
 use crate::sync::Ordering;
 
@@ -77,7 +78,7 @@ impl Table {
         bucket: BucketIndex,
         change: impl FnOnce(u64) -> Option<u64>,
     ) -> bool {
-        let word = &self.words[bucket];
+        let word = self.buckets().word(bucket);
         let current = word.load(Ordering::Relaxed);
         let Some(fingerprints) = change(current & FINGERPRINTS) else {
             return false;
@@ -88,10 +89,33 @@ impl Table {
         true
     }
 
+    /// Puts `fp` into the first empty slot of a bucket word and moves its version on; `false` if
+    /// the bucket is full. The caller holds the bucket's stripe lock, as for
+    /// [`Self::update_word`].
+    #[inline(always)]
+    pub(super) fn place_in_word(
+        &self,
+        bucket: BucketIndex,
+        fp: Fingerprint,
+        layout: &BucketLayout,
+    ) -> bool {
+        let word = self.buckets().word(bucket);
+        let current = word.load(Ordering::Relaxed);
+        let Some(shift) = layout.first_free_narrow(current & FINGERPRINTS) else {
+            return false;
+        };
+        let version = (current & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
+        word.store(
+            version | current & FINGERPRINTS | u64::from(fp) << shift,
+            Ordering::Release,
+        );
+        true
+    }
+
     /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
     #[inline(always)]
     pub(super) fn load_word_fingerprints(&self, bucket: BucketIndex) -> u64 {
-        self.words[bucket].load(Ordering::Relaxed) & FINGERPRINTS
+        self.buckets().word(bucket).load(Ordering::Relaxed) & FINGERPRINTS
     }
 
     /// Whether the bucket's word has bits set from `bits` up (its version, or bits between its
