@@ -14,6 +14,8 @@
 //! as it can: no lookup that reads as many lines can go faster. Prints the median of 7 passes of
 //! 1M lookups each, in million lookups per second.
 
+use ccf_benches::args::count_arg;
+use ccf_benches::huge_pages::advise_huge_pages;
 use ccf_benches::keys::Rng;
 use ccf_benches::measure::median;
 use std::hint::black_box;
@@ -25,13 +27,10 @@ const PASSES: usize = 7;
 const LINE_WORDS: usize = 8;
 
 fn main() {
-    let megabytes: usize = match std::env::args().nth(1) {
-        None => 192,
-        Some(arg) => arg.parse().unwrap_or_else(|_| {
-            eprintln!("usage: cargo run --release -p ccf-benches --example line_rate -- [MB]");
-            std::process::exit(2)
-        }),
-    };
+    let megabytes: usize = count_arg(
+        192,
+        "cargo run --release -p ccf-benches --example line_rate -- [MB]",
+    );
     let words = megabytes << 17;
     let mut buffer = vec![0u64; words];
     advise_huge_pages(&mut buffer);
@@ -76,28 +75,4 @@ fn rate(pass: impl Fn() -> u64) -> f64 {
         })
         .collect();
     median(&mut rates)
-}
-
-/// Asks the kernel to back `memory` with huge pages, as the crate does for its large tables.
-fn advise_huge_pages(memory: &mut [u64]) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = memory.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(memory);
-        let (first, last) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
-        if first < last {
-            // SAFETY: [first, last) lies inside `memory`, mapped memory we borrow mutably;
-            // MADV_HUGEPAGE changes how the kernel backs the pages, never their contents.
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = memory;
 }

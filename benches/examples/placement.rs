@@ -13,6 +13,7 @@
 //! huge pages has one TLB entry per 2 MiB instead of per 4 KiB, which a lookup that reads two
 //! random buckets of a table larger than the TLB's reach (a few MB) pays for on nearly every key.
 
+use ccf_benches::args::count_arg;
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,13 +30,10 @@ struct Mapping {
 }
 
 fn main() {
-    let items: u64 = match std::env::args().nth(1) {
-        None => 8_000_000,
-        Some(arg) => arg.parse().unwrap_or_else(|_| {
-            eprintln!("usage: cargo run --release -p ccf-benches --example placement -- [ITEMS]");
-            std::process::exit(2)
-        }),
-    };
+    let items: u64 = count_arg(
+        8_000_000,
+        "cargo run --release -p ccf-benches --example placement -- [ITEMS]",
+    );
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
     let faults = minor_faults();
     let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(items as usize));

@@ -17,6 +17,23 @@ pub fn env_usize(name: &str, default: usize) -> usize {
     }
 }
 
+/// An example's one optional argument, a number: `default` when it is not given. Anything else
+/// prints `usage` and exits with status 2.
+pub fn count_arg<T: std::str::FromStr>(default: T, usage: &str) -> T {
+    let mut args = std::env::args().skip(1);
+    match (args.next(), args.next()) {
+        (None, _) => default,
+        (Some(arg), None) => arg.parse().unwrap_or_else(|_| {
+            eprintln!("usage: {usage}");
+            std::process::exit(2)
+        }),
+        (Some(_), Some(_)) => {
+            eprintln!("usage: {usage}");
+            std::process::exit(2)
+        }
+    }
+}
+
 /// Whether the environment variable `name` is set to something other than `0`.
 pub fn env_flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| v != "0")

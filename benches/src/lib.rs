@@ -6,10 +6,12 @@
 //! - [`peers`]: one interface, [`peers::Peer`], over this crate's filter and every peer.
 //! - [`dlcbf`]: the d-left counting Bloom filter of the paper's Table 3 (no crate has one).
 //! - [`measure`]: timing loops, from one thread and from a pool of threads.
+//! - [`huge_pages`]: huge pages for the examples' own buffers.
 //! - [`plot`] and [`report`]: PNG plots, Markdown tables and CSV files.
 
 pub mod args;
 pub mod dlcbf;
+pub mod huge_pages;
 pub mod keys;
 pub mod measure;
 pub mod peers;
