@@ -160,19 +160,21 @@ impl Stripes {
         prefetch(self.stamp_of(bucket));
     }
 
-    /// Locks the stripe: the uncontended case inline, the waiting out of line.
+    /// Locks the stripe, as [`lock_stamp`] does.
     #[inline]
     fn lock(&self, stripe: StripeIndex) {
-        let stamp = &self.stamps[stripe];
-        if !try_lock(stamp) {
-            lock_contended(stamp);
-        }
+        lock_stamp(&self.stamps[stripe]);
     }
 
     /// Unlocks the stripe, whose count changed by `delta` while it was held.
     #[inline]
     fn unlock(&self, stripe: StripeIndex, delta: i32) {
-        let stamp = &self.stamps[stripe];
+        self.unlock_stamp(&self.stamps[stripe], delta);
+    }
+
+    /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
+    #[inline]
+    fn unlock_stamp(&self, stamp: &AtomicU64, delta: i32) {
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
         // The version wraps within its bits rather than carry into the count.
@@ -185,11 +187,12 @@ impl Stripes {
     /// insert's lock, with a guard that keeps one count and unlocks inline.
     #[inline]
     pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
-        let stripe = self.of(bucket);
-        self.lock(stripe);
+        // The guard keeps the stamp itself, so that unlocking indexes nothing again.
+        let stamp = self.stamp_of(bucket);
+        lock_stamp(stamp);
         OneStripeGuard {
             stripes: self,
-            stripe,
+            stamp,
             delta: 0,
         }
     }
@@ -297,6 +300,14 @@ impl<'a> Stamps<'a> {
     }
 }
 
+/// Takes the stamp's lock: the uncontended case inline, the waiting out of line.
+#[inline]
+fn lock_stamp(stamp: &AtomicU64) {
+    if !try_lock(stamp) {
+        lock_contended(stamp);
+    }
+}
+
 /// Takes the stamp's lock if it is free.
 #[inline]
 fn try_lock(stamp: &AtomicU64) -> bool {
@@ -369,7 +380,8 @@ impl Drop for StripeGuard<'_> {
 #[derive(Debug)]
 pub(crate) struct OneStripeGuard<'a> {
     stripes: &'a Stripes,
-    stripe: StripeIndex,
+    /// The stamp of the stripe held.
+    stamp: &'a AtomicU64,
     /// How the stripe's count changes when it is unlocked.
     delta: i32,
 }
@@ -377,9 +389,8 @@ pub(crate) struct OneStripeGuard<'a> {
 impl Guard for OneStripeGuard<'_> {
     #[inline]
     fn add(&mut self, bucket: usize, delta: i32) {
-        debug_assert_eq!(
-            self.stripes.of(bucket),
-            self.stripe,
+        debug_assert!(
+            core::ptr::eq(self.stripes.stamp_of(bucket), self.stamp),
             "bucket {bucket} is not guarded"
         );
         self.delta += delta;
@@ -389,7 +400,7 @@ impl Guard for OneStripeGuard<'_> {
 impl Drop for OneStripeGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.stripes.unlock(self.stripe, self.delta);
+        self.stripes.unlock_stamp(self.stamp, self.delta);
     }
 }
 

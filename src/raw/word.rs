@@ -104,9 +104,10 @@ impl Table {
         let Some(shift) = layout.first_free_narrow(current & FINGERPRINTS) else {
             return false;
         };
-        let version = (current & !FINGERPRINTS).wrapping_add(1 << VERSION_SHIFT);
+        // The version is the word's top bits: adding to the word moves it on and wraps it
+        // without touching the fingerprints, and the new one goes into an empty slot.
         word.store(
-            version | current & FINGERPRINTS | u64::from(fp) << shift,
+            current.wrapping_add(1 << VERSION_SHIFT) | u64::from(fp) << shift,
             Ordering::Release,
         );
         true
