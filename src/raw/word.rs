@@ -157,6 +157,30 @@ mod tests {
     }
 
     #[test]
+    fn a_placed_fingerprint_takes_the_first_empty_slot_and_moves_the_version_on_through_its_wrap() {
+        let layout = BucketLayout::word(4, 12);
+        let table = Table::new(3, &layout).unwrap();
+        let word = |bucket: usize| table.words[bucket].load(Ordering::Relaxed);
+        for (i, fp) in [0x111, 0x222, 0x333, 0x444].into_iter().enumerate() {
+            assert!(table.place_in_word(1, fp, &layout));
+            assert_eq!(word(1) >> VERSION_SHIFT, i as u64 + 1);
+            assert_eq!(word(1) >> (12 * i) & 0xfff, u64::from(fp));
+        }
+        // Full: nothing stored, the version unchanged.
+        let full = word(1);
+        assert!(!table.place_in_word(1, 0x555, &layout));
+        assert_eq!(word(1), full);
+        // The last version before the wrap: the next placement wraps it to 0 and keeps the
+        // fingerprints, and no other bucket changes.
+        let (held, hole) = (0xabc << 24 | 0xdef, 0x777 << 12);
+        table.words[2].store(0xffff << VERSION_SHIFT | held, Ordering::Relaxed);
+        assert!(table.place_in_word(2, 0x777, &layout));
+        assert_eq!(word(2), held | hole);
+        assert_eq!(word(0), 0);
+        assert_eq!(word(1), full);
+    }
+
+    #[test]
     fn the_locked_read_after_the_retries_answers_as_the_optimistic_one() {
         use crate::raw::{Geometry, SearchLimits, Shape};
         let filter = RawFilter::new(&Geometry {
