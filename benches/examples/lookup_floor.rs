@@ -14,7 +14,8 @@
 //! branch on what it finds, as `contains` does.
 //! - `format`: the crate's placement (`src/raw/index.rs`): a table of any bucket count, the
 //!   fingerprint and the first bucket by multiply-shift, the second by `(h(fp) - i) mod n`. The
-//!   table has the default filter's bucket count for N keys.
+//!   table has the default filter's bucket count for N keys; before timing, the loop's placement
+//!   of 1000 keys is checked against the filter's own (`debug_candidates`).
 //! - `power of two`: the paper's placement (its Section 3.1), the shape of the C++ filter's: a
 //!   power-of-two bucket count, the fingerprint and the first bucket by masks, the second by
 //!   `i ⊕ h(fp)`. Its table is the next power of two of buckets, up to twice the memory.
@@ -38,6 +39,7 @@ use ccf_benches::huge_pages::advise_huge_pages;
 use ccf_benches::keys::Rng;
 use ccf_benches::measure::median;
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
+use core::hash::BuildHasher;
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::Instant;
@@ -268,6 +270,21 @@ fn main() {
     let mask = power_of_two.len() as u64 - 1;
     let stamps: Vec<AtomicU64> = (0..4096).map(|i| AtomicU64::new(i << 1)).collect();
     let keys: Vec<u64> = (0..LOOKUPS).map(|_| rng.next_u64()).collect();
+    // The `format` loops place a hash as the crate does: checked against the filter's own
+    // placement of the same keys, hashed with its hasher.
+    for key in &keys[..1000] {
+        let ours = format_candidates(filter.hasher().hash_one(key), buckets as u64);
+        let crate_placed = filter.debug_candidates(key);
+        assert_eq!(
+            (ours.fp, ours.first, ours.second),
+            (
+                u64::from(crate_placed.fingerprint),
+                crate_placed.first,
+                crate_placed.second
+            ),
+            "the format loops' placement differs from the crate's"
+        );
+    }
 
     type Pass<'a> = Box<dyn Fn() -> usize + 'a>;
     let variants: [(&str, Pass); 7] = [
