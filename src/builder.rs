@@ -205,6 +205,30 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         }
     }
 
+    /// Bytes [`build`](Self::build) would allocate for the table and its stripes, with the
+    /// settings checked as `build` checks them and nothing allocated: to refuse a filter larger
+    /// than the memory there is before asking for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let builder = ConcurrentCuckooFilter::builder().capacity(1_000_000);
+    /// let bytes = builder.memory_bytes()?;
+    /// let filter = builder.build()?;
+    /// assert!(bytes <= filter.memory_usage() as u64);
+    /// assert!(filter.memory_usage() as u64 - bytes < 1024);
+    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`build`](Self::build) but [`BuildError::OutOfMemory`].
+    pub fn memory_bytes(&self) -> Result<u64, BuildError> {
+        Ok(self.settings.geometry()?.memory_bytes())
+    }
+
     /// Builds the filter, or says which parameter is impossible.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! Configuring a growable filter.
 
 use crate::error::BuildError;
+use crate::growable::chunks::Chunks;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
@@ -150,14 +151,9 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         }
     }
 
-    /// Builds the filter with its first level, or says which parameter is impossible.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildError::SplitDepth`] for a split depth outside `1..=10`, [`BuildError::MaxCapacity`] for a limit below the capacity,
-    /// and whatever [`ConcurrentCuckooFilterBuilder::build`](crate::ConcurrentCuckooFilterBuilder::build) says of the first level (a zero
-    /// capacity, a rate out of range, no memory).
-    pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
+    /// The plan `build` builds from: the settings checked, and the first level raised to a
+    /// chunk.
+    fn checked_plan(&self) -> Result<Plan, BuildError> {
         if !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth) {
             return Err(BuildError::SplitDepth {
                 depth: self.plan.split_depth,
@@ -184,7 +180,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 max_capacity: self.plan.max_capacity,
             });
         }
-        let mut plan = self.plan;
+        let mut plan = self.plan.clone();
         // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
         // lookups that compare the slots in place instead of decoding the prefixes first, which
         // would add to the directory's cost what a fixed filter's lookup never pays.
@@ -198,6 +194,44 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }
+        Ok(plan)
+    }
+
+    /// Bytes [`build`](Self::build) would allocate for the first level and the item locks,
+    /// with the settings checked as `build` checks them and nothing allocated: to refuse a
+    /// filter larger than the memory there is before asking for it. Later levels, and the
+    /// chunks a level adds as it splits, come on top as the filter grows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let builder = GrowableCuckooFilter::builder().capacity(1_000_000);
+    /// let bytes = builder.memory_bytes()?;
+    /// let filter = builder.build()?;
+    /// assert!(bytes <= filter.memory_usage() as u64);
+    /// assert!(filter.memory_usage() as u64 - bytes < 4096);
+    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`build`](Self::build) but [`BuildError::OutOfMemory`].
+    pub fn memory_bytes(&self) -> Result<u64, BuildError> {
+        let first = self.checked_plan()?.split_level_shape(0)?;
+        Ok(Chunks::planned_memory(&first.chunks).saturating_add(self.item_locks as u64 * 8))
+    }
+
+    /// Builds the filter with its first level, or says which parameter is impossible.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::SplitDepth`] for a split depth outside `1..=10`, [`BuildError::MaxCapacity`] for a limit below the capacity,
+    /// and whatever [`ConcurrentCuckooFilterBuilder::build`](crate::ConcurrentCuckooFilterBuilder::build) says of the first level (a zero
+    /// capacity, a rate out of range, no memory).
+    pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
+        let plan = self.checked_plan()?;
         Ok(GrowableCuckooFilter::from_parts(
             Levels::new(plan)?,
             ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {

@@ -80,8 +80,14 @@ impl ChunkSlots {
 
     /// Bytes of the slots and the route pointers, without the chunks.
     pub(crate) fn memory_usage(&self) -> usize {
-        self.by_id.len() * core::mem::size_of::<OnceSlot<Box<Chunk>>>()
-            + self.by_route.len() * core::mem::size_of::<AtomicPtr<Chunk>>()
+        Self::memory_for(self.by_id.len())
+    }
+
+    /// Bytes of [`Self::new`]`(count)`'s slots and route pointers.
+    pub(crate) fn memory_for(count: usize) -> usize {
+        count
+            * (core::mem::size_of::<OnceSlot<Box<Chunk>>>()
+                + core::mem::size_of::<AtomicPtr<Chunk>>())
     }
 }
 

@@ -135,9 +135,7 @@ impl Chunks {
     }
 
     fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
-        let mut geometry = self.template;
-        geometry.shape.fingerprint_bits = placement.fingerprint_bits();
-        Chunk::new_chunk(&geometry, placement, depth)
+        Chunk::new_chunk(&chunk_geometry(self.template, placement), placement, depth)
     }
 
     #[inline(always)]
@@ -543,6 +541,25 @@ impl Chunks {
         self.iter().count() * self.chunk_capacity()
     }
 
+    /// Bytes [`Self::with_shape`] allocates for a level of `shape`: its first chunks, the
+    /// directory and the slots, nothing allocated.
+    pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
+        let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
+        let placement = SplitPlacement::new(
+            shape.template.shape.bucket_count,
+            shape.template.shape.fingerprint_bits,
+            shape.first_depth,
+            shape.route_bits,
+        );
+        let chunk = chunk_geometry(shape.template, placement)
+            .memory_bytes()
+            .saturating_add(core::mem::size_of::<Chunk>() as u64);
+        chunk
+            .saturating_mul(1u64 << shape.first_depth.min(63))
+            .saturating_add((routes * core::mem::size_of::<AtomicU64>()) as u64)
+            .saturating_add(ChunkSlots::memory_for(routes) as u64)
+    }
+
     /// Bytes of every chunk, the directory and the slots.
     pub(crate) fn memory_usage(&self) -> usize {
         let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
@@ -550,6 +567,14 @@ impl Chunks {
             + self.directory.len() * core::mem::size_of::<AtomicU64>()
             + self.chunks.memory_usage()
     }
+}
+
+/// A chunk's geometry: the level's template with the fingerprints its placement stores, the
+/// core bits and the route bits not yet split on.
+fn chunk_geometry(template: Geometry, placement: SplitPlacement) -> Geometry {
+    let mut geometry = template;
+    geometry.shape.fingerprint_bits = placement.fingerprint_bits();
+    geometry
 }
 
 impl fmt::Debug for Chunks {

@@ -24,10 +24,7 @@ pub(crate) const MAX_LEVELS: usize = 32;
 pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildError> {
     let shape = plan.split_level_shape(level)?;
     let chunks = Chunks::with_shape(shape.chunks).ok_or(BuildError::OutOfMemory {
-        bytes: shape
-            .chunks
-            .template
-            .memory_bytes()
+        bytes: Chunks::planned_memory(&shape.chunks)
             .try_into()
             .unwrap_or(usize::MAX),
     })?;
