@@ -14,6 +14,7 @@ use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
+use crate::output::refuse_input_as_output;
 
 /// Runs a command; `Ok` carries the exit status.
 pub fn run(command: Command) -> Result<i32, CliError> {
@@ -108,6 +109,7 @@ fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> Cli
 
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
+    refuse_input_as_output(args.output.as_deref(), &sources)?;
     let filter = new_filter(&args.sizing, &sources)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
@@ -146,6 +148,10 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
 }
 
 fn query(args: QueryArgs) -> Result<i32, CliError> {
+    let sources = Source::all(&args.inputs);
+    let mut read = sources.clone();
+    read.push(Source::File(args.filter.clone()));
+    refuse_input_as_output(None, &read)?;
     // Refused from the file's first bytes, before it is read whole.
     if args.hex64 && kind(&args.filter)? == Kind::Growable {
         return Err(CliError::Unsupported {
@@ -158,22 +164,18 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut out = stdout();
     let mut printed = 0u64;
-    each_segment(
-        Source::all(&args.inputs),
-        keys,
-        filter.hasher(),
-        |data, lines, _| {
-            let answers = contains(&filter, data, lines);
-            printed += lines.write_where(data, &answers, !args.invert_match, &mut out)?;
-            Ok(())
-        },
-    )?;
+    each_segment(sources, keys, filter.hasher(), |data, lines, _| {
+        let answers = contains(&filter, data, lines);
+        printed += lines.write_where(data, &answers, !args.invert_match, &mut out)?;
+        Ok(())
+    })?;
     out.flush()?;
     Ok(if printed > 0 { 0 } else { 1 })
 }
 
 fn dedup(args: DedupArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
+    refuse_input_as_output(None, &sources)?;
     let filter = new_filter(&args.sizing, &sources)?;
     let mut out = stdout();
     let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
@@ -209,6 +211,7 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
 }
 
 fn info(args: InfoArgs) -> Result<i32, CliError> {
+    refuse_input_as_output(None, &[Source::File(args.filter.clone())])?;
     let filter = load(&args.filter)?;
     let mut out = stdout();
     match &filter {
@@ -224,6 +227,8 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         .filters
         .split_first()
         .ok_or_else(|| CliError::Usage("merge needs at least two filters".into()))?;
+    let read: Vec<Source> = args.filters.iter().cloned().map(Source::File).collect();
+    refuse_input_as_output(Some(&args.output), &read)?;
     let mixed = |path: &Path| CliError::Unsupported {
         path: path.to_owned(),
         reason: "a fixed-size filter and a growable one cannot be merged: give files of one kind",

@@ -56,6 +56,25 @@ pub enum CliError {
         /// Items of all the filters together: at least their union.
         items: u64,
     },
+    /// An output that is the same file as one of the inputs: writing it would destroy what is
+    /// being read.
+    OutputIsInput {
+        /// The output as given, or `standard output`.
+        output: PathBuf,
+        /// The input it is, as given, or `standard input`.
+        input: PathBuf,
+    },
+    /// A new filter larger than the memory the machine has available.
+    TooLarge {
+        /// What is allocated up front: the table, or a growable filter's first level.
+        what: &'static str,
+        /// Bytes it would take.
+        needed: u64,
+        /// Bytes there are.
+        available: u64,
+        /// Where `available` comes from.
+        source: &'static str,
+    },
     /// Arguments that parse but make no sense together.
     Usage(String),
     /// A filter file of a kind the command cannot use.
@@ -136,6 +155,25 @@ impl fmt::Display for CliError {
                     target.display()
                 )
             }
+            Self::OutputIsInput { output, input } => write!(
+                f,
+                "{}: is the same file as the input {}; nothing was written: give another output",
+                output.display(),
+                input.display()
+            ),
+            Self::TooLarge {
+                what,
+                needed,
+                available,
+                source,
+            } => write!(
+                f,
+                "cannot build the filter: {what} would need {} ({needed} bytes), more than the {} \
+                 ({available} bytes) of memory available ({source}); give a smaller --capacity \
+                 (or a larger --fpr)",
+                gib(*needed),
+                gib(*available)
+            ),
             Self::Usage(message) => f.write_str(message),
             Self::Unsupported { path, reason } => write!(f, "{}: {reason}", path.display()),
         }
@@ -143,3 +181,8 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// Bytes in GiB, for a message.
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+}

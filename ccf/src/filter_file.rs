@@ -5,13 +5,14 @@ use std::io::{self, BufReader, Cursor, Read, Write};
 use std::path::Path;
 
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, TableLayout,
+    ConcurrentCuckooFilter, DecodeError, DefaultHashBuilder, GrowableCuckooFilter, TableLayout,
 };
 
 use crate::cli::{items, Sizing};
 use crate::error::CliError;
 use crate::growing;
 use crate::input::{count_lines, Source};
+use crate::memory;
 use crate::output;
 
 /// A filter of either kind the library writes. A command holds one or two: their sizes differ,
@@ -77,10 +78,22 @@ impl Filter {
     }
 }
 
-/// Opens the filter file at `path`: its kind, by its magic (a file with neither kind's magic is
-/// taken as fixed, whose decoder names what is wrong), and a reader from its first byte.
-fn open(path: &Path) -> Result<(Kind, impl Read), CliError> {
+/// A filter file opened: its kind, by its magic (a file with neither kind's magic is taken as
+/// fixed, whose decoder names what is wrong), a reader from its first byte, and its length if
+/// it is a regular file.
+struct Opened<R> {
+    kind: Kind,
+    reader: R,
+    len: Option<u64>,
+}
+
+fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
     let file = File::open(path).map_err(|error| CliError::file(path, error))?;
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|meta| meta.is_file())
+        .map(|meta| meta.len());
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut head = Vec::with_capacity(GROWABLE_MAGIC.len());
     (&mut reader)
@@ -92,25 +105,62 @@ fn open(path: &Path) -> Result<(Kind, impl Read), CliError> {
     } else {
         Kind::Fixed
     };
-    Ok((kind, Cursor::new(head).chain(reader)))
+    Ok(Opened {
+        kind,
+        reader: Cursor::new(head).chain(reader),
+        len,
+    })
 }
 
 /// The kind of filter the file at `path` holds, from its first bytes alone.
 pub fn kind(path: &Path) -> Result<Kind, CliError> {
-    open(path).map(|(kind, _)| kind)
+    open(path).map(|opened| opened.kind)
 }
 
-/// Reads the filter in `path`, of whichever kind, every field and checksum checked.
+/// Reads the filter in `path`, of whichever kind, every field and checksum checked, and refuses
+/// a file with bytes after the filter as the library's `from_bytes` refuses them.
 pub fn load(path: &Path) -> Result<Filter, CliError> {
-    let (kind, reader) = open(path)?;
-    let filter = match kind {
-        Kind::Fixed => ConcurrentCuckooFilter::read_from(reader).map(Filter::Fixed),
-        Kind::Growable => GrowableCuckooFilter::read_from(reader).map(Filter::Growable),
+    let Opened { kind, reader, len } = open(path)?;
+    let mut reader = Counted { reader, bytes: 0 };
+    let decoded = match kind {
+        Kind::Fixed => ConcurrentCuckooFilter::read_from(&mut reader).map(Filter::Fixed),
+        Kind::Growable => GrowableCuckooFilter::read_from(&mut reader).map(Filter::Growable),
     };
-    filter.map_err(|error| CliError::Decode {
+    let decode_error = |error| CliError::Decode {
         path: path.to_owned(),
         error,
-    })
+    };
+    let filter = decoded.map_err(decode_error)?;
+    let expected = reader.bytes;
+    let read_error = |error| CliError::file(path, error);
+    let mut probe = Vec::with_capacity(1);
+    (&mut reader)
+        .take(1)
+        .read_to_end(&mut probe)
+        .map_err(read_error)?;
+    if !probe.is_empty() {
+        // A regular file's length says how many follow; anything else is read to its end.
+        let found = match len {
+            Some(len) => len.max(reader.bytes),
+            None => reader.bytes + io::copy(&mut reader, &mut io::sink()).map_err(read_error)?,
+        };
+        return Err(decode_error(DecodeError::TrailingBytes { expected, found }));
+    }
+    Ok(filter)
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    reader: R,
+    bytes: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.reader.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
 }
 
 /// Writes `filter` to `path` (replacing a regular file whole, writing through anything else:
@@ -153,5 +203,9 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
     if let Some(fpr) = sizing.fpr {
         builder = builder.false_positive_rate(fpr);
     }
+    memory::check(
+        "its table",
+        builder.memory_bytes().map_err(CliError::Build)?,
+    )?;
     builder.build().map(Filter::Fixed).map_err(CliError::Build)
 }

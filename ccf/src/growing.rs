@@ -8,6 +8,7 @@ use concurrent_cuckoo_filter::{GrowableCuckooFilter, StableHashBuilder};
 
 use crate::cli::{items, Sizing};
 use crate::error::CliError;
+use crate::memory;
 
 /// Keys the first level holds unless `--capacity` says otherwise or the input's lines can be
 /// counted: about 2 MB at the default rate, so that a key set of millions needs few levels (each
@@ -42,6 +43,10 @@ pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCucko
     if let Some(max) = sizing.max_capacity {
         builder = builder.max_capacity(items(max));
     }
+    memory::check(
+        "its first level",
+        builder.memory_bytes().map_err(CliError::Build)?,
+    )?;
     builder.build().map_err(CliError::Build)
 }
 

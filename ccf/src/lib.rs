@@ -9,6 +9,7 @@ pub mod filter_file;
 pub mod growing;
 pub mod input;
 pub mod lines;
+mod memory;
 pub mod mixing;
 pub mod output;
 

@@ -7,6 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
+use crate::input::Source;
 
 /// Links followed before giving up, as Linux's `ELOOP` limit.
 const MAX_LINKS: usize = 40;
@@ -128,4 +129,78 @@ pub fn write_stdout(
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     write(&mut out)?;
     Ok(out.flush()?)
+}
+
+/// Refuses to write `output` (standard output for `None`) when it is the same file as one of
+/// `inputs`, told by device and inode so that links and other spellings of a path are caught:
+/// replacing or appending to a file while it is read destroys it. Only an output with contents
+/// to lose counts: a regular file or a block device, not a terminal, pipe or `/dev/null`. An
+/// output or input that cannot be looked at is left to the write or read to report.
+pub fn refuse_input_as_output(output: Option<&Path>, inputs: &[Source]) -> Result<(), CliError> {
+    let written = match output {
+        Some(path) => fs::metadata(path).ok(),
+        None => stdio::metadata(io::stdout()),
+    };
+    let Some(written) = written.filter(has_contents) else {
+        return Ok(());
+    };
+    for input in inputs {
+        let read = match input {
+            Source::File(path) => fs::metadata(path).ok(),
+            Source::Stdin => stdio::metadata(io::stdin()),
+        };
+        if read.is_some_and(|read| stdio::same_file(&read, &written)) {
+            return Err(CliError::OutputIsInput {
+                output: output.map_or_else(|| "standard output".into(), Path::to_owned),
+                input: match input {
+                    Source::File(path) => path.clone(),
+                    Source::Stdin => "standard input".into(),
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether writing to the file would replace or change contents it holds.
+fn has_contents(meta: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        meta.is_file() || meta.file_type().is_block_device()
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
+}
+
+/// Files told apart by device and inode, standard streams included.
+#[cfg(unix)]
+mod stdio {
+    use std::fs::{File, Metadata};
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+
+    /// The file behind a standard stream, through a duplicate of its descriptor.
+    pub fn metadata(stream: impl AsFd) -> Option<Metadata> {
+        let fd = stream.as_fd().try_clone_to_owned().ok()?;
+        File::from(fd).metadata().ok()
+    }
+
+    pub fn same_file(a: &Metadata, b: &Metadata) -> bool {
+        (a.dev(), a.ino()) == (b.dev(), b.ino())
+    }
+}
+
+/// Elsewhere standard streams are not compared, nor files (no stable file identity in std).
+#[cfg(not(unix))]
+mod stdio {
+    use std::fs::Metadata;
+
+    pub fn metadata<T>(_stream: T) -> Option<Metadata> {
+        None
+    }
+
+    pub fn same_file(_a: &Metadata, _b: &Metadata) -> bool {
+        false
+    }
 }

@@ -1,14 +1,17 @@
 //! Input refused before any work is written, with a message that says what to do instead:
-//! numbers out of range, integers given as hashes, filters too small to merge.
+//! numbers out of range, integers given as hashes, filters too small to merge, an output that is
+//! an input, a filter larger than the machine's memory, bytes after a filter.
 
 mod common;
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use common::{assert_fails, ccf, lines, number_before, path, scratch, stderr, write_lines};
 
-use concurrent_cuckoo_filter::DefaultHashBuilder;
+use concurrent_cuckoo_filter::{
+    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, TableLayout,
+};
 use core::hash::BuildHasher;
 
 /// Clap's refusal of an argument's value: status 2, the value named, our words after it.
@@ -227,4 +230,263 @@ const MARKER: &[u8] = b"an older file\n";
 
 fn write_marker(file: &Path) {
     std::fs::write(file, MARKER).unwrap();
+}
+
+/// A refusal on one line of standard error.
+fn assert_refused_in_one_line(output: &Output, message: &str) {
+    assert_fails(output, message);
+    assert_eq!(stderr(output).lines().count(), 1, "{}", stderr(output));
+}
+
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused_by_any_name() {
+    let dir = scratch("output-is-input");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, ["alice".to_string(), "bob".to_string()]);
+    let original = std::fs::read(&keys).unwrap();
+    let hard = dir.join("hard.txt");
+    std::fs::hard_link(&keys, &hard).unwrap();
+    let soft = dir.join("soft.txt");
+    std::os::unix::fs::symlink("keys.txt", &soft).unwrap();
+    let dotted = dir.join(".").join("keys.txt");
+    for output in [&keys, &hard, &soft, &dotted] {
+        for grow in [false, true] {
+            let mut args = vec!["build", "-o", path(output), path(&keys)];
+            if grow {
+                args.insert(1, "--grow");
+            }
+            let refused = ccf(&args, b"");
+            assert_refused_in_one_line(&refused, "is the same file as the input");
+            assert!(
+                stderr(&refused).contains(path(output)),
+                "{}",
+                stderr(&refused)
+            );
+            assert_eq!(std::fs::read(&keys).unwrap(), original, "{args:?}");
+        }
+    }
+    // Standard input that is the output file.
+    let from_stdin = Command::new(env!("CARGO_BIN_EXE_ccf"))
+        .args(["build", "--capacity", "10", "-o", path(&hard)])
+        .stdin(std::fs::File::open(&keys).unwrap())
+        .output()
+        .unwrap();
+    assert_refused_in_one_line(&from_stdin, "the same file as the input standard input");
+    assert_eq!(std::fs::read(&keys).unwrap(), original);
+
+    // A filter merged into itself, and one appended to by the command reading it.
+    let filter = dir.join("keys.ccf");
+    let other = dir.join("other.ccf");
+    for built in [&filter, &other] {
+        let done = ccf(&["build", "-o", path(built), path(&keys)], b"");
+        assert!(done.status.success(), "{}", stderr(&done));
+    }
+    let filter_bytes = std::fs::read(&filter).unwrap();
+    let merged = ccf(
+        &[
+            "merge",
+            path(&other),
+            path(&filter),
+            "-o",
+            path(&dotted_to(&filter)),
+        ],
+        b"",
+    );
+    assert_refused_in_one_line(&merged, "is the same file as the input");
+    for args in [
+        vec!["query", path(&filter), path(&keys)],
+        vec!["info", path(&filter)],
+    ] {
+        let appended = Command::new(env!("CARGO_BIN_EXE_ccf"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&filter)
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        assert_refused_in_one_line(&appended, "standard output: is the same file as the input");
+        assert_eq!(std::fs::read(&filter).unwrap(), filter_bytes, "{args:?}");
+    }
+    let appended = Command::new(env!("CARGO_BIN_EXE_ccf"))
+        .args(["dedup", "--capacity", "10"])
+        .stdin(std::fs::File::open(&keys).unwrap())
+        .stdout(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&hard)
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_refused_in_one_line(&appended, "standard output: is the same file as the input");
+    assert_eq!(std::fs::read(&keys).unwrap(), original);
+
+    // An output that does not exist yet, or a device, is no input.
+    let fresh = dir.join("fresh.ccf");
+    let built = ccf(&["build", "-o", path(&fresh), path(&keys)], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let to_null = ccf(&["build", "-o", "/dev/null", "/dev/null"], b"");
+    assert!(to_null.status.success(), "{}", stderr(&to_null));
+}
+
+/// `dir/./name` for `dir/name`.
+fn dotted_to(file: &Path) -> std::path::PathBuf {
+    file.parent()
+        .unwrap()
+        .join(".")
+        .join(file.file_name().unwrap())
+}
+
+/// The machine's memory in bytes, as `/proc/meminfo` says: at least what `ccf` finds available.
+fn mem_total() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `ccf args` with its address space capped at 4 GiB, so that a filter the check lets through
+/// fails to allocate instead of taking the machine's memory.
+fn ccf_capped(args: &[&str]) -> Output {
+    let command = format!("ulimit -v 4194304 && exec \"$0\" {}", args.join(" "));
+    Command::new("sh")
+        .args(["-c", &command, env!("CARGO_BIN_EXE_ccf")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_capacity_beyond_the_machines_memory_is_refused_before_allocating() {
+    let Some(total) = mem_total() else {
+        eprintln!("no /proc/meminfo: ccf checks no memory here");
+        return;
+    };
+    let dir = scratch("memory");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, ["alice".to_string()]);
+    let out = dir.join("out.ccf");
+    // The smallest capacity of a geometric series, as the library sizes it, whose table is larger than
+    // all of the machine's memory: for a fixed filter at the default rate and at 1e-9, and for
+    // a growable one's first level.
+    let fixed = |fpr: Option<f64>| {
+        move |capacity: usize| {
+            let mut builder = ConcurrentCuckooFilter::builder()
+                .capacity(capacity)
+                .layout(TableLayout::Packed);
+            if let Some(fpr) = fpr {
+                builder = builder.false_positive_rate(fpr);
+            }
+            builder.memory_bytes().ok()
+        }
+    };
+    let growable = |capacity: usize| {
+        GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .memory_bytes()
+            .ok()
+    };
+    let beyond = |bytes: &dyn Fn(usize) -> Option<u64>| {
+        (80..160)
+            .map(|step| 1.25f64.powi(step) as usize)
+            .find(|&capacity| bytes(capacity).is_some_and(|bytes| bytes > total))
+    };
+    let cases: [(&[&str], Option<usize>, &str); 3] = [
+        (&[], beyond(&fixed(None)), "its table"),
+        (&["--fpr", "1e-9"], beyond(&fixed(Some(1e-9))), "its table"),
+        (&["--grow"], beyond(&growable), "its first level"),
+    ];
+    let mut checked = 0;
+    for (extra, capacity, what) in cases {
+        let Some(capacity) = capacity else { continue };
+        let capacity = capacity.to_string();
+        for command in ["build", "dedup"] {
+            let mut args = vec![command, "--capacity", &capacity];
+            args.extend_from_slice(extra);
+            if command == "build" {
+                args.extend_from_slice(&["-o", path(&out)]);
+            }
+            args.push(path(&keys));
+            let refused = ccf_capped(&args);
+            assert_refused_in_one_line(&refused, &format!("{what} would need "));
+            let err = stderr(&refused);
+            assert!(
+                err.contains("of memory available (MemAvailable in /proc/meminfo)")
+                    && err.contains("GiB"),
+                "{err}"
+            );
+            assert!(!out.exists());
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no capacity whose table passes {total} bytes");
+}
+
+#[test]
+fn a_filter_file_with_bytes_after_it_is_refused_as_the_library_refuses_it() {
+    let dir = scratch("trailing");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..100).map(|i| format!("k{i}")));
+    for (kind, extra) in [("fixed", &[][..]), ("growable", &["--grow"][..])] {
+        let filter = dir.join(format!("{kind}.ccf"));
+        let mut args = vec!["build", "-o", path(&filter), path(&keys)];
+        args.extend_from_slice(extra);
+        assert!(ccf(&args, b"").status.success());
+        let mut bytes = std::fs::read(&filter).unwrap();
+        bytes.extend_from_slice(&[0u8; 1000]);
+        std::fs::write(&filter, &bytes).unwrap();
+        let expected = match kind {
+            "fixed" => ConcurrentCuckooFilter::from_bytes(&bytes).unwrap_err(),
+            _ => GrowableCuckooFilter::from_bytes(&bytes).unwrap_err(),
+        }
+        .to_string();
+        assert!(expected.starts_with("1000 trailing bytes"), "{expected}");
+        let copy = dir.join(format!("{kind}-copy.ccf"));
+        std::fs::copy(&filter, &copy).unwrap();
+        let union = dir.join("union.ccf");
+        for args in [
+            vec!["info", path(&filter)],
+            vec!["query", path(&filter), path(&keys)],
+            vec!["merge", path(&filter), path(&copy), "-o", path(&union)],
+        ] {
+            assert_refused_in_one_line(&ccf(&args, b""), &expected);
+        }
+        assert!(!union.exists());
+        // Read as a stream, whose length is not known before its end.
+        assert_refused_in_one_line(&ccf(&["info", "/dev/stdin"], &bytes), &expected);
+        bytes.truncate(bytes.len() - 1000);
+        assert!(ccf(&["query", "/dev/stdin", path(&keys)], &bytes)
+            .status
+            .success());
+    }
+}
+
+#[test]
+fn a_rate_below_the_smallest_reachable_names_the_smallest() {
+    let dir = scratch("smallest-rate");
+    let out = dir.join("out.ccf");
+    for extra in [&[][..], &["--grow"][..]] {
+        let mut args = vec!["build", "--capacity", "10", "--fpr", "0.0000000001"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", path(&out)]);
+        let refused = ccf(&args, b"a\n");
+        assert_refused_in_one_line(&refused, "smallest");
+        let err = stderr(&refused);
+        assert!(!err.contains("above 0 and below 1"), "{err}");
+        // The rate it names is one a filter can be built for.
+        let smallest = err
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')'))
+            .map(|word| word.trim_end_matches('.'))
+            .filter_map(|word| word.parse::<f64>().ok())
+            .find(|&rate| rate > 1e-10 && rate < 1e-6)
+            .unwrap_or_else(|| panic!("no smallest rate in {err}"));
+        let at = smallest.to_string();
+        args[4] = &at;
+        let built = ccf(&args, b"a\n");
+        assert!(built.status.success(), "{at}: {}", stderr(&built));
+    }
 }
