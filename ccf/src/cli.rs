@@ -27,23 +27,26 @@ pub enum Command {
     /// Describe a filter file: shape, items, load, bits per item, expected false positive rate,
     /// hasher and format version; for a growable filter, its levels too.
     Info(InfoArgs),
-    /// Write the union of compatible fixed-size filters (same shape and hasher).
+    /// Write the union of compatible filters: all fixed-size or all growable, of the same shape
+    /// and hasher.
     Merge(MergeArgs),
 }
 
 /// How the filter is sized.
 #[derive(Debug, Args)]
 pub struct Sizing {
-    /// Keys the filter must hold, at least 1. Without it, the input files' lines are counted
-    /// first; standard input needs it. With --grow: the keys the first level holds before it
+    /// Keys the filter must hold, at least 1; a filter that would not fit in the memory
+    /// available is refused. Without it, the input files' lines are counted first; standard
+    /// input needs it. With --grow: the keys the first level holds before it
     /// first grows (default: 1/62 of the input files' lines, counted first, so that they fill
     /// the first level's last split, where it takes the fewest bits per key; 1000000 for
     /// standard input).
     #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
     /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.
-    /// 0.001. Without it: 12-bit fingerprints in 4-slot buckets, about 0.19%; with --grow,
-    /// 0.1%, kept however far the filter grows.
+    /// 0.001, and no smaller than 32-bit fingerprints reach (about 1e-9, 8e-9 with --grow; the
+    /// error names the smallest). Without it: 12-bit fingerprints in 4-slot buckets, about
+    /// 0.19%; with --grow, 0.1%, kept however far the filter grows.
     #[arg(long, value_name = "ε", value_parser = rate, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Grow as keys arrive instead of being sized up front: no line count, and standard input
@@ -111,7 +114,8 @@ pub struct BuildArgs {
     pub hex64_unmixed_ok: bool,
     /// The filter file to write (default: standard output, if it is not a terminal). A
     /// regular file is replaced whole, through a temporary file renamed over it; a device or
-    /// FIFO is written to in place; a symbolic link is followed to the file it names.
+    /// FIFO is written to in place; a symbolic link is followed to the file it names. A file
+    /// that is one of the inputs is refused.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Input files (default, or `-`: standard input).
@@ -157,7 +161,7 @@ pub struct MergeArgs {
     /// Filter files, all of one kind (fixed-size or growable), shape and hasher.
     #[arg(required = true, num_args = 2.., value_name = "FILTER")]
     pub filters: Vec<PathBuf>,
-    /// The filter file to write, as `build -o` writes it.
+    /// The filter file to write, as `build -o` writes it; one of the filters is refused.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 }
