@@ -8,15 +8,13 @@ and the ``ccf`` tool hash them, so filters move between the three as files, byte
 
 from __future__ import annotations
 
-import os
-from typing import Union
-
 from ._native import (
     DEFAULT_SEED,
     ConcurrentCuckooFilter,
     FilterFullError,
     GrowableCuckooFilter,
     hash64,
+    load,
 )
 
 __all__ = [
@@ -27,17 +25,3 @@ __all__ = [
     "hash64",
     "load",
 ]
-
-# The first bytes of a growable filter's file (FORMAT.md); a fixed filter's differ.
-_GROWABLE_MAGIC = b"\x89CCG\r\n\x1a\n"
-
-
-def load(
-    path: Union[str, "os.PathLike[str]"],
-) -> Union[ConcurrentCuckooFilter, GrowableCuckooFilter]:
-    """The filter in the file at ``path``, of whichever kind it holds."""
-    with open(path, "rb") as file:
-        magic = file.read(len(_GROWABLE_MAGIC))
-    if magic == _GROWABLE_MAGIC:
-        return GrowableCuckooFilter.load(path)
-    return ConcurrentCuckooFilter.load(path)

@@ -7,8 +7,8 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-Key = Union[int, str, bytes, bytearray, memoryview]
-"""An int in [-2**63, 2**64), a str (its UTF-8 bytes) or a bytes-like object."""
+Key = Union[int, str, bytes, bytearray, memoryview, np.integer[Any], np.bool_]
+"""An int in [-2**63, 2**64), a str (its UTF-8 bytes), a bytes-like object or a numpy integer."""
 
 Keys = Union[npt.NDArray[np.integer[Any]], npt.NDArray[np.str_], npt.NDArray[np.bytes_], Iterable[Key]]
 """A 1-D numpy integer array (read in place, any stride), or any iterable of keys."""
@@ -25,6 +25,9 @@ class FilterFullError(ValueError):
 
 def hash64(key: Key, seed: int | None = None) -> int:
     """The 64-bit hash the filters compute for `key` (what `ccf build --hex64` takes)."""
+
+def load(path: PathLike | bytes) -> ConcurrentCuckooFilter | GrowableCuckooFilter:
+    """The filter in the file at `path`, of whichever kind it holds."""
 
 class _Filter:
     def add(self, key: Key) -> None:
@@ -56,9 +59,14 @@ class _Filter:
         """Whether each key may be in the filter, on `threads` threads."""
     def discard_many(self, keys: Keys, *, threads: int = 1) -> int:
         """Removes one copy of each present key; how many were removed."""
+    def update(self, *iterables: Keys) -> None:
+        """Adds every key of each iterable, as add_many does."""
+    def __eq__(self, other: object) -> bool:
+        """Same class, settings, seed and table (the same bytes)."""
+    __hash__: None  # type: ignore[assignment]
     def to_bytes(self) -> bytes:
         """The filter in the crate's portable format."""
-    def save(self, path: PathLike) -> None:
+    def save(self, path: PathLike | bytes) -> None:
         """Writes the filter to `path` (atomically, through a temporary file)."""
     def stats(self) -> dict[str, Any]: ...
     def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
@@ -80,7 +88,7 @@ class ConcurrentCuckooFilter(_Filter):
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> ConcurrentCuckooFilter: ...
     @classmethod
-    def load(cls, path: PathLike) -> ConcurrentCuckooFilter: ...
+    def load(cls, path: PathLike | bytes) -> ConcurrentCuckooFilter: ...
     def copy(self) -> ConcurrentCuckooFilter: ...
     def __copy__(self) -> ConcurrentCuckooFilter: ...
     def __deepcopy__(self, memo: Any) -> ConcurrentCuckooFilter: ...
@@ -93,9 +101,11 @@ class ConcurrentCuckooFilter(_Filter):
     def is_compatible(self, other: ConcurrentCuckooFilter) -> bool:
         """Whether `merge` can merge `other` in: same shape and seed."""
     def merge(self, other: ConcurrentCuckooFilter, *, unique: bool = False) -> int:
-        """Adds every fingerprint of `other`; how many went in."""
-    def __ior__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter: ...
-    def __or__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter: ...
+        """Adds every fingerprint of `other` (only those not present with unique=True)."""
+    def __ior__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter:
+        """The set union: merge(other, unique=True)."""
+    def __or__(self, other: ConcurrentCuckooFilter) -> ConcurrentCuckooFilter:
+        """A copy with other merged in as |= does."""
 
 class GrowableCuckooFilter(_Filter):
     """A cuckoo filter that grows as keys arrive, its false positive rate bounded."""
@@ -112,7 +122,7 @@ class GrowableCuckooFilter(_Filter):
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> GrowableCuckooFilter: ...
     @classmethod
-    def load(cls, path: PathLike) -> GrowableCuckooFilter: ...
+    def load(cls, path: PathLike | bytes) -> GrowableCuckooFilter: ...
     def copy(self) -> GrowableCuckooFilter: ...
     def __copy__(self) -> GrowableCuckooFilter: ...
     def __deepcopy__(self, memo: Any) -> GrowableCuckooFilter: ...
@@ -126,5 +136,7 @@ class GrowableCuckooFilter(_Filter):
         """Whether `merge` can merge `other` in: same plan and seed."""
     def merge(self, other: GrowableCuckooFilter, *, unique: bool = False) -> int:
         """Adds every fingerprint of `other`, each into its level; how many went in."""
-    def __ior__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter: ...
-    def __or__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter: ...
+    def __ior__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter:
+        """The set union: merge(other, unique=True)."""
+    def __or__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter:
+        """A copy with other merged in as |= does."""

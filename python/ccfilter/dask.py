@@ -14,7 +14,7 @@ filter: no false negatives, and a false positive rate that the filter bounds. Gi
 ``Delayed`` that ``build_filter(..., compute=False)`` returns and the filter never leaves the
 cluster.
 
-Requires ``dask`` (``pip install "ccfilter[dask]"``), and ``dask[dataframe]`` for dataframes.
+Requires ``dask`` with its dataframes, pandas and pyarrow: ``pip install "ccfilter[dask]"``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dask import delayed
 from dask.base import is_dask_collection
 from dask.delayed import Delayed
 
-from ._native import ConcurrentCuckooFilter, GrowableCuckooFilter
+from ._native import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
 
 __all__ = ["build_filter", "semi_join"]
 
@@ -42,19 +42,52 @@ def _keys(partition: Any) -> Any:
     return partition
 
 
-def _partition_filter(partition: Any, kind: type, settings: dict) -> Filter:
+def _too_small(
+    err: FilterFullError, where: str, kind: type, settings: dict, count: Optional[int]
+) -> FilterFullError:
+    """``err`` of one task, said as what the caller of ``build_filter`` should do about it."""
+    if kind is GrowableCuckooFilter:
+        advice = "pass a larger capacity= (a level grows to 2**split_depth times it)"
+    elif count is None:
+        advice = "pass a capacity= of at least the collection's count (or growable=True)"
+    else:
+        # Sized for the count already: a key added over and over fills its two buckets.
+        advice = (
+            f"the capacity is the collection's count ({count:,} keys), so keys repeat: drop "
+            "repeats first (distinct() or drop_duplicates())"
+        )
+    capacity = settings.get("capacity")
+    sized = "the default capacity" if capacity is None else f"capacity {capacity:,}"
+    full = FilterFullError(
+        f"build_filter: a filter of {sized} filled up {where} "
+        f"({err.inserted:,} went in); {advice}"
+    )
+    full.inserted = err.inserted
+    return full
+
+
+def _partition_filter(
+    partition: Any, kind: type, settings: dict, count: Optional[int] = None
+) -> Filter:
     """The filter of one partition's keys, built on the worker that holds it."""
     f = kind(**settings)
-    f.add_many(_keys(partition))
+    try:
+        f.add_many(_keys(partition))
+    except FilterFullError as err:
+        raise _too_small(err, "with the keys of one partition", kind, settings, count) from err
     return f
 
 
-def _merge_filters(*filters: Filter) -> Filter:
+def _merge_filters(settings: dict, count: Optional[int], *filters: Filter) -> Filter:
     """One node of the tree: the union of its children (the first, which this task owns,
     takes the others in)."""
     first, *rest = filters
     for other in rest:
-        first.merge(other)
+        try:
+            first.merge(other)
+        except FilterFullError as err:
+            where = "merging the partitions' filters"
+            raise _too_small(err, where, type(first), settings, count) from err
     return first
 
 
@@ -120,7 +153,8 @@ def build_filter(
     merge raises ``FilterFullError``: give a larger ``capacity`` (or ``split_depth``) for more.
 
     Keys are as for the filter classes: nulls (``None``, ``NaN``) are not keys, so drop them
-    first (``dropna()``). Raises ``FilterFullError`` if ``capacity`` is too small.
+    first (``dropna()``). Raises ``FilterFullError`` if ``capacity`` is too small, saying so
+    and what to pass instead.
     """
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
@@ -128,10 +162,12 @@ def build_filter(
     parts = _partitions(keys)
     kind = GrowableCuckooFilter if growable else ConcurrentCuckooFilter
     spec = dict(settings)
+    count = None
     if capacity is not None:
         spec["capacity"] = capacity
     elif not growable:
-        spec["capacity"] = max(_count(keys), 1)
+        count = _count(keys)
+        spec["capacity"] = max(count, 1)
     if false_positive_rate is not None:
         spec["false_positive_rate"] = false_positive_rate
     if seed is not None:
@@ -142,12 +178,12 @@ def build_filter(
         kind(**spec)
     else:
         kind(**{**spec, "capacity": 1})
-    level = [delayed(_partition_filter, pure=True)(part, kind, spec) for part in parts]
+    level = [delayed(_partition_filter, pure=True)(part, kind, spec, count) for part in parts]
     if not level:
-        level = [delayed(_partition_filter, pure=True)([], kind, spec)]
+        level = [delayed(_partition_filter, pure=True)([], kind, spec, count)]
     while len(level) > 1:
         level = [
-            delayed(_merge_filters, pure=True)(*level[i : i + split_every])
+            delayed(_merge_filters, pure=True)(spec, count, *level[i : i + split_every])
             for i in range(0, len(level), split_every)
         ]
     return level[0].compute() if compute else level[0]

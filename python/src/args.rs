@@ -1,13 +1,14 @@
 //! Constructor arguments, checked so that a bad one is a `TypeError` or `ValueError` naming it.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 
 use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt};
+use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
 
-use crate::keys::{int_key, type_name};
+use crate::keys::{int_bits, type_name, INT_RANGE};
 use crate::parts::MAX_THREADS;
 
 /// A count argument (`capacity`, `max_capacity`): an `int` of at least 1.
@@ -28,14 +29,77 @@ pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     }
 }
 
-/// A small setting (`fingerprint_bits`, `bucket_size`, ...): a non-negative int that fits `T`;
-/// whether it is in range is the builder's to say.
-pub fn setting<T: TryFrom<i64>>(name: &str, value: Option<i64>) -> PyResult<Option<T>> {
-    value
-        .map(|v| {
-            T::try_from(v).map_err(|_| PyValueError::new_err(format!("{name} {v} is out of range")))
-        })
-        .transpose()
+/// A small setting (`fingerprint_bits`, `bucket_size`, ...): an int that fits `T`; whether it
+/// is in range is the builder's to say.
+pub fn setting<T: TryFrom<i128>>(
+    name: &str,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<T>> {
+    let Some(value) = value else { return Ok(None) };
+    let Ok(int) = value.cast::<PyInt>() else {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int, not {}",
+            type_name(value)
+        )));
+    };
+    int.extract::<i128>()
+        .ok()
+        .and_then(|v| T::try_from(v).ok())
+        .map(Some)
+        .ok_or_else(|| PyValueError::new_err(format!("{name} {int} is out of range")))
+}
+
+/// A flag (`semi_sorted`): a `bool`.
+pub fn flag(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<bool>> {
+    let Some(value) = value else { return Ok(None) };
+    match value.cast::<PyBool>() {
+        Ok(flag) => Ok(Some(flag.is_true())),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{name} must be a bool, not {}",
+            type_name(value)
+        ))),
+    }
+}
+
+/// A rate (`false_positive_rate`): a real number; whether it is in range is the builder's to say.
+pub fn rate(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    let Some(value) = value else { return Ok(None) };
+    value.extract::<f64>().map(Some).map_err(|_| {
+        PyTypeError::new_err(format!("{name} must be a number, not {}", type_name(value)))
+    })
+}
+
+/// A file path argument: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
+pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "{name} must be a str, bytes or os.PathLike, not {}",
+            type_name(value)
+        ))
+    };
+    let fspath = value
+        .py()
+        .import("os")?
+        .call_method1("fspath", (value,))
+        .map_err(|_| wrong())?;
+    if let Ok(text) = fspath.cast::<PyString>() {
+        return Ok(PathBuf::from(text.to_str()?));
+    }
+    let bytes = fspath.cast::<PyBytes>().map_err(|_| wrong())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes.as_bytes())))
+    }
+    #[cfg(not(unix))]
+    {
+        // Elsewhere a bytes path is the file system encoding's, which `os.fsdecode` undoes.
+        let text = value
+            .py()
+            .import("os")?
+            .call_method1("fsdecode", (bytes,))?;
+        Ok(PathBuf::from(text.cast::<PyString>()?.to_str()?))
+    }
 }
 
 /// The `threads` argument of a bulk call: an int from 1 to [`MAX_THREADS`], 1 if not given.
@@ -55,7 +119,11 @@ pub fn hasher(seed: Option<&Bound<'_, PyAny>>) -> PyResult<DefaultHashBuilder> {
     match seed {
         None => Ok(DefaultHashBuilder::new()),
         Some(seed) => match seed.cast::<PyInt>() {
-            Ok(int) => int_key(int).map(DefaultHashBuilder::with_seed),
+            Ok(int) => int_bits(int)
+                .map(DefaultHashBuilder::with_seed)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("seed {int} is out of range: a seed {INT_RANGE}"))
+                }),
             Err(_) => Err(PyTypeError::new_err(format!(
                 "seed must be an int, not {}",
                 type_name(seed)
@@ -76,7 +144,7 @@ pub fn bytes_like<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
         .call1((data,))
         .map_err(|_| {
             PyTypeError::new_err(format!(
-                "expected a bytes-like object, not {}",
+                "data must be a bytes-like object, not {}",
                 type_name(data)
             ))
         })?;

@@ -1,6 +1,7 @@
 //! What the Python classes need of a filter, for both kinds of the crate's filters.
 
 use core::hash::BuildHasher;
+use std::io::{self, Read, Write};
 
 use concurrent_cuckoo_filter::{
     ConcurrentCuckooFilter, DecodeError, ExtendError, GrowableCuckooFilter, InsertError, MergeError,
@@ -30,6 +31,7 @@ pub trait Backend: Send + Sync + Sized {
     fn extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError>;
     fn remove_hash(&self, hash: u64) -> bool;
     fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
+    fn read_from(reader: impl Read) -> Result<Self, DecodeError>;
     fn is_compatible(&self, other: &Self) -> bool;
     /// `merge`, or `merge_unique` if `unique`.
     fn merge(&self, other: &Self, unique: bool) -> Result<usize, MergeError>;
@@ -83,6 +85,9 @@ macro_rules! backend {
             fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
                 <$filter>::from_bytes(bytes)
             }
+            fn read_from(reader: impl Read) -> Result<Self, DecodeError> {
+                <$filter>::read_from(reader)
+            }
             fn is_compatible(&self, other: &Self) -> bool {
                 <$filter>::is_compatible(self, other)
             }
@@ -99,3 +104,30 @@ macro_rules! backend {
 
 backend!(ConcurrentCuckooFilter);
 backend!(GrowableCuckooFilter);
+
+/// Whether `write` writes exactly `expected`, stopped at the first byte that differs.
+pub fn writes_exactly(
+    expected: &[u8],
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> bool {
+    /// Compares what is written with the rest of `expected`.
+    struct Compare<'a> {
+        rest: &'a [u8],
+    }
+    impl Write for Compare<'_> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            match self.rest.strip_prefix(buf) {
+                Some(rest) => {
+                    self.rest = rest;
+                    Ok(buf.len())
+                }
+                None => Err(io::Error::other("differs")),
+            }
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut compare = Compare { rest: expected };
+    write(&mut compare).is_ok() && compare.rest.is_empty()
+}

@@ -109,6 +109,41 @@ impl IntArray<'_> {
     }
 }
 
+/// A pandas series or array of integers (numpy-backed, nullable `Int64` and the like, or
+/// Arrow-backed) as a numpy array of their dtype, read in bulk as such; `ValueError` if it has
+/// missing values, which are not keys; `None` for anything else.
+fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let module = keys.get_type().module()?;
+    if !module.to_str()?.starts_with("pandas") {
+        return Ok(None);
+    }
+    let Ok(dtype) = keys.getattr("dtype") else {
+        return Ok(None);
+    };
+    let integers = dtype
+        .getattr("kind")
+        .and_then(|kind| kind.extract::<String>())
+        .is_ok_and(|kind| matches!(kind.as_str(), "i" | "u" | "b"));
+    if !integers {
+        return Ok(None);
+    }
+    if keys
+        .call_method0("isna")?
+        .call_method0("any")?
+        .is_truthy()?
+    {
+        return Err(PyValueError::new_err(format!(
+            "keys of dtype {dtype} have missing values, which are not keys: drop them first \
+             (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
+        )));
+    }
+    // A nullable dtype names the numpy dtype of its values; a numpy one is its own.
+    let numpy_dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);
+    let kwargs = pyo3::types::PyDict::new(keys.py());
+    kwargs.set_item("dtype", numpy_dtype)?;
+    Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
+}
+
 /// What a bulk call's `keys` argument is.
 #[derive(Debug)]
 enum Source<'py> {
@@ -130,6 +165,8 @@ impl<'py> Source<'py> {
                 type_name(keys)
             )));
         }
+        let converted = pandas_integers(keys)?;
+        let keys = converted.as_ref().unwrap_or(keys);
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
             return Ok(Self::Objects(KeyReader::new(keys)?));
         };
@@ -286,16 +323,18 @@ pub fn contains_many<'py, B: Backend>(
 }
 
 /// Inserts every key; how many went in, or a `FilterFullError` at the first that found no room,
-/// saying how many went in before it. With one thread the keys go in in order, and those
-/// before the one with no room all went in; with more, pieces of a segment go in at once, and
-/// `inserted` counts what went in of every piece tried.
+/// saying how many went in before it (counting `before`, the keys of the call that went in
+/// earlier). With one thread the keys go in in order, and those before the one with no room
+/// all went in; with more, pieces of a segment go in at once, and `inserted` counts what went
+/// in of every piece tried.
 pub fn add_many<B: Backend>(
     py: Python<'_>,
     filter: &B,
     keys: &Bound<'_, PyAny>,
     threads: usize,
+    before: usize,
 ) -> PyResult<usize> {
-    let mut inserted = 0;
+    let mut inserted = before;
     let mut full = None;
     let mut hashes = Vec::new();
     let mut tally = |outcome: Result<usize, ExtendError>| match outcome {
@@ -335,7 +374,7 @@ pub fn add_many<B: Backend>(
         }
     }
     match full {
-        None => Ok(inserted),
+        None => Ok(inserted - before),
         Some(err) => Err(errors::full(
             py,
             if threads == 1 {

@@ -88,7 +88,7 @@ macro_rules! filter_class {
                 keys: &Bound<'_, PyAny>,
                 threads: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<usize> {
-                crate::bulk::add_many(py, &self.inner, keys, crate::args::threads(threads)?)
+                crate::bulk::add_many(py, &self.inner, keys, crate::args::threads(threads)?, 0)
             }
 
             /// Whether each key may be in the filter, as a numpy `bool` array. `threads` splits
@@ -140,24 +140,27 @@ macro_rules! filter_class {
 
             /// Writes the filter to `path` in the portable format, through a temporary file in
             /// the same directory renamed over `path` when complete.
-            fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-                py.detach(|| crate::files::save(&path, |out| self.inner.write_to(out)))?;
-                Ok(())
+            fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
+                let path = crate::args::path("path", path)?;
+                py.detach(|| crate::files::save(&path, |out| self.inner.write_to(out)))
+                    .map_err(|err| crate::errors::file(py, &err, &path))
             }
 
-            /// The filter in the file at `path` (written by `save`, Rust or `ccf`).
+            /// The filter in the file at `path` (written by `save`, Rust or `ccf`), read as a
+            /// stream and checked as it is read. Raises `OSError` for a file that cannot be
+            /// read or is not a regular file, `ValueError` for one that is not a filter of this
+            /// kind (or has bytes after it).
             #[classmethod]
             fn load(
                 _cls: &Bound<'_, pyo3::types::PyType>,
                 py: Python<'_>,
-                path: std::path::PathBuf,
+                path: &Bound<'_, PyAny>,
             ) -> PyResult<Self> {
-                let inner = py.detach(|| {
-                    std::fs::read(&path).map(|bytes| Backend::from_bytes(&bytes))
-                })?;
-                Ok(Self {
-                    inner: inner.map_err(crate::errors::decode)?,
-                })
+                let path = crate::args::path("path", path)?;
+                let file = py
+                    .detach(|| crate::files::FilterFile::open(&path))
+                    .map_err(|err| crate::errors::file(py, &err, &path))?;
+                Self::from_file(py, file, &path)
             }
 
             /// A copy of the filter, independent of it.
@@ -204,19 +207,66 @@ macro_rules! filter_class {
                     .map_err(|err| crate::errors::merge(py, err))
             }
 
-            /// `self |= other`: `merge(other)`.
+            /// `self |= other`: the set union, `merge(other, unique=True)`: a key in both
+            /// filters stays one copy.
             fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
-                self.merge(py, other, false).map(drop)
+                self.merge(py, other, true).map(drop)
             }
 
-            /// `self | other`: a copy of this filter with `other` merged in.
+            /// `self | other`: a copy of this filter with `other` merged in as `|=` does.
             fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
                 let union = self.copy(py)?;
-                union.merge(py, other, false)?;
+                union.merge(py, other, true)?;
                 Ok(union)
             }
 
+            /// Adds every key of each iterable, as `add_many` does (numpy arrays in bulk).
+            /// `FilterFullError.inserted` counts the keys of all of them that went in.
+            #[pyo3(signature = (*iterables))]
+            fn update(
+                &self,
+                py: Python<'_>,
+                iterables: &Bound<'_, pyo3::types::PyTuple>,
+            ) -> PyResult<()> {
+                let mut inserted = 0;
+                for keys in iterables.iter() {
+                    inserted += crate::bulk::add_many(py, &self.inner, &keys, 1, inserted)?;
+                }
+                Ok(())
+            }
+
+            /// Whether both filters are of this class with the same settings, seed and table:
+            /// the same bytes (`to_bytes`), so that they answer every lookup alike. Filters of
+            /// the same keys added in another order may hold them in other slots and differ.
+            /// While others write, each filter is read as it is at one moment. Not hashable:
+            /// its content changes.
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
+                let Ok(other) = other.cast::<Self>() else {
+                    return false;
+                };
+                let other = other.get();
+                core::ptr::eq(self, other)
+                    || py.detach(|| {
+                        let ours = self.inner.to_bytes();
+                        crate::backend::writes_exactly(&ours, |out| other.inner.write_to(out))
+                    })
+            }
+
             $($own)*
+        }
+
+        impl $class {
+            /// The filter in `file`, opened from `path` (for messages).
+            pub fn from_file(
+                py: Python<'_>,
+                file: crate::files::FilterFile,
+                path: &std::path::Path,
+            ) -> PyResult<Self> {
+                let inner = py
+                    .detach(|| file.read(|reader| Backend::read_from(reader)))
+                    .map_err(|err| crate::errors::load(py, err, path))?;
+                Ok(Self { inner })
+            }
         }
     };
 }

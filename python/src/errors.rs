@@ -1,8 +1,13 @@
 //! The crate's errors as Python exceptions.
 
+use std::io;
+use std::path::Path;
+
 use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError};
-use pyo3::exceptions::{PyMemoryError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
+
+use crate::files::LoadError;
 
 pyo3::create_exception!(
     ccfilter,
@@ -34,6 +39,38 @@ pub fn build(err: BuildError) -> PyErr {
 /// `ValueError` with the decoder's message.
 pub fn decode(err: DecodeError) -> PyErr {
     PyValueError::new_err(format!("not a valid filter encoding: {err}"))
+}
+
+/// `OSError` for a file at `path`, with `errno`, `strerror` and `filename` as `open()` gives
+/// them, so that Python picks the subclass (`FileNotFoundError`, ...) by the error number. An
+/// error with no number (one of ours, such as a file that is not a regular one) is `EINVAL`.
+pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
+    let errno = err.raw_os_error().or_else(|| {
+        py.import("errno")
+            .and_then(|module| module.getattr("EINVAL")?.extract())
+            .ok()
+    });
+    let message = match err.raw_os_error() {
+        // The system's text alone, as Python's own errors give it.
+        Some(code) => py
+            .import("os")
+            .and_then(|os| os.call_method1("strerror", (code,))?.extract())
+            .unwrap_or_else(|_| err.to_string()),
+        None => err.to_string(),
+    };
+    PyOSError::new_err((errno, message, path.as_os_str().to_owned()))
+}
+
+/// The error of a load from the file at `path`: [`file`] for reading, `ValueError` naming the
+/// file for contents that are not a filter of that kind.
+pub fn load(py: Python<'_>, err: LoadError, path: &Path) -> PyErr {
+    match err {
+        LoadError::Io(err) => file(py, &err, path),
+        LoadError::Decode(err) => PyValueError::new_err(format!(
+            "{}: not a valid filter encoding: {err}",
+            path.display()
+        )),
+    }
 }
 
 /// `ValueError` for filters that cannot merge, [`FilterFullError`] for a target that filled up.

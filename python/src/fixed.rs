@@ -37,16 +37,16 @@ filter_class!(Fixed, {
     ))]
     fn new(
         capacity: &Bound<'_, PyAny>,
-        false_positive_rate: Option<f64>,
-        fingerprint_bits: Option<i64>,
-        bucket_size: Option<i64>,
-        semi_sorted: Option<bool>,
+        false_positive_rate: Option<&Bound<'_, PyAny>>,
+        fingerprint_bits: Option<&Bound<'_, PyAny>>,
+        bucket_size: Option<&Bound<'_, PyAny>>,
+        semi_sorted: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut builder = ConcurrentCuckooFilter::builder()
             .capacity(args::count("capacity", capacity)?)
             .hasher(args::hasher(seed)?);
-        if let Some(rate) = false_positive_rate {
+        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
             builder = builder.false_positive_rate(rate);
         }
         if let Some(bits) = args::setting("fingerprint_bits", fingerprint_bits)? {
@@ -55,7 +55,7 @@ filter_class!(Fixed, {
         if let Some(size) = args::setting("bucket_size", bucket_size)? {
             builder = builder.bucket_size(size);
         }
-        if let Some(semi_sorted) = semi_sorted {
+        if let Some(semi_sorted) = args::flag("semi_sorted", semi_sorted)? {
             builder = builder.semi_sorted(semi_sorted);
         }
         let inner = builder.build().map_err(errors::build)?;

@@ -41,15 +41,15 @@ filter_class!(Growable, {
     ))]
     fn new(
         capacity: Option<&Bound<'_, PyAny>>,
-        false_positive_rate: Option<f64>,
-        split_depth: Option<i64>,
+        false_positive_rate: Option<&Bound<'_, PyAny>>,
+        split_depth: Option<&Bound<'_, PyAny>>,
         max_capacity: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut builder = GrowableCuckooFilter::builder()
             .capacity(capacity.map_or(Ok(DEFAULT_CAPACITY), |c| args::count("capacity", c))?)
             .hasher(args::hasher(seed)?);
-        if let Some(rate) = false_positive_rate {
+        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
             builder = builder.false_positive_rate(rate);
         }
         if let Some(depth) = args::setting("split_depth", split_depth)? {

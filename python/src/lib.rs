@@ -32,6 +32,22 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
+/// The filter in the file at `path`, of whichever kind it holds (told by its first bytes).
+#[pyfunction]
+fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let path = args::path("path", path)?;
+    let opened = py.detach(|| {
+        let mut file = files::FilterFile::open(&path)?;
+        file.is_growable().map(|growable| (file, growable))
+    });
+    let (file, growable) = opened.map_err(|err| errors::file(py, &err, &path))?;
+    if growable {
+        Ok(Bound::new(py, growable::Growable::from_file(py, file, &path)?)?.into_any())
+    } else {
+        Ok(Bound::new(py, fixed::Fixed::from_file(py, file, &path)?)?.into_any())
+    }
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -41,5 +57,6 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;
+    module.add_function(wrap_pyfunction!(load, module)?)?;
     Ok(())
 }

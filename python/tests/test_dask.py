@@ -88,9 +88,25 @@ def test_a_growable_filter_needs_no_count(client):
     kept = semi_join(db.from_sequence(mixed, npartitions=4), g).compute()
     assert set(words[:2000]).issubset(kept) and len(kept) < 2100
 
-    # A first level too small for the union: the merge says so.
-    with pytest.raises(FilterFullError):
+    # A first level too small for the union: the merge says so, and what to pass instead.
+    with pytest.raises(FilterFullError, match="merging the partitions' filters .*larger capacity="):
         build_filter(bag, 1000, growable=True, split_depth=1)
+
+
+def test_a_capacity_too_small_says_what_to_pass(client):
+    words = [f"word-{i}" for i in range(N)]
+    bag = db.from_sequence(words, npartitions=4)
+    with pytest.raises(FilterFullError) as raised:
+        build_filter(bag, 1000)
+    print(raised.value)
+    message = str(raised.value)
+    assert "capacity 1,000 filled up with the keys of one partition" in message
+    assert "pass a capacity= of at least the collection's count" in message
+    # Counted, and still full (nine keys a thousand times each: a key has room for eight
+    # copies): the message gives the count.
+    repeated = db.from_sequence(words[:9] * 1000, npartitions=4)
+    with pytest.raises(FilterFullError, match=r"count \(9,000 keys\), so keys repeat"):
+        build_filter(repeated)
 
 
 def test_a_filter_from_an_array_and_from_a_dataframe_column(client):

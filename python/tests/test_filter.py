@@ -11,7 +11,7 @@ from conftest import distinct_keys, rate_bound
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter, hash64
 
 FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
 
@@ -225,6 +225,52 @@ def test_bad_fixed_settings_raise_value_error(kwargs, message):
 def test_bad_growable_settings_raise_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
         GrowableCuckooFilter(100, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"fingerprint_bits": 2**70}, ValueError, "fingerprint_bits 1180591620717411303424 is out of range"),
+        ({"bucket_size": 2**63}, ValueError, "bucket_size"),
+        ({"bucket_size": 2**70}, ValueError, "bucket_size"),
+        ({"fingerprint_bits": "8"}, TypeError, "fingerprint_bits must be an int, not str"),
+        ({"semi_sorted": 1}, TypeError, "semi_sorted must be a bool, not int"),
+        ({"false_positive_rate": "0.1"}, TypeError, "false_positive_rate must be a number, not str"),
+        ({"seed": 2**64}, ValueError, r"seed 18446744073709551616 is out of range"),
+    ],
+)
+def test_every_bad_fixed_argument_is_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ConcurrentCuckooFilter(100, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"split_depth": 2**70}, ValueError, "split_depth 1180591620717411303424 is out of range"),
+        ({"split_depth": 1.5}, TypeError, "split_depth must be an int, not float"),
+        ({"seed": -(2**63) - 1}, ValueError, "seed -9223372036854775809 is out of range"),
+    ],
+)
+def test_every_bad_growable_argument_is_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        GrowableCuckooFilter(100, **kwargs)
+    with pytest.raises(ValueError, match="seed 18446744073709551616 is out of range"):
+        hash64(1, seed=2**64)
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_update_adds_every_key_of_each_iterable(cls):
+    f = cls(20_000)
+    arrays = distinct_keys(6000)
+    f.update(arrays[:3000], arrays[3000:].tolist(), (f"k{i}" for i in range(10)), [])
+    assert len(f) == 6010 and f.contains_many(arrays).all() and "k9" in f
+    f.update()
+    assert len(f) == 6010
+    small = ConcurrentCuckooFilter(100)
+    with pytest.raises(FilterFullError) as raised:
+        small.update(distinct_keys(60), distinct_keys(1000, start=60))
+    assert raised.value.inserted == len(small) and len(small) > 60
 
 
 def test_settings_shape_the_filter():

@@ -68,6 +68,53 @@ def test_int64_and_uint64_arrays_agree_with_python_ints():
         assert -5 in g and 7 in g and 2**64 - 5 in g
 
 
+NUMPY_INTEGERS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+@pytest.mark.parametrize("dtype", NUMPY_INTEGERS)
+def test_numpy_scalars_are_the_keys_of_the_python_values_they_equal(cls, dtype):
+    info = np.iinfo(dtype)
+    values = sorted({0, 1, 7, int(info.max), int(info.min), int(info.max) // 3})
+    f = cls(1000)
+    f.add_many(values[::2])
+    for value in values:
+        scalar = dtype(value)
+        assert hash64(scalar) == hash64(value) and hash64(scalar, seed=5) == hash64(value, seed=5)
+        assert (scalar in f) == (value in f)
+    g = cls(1000)
+    for scalar in np.array(values, dtype=dtype):  # a loop over an array adds what add_many does
+        g.add(scalar)
+    assert g.contains_many(values).all() and len(g) == len(values)
+    assert g.discard(dtype(values[0])) and g.count(dtype(values[1])) == 1
+
+
+def test_numpy_bool_str_and_bytes_scalars_are_keys():
+    for scalar, value in [(np.bool_(True), True), (np.bool_(False), False), (np.str_("kéy"), "kéy"),
+                          (np.bytes_(b"key"), b"key")]:
+        assert hash64(scalar) == hash64(value)
+    f = ConcurrentCuckooFilter(100)
+    f.add(np.bool_(True))
+    assert 1 in f and True in f and np.int8(1) in f
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_pandas_integer_columns_are_read_or_refused_saying_how_to_convert(cls):
+    pd = pytest.importorskip("pandas")
+    f = cls(1000)
+    for dtype in ("Int64", "UInt32", "int64", "int64[pyarrow]"):
+        keys = pd.Series([1, 2, 2**31], dtype=dtype)
+        assert f.add_many(keys) == 3 and f.contains_many(keys).all()
+        assert f.contains_many(keys.array).all()
+        assert f.discard_many(keys) == 3 and len(f) == 0
+    with_na = pd.Series([1, None, 3], dtype="Int64")
+    for keys in (with_na, with_na.array):
+        with pytest.raises(ValueError, match=r"missing values.*dropna\(\)"):
+            f.add_many(keys)
+    assert len(f) == 0
+    assert f.add_many(with_na.dropna()) == 2 and 3 in f
+
+
 @pytest.mark.parametrize("cls", FILTERS)
 def test_wrong_key_types_raise_type_error_naming_the_type(cls):
     f = cls(100)
@@ -121,3 +168,18 @@ def test_the_type_stub_names_what_the_module_has():
         assert public(declared("_Filter") | declared(name)) == public(dir(cls)), name
         for method in public(dir(cls)):
             assert getattr(cls, method).__doc__, f"{name}.{method} has no docstring"
+
+
+def test_the_dask_extra_installs_what_the_documented_example_imports():
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    Requirement = pytest.importorskip("packaging.requirements").Requirement
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    extra = [Requirement(r) for r in pyproject["project"]["optional-dependencies"]["dask"]]
+    names = {r.name for r in extra}
+    extras = {e for r in extra if r.name == "dask" for e in r.extras}
+    # dask.distributed and dask.dataframe, then pandas and pyarrow (read_parquet) by name.
+    assert "dask" in names and {"distributed", "dataframe"} <= extras, extra
+    assert {"pandas", "pyarrow"} <= names, extra

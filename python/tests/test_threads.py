@@ -13,6 +13,50 @@ from conftest import distinct_keys
 from ccfilter import ConcurrentCuckooFilter, GrowableCuckooFilter
 
 
+# How long a barrier waits for the other threads before it breaks (a worker that died first
+# never arrives): a guard against a hang, far above any run's need, not a measurement.
+BARRIER_TIMEOUT = 300
+
+
+def run_threads(workers, main=None):
+    """Runs each of `workers` on a thread of its own, all starting at once, and `main` (if
+    any) on this thread while they run; re-raises here the first exception any of them
+    raised, so that a failure in a worker fails the test."""
+    barrier = threading.Barrier(len(workers) + 1, timeout=BARRIER_TIMEOUT)
+    errors = []
+
+    def run(work):
+        try:
+            barrier.wait()
+            work()
+        except BaseException as err:  # noqa: BLE001 - collected, re-raised below
+            errors.append(err)
+            barrier.abort()
+
+    pool = [threading.Thread(target=run, args=(work,)) for work in workers]
+    for thread in pool:
+        thread.start()
+    try:
+        barrier.wait()
+        while main is not None and any(thread.is_alive() for thread in pool):
+            main()
+    except threading.BrokenBarrierError:
+        pass  # a worker failed before the start: its error is raised below
+    finally:
+        for thread in pool:
+            thread.join()
+    if errors:
+        raise errors[0]
+
+
+def test_a_failing_worker_fails_the_caller():
+    def fails():
+        assert 1 + 1 == 3, "worker assertion"
+
+    with pytest.raises(AssertionError, match="worker assertion"):
+        run_threads([fails, lambda: None])
+
+
 @pytest.mark.parametrize("cls", [ConcurrentCuckooFilter, GrowableCuckooFilter])
 def test_threads_adding_discarding_and_looking_up_see_no_false_negatives(cls):
     threads, per_thread, rounds = 4, 20_000, 5
@@ -20,37 +64,26 @@ def test_threads_adding_discarding_and_looking_up_see_no_false_negatives(cls):
     f = cls(threads * per_thread) if cls is ConcurrentCuckooFilter else cls(1000)
     stable = distinct_keys(10_000, start=10**7)
     f.add_many(stable)
-    failures = []
-    barrier = threading.Barrier(threads + 1)
 
     def worker(index):
         mine = distinct_keys(per_thread, start=index * per_thread)
-        barrier.wait()
+        bulk, single = mine[: per_thread // 2], mine[per_thread // 2 :: 7].tolist()
         for _ in range(rounds):
-            f.add_many(mine[: per_thread // 2])  # bulk, interpreter released
-            for key in mine[per_thread // 2 :: 7].tolist():  # one key per call
+            f.add_many(bulk)  # bulk, interpreter released
+            for key in single:  # one key per call
                 f.add(key)
-            if not f.contains_many(mine[: per_thread // 2]).all():
-                failures.append("own bulk keys missing")
-            if not all(key in f for key in mine[per_thread // 2 :: 7].tolist()):
-                failures.append("own single keys missing")
-            if not f.contains_many(stable).all():
-                failures.append("stable keys missing while others write")
-            assert f.discard_many(mine[: per_thread // 2]) == per_thread // 2
-            for key in mine[per_thread // 2 :: 7].tolist():
+            assert f.contains_many(bulk).all(), "own bulk keys missing"
+            assert all(key in f for key in single), "own single keys missing"
+            assert f.contains_many(stable).all(), "stable keys missing while others write"
+            assert f.discard_many(bulk) == len(bulk)
+            for key in single:
                 f.remove(key)
 
-    pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for thread in pool:
-        thread.start()
-    barrier.wait()
-    # The main thread keeps looking up the stable keys while the workers write.
-    while any(thread.is_alive() for thread in pool):
-        if not f.contains_many(stable).all():
-            failures.append("stable keys missing (main thread)")
-    for thread in pool:
-        thread.join()
-    assert failures == []
+    def main():
+        # The main thread keeps looking up the stable keys while the workers write.
+        assert f.contains_many(stable).all(), "stable keys missing (main thread)"
+
+    run_threads([lambda i=i: worker(i) for i in range(threads)], main)
     assert len(f) == len(stable)
     assert np.asarray(f.contains_many(stable)).all()
 
