@@ -3,9 +3,9 @@
 //! anything.
 //!
 //! The shapes are found, not listed: false positive rates from 0.96 down past the narrowest
-//! reachable one, with each bucket size, semi-sorting and layout the builder may be told or left
-//! to choose, give every distinct (bucket size, fingerprint width, semi-sorted, layout) it
-//! accepts. Each shape's table is small, so that threads collide on its few stripes and each
+//! reachable one, and every fingerprint width, with each bucket size, semi-sorting and layout the
+//! builder may be told or left to choose, give every distinct (bucket size, fingerprint width,
+//! semi-sorted, layout) it accepts. Each shape's table is small, so that threads collide on its few stripes and each
 //! shape takes a fraction of a second; `SHAPE_MATRIX_ROUNDS` (default 40, about 15 s on two
 //! cores) sets how many rounds each shape runs, more for a deeper run:
 //!
@@ -42,10 +42,12 @@ const FULL_STREAK: usize = 8;
 /// Inserts answered `Full` while other threads ran, over the whole test.
 static RACING_FULLS: AtomicUsize = AtomicUsize::new(0);
 
-/// What the builder is told: each setting given or left to the rate.
+/// What the builder is told: a false positive rate or a fingerprint width, and each other
+/// setting given or left to the builder.
 #[derive(Clone, Copy, Debug)]
 struct Request {
-    rate: f64,
+    rate: Option<f64>,
+    fingerprint_bits: Option<u32>,
     bucket_size: Option<usize>,
     semi_sorted: Option<bool>,
     layout: Option<TableLayout>,
@@ -53,9 +55,13 @@ struct Request {
 
 impl Request {
     fn build(&self) -> Option<ConcurrentCuckooFilter> {
-        let mut builder = ConcurrentCuckooFilter::builder()
-            .capacity(CAPACITY)
-            .false_positive_rate(self.rate);
+        let mut builder = ConcurrentCuckooFilter::builder().capacity(CAPACITY);
+        if let Some(rate) = self.rate {
+            builder = builder.false_positive_rate(rate);
+        }
+        if let Some(bits) = self.fingerprint_bits {
+            builder = builder.fingerprint_bits(bits);
+        }
         if let Some(size) = self.bucket_size {
             builder = builder.bucket_size(size);
         }
@@ -81,12 +87,16 @@ fn shape_of(filter: &ConcurrentCuckooFilter) -> Shape {
     )
 }
 
-/// Every distinct shape the builder makes from a false positive rate, with one request for each.
+/// Every distinct shape the builder makes, with one request for each: first those it picks for
+/// a false positive rate, then those only an explicit width gives (8-slot 4-bit buckets: no
+/// rate needs fewer than 5 bits in 8 slots).
 fn shapes() -> BTreeMap<Shape, Request> {
+    // Sixteen rates per halving, from 0.96 to 2^-40: every whole-bit width has rates that round
+    // to it, down past the narrowest rate 32 bits reach.
+    let rates = (1..=16 * 40).map(|step| (Some((-f64::from(step) / 16.0).exp2()), None));
+    let widths = (0..=40).map(|bits| (None, Some(bits)));
     let mut found = BTreeMap::new();
-    // Sixteen rates per halving: every whole-bit width has rates that round to it.
-    for step in 1..=16 * 40 {
-        let rate = (-f64::from(step) / 16.0).exp2();
+    for (rate, fingerprint_bits) in rates.chain(widths) {
         for bucket_size in [None, Some(2), Some(4), Some(8)] {
             for semi_sorted in [None, Some(true), Some(false)] {
                 for layout in [
@@ -96,6 +106,7 @@ fn shapes() -> BTreeMap<Shape, Request> {
                 ] {
                     let request = Request {
                         rate,
+                        fingerprint_bits,
                         bucket_size,
                         semi_sorted,
                         layout,
@@ -108,6 +119,32 @@ fn shapes() -> BTreeMap<Shape, Request> {
         }
     }
     found
+}
+
+/// Checks that the shapes found run, for each bucket size, semi-sorting and layout, over
+/// consecutive widths, and that packed buckets reach the widest fingerprint: a sweep that
+/// skipped a width would show as a gap.
+fn check_sweep(shapes: &BTreeMap<Shape, Request>) {
+    let mut groups: BTreeMap<(usize, bool, bool), Vec<u32>> = BTreeMap::new();
+    for &(size, bits, semi_sorted, words) in shapes.keys() {
+        groups
+            .entry((size, semi_sorted, words))
+            .or_default()
+            .push(bits);
+    }
+    assert_eq!(
+        groups.len(),
+        7,
+        "bucket sizes, semi-sorting and layouts: {groups:?}"
+    );
+    for ((size, semi_sorted, words), widths) in &groups {
+        let (first, last) = (widths[0], widths[widths.len() - 1]);
+        assert_eq!(widths.len() as u32, last - first + 1, "a gap: {groups:?}");
+        assert!(
+            *words || last == 32,
+            "b={size} semi={semi_sorted} ends at {last}"
+        );
+    }
 }
 
 /// Xorshift64: enough to pick keys and operations, seeded per thread and round.
@@ -269,8 +306,12 @@ impl Round<'_> {
     fn fill(&self, owner: &mut Owner<'_>, rng: &mut Rng) -> Result<(), String> {
         let _finished = Finished(&self.done);
         for _ in 0..owner.present.len() / 3 {
-            owner.remove_one(self.filter, rng)?;
-            self.check_others(owner.id, rng)?;
+            let result = owner
+                .remove_one(self.filter, rng)
+                .and_then(|()| self.check_others(owner.id, rng));
+            if self.stopped(&result) {
+                return result;
+            }
         }
         let mut fulls = 0;
         while owner.present.len() < owner.quota && fulls < FULL_STREAK {
@@ -454,6 +495,7 @@ fn every_shape_holds_its_keys_under_concurrent_writers_near_full_load() {
         .map(|s| s.parse().expect("SHAPE_MATRIX_ROUNDS is a count"))
         .unwrap_or(40);
     let shapes = shapes();
+    check_sweep(&shapes);
     let mut failures = Vec::new();
     let (mut lowest, mut highest) = (1.0f64, 0.0f64);
     for (shape, request) in &shapes {
