@@ -86,7 +86,6 @@ mod bulk;
 mod error;
 mod external_trait_impls;
 mod filter;
-mod filter_hasher;
 mod growable;
 mod hash;
 mod layout;
@@ -97,14 +96,12 @@ mod raw;
 mod settings;
 mod sizing;
 mod sync;
-mod word_mix;
 
 pub use crate::builder::ConcurrentCuckooFilterBuilder;
 pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};
 pub use crate::filter::ConcurrentCuckooFilter;
-pub use crate::filter_hasher::FilterHasher;
 pub use crate::growable::{GrowableCuckooFilter, GrowableCuckooFilterBuilder};
-pub use crate::hash::DefaultHashBuilder;
+pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 #[doc(hidden)]
 pub use crate::hooks::DebugCandidates;
 pub use crate::layout::TableLayout;

@@ -387,11 +387,8 @@ pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Resul
         id: hasher_id,
         seed,
     } = recorded;
-    if let Some(hasher) = S::from_recorded(hasher_id, seed) {
-        return Ok(hasher);
-    }
     if hasher_id == S::HASHER_ID {
-        return Err(DecodeError::InvalidSeed { seed });
+        return S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed });
     }
     Err(DecodeError::HasherMismatch {
         expected: S::HASHER_ID,

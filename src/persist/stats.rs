@@ -36,7 +36,7 @@ pub struct FilterStats {
     pub expected_false_positive_rate: f64,
     /// The false positive rate at the current load: `1 − (1 − 1/(2^f − 1))^(2·b·load)`.
     pub false_positive_rate_at_load: f64,
-    /// The id of the hasher's function ([`hasher_id`](StableHashBuilder::hasher_id)).
+    /// The id of the hasher's function ([`HASHER_ID`](StableHashBuilder::HASHER_ID)).
     pub hasher_id: u64,
     /// The hasher's [seed](StableHashBuilder::seed).
     pub hasher_seed: u64,

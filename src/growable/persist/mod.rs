@@ -106,7 +106,7 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
 
     /// [`from_bytes`](GrowableCuckooFilter::from_bytes) for a filter whose hasher is `S`:
     /// refused with [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher
-    /// whose function `S` computes ([`from_recorded`](StableHashBuilder::from_recorded)); the hasher is rebuilt from the
+    /// of `S`'s [`HASHER_ID`](StableHashBuilder::HASHER_ID); the hasher is rebuilt from the
     /// recorded seed. Name the type, as in `GrowableCuckooFilter::<MyHasher>::from_bytes_with_hasher(&bytes)`.
     ///
     /// # Errors
