@@ -2,7 +2,7 @@
 
 use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
@@ -198,12 +198,11 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }
-        Ok(GrowableCuckooFilter::from_parts(
-            Levels::new(plan)?,
-            ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
-                bytes: self.item_locks * 8,
-            })?,
-            self.hasher,
-        ))
+        let levels = Levels::new(plan)?;
+        let item_locks = ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
+            bytes: self.item_locks * 8,
+        })?;
+        let core = Growable { levels, item_locks };
+        Ok(GrowableCuckooFilter::from_parts(core, self.hasher))
     }
 }

@@ -15,7 +15,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
 use crate::growable::levels::{LevelShape, Levels, Plan};
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::persist::encoding::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
     u64_at, write_encoding, Header,
@@ -436,7 +436,10 @@ fn assemble<S>(
     let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
         bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
-    Ok(GrowableCuckooFilter::from_parts(levels, item_locks, hasher))
+    Ok(GrowableCuckooFilter::from_parts(
+        Growable { levels, item_locks },
+        hasher,
+    ))
 }
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item
