@@ -28,9 +28,11 @@ use crate::hash::DefaultHashBuilder;
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 /// [`GrowableCuckooFilter`]: crate::GrowableCuckooFilter
+// `repr(C)`, hasher first: the layout the lookup instruction counts of docs/benchmarks.md hold for.
+#[repr(C)]
 pub struct CuckooFilter<K, S = DefaultHashBuilder> {
-    core: K,
     hasher: S,
+    core: K,
 }
 
 impl<K, S> CuckooFilter<K, S> {
