@@ -1,5 +1,5 @@
 //! The one trait under every filter kind: what a kind does with 64-bit hashes. The public face
-//! (`filter.rs`, `bulk.rs`, `prehashed.rs`, `merge.rs`, `persist/mod.rs`,
+//! (`filter/`'s `mod.rs`, `bulk.rs`, `prehashed.rs`, `merge.rs`, `bytes.rs`, and
 //! `external_trait_impls/`) is written once over it, so a new kind implements [`Kind`] and
 //! gets every layer above.
 
