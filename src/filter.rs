@@ -75,6 +75,11 @@ use crate::raw::{Insertion, RawFilter};
 /// an item that was never inserted may remove a different item that shares its fingerprint and
 /// bucket, and that item would then be reported absent (paper Section 3.3).
 ///
+/// There is no `PartialEq`: two filters of the same items can hold their fingerprints in
+/// different slots (where racing inserts and moves put them), so comparing tables would call
+/// them unequal, and comparing them while other threads write would answer for no one moment;
+/// compare [`to_bytes`] of filters built alike if that is what you need.
+///
 /// [`Arc`]: std::sync::Arc
 /// [`insert`]: Self::insert
 /// [`contains`]: Self::contains
@@ -112,6 +117,37 @@ impl<S> ConcurrentCuckooFilter<S> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Removes every item, while other threads go on using the filter; its table and capacity
+    /// stay.
+    ///
+    /// It takes every stripe lock, in index order as [`to_bytes`] does, empties every bucket
+    /// and count, and releases them. Writers and lookups that meet a locked stripe wait
+    /// meanwhile. Each write is entirely before the clear (and emptied by it) or entirely
+    /// after: an insert that returns `Ok` after `clear` returned is found until it is
+    /// removed, and [`len`] counts exactly the writes after the clear once none is in flight.
+    /// A lookup racing the clear may find an item inserted before it or not, and a remove
+    /// racing it may return `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.try_extend(0..500u64)?;
+    /// filter.clear();
+    /// assert!(filter.is_empty());
+    /// assert!(!filter.contains(&7u64));
+    /// assert_eq!(filter.capacity(), ConcurrentCuckooFilter::with_capacity(1000).capacity());
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    ///
+    /// [`to_bytes`]: Self::to_bytes
+    /// [`len`]: Self::len
+    pub fn clear(&self) {
+        self.raw.lock_table().clear();
     }
 
     /// Items the filter was sized for: at least the capacity asked for.
@@ -256,6 +292,37 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     /// inserted (see [Consistency](Self#consistency)).
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.raw.remove(self.hasher.hash_one(item))
+    }
+}
+
+/// A consistent copy: the table is copied while every stripe lock is held, as [`to_bytes`]
+/// holds them, so the copy is a state the filter really had, even while other threads write;
+/// they wait for the copy in memory.
+///
+/// # Panics
+///
+/// If the copy's memory cannot be had, as other collections' `clone` fails.
+///
+/// [`to_bytes`]: ConcurrentCuckooFilter::to_bytes
+impl<S: Clone> Clone for ConcurrentCuckooFilter<S> {
+    fn clone(&self) -> Self {
+        let Some(raw) = self.raw.lock_table().duplicate() else {
+            panic!(
+                "out of memory for a copy of a filter of {} bytes",
+                self.memory_usage()
+            )
+        };
+        Self::from_raw(raw, self.hasher.clone(), self.capacity)
+    }
+}
+
+/// [`with_capacity_and_hasher`](ConcurrentCuckooFilter::with_capacity_and_hasher)`(0,
+/// S::default())`: an empty filter of the smallest table, as an empty `HashMap` is its
+/// default. A fixed filter does not grow: size it with `with_capacity` when the count is
+/// known, or take [`GrowableCuckooFilter::default`](crate::GrowableCuckooFilter).
+impl<S: Default> Default for ConcurrentCuckooFilter<S> {
+    fn default() -> Self {
+        Self::with_capacity_and_hasher(0, S::default())
     }
 }
 

@@ -198,6 +198,37 @@ impl<S> GrowableCuckooFilter<S> {
         self.len() == 0
     }
 
+    /// Removes every item, while other threads go on using the filter. Its levels and chunks
+    /// stay, with their capacity and memory, as a `Vec` keeps its allocation.
+    ///
+    /// It locks every chunk of every level, as [`to_bytes`](Self::to_bytes) does, empties
+    /// them, and releases them; writers wait meanwhile, and lookups that meet a locked stripe.
+    /// Each write is entirely before the clear (and emptied by it) or entirely after: an insert
+    /// that returns `Ok` after `clear` returned is found until it is removed, and
+    /// [`len`](Self::len) counts exactly the writes after the clear once none is in flight. A
+    /// lookup racing the clear may find an item inserted before it or not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(100);
+    /// filter.try_extend(0..10_000u64)?;
+    /// let capacity = filter.capacity();
+    /// filter.clear();
+    /// assert!(filter.is_empty() && !filter.contains(&7u64));
+    /// assert_eq!(filter.capacity(), capacity);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    pub fn clear(&self) {
+        for level in self.levels.lock_all() {
+            for mut chunk in level.chunks {
+                chunk.table.clear();
+            }
+        }
+    }
+
     /// Levels added so far, at least 1.
     #[must_use]
     pub fn level_count(&self) -> usize {
@@ -399,6 +430,38 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
             .iter()
             .map(|level| persist::stats(level, RecordedHasher::of(&self.hasher)))
             .collect()
+    }
+}
+
+/// A consistent copy, levels, chunks and all: copied while every chunk of every level is
+/// locked, as [`to_bytes`](GrowableCuckooFilter::to_bytes) locks them, so the copy is a state the
+/// filter really had, even while other threads write; they wait for the copy in memory.
+///
+/// # Panics
+///
+/// If the copy's memory cannot be had, as other collections' `clone` fails.
+impl<S: Clone> Clone for GrowableCuckooFilter<S> {
+    fn clone(&self) -> Self {
+        let copy = self
+            .levels
+            .duplicate()
+            .zip(ItemLocks::new(self.item_locks.count()));
+        let Some((levels, item_locks)) = copy else {
+            panic!(
+                "out of memory for a copy of a filter of {} bytes",
+                self.memory_usage()
+            )
+        };
+        Self::from_parts(levels, item_locks, self.hasher.clone())
+    }
+}
+
+/// [`with_capacity_and_hasher`](GrowableCuckooFilter::with_capacity_and_hasher)`(0,
+/// S::default())`: an empty filter of the smallest first level, which grows as items come, as
+/// an empty `HashMap` is its default.
+impl<S: Default> Default for GrowableCuckooFilter<S> {
+    fn default() -> Self {
+        Self::with_capacity_and_hasher(0, S::default())
     }
 }
 

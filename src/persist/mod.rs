@@ -20,11 +20,10 @@ pub use self::stats::FilterStats;
 use std::io::{self, Read, Write};
 
 use self::encoding::{
-    check_checksum, check_len, data_words, decode_table, hasher_of, read_up_to, write_encoding,
-    Header, CHECKSUM_LEN, HEADER_LEN,
+    check_checksum, check_len, decode_table, hasher_of, read_up_to, write_encoding, Header,
+    HEADER_LEN,
 };
 use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::TableCopy;
 
 /// Decodes a whole encoding: `bytes` must be exactly one filter.
 fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<ConcurrentCuckooFilter<S>, DecodeError> {
@@ -68,7 +67,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// order (the order writers take them in, so no deadlock). Each insert or remove is in the
     /// copy entirely or not at all, and a fingerprint being moved to make room is in one of its
     /// buckets, never in both or neither. Writers (and lookups that meet a locked stripe) wait
-    /// for the copy of the table in memory, not for the encoding.
+    /// while the bytes are written into the returned vector, which is allocated at its exact
+    /// length first: the filter and its bytes are all the memory this takes.
     ///
     /// # Examples
     ///
@@ -87,17 +87,23 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let len = HEADER_LEN as u64 + data_words(self.raw().geometry()) * 8 + CHECKSUM_LEN as u64;
-        let mut out = Vec::with_capacity(len as usize);
+        // The length never changes, so the bytes are written into exactly their own memory.
+        let mut out = Vec::with_capacity(self.serialized_len() as usize);
         self.write_to(&mut out)
             .expect("writing to a Vec cannot fail");
         out
     }
 
     /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent snapshot,
-    /// without building them all in memory first. The snapshot is taken before anything is
-    /// written, so no lock is held while `writer` works. Wrap a file in a `BufWriter`: the
-    /// header and the checksum are small writes.
+    /// without a copy of the table: the table goes to `writer` a few kilobytes at a time, while
+    /// every stripe lock is held, and the memory this takes is those few kilobytes.
+    ///
+    /// So writers, and lookups that meet a locked stripe, wait for the whole write, `writer`'s
+    /// I/O included. Where that matters, write into memory ([`to_bytes`](Self::to_bytes), or a
+    /// buffer of [`serialized_len`](Self::serialized_len) bytes) or to a fast file, then move
+    /// the bytes on. `writer` must not use this filter: its writes and lookups would wait for
+    /// locks the write holds, for ever. Wrap a file in a `BufWriter`: the header and the
+    /// checksum are small writes.
     ///
     /// # Examples
     ///
@@ -109,22 +115,29 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// let mut file = Vec::new();
     /// filter.write_to(&mut file)?;
     /// assert_eq!(file, filter.to_bytes());
+    ///
+    /// // Into a buffer of exactly the length, or an error if it is too short.
+    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
+    /// filter.write_to(&mut buffer[..])?;
+    /// assert_eq!(buffer, file);
+    /// assert!(filter.write_to(&mut buffer[..100]).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// The first error `writer` returns; what was written before it is not a whole filter.
+    /// The first error `writer` returns (`WriteZero` from a slice too short for the bytes);
+    /// what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
-        let TableCopy { words, items } = self.raw().snapshot();
+        let table = self.raw().lock_table();
         let header = Header::new(
             self.raw().geometry(),
             self.capacity(),
             RecordedHasher::of(self.hasher()),
-            items,
-            words.len(),
+            table.items(),
+            table.data_words(),
         );
-        write_encoding(writer, header, &words)
+        write_encoding(writer, header, |from, out| table.read_words(from, out))
     }
 
     /// [`from_bytes`](ConcurrentCuckooFilter::from_bytes) for a filter whose hasher is `S`,

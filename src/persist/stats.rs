@@ -49,7 +49,7 @@ pub struct FilterStats {
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce, computed
     /// from the shape alone: nothing is written or locked. It does not change as items come and
-    /// go.
+    /// go, so a buffer of this length takes the bytes at any later moment.
     ///
     /// # Examples
     ///

@@ -51,8 +51,10 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// level added while the locks are being taken is locked too before anything is copied. A
     /// level still being built when the locks are all held is not in the copy, and it holds
     /// nothing yet: items enter a level only once it is published. A level that splits is held
-    /// whole, every chunk of it, once no split is under way in it. Writers wait for the copy in
-    /// memory, not for the encoding; lookups that meet no lock do not wait at all.
+    /// whole, every chunk of it, once no split is under way in it. Writers wait while the bytes
+    /// are written into the returned vector, allocated at their exact length once the locks
+    /// are held: the filter and its bytes are all the memory this takes. Lookups that meet no
+    /// lock do not wait at all.
     ///
     /// # Examples
     ///
@@ -67,27 +69,35 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// assert!((0..10_000u64).all(|key| copy.contains(&key)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.write_to(&mut out)
-            .expect("writing to a Vec cannot fail");
-        out
+        records::to_bytes(&self.levels, RecordedHasher::of(&self.hasher))
     }
 
     /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent
-    /// snapshot, which is taken before anything is written: no lock is held while `writer`
-    /// works. Wrap a file in a `BufWriter`.
+    /// snapshot, without a copy of any level: each chunk's table goes to `writer` a few
+    /// kilobytes at a time while every chunk's stripe locks are held, and the memory this takes
+    /// is those few kilobytes.
+    ///
+    /// So writers, and lookups that meet a locked stripe, wait for the whole write, `writer`'s
+    /// I/O included. Where that matters, write into memory ([`to_bytes`](Self::to_bytes)) or
+    /// to a fast file, then move the bytes on. `writer` must not use this filter: its writes
+    /// and lookups would wait for locks the write holds, for ever. Wrap a file in a
+    /// `BufWriter`.
     ///
     /// # Errors
     ///
-    /// Whatever `writer` returns.
+    /// Whatever `writer` returns: `WriteZero` from a slice too short for the bytes, which a
+    /// buffer of [`serialized_len`](Self::serialized_len) bytes can be if the filter grew
+    /// since.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         records::write_to(&self.levels, RecordedHasher::of(&self.hasher), writer)
     }
 
     /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce now,
     /// computed from the levels' chunks: nothing is written or locked. It grows as chunks split
-    /// and levels are added, not as items come and go.
+    /// and levels are added, not as items come and go: while other threads insert, a later
+    /// write may need more.
     ///
     /// # Examples
     ///
