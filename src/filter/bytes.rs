@@ -25,13 +25,14 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// order (the order writers take them in, so no deadlock). Each insert or remove is in the
     /// copy entirely or not at all, and a fingerprint being moved to make room is in one of its
     /// buckets, never in both or neither. Writers (and lookups that meet a locked stripe) wait
-    /// for the copy of the table in memory, not for the encoding.
+    /// while the bytes are written into the returned vector, which is allocated at its exact
+    /// length first: the filter and its bytes are all the memory this takes.
     ///
     /// A growable filter holds every stripe lock of every level at once while the levels are
-    /// copied (taken level by level in index order), so each write is in the copy entirely or
+    /// written (taken level by level in index order), so each write is in the bytes entirely or
     /// not at all, in whichever level it went. A level added while the locks are being taken is
-    /// locked too before anything is copied; a level still being built when the locks are all
-    /// held is not in the copy, and holds nothing yet: items enter a level only once it is
+    /// locked too before anything is written; a level still being built when the locks are all
+    /// held is not in the bytes, and holds nothing yet: items enter a level only once it is
     /// published. A level that splits is held whole, every chunk of it, once no split is under
     /// way in it. Lookups that meet no lock do not wait at all.
     ///
@@ -59,16 +60,20 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// ```
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
-        self.write_to(&mut out)
-            .expect("writing to a Vec cannot fail");
-        out
+        self.core().to_bytes(self.hasher())
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent snapshot,
-    /// without building them all in memory first. The snapshot is taken before anything is
-    /// written, so no lock is held while `writer` works. Wrap a file in a `BufWriter`: the
-    /// header and the checksum are small writes.
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent state,
+    /// without a copy of any table: each table goes to `writer` a few kilobytes at a time, while
+    /// every stripe lock (of every chunk of every level) is held, and the memory this takes is
+    /// those few kilobytes.
+    ///
+    /// So writers, and lookups that meet a locked stripe, wait for the whole write, `writer`'s
+    /// I/O included. Where that matters, write into memory ([`to_bytes`](Self::to_bytes), or a
+    /// buffer of [`serialized_len`](Self::serialized_len) bytes) or to a fast file, then move
+    /// the bytes on. `writer` must not use this filter: its writes and lookups would wait for
+    /// locks the write holds, for ever. Wrap a file in a `BufWriter`: the header and the
+    /// checksum are small writes.
     ///
     /// # Examples
     ///
@@ -80,19 +85,29 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// let mut file = Vec::new();
     /// filter.write_to(&mut file)?;
     /// assert_eq!(file, filter.to_bytes());
+    ///
+    /// // Into a buffer of exactly the length, or an error if it is too short.
+    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
+    /// filter.write_to(&mut buffer[..])?;
+    /// assert_eq!(buffer, file);
+    /// assert!(filter.write_to(&mut buffer[..100]).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// The first error `writer` returns; what was written before it is not a whole filter.
+    /// The first error `writer` returns (`WriteZero` from a slice too short for the bytes, which
+    /// a buffer of [`serialized_len`](Self::serialized_len) bytes can be if a growable filter
+    /// grew since); what was written before it is not a whole filter.
     pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
         self.core().write_to(self.hasher(), writer)
     }
 
     /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce now, computed
     /// from the shape alone: nothing is written or locked. A fixed filter's does not change as
-    /// items come and go; a growable filter's grows as chunks split and levels are added.
+    /// items come and go, so a buffer of this length takes the bytes at any later moment; a
+    /// growable filter's grows as chunks split and levels are added: while other threads
+    /// insert, a later write may need more.
     ///
     /// # Examples
     ///

@@ -15,7 +15,7 @@ use crate::persist::encoding::{
     Header, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
-use crate::raw::{Insertion, RawFilter, TableCopy};
+use crate::raw::{Insertion, RawFilter};
 use crate::settings::TableSettings;
 use crate::sizing::capacity_of;
 
@@ -217,6 +217,15 @@ impl Kind for Fixed {
         self.raw.geometry().shape.expected_false_positive_rate()
     }
 
+    fn clear(&self) {
+        self.raw.lock_table().clear();
+    }
+
+    fn duplicate(&self) -> Option<Self> {
+        let raw = self.raw.lock_table().duplicate()?;
+        Some(Self::new(raw, self.capacity))
+    }
+
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
         match self.raw.geometry_mismatch(&other.raw) {
             Some((field, target, source)) => Err(MergeError::Geometry {
@@ -239,16 +248,15 @@ impl Kind for Fixed {
     }
 
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
-        let TableCopy { words, items } = self.raw.snapshot();
-        let geometry = self.raw.geometry();
+        let table = self.raw.lock_table();
         let header = Header::new(
-            geometry,
+            self.raw.geometry(),
             self.capacity,
             RecordedHasher::of(hasher),
-            items,
-            words.len(),
+            table.items(),
+            table.data_words(),
         );
-        write_encoding(writer, header, &words)
+        write_encoding(writer, header, |from, out| table.read_words(from, out))
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {

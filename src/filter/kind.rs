@@ -78,6 +78,13 @@ pub trait Kind: Sealed + Sized {
     #[doc(hidden)]
     fn expected_false_positive_rate(&self) -> f64;
 
+    /// Empties every table under all its locks; tables and capacity stay.
+    #[doc(hidden)]
+    fn clear(&self);
+    /// A copy of a state the kind really had, or `None` without the memory for one.
+    #[doc(hidden)]
+    fn duplicate(&self) -> Option<Self>;
+
     /// Why `other`'s fingerprints cannot go into this kind's, if they cannot (hashers aside).
     #[doc(hidden)]
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError>;
@@ -88,9 +95,18 @@ pub trait Kind: Sealed + Sized {
     /// Bytes `write_to` writes now.
     #[doc(hidden)]
     fn serialized_len(&self) -> u64;
-    /// Writes the kind's encoding from a consistent snapshot, recording `hasher`.
+    /// Writes the kind's encoding of a consistent state, recording `hasher`.
     #[doc(hidden)]
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()>;
+    /// The kind's encoding in a vector allocated once, at its exact length.
+    #[doc(hidden)]
+    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
+        // A length that does not change while the table is locked: the bytes fill their memory.
+        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
+        self.write_to(hasher, &mut out)
+            .expect("writing to a Vec cannot fail");
+        out
+    }
     /// Decodes exactly one encoding of this kind, and the hasher it records.
     #[doc(hidden)]
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError>;

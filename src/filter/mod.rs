@@ -117,6 +117,41 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.len() == 0
     }
 
+    /// Removes every item, while other threads go on using the filter; its tables and capacity
+    /// stay (a growable filter keeps its levels and chunks, as a `Vec` keeps its allocation).
+    ///
+    /// It takes every stripe lock (of every chunk of every level), in index order as
+    /// [`to_bytes`](CuckooFilter::to_bytes) does, empties every bucket and count, and releases
+    /// them. Writers and lookups that meet a locked stripe wait meanwhile. Each write is
+    /// entirely before the clear (and emptied by it) or entirely after: an insert that returns
+    /// `Ok` after `clear` returned is found until it is removed, and [`len`](Self::len) counts
+    /// exactly the writes after the clear once none is in flight. A lookup racing the clear may
+    /// find an item inserted before it or not, and a remove racing it may return `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.try_extend(0..500u64)?;
+    /// filter.clear();
+    /// assert!(filter.is_empty());
+    /// assert!(!filter.contains(&7u64));
+    /// assert_eq!(filter.capacity(), ConcurrentCuckooFilter::with_capacity(1000).capacity());
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(100);
+    /// filter.try_extend(0..10_000u64)?;
+    /// let capacity = filter.capacity();
+    /// filter.clear();
+    /// assert!(filter.is_empty() && !filter.contains(&7u64));
+    /// assert_eq!(filter.capacity(), capacity);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// ```
+    pub fn clear(&self) {
+        self.core.clear();
+    }
+
     /// Items the filter is sized for: at least the capacity asked for. A growable filter's is
     /// its levels' so far together, and it grows past it.
     #[must_use]
@@ -248,6 +283,35 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// [Consistency](crate::GrowableCuckooFilter#consistency)).
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.core.remove(self.hasher.hash_one(item))
+    }
+}
+
+/// A consistent copy: every table is copied while all its stripe locks are held, as
+/// [`to_bytes`](CuckooFilter::to_bytes) holds them, so the copy is a state the filter really
+/// had, even while other threads write; they wait for the copy in memory.
+///
+/// # Panics
+///
+/// If the copy's memory cannot be had, as other collections' `clone` fails.
+impl<K: Kind, S: Clone> Clone for CuckooFilter<K, S> {
+    fn clone(&self) -> Self {
+        let Some(core) = self.core.duplicate() else {
+            panic!(
+                "out of memory for a copy of a filter of {} bytes",
+                self.memory_usage()
+            )
+        };
+        Self::from_parts(core, self.hasher.clone())
+    }
+}
+
+/// [`with_capacity_and_hasher`](CuckooFilter::with_capacity_and_hasher)`(0, S::default())`: an
+/// empty filter of the smallest table (a growable filter's smallest first level, which grows as
+/// items come), as an empty `HashMap` is its default. A fixed filter does not grow: size it with
+/// `with_capacity` when the count is known, or take a `GrowableCuckooFilter`.
+impl<K: Kind, S: Default> Default for CuckooFilter<K, S> {
+    fn default() -> Self {
+        Self::with_capacity_and_hasher(0, S::default())
     }
 }
 

@@ -330,6 +330,22 @@ impl Kind for Growable {
             .sum()
     }
 
+    fn clear(&self) {
+        for level in self.levels.lock_all() {
+            for mut chunk in level.chunks {
+                chunk.table.clear();
+            }
+        }
+    }
+
+    fn duplicate(&self) -> Option<Self> {
+        let (levels, item_locks) = self
+            .levels
+            .duplicate()
+            .zip(ItemLocks::new(self.item_locks.count()))?;
+        Some(Self { levels, item_locks })
+    }
+
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
         self.plan_mismatch(other)
     }
@@ -344,6 +360,10 @@ impl Kind for Growable {
 
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
         persist::write_to(&self.levels, RecordedHasher::of(hasher), writer)
+    }
+
+    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
+        persist::to_bytes(&self.levels, RecordedHasher::of(hasher))
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {

@@ -13,7 +13,7 @@ use super::Growable;
 use crate::persist::encoding::read_up_to;
 use crate::persist::{DecodeError, StableHashBuilder};
 
-pub(crate) use self::records::{stats, write_to};
+pub(crate) use self::records::{stats, to_bytes, write_to};
 
 /// Decodes a whole encoding: `bytes` must be exactly one growable filter.
 pub(super) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Growable, S), DecodeError> {
