@@ -470,8 +470,9 @@ mod tests {
 // The filter's constructors, beside the builder they go through.
 impl ConcurrentCuckooFilter {
     /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
-    /// 12-bit fingerprints, about 12.7 bits per item and a false positive rate under 0.2% when
-    /// holding `capacity` items. A capacity of 0 is rounded up to the smallest table.
+    /// 12-bit fingerprints, each bucket in a 64-bit word of its own ([`TableLayout::BucketWord`]),
+    /// about 17 bits per item and a false positive rate under 0.2% when holding `capacity` items
+    /// (the packed layout, [`TableLayout::Packed`], takes about 12.7). A capacity of 0 is rounded up to the smallest table.
     ///
     /// # Panics
     ///

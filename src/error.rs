@@ -8,7 +8,9 @@ use core::fmt;
 pub enum InsertError {
     /// Neither of the item's buckets has room, and no chain of at most a few moves of other
     /// fingerprints could make room. The filter is (for this item) full. This is also what the
-    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint.
+    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint, or
+    /// the `b + 1`-th for an item whose two buckets are one bucket (about one item in
+    /// `bucket_count`).
     Full,
 }
 

@@ -226,7 +226,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     ///
     /// [`InsertError::Full`] if neither of the item's buckets has room and no short chain of
     /// moves can make some, as happens near capacity, or to the `2 · bucket_size + 1`-th copy
-    /// of one item; also while other threads write, `Full` means the item had no room (see
+    /// of one item (the `bucket_size + 1`-th if its two buckets are one bucket, as for about
+    /// one item in [`bucket_count`](Self::bucket_count)); also while other threads write, `Full` means the item had no room (see
     /// [Consistency](Self#consistency)).
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {

@@ -143,7 +143,7 @@ impl<S> GrowableCuckooFilter<S> {
 /// # Panics
 ///
 /// If an item cannot be inserted: only copies of one item that fill its buckets (more than
-/// `2 · bucket_size` of them) or a failed allocation, since the filter has no limit. Use
+/// `2 · bucket_size` of them, or than `bucket_size` where its two buckets are one) or a failed allocation, since the filter has no limit. Use
 /// [`try_extend`] to handle that.
 ///
 /// [`try_extend`]: GrowableCuckooFilter::try_extend

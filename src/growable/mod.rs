@@ -323,7 +323,9 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// [`InsertError::Full`] only if no level can be added (past the
     /// [`max_capacity`](GrowableCuckooFilterBuilder::max_capacity), past 32-bit fingerprints, or out of
     /// memory, which a later insert tries again), or if copies of the item's own fingerprint
-    /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets).
+    /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets, or
+    /// its fifth where its two buckets are one bucket, as for about one item in a chunk's
+    /// bucket count).
     /// Whatever the keys, a filter without a limit otherwise grows: keys that share hash bits
     /// fill one chunk, which splits, and past its deepest split the next level, which hashes
     /// every key anew, takes them. Nothing changed on an error, though a new empty level or
