@@ -78,11 +78,19 @@ pub enum BuildError {
         /// The layout asked for.
         layout: crate::TableLayout,
     },
-    /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
-    /// fingerprints with the other settings.
+    /// `false_positive_rate` was not strictly between 0 and 1 (or, with `fingerprint_bits` set,
+    /// fit no bucket the other settings allow).
     FalsePositiveRate {
         /// The rate asked for.
         rate: f64,
+    },
+    /// `false_positive_rate` was below what the widest (32-bit) fingerprints reach with the
+    /// other settings.
+    FalsePositiveRateTooSmall {
+        /// The rate asked for.
+        rate: f64,
+        /// The smallest rate these settings reach.
+        smallest: f64,
     },
     /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
     /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
@@ -159,6 +167,10 @@ impl fmt::Display for BuildError {
             Self::FalsePositiveRate { rate } => write!(
                 f,
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints, got {rate}",
+            ),
+            Self::FalsePositiveRateTooSmall { rate, smallest } => write!(
+                f,
+                "false_positive_rate must be at least {smallest:.3e}, the smallest 32-bit fingerprints reach with these settings, got {rate}",
             ),
             Self::Stripes { stripes, min, max } => write!(
                 f,
