@@ -31,7 +31,8 @@ impl std::error::Error for InsertError {}
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// `capacity` was 0 (or never set).
+    /// `capacity` was 0. Not returned by the builders, which build the smallest table for it;
+    /// kept so that code matching on it still compiles.
     ZeroCapacity,
     /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
     /// table larger than the address space.

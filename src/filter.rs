@@ -150,7 +150,12 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.raw.lock_table().clear();
     }
 
-    /// Items the filter was sized for: at least the capacity asked for.
+    /// Items the table is sized for: the most `n` for which the sizing rule of
+    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity) gives no more buckets than
+    /// the table has, so any `capacity()` distinct items fit. At least the capacity asked for:
+    /// more by the rounding up to whole buckets (600,001 for 600,000: 157,895 buckets of 4
+    /// slots at 95%), and in a small table, whose sizing adds slack, it reports less than the
+    /// items most key sets fit (12 for a table of 64 slots that most take 56 to 64 of).
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.capacity

@@ -6,7 +6,7 @@
 //! those capacities, and `CCF_DEBUG=1` names every key set that fails.
 
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DefaultHashBuilder, InsertError, TableLayout,
+    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, InsertError, TableLayout,
 };
 use rayon::prelude::*;
 
@@ -263,5 +263,50 @@ fn copies_of_one_item_fill_two_buckets_or_one_when_they_are_the_same() {
             assert_eq!(filter.count(&key), room);
         }
         assert_eq!(filter.len(), 3 * bucket_size);
+    }
+}
+
+/// A capacity of 0 builds the smallest table everywhere: `with_capacity(0)`, the builders with
+/// 0 or no capacity, and both filters alike.
+#[test]
+fn a_capacity_of_0_builds_the_smallest_table_everywhere() {
+    let smallest = ConcurrentCuckooFilter::with_capacity(0);
+    for built in [
+        ConcurrentCuckooFilter::builder()
+            .capacity(0)
+            .build()
+            .unwrap(),
+        ConcurrentCuckooFilter::builder().build().unwrap(),
+        ConcurrentCuckooFilter::with_capacity(1),
+    ] {
+        assert_eq!(built.to_bytes(), smallest.to_bytes());
+    }
+    assert!(smallest.capacity() >= 1);
+    assert!((0..smallest.capacity() as u64).all(|key| smallest.insert(&key).is_ok()));
+    let growable = GrowableCuckooFilter::with_capacity(0);
+    for built in [
+        GrowableCuckooFilter::builder().capacity(0).build().unwrap(),
+        GrowableCuckooFilter::builder().build().unwrap(),
+    ] {
+        assert_eq!(built.to_bytes(), growable.to_bytes());
+    }
+}
+
+/// `capacity()` is at least what was asked for, and the sizing rule's inverse: a table for one
+/// item more has more buckets.
+#[test]
+fn capacity_reports_at_least_the_request_and_what_one_more_would_change() {
+    for n in [0usize, 1, 10, 12, 13, 100, 1000, 600_000] {
+        let filter = ConcurrentCuckooFilter::with_capacity(n);
+        let capacity = filter.capacity();
+        assert!(capacity >= n, "{n}: {capacity}");
+        assert_eq!(
+            ConcurrentCuckooFilter::with_capacity(capacity).bucket_count(),
+            filter.bucket_count()
+        );
+        assert!(
+            ConcurrentCuckooFilter::with_capacity(capacity + 1).bucket_count()
+                > filter.bucket_count()
+        );
     }
 }

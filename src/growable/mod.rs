@@ -118,7 +118,7 @@ pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
 
 impl GrowableCuckooFilter {
     /// A filter whose first level holds `capacity` items, with the default target false positive
-    /// rate (0.1%), growing by split levels. A capacity of 0 is rounded up to 1.
+    /// rate (0.1%), growing by split levels. A capacity of 0 gets the smallest first level.
     ///
     /// # Panics
     ///
