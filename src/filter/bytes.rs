@@ -212,9 +212,12 @@ impl<K: Kind> CuckooFilter<K> {
     /// bytes[last] ^= 1;
     /// let err = GrowableCuckooFilter::from_bytes(&bytes).unwrap_err();
     /// assert!(matches!(err, DecodeError::Level { level: 0, .. }), "{err}");
-    /// // A fixed filter's bytes are not a growable filter's.
+    /// // A fixed filter's bytes are not a growable filter's, and the error says whose they are.
     /// let fixed = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
-    /// assert_eq!(GrowableCuckooFilter::from_bytes(&fixed).unwrap_err(), DecodeError::BadMagic);
+    /// assert_eq!(
+    ///     GrowableCuckooFilter::from_bytes(&fixed).unwrap_err(),
+    ///     DecodeError::OtherFilterType { found: "ConcurrentCuckooFilter" }
+    /// );
     /// ```
     ///
     /// # Errors
