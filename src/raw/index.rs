@@ -15,12 +15,8 @@
 //! bucket comes from the hash's high 32 bits and the fingerprint from its low 32 bits, so the two
 //! are independent.
 //!
-//! `h` costs two multiplies, and the one-multiply `h(fp) = (fp · n) >> f` is no substitute: its
-//! values are an evenly spaced grid, step `s = n / 2^f`, so the buckets `i` and `i + s` have
-//! nearly the same alternates and the table falls apart into small clusters of buckets that fill
-//! on their own. Filling tables of 2 million 4-slot buckets with random hashes until the first
-//! insert failed, it stopped at 96.5% instead of 96.9% with 12-bit fingerprints, 93.6% instead of
-//! 95.2% with 8 bits (below the 95% a filter is sized for), 81.6% instead of 93.0% with 6.
+//! `h` costs two multiplies: one multiply gives alternates on an evenly spaced grid, which clusters
+//! the table (docs/benchmarks.md, "Constants of the raw core").
 
 /// A bucket's position in the table.
 pub(crate) type BucketIndex = usize;

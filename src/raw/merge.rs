@@ -87,6 +87,6 @@ impl<P: Place> RawFilter<P> {
             first: bucket,
             second: bucket,
         };
-        self.read_pair(c, || self.layout.fingerprints(&self.table.load(bucket)))
+        self.read_pair(c, || self.codec.fingerprints(&self.table.load(bucket)))
     }
 }

@@ -20,6 +20,7 @@
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
 mod bucket;
+mod bucket_word;
 mod geometry;
 mod index;
 mod insert;
@@ -33,11 +34,10 @@ mod split;
 mod stripe;
 mod stripe_count;
 mod table;
-mod word;
 
 use core::fmt;
 
-use self::bucket::BucketLayout;
+use self::bucket::BucketCodec;
 pub(crate) use self::index::Candidates;
 use self::index::{BucketIndex, Fingerprint, Place, Placement};
 use self::stripe::{AllStripesGuard, Guard, Stripes};
@@ -78,7 +78,7 @@ pub(crate) struct RawFilter<P = Placement> {
     placement: P,
     stripes: Stripes,
     table: Table,
-    layout: BucketLayout,
+    codec: BucketCodec,
     /// For a table that splits: `depth << 1 | sealed`, changed only with every stripe locked.
     split_state: AtomicU64,
     geometry: Geometry,
@@ -87,9 +87,9 @@ pub(crate) struct RawFilter<P = Placement> {
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::new(geometry.shape.bucket_count, &layout)?;
-        Self::with_table(geometry, layout, table, Self::placement_for(geometry))
+        let codec = geometry.shape.codec();
+        let table = Table::new(geometry.shape.bucket_count, &codec)?;
+        Self::with_table(geometry, codec, table, Self::placement_for(geometry))
     }
 
     fn placement_for(geometry: &Geometry) -> Placement {
@@ -100,12 +100,12 @@ impl RawFilter {
     /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
     /// had. Stripe counts are recomputed from the table, not trusted from outside.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::from_le_bytes(geometry.shape.bucket_count, &layout, bytes)?;
-        let mut filter = Self::with_table(geometry, layout, table, Self::placement_for(geometry))?;
+        let codec = geometry.shape.codec();
+        let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
+        let mut filter = Self::with_table(geometry, codec, table, Self::placement_for(geometry))?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
-            let used = geometry.shape.bucket_size - filter.layout.count(&raw, 0);
+            let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
@@ -114,9 +114,9 @@ impl RawFilter {
     /// The first bucket not in the form the encoder writes, for a table read from outside.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
         (0..self.bucket_count()).find(|&bucket| {
-            !self.layout.is_canonical(&self.table.load(bucket))
-                || (self.layout.is_word()
-                    && self.table.has_bits_above(bucket, self.layout.limb_bits()))
+            !self.codec.is_canonical(&self.table.load(bucket))
+                || (self.codec.is_word()
+                    && self.table.has_bits_above(bucket, self.codec.limb_bits()))
         })
     }
 }
@@ -124,27 +124,27 @@ impl RawFilter {
 impl<P: Place> RawFilter<P> {
     /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
     pub(crate) fn with_placement(geometry: &Geometry, placement: P) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::new(geometry.shape.bucket_count, &layout)?;
-        Self::with_table(geometry, layout, table, placement)
+        let codec = geometry.shape.codec();
+        let table = Table::new(geometry.shape.bucket_count, &codec)?;
+        Self::with_table(geometry, codec, table, placement)
     }
 
     fn with_table(
         geometry: &Geometry,
-        layout: BucketLayout,
+        codec: BucketCodec,
         table: Table,
         placement: P,
     ) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
-            Table::lock_group_shift(&layout),
+            Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
         )?;
         Some(Self {
             geometry: *geometry,
             placement,
-            layout,
+            codec,
             table,
             stripes,
             split_state: AtomicU64::new(0),
@@ -167,15 +167,15 @@ impl<P: Place> RawFilter<P> {
     }
 
     pub(crate) fn bucket_size(&self) -> usize {
-        self.layout.bucket_size()
+        self.codec.bucket_size()
     }
 
     pub(crate) fn fingerprint_bits(&self) -> u32 {
-        self.layout.fingerprint_bits()
+        self.codec.fingerprint_bits()
     }
 
     pub(crate) fn is_semi_sorted(&self) -> bool {
-        self.layout.is_semi_sorted()
+        self.codec.is_semi_sorted()
     }
 
     pub(crate) fn stripe_count(&self) -> usize {
@@ -203,10 +203,10 @@ impl<P: Place> RawFilter<P> {
         // A remove writes one bucket: a look without locks says which, and only its stripe is
         // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
         // meanwhile (or the look saw none), both stripes: no move can then hide it.
-        let pattern = self.layout.broadcast(c.fp);
+        let pattern = self.codec.broadcast(c.fp);
         let seen = [c.first, c.second]
             .into_iter()
-            .find(|&bucket| self.layout.matches(&self.table.load(bucket), pattern));
+            .find(|&bucket| self.codec.matches(&self.table.load(bucket), pattern));
         if let Some(bucket) = seen {
             if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one(bucket)) {
                 return true;
@@ -237,7 +237,7 @@ impl<P: Place> RawFilter<P> {
             return false;
         }
         let mut raw = self.table.load(bucket);
-        let removed = self.layout.remove(&mut raw, fp);
+        let removed = self.codec.remove(&mut raw, fp);
         if removed {
             self.table.store(bucket, &raw);
             guard.add(bucket, -1);

@@ -296,7 +296,7 @@ impl RawFilter<SplitPlacement> {
             debug_assert_eq!(child.table.load(bucket), [0, 0], "a new bucket is empty");
             child
                 .table
-                .store(bucket, &child.layout.encode(moved.as_slice()));
+                .store(bucket, &child.codec.encode(moved.as_slice()));
             child
                 .stripes
                 .add_count(bucket, moved.as_slice().len() as u64);
@@ -308,7 +308,7 @@ impl RawFilter<SplitPlacement> {
     fn divide(&self, bucket: BucketIndex, depth: u32) -> (Fingerprints, Fingerprints) {
         let (mut moving, mut kept) = (Fingerprints::default(), Fingerprints::default());
         let raw = self.table.load(bucket);
-        for &fp in self.layout.fingerprints(&raw).as_slice() {
+        for &fp in self.codec.fingerprints(&raw).as_slice() {
             if fp != 0 && self.placement.moves(fp, depth) {
                 moving.push(fp);
                 kept.push(0);
@@ -334,7 +334,7 @@ impl RawFilter<SplitPlacement> {
             }
             let mut guard = self.stripes.lock_one(bucket);
             self.table
-                .store(bucket, &self.layout.encode(kept.as_slice()));
+                .store(bucket, &self.codec.encode(kept.as_slice()));
             super::stripe::Guard::add(&mut guard, bucket, -(moving.as_slice().len() as i32));
         }
         let _all = self.stripes.lock_all();
@@ -367,7 +367,7 @@ impl RawFilter {
         debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
         RawFilter {
             geometry: self.geometry,
-            layout: self.layout,
+            codec: self.codec,
             placement,
             table: self.table,
             stripes: self.stripes,
@@ -383,7 +383,7 @@ impl RawFilter<SplitPlacement> {
         let depth = self.split_state().depth();
         (0..self.bucket_count()).find(|&bucket| {
             let raw = self.table.load(bucket);
-            self.layout
+            self.codec
                 .fingerprints(&raw)
                 .as_slice()
                 .iter()
