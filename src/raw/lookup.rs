@@ -33,38 +33,39 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// The lookup of every form; `again` gives a retry its candidates. The form is fixed when
-    /// the filter is built, so the `match` always branches the same way, and a caller's loop
-    /// gets one copy per form. Forms of at most 64 bits stay inline and small, so that
-    /// consecutive lookups overlap their cache misses; the others are a call.
+    /// the filter is built, so each test always branches the same way, and a caller's loop gets
+    /// one copy per form. Forms of at most 64 bits stay inline and small, so that consecutive
+    /// lookups overlap their cache misses; the others are a call. Bucket words, the default, are
+    /// tested first and by the table's flag: a `match` on the form put them last.
     #[inline(always)]
     fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates + Copy) -> bool {
-        match self.codec.form() {
-            BucketForm::Word => match self.try_read_words(&c) {
+        if self.table.is_word() {
+            return match self.try_read_words(&c) {
                 Some(answer) => answer,
                 None => self.contains_word_contended(again),
-            },
-            BucketForm::Narrow => {
+            };
+        }
+        if self.codec.form() == BucketForm::Narrow {
+            let read = self.stripes.begin_read(c.first, c.second);
+            let hit = self.holds_narrow(&c);
+            if read.validate() {
+                return hit;
+            }
+            return self.contains_contended(again, |c| self.holds_narrow(c));
+        }
+        match self.codec.semi_sorted_lanes() {
+            // Semi-sorted buckets of at most 64 bits, the paper's, stay inline.
+            Some(lanes) => {
                 let read = self.stripes.begin_read(c.first, c.second);
-                let hit = self.holds_narrow(&c);
+                let hit = self.holds_narrow_semi_sorted(lanes, &c);
                 if read.validate() {
                     return hit;
                 }
-                self.contains_contended(again, |c| self.holds_narrow(c))
+                self.contains_contended(again, |c| self.holds_narrow_semi_sorted(lanes, c))
             }
-            BucketForm::Other => match self.codec.semi_sorted_lanes() {
-                // Semi-sorted buckets of at most 64 bits, the paper's, stay inline.
-                Some(lanes) => {
-                    let read = self.stripes.begin_read(c.first, c.second);
-                    let hit = self.holds_narrow_semi_sorted(lanes, &c);
-                    if read.validate() {
-                        return hit;
-                    }
-                    self.contains_contended(again, |c| self.holds_narrow_semi_sorted(lanes, c))
-                }
-                // The fields one by one, in registers: a `Candidates` argument would go
-                // through the stack on every lookup.
-                None => self.contains_other(c.fp, c.first, c.second),
-            },
+            // The fields one by one, in registers: a `Candidates` argument would go through
+            // the stack on every lookup.
+            None => self.contains_other(c.fp, c.first, c.second),
         }
     }
 

@@ -59,6 +59,13 @@ impl Table {
         })
     }
 
+    /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so
+    /// that the compiler does not fold it into the dispatch on the other forms.
+    #[inline(always)]
+    pub(crate) fn is_word(&self) -> bool {
+        self.word
+    }
+
     /// Words a table of `bucket_count` buckets needs, spare words included; `None` if that is not
     /// a `usize`.
     pub(crate) fn words_for(bucket_count: usize, codec: &BucketCodec) -> Option<usize> {
