@@ -263,7 +263,7 @@ impl BucketCodec {
     #[inline]
     pub(crate) fn matches(&self, bucket: &RawBucket, pattern: u128) -> bool {
         if self.semi_sorted {
-            return self.decode(bucket).contains(&(pattern as u32));
+            return semisort::holds(bucket[0], self.fingerprint_bits, pattern as u32);
         }
         if self.is_plain_narrow() {
             return self.zero_lanes_narrow((bucket[0] ^ pattern) as u64) != 0;

@@ -209,6 +209,24 @@ fn prefix_slots(code: u64, prefixes: u32) -> usize {
     ((((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf) as usize
 }
 
+/// Whether a semi-sorted bucket of any width holds `fp`, compared encoded: only the slots whose
+/// prefix matches (on a miss, rarely any) have their remainder read.
+#[inline]
+pub(crate) fn holds(bucket: u128, fingerprint_bits: u32, fp: u32) -> bool {
+    let rest = fingerprint_bits - 4;
+    let mask = (1u128 << rest) - 1;
+    let remainder = fp as u128 & mask;
+    let mut slots = prefix_slots(bucket as u64, (fp >> rest) * 0x1111);
+    while slots != 0 {
+        let slot = slots.trailing_zeros();
+        if (bucket >> (CODE_BITS + slot * rest)) & mask == remainder {
+            return true;
+        }
+        slots &= slots - 1;
+    }
+    false
+}
+
 /// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
 /// multiset (only a torn optimistic read can produce one) decodes as if its prefixes were 0.
 #[inline]
@@ -278,12 +296,16 @@ mod tests {
                 let other_prefix =
                     fps.map(|fp| fp ^ 1 << (fingerprint_bits - 1 - (state as u32 & 3)));
                 let probes = fps.into_iter().chain(near).chain(other_prefix);
-                if fingerprint_bits <= MAX_LANE_FINGERPRINT_BITS {
-                    let lanes = NarrowLanes::new(fingerprint_bits);
-                    let bits = CODE_BITS + 4 * (fingerprint_bits - 4);
-                    let above = state.checked_shl(bits).unwrap_or(0);
-                    for probe in probes {
-                        let expected = sorted.contains(&probe);
+                let bits = CODE_BITS + 4 * (fingerprint_bits - 4);
+                let wide_above = (u128::from(state) << 64 | u128::from(state)) << bits;
+                let lanes = (fingerprint_bits <= MAX_LANE_FINGERPRINT_BITS)
+                    .then(|| NarrowLanes::new(fingerprint_bits));
+                for probe in probes {
+                    let expected = sorted.contains(&probe);
+                    let held = holds(bucket | wide_above, fingerprint_bits, probe);
+                    assert_eq!(held, expected, "f={fingerprint_bits} {probe}");
+                    if let Some(lanes) = &lanes {
+                        let above = state.checked_shl(bits).unwrap_or(0);
                         let held = lanes.holds(bucket as u64 | above, &lanes.probe(probe));
                         assert_eq!(held, expected, "f={fingerprint_bits} {probe}");
                     }
