@@ -98,7 +98,7 @@ impl Chunks {
                 .map(|route| AtomicU64::new(route % first))
                 .collect(),
             chunks: ChunkSlots::new(routes),
-            waiters: Waiters::default(),
+            waiters: Waiters::new(),
             chunk_count: AtomicU64::new(first),
             max_chunks: u64::MAX,
         };
@@ -458,7 +458,7 @@ impl Chunks {
             template,
             directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
             chunks: ChunkSlots::new(routes),
-            waiters: Waiters::default(),
+            waiters: Waiters::new(),
             chunk_count: AtomicU64::new(chunks.len() as u64),
             max_chunks: u64::MAX,
         };
