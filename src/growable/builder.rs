@@ -1,11 +1,12 @@
 //! Configuring a growable filter.
 
+use super::item_locks::ItemLocks;
 use crate::error::BuildError;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::GrowableCuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
-use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
+use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
 use crate::settings::TableSettings;
 
 /// The target false positive rate unless one is set: 0.1%.

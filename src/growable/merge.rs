@@ -6,9 +6,10 @@
 //! carries) and its bucket, which place it in the target's level `i`, however differently the
 //! two levels have split.
 
+use super::split::Placed;
 use super::GrowableCuckooFilter;
 use crate::error::MergeError;
-use crate::raw::{Insertion, Placed};
+use crate::raw::Insertion;
 
 impl<S: PartialEq> GrowableCuckooFilter<S> {
     /// Whether [`merge`](Self::merge) would take `other`: the same plan (capacity, rate, split

@@ -6,20 +6,24 @@ mod bulk;
 mod chunk_shape;
 mod chunk_slots;
 mod chunks;
+mod item_locks;
 mod levels;
 mod merge;
 mod persist;
 mod prehashed;
+mod split;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
+use self::item_locks::ItemLocks;
+use self::split::route_of;
 use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::FilterStats;
 use crate::persist::{RecordedHasher, StableHashBuilder};
-use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
+use crate::raw::{level_hash, Insertion};
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableCuckooFilterBuilder;

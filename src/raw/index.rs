@@ -44,18 +44,16 @@ pub(crate) struct Candidates {
 /// below the bucket count the placement was made with, which is its table's: lookups read the
 /// buckets of candidates without a bounds check (`Buckets` in `table.rs`).
 pub(crate) trait Place: Copy + core::fmt::Debug + Send + Sync {
-    /// Whether tables placed this way are split as they grow. Only such a table refuses writes:
-    /// while it is sealed for a split, and of fingerprints a split gave to another table.
-    const SPLITS: bool = false;
+    /// What a table placed this way checks before each write, held by the table: nothing for a
+    /// fixed-size filter.
+    type Gate: core::fmt::Debug + Send + Sync;
 
     fn candidates(&self, hash: u64) -> Candidates;
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex;
 
-    /// With [`Self::SPLITS`]: whether `fp` still belongs here once the table has been split
-    /// `depth` deep.
-    fn owns(&self, _fp: Fingerprint, _depth: u32) -> bool {
-        true
-    }
+    /// Whether a writer holding stripes may write `fp` (`None`: a move, which adds nothing new),
+    /// read under the writer's locks.
+    fn admits(&self, gate: &Self::Gate, fp: Option<Fingerprint>) -> bool;
 }
 
 /// The placement of a fixed-size filter: any bucket count, the whole fingerprint hashed.
@@ -81,6 +79,8 @@ impl Placement {
 }
 
 impl Place for Placement {
+    type Gate = ();
+
     #[inline]
     fn candidates(&self, hash: u64) -> Candidates {
         // Maps the low half onto 1..=2^f-1 evenly, with a multiply instead of a division.
@@ -97,6 +97,12 @@ impl Place for Placement {
     #[inline]
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
         reflect_by(bucket, fp, self.bucket_count, self.fibonacci)
+    }
+
+    /// A fixed-size filter takes every write.
+    #[inline(always)]
+    fn admits(&self, _: &(), _: Option<Fingerprint>) -> bool {
+        true
     }
 }
 

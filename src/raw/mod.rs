@@ -24,13 +24,11 @@ mod bucket_word;
 mod geometry;
 mod index;
 mod insert;
-mod item_locks;
 mod lookup;
 mod merge;
 mod path;
 mod queue;
 mod semisort;
-mod split;
 mod stripe;
 mod stripe_count;
 mod table;
@@ -38,20 +36,19 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketCodec;
-pub(crate) use self::index::Candidates;
-use self::index::{BucketIndex, Fingerprint, Place, Placement};
-use self::stripe::{AllStripesGuard, Guard, Stripes};
+use self::index::Placement;
+pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
+use self::stripe::{AllStripesGuard, Guard};
+pub(crate) use self::stripe::{StripeGuard, Stripes};
 use self::table::Table;
-use crate::sync::{AtomicU64, Ordering, MODEL_CHECKED};
+use crate::sync::MODEL_CHECKED;
 
-pub(crate) use self::bucket::fits_bucket_word;
+pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::insert::BLOCK;
-pub(crate) use self::item_locks::ItemLocks;
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
-pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
@@ -74,13 +71,13 @@ pub(crate) enum Insertion {
 // In this order, and aligned: what a lookup reads first, so that it spans few cache lines (a
 // growable filter's lookups go through many tables).
 #[repr(C, align(64))]
-pub(crate) struct RawFilter<P = Placement> {
+pub(crate) struct RawFilter<P: Place = Placement> {
     placement: P,
     stripes: Stripes,
     table: Table,
     codec: BucketCodec,
-    /// For a table that splits: `depth << 1 | sealed`, changed only with every stripe locked.
-    split_state: AtomicU64,
+    /// What the placement checks before each write (nothing for [`Placement`]).
+    gate: P::Gate,
     geometry: Geometry,
 }
 
@@ -89,7 +86,7 @@ impl RawFilter {
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
-        Self::with_table(geometry, codec, table, Self::placement_for(geometry))
+        Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())
     }
 
     fn placement_for(geometry: &Geometry) -> Placement {
@@ -102,7 +99,8 @@ impl RawFilter {
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
-        let mut filter = Self::with_table(geometry, codec, table, Self::placement_for(geometry))?;
+        let placement = Self::placement_for(geometry);
+        let mut filter = Self::with_table(geometry, codec, table, placement, ())?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
             let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
@@ -123,10 +121,10 @@ impl RawFilter {
 
 impl<P: Place> RawFilter<P> {
     /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
-    pub(crate) fn with_placement(geometry: &Geometry, placement: P) -> Option<Self> {
+    pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
-        Self::with_table(geometry, codec, table, placement)
+        Self::with_table(geometry, codec, table, placement, gate)
     }
 
     fn with_table(
@@ -134,6 +132,7 @@ impl<P: Place> RawFilter<P> {
         codec: BucketCodec,
         table: Table,
         placement: P,
+        gate: P::Gate,
     ) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
@@ -147,8 +146,31 @@ impl<P: Place> RawFilter<P> {
             codec,
             table,
             stripes,
-            split_state: AtomicU64::new(0),
+            gate,
         })
+    }
+
+    /// The same table, its stripes and their counts, placed by `placement`: for a table read as
+    /// a fixed filter's whose geometry is the new placement's.
+    pub(crate) fn with_new_placement<Q: Place>(self, placement: Q, gate: Q::Gate) -> RawFilter<Q> {
+        RawFilter {
+            geometry: self.geometry,
+            codec: self.codec,
+            placement,
+            table: self.table,
+            stripes: self.stripes,
+            gate,
+        }
+    }
+
+    /// Where hashes go in this table.
+    pub(crate) fn placement(&self) -> &P {
+        &self.placement
+    }
+
+    /// What the placement checks before each write.
+    pub(crate) fn gate(&self) -> &P::Gate {
+        &self.gate
     }
 
     /// The shape this filter was built with.
@@ -218,16 +240,10 @@ impl<P: Place> RawFilter<P> {
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))
     }
 
-    /// Whether a writer holding stripes may write `fp` here (`None`: a move, which adds nothing
-    /// new): always, unless the table splits; then not while it is sealed, nor a fingerprint a
-    /// split has given to another table. Read under the writer's locks, which a sealer takes too.
+    /// Whether a writer holding stripes may write `fp` here (see [`Place::admits`]).
     #[inline(always)]
     fn admits(&self, fp: Option<Fingerprint>) -> bool {
-        if !P::SPLITS {
-            return true;
-        }
-        let state = self.split_state.load(Ordering::Relaxed);
-        state & 1 == 0 && fp.map_or(true, |fp| self.placement.owns(fp, (state >> 1) as u32))
+        self.placement.admits(&self.gate, fp)
     }
 
     /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none
