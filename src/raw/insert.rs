@@ -84,6 +84,14 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
+    /// [`Self::try_place`] after a path went stale, out of line: inline, its reads of the filter
+    /// were hoisted ahead of the first attempt, which nearly always succeeds.
+    #[cold]
+    #[inline(never)]
+    fn try_place_again(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        self.try_place(c, unique)
+    }
+
     /// [`Self::insert_candidates`] after a first [`Self::try_place`] found no room.
     #[inline(never)]
     fn insert_by_path(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
@@ -93,7 +101,7 @@ impl<P: Place> RawFilter<P> {
                 return Insertion::Full;
             }
             if attempt > 0 {
-                if let Some(done) = self.try_place(&c, unique) {
+                if let Some(done) = self.try_place_again(&c, unique) {
                     return done;
                 }
             }
@@ -177,7 +185,7 @@ impl<P: Place> RawFilter<P> {
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
     #[inline(always)]
     fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        if !unique && self.codec.is_word() {
+        if !unique && self.table.is_word() {
             self.try_place_word(c)
         } else if !unique && self.codec.is_plain_narrow() {
             self.try_place_narrow(c)
@@ -396,7 +404,9 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing uniquely, the new item's other bucket.
+    /// when placing uniquely, the new item's other bucket. Out of line: inline, its reads of
+    /// the filter were hoisted ahead of the path's hops and held across them.
+    #[inline(never)]
     fn move_held(
         &self,
         from: BucketIndex,
