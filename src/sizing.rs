@@ -102,7 +102,7 @@ pub(crate) struct Request {
 impl Shape {
     /// Table bits per item at the target load, in thousandths of a bit per item per permille.
     fn cost(&self) -> u64 {
-        self.layout().bucket_bits() as u64 * 1_000_000
+        self.codec().bucket_bits() as u64 * 1_000_000
             / (self.bucket_size as u64 * target_load_permille(self.bucket_size))
     }
 

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Every loop reads tables of one 64-bit word per bucket, as the default filter's: four 12-bit
-//! fingerprints and a 16-bit version (`src/raw/word.rs`). Each hashes the key as the default
+//! fingerprints and a 16-bit version (`src/raw/bucket_word.rs`). Each hashes the key as the default
 //! hasher hashes a `u64` (one 64×64→128-bit multiply folded, `src/hash.rs`), with constant
 //! words in place of the ones the hasher derives from its seed, and tests both buckets without a
 //! branch on what it finds, as `contains` does.

@@ -1,12 +1,13 @@
 //! Configuring a growable filter.
 
+use super::item_locks::ItemLocks;
 use crate::error::BuildError;
 use crate::growable::chunks::Chunks;
 use crate::growable::levels::{Levels, Plan};
 use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
-use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
+use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
 use crate::settings::TableSettings;
 
 /// The target false positive rate unless one is set: 0.1%.

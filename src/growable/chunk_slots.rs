@@ -6,7 +6,8 @@
 
 use core::{fmt, ptr};
 
-use crate::raw::{RawFilter, SplitPlacement};
+use super::split::SplitPlacement;
+use crate::raw::RawFilter;
 use crate::sync::{AtomicPtr, OnceSlot, Ordering};
 
 /// One chunk: a table split by route.

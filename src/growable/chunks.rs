@@ -1,6 +1,6 @@
 //! A level that grows in place, by splitting chunks: extendible hashing over cuckoo tables.
 //!
-//! The level starts as one chunk; a chunk that is full splits in two (see `raw::split`), its keys
+//! The level starts as one chunk; a chunk that is full splits in two (see `split.rs`), its keys
 //! divided by their next route bit, so the level grows one chunk at a time and only the writers
 //! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
 //! chunk that holds it, and beside it a pointer to that chunk: a lookup reads the pointer and
@@ -12,9 +12,8 @@
 
 use core::fmt;
 
-use crate::raw::{
-    route_of, Candidates, Geometry, Insertion, LockedTable, Placed, SplitPlacement, SplitState,
-};
+use super::split::{route_of, Placed, SplitPlacement, SplitState};
+use crate::raw::{Candidates, Geometry, Insertion, LockedTable};
 use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
@@ -98,7 +97,7 @@ impl Chunks {
                 .map(|route| AtomicU64::new(route % first))
                 .collect(),
             chunks: ChunkSlots::new(routes),
-            waiters: Waiters::default(),
+            waiters: Waiters::new(),
             chunk_count: AtomicU64::new(first),
             max_chunks: u64::MAX,
         };
@@ -461,7 +460,7 @@ impl Chunks {
             template,
             directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
             chunks: ChunkSlots::new(routes),
-            waiters: Waiters::default(),
+            waiters: Waiters::new(),
             chunk_count: AtomicU64::new(chunks.len() as u64),
             max_chunks: u64::MAX,
         };

@@ -6,9 +6,10 @@
 //! carries) and its bucket, which place it in the target's level `i`, however differently the
 //! two levels have split.
 
+use super::split::Placed;
 use super::Growable;
 use crate::error::MergeError;
-use crate::raw::{Insertion, Placed};
+use crate::raw::Insertion;
 
 impl Growable {
     /// Why `other`'s plan differs from this one's, if it does.

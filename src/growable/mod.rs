@@ -6,21 +6,25 @@ mod bulk;
 mod chunk_shape;
 mod chunk_slots;
 mod chunks;
+mod item_locks;
 mod levels;
 mod merge;
 mod persist;
+mod split;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
+use self::item_locks::ItemLocks;
+use self::split::route_of;
 use crate::error::{InsertError, MergeError};
 use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
-use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
+use crate::raw::{level_hash, Insertion};
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableCuckooFilterBuilder;

@@ -7,13 +7,13 @@
 //!
 //! Fingerprint 0 marks an empty slot, so a stored fingerprint is never 0.
 //!
-//! A semi-sorted layout (4 slots only) keeps the same interface over the encoding of
+//! A semi-sorted codec (4 slots only) keeps the same interface over the encoding of
 //! [`super::semisort`]: its operations decode the bucket, work on its four fingerprints and encode
 //! it again.
 
 use super::semisort;
 
-/// Bits of a bucket word's version (the bucket-word layout, `word.rs`).
+/// Bits of a bucket word's version (`bucket_word.rs`).
 pub(crate) const WORD_VERSION_BITS: u32 = 16;
 
 /// Where a bucket word's version starts: the fingerprints live below.
@@ -62,22 +62,27 @@ impl LaneMasks {
     }
 }
 
-/// Where the `b` fingerprints of a bucket live inside its bits.
+/// How a table's buckets are read: each form has its own lookup, chosen by one `match`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum BucketForm {
+    /// One bucket per table word, its fingerprints with a version (see [`super::bucket_word`]).
+    Word,
+    /// Plain fingerprints packed in at most 64 bits, read as one `u64`.
+    Narrow,
+    /// Every other bucket, plain or semi-sorted, read under the stripe stamps.
+    Other,
+}
+
+/// The encoding of a table's buckets: where the `b` fingerprints of a bucket live in its bits.
 #[derive(Clone, Debug)]
-#[repr(C)] // What a lookup reads first: which form, then what each form compares with.
-pub(crate) struct BucketLayout {
-    /// A packed table's narrow buckets: what a lookup checks first.
-    packed_narrow: bool,
-    /// One bucket per table word, its fingerprints with a version (see [`super::word`]).
-    word: bool,
-    narrow: bool,
-    narrow_semi_sorted: bool,
-    mid_semi_sorted: bool,
-    wide_semi_sorted: bool,
+#[repr(C)] // What a lookup reads first: the form, then what each form compares with.
+pub(crate) struct BucketCodec {
+    form: BucketForm,
     semi_sorted: bool,
     fingerprint_bits: u32,
-    semi_sorted_lanes: semisort::NarrowLanes,
-    pair_lanes: semisort::PairLanes,
+    /// For semi-sorted buckets of at most 64 bits, the paper's, compared encoded.
+    semi_sorted_lanes: Option<semisort::NarrowLanes>,
     /// 1 at the lowest bit of every lane of a limb.
     lane_low: u128,
     /// 1 at the highest bit of every lane of a limb.
@@ -89,7 +94,7 @@ pub(crate) struct BucketLayout {
     lanes: usize,
 }
 
-impl BucketLayout {
+impl BucketCodec {
     /// `bucket_size` must be 2, 4 or 8 and `fingerprint_bits` in `4..=32`; semi-sorted needs 4
     /// slots and at least 5 bits. The builder checks all three.
     pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
@@ -104,54 +109,47 @@ impl BucketLayout {
         let lane_low = (0..lanes).fold(0u128, |acc, lane| {
             acc | 1 << (lane as u32 * fingerprint_bits)
         });
+        let form = if !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64 {
+            BucketForm::Narrow
+        } else {
+            BucketForm::Other
+        };
+        let narrow_lanes = semi_sorted && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS;
         Self {
+            form,
+            semi_sorted,
             fingerprint_bits,
             bucket_size,
             limbs,
             lanes,
-            packed_narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
-            word: false,
-            narrow: !semi_sorted && bucket_size as u32 * fingerprint_bits <= 64,
-            narrow_semi_sorted: semi_sorted && 4 * fingerprint_bits - 4 <= 64,
-            mid_semi_sorted: semi_sorted
-                && 4 * fingerprint_bits - 4 > 64
-                && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS,
-            wide_semi_sorted: semi_sorted && fingerprint_bits > semisort::MAX_LANE_FINGERPRINT_BITS,
-            semi_sorted,
-            semi_sorted_lanes: if semi_sorted
-                && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS
-            {
-                semisort::NarrowLanes::new(fingerprint_bits)
-            } else {
-                semisort::NarrowLanes::default()
-            },
-            pair_lanes: if semi_sorted && fingerprint_bits > semisort::MAX_LANE_FINGERPRINT_BITS {
-                semisort::PairLanes::new(fingerprint_bits)
-            } else {
-                semisort::PairLanes::default()
-            },
+            semi_sorted_lanes: narrow_lanes.then(|| semisort::NarrowLanes::new(fingerprint_bits)),
             lane_low,
             lane_high: lane_low << (fingerprint_bits - 1),
             lane_rest: lane_low * ((1u128 << (fingerprint_bits - 1)) - 1),
         }
     }
 
-    /// The layout of a table of one word per bucket: `bucket_size` plain fingerprints of
+    /// The codec of a table of one word per bucket: `bucket_size` plain fingerprints of
     /// `fingerprint_bits` in its low bits, a version in its top [`WORD_VERSION_BITS`]. The
     /// builder checks that they fit.
     pub(crate) fn word(bucket_size: usize, fingerprint_bits: u32) -> Self {
         debug_assert!(fits_bucket_word(bucket_size, fingerprint_bits));
         Self {
-            packed_narrow: false,
-            word: true,
+            form: BucketForm::Word,
             ..Self::new(bucket_size, fingerprint_bits, false)
         }
     }
 
-    /// Whether each bucket is one table word with a version (see [`super::word`]).
+    /// How lookups read the buckets.
+    #[inline(always)]
+    pub(crate) fn form(&self) -> BucketForm {
+        self.form
+    }
+
+    /// Whether each bucket is one table word with a version (see [`super::bucket_word`]).
     #[inline]
     pub(crate) fn is_word(&self) -> bool {
-        self.word
+        self.form == BucketForm::Word
     }
 
     pub(crate) fn bucket_size(&self) -> usize {
@@ -181,7 +179,7 @@ impl BucketLayout {
 
     /// Bits of one whole bucket in the table: a whole word in a table of one word per bucket.
     pub(crate) fn bucket_bits(&self) -> u32 {
-        if self.word {
+        if self.is_word() {
             return u64::BITS;
         }
         self.limbs as u32 * self.limb_bits()
@@ -216,7 +214,7 @@ impl BucketLayout {
     /// bucket word, whose bits [`super::table::Table::load_bits`] reads as one `u64`.
     #[inline]
     pub(crate) fn is_plain_narrow(&self) -> bool {
-        self.narrow
+        matches!(self.form, BucketForm::Word | BucketForm::Narrow)
     }
 
     /// The shift of the first empty slot of a bucket whose bits are `bits` (see
@@ -240,46 +238,10 @@ impl BucketLayout {
         (hits != 0).then(|| hits.trailing_zeros() + 1 - self.fingerprint_bits)
     }
 
-    /// Whether a whole bucket of a packed table fits in 64 bits, so that lookups can use
-    /// [`LaneMasks::zero_lane_pair`] under the stripe stamps.
-    #[inline]
-    pub(crate) fn is_narrow(&self) -> bool {
-        self.packed_narrow
-    }
-
-    /// Whether lookups can use [`Self::semi_sorted_lanes`]: semi-sorted buckets of at
-    /// most 64 bits (fingerprints of at most 17 bits).
-    #[inline]
-    pub(crate) fn is_narrow_semi_sorted(&self) -> bool {
-        self.narrow_semi_sorted
-    }
-
-    /// Whether lookups can use [`Self::semi_sorted_lanes`] on a bucket loaded as two 64-bit
-    /// windows, its code and its remainders: semi-sorted buckets of 65 to 76 bits (fingerprints
-    /// of 18 to 20 bits), whose remainders still fit in one word.
-    #[inline]
-    pub(crate) fn is_mid_semi_sorted(&self) -> bool {
-        self.mid_semi_sorted
-    }
-
-    /// Whether lookups can use [`Self::pair_lanes`]: semi-sorted buckets of 80 to 124 bits
-    /// (fingerprints of 21 to 32 bits), loaded as three 64-bit windows (code, remainders 0 and
-    /// 1, remainders 2 and 3).
-    #[inline]
-    pub(crate) fn is_wide_semi_sorted(&self) -> bool {
-        self.wide_semi_sorted
-    }
-
-    /// Lookups in wide semi-sorted buckets (see [`Self::is_wide_semi_sorted`]).
-    #[inline]
-    pub(crate) fn pair_lanes(&self) -> &semisort::PairLanes {
-        &self.pair_lanes
-    }
-
-    /// Lookups in narrow and mid semi-sorted buckets (see [`Self::is_narrow_semi_sorted`]).
-    #[inline]
-    pub(crate) fn semi_sorted_lanes(&self) -> &semisort::NarrowLanes {
-        &self.semi_sorted_lanes
+    /// Lookups in semi-sorted buckets of at most 64 bits; `None` for other buckets.
+    #[inline(always)]
+    pub(crate) fn semi_sorted_lanes(&self) -> Option<&semisort::NarrowLanes> {
+        self.semi_sorted_lanes.as_ref()
     }
 
     /// [`Self::broadcast`] for a narrow bucket.
@@ -301,9 +263,9 @@ impl BucketLayout {
     #[inline]
     pub(crate) fn matches(&self, bucket: &RawBucket, pattern: u128) -> bool {
         if self.semi_sorted {
-            return self.decode(bucket).contains(&(pattern as u32));
+            return semisort::holds(bucket[0], self.fingerprint_bits, pattern as u32);
         }
-        if self.narrow {
+        if self.is_plain_narrow() {
             return self.zero_lanes_narrow((bucket[0] ^ pattern) as u64) != 0;
         }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
@@ -352,7 +314,7 @@ impl BucketLayout {
     /// the rest a call.
     #[inline]
     fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
-        if !self.narrow {
+        if !self.is_plain_narrow() {
             return self.replace_first_wide(bucket, from, to);
         }
         let hits = self.zero_lanes_narrow(bucket[0] as u64 ^ self.broadcast_narrow(from));
@@ -440,7 +402,7 @@ impl BucketLayout {
         }
         // Shift each limb down lane by lane: the path search calls this for every bucket it
         // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
-        if self.narrow {
+        if self.is_plain_narrow() {
             for (fp, lane) in out
                 .fps
                 .iter_mut()
@@ -489,28 +451,28 @@ impl Fingerprints {
 mod tests {
     use super::*;
 
-    fn layouts() -> impl Iterator<Item = BucketLayout> {
+    fn codecs() -> impl Iterator<Item = BucketCodec> {
         let plain = [2, 4, 8]
             .into_iter()
-            .flat_map(|b| (4..=32).map(move |f| BucketLayout::new(b, f, false)));
-        plain.chain((5..=32).map(|f| BucketLayout::new(4, f, true)))
+            .flat_map(|b| (4..=32).map(move |f| BucketCodec::new(b, f, false)));
+        plain.chain((5..=32).map(|f| BucketCodec::new(4, f, true)))
     }
 
     #[test]
-    fn fill_find_count_and_empty_every_layout() {
-        for layout in layouts() {
-            let max = (1u64 << layout.fingerprint_bits()) - 1;
-            let fps: Vec<u32> = (0..layout.bucket_size() as u64)
+    fn fill_find_count_and_empty_every_codec() {
+        for codec in codecs() {
+            let max = (1u64 << codec.fingerprint_bits()) - 1;
+            let fps: Vec<u32> = (0..codec.bucket_size() as u64)
                 .map(|i| max.saturating_sub(i * 3).max(1) as u32)
                 .collect();
             let mut bucket = [0u128; 2];
             for &fp in &fps {
-                assert!(layout.insert(&mut bucket, fp));
+                assert!(codec.insert(&mut bucket, fp));
             }
-            assert!(!layout.has_free(&bucket), "{layout:?}");
-            assert!(!layout.insert(&mut bucket, 1));
-            let mut stored = layout.fingerprints(&bucket).as_slice().to_vec();
-            if layout.is_semi_sorted() {
+            assert!(!codec.has_free(&bucket), "{codec:?}");
+            assert!(!codec.insert(&mut bucket, 1));
+            let mut stored = codec.fingerprints(&bucket).as_slice().to_vec();
+            if codec.is_semi_sorted() {
                 stored.sort_unstable();
                 let mut want = fps.clone();
                 want.sort_unstable();
@@ -519,48 +481,42 @@ mod tests {
                 assert_eq!(stored, fps);
             }
             for &fp in &fps {
-                assert!(layout.matches(&bucket, layout.broadcast(fp)));
+                assert!(codec.matches(&bucket, codec.broadcast(fp)));
                 assert_eq!(
-                    layout.count(&bucket, fp),
+                    codec.count(&bucket, fp),
                     fps.iter().filter(|&&x| x == fp).count()
                 );
             }
             let absent = if fps.contains(&2) { 5 } else { 2 };
-            assert!(!layout.matches(&bucket, layout.broadcast(absent)));
+            assert!(!codec.matches(&bucket, codec.broadcast(absent)));
             // A bucket built whole holds what one filled slot by slot holds, in any slot order.
-            let mut built = layout
-                .fingerprints(&layout.encode(&fps))
-                .as_slice()
-                .to_vec();
+            let mut built = codec.fingerprints(&codec.encode(&fps)).as_slice().to_vec();
             built.sort_unstable();
-            let mut filled = layout.fingerprints(&bucket).as_slice().to_vec();
+            let mut filled = codec.fingerprints(&bucket).as_slice().to_vec();
             filled.sort_unstable();
-            assert_eq!(built, filled, "{layout:?}");
+            assert_eq!(built, filled, "{codec:?}");
             let half = &fps[..fps.len() / 2];
-            let mut some = layout
-                .fingerprints(&layout.encode(half))
-                .as_slice()
-                .to_vec();
+            let mut some = codec.fingerprints(&codec.encode(half)).as_slice().to_vec();
             some.sort_unstable();
             let mut want: Vec<u32> = half.to_vec();
-            want.resize(layout.bucket_size(), 0);
+            want.resize(codec.bucket_size(), 0);
             want.sort_unstable();
-            assert_eq!(some, want, "{layout:?}");
+            assert_eq!(some, want, "{codec:?}");
             for &fp in &fps {
-                assert!(layout.remove(&mut bucket, fp));
+                assert!(codec.remove(&mut bucket, fp));
             }
-            assert_eq!(bucket, [0, 0], "{layout:?}");
+            assert_eq!(bucket, [0, 0], "{codec:?}");
         }
     }
 
     #[test]
     fn a_zero_lane_below_does_not_hide_or_fake_a_match_above() {
-        let layout = BucketLayout::new(4, 8, false);
+        let codec = BucketCodec::new(4, 8, false);
         let mut bucket = [0u128; 2];
         // Slot 0 empty, slot 1 holds 1: the borrow out of slot 0 must not make slot 1 look empty.
         bucket[0] = 1 << 8;
-        assert_eq!(layout.count(&bucket, 0), 3);
-        assert!(layout.insert(&mut bucket, 7));
-        assert_eq!(layout.fingerprints(&bucket).as_slice(), &[7, 1, 0, 0]);
+        assert_eq!(codec.count(&bucket, 0), 3);
+        assert!(codec.insert(&mut bucket, 7));
+        assert_eq!(codec.fingerprints(&bucket).as_slice(), &[7, 1, 0, 0]);
     }
 }

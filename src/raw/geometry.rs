@@ -1,11 +1,11 @@
 //! A table's shape, and the geometry of a filter: the shape plus its concurrency settings.
 //!
-//! Each contains the one before: a [`BucketLayout`] is what [`Shape::layout`] derives from a
+//! Each contains the one before: a [`BucketCodec`] is what [`Shape::codec`] derives from a
 //! shape's bucket size, fingerprint width and semi-sorting; a [`Geometry`] is a shape with the
 //! stripe count and the path search limits. The public layer resolves and prices shapes
 //! (`sizing.rs`) and checks geometries (`builder.rs`, `persist/`).
 
-use super::bucket::BucketLayout;
+use super::bucket::BucketCodec;
 use super::index::MAX_BUCKET_COUNT;
 use super::path::SearchLimits;
 use super::stripe_count::{default_stripes, useful_stripes};
@@ -19,41 +19,41 @@ pub(crate) struct Shape {
     pub(crate) bucket_size: usize,
     pub(crate) fingerprint_bits: u32,
     pub(crate) semi_sorted: bool,
-    /// One bucket per table word, with a version (see [`super::word`]): plain fingerprints whose
+    /// One bucket per table word, with a version (see [`super::bucket_word`]): plain fingerprints whose
     /// bucket fits [`super::bucket::fits_bucket_word`].
     pub(crate) bucket_words: bool,
 }
 
 impl Shape {
     /// Where a bucket's fingerprints live in its bits.
-    pub(crate) fn layout(&self) -> BucketLayout {
+    pub(crate) fn codec(&self) -> BucketCodec {
         if self.bucket_words {
-            return BucketLayout::word(self.bucket_size, self.fingerprint_bits);
+            return BucketCodec::word(self.bucket_size, self.fingerprint_bits);
         }
-        BucketLayout::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
+        BucketCodec::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
     }
 
     /// Bits of bucket data in the table: every bucket's, without the spare words. At most
     /// 2^32 buckets of at most 256 bits, so it cannot overflow.
     pub(crate) fn data_bits(&self) -> u64 {
-        self.bucket_count as u64 * self.layout().bucket_bits() as u64
+        self.bucket_count as u64 * self.codec().bucket_bits() as u64
     }
 
     /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.bucket_count, &self.layout())?.checked_mul(8)
+        Table::words_for(self.bucket_count, &self.codec())?.checked_mul(8)
     }
 
     /// Words the table will take, in 64 bits whatever the target; `None` on overflow.
     fn table_words(&self) -> Option<u64> {
-        Table::words_for_u64(self.bucket_count as u64, &self.layout())
+        Table::words_for_u64(self.bucket_count as u64, &self.codec())
     }
 
     /// The most buckets a table of buckets like these can have (whatever `bucket_count` says):
     /// [`MAX_BUCKET_COUNT`], or fewer where its table would take more than `bytes` (what the
     /// target can address).
     pub(crate) fn max_bucket_count(&self, bytes: u64) -> u64 {
-        Table::max_bucket_count_in(bytes, &self.layout()).min(MAX_BUCKET_COUNT)
+        Table::max_bucket_count_in(bytes, &self.codec()).min(MAX_BUCKET_COUNT)
     }
 }
 
@@ -83,12 +83,12 @@ impl Geometry {
             .table_bytes()
             .map_or(u64::MAX, |bytes| bytes as u64);
         // At most DEFAULT_STRIPES, so it fits.
-        default_stripes(self.shape.bucket_count as u64, &self.shape.layout(), bytes) as usize
+        default_stripes(self.shape.bucket_count as u64, &self.shape.codec(), bytes) as usize
     }
 
     /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
     pub(crate) fn max_useful_stripes(&self) -> u64 {
-        useful_stripes(self.shape.bucket_count as u64, &self.shape.layout())
+        useful_stripes(self.shape.bucket_count as u64, &self.shape.codec())
     }
 
     /// Bytes the table and the stripes will take, for an out-of-memory report.

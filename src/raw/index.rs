@@ -15,12 +15,8 @@
 //! bucket comes from the hash's high 32 bits and the fingerprint from its low 32 bits, so the two
 //! are independent.
 //!
-//! `h` costs two multiplies, and the one-multiply `h(fp) = (fp · n) >> f` is no substitute: its
-//! values are an evenly spaced grid, step `s = n / 2^f`, so the buckets `i` and `i + s` have
-//! nearly the same alternates and the table falls apart into small clusters of buckets that fill
-//! on their own. Filling tables of 2 million 4-slot buckets with random hashes until the first
-//! insert failed, it stopped at 96.5% instead of 96.9% with 12-bit fingerprints, 93.6% instead of
-//! 95.2% with 8 bits (below the 95% a filter is sized for), 81.6% instead of 93.0% with 6.
+//! `h` costs two multiplies: one multiply gives alternates on an evenly spaced grid, which clusters
+//! the table (docs/benchmarks.md, "Constants of the raw core").
 
 /// A bucket's position in the table.
 pub(crate) type BucketIndex = usize;
@@ -48,18 +44,19 @@ pub(crate) struct Candidates {
 /// below the bucket count the placement was made with, which is its table's: lookups read the
 /// buckets of candidates without a bounds check (`Buckets` in `table.rs`).
 pub(crate) trait Place: Copy + core::fmt::Debug + Send + Sync {
-    /// Whether tables placed this way are split as they grow. Only such a table refuses writes:
-    /// while it is sealed for a split, and of fingerprints a split gave to another table.
-    const SPLITS: bool = false;
+    /// What a table placed this way checks before each write, held by the table: nothing for a
+    /// fixed-size filter.
+    type Gate: core::fmt::Debug + Send + Sync;
 
     fn candidates(&self, hash: u64) -> Candidates;
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex;
 
-    /// With [`Self::SPLITS`]: whether `fp` still belongs here once the table has been split
-    /// `depth` deep.
-    fn owns(&self, _fp: Fingerprint, _depth: u32) -> bool {
-        true
-    }
+    /// Whether a writer holding stripes may write `fp` (`None`: a move, which adds nothing new),
+    /// read under the writer's locks.
+    fn admits(&self, gate: &Self::Gate, fp: Option<Fingerprint>) -> bool;
+
+    /// A gate holding what `gate` holds, for a copy of the table made under every stripe lock.
+    fn duplicate_gate(&self, gate: &Self::Gate) -> Self::Gate;
 }
 
 /// The placement of a fixed-size filter: any bucket count, the whole fingerprint hashed.
@@ -85,6 +82,8 @@ impl Placement {
 }
 
 impl Place for Placement {
+    type Gate = ();
+
     #[inline]
     fn candidates(&self, hash: u64) -> Candidates {
         // Maps the low half onto 1..=2^f-1 evenly, with a multiply instead of a division.
@@ -102,6 +101,14 @@ impl Place for Placement {
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
         reflect_by(bucket, fp, self.bucket_count, self.fibonacci)
     }
+
+    /// A fixed-size filter takes every write.
+    #[inline(always)]
+    fn admits(&self, _: &(), _: Option<Fingerprint>) -> bool {
+        true
+    }
+
+    fn duplicate_gate(&self, _: &()) {}
 }
 
 /// `alt(bucket, key)` of the module docs for a table of `bucket_count` buckets: `key` is what

@@ -46,11 +46,11 @@ impl<P: Place> RawFilter<P> {
         // near full load most such inserts read it. A block of inserts (`insert_block_with`) fetches
         // these lines keys ahead instead, and does not come here.
         self.stripes.prefetch_for_write(c.first);
-        let placed = if !unique && self.layout.is_word() {
+        let placed = if !unique && self.codec.is_word() {
             self.table.buckets().prefetch_word(c.second);
             self.try_place_word(&c)
         } else {
-            if unique || !self.layout.is_plain_narrow() {
+            if unique || !self.codec.is_plain_narrow() {
                 self.stripes.prefetch_for_write(c.second);
             } else {
                 self.table.prefetch(c.second);
@@ -84,6 +84,14 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
+    /// [`Self::try_place`] after a path went stale, out of line: inline, its reads of the filter
+    /// were hoisted ahead of the first attempt, which nearly always succeeds.
+    #[cold]
+    #[inline(never)]
+    fn try_place_again(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        self.try_place(c, unique)
+    }
+
     /// [`Self::insert_candidates`] after a first [`Self::try_place`] found no room.
     #[inline(never)]
     fn insert_by_path(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
@@ -93,7 +101,7 @@ impl<P: Place> RawFilter<P> {
                 return Insertion::Full;
             }
             if attempt > 0 {
-                if let Some(done) = self.try_place(&c, unique) {
+                if let Some(done) = self.try_place_again(&c, unique) {
                     return done;
                 }
             }
@@ -148,7 +156,7 @@ impl<P: Place> RawFilter<P> {
     ) -> Option<CuckooPath> {
         path::search(
             &self.table,
-            &self.layout,
+            &self.codec,
             &self.placement,
             stripes,
             [c.first, c.second],
@@ -160,11 +168,11 @@ impl<P: Place> RawFilter<P> {
     /// What an insert that found no room reports: `Full`, unless it is unique and a racing
     /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
     fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
-        let pattern = self.layout.broadcast(c.fp);
+        let pattern = self.codec.broadcast(c.fp);
         let present = unique
             && self.read_pair(*c, || {
-                self.layout.matches(&self.table.load(c.first), pattern)
-                    | self.layout.matches(&self.table.load(c.second), pattern)
+                self.codec.matches(&self.table.load(c.first), pattern)
+                    | self.codec.matches(&self.table.load(c.second), pattern)
             });
         if present {
             Insertion::Present
@@ -177,9 +185,9 @@ impl<P: Place> RawFilter<P> {
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
     #[inline(always)]
     fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        if !unique && self.layout.is_word() {
+        if !unique && self.table.is_word() {
             self.try_place_word(c)
-        } else if !unique && self.layout.is_plain_narrow() {
+        } else if !unique && self.codec.is_plain_narrow() {
             self.try_place_narrow(c)
         } else {
             self.try_place_general(c, unique)
@@ -216,7 +224,7 @@ impl<P: Place> RawFilter<P> {
             self.stripes.prefetch_for_write(bucket);
         }
         let mut guard = self.stripes.lock_one(bucket);
-        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.layout) {
+        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
             guard.add(bucket, 1);
             return Some(Insertion::Inserted);
         }
@@ -236,11 +244,11 @@ impl<P: Place> RawFilter<P> {
         // A look without locks first: it brings both buckets into cache before the locks are
         // taken, and near full load it skips locking two buckets that have no room anyway.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
-        let free = (self.layout.has_free(&first), self.layout.has_free(&second));
+        let free = (self.codec.has_free(&first), self.codec.has_free(&second));
         if !free.0 && !free.1 {
-            let pattern = self.layout.broadcast(c.fp);
+            let pattern = self.codec.broadcast(c.fp);
             if !unique
-                || !(self.layout.matches(&first, pattern) || self.layout.matches(&second, pattern))
+                || !(self.codec.matches(&first, pattern) || self.codec.matches(&second, pattern))
             {
                 return None;
             }
@@ -265,14 +273,14 @@ impl<P: Place> RawFilter<P> {
         if !self.admits(Some(fp)) {
             return false;
         }
-        let placed = if self.layout.is_plain_narrow() {
+        let placed = if self.codec.is_plain_narrow() {
             self.table.update_bits(bucket, |bits| {
-                let shift = self.layout.first_free_narrow(bits)?;
+                let shift = self.codec.first_free_narrow(bits)?;
                 Some(bits | u64::from(fp) << shift)
             })
         } else {
             let mut raw = self.table.load(bucket);
-            let placed = self.layout.insert(&mut raw, fp);
+            let placed = self.codec.insert(&mut raw, fp);
             if placed {
                 self.table.store(bucket, &raw);
             }
@@ -297,11 +305,11 @@ impl<P: Place> RawFilter<P> {
         first: u64,
         second: impl FnOnce() -> u64,
     ) -> Option<BucketIndex> {
-        let first = self.layout.free_lanes_narrow(first);
+        let first = self.codec.free_lanes_narrow(first);
         if first & first.wrapping_sub(1) != 0 {
             return Some(c.first);
         }
-        let second = self.layout.free_lanes_narrow(second());
+        let second = self.codec.free_lanes_narrow(second());
         if first | second == 0 {
             None
         } else if second.trailing_zeros() < first.trailing_zeros() {
@@ -318,24 +326,24 @@ impl<P: Place> RawFilter<P> {
         }
         let mut buckets = [self.table.load(c.first), self.table.load(c.second)];
         if unique {
-            let pattern = self.layout.broadcast(c.fp);
-            if buckets.iter().any(|raw| self.layout.matches(raw, pattern)) {
+            let pattern = self.codec.broadcast(c.fp);
+            if buckets.iter().any(|raw| self.codec.matches(raw, pattern)) {
                 return Some(Insertion::Present);
             }
         }
-        if self.layout.is_plain_narrow() {
+        if self.codec.is_plain_narrow() {
             // The bucket an insert without locks would pick from the same bits.
             let bits = buckets.map(|raw| raw[0] as u64);
             let bucket = self.roomier_narrow(c, bits[0], || bits[1])?;
             let raw = &mut buckets[usize::from(bucket != c.first)];
-            let placed = self.layout.insert(raw, c.fp);
+            let placed = self.codec.insert(raw, c.fp);
             debug_assert!(placed, "the bucket picked has room");
             self.table.store(bucket, raw);
             guard.add(bucket, 1);
             return Some(Insertion::Inserted);
         }
         for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
-            if self.layout.insert(raw, c.fp) {
+            if self.codec.insert(raw, c.fp) {
                 self.table.store(bucket, raw);
                 guard.add(bucket, 1);
                 return Some(Insertion::Inserted);
@@ -396,7 +404,9 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing uniquely, the new item's other bucket.
+    /// when placing uniquely, the new item's other bucket. Out of line: inline, its reads of
+    /// the filter were hoisted ahead of the path's hops and held across them.
+    #[inline(never)]
     fn move_held(
         &self,
         from: BucketIndex,
@@ -410,10 +420,10 @@ impl<P: Place> RawFilter<P> {
             return Hop::Stale;
         }
         if let Some((c, true)) = placing {
-            let pattern = self.layout.broadcast(c.fp);
-            if self.layout.matches(&self.table.load(from), pattern)
+            let pattern = self.codec.broadcast(c.fp);
+            if self.codec.matches(&self.table.load(from), pattern)
                 || self
-                    .layout
+                    .codec
                     .matches(&self.table.load(other_candidate(c, from)), pattern)
             {
                 return Hop::Placed(Insertion::Present);
@@ -425,7 +435,7 @@ impl<P: Place> RawFilter<P> {
             fp,
             new: placing.map(|(c, _)| c.fp),
         };
-        let moved = if self.layout.is_plain_narrow() {
+        let moved = if self.codec.is_plain_narrow() {
             self.move_narrow(change)
         } else {
             self.move_wide(change)
@@ -449,12 +459,12 @@ impl<P: Place> RawFilter<P> {
     /// nothing, if `from` does not hold `fp` or `to` has no room.
     #[inline(always)]
     fn move_narrow(&self, Move { from, to, fp, new }: Move) -> bool {
-        let layout = &self.layout;
-        let Some(out) = layout.slot_of_narrow(self.table.load_bits(from), fp) else {
+        let codec = &self.codec;
+        let Some(out) = codec.slot_of_narrow(self.table.load_bits(from), fp) else {
             return false;
         };
         let stored = self.table.update_bits(to, |target| {
-            let into = layout.first_free_narrow(target)?;
+            let into = codec.first_free_narrow(target)?;
             Some(target | u64::from(fp) << into)
         });
         if stored {
@@ -468,11 +478,11 @@ impl<P: Place> RawFilter<P> {
     fn move_wide(&self, Move { from, to, fp, new }: Move) -> bool {
         let mut source = self.table.load(from);
         let mut target = self.table.load(to);
-        if !self.layout.remove(&mut source, fp) || !self.layout.insert(&mut target, fp) {
+        if !self.codec.remove(&mut source, fp) || !self.codec.insert(&mut target, fp) {
             return false;
         }
         if let Some(new) = new {
-            let placed = self.layout.insert(&mut source, new);
+            let placed = self.codec.insert(&mut source, new);
             debug_assert!(placed, "the slot fp left is free");
         }
         // No reader sees one store without the other: the stamps stay odd until both are in.
@@ -538,7 +548,7 @@ impl<P: Place> RawFilter<P> {
         let buckets = self.table.writes_worth_prefetching();
         // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
         // that bucket, and fetches it then (see `try_place_narrow`).
-        let second_stripe = unique || !self.layout.is_plain_narrow();
+        let second_stripe = unique || !self.codec.is_plain_narrow();
         let prefetch = |c: &Candidates| {
             if buckets {
                 self.table.prefetch(c.first);

@@ -1,163 +1,92 @@
 //! Every read of a [`RawFilter`]: one key, a batch of keys with their buckets prefetched, counts
 //! of copies. A key's two buckets are read under an optimistic stamp check and probed in the
-//! form its table stores buckets in. The form is fixed when the filter is built, so the dispatch
-//! in [`RawFilter::contains_located`] always branches the same way; bucket words need no stamps
-//! (`word.rs` gives their protocol).
+//! form its table stores buckets in ([`BucketForm`], one `match` in [`RawFilter::contains_by`]);
+//! bucket words need no stamps (`bucket_word.rs` gives their protocol).
 
-use super::bucket::LaneMasks;
+use super::bucket::{BucketForm, LaneMasks};
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
+use super::semisort::NarrowLanes;
 use super::stripe::Stamps;
 use super::table::Buckets;
-use super::{semisort, RawFilter, READ_RETRIES};
+use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
-/// How many keys ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets:
-/// enough to keep the core's outstanding misses busy. Sixteen answered faster than eight in
-/// tables up to the size of the L3 cache, and as fast in larger ones.
+/// How many keys ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets
+/// (docs/benchmarks.md, "Where a lookup's time goes").
 const AHEAD: usize = 16;
 
 impl<P: Place> RawFilter<P> {
-    /// A lookup of one hash. Bucket words (the default filter's) and narrow packed buckets are
-    /// read here rather than through [`Self::contains_located`], so that a lookup that must
-    /// retry starts again from the hash: only the hash, not the candidates, stays live across
-    /// the optimistic read, which saves the caller's loop registers it would otherwise spill.
-    /// Narrow semi-sorted buckets are inline too; every wider form is a call, so that its code
-    /// takes no registers in the caller's loop.
+    /// A lookup of one hash.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
-        if self.layout.is_word() {
+        // A retry starts again from the hash: only the hash, not the candidates, stays live
+        // across the optimistic read, which saves the caller's loop registers.
+        self.contains_by(self.placement.candidates(hash), move || {
+            self.placement.candidates(hash)
+        })
+    }
+
+    /// A lookup of located candidates: a batch's, and each level's of a growable filter.
+    #[inline(always)]
+    pub(crate) fn contains_located(&self, c: Candidates) -> bool {
+        self.contains_by(c, move || c)
+    }
+
+    /// The lookup of every form; `again` gives a retry its candidates. The form is fixed when
+    /// the filter is built, so each test always branches the same way, and a caller's loop gets
+    /// one copy per form. Forms of at most 64 bits stay inline and small, so that consecutive
+    /// lookups overlap their cache misses; the others are a call. Bucket words, the default, are
+    /// tested first and by the table's flag: a `match` on the form put them last.
+    #[inline(always)]
+    fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates + Copy) -> bool {
+        if self.table.is_word() {
             return match self.try_read_words(&c) {
                 Some(answer) => answer,
-                None => self.contains_word_contended_hash(hash),
+                None => self.contains_word_contended(again),
             };
         }
-        if self.layout.is_narrow() {
+        if self.codec.form() == BucketForm::Narrow {
             let read = self.stripes.begin_read(c.first, c.second);
             let hit = self.holds_narrow(&c);
             if read.validate() {
                 return hit;
             }
-            return self.contains_contended(hash);
+            return self.contains_contended(again, |c| self.holds_narrow(c));
         }
-        if self.layout.is_narrow_semi_sorted() {
-            return self.contains_narrow_semi_sorted(c);
+        match self.codec.semi_sorted_lanes() {
+            // Semi-sorted buckets of at most 64 bits, the paper's, stay inline.
+            Some(lanes) => {
+                let read = self.stripes.begin_read(c.first, c.second);
+                let hit = self.holds_narrow_semi_sorted(lanes, &c);
+                if read.validate() {
+                    return hit;
+                }
+                self.contains_contended(again, |c| self.holds_narrow_semi_sorted(lanes, c))
+            }
+            // The fields one by one, in registers: a `Candidates` argument would go through
+            // the stack on every lookup.
+            None => self.contains_other(c.fp, c.first, c.second),
         }
-        self.contains_other_forms(c)
     }
 
-    /// [`Self::contains_located`] of the forms [`Self::contains`] does not inline, out of line
-    /// so that they take no registers in the caller's loop.
-    #[inline(never)]
-    fn contains_other_forms(&self, c: Candidates) -> bool {
-        self.contains_located(c)
-    }
-
-    /// [`Self::contains`] of narrow buckets after a writer got in the way of its first read.
+    /// [`Self::contains_by`] of stamped buckets after a writer got in the way of its first read.
     #[cold]
     #[inline(never)]
-    fn contains_contended(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
-        self.read_pair_contended(c, move || self.holds_narrow(&c))
-    }
-
-    /// The one lookup of a key's candidates, for single and batched lookups and for each level
-    /// of a growable filter (candidates from its chunks' `locate_and_prefetch`). Which bucket form
-    /// the table has is fixed when the filter is built, so the branch always goes the same way.
-    /// Buckets of at most 64 bits, plain or semi-sorted, stay inline and small: a lookup that
-    /// misses the cache waits for memory, and the fewer instructions each one needs, the more
-    /// consecutive lookups the CPU overlaps. The compiler gives a caller's loop one copy per
-    /// form, so the forms do not compete for registers.
-    #[inline(always)]
-    pub(crate) fn contains_located(&self, c: Candidates) -> bool {
-        if self.layout.is_word() {
-            self.contains_word(c)
-        } else if self.layout.is_narrow() {
-            self.read_pair(c, move || self.holds_narrow(&c))
-        } else if self.layout.is_narrow_semi_sorted() {
-            self.contains_narrow_semi_sorted(c)
-        } else if self.layout.is_mid_semi_sorted() {
-            self.contains_mid_semi_sorted(c.fp, c.first, c.second)
-        } else if self.layout.is_wide_semi_sorted() {
-            self.contains_wide_semi_sorted(c.fp, c.first, c.second)
-        } else {
-            // The fields one by one, in registers: a `Candidates` argument would go through
-            // the stack on every lookup, as the branch is resolved only at run time.
-            self.contains_other(c.fp, c.first, c.second)
-        }
-    }
-
-    /// [`Self::read_pair`] of [`Self::holds_narrow_semi_sorted`] (semi-sorted buckets of up to 64
-    /// bits: one word-pair load each, compared encoded), written out because the compiler does
-    /// not inline a closure this large that the contended path also takes.
-    #[inline(always)]
-    fn contains_narrow_semi_sorted(&self, c: Candidates) -> bool {
-        let read = self.stripes.begin_read(c.first, c.second);
-        let answer = self.holds_narrow_semi_sorted(&c);
-        if read.validate() {
-            answer
-        } else {
-            self.read_pair_contended(c, move || self.holds_narrow_semi_sorted(&c))
-        }
+    fn contains_contended(
+        &self,
+        again: impl Fn() -> Candidates,
+        holds: impl Fn(&Candidates) -> bool,
+    ) -> bool {
+        let c = again();
+        self.read_pair_contended(c, move || holds(&c))
     }
 
     /// Whether either narrow semi-sorted bucket holds the fingerprint. Unvalidated.
     #[inline(always)]
-    fn holds_narrow_semi_sorted(&self, c: &Candidates) -> bool {
-        let lanes = self.layout.semi_sorted_lanes();
+    fn holds_narrow_semi_sorted(&self, lanes: &NarrowLanes, c: &Candidates) -> bool {
         let probe = lanes.probe(c.fp);
         let [first, second] = self.table.load_narrow_pair(c.first, c.second);
         lanes.holds(first, &probe) | lanes.holds(second, &probe)
-    }
-
-    /// [`Self::contains_located`] for semi-sorted buckets of 65 to 76 bits: each bucket's code
-    /// and remainders are two narrow loads, compared encoded as narrow buckets are. Out of line,
-    /// as the other wide forms.
-    #[inline(never)]
-    fn contains_mid_semi_sorted(
-        &self,
-        fp: Fingerprint,
-        first: BucketIndex,
-        second: BucketIndex,
-    ) -> bool {
-        let c = Candidates { fp, first, second };
-        let lanes = self.layout.semi_sorted_lanes();
-        let probe = lanes.probe(fp);
-        let holds = move |bucket| {
-            let code = self.table.load_narrow(bucket);
-            let remainders = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
-            lanes.holds_parts(code, remainders, &probe)
-        };
-        self.read_pair(c, move || holds(first) | holds(second))
-    }
-
-    /// [`Self::contains_located`] for semi-sorted buckets of 80 to 124 bits: each bucket's code
-    /// and its two pairs of remainders are three narrow loads, compared encoded. The second pair
-    /// is read from the window that ends where the bucket ends, so no load reaches past it.
-    #[inline(never)]
-    fn contains_wide_semi_sorted(
-        &self,
-        fp: Fingerprint,
-        first: BucketIndex,
-        second: BucketIndex,
-    ) -> bool {
-        let c = Candidates { fp, first, second };
-        let lanes = self.layout.pair_lanes();
-        let probe = lanes.probe(fp);
-        self.read_pair(c, move || {
-            self.holds_wide_semi_sorted(first, &probe) | self.holds_wide_semi_sorted(second, &probe)
-        })
-    }
-
-    /// Whether the wide semi-sorted bucket holds the probe's fingerprint. Unvalidated.
-    #[inline(always)]
-    fn holds_wide_semi_sorted(&self, bucket: BucketIndex, probe: &semisort::PairProbe) -> bool {
-        let lanes = self.layout.pair_lanes();
-        let (last, shift) = lanes.last_window();
-        let code = self.table.load_narrow(bucket);
-        let low = self.table.load_narrow_from(bucket, semisort::CODE_BITS);
-        let high = self.table.load_narrow_from(bucket, last) >> shift;
-        lanes.holds_parts(code, low, high, probe)
     }
 
     /// Whether either narrow bucket holds the fingerprint. Unvalidated.
@@ -166,15 +95,15 @@ impl<P: Place> RawFilter<P> {
         self.probe().holds_narrow(c)
     }
 
-    /// [`Self::contains_located`] for buckets of more than 64 bits, out of line to keep the
-    /// common forms small.
+    /// [`BucketForm::Other`] but narrow semi-sorted buckets: both buckets loaded whole and
+    /// compared by the codec, out of line to keep the common forms small.
     #[inline(never)]
     fn contains_other(&self, fp: Fingerprint, first: BucketIndex, second: BucketIndex) -> bool {
         let c = Candidates { fp, first, second };
-        let pattern = self.layout.broadcast(c.fp);
+        let pattern = self.codec.broadcast(c.fp);
         self.read_pair(c, move || {
-            self.layout.matches(&self.table.load(c.first), pattern)
-                | self.layout.matches(&self.table.load(c.second), pattern)
+            self.codec.matches(&self.table.load(c.first), pattern)
+                | self.codec.matches(&self.table.load(c.second), pattern)
         })
     }
 
@@ -186,11 +115,11 @@ impl<P: Place> RawFilter<P> {
     /// Copies of the candidates' fingerprint in their buckets.
     fn count_located(&self, c: Candidates) -> usize {
         self.read_pair(c, || {
-            let first = self.layout.count(&self.table.load(c.first), c.fp);
+            let first = self.codec.count(&self.table.load(c.first), c.fp);
             if c.first == c.second {
                 first
             } else {
-                first + self.layout.count(&self.table.load(c.second), c.fp)
+                first + self.codec.count(&self.table.load(c.second), c.fp)
             }
         })
     }
@@ -245,22 +174,11 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-// Bucket words (`word.rs` gives the argument that no stored item is missed).
+// Bucket words (`bucket_word.rs` gives the argument that no stored item is missed).
 impl<P: Place> RawFilter<P> {
     /// Whether the table has one word per bucket.
     pub(crate) fn has_bucket_words(&self) -> bool {
-        self.layout.is_word()
-    }
-
-    /// A lookup in a table of one word per bucket: see the module docs.
-    #[inline(always)]
-    pub(super) fn contains_word(&self, c: Candidates) -> bool {
-        match self.try_read_words(&c) {
-            Some(answer) => answer,
-            // The fields one by one, in registers, so that a caller's candidates need not be
-            // copied to its stack for a call it nearly never makes.
-            None => self.contains_word_contended(c.fp, c.first, c.second),
-        }
+        self.codec.is_word()
     }
 
     /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
@@ -271,26 +189,12 @@ impl<P: Place> RawFilter<P> {
         self.probe().try_read_words(c)
     }
 
-    /// [`Self::contains_word_contended`] of a hash: only the hash stays live across the first
-    /// read, not the candidates.
+    /// A lookup of bucket words after a writer changed the first word under its read: a few
+    /// more tries, then the locks of both stripes, under which the words cannot change.
     #[cold]
     #[inline(never)]
-    pub(super) fn contains_word_contended_hash(&self, hash: u64) -> bool {
-        let c = self.placement.candidates(hash);
-        self.contains_word_contended(c.fp, c.first, c.second)
-    }
-
-    /// [`Self::contains_word`] after a writer changed the first word under its read: a few more
-    /// tries, then the locks of both stripes, under which the words cannot change.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn contains_word_contended(
-        &self,
-        fp: Fingerprint,
-        first: BucketIndex,
-        second: BucketIndex,
-    ) -> bool {
-        let c = Candidates { fp, first, second };
+    pub(super) fn contains_word_contended(&self, again: impl Fn() -> Candidates) -> bool {
+        let c = again();
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
             backoff.snooze();
@@ -316,29 +220,24 @@ impl<P: Place> RawFilter<P> {
     /// [`AHEAD`] keys before its probe, so that they are on their way from memory meanwhile.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        if !self.table.lookups_worth_prefetching() {
-            // Nothing to overlap: each key's lookup as one `contains`, with no candidates
-            // stored between passes.
-            if self.layout.is_word() {
-                self.contains_each_word(hashes, answers);
-            } else if self.layout.is_narrow() {
-                self.contains_each_narrow(hashes, answers);
-            } else {
+        // In a table the caches hold there is nothing to overlap: each key's lookup as one
+        // `contains`, with no candidates stored between passes.
+        match (self.codec.form(), self.table.lookups_worth_prefetching()) {
+            (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
+            (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
+            (_, false) => {
                 for (answer, &hash) in answers.iter_mut().zip(hashes) {
                     *answer = self.contains(hash);
                 }
             }
-            return;
-        }
-        if self.layout.is_word() {
-            self.contains_blocks_word(hashes, answers);
-        } else if self.layout.is_narrow() {
-            self.contains_blocks_narrow(hashes, answers);
-        } else {
-            let prefetch = |bucket| self.table.prefetch(bucket);
-            self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
-                self.contains_located(*c)
-            });
+            (BucketForm::Word, true) => self.contains_blocks_word(hashes, answers),
+            (BucketForm::Narrow, true) => self.contains_blocks_narrow(hashes, answers),
+            (_, true) => {
+                let prefetch = |bucket| self.table.prefetch(bucket);
+                self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
+                    self.contains_located(*c)
+                });
+            }
         }
     }
 
@@ -352,7 +251,7 @@ impl<P: Place> RawFilter<P> {
             .try_read_words(c)
         {
             Some(answer) => answer,
-            None => self.contains_word_contended(c.fp, c.first, c.second),
+            None => self.contains_word_contended(move || *c),
         });
     }
 
@@ -431,7 +330,7 @@ impl<P: Place> RawFilter<P> {
         for (answer, &hash) in answers.iter_mut().zip(hashes) {
             *answer = match probe.try_read_words(&probe.placement.candidates(hash)) {
                 Some(answer) => answer,
-                None => self.contains_word_contended_hash(hash),
+                None => self.contains_word_contended(move || probe.placement.candidates(hash)),
             };
         }
     }
@@ -447,7 +346,8 @@ impl<P: Place> RawFilter<P> {
             *answer = if read.validate() {
                 hit
             } else {
-                self.contains_contended(hash)
+                let again = move || probe.placement.candidates(hash);
+                self.contains_contended(again, |c| self.holds_narrow(c))
             };
         }
     }
@@ -483,14 +383,14 @@ impl<P: Place> RawFilter<P> {
             placement: self.placement,
             buckets: self.table.buckets(),
             stamps: self.stripes.stamps(),
-            lanes: self.layout.lane_masks(),
+            lanes: self.codec.lane_masks(),
         }
     }
 }
 
 impl<P: Place> Probe<'_, P> {
     /// One read of both bucket words: a hit, a miss confirmed by the first word unchanged, or
-    /// `None` (`word.rs` gives the argument).
+    /// `None` (`bucket_word.rs` gives the argument).
     #[inline(always)]
     fn try_read_words(self, c: &Candidates) -> Option<bool> {
         let pattern = self.lanes.broadcast(c.fp);
@@ -547,7 +447,7 @@ mod tests {
         // Members and non-members interleaved.
         let queries: Vec<u64> = (0..80).map(|i| hash(i * 500)).collect();
         // Bucket words, narrow packed buckets, and semi-sorted buckets of 76 bits: the three
-        // loops the prefetching batch has.
+        // loops the prefetching batch has (the last through `BucketForm::Other`).
         for (bucket_size, fingerprint_bits, semi_sorted, bucket_words) in [
             (4, 12, false, true),
             (4, 12, false, false),

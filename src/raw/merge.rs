@@ -6,8 +6,9 @@
 //! guarantee that a failed insert changes nothing.
 
 use super::bucket::Fingerprints;
-use super::index::{BucketIndex, Candidates, Place};
+use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::SearchQueue;
+use super::stripe::Guard;
 use super::{Insertion, RawFilter};
 
 impl RawFilter {
@@ -79,6 +80,7 @@ impl RawFilter {
     }
 }
 
+// Whole buckets, for merges and for a growable filter's splits.
 impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, read as a state the bucket really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
@@ -87,6 +89,21 @@ impl<P: Place> RawFilter<P> {
             first: bucket,
             second: bucket,
         };
-        self.read_pair(c, || self.layout.fingerprints(&self.table.load(bucket)))
+        self.read_pair(c, || self.codec.fingerprints(&self.table.load(bucket)))
+    }
+
+    /// Fills an empty bucket of a table no other thread can see yet with `fps`.
+    pub(crate) fn fill_bucket(&mut self, bucket: BucketIndex, fps: &[Fingerprint]) {
+        debug_assert_eq!(self.table.load(bucket), [0, 0], "a new bucket is empty");
+        self.table.store(bucket, &self.codec.encode(fps));
+        self.stripes.add_count(bucket, fps.len() as u64);
+    }
+
+    /// Stores `kept` as the bucket's slots, `removed` fingerprints fewer than it held, under its
+    /// stripe's lock, so that readers see the bucket change whole.
+    pub(crate) fn empty_slots_of(&self, bucket: BucketIndex, kept: &[Fingerprint], removed: usize) {
+        let mut guard = self.stripes.lock_one(bucket);
+        self.table.store(bucket, &self.codec.encode(kept));
+        guard.add(bucket, -(removed as i32));
     }
 }

@@ -20,38 +20,35 @@
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
 mod bucket;
+mod bucket_word;
 mod geometry;
 mod index;
 mod insert;
-mod item_locks;
 mod lookup;
 mod merge;
 mod path;
 mod queue;
 mod semisort;
-mod split;
 mod stripe;
 mod stripe_count;
 mod table;
-mod word;
 
 use core::fmt;
 
-use self::bucket::BucketLayout;
-pub(crate) use self::index::Candidates;
-use self::index::{BucketIndex, Fingerprint, Place, Placement};
-use self::stripe::{AllStripesGuard, Guard, Stripes};
+use self::bucket::BucketCodec;
+use self::index::Placement;
+pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
+use self::stripe::{AllStripesGuard, Guard};
+pub(crate) use self::stripe::{StripeGuard, Stripes};
 use self::table::Table;
-use crate::sync::{AtomicU64, Ordering, MODEL_CHECKED};
+use crate::sync::MODEL_CHECKED;
 
-pub(crate) use self::bucket::fits_bucket_word;
+pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::insert::BLOCK;
-pub(crate) use self::item_locks::ItemLocks;
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
-pub(crate) use self::split::{route_of, Placed, SplitPlacement, SplitState};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
@@ -74,22 +71,22 @@ pub(crate) enum Insertion {
 // In this order, and aligned: what a lookup reads first, so that it spans few cache lines (a
 // growable filter's lookups go through many tables).
 #[repr(C, align(64))]
-pub(crate) struct RawFilter<P = Placement> {
+pub(crate) struct RawFilter<P: Place = Placement> {
     placement: P,
     stripes: Stripes,
     table: Table,
-    layout: BucketLayout,
-    /// For a table that splits: `depth << 1 | sealed`, changed only with every stripe locked.
-    split_state: AtomicU64,
+    codec: BucketCodec,
+    /// What the placement checks before each write (nothing for [`Placement`]).
+    gate: P::Gate,
     geometry: Geometry,
 }
 
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::new(geometry.shape.bucket_count, &layout)?;
-        Self::with_table(geometry, layout, table, Self::placement_for(geometry))
+        let codec = geometry.shape.codec();
+        let table = Table::new(geometry.shape.bucket_count, &codec)?;
+        Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())
     }
 
     fn placement_for(geometry: &Geometry) -> Placement {
@@ -100,12 +97,13 @@ impl RawFilter {
     /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
     /// had. Stripe counts are recomputed from the table, not trusted from outside.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::from_le_bytes(geometry.shape.bucket_count, &layout, bytes)?;
-        let mut filter = Self::with_table(geometry, layout, table, Self::placement_for(geometry))?;
+        let codec = geometry.shape.codec();
+        let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
+        let placement = Self::placement_for(geometry);
+        let mut filter = Self::with_table(geometry, codec, table, placement, ())?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
-            let used = geometry.shape.bucket_size - filter.layout.count(&raw, 0);
+            let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
@@ -114,41 +112,65 @@ impl RawFilter {
     /// The first bucket not in the form the encoder writes, for a table read from outside.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
         (0..self.bucket_count()).find(|&bucket| {
-            !self.layout.is_canonical(&self.table.load(bucket))
-                || (self.layout.is_word()
-                    && self.table.has_bits_above(bucket, self.layout.limb_bits()))
+            !self.codec.is_canonical(&self.table.load(bucket))
+                || (self.codec.is_word()
+                    && self.table.has_bits_above(bucket, self.codec.limb_bits()))
         })
     }
 }
 
 impl<P: Place> RawFilter<P> {
     /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
-    pub(crate) fn with_placement(geometry: &Geometry, placement: P) -> Option<Self> {
-        let layout = geometry.shape.layout();
-        let table = Table::new(geometry.shape.bucket_count, &layout)?;
-        Self::with_table(geometry, layout, table, placement)
+    pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
+        let codec = geometry.shape.codec();
+        let table = Table::new(geometry.shape.bucket_count, &codec)?;
+        Self::with_table(geometry, codec, table, placement, gate)
     }
 
     fn with_table(
         geometry: &Geometry,
-        layout: BucketLayout,
+        codec: BucketCodec,
         table: Table,
         placement: P,
+        gate: P::Gate,
     ) -> Option<Self> {
         let stripes = Stripes::new(
             geometry.stripe_count(),
-            Table::lock_group_shift(&layout),
+            Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
         )?;
         Some(Self {
             geometry: *geometry,
             placement,
-            layout,
+            codec,
             table,
             stripes,
-            split_state: AtomicU64::new(0),
+            gate,
         })
+    }
+
+    /// The same table, its stripes and their counts, placed by `placement`: for a table read as
+    /// a fixed filter's whose geometry is the new placement's.
+    pub(crate) fn with_new_placement<Q: Place>(self, placement: Q, gate: Q::Gate) -> RawFilter<Q> {
+        RawFilter {
+            geometry: self.geometry,
+            codec: self.codec,
+            placement,
+            table: self.table,
+            stripes: self.stripes,
+            gate,
+        }
+    }
+
+    /// Where hashes go in this table.
+    pub(crate) fn placement(&self) -> &P {
+        &self.placement
+    }
+
+    /// What the placement checks before each write.
+    pub(crate) fn gate(&self) -> &P::Gate {
+        &self.gate
     }
 
     /// The shape this filter was built with.
@@ -167,15 +189,15 @@ impl<P: Place> RawFilter<P> {
     }
 
     pub(crate) fn bucket_size(&self) -> usize {
-        self.layout.bucket_size()
+        self.codec.bucket_size()
     }
 
     pub(crate) fn fingerprint_bits(&self) -> u32 {
-        self.layout.fingerprint_bits()
+        self.codec.fingerprint_bits()
     }
 
     pub(crate) fn is_semi_sorted(&self) -> bool {
-        self.layout.is_semi_sorted()
+        self.codec.is_semi_sorted()
     }
 
     pub(crate) fn stripe_count(&self) -> usize {
@@ -203,10 +225,10 @@ impl<P: Place> RawFilter<P> {
         // A remove writes one bucket: a look without locks says which, and only its stripe is
         // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
         // meanwhile (or the look saw none), both stripes: no move can then hide it.
-        let pattern = self.layout.broadcast(c.fp);
+        let pattern = self.codec.broadcast(c.fp);
         let seen = [c.first, c.second]
             .into_iter()
-            .find(|&bucket| self.layout.matches(&self.table.load(bucket), pattern));
+            .find(|&bucket| self.codec.matches(&self.table.load(bucket), pattern));
         if let Some(bucket) = seen {
             if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one(bucket)) {
                 return true;
@@ -218,16 +240,10 @@ impl<P: Place> RawFilter<P> {
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))
     }
 
-    /// Whether a writer holding stripes may write `fp` here (`None`: a move, which adds nothing
-    /// new): always, unless the table splits; then not while it is sealed, nor a fingerprint a
-    /// split has given to another table. Read under the writer's locks, which a sealer takes too.
+    /// Whether a writer holding stripes may write `fp` here (see [`Place::admits`]).
     #[inline(always)]
     fn admits(&self, fp: Option<Fingerprint>) -> bool {
-        if !P::SPLITS {
-            return true;
-        }
-        let state = self.split_state.load(Ordering::Relaxed);
-        state & 1 == 0 && fp.map_or(true, |fp| self.placement.owns(fp, (state >> 1) as u32))
+        self.placement.admits(&self.gate, fp)
     }
 
     /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none
@@ -237,7 +253,7 @@ impl<P: Place> RawFilter<P> {
             return false;
         }
         let mut raw = self.table.load(bucket);
-        let removed = self.layout.remove(&mut raw, fp);
+        let removed = self.codec.remove(&mut raw, fp);
         if removed {
             self.table.store(bucket, &raw);
             guard.add(bucket, -1);
@@ -322,9 +338,9 @@ impl<P: Place> LockedTable<'_, P> {
         Some(RawFilter {
             placement: filter.placement,
             stripes: filter.stripes.duplicate()?,
-            table: filter.table.duplicate(&filter.layout)?,
-            layout: filter.layout.clone(),
-            split_state: AtomicU64::new(filter.split_state.load(Ordering::Relaxed)),
+            table: filter.table.duplicate(&filter.codec)?,
+            codec: filter.codec.clone(),
+            gate: filter.placement.duplicate_gate(&filter.gate),
             geometry: filter.geometry,
         })
     }

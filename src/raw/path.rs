@@ -11,7 +11,7 @@
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
-use super::bucket::BucketLayout;
+use super::bucket::BucketCodec;
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::queue::Node;
 pub(crate) use super::queue::{with_queue, SearchQueue};
@@ -76,7 +76,7 @@ impl CuckooPath {
 /// buckets in four of them for nothing.
 pub(crate) fn search(
     table: &Table,
-    layout: &BucketLayout,
+    codec: &BucketCodec,
     placement: &impl Place,
     stripes: Option<&Stripes>,
     roots: [BucketIndex; 2],
@@ -98,7 +98,7 @@ pub(crate) fn search(
     // per bucket.
     let search = Search {
         table,
-        layout,
+        codec,
         placement,
         stripes,
         limits,
@@ -115,7 +115,7 @@ pub(crate) fn search(
 /// What a search reads, and how far it may go.
 struct Search<'a, P> {
     table: &'a Table,
-    layout: &'a BucketLayout,
+    codec: &'a BucketCodec,
     placement: &'a P,
     stripes: Option<&'a Stripes>,
     limits: SearchLimits,
@@ -166,7 +166,7 @@ impl<P: Place> Search<'_, P> {
         if let (true, Some(stripes)) = (VALIDATE, self.stripes) {
             node.stamp = stripes.stamp(bucket);
         }
-        has_room(self.table, self.layout, bucket)
+        has_room(self.table, self.codec, bucket)
     }
 
     /// Lists the buckets the fingerprints of node `parent`'s bucket would move to.
@@ -181,12 +181,12 @@ impl<P: Place> Search<'_, P> {
     ) -> Listed {
         let from = queue.nodes()[parent].bucket as usize;
         let mut listed = Listed::Full;
-        if self.layout.is_plain_narrow() {
+        if self.codec.is_plain_narrow() {
             let bits = self.table.load_bits(from);
-            if self.layout.first_free_narrow(bits).is_some() {
+            if self.codec.first_free_narrow(bits).is_some() {
                 return Listed::Room(parent);
             }
-            for fp in self.layout.lane_fingerprints(bits) {
+            for fp in self.codec.lane_fingerprints(bits) {
                 listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
@@ -194,10 +194,10 @@ impl<P: Place> Search<'_, P> {
             }
         } else {
             let raw = self.table.load(from);
-            if self.layout.has_free(&raw) {
+            if self.codec.has_free(&raw) {
                 return Listed::Room(parent);
             }
-            for &fp in self.layout.fingerprints(&raw).as_slice() {
+            for &fp in self.codec.fingerprints(&raw).as_slice() {
                 listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
                 if !matches!(listed, Listed::Full) {
                     break;
@@ -258,11 +258,11 @@ enum Listed {
 /// Whether the bucket has an empty slot. Buckets of plain fingerprints in 64 bits are read as
 /// one `u64`, inline: the search reads every bucket it reaches this way.
 #[inline(always)]
-fn has_room(table: &Table, layout: &BucketLayout, bucket: BucketIndex) -> bool {
-    if layout.is_plain_narrow() {
-        layout.first_free_narrow(table.load_bits(bucket)).is_some()
+fn has_room(table: &Table, codec: &BucketCodec, bucket: BucketIndex) -> bool {
+    if codec.is_plain_narrow() {
+        codec.first_free_narrow(table.load_bits(bucket)).is_some()
     } else {
-        layout.has_free(&table.load(bucket))
+        codec.has_free(&table.load(bucket))
     }
 }
 
@@ -301,9 +301,9 @@ mod tests {
         bucket_count: usize,
         free_one_in: u64,
         seed: u64,
-    ) -> (Table, BucketLayout, Placement, Stripes) {
-        let layout = BucketLayout::new(4, 12, false);
-        let table = Table::new(bucket_count, &layout).unwrap();
+    ) -> (Table, BucketCodec, Placement, Stripes) {
+        let codec = BucketCodec::new(4, 12, false);
+        let table = Table::new(bucket_count, &codec).unwrap();
         let mut state = seed;
         let mut next = move || {
             state = state
@@ -315,32 +315,32 @@ mod tests {
             let mut raw = [0u128; 2];
             let used = if next() % free_one_in == 0 { 3 } else { 4 };
             for _ in 0..used {
-                assert!(layout.insert(&mut raw, (next() % 4095) as u32 + 1));
+                assert!(codec.insert(&mut raw, (next() % 4095) as u32 + 1));
             }
             table.store(bucket, &raw);
         }
-        let stripes = Stripes::new(64, Table::lock_group_shift(&layout), bucket_count, 4).unwrap();
-        (table, layout, Placement::new(bucket_count, 12), stripes)
+        let stripes = Stripes::new(64, Table::lock_group_shift(&codec), bucket_count, 4).unwrap();
+        (table, codec, Placement::new(bucket_count, 12), stripes)
     }
 
     /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
     /// beyond `max_hops`.
     fn fewest_moves(
         table: &Table,
-        layout: &BucketLayout,
+        codec: &BucketCodec,
         placement: &Placement,
         roots: [BucketIndex; 2],
         max_hops: usize,
     ) -> Option<usize> {
         let mut ring: Vec<BucketIndex> = roots.to_vec();
         for depth in 0..=max_hops {
-            if ring.iter().any(|&b| layout.has_free(&table.load(b))) {
+            if ring.iter().any(|&b| codec.has_free(&table.load(b))) {
                 return Some(depth);
             }
             ring = ring
                 .iter()
                 .flat_map(|&b| {
-                    let fps = layout.fingerprints(&table.load(b));
+                    let fps = codec.fingerprints(&table.load(b));
                     let to: Vec<_> = fps
                         .as_slice()
                         .iter()
@@ -356,14 +356,14 @@ mod tests {
 
     #[test]
     fn paths_are_shortest_and_every_hop_is_a_real_move() {
-        let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
+        let (table, codec, placement, stripes) = nearly_full(5000, 40, 7);
         for max_hops in [2, 3] {
             let limits = SearchLimits {
                 max_hops,
                 max_search_buckets: usize::MAX,
             };
             let most_nodes =
-                shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
+                shortest_paths_from_2000_roots(&table, &codec, &placement, &stripes, limits);
             // Two hops from two roots of 4 slots list at most 2 + 8 + 32 buckets; three hops
             // read up to 170, and the shorter searches after them reuse a longer buffer.
             assert_eq!(most_nodes > 42, max_hops == 3, "{most_nodes} nodes");
@@ -374,20 +374,20 @@ mod tests {
     fn paths_are_shortest_in_a_table_whose_rings_are_prefetched_and_read_whole() {
         // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
         // buckets are read once all are listed rather than as each is.
-        let (table, layout, placement, stripes) = nearly_full(800_000, 40, 7);
+        let (table, codec, placement, stripes) = nearly_full(800_000, 40, 7);
         assert!(table.writes_worth_prefetching());
         let limits = SearchLimits {
             max_hops: 2,
             max_search_buckets: usize::MAX,
         };
-        shortest_paths_from_2000_roots(&table, &layout, &placement, &stripes, limits);
+        shortest_paths_from_2000_roots(&table, &codec, &placement, &stripes, limits);
     }
 
     /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one
     /// search queued.
     fn shortest_paths_from_2000_roots(
         table: &Table,
-        layout: &BucketLayout,
+        codec: &BucketCodec,
         placement: &Placement,
         stripes: &Stripes,
         limits: SearchLimits,
@@ -396,10 +396,10 @@ mod tests {
         let (mut found, mut missing, mut most_nodes) = (0, 0, 0);
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            let want = fewest_moves(table, layout, placement, roots, limits.max_hops);
+            let want = fewest_moves(table, codec, placement, roots, limits.max_hops);
             let path = search(
                 table,
-                layout,
+                codec,
                 placement,
                 Some(stripes),
                 roots,
@@ -409,7 +409,7 @@ mod tests {
             most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             // A search that is not validated finds the same shortest path.
-            let unvalidated = search(table, layout, placement, None, roots, limits, &mut queue);
+            let unvalidated = search(table, codec, placement, None, roots, limits, &mut queue);
             assert_eq!(unvalidated.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
@@ -417,11 +417,11 @@ mod tests {
             };
             found += 1;
             assert!(roots.contains(&path.buckets[0]));
-            assert!(layout.has_free(&table.load(path.buckets[path.hops])));
+            assert!(codec.has_free(&table.load(path.buckets[path.hops])));
             for (from, to, fp) in path.moves_backwards() {
                 assert_eq!(placement.alternate(from, fp), to);
                 assert!(
-                    layout.count(&table.load(from), fp) > 0,
+                    codec.count(&table.load(from), fp) > 0,
                     "{fp} is not in {from}"
                 );
             }
@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn the_bucket_limit_bounds_the_search_but_its_last_ring_is_still_read() {
-        let (table, layout, placement, stripes) = nearly_full(5000, 12, 11);
+        let (table, codec, placement, stripes) = nearly_full(5000, 12, 11);
         let mut queue = SearchQueue::default();
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, 1)];
@@ -446,14 +446,14 @@ mod tests {
             };
             let path = search(
                 &table,
-                &layout,
+                &codec,
                 &placement,
                 Some(&stripes),
                 roots,
                 only_roots,
                 &mut queue,
             );
-            let root_free = roots.iter().any(|&b| layout.has_free(&table.load(b)));
+            let root_free = roots.iter().any(|&b| codec.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
             // Three buckets: the roots and the first child, which is read although the ring
             // it starts is cut short.
@@ -463,11 +463,11 @@ mod tests {
             };
             let first_child = placement.alternate(
                 roots[0],
-                layout.fingerprints(&table.load(roots[0])).as_slice()[0],
+                codec.fingerprints(&table.load(roots[0])).as_slice()[0],
             );
             let path = search(
                 &table,
-                &layout,
+                &codec,
                 &placement,
                 Some(&stripes),
                 roots,
@@ -475,7 +475,7 @@ mod tests {
                 &mut queue,
             );
             if !root_free && roots[0] != roots[1] && first_child != roots[0] {
-                let child_free = layout.has_free(&table.load(first_child));
+                let child_free = codec.has_free(&table.load(first_child));
                 assert_eq!(path.map(|p| p.hops), child_free.then_some(1));
             }
         }
@@ -483,7 +483,7 @@ mod tests {
 
     #[test]
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
-        let (table, layout, placement, stripes) = nearly_full(5000, 40, 7);
+        let (table, codec, placement, stripes) = nearly_full(5000, 40, 7);
         let mut queue = SearchQueue::default();
         // Three hops queue more nodes than two; the two sizes take turns in one queue, whose
         // buffer keeps the longer searches' nodes past the shorter ones'.
@@ -497,7 +497,7 @@ mod tests {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
             if search(
                 &table,
-                &layout,
+                &codec,
                 &placement,
                 Some(&stripes),
                 roots,
@@ -520,7 +520,7 @@ mod tests {
             // A search after the write reads the new stamps.
             assert!(search(
                 &table,
-                &layout,
+                &codec,
                 &placement,
                 Some(&stripes),
                 roots,

@@ -25,12 +25,9 @@ const CODES: usize = 3876;
 /// Bits of the prefixes' code.
 pub(crate) const CODE_BITS: u32 = 12;
 
-/// The widest fingerprints whose four remainders fit in one 64-bit word, for [`NarrowLanes`].
-pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 20;
-
-/// The widest fingerprints a semi-sorted bucket holds, whose remainders two words hold two by
-/// two, for [`PairLanes`].
-const MAX_PAIR_FINGERPRINT_BITS: u32 = 32;
+/// The widest fingerprints whose bucket, code and remainders, fits in one 64-bit word, for
+/// [`NarrowLanes`].
+pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 17;
 
 /// `BINOMIAL[n][k]` = C(n, k) for the ranks above.
 const BINOMIAL: [[u16; 5]; 19] = binomials();
@@ -108,15 +105,14 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
     v
 }
 
-/// Lookups in semi-sorted buckets whose four remainders fit in 64 bits (fingerprints of at most
-/// 20 bits), compared in the encoded form and all four slots at once: the prefixes as the four
+/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), compared in the encoded form and all four slots at once: the prefixes as the four
 /// nibbles [`PREFIXES`] gives, the remainders as four lanes of the bucket, each tested for
 /// equality with SWAR arithmetic. A slot holds the fingerprint when both its nibble and its lane
 /// match.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub(crate) struct NarrowLanes {
-    /// Remainder bits: 1 to 16.
+    /// Remainder bits: 1 to 13.
     rest: u32,
     /// 1 at the lowest bit of each remainder lane.
     lane_low: u64,
@@ -130,7 +126,7 @@ pub(crate) struct NarrowLanes {
 }
 
 /// `SLOTS_TO_LANES[rest][slots]`: for each set of slots (bit `i` = slot `i`), the highest bits of
-/// their remainder lanes of `rest` bits. One table for every bucket layout, so that lookups over
+/// their remainder lanes of `rest` bits. One table for every bucket codec, so that lookups over
 /// many tables (a growable filter's chunks) share its cache lines.
 static SLOTS_TO_LANES: [[u64; 16]; 17] = slots_to_lanes();
 
@@ -164,19 +160,6 @@ pub(crate) struct NarrowProbe {
     remainders: u64,
 }
 
-/// Lanes of no width, for layouts whose lookups do not use them.
-impl Default for NarrowLanes {
-    fn default() -> Self {
-        Self {
-            rest: 0,
-            lane_low: 0,
-            lane_rest: 0,
-            lane_high: 0,
-            slots_to_lanes: &SLOTS_TO_LANES[0],
-        }
-    }
-}
-
 impl NarrowLanes {
     pub(crate) fn new(fingerprint_bits: u32) -> Self {
         debug_assert!((5..=MAX_LANE_FINGERPRINT_BITS).contains(&fingerprint_bits));
@@ -204,13 +187,7 @@ impl NarrowLanes {
     /// are ignored.
     #[inline(always)]
     pub(crate) fn holds(&self, bucket: u64, probe: &NarrowProbe) -> bool {
-        self.holds_parts(bucket, bucket >> CODE_BITS, probe)
-    }
-
-    /// Whether the bucket whose code is the low bits of `code` and whose remainders start at bit
-    /// 0 of `remainders` holds the probe's fingerprint. Bits above either are ignored.
-    #[inline(always)]
-    pub(crate) fn holds_parts(&self, code: u64, remainders: u64, probe: &NarrowProbe) -> bool {
+        let (code, remainders) = (bucket, bucket >> CODE_BITS);
         // Exact per-lane zero test (no borrow crosses lanes): the highest bit of a lane is set
         // iff it is all zero.
         let lanes = remainders ^ probe.remainders;
@@ -232,82 +209,22 @@ fn prefix_slots(code: u64, prefixes: u32) -> usize {
     ((((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf) as usize
 }
 
-/// Lookups in semi-sorted buckets of wider fingerprints (21 to 32 bits, buckets of 80 to 124
-/// bits), whose remainders take more than a word: remainders 0 and 1 are compared in one word,
-/// 2 and 3 in another, each pair as [`NarrowLanes`] compares four.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PairLanes {
-    /// Remainder bits: 17 to 28.
-    rest: u32,
-    /// 1 at the lowest bit of both lanes of a pair.
-    lane_low: u64,
-    /// Every bit of both lanes but their highest.
-    lane_rest: u64,
-    /// 1 at the highest bit of both lanes.
-    lane_high: u64,
-    /// For each set of a pair's two slots (bit `i` = slot `i`), the highest bits of their lanes.
-    slots_to_lanes: [u64; 4],
-}
-
-/// A fingerprint prepared for [`PairLanes::holds_parts`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PairProbe {
-    prefixes: u32,
-    remainders: u64,
-}
-
-impl PairLanes {
-    pub(crate) fn new(fingerprint_bits: u32) -> Self {
-        debug_assert!(
-            (MAX_LANE_FINGERPRINT_BITS + 1..=MAX_PAIR_FINGERPRINT_BITS).contains(&fingerprint_bits)
-        );
-        let rest = fingerprint_bits - 4;
-        let lane_low = 1 | 1 << rest;
-        let [first, second] = [1u64 << (rest - 1), 1 << (2 * rest - 1)];
-        Self {
-            rest,
-            lane_low,
-            lane_rest: lane_low * ((1 << (rest - 1)) - 1),
-            lane_high: lane_low << (rest - 1),
-            slots_to_lanes: [0, first, second, first | second],
+/// Whether a semi-sorted bucket of any width holds `fp`, compared encoded: only the slots whose
+/// prefix matches (on a miss, rarely any) have their remainder read.
+#[inline]
+pub(crate) fn holds(bucket: u128, fingerprint_bits: u32, fp: u32) -> bool {
+    let rest = fingerprint_bits - 4;
+    let mask = (1u128 << rest) - 1;
+    let remainder = fp as u128 & mask;
+    let mut slots = prefix_slots(bucket as u64, (fp >> rest) * 0x1111);
+    while slots != 0 {
+        let slot = slots.trailing_zeros();
+        if (bucket >> (CODE_BITS + slot * rest)) & mask == remainder {
+            return true;
         }
+        slots &= slots - 1;
     }
-
-    /// Bits of the remainders of slots 0 and 1 together, as of 2 and 3.
-    #[inline(always)]
-    pub(crate) fn pair_bits(&self) -> u32 {
-        2 * self.rest
-    }
-
-    /// Where the 64-bit window that ends with the bucket starts in it, and how far to shift
-    /// that window down to leave remainders 2 and 3 at bit 0.
-    #[inline(always)]
-    pub(crate) fn last_window(&self) -> (u32, u32) {
-        (CODE_BITS + 4 * self.rest - 64, 64 - self.pair_bits())
-    }
-
-    #[inline(always)]
-    pub(crate) fn probe(&self, fp: u32) -> PairProbe {
-        PairProbe {
-            prefixes: (fp >> self.rest) * 0x1111,
-            remainders: self.lane_low * u64::from(fp & ((1 << self.rest) - 1)),
-        }
-    }
-
-    /// Whether the bucket whose code is the low bits of `code`, whose remainders 0 and 1 start
-    /// at bit 0 of `low` and 2 and 3 at bit 0 of `high` holds the probe's fingerprint. Bits
-    /// above each part are ignored.
-    #[inline(always)]
-    pub(crate) fn holds_parts(&self, code: u64, low: u64, high: u64, probe: &PairProbe) -> bool {
-        let zero_lanes = |pair: u64| {
-            let lanes = pair ^ probe.remainders;
-            !(((lanes & self.lane_rest) + self.lane_rest) | lanes) & self.lane_high
-        };
-        let slots = prefix_slots(code, probe.prefixes);
-        (zero_lanes(low) & self.slots_to_lanes[slots & 3])
-            | (zero_lanes(high) & self.slots_to_lanes[slots >> 2])
-            != 0
-    }
+    false
 }
 
 /// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
@@ -374,40 +291,23 @@ mod tests {
                     sorted,
                     "f={fingerprint_bits}"
                 );
-                // Neighbouring buckets' bits above this one must not matter, nor the
-                // remainders above the code.
-                let code = bucket as u64 & 0xfff | state << CODE_BITS;
+                // Neighbouring buckets' bits above this one must not matter.
                 let near = fps.map(|fp| fp ^ (state as u32 & 3));
                 let other_prefix =
                     fps.map(|fp| fp ^ 1 << (fingerprint_bits - 1 - (state as u32 & 3)));
                 let probes = fps.into_iter().chain(near).chain(other_prefix);
-                if fingerprint_bits > MAX_LANE_FINGERPRINT_BITS {
-                    let lanes = PairLanes::new(fingerprint_bits);
-                    // Each pair of remainders with junk above it too.
-                    let pair_bits = lanes.pair_bits();
-                    let remainders = bucket >> CODE_BITS;
-                    let low = remainders as u64 | state << pair_bits;
-                    let high = (remainders >> pair_bits) as u64 | state << pair_bits;
-                    for probe in probes {
-                        let expected = sorted.contains(&probe);
-                        let held = lanes.holds_parts(code, low, high, &lanes.probe(probe));
+                let bits = CODE_BITS + 4 * (fingerprint_bits - 4);
+                let wide_above = (u128::from(state) << 64 | u128::from(state)) << bits;
+                let lanes = (fingerprint_bits <= MAX_LANE_FINGERPRINT_BITS)
+                    .then(|| NarrowLanes::new(fingerprint_bits));
+                for probe in probes {
+                    let expected = sorted.contains(&probe);
+                    let held = holds(bucket | wide_above, fingerprint_bits, probe);
+                    assert_eq!(held, expected, "f={fingerprint_bits} {probe}");
+                    if let Some(lanes) = &lanes {
+                        let above = state.checked_shl(bits).unwrap_or(0);
+                        let held = lanes.holds(bucket as u64 | above, &lanes.probe(probe));
                         assert_eq!(held, expected, "f={fingerprint_bits} {probe}");
-                    }
-                } else {
-                    let lanes = NarrowLanes::new(fingerprint_bits);
-                    let remainder_bits = 4 * (fingerprint_bits - 4);
-                    let above = state.checked_shl(remainder_bits).unwrap_or(0);
-                    let remainders = (bucket >> CODE_BITS) as u64 | above;
-                    for probe in probes {
-                        let expected = sorted.contains(&probe);
-                        let probe = lanes.probe(probe);
-                        let held = lanes.holds_parts(code, remainders, &probe);
-                        assert_eq!(held, expected, "f={fingerprint_bits} {probe:?}");
-                        if CODE_BITS + remainder_bits <= 64 {
-                            let narrow = bucket as u64 | above << CODE_BITS;
-                            let held = lanes.holds(narrow, &probe);
-                            assert_eq!(held, expected, "f={fingerprint_bits} {probe:?}");
-                        }
                     }
                 }
             }

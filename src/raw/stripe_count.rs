@@ -3,7 +3,7 @@
 
 use core::ops::RangeInclusive;
 
-use super::bucket::BucketLayout;
+use super::bucket::BucketCodec;
 use super::index::MAX_BUCKET_COUNT;
 use super::table::Table;
 
@@ -26,18 +26,18 @@ const MAX_ITEM_LOCKS: usize = 1 << 20;
 /// power of two. More would never be locked, and a count at least this large maps every lock
 /// group to a stripe of its own, exactly as this count does. In 64 bits: 2^32 one-bucket groups
 /// round to 2^32, which a 32-bit `usize` cannot hold.
-pub(crate) fn useful_stripes(bucket_count: u64, layout: &BucketLayout) -> u64 {
+pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
     bucket_count
-        .div_ceil(1 << Table::lock_group_shift(layout))
+        .div_ceil(1 << Table::lock_group_shift(codec))
         .next_power_of_two()
 }
 
 /// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
 /// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
 /// a small share of its memory.
-pub(crate) fn default_stripes(bucket_count: u64, layout: &BucketLayout, table_bytes: u64) -> u64 {
+pub(crate) fn default_stripes(bucket_count: u64, codec: &BucketCodec, table_bytes: u64) -> u64 {
     let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
-    useful_stripes(bucket_count, layout)
+    useful_stripes(bucket_count, codec)
         .min(by_size)
         .min(DEFAULT_STRIPES as u64)
 }
@@ -91,7 +91,7 @@ mod tests {
     fn stripe_arithmetic_holds_past_2_to_the_32() {
         // 64-bit buckets are one-bucket lock groups: 2^32 − 1 of them round up to 2^32 stripes,
         // which a 32-bit `usize` could not hold.
-        let wide = BucketLayout::new(2, 32, false);
+        let wide = BucketCodec::new(2, 32, false);
         assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
         assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
         assert_eq!(

@@ -6,79 +6,82 @@
 //! word may hold parts of several buckets: [`Table::lock_group_shift`] says how many consecutive
 //! buckets share words, so that the stripes can give each such group a single lock.
 
-use super::bucket::{BucketLayout, RawBucket};
+use super::bucket::{BucketCodec, RawBucket};
 use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
 
-/// Tables at least this large get their buckets prefetched by batch lookups. Measured on this
-/// project's machine (1 MiB of L2 a core): the prefetching batch is as fast at 320 KiB and
-/// faster from 480 KiB on; in smaller tables the L2 cache answers quickly and the prefetches
-/// only cost instructions.
+/// Tables at least this large get their buckets prefetched by batch lookups: in smaller ones the
+/// L2 cache answers quickly (docs/benchmarks.md, "Constants of the raw core").
 const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
 
-/// Tables at least this large get their buckets prefetched by bulk inserts and path searches
-/// (four times a core's 1 MiB of L2 here; from 384 KiB, inserts measured no faster). Below, a
-/// search that reads each bucket as it lists it ends at the first with room, where one that
-/// prefetches a whole ring first reads it all.
+/// Tables at least this large get their buckets prefetched by bulk inserts and path searches:
+/// below, a search that reads each bucket as it lists it ends at the first with room
+/// (docs/benchmarks.md, "Constants of the raw core").
 const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
 const SPARE_WORDS: usize = 2;
 
-/// Tables at least this large go on huge pages. Lookups read a big table at random, so with
-/// 4 KiB pages nearly every one also misses the TLB; 2 MiB pages made batched lookups in a
-/// 192 MB table 10-20% faster here. Such a table starts on a 2 MiB boundary, so that every whole
-/// 2 MiB of it can be a huge page (see `TableWords`).
+/// Tables at least this large go on huge pages, as random reads of a big table miss the TLB
+/// (docs/benchmarks.md, "Constants of the raw core"). Such a table starts on a 2 MiB boundary,
+/// so that every whole 2 MiB of it can be a huge page (see `TableWords`).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    /// Shared with [`super::word`], which reads and writes a table of one word per bucket.
+    /// Shared with [`super::bucket_word`], which reads and writes a table of one word per bucket.
     pub(super) words: TableWords,
     bucket_bits: u64,
     bucket_count: usize,
     limb_mask: u128,
     limb_bits: u32,
     limbs: usize,
-    /// One bucket per word, with a version (see [`super::word`]).
+    /// One bucket per word, with a version (see [`super::bucket_word`]).
     word: bool,
 }
 
 impl Table {
     /// A zeroed table of `bucket_count` buckets; `None` if the memory cannot be had. The words come
     /// zeroed from the allocator, so the pages of a large table are not touched here.
-    pub(crate) fn new(bucket_count: usize, layout: &BucketLayout) -> Option<Self> {
-        let bucket_bits = layout.bucket_bits() as u64;
-        let len = Self::words_for(bucket_count, layout)?;
+    pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
+        let bucket_bits = codec.bucket_bits() as u64;
+        let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
         Some(Self {
             words,
             bucket_count,
             bucket_bits,
-            limb_bits: layout.limb_bits(),
-            limb_mask: low_bits(layout.limb_bits()),
-            limbs: layout.limbs(),
-            word: layout.is_word(),
+            limb_bits: codec.limb_bits(),
+            limb_mask: low_bits(codec.limb_bits()),
+            limbs: codec.limbs(),
+            word: codec.is_word(),
         })
+    }
+
+    /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so
+    /// that the compiler does not fold it into the dispatch on the other forms.
+    #[inline(always)]
+    pub(crate) fn is_word(&self) -> bool {
+        self.word
     }
 
     /// Words a table of `bucket_count` buckets needs, spare words included; `None` if that is not
     /// a `usize`.
-    pub(crate) fn words_for(bucket_count: usize, layout: &BucketLayout) -> Option<usize> {
-        usize::try_from(Self::words_for_u64(bucket_count as u64, layout)?).ok()
+    pub(crate) fn words_for(bucket_count: usize, codec: &BucketCodec) -> Option<usize> {
+        usize::try_from(Self::words_for_u64(bucket_count as u64, codec)?).ok()
     }
 
     /// [`Self::words_for`] in 64 bits, whatever the target's `usize`; `None` on overflow.
-    pub(crate) fn words_for_u64(bucket_count: u64, layout: &BucketLayout) -> Option<u64> {
-        let data = (u128::from(bucket_count) * layout.bucket_bits() as u128).div_ceil(64);
+    pub(crate) fn words_for_u64(bucket_count: u64, codec: &BucketCodec) -> Option<u64> {
+        let data = (u128::from(bucket_count) * codec.bucket_bits() as u128).div_ceil(64);
         u64::try_from(data + SPARE_WORDS as u128).ok()
     }
 
     /// The most buckets whose table takes at most `bytes` bytes.
-    pub(crate) fn max_bucket_count_in(bytes: u64, layout: &BucketLayout) -> u64 {
+    pub(crate) fn max_bucket_count_in(bytes: u64, codec: &BucketCodec) -> u64 {
         let data_words = (bytes / 8).saturating_sub(SPARE_WORDS as u64);
-        (u128::from(data_words) * 64 / layout.bucket_bits() as u128)
+        (u128::from(data_words) * 64 / codec.bucket_bits() as u128)
             .try_into()
             .unwrap_or(u64::MAX)
     }
@@ -137,8 +140,8 @@ impl Table {
 
     /// A new table holding this one's words, versions included; `None` if the memory cannot
     /// be had. The caller holds every stripe, or the copy may be torn.
-    pub(crate) fn duplicate(&self, layout: &BucketLayout) -> Option<Self> {
-        let copy = Self::new(self.bucket_count, layout)?;
+    pub(crate) fn duplicate(&self, codec: &BucketCodec) -> Option<Self> {
+        let copy = Self::new(self.bucket_count, codec)?;
         for (to, from) in copy.words.iter().zip(self.words.iter()) {
             let word = from.load(Relaxed);
             // The copy's pages stay untouched where the table is empty.
@@ -154,10 +157,10 @@ impl Table {
     /// The caller checks that the bits after the last bucket are zero.
     pub(crate) fn from_le_bytes(
         bucket_count: usize,
-        layout: &BucketLayout,
+        codec: &BucketCodec,
         bytes: &[u8],
     ) -> Option<Self> {
-        let table = Self::new(bucket_count, layout)?;
+        let table = Self::new(bucket_count, codec)?;
         if bytes.len() / 8 != table.data_words() || bytes.len() % 8 != 0 {
             return None;
         }
@@ -171,8 +174,8 @@ impl Table {
 
     /// log2 of the number of consecutive buckets that together fill whole words. No word holds
     /// bits of two such groups, so one lock per group covers every word exactly once.
-    pub(crate) fn lock_group_shift(layout: &BucketLayout) -> u32 {
-        let bits = layout.bucket_bits() as u64;
+    pub(crate) fn lock_group_shift(codec: &BucketCodec) -> u32 {
+        let bits = codec.bucket_bits() as u64;
         // 64 / gcd(bits, 64): the smallest count of buckets whose bits are a multiple of 64.
         (64u64 >> bits.trailing_zeros().min(6)).trailing_zeros()
     }
@@ -258,20 +261,11 @@ impl Table {
         }
     }
 
-    /// Loads a bucket of at most 64 bits (see [`BucketLayout::is_narrow`]), with bits of the
-    /// following buckets above its own: the narrow comparisons ignore them. Unvalidated.
+    /// Loads a bucket of at most 64 bits, with bits of the following buckets above its own: the
+    /// narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
     pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
         self.load_window(bucket as u64 * self.bucket_bits)
-    }
-
-    /// The 64 bits of a bucket from `skip` bits into it, with bits of the following buckets
-    /// above its own: how a lookup reads the remainders of a semi-sorted bucket wider than 64
-    /// bits (see [`super::bucket::BucketLayout::is_mid_semi_sorted`] and `is_wide_semi_sorted`).
-    /// Unvalidated.
-    #[inline(always)]
-    pub(crate) fn load_narrow_from(&self, bucket: usize, skip: u32) -> u64 {
-        self.load_window(bucket as u64 * self.bucket_bits + u64::from(skip))
     }
 
     /// [`Self::load_narrow`] of two buckets.
@@ -492,6 +486,7 @@ fn spread(value: u128, offset: u32) -> [u64; 3] {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::bucket::BucketForm;
     use super::*;
 
     #[test]
@@ -499,13 +494,13 @@ mod tests {
         for (bucket_size, fingerprint_bits) in
             [(2, 5), (4, 12), (4, 13), (4, 32), (8, 20), (8, 32), (2, 31)]
         {
-            let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
+            let codec = BucketCodec::new(bucket_size, fingerprint_bits, false);
             let bucket_count = 37;
-            let table = Table::new(bucket_count, &layout).unwrap();
+            let table = Table::new(bucket_count, &codec).unwrap();
             let pattern = |i: usize| -> RawBucket {
                 let mut raw = [0u128; 2];
                 for slot in 0..bucket_size {
-                    assert!(layout.insert(&mut raw, ((i * 7 + slot) as u32 % 13) + 1));
+                    assert!(codec.insert(&mut raw, ((i * 7 + slot) as u32 % 13) + 1));
                 }
                 raw
             };
@@ -531,27 +526,27 @@ mod tests {
 
     #[test]
     fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket() {
-        let word_layout = BucketLayout::word(4, 12);
-        let layouts = [
-            word_layout,
-            BucketLayout::new(4, 12, false),
-            BucketLayout::new(2, 5, false),
-            BucketLayout::new(8, 8, false),
-            BucketLayout::new(2, 31, false),
+        let word_codec = BucketCodec::word(4, 12);
+        let codecs = [
+            word_codec,
+            BucketCodec::new(4, 12, false),
+            BucketCodec::new(2, 5, false),
+            BucketCodec::new(8, 8, false),
+            BucketCodec::new(2, 31, false),
         ];
-        for layout in &layouts {
+        for codec in &codecs {
             for bucket_count in (1..=20).chain([63, 64, 65, 127, 128, 129, 1000]) {
-                let table = Table::new(bucket_count, layout).unwrap();
+                let table = Table::new(bucket_count, codec).unwrap();
                 let buckets = table.buckets();
                 for bucket in 0..bucket_count {
-                    let bit = bucket as u64 * layout.bucket_bits() as u64;
+                    let bit = bucket as u64 * codec.bucket_bits() as u64;
                     let word = (bit / 64) as usize;
                     let pair = buckets.words_of(bucket, word);
                     assert!(core::ptr::eq(&pair[0], &table.words[word]));
                     assert!(core::ptr::eq(&pair[1], &table.words[word + 1]));
                     // The last bucket's window reads into the spare words, no further.
                     assert!(word + 2 <= table.words.len());
-                    if layout.is_word() {
+                    if codec.is_word() {
                         assert!(core::ptr::eq(buckets.word(bucket), &table.words[bucket]));
                     }
                 }
@@ -561,13 +556,13 @@ mod tests {
                 }
                 for a in 0..bucket_count {
                     let b = bucket_count - 1 - a;
-                    if layout.is_word() {
+                    if codec.is_word() {
                         let fingerprints =
-                            buckets.word(a).load(Relaxed) & low_bits(layout.limb_bits()) as u64;
+                            buckets.word(a).load(Relaxed) & low_bits(codec.limb_bits()) as u64;
                         assert_eq!(fingerprints, a as u64 % 7 + 1);
                     } else {
                         let [first, second] = buckets.narrow_pair(a, b);
-                        let mask = low_bits(layout.limb_bits()) as u64;
+                        let mask = low_bits(codec.limb_bits()) as u64;
                         assert_eq!(first & mask, a as u64 % 7 + 1);
                         assert_eq!(second & mask, b as u64 % 7 + 1);
                     }
@@ -591,16 +586,17 @@ mod tests {
                     if semi_sorted && (bucket_size != 4 || fingerprint_bits < 5) {
                         continue;
                     }
-                    let layout = BucketLayout::new(bucket_size, fingerprint_bits, semi_sorted);
-                    let mask = low_bits(layout.limb_bits());
-                    let narrow = layout.is_narrow() || layout.is_narrow_semi_sorted();
+                    let codec = BucketCodec::new(bucket_size, fingerprint_bits, semi_sorted);
+                    let mask = low_bits(codec.limb_bits());
+                    let narrow =
+                        codec.form() == BucketForm::Narrow || codec.semi_sorted_lanes().is_some();
                     // Counts around word and line boundaries, so that the last bucket ends
                     // anywhere in its word.
                     for bucket_count in (1..=24).chain([63, 64, 65, 127, 128, 129]) {
-                        let table = Table::new(bucket_count, &layout).unwrap();
+                        let table = Table::new(bucket_count, &codec).unwrap();
                         let stored: Vec<RawBucket> = (0..bucket_count)
                             .map(|_| {
-                                let second = if layout.limbs() == 2 {
+                                let second = if codec.limbs() == 2 {
                                     random() & mask
                                 } else {
                                     0
@@ -622,32 +618,6 @@ mod tests {
                                      n={bucket_count} bucket {bucket}"
                                 );
                             }
-                            if layout.is_mid_semi_sorted() {
-                                let code = table.load_narrow(bucket) & 0xfff;
-                                let rest = table.load_narrow_from(bucket, 12);
-                                assert_eq!(
-                                    (u128::from(rest) << 12 | u128::from(code)) & mask,
-                                    raw[0],
-                                    "f={fingerprint_bits} n={bucket_count} bucket {bucket}"
-                                );
-                            }
-                            if layout.is_wide_semi_sorted() {
-                                let lanes = layout.pair_lanes();
-                                let pair_bits = lanes.pair_bits();
-                                let (last, shift) = lanes.last_window();
-                                assert_eq!(last + 64, layout.bucket_bits());
-                                let code = table.load_narrow(bucket) & 0xfff;
-                                let low =
-                                    table.load_narrow_from(bucket, 12) & ((1 << pair_bits) - 1);
-                                let high = table.load_narrow_from(bucket, last) >> shift;
-                                let whole = u128::from(high) << (12 + pair_bits)
-                                    | u128::from(low) << 12
-                                    | u128::from(code);
-                                assert_eq!(
-                                    whole, raw[0],
-                                    "f={fingerprint_bits} n={bucket_count} bucket {bucket}"
-                                );
-                            }
                         }
                     }
                 }
@@ -658,34 +628,34 @@ mod tests {
     #[test]
     fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
         for (bucket_size, fingerprint_bits) in [(2, 4), (2, 32), (4, 12), (8, 32), (8, 7)] {
-            let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
+            let codec = BucketCodec::new(bucket_size, fingerprint_bits, false);
             // Budgets of a 32-bit target (isize::MAX), of 2^40 and of a 64-bit one.
             for bytes in [1000u64, i32::MAX as u64, 1 << 40, i64::MAX as u64] {
-                let most = Table::max_bucket_count_in(bytes, &layout);
-                let words = Table::words_for_u64(most, &layout).unwrap();
+                let most = Table::max_bucket_count_in(bytes, &codec);
+                let words = Table::words_for_u64(most, &codec).unwrap();
                 assert!(
                     words * 8 <= bytes,
                     "b={bucket_size} f={fingerprint_bits} {bytes}"
                 );
-                let more = Table::words_for_u64(most + 1, &layout).unwrap();
+                let more = Table::words_for_u64(most + 1, &codec).unwrap();
                 assert!(
                     more * 8 > bytes,
                     "b={bucket_size} f={fingerprint_bits} {bytes}"
                 );
             }
         }
-        let layout = BucketLayout::new(8, 32, false);
-        assert_eq!(Table::words_for_u64(u64::MAX, &layout), None);
-        assert_eq!(Table::words_for_u64(1 << 32, &layout), Some((1 << 34) + 2));
+        let codec = BucketCodec::new(8, 32, false);
+        assert_eq!(Table::words_for_u64(u64::MAX, &codec), None);
+        assert_eq!(Table::words_for_u64(1 << 32, &codec), Some((1 << 34) + 2));
     }
 
     #[test]
     fn a_table_read_from_bytes_holds_them_and_refuses_a_wrong_length() {
-        let layout = BucketLayout::new(4, 12, false);
-        let source = Table::new(37, &layout).unwrap();
+        let codec = BucketCodec::new(4, 12, false);
+        let source = Table::new(37, &codec).unwrap();
         for i in 0..37 {
             let mut raw = [0u128; 2];
-            assert!(layout.insert(&mut raw, i as u32 + 1));
+            assert!(codec.insert(&mut raw, i as u32 + 1));
             source.store(i, &raw);
         }
         let bytes: Vec<u8> = source
@@ -693,10 +663,10 @@ mod tests {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect();
-        let copy = Table::from_le_bytes(37, &layout, &bytes).unwrap();
+        let copy = Table::from_le_bytes(37, &codec, &bytes).unwrap();
         assert!((0..37).all(|i| copy.load(i) == source.load(i)));
-        assert!(Table::from_le_bytes(37, &layout, &bytes[8..]).is_none());
-        assert!(Table::from_le_bytes(37, &layout, &bytes[1..]).is_none());
+        assert!(Table::from_le_bytes(37, &codec, &bytes[8..]).is_none());
+        assert!(Table::from_le_bytes(37, &codec, &bytes[1..]).is_none());
     }
 
     /// Resident bytes of this process, from `/proc/self/statm` (in 4 KiB pages).
@@ -711,17 +681,17 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn a_new_table_leaves_its_pages_untouched_until_written() {
         // 512 MiB of 48-bit buckets.
-        let layout = BucketLayout::new(4, 12, false);
+        let codec = BucketCodec::new(4, 12, false);
         let bucket_count = (512 << 20) / 6;
         let before = resident_bytes();
-        let table = Table::new(bucket_count, &layout).unwrap();
+        let table = Table::new(bucket_count, &codec).unwrap();
         let grown = resident_bytes().saturating_sub(before);
         assert!(grown < 64 << 20, "{grown} bytes resident after building");
         // Every bucket reads as empty, and a write far in is kept.
         let last = bucket_count - 1;
         assert_eq!(table.load(last), [0, 0]);
         let mut raw = [0u128; 2];
-        assert!(layout.insert(&mut raw, 7));
+        assert!(codec.insert(&mut raw, 7));
         table.store(last, &raw);
         assert_eq!(table.load(last), raw);
         assert_eq!(table.load(last - 1), [0, 0]);
@@ -731,9 +701,9 @@ mod tests {
     fn lock_groups_end_on_word_boundaries() {
         for bucket_size in [2, 4, 8] {
             for fingerprint_bits in 4..=32 {
-                let layout = BucketLayout::new(bucket_size, fingerprint_bits, false);
-                let group = 1u64 << Table::lock_group_shift(&layout);
-                let bits = layout.bucket_bits() as u64;
+                let codec = BucketCodec::new(bucket_size, fingerprint_bits, false);
+                let group = 1u64 << Table::lock_group_shift(&codec);
+                let bits = codec.bucket_bits() as u64;
                 assert_eq!(group * bits % 64, 0);
                 // ...and no smaller group does.
                 assert!((1..group).all(|g| g * bits % 64 != 0));

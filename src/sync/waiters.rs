@@ -16,6 +16,10 @@ mod imp {
     }
 
     impl Waiters {
+        pub(crate) fn new() -> Self {
+            Self::default()
+        }
+
         /// Parks the thread for as long as `blocked` says so, checking again at every wake-up.
         pub(crate) fn wait_while(&self, blocked: impl Fn() -> bool) {
             // The mutex guards nothing but the check: a panic elsewhere leaves nothing broken.
@@ -42,6 +46,10 @@ mod imp {
     pub(crate) struct Waiters;
 
     impl Waiters {
+        pub(crate) fn new() -> Self {
+            Self
+        }
+
         pub(crate) fn wait_while(&self, blocked: impl Fn() -> bool) {
             while blocked() {
                 loom::thread::yield_now();

@@ -14,7 +14,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
+use crate::growable::item_locks::ItemLocks;
 use crate::growable::levels::{LevelShape, Levels, LockedLevel, Plan};
+use crate::growable::split::SplitPlacement;
 use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::persist::encoding::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
@@ -22,7 +24,7 @@ use crate::persist::encoding::{
 };
 use crate::persist::{DecodeError, StableHashBuilder};
 use crate::persist::{FilterStats, RecordedHasher};
-use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
+use crate::raw::{Geometry, RawFilter, DEFAULT_ITEM_LOCKS};
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
 const LEVEL_RECORD_LEN: usize = 16;

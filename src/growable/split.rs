@@ -15,15 +15,15 @@
 //! wait out the writers inside, then a state they check under their locks), copies the moving
 //! fingerprints into the new chunk, publishes it, removes them from the old one under its stripe
 //! locks, and unseals it one split deeper. A sealed or split chunk refuses every write it no
-//! longer owns (see `RawFilter::admits`), as `Full` or a failed remove: the caller sees the
+//! longer owns (its placement's `Place::admits`), as `Full` or a failed remove: the caller sees the
 //! chunk's state changed and routes again. Readers never wait: the old chunk keeps every moving
 //! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
 //! removal, whose stripe stamps carry it to the new route when it checks that again.
 
-use super::bucket::Fingerprints;
-use super::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-use super::RawFilter;
-use crate::sync::Ordering;
+use crate::raw::{
+    reflect, BucketIndex, Candidates, Fingerprint, Fingerprints, Geometry, Place, RawFilter,
+};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Multiplier that mixes the whole hash into its route.
 const ROUTE_MIX: u64 = 0xd6e8_feb8_6659_fd93;
@@ -166,7 +166,7 @@ pub(crate) struct Placed {
 }
 
 impl Place for SplitPlacement {
-    const SPLITS: bool = true;
+    type Gate = SplitGate;
 
     #[inline]
     fn candidates(&self, hash: u64) -> Candidates {
@@ -178,11 +178,37 @@ impl Place for SplitPlacement {
         reflect(bucket, fp >> self.growth_bits, self.bucket_count)
     }
 
+    /// Not while the chunk is sealed for a split, nor a fingerprint a split gave to another
+    /// chunk.
+    #[inline(always)]
+    fn admits(&self, gate: &SplitGate, fp: Option<Fingerprint>) -> bool {
+        let state = SplitState(gate.0.load(Ordering::Relaxed));
+        !state.is_sealed() && fp.map_or(true, |fp| self.owns(fp, state.depth()))
+    }
+
+    fn duplicate_gate(&self, gate: &SplitGate) -> SplitGate {
+        SplitGate(AtomicU64::new(gate.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl SplitPlacement {
     /// Once split `depth` deep, a chunk keeps the keys whose route bits from its birth to
     /// `depth` are all 0: every split left it the half with a 0.
     fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
         let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
         fp & decided == 0
+    }
+}
+
+/// A chunk's split state, `depth << 1 | sealed`, which its writers check under their locks;
+/// changed only with every stripe locked.
+#[derive(Debug)]
+pub(crate) struct SplitGate(AtomicU64);
+
+impl SplitGate {
+    /// The gate of a chunk split `depth` deep, not sealed.
+    fn new(depth: u32) -> Self {
+        Self(AtomicU64::new(u64::from(depth) << 1))
     }
 }
 
@@ -203,7 +229,7 @@ impl SplitState {
 impl RawFilter<SplitPlacement> {
     /// The candidates in this chunk of a fingerprint known by its core, route and bucket.
     pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
-        self.placement.candidates_of(placed)
+        self.placement().candidates_of(placed)
     }
 
     /// Every fingerprint of this chunk, `id`, as [`Placed`]: each bucket read as a state it
@@ -215,7 +241,7 @@ impl RawFilter<SplitPlacement> {
                 .as_slice()
                 .iter()
                 .filter(|&&fp| fp != 0)
-                .map(|&fp| self.placement.placed(id, bucket, fp))
+                .map(|&fp| self.placement().placed(id, bucket, fp))
                 .collect();
             placed
         })
@@ -230,12 +256,12 @@ impl RawFilter<SplitPlacement> {
     /// The candidates in this chunk of a hash whose route is known.
     #[inline(always)]
     pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
-        self.placement.candidates_on(hash, route)
+        self.placement().candidates_on(hash, route)
     }
 
     /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
     pub(crate) fn new_chunk(
-        geometry: &super::Geometry,
+        geometry: &Geometry,
         placement: SplitPlacement,
         depth: u32,
     ) -> Option<Self> {
@@ -243,41 +269,33 @@ impl RawFilter<SplitPlacement> {
             geometry.shape.fingerprint_bits,
             placement.fingerprint_bits()
         );
-        let chunk = Self::with_placement(geometry, placement)?;
-        chunk
-            .split_state
-            .store(u64::from(depth) << 1, Ordering::Relaxed);
-        Some(chunk)
+        Self::with_placement(geometry, placement, SplitGate::new(depth))
     }
 
     /// The chunk's split state, `Acquire`: a caller that sees a split finished also sees the
     /// route to the new chunk that was published before.
     pub(crate) fn split_state(&self) -> SplitState {
-        SplitState(self.split_state.load(Ordering::Acquire))
-    }
-
-    /// The placement, for the chunk a split creates.
-    pub(crate) fn placement(&self) -> &SplitPlacement {
-        &self.placement
+        SplitState(self.gate().0.load(Ordering::Acquire))
     }
 
     /// Seals the chunk if its state is still `seen`: after this returns `true` no write is in
     /// it, and none gets in until [`Self::purge_moved_and_unseal`] (or [`Self::unseal_unsplit`]). `false`: another thread split or
     /// sealed it first.
     pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
-        let _all = self.stripes.lock_all();
-        let sealed = self.split_state.load(Ordering::Relaxed) == seen.0 && !seen.is_sealed();
+        let _all = self.lock_table();
+        let state = &self.gate().0;
+        let sealed = state.load(Ordering::Relaxed) == seen.0 && !seen.is_sealed();
         if sealed {
-            self.split_state.store(seen.0 | 1, Ordering::Relaxed);
+            state.store(seen.0 | 1, Ordering::Relaxed);
         }
         sealed
     }
 
     /// Unseals the chunk as it was, for a split that could not be made.
     pub(crate) fn unseal_unsplit(&self) {
-        let _all = self.stripes.lock_all();
-        let state = self.split_state.load(Ordering::Relaxed);
-        self.split_state.store(state & !1, Ordering::Release);
+        let _all = self.lock_table();
+        let state = &self.gate().0;
+        state.store(state.load(Ordering::Relaxed) & !1, Ordering::Release);
     }
 
     /// Copies the fingerprints that a split at the sealed chunk's depth moves into `child`,
@@ -291,15 +309,9 @@ impl RawFilter<SplitPlacement> {
             }
             let mut moved = Fingerprints::default();
             for &fp in moving.as_slice() {
-                moved.push(self.placement.moved(fp, depth));
+                moved.push(self.placement().moved(fp, depth));
             }
-            debug_assert_eq!(child.table.load(bucket), [0, 0], "a new bucket is empty");
-            child
-                .table
-                .store(bucket, &child.layout.encode(moved.as_slice()));
-            child
-                .stripes
-                .add_count(bucket, moved.as_slice().len() as u64);
+            child.fill_bucket(bucket, moved.as_slice());
         }
     }
 
@@ -307,9 +319,8 @@ impl RawFilter<SplitPlacement> {
     /// bucket's slots as it leaves them: each moving one emptied, the others where they were.
     fn divide(&self, bucket: BucketIndex, depth: u32) -> (Fingerprints, Fingerprints) {
         let (mut moving, mut kept) = (Fingerprints::default(), Fingerprints::default());
-        let raw = self.table.load(bucket);
-        for &fp in self.layout.fingerprints(&raw).as_slice() {
-            if fp != 0 && self.placement.moves(fp, depth) {
+        for &fp in self.bucket_fingerprints(bucket).as_slice() {
+            if fp != 0 && self.placement().moves(fp, depth) {
                 moving.push(fp);
                 kept.push(0);
             } else {
@@ -332,13 +343,11 @@ impl RawFilter<SplitPlacement> {
             if moving.is_empty() {
                 continue;
             }
-            let mut guard = self.stripes.lock_one(bucket);
-            self.table
-                .store(bucket, &self.layout.encode(kept.as_slice()));
-            super::stripe::Guard::add(&mut guard, bucket, -(moving.as_slice().len() as i32));
+            self.empty_slots_of(bucket, kept.as_slice(), moving.as_slice().len());
         }
-        let _all = self.stripes.lock_all();
-        self.split_state
+        let _all = self.lock_table();
+        self.gate()
+            .0
             .store(u64::from(depth + 1) << 1, Ordering::Release);
     }
 }
@@ -361,18 +370,11 @@ impl RawFilter {
         depth: u32,
     ) -> RawFilter<SplitPlacement> {
         debug_assert_eq!(
-            self.geometry.shape.fingerprint_bits,
+            self.geometry().shape.fingerprint_bits,
             placement.fingerprint_bits()
         );
         debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
-        RawFilter {
-            geometry: self.geometry,
-            layout: self.layout,
-            placement,
-            table: self.table,
-            stripes: self.stripes,
-            split_state: crate::sync::AtomicU64::new(u64::from(depth) << 1),
-        }
+        self.with_new_placement(placement, SplitGate::new(depth))
     }
 }
 
@@ -382,12 +384,10 @@ impl RawFilter<SplitPlacement> {
     pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
         let depth = self.split_state().depth();
         (0..self.bucket_count()).find(|&bucket| {
-            let raw = self.table.load(bucket);
-            self.layout
-                .fingerprints(&raw)
+            self.bucket_fingerprints(bucket)
                 .as_slice()
                 .iter()
-                .any(|&fp| fp != 0 && !self.placement.admits_stored(fp, depth))
+                .any(|&fp| fp != 0 && !self.placement().admits_stored(fp, depth))
         })
     }
 }

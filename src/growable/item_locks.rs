@@ -1,7 +1,7 @@
 //! Locks by item hash for a filter of several levels: a unique insert holds its item's lock while
 //! it checks every level, so that two unique inserts of one item never overlap.
 
-use super::stripe::{StripeGuard, Stripes};
+use crate::raw::{StripeGuard, Stripes};
 
 /// Locks by item hash, independent of any level's stripes. A unique insert holds its item's lock
 /// while it checks every level and inserts into one, so two unique inserts of one item never

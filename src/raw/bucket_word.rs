@@ -61,7 +61,7 @@
 //! bucket take, several milliseconds). Even then a wrong miss needs the copy to have moved out of
 //! `B` into `A` in that window too.
 
-use super::bucket::BucketLayout;
+use super::bucket::BucketCodec;
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};
 use super::index::{BucketIndex, Fingerprint};
 use super::table::Table;
@@ -97,11 +97,11 @@ impl Table {
         &self,
         bucket: BucketIndex,
         fp: Fingerprint,
-        layout: &BucketLayout,
+        codec: &BucketCodec,
     ) -> bool {
         let word = self.buckets().word(bucket);
         let current = word.load(Ordering::Relaxed);
-        let Some(shift) = layout.first_free_narrow(current & FINGERPRINTS) else {
+        let Some(shift) = codec.first_free_narrow(current & FINGERPRINTS) else {
             return false;
         };
         // The version is the word's top bits: adding to the word moves it on and wraps it
@@ -130,19 +130,19 @@ impl Table {
 mod tests {
     use super::*;
     use crate::raw::bucket::{
-        fits_bucket_word as fits, BucketLayout, WORD_VERSION_BITS as VERSION_BITS,
+        fits_bucket_word as fits, BucketCodec, WORD_VERSION_BITS as VERSION_BITS,
     };
     use crate::raw::index::Place;
     use crate::raw::RawFilter;
 
     #[test]
     fn every_store_moves_the_version_on_and_touches_no_other_bucket() {
-        let layout = BucketLayout::word(4, 12);
-        assert_eq!(layout.bucket_bits(), 64);
-        let table = Table::new(5, &layout).unwrap();
+        let codec = BucketCodec::word(4, 12);
+        assert_eq!(codec.bucket_bits(), 64);
+        let table = Table::new(5, &codec).unwrap();
         let word = |bucket: usize| table.words[bucket].load(Ordering::Relaxed);
         let mut raw = [0u128; 2];
-        assert!(layout.insert(&mut raw, 0xabc));
+        assert!(codec.insert(&mut raw, 0xabc));
         // Past a wrap of the 16-bit version: it goes round and leaves the fingerprints alone.
         for store in 1..=(1u64 << VERSION_BITS) + 3 {
             table.store(2, &raw);
@@ -152,29 +152,29 @@ mod tests {
         assert!([0, 1, 3, 4].iter().all(|&bucket| word(bucket) == 0));
         // What a snapshot copies has no versions.
         assert_eq!(table.copy_words()[2], raw[0] as u64);
-        assert!(table.has_bits_above(2, layout.limb_bits()));
-        assert!(!table.has_bits_above(1, layout.limb_bits()));
+        assert!(table.has_bits_above(2, codec.limb_bits()));
+        assert!(!table.has_bits_above(1, codec.limb_bits()));
     }
 
     #[test]
     fn a_placed_fingerprint_takes_the_first_empty_slot_and_moves_the_version_on_through_its_wrap() {
-        let layout = BucketLayout::word(4, 12);
-        let table = Table::new(3, &layout).unwrap();
+        let codec = BucketCodec::word(4, 12);
+        let table = Table::new(3, &codec).unwrap();
         let word = |bucket: usize| table.words[bucket].load(Ordering::Relaxed);
         for (i, fp) in [0x111, 0x222, 0x333, 0x444].into_iter().enumerate() {
-            assert!(table.place_in_word(1, fp, &layout));
+            assert!(table.place_in_word(1, fp, &codec));
             assert_eq!(word(1) >> VERSION_SHIFT, i as u64 + 1);
             assert_eq!(word(1) >> (12 * i) & 0xfff, u64::from(fp));
         }
         // Full: nothing stored, the version unchanged.
         let full = word(1);
-        assert!(!table.place_in_word(1, 0x555, &layout));
+        assert!(!table.place_in_word(1, 0x555, &codec));
         assert_eq!(word(1), full);
         // The last version before the wrap: the next placement wraps it to 0 and keeps the
         // fingerprints, and no other bucket changes.
         let (held, hole) = (0xabc << 24 | 0xdef, 0x777 << 12);
         table.words[2].store(0xffff << VERSION_SHIFT | held, Ordering::Relaxed);
-        assert!(table.place_in_word(2, 0x777, &layout));
+        assert!(table.place_in_word(2, 0x777, &codec));
         assert_eq!(word(2), held | hole);
         assert_eq!(word(0), 0);
         assert_eq!(word(1), full);
@@ -206,11 +206,8 @@ mod tests {
         let mut hits = 0;
         for h in stored.iter().copied().chain((5000..15_000).map(hash)) {
             let c = filter.placement.candidates(h);
-            let answer = filter.contains_word(c);
-            assert_eq!(
-                filter.contains_word_contended(c.fp, c.first, c.second),
-                answer
-            );
+            let answer = filter.contains_located(c);
+            assert_eq!(filter.contains_word_contended(move || c), answer);
             hits += usize::from(answer);
         }
         // Every member, and a few of the others (false positives at about 0.2%).
