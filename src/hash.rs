@@ -1,32 +1,92 @@
-//! The default hasher: seeded XXH3, with the same output on every platform, and one 128-bit
-//! multiply-fold for keys of eight bytes.
+//! The default hasher, `ccf-xxf8`: seeded XXH3-64 of a key's little-endian byte stream, with one
+//! 128-bit multiply-fold for a stream of exactly eight bytes. FORMAT.md defines it; the format
+//! records its id ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)).
 //!
 //! `std`'s `Hasher` defaults write integers in native byte order and `usize` at native width, so
 //! the same key would hash differently on a big-endian or 32-bit machine and a filter written on
 //! one could not be read on another. [`FilterHasher`] writes every integer as little-endian and
 //! every `usize`/`isize` as 64 bits, then hashes the byte stream.
 //!
-//! Three hash functions, each with the id the byte format records
-//! ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)); they differ only for
-//! a stream of exactly eight bytes (`word_mix.rs` gives their mixes):
-//! - `ccf-xxf8`, what every new builder computes: XXH3-64 of the stream, except a stream of
-//!   eight bytes, which takes [`one_fold`](crate::word_mix::one_fold).
-//! - `ccf-xxw8`: the same, with [`two_folds`](crate::word_mix::two_folds) for eight bytes.
-//! - `ccf-xxh3`: XXH3-64 of every stream.
-//!
-//! Filters written under an older function still load with [`DefaultHashBuilder`], which then
-//! computes that function, so they answer as they did.
+//! A stream of eight bytes (a lone `u64`, `i64`, `usize`, or an `f64`'s bits) is the commonest
+//! key and the one a lookup loop hashes most often, so it takes [`WordMix::hash`], seven
+//! instructions, instead of XXH3 (docs/benchmarks.md, "The hot loop, instruction by instruction").
 
 use core::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::filter_hasher::{FilterHasher, BLOCK};
-use crate::word_mix::{
-    flip_4to8, WordFunction, WordMix, XXH3_ID, XXH3_ONE_FOLD_ID, XXH3_TWO_FOLDS_ID,
-};
+/// The recorded id of the default hasher's function.
+pub(crate) const HASHER_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
 
 /// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
 const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
+
+/// Bytes gathered before a block is folded into the running state. Keys up to this size (nearly
+/// all keys) cost exactly one XXH3 call.
+const BLOCK: usize = 64;
+
+/// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
+/// 4 to 8 bytes mixes with the seed.
+const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
+
+/// What [`WordMix`] hashes under the seed for its two words: the first hexadecimal digits of π.
+const WORD_MIX_SALTS: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344];
+
+/// The odd multiplier [`WordMix::hash`] spreads a key with: 2^64 divided by the golden ratio.
+const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// What the hash of an eight-byte stream takes from the seed, derived once per builder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct WordMix {
+    flips: [u64; 2],
+    /// [`SPREAD`], as a field: a lookup loop reads it as a memory operand, where the constant
+    /// would hold a register (x86-64 multiplies by no 64-bit immediate) that wider lookups spill.
+    spread: u64,
+}
+
+impl WordMix {
+    /// The words for the seed whose [`flip_4to8`] is `flip`: XXH3-64 under the seed of each of
+    /// [`WORD_MIX_SALTS`], as eight little-endian bytes (XXH3's path for eight bytes, inlined so
+    /// that a builder is made in a `const fn`).
+    const fn of(flip: u64) -> Self {
+        let [a, b] = WORD_MIX_SALTS;
+        Self {
+            flips: [
+                strong_avalanche(a.rotate_left(32) ^ flip, 8),
+                strong_avalanche(b.rotate_left(32) ^ flip, 8),
+            ],
+            spread: SPREAD,
+        }
+    }
+
+    /// The hash of an eight-byte stream, read as the little-endian `word`: the word spread by an
+    /// odd multiplier (a bijection, so that even a small key fills the word), then that and its
+    /// halves swapped, each flipped by a seed word, multiplied in 128 bits and folded.
+    #[inline(always)]
+    const fn hash(self, word: u64) -> u64 {
+        let spread = word.wrapping_mul(self.spread);
+        let product =
+            (spread ^ self.flips[0]) as u128 * (spread.rotate_left(32) ^ self.flips[1]) as u128;
+        product as u64 ^ (product >> 64) as u64
+    }
+}
+
+/// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (`xxh3_64_4to8` of the reference):
+/// the default secret's words 8..24 less the seed with its low half byte-swapped into its high.
+const fn flip_4to8(seed: u64) -> u64 {
+    let seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
+    (SECRET_8_TO_24[0] ^ SECRET_8_TO_24[1]).wrapping_sub(seed)
+}
+
+/// XXH3's final mix for inputs of 4 to 8 bytes (`rrmxmx`).
+#[inline(always)]
+const fn strong_avalanche(mut value: u64, len: u64) -> u64 {
+    const PRIME: u64 = 0x9fb2_1c65_1e98_df25;
+    value ^= value.rotate_left(49) ^ value.rotate_left(24);
+    value = value.wrapping_mul(PRIME);
+    value ^= (value >> 35).wrapping_add(len);
+    value = value.wrapping_mul(PRIME);
+    value ^ (value >> 28)
+}
 
 /// The default [`BuildHasher`] of
 /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter): XXH3 (64-bit) with a seed.
@@ -51,10 +111,7 @@ pub struct DefaultHashBuilder {
     seed: u64,
     /// [`flip_4to8`] of the seed, so that a 4- or 8-byte key does not derive it again.
     flip_4to8: u64,
-    /// The words the mixes take from the seed.
     mix: WordMix,
-    /// What it computes for a stream of eight bytes.
-    word: WordFunction,
 }
 
 impl DefaultHashBuilder {
@@ -68,34 +125,13 @@ impl DefaultHashBuilder {
     /// [`hasher`](crate::ConcurrentCuckooFilter::hasher), to build a filter it can merge with.
     #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
+        let flip = flip_4to8(seed);
         Self {
             seed,
-            flip_4to8: flip_4to8(seed),
-            mix: WordMix::of(seed),
-            word: WordFunction::OneFold,
+            flip_4to8: flip,
+            mix: WordMix::of(flip),
         }
     }
-
-    /// The builder that computes the hash function recorded as `hasher_id` with `seed`, for a
-    /// filter read from bytes; `None` for an id that is not one of [the crate's](self).
-    pub(crate) const fn recorded(hasher_id: u64, seed: u64) -> Option<Self> {
-        let word = match hasher_id {
-            XXH3_ONE_FOLD_ID => WordFunction::OneFold,
-            XXH3_TWO_FOLDS_ID => WordFunction::TwoFolds,
-            XXH3_ID => WordFunction::Xxh3,
-            _ => return None,
-        };
-        Some(Self {
-            word,
-            ..Self::with_seed(seed)
-        })
-    }
-
-    /// The id of the hash function this builder computes, as the byte format records it.
-    pub(crate) const fn function_id(&self) -> u64 {
-        self.word.id()
-    }
-
     /// A builder with a seed drawn at random, different in every call and every process, as
     /// std's and hashbrown's `RandomState` are. Use it where keys come from untrusted clients.
     ///
@@ -168,9 +204,7 @@ impl DefaultHashBuilder {
             return hasher.finish();
         }
         match <[u8; 8]>::try_from(stream) {
-            Ok(word) => self
-                .word
-                .hash(u64::from_le_bytes(word), self.mix, self.flip_4to8),
+            Ok(word) => self.mix.hash(u64::from_le_bytes(word)),
             Err(_) => xxh3_64_with_seed(stream, self.seed),
         }
     }
@@ -187,7 +221,7 @@ impl BuildHasher for DefaultHashBuilder {
 
     #[inline]
     fn build_hasher(&self) -> FilterHasher {
-        FilterHasher::new(self.seed, self.flip_4to8, self.mix, self.word)
+        FilterHasher::new(self.seed, self.flip_4to8, self.mix)
     }
 
     /// The provided method, inlined, so that a fixed-size key hashes with no call.
@@ -200,67 +234,219 @@ impl BuildHasher for DefaultHashBuilder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::word_mix::{one_fold, two_folds};
-    use core::hash::Hash;
+/// The [`Hasher`] made by [`DefaultHashBuilder`](crate::DefaultHashBuilder).
+///
+/// Bytes collect in a 64-byte buffer; each full block is folded into the running state with one
+/// XXH3 call seeded by that state, so the result depends only on the byte stream, never on how a
+/// `Hash` impl splits it into writes.
+#[derive(Clone, Debug)]
+pub struct FilterHasher {
+    state: u64,
+    /// The builder's, for the seed `state` starts as.
+    flip_4to8: u64,
+    mix: WordMix,
+    buf: [u8; BLOCK],
+    len: usize,
+    folded: u64,
+}
 
-    fn hash_of<T: Hash + ?Sized>(item: &T) -> u64 {
-        DefaultHashBuilder::new().hash_one(item)
-    }
-
-    /// The builder of `ccf-xxh3`, XXH3 for every stream.
-    fn xxh3_only(seed: u64) -> DefaultHashBuilder {
-        DefaultHashBuilder::recorded(XXH3_ID, seed).unwrap()
-    }
-
-    /// What the default function gives a stream: the one-fold mix for eight bytes, else XXH3.
-    fn expected(seed: u64, bytes: &[u8]) -> u64 {
-        match <[u8; 8]>::try_from(bytes) {
-            Ok(word) => {
-                let [a, b, _, _] = WordMix::of(seed).flips;
-                one_fold(u64::from_le_bytes(word), a, b, WordMix::of(seed).spread)
-            }
-            Err(_) => xxh3_64_with_seed(bytes, seed),
+impl FilterHasher {
+    /// A hasher of an empty stream for a builder with this seed, the seed's [`flip_4to8`] and
+    /// its [`WordMix`].
+    #[inline(always)]
+    fn new(seed: u64, flip_4to8: u64, mix: WordMix) -> Self {
+        Self {
+            state: seed,
+            flip_4to8,
+            mix,
+            buf: [0; BLOCK],
+            len: 0,
+            folded: 0,
         }
     }
 
-    #[test]
-    fn short_keys_are_one_call_over_their_little_endian_bytes() {
-        let key = 0x0102_0304_0506_0708u64;
-        assert_eq!(hash_of(&key), expected(DEFAULT_SEED, &key.to_le_bytes()));
-        assert_eq!(
-            xxh3_only(DEFAULT_SEED).hash_one(key),
-            xxh3_64_with_seed(&key.to_le_bytes(), DEFAULT_SEED)
-        );
-        assert_ne!(hash_of(&key), xxh3_only(DEFAULT_SEED).hash_one(key));
-        assert_eq!(hash_of(&7usize), hash_of(&7u64));
-        assert_eq!(hash_of(&-7isize), hash_of(&-7i64));
-        assert_eq!(hash_of(&7u32), xxh3_only(DEFAULT_SEED).hash_one(7u32));
+    /// Appends bytes. The common case, bytes that fit the block, is small enough to inline, so
+    /// that a fixed-size key's writes reduce to a few stores the optimiser can see through.
+    #[inline(always)]
+    fn push(&mut self, bytes: &[u8]) {
+        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+            None => self.push_folding(bytes),
+        }
     }
 
-    #[test]
-    fn each_builder_records_the_function_it_computes() {
-        let default = DefaultHashBuilder::with_seed(5);
-        assert_eq!(default.function_id(), XXH3_ONE_FOLD_ID);
-        assert_eq!(
-            DefaultHashBuilder::recorded(XXH3_ONE_FOLD_ID, 5),
-            Some(default)
-        );
-        let older = DefaultHashBuilder::recorded(XXH3_TWO_FOLDS_ID, 5).unwrap();
-        assert_eq!(older.function_id(), XXH3_TWO_FOLDS_ID);
-        let key = 0x0102_0304_0506_0708u64;
-        assert_eq!(older.hash_one(key), two_folds(key, WordMix::of(5).flips));
-        assert_eq!(older.hash_one("key"), default.hash_one("key"));
-        let old = xxh3_only(5);
-        assert_eq!(old.function_id(), XXH3_ID);
-        assert_eq!(old.seed(), 5);
-        assert_ne!(old, default);
-        assert_eq!(
-            DefaultHashBuilder::recorded(u64::from_le_bytes(*b"fnv1a-v1"), 5),
-            None
-        );
+    /// [`Self::push`] of bytes that overflow the block: folds each full block into the state.
+    #[cold]
+    #[inline(never)]
+    fn push_folding(&mut self, mut bytes: &[u8]) {
+        loop {
+            if self.len == BLOCK {
+                self.state = xxh3_64_with_seed(&self.buf, self.state);
+                self.folded += 1;
+                self.len = 0;
+            }
+            let take = (BLOCK - self.len).min(bytes.len());
+            self.buf[self.len..self.len + take].copy_from_slice(&bytes[..take]);
+            self.len += take;
+            bytes = &bytes[take..];
+            if bytes.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// [`Hasher::finish`] of any stream: one XXH3 call over the bytes of the last block (or the
+    /// mix of eight bytes), for a length only known at run time.
+    #[inline(never)]
+    fn finish_stream(&self) -> u64 {
+        let tail = &self.buf[..self.len];
+        if self.folded == 0 {
+            return match <[u8; 8]>::try_from(tail) {
+                Ok(word) => self.mix.hash(u64::from_le_bytes(word)),
+                Err(_) => xxh3_64_with_seed(tail, self.state),
+            };
+        }
+        // A stream that folded blocks ends under a seed that also records how many it folded.
+        xxh3_64_with_seed(
+            tail,
+            self.state ^ self.folded.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        )
+    }
+
+    /// `xxh3_64_with_seed` over the first `N` bytes of the block, `N` from 4 to 8 and no block
+    /// folded (the seed is the builder's): XXH3's path for that length, with the seed's part
+    /// taken from the builder.
+    #[inline(always)]
+    fn finish_4to8<const N: usize>(&self) -> u64 {
+        let word = |at: usize| {
+            let mut bytes = [0; 4];
+            bytes.copy_from_slice(&self.buf[at..at + 4]);
+            u64::from(u32::from_le_bytes(bytes))
+        };
+        let input = word(N - 4).wrapping_add(word(0) << 32);
+        strong_avalanche(input ^ self.flip_4to8, N as u64)
+    }
+
+    /// The first eight bytes of the block.
+    #[inline(always)]
+    fn first_word(&self) -> u64 {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(&self.buf[..8]);
+        u64::from_le_bytes(bytes)
+    }
+
+    /// XXH3 over the first `N` bytes of the block, with `N` fixed at compile time: XXH3 then
+    /// reduces to its short path for that one length.
+    #[inline(always)]
+    fn finish_short<const N: usize>(&self) -> u64 {
+        let mut bytes = [0; N];
+        bytes.copy_from_slice(&self.buf[..N]);
+        xxh3_64_with_seed(&bytes, self.state)
+    }
+}
+
+impl Hasher for FilterHasher {
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        // A lone integer key (the length is a constant once `hash_one` is inlined) takes a
+        // branch-free path with the same value as `finish_stream`; any other key takes a call.
+        if self.folded == 0 {
+            match self.len {
+                1 => return self.finish_short::<1>(),
+                2 => return self.finish_short::<2>(),
+                4 => return self.finish_4to8::<4>(),
+                8 => return self.mix.hash(self.first_word()),
+                16 => return self.finish_short::<16>(),
+                _ => {}
+            }
+        }
+        self.finish_stream()
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.push(bytes);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.push(&[i]);
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.push(&i.to_le_bytes());
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.write_u8(i as u8);
+    }
+
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.write_u16(i as u16);
+    }
+
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.write_u32(i as u32);
+    }
+
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+
+    #[inline]
+    fn write_i128(&mut self, i: i128) {
+        self.write_u128(i as u128);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as i64 as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::hash::Hash;
+
+    /// The function FORMAT.md gives, from XXH3 itself: the mix of its seed words for eight
+    /// bytes, else XXH3.
+    fn expected(seed: u64, bytes: &[u8]) -> u64 {
+        let Ok(word) = <[u8; 8]>::try_from(bytes) else {
+            return xxh3_64_with_seed(bytes, seed);
+        };
+        let [a, b] = WORD_MIX_SALTS.map(|salt| xxh3_64_with_seed(&salt.to_le_bytes(), seed));
+        let spread = u64::from_le_bytes(word).wrapping_mul(SPREAD);
+        let product = (spread ^ a) as u128 * (spread.rotate_left(32) ^ b) as u128;
+        product as u64 ^ (product >> 64) as u64
     }
 
     /// The hash of `item` and the hash of the same byte stream through the general path.
@@ -271,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn four_and_eight_byte_keys_match_xxh3_under_any_seed() {
+    fn four_and_eight_byte_keys_match_the_function_under_any_seed() {
         let mut seed = 0x0123_4567_89ab_cdefu64;
         for round in 0..2000u64 {
             // Seeds of every shape: small, large, one bit, and a scrambled sequence.
@@ -281,60 +467,44 @@ mod tests {
                 2 => 1 << (round % 64),
                 _ => seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ round,
             };
-            let builder = xxh3_only(seed);
+            let builder = DefaultHashBuilder::with_seed(seed);
             let key = seed.rotate_left(29) ^ round;
-            assert_eq!(
-                builder.hash_one(key),
-                xxh3_64_with_seed(&key.to_le_bytes(), seed)
-            );
+            assert_eq!(builder.hash_one(key), expected(seed, &key.to_le_bytes()));
             assert_eq!(
                 builder.hash_one(key as u32),
                 xxh3_64_with_seed(&(key as u32).to_le_bytes(), seed)
             );
-            let default = DefaultHashBuilder::with_seed(seed);
-            assert_eq!(default.hash_one(key), expected(seed, &key.to_le_bytes()));
         }
     }
 
     #[test]
     fn integer_keys_hash_as_their_little_endian_bytes_through_the_general_path() {
         for seed in [0, 1, DEFAULT_SEED, u64::MAX] {
-            for (builder, mixes) in [
-                (DefaultHashBuilder::with_seed(seed), true),
-                (xxh3_only(seed), false),
+            let builder = DefaultHashBuilder::with_seed(seed);
+            for value in [
+                0u128,
+                1,
+                0x80,
+                0xfedc_ba98_7654_3210,
+                u128::MAX,
+                0x0123 << 100,
             ] {
-                let want = |bytes: &[u8]| {
-                    if mixes {
-                        expected(seed, bytes)
-                    } else {
-                        xxh3_64_with_seed(bytes, seed)
-                    }
-                };
-                for value in [
-                    0u128,
-                    1,
-                    0x80,
-                    0xfedc_ba98_7654_3210,
-                    u128::MAX,
-                    0x0123 << 100,
-                ] {
-                    macro_rules! check {
-                        ($($t:ty => $bytes:expr),* $(,)?) => {$(
-                            let v = value as $t;
-                            let (fast, general) = fast_and_general(builder, v);
-                            assert_eq!(fast, general, "{} {v}", stringify!($t));
-                            assert_eq!(fast, want(&$bytes(v)), "{}", stringify!($t));
-                        )*};
-                    }
-                    check!(
-                        u8 => u8::to_le_bytes, u16 => u16::to_le_bytes, u32 => u32::to_le_bytes,
-                        u64 => u64::to_le_bytes, u128 => u128::to_le_bytes,
-                        usize => |v: usize| (v as u64).to_le_bytes(),
-                        i8 => i8::to_le_bytes, i16 => i16::to_le_bytes, i32 => i32::to_le_bytes,
-                        i64 => i64::to_le_bytes, i128 => i128::to_le_bytes,
-                        isize => |v: isize| (v as i64).to_le_bytes(),
-                    );
+                macro_rules! check {
+                    ($($t:ty => $bytes:expr),* $(,)?) => {$(
+                        let v = value as $t;
+                        let (fast, general) = fast_and_general(builder, v);
+                        assert_eq!(fast, general, "{} {v}", stringify!($t));
+                        assert_eq!(fast, expected(seed, &$bytes(v)), "{}", stringify!($t));
+                    )*};
                 }
+                check!(
+                    u8 => u8::to_le_bytes, u16 => u16::to_le_bytes, u32 => u32::to_le_bytes,
+                    u64 => u64::to_le_bytes, u128 => u128::to_le_bytes,
+                    usize => |v: usize| (v as u64).to_le_bytes(),
+                    i8 => i8::to_le_bytes, i16 => i16::to_le_bytes, i32 => i32::to_le_bytes,
+                    i64 => i64::to_le_bytes, i128 => i128::to_le_bytes,
+                    isize => |v: isize| (v as i64).to_le_bytes(),
+                );
             }
         }
     }
@@ -374,7 +544,6 @@ mod tests {
         for builder in [
             DefaultHashBuilder::new(),
             DefaultHashBuilder::with_seed(0x1234),
-            xxh3_only(DEFAULT_SEED),
         ] {
             // Every length around the eight-byte mix and the block, and the folds after it.
             for len in 0..text.len() {
@@ -424,5 +593,15 @@ mod tests {
             })
             .collect();
         assert_eq!(hashes.len(), 200);
+    }
+
+    #[test]
+    fn the_mix_depends_on_every_bit_of_the_key_and_on_the_seed() {
+        let mix = |seed| DefaultHashBuilder::with_seed(seed).mix;
+        let key = 0x0123_4567_89ab_cdef;
+        for bit in 0..64 {
+            assert_ne!(mix(1).hash(key), mix(1).hash(key ^ 1 << bit), "bit {bit}");
+        }
+        assert_ne!(mix(1).hash(key), mix(2).hash(key));
     }
 }

@@ -47,7 +47,8 @@
 //! - A failed insert changes nothing, and nothing is ever evicted to make room. `Err(Full)` only
 //!   when the item had no room, also while other threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
-//! - No `Hash` impl runs while one of the filter's locks is held.
+//! - No `Hash` impl runs while one of the filter's locks is held; the only user code that does
+//!   is the writer given to `write_to`, which streams the locked table.
 //! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof
 //!   and a test: in `sync/std.rs`, two prefetch hints, one `madvise` call (huge pages for big
 //!   tables), the zeroed allocation of the stripe stamps, and the table's own allocation
@@ -59,9 +60,10 @@
 //!
 //! # Names
 //!
-//! Both filters name their operations alike. A `_hash` suffix takes a key's 64-bit hash,
-//! computed with [`ConcurrentCuckooFilter::hasher`], instead of the key (`contains_hash`,
-//! `insert_hash`); `_batch` takes a slice of keys and answers each (`contains_batch`, or
+//! Both filters are one type, [`CuckooFilter`], over a kind ([`Fixed`], [`Growable`]), so they
+//! have the same operations under the same names; each kind adds a few of its own. A `_hash`
+//! suffix takes a key's 64-bit hash, computed with [`CuckooFilter::hasher`], instead of the key
+//! (`contains_hash`, `insert_hash`); `_batch` takes a slice of keys and answers each (`contains_batch`, or
 //! `contains_hash_batch_into` for hashes); `_into` writes the answers into the caller's slice;
 //! `extend` calls take any number of keys, and their `try_` form says how many went in before
 //! the filter filled (`try_extend`, `try_extend_hashes`, `try_par_extend`). Each type is built
@@ -81,30 +83,25 @@
 #[macro_use]
 mod hooks;
 
-mod builder;
-mod bulk;
 mod error;
 mod external_trait_impls;
 mod filter;
-mod filter_hasher;
 mod growable;
 mod hash;
 mod layout;
-mod merge;
 mod persist;
-mod prehashed;
 mod raw;
 mod settings;
 mod sizing;
 mod sync;
-mod word_mix;
 
-pub use crate::builder::ConcurrentCuckooFilterBuilder;
 pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};
-pub use crate::filter::ConcurrentCuckooFilter;
-pub use crate::filter_hasher::FilterHasher;
-pub use crate::growable::{GrowableCuckooFilter, GrowableCuckooFilterBuilder};
-pub use crate::hash::DefaultHashBuilder;
+pub use crate::filter::builder::ConcurrentCuckooFilterBuilder;
+pub use crate::filter::fixed::{ConcurrentCuckooFilter, Fixed};
+pub use crate::filter::kind::Kind;
+pub use crate::filter::CuckooFilter;
+pub use crate::growable::{Growable, GrowableCuckooFilter, GrowableCuckooFilterBuilder};
+pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 #[doc(hidden)]
 pub use crate::hooks::DebugCandidates;
 pub use crate::layout::TableLayout;

@@ -9,7 +9,7 @@
 //!
 //! Every loop reads tables of one 64-bit word per bucket, as the default filter's: four 12-bit
 //! fingerprints and a 16-bit version (`src/raw/word.rs`). Each hashes the key as the default
-//! hasher hashes a `u64` (one 64×64→128-bit multiply folded, `src/word_mix.rs`), with constant
+//! hasher hashes a `u64` (one 64×64→128-bit multiply folded, `src/hash.rs`), with constant
 //! words in place of the ones the hasher derives from its seed, and tests both buckets without a
 //! branch on what it finds, as `contains` does.
 //! - `format`: the crate's placement (`src/raw/index.rs`): a table of any bucket count, the

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{GrowableCuckooFilter, StableHashBuilder};
+use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter, StableHashBuilder};
 
 use crate::cli::{items, Sizing};
 use crate::error::CliError;
@@ -101,7 +101,7 @@ pub fn describe(
         filter.expected_false_positive_rate() * 100.0,
         core_bound * 100.0
     )?;
-    let id = filter.hasher().hasher_id().to_le_bytes();
+    let id = DefaultHashBuilder::HASHER_ID.to_le_bytes();
     writeln!(
         out,
         "hasher: {} (seed {:#018x})",

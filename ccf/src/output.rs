@@ -76,21 +76,33 @@ fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) ->
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(format!(".ccf-{}.tmp", std::process::id()));
     let temporary = PathBuf::from(temporary);
-    let written = File::create(&temporary).and_then(|file| {
-        if let Ok(old) = fs::metadata(path) {
-            file.set_permissions(old.permissions())?;
-        }
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        write(&mut out)?;
-        out.into_inner()
-            .map_err(io::IntoInnerError::into_error)?
-            .sync_all()
-    });
+    // A file or link already at that name is not ours: neither followed, truncated nor removed.
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)?;
+    let written = fill(file, path, write);
     let renamed = written.and_then(|()| fs::rename(&temporary, path));
     if renamed.is_err() {
         let _ = fs::remove_file(&temporary);
     }
     renamed
+}
+
+/// Writes `file`, the temporary that will replace `path`, with `path`'s permissions, and syncs it.
+fn fill(
+    file: File,
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    if let Ok(old) = fs::metadata(path) {
+        file.set_permissions(old.permissions())?;
+    }
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    write(&mut out)?;
+    out.into_inner()
+        .map_err(io::IntoInnerError::into_error)?
+        .sync_all()
 }
 
 /// Opens `path`, which is no regular file, for writing without creating or truncating it, and
@@ -202,5 +214,26 @@ mod stdio {
 
     pub fn same_file(_a: &Metadata, _b: &Metadata) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_at_the_temporary_name_is_neither_followed_nor_removed() {
+        let dir = std::env::temp_dir().join(format!("ccf-output-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.ccf");
+        let squatter = dir.join(format!("out.ccf.ccf-{}.tmp", std::process::id()));
+        fs::write(&squatter, b"not ours").unwrap();
+        let result = replace(&path, |out: &mut dyn Write| out.write_all(b"filter"));
+        let kept = fs::read(&squatter).unwrap();
+        let created = path.exists();
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(result.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(kept, b"not ours");
+        assert!(!created);
     }
 }

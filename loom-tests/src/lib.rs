@@ -18,6 +18,7 @@
 //! | module | guarantee |
 //! | --- | --- |
 //! | `lookup_during_move` | a lookup racing a move of its fingerprint finds it (both read orders; semi-sorted) |
+//! | `narrow_semi_sorted` | the same between 8-bit semi-sorted buckets that share words, one across two |
 //! | `racing_inserts` | two inserts into one full pair: both fit, or exactly one is `Full`; nothing lost |
 //! | `remove_races` | a remove racing an insert of its item, or a move of it, removes one copy |
 //! | `stale_path` | a cuckoo path spoiled by an insert or by a remove is detected and retried |

@@ -1,74 +1,48 @@
-//! `serde` support (feature `serde`): a filter, fixed or growable, serializes as one byte string
-//! holding exactly the bytes of its `to_bytes`, and deserializes through the same validating
-//! decoder.
+//! `serde` support (feature `serde`): a filter of any kind serializes as one byte string holding
+//! exactly the bytes of its `to_bytes`, and deserializes through the same validating decoder.
 
 use core::fmt;
+use core::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
-use crate::filter::ConcurrentCuckooFilter;
-use crate::growable::GrowableCuckooFilter;
-use crate::persist::{DecodeError, StableHashBuilder};
+use crate::filter::kind::Kind;
+use crate::filter::CuckooFilter;
+use crate::persist::StableHashBuilder;
 
-/// Serializes the filter as a byte string: its [`to_bytes`](ConcurrentCuckooFilter::to_bytes),
-/// from the same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a
-/// text format such as JSON spells it as an array of numbers.
-impl<S: StableHashBuilder> Serialize for ConcurrentCuckooFilter<S> {
+/// Serializes the filter as a byte string: its [`to_bytes`](CuckooFilter::to_bytes), from the
+/// same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a text format
+/// such as JSON spells it as an array of numbers.
+impl<K: Kind, S: StableHashBuilder> Serialize for CuckooFilter<K, S> {
     fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
         serializer.serialize_bytes(&self.to_bytes())
     }
 }
 
 /// Deserializes a byte string (or a sequence of bytes, for formats without byte strings) with
-/// the checks of [`from_bytes`](ConcurrentCuckooFilter::from_bytes); a [`DecodeError`] becomes
-/// the format's custom error.
+/// the checks of [`from_bytes`](CuckooFilter::from_bytes); a [`DecodeError`] becomes the
+/// format's custom error.
 ///
 /// [`DecodeError`]: crate::DecodeError
-impl<'de, S: StableHashBuilder> Deserialize<'de> for ConcurrentCuckooFilter<S> {
+impl<'de, K: Kind, S: StableHashBuilder> Deserialize<'de> for CuckooFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_bytes(FilterVisitor {
-            expecting: "the bytes of a serialized ConcurrentCuckooFilter",
-            decode: ConcurrentCuckooFilter::<S>::from_bytes_with_hasher,
-        })
+        deserializer.deserialize_bytes(FilterVisitor(PhantomData))
     }
 }
 
-/// Serializes the filter as a byte string: its
-/// [`to_bytes`](GrowableCuckooFilter::to_bytes), from the same consistent snapshot.
-impl<S: StableHashBuilder> Serialize for GrowableCuckooFilter<S> {
-    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
-        serializer.serialize_bytes(&self.to_bytes())
-    }
-}
+/// Takes a byte string to the filter's decoder.
+struct FilterVisitor<K, S>(PhantomData<(K, S)>);
 
-/// Deserializes a byte string (or a sequence of bytes) with the checks of
-/// [`from_bytes`](GrowableCuckooFilter::from_bytes); a [`DecodeError`] becomes the format's
-/// custom error.
-impl<'de, S: StableHashBuilder> Deserialize<'de> for GrowableCuckooFilter<S> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_bytes(FilterVisitor {
-            expecting: "the bytes of a serialized GrowableCuckooFilter",
-            decode: GrowableCuckooFilter::<S>::from_bytes_with_hasher,
-        })
-    }
-}
-
-/// Takes a byte string to `decode`.
-struct FilterVisitor<T> {
-    expecting: &'static str,
-    decode: fn(&[u8]) -> Result<T, DecodeError>,
-}
-
-impl<'de, T> Visitor<'de> for FilterVisitor<T> {
-    type Value = T;
+impl<'de, K: Kind, S: StableHashBuilder> Visitor<'de> for FilterVisitor<K, S> {
+    type Value = CuckooFilter<K, S>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.expecting)
+        write!(f, "the bytes of a serialized {}", K::NAME)
     }
 
     fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-        (self.decode)(bytes).map_err(E::custom)
+        CuckooFilter::from_bytes_with_hasher(bytes).map_err(E::custom)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

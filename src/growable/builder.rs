@@ -3,7 +3,7 @@
 use crate::error::BuildError;
 use crate::growable::chunks::Chunks;
 use crate::growable::levels::{Levels, Plan};
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, ItemLocks, DEFAULT_ITEM_LOCKS};
@@ -232,12 +232,11 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     /// capacity, a rate out of range, no memory).
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
         let plan = self.checked_plan()?;
-        Ok(GrowableCuckooFilter::from_parts(
-            Levels::new(plan)?,
-            ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
-                bytes: self.item_locks * 8,
-            })?,
-            self.hasher,
-        ))
+        let levels = Levels::new(plan)?;
+        let item_locks = ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
+            bytes: self.item_locks * 8,
+        })?;
+        let core = Growable { levels, item_locks };
+        Ok(GrowableCuckooFilter::from_parts(core, self.hasher))
     }
 }

@@ -126,6 +126,11 @@ impl Chunks {
         self
     }
 
+    /// How many chunks the level may have.
+    pub(crate) fn max_chunks(&self) -> u64 {
+        self.max_chunks
+    }
+
     /// Items one chunk is sized for: its slots at the target load (chunks are at least 4,096
     /// slots, past the small-table slack that a fixed filter's sizing adds), at least 1.
     pub(crate) fn chunk_capacity(&self) -> usize {

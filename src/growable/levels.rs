@@ -9,7 +9,7 @@
 use core::fmt;
 
 use super::chunk_shape::{ChunkShape, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
-use super::chunks::Chunks;
+use super::chunks::{Chunks, LockedChunk};
 use crate::error::BuildError;
 use crate::raw::Geometry;
 use crate::settings::TableSettings;
@@ -173,6 +173,12 @@ pub(crate) struct LevelShape {
     pub(crate) max_chunks: u64,
 }
 
+/// A level with every chunk locked.
+pub(crate) struct LockedLevel<'a> {
+    pub(crate) level: &'a Chunks,
+    pub(crate) chunks: Vec<LockedChunk<'a>>,
+}
+
 pub(crate) struct Levels {
     /// Level 0, which every filter has: held in place, so that a lookup in a filter that has
     /// not added a level reads no slot.
@@ -251,6 +257,44 @@ impl Levels {
             _ => None,
         });
         core::iter::once(&self.first).chain(added)
+    }
+
+    /// Every published level with every chunk locked (levels oldest first, each level's
+    /// chunks by [`Chunks::lock_all`]): no writer is anywhere in the filter until the guards
+    /// drop. A level published while the others were being locked is locked too; one still
+    /// being built holds nothing yet, as items enter a level only once it is published.
+    pub(crate) fn lock_all(&self) -> Vec<LockedLevel<'_>> {
+        let mut locked = Vec::new();
+        while locked.len() < self.count() {
+            for index in locked.len()..self.count() {
+                let level = self.level(index);
+                locked.push(LockedLevel {
+                    level,
+                    chunks: level.lock_all(),
+                });
+            }
+        }
+        locked
+    }
+
+    /// A copy of every level, taken under [`Self::lock_all`]; `None` if its memory cannot be
+    /// had.
+    pub(crate) fn duplicate(&self) -> Option<Self> {
+        let levels = self
+            .lock_all()
+            .iter()
+            .map(|locked| {
+                let chunks = locked
+                    .chunks
+                    .iter()
+                    .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
+                    .collect::<Option<Vec<_>>>()?;
+                let shape = locked.level.shape();
+                let level = Chunks::from_chunks(shape.template, shape.route_bits, chunks)?;
+                Some(level.with_max_chunks(locked.level.max_chunks()))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Self::from_levels(self.plan.clone(), levels))
     }
 
     /// Level 0, the only one until the filter first grows past it.

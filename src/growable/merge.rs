@@ -6,33 +6,14 @@
 //! carries) and its bucket, which place it in the target's level `i`, however differently the
 //! two levels have split.
 
-use super::GrowableCuckooFilter;
+use super::Growable;
 use crate::error::MergeError;
 use crate::raw::{Insertion, Placed};
 
-impl<S: PartialEq> GrowableCuckooFilter<S> {
-    /// Whether [`merge`](Self::merge) would take `other`: the same plan (capacity, rate, split
-    /// depth and level shape) and an equal hasher.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let a = GrowableCuckooFilter::with_capacity(1000);
-    /// let b = GrowableCuckooFilter::with_capacity(1000);
-    /// assert!(a.is_compatible(&b));
-    /// // Both first levels were raised to one chunk (3,891 items): the same plan.
-    /// assert!(a.is_compatible(&GrowableCuckooFilter::with_capacity(2000)));
-    /// assert!(!a.is_compatible(&GrowableCuckooFilter::with_capacity(100_000)));
-    /// ```
-    #[must_use]
-    pub fn is_compatible(&self, other: &Self) -> bool {
-        self.check_compatible(other).is_ok()
-    }
-
-    fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        let (ours, theirs) = (self.plan(), other.plan());
+impl Growable {
+    /// Why `other`'s plan differs from this one's, if it does.
+    pub(super) fn plan_mismatch(&self, other: &Self) -> Result<(), MergeError> {
+        let (ours, theirs) = (self.levels.plan(), other.levels.plan());
         let (our_chunks, their_chunks) =
             (self.levels.first().shape(), other.levels.first().shape());
         let (our_shape, our_routes) = (our_chunks.template, our_chunks.route_bits);
@@ -82,63 +63,13 @@ impl<S: PartialEq> GrowableCuckooFilter<S> {
                 source,
             });
         }
-        if self.hasher() != other.hasher() {
-            return Err(MergeError::Hasher);
-        }
         Ok(())
     }
 
-    /// Inserts every fingerprint of `other` into this filter, each into the level it has in
-    /// `other` (levels `other` has and this filter has not yet are added first), while other
-    /// threads use both. Returns how many went in.
-    ///
-    /// A level holds at most `2^split_depth` times its first size, and a fingerprint of level
-    /// `i` can go to level `i` only (it carries no more of its key's hash): so two filters whose
-    /// levels are full together do not fit one, and the merge stops as full. Merge filters
-    /// whose levels fit (a larger first capacity, or fewer items per filter).
-    ///
-    /// A filter merged into itself merges a copy of what it held when the merge started. A
-    /// source that other threads write meanwhile may have a fingerprint moved by a split seen
-    /// twice, never not at all.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let a = GrowableCuckooFilter::with_capacity(1000);
-    /// let b = GrowableCuckooFilter::with_capacity(1000);
-    /// a.try_extend(0..20_000u64)?;
-    /// b.try_extend(20_000..200_000u64)?;
-    /// assert_eq!(a.merge(&b), Ok(180_000));
-    /// assert_eq!(a.len(), 200_000);
-    /// assert!((0..200_000u64).all(|key| a.contains(&key)));
-    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`MergeError::Geometry`] or [`MergeError::Hasher`] if the filters are not compatible,
-    /// before anything is merged; [`MergeError::Full`] if a level could not be added or a
-    /// fingerprint found no room in its level (its chunk split as deep as it can, past the
-    /// limit, or copies of it filling its buckets): the fingerprints merged before it stay.
-    pub fn merge(&self, other: &Self) -> Result<usize, MergeError> {
-        self.merge_with(other, false)
-    }
-
-    /// [`merge`](Self::merge), inserting a fingerprint only where its level does not show it
-    /// in its buckets already: the union of two sets, exactly once per level. (An item inserted
-    /// into different levels of the two filters keeps a copy in each.)
-    ///
-    /// # Errors
-    ///
-    /// As for [`merge`](Self::merge).
-    pub fn merge_unique(&self, other: &Self) -> Result<usize, MergeError> {
-        self.merge_with(other, true)
-    }
-
-    fn merge_with(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
-        self.check_compatible(other)?;
+    /// Inserts every fingerprint of `other` into the level it has there, adding levels `other`
+    /// has first; with `unique`, only where its level does not show it yet. A filter merged
+    /// into itself merges a copy of what it held when the merge started.
+    pub(super) fn merge_levels(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
         while self.levels.count() < other.levels.count() {
             if !self.levels.grow(self.levels.count() - 1) {
                 return Err(MergeError::Full { merged: 0 });

@@ -9,16 +9,17 @@ mod chunks;
 mod levels;
 mod merge;
 mod persist;
-mod prehashed;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use std::io::{self, Read, Write};
 
-use crate::error::InsertError;
+use crate::error::{InsertError, MergeError};
+use crate::filter::kind::{Kind, Sealed};
+use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
-use crate::persist::FilterStats;
-use crate::persist::{RecordedHasher, StableHashBuilder};
+use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{level_hash, route_of, Insertion, ItemLocks};
 use crate::sync::{fence, Ordering};
 
@@ -110,136 +111,43 @@ pub(crate) const PROBE_WINDOW: usize = 8;
 /// As in any cuckoo filter, `remove` must only be called for items that were inserted.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
-pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
+pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S>;
+
+/// The kind of [`GrowableCuckooFilter`]: its levels, and the locks that make a unique insert
+/// one step across them.
+pub struct Growable {
     levels: Levels,
     item_locks: ItemLocks,
-    hasher: S,
+}
+
+impl fmt::Debug for Growable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut f = f.debug_struct("Growable");
+        self.debug_fields(&mut f);
+        f.finish_non_exhaustive()
+    }
 }
 
 impl GrowableCuckooFilter {
-    /// A filter whose first level holds `capacity` items, with the default target false positive
-    /// rate (0.1%), growing by split levels. A capacity of 0 is rounded up to 1.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
-    /// instead.
-    #[must_use]
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
-    }
-
     /// A [`GrowableCuckooFilterBuilder`] for any other configuration.
     pub fn builder() -> GrowableCuckooFilterBuilder {
         GrowableCuckooFilterBuilder::new()
     }
 }
 
+/// The growable kind's own: its levels, their fingerprint widths and statistics, and the rate
+/// it keeps under.
 impl<S> GrowableCuckooFilter<S> {
-    /// [`with_capacity`](GrowableCuckooFilter::with_capacity) with items hashed by `hasher`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
-    ///
-    /// let hasher = DefaultHashBuilder::with_seed(7);
-    /// let filter = GrowableCuckooFilter::with_capacity_and_hasher(10, hasher);
-    /// filter.try_extend(0..100u32)?;
-    /// assert!(filter.contains(&99u32));
-    /// assert_eq!(filter.hasher().seed(), 7);
-    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`GrowableCuckooFilterBuilder::hasher`] to get an error
-    /// instead.
-    #[must_use]
-    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        match GrowableCuckooFilterBuilder::new()
-            .capacity(capacity.max(1))
-            .hasher(hasher)
-            .build()
-        {
-            Ok(filter) => filter,
-            Err(err) => panic!("a GrowableCuckooFilter for {capacity} items: {err}"),
-        }
-    }
-
-    pub(crate) fn from_parts(levels: Levels, item_locks: ItemLocks, hasher: S) -> Self {
-        Self {
-            levels,
-            item_locks,
-            hasher,
-        }
-    }
-
-    /// Items stored in all levels (each copy of a duplicate counts). Exact when no write is in
-    /// flight.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        // Oldest first, with an acquire fence after each level: a count that shows a write to
-        // one level then shows every write its thread made before it, including inserts into
-        // any newer level, so that `len` never sees a remove without the insert that preceded it.
-        self.levels
-            .iter()
-            .map(|level| {
-                let len = level.len();
-                fence(Ordering::Acquire);
-                len
-            })
-            .sum()
-    }
-
-    /// Whether the filter holds no items.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Levels added so far, at least 1.
     #[must_use]
     pub fn level_count(&self) -> usize {
-        self.levels.count()
-    }
-
-    /// Items the levels added so far are sized for together. The filter grows past it.
-    #[must_use]
-    pub fn capacity(&self) -> usize {
-        self.levels.iter().map(Chunks::capacity).sum()
-    }
-
-    /// Bytes of memory the filter uses: every level, the item locks and itself.
-    #[must_use]
-    pub fn memory_usage(&self) -> usize {
-        self.levels.iter().map(Chunks::memory_usage).sum::<usize>()
-            + self.item_locks.memory_usage()
-            + core::mem::size_of::<Self>()
+        self.core().levels.count()
     }
 
     /// The false positive rate the filter was built to stay under.
     #[must_use]
     pub fn false_positive_rate(&self) -> f64 {
-        self.plan().false_positive_rate
-    }
-
-    fn plan(&self) -> &levels::Plan {
-        self.levels.plan()
-    }
-
-    /// The filter's estimate of its own false positive rate as it is now: the sum over its
-    /// levels of the rate a lookup meets in each, from the items each chunk holds and the
-    /// fingerprint bits it compares (a chunk not yet split as deep as it can be compares its
-    /// route bits too). Below [`false_positive_rate`] by construction.
-    ///
-    /// [`false_positive_rate`]: Self::false_positive_rate
-    #[must_use]
-    pub fn expected_false_positive_rate(&self) -> f64 {
-        self.levels
-            .iter()
-            .map(Chunks::false_positive_rate_at_load)
-            .sum()
+        self.core().levels.plan().false_positive_rate
     }
 
     /// Core bits per fingerprint of each level added so far, oldest first: the bits every item
@@ -249,112 +157,16 @@ impl<S> GrowableCuckooFilter<S> {
     /// [`ConcurrentCuckooFilter::fingerprint_bits`]: crate::ConcurrentCuckooFilter::fingerprint_bits
     #[must_use]
     pub fn level_fingerprint_bits(&self) -> Vec<u32> {
-        self.levels.iter().map(Chunks::core_bits).collect()
-    }
-
-    /// The share of slots in use, over every level's chunks, from 0 to 1.
-    #[must_use]
-    pub fn load_factor(&self) -> f64 {
-        self.len() as f64 / (self.bucket_count() * self.bucket_size()) as f64
-    }
-
-    /// Buckets of every level's chunks together.
-    #[must_use]
-    pub fn bucket_count(&self) -> usize {
-        self.levels.iter().map(Chunks::bucket_count).sum()
-    }
-
-    /// Slots per bucket, the same in every level.
-    #[must_use]
-    pub fn bucket_size(&self) -> usize {
-        self.levels.first().bucket_size()
-    }
-
-    /// Whether buckets are semi-sorted: not for the levels the builder makes, which keep
-    /// fingerprints plain; a filter read from bytes whose plan says so may have them.
-    #[must_use]
-    pub fn is_semi_sorted(&self) -> bool {
-        self.levels.first().is_semi_sorted()
-    }
-
-    /// The hasher items are hashed with.
-    #[must_use]
-    pub fn hasher(&self) -> &S {
-        &self.hasher
+        self.core().levels.iter().map(Chunks::core_bits).collect()
     }
 }
 
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
-    /// Inserts one copy of `item` into the newest level, adding a level first if it is full.
-    ///
-    /// # Errors
-    ///
-    /// [`InsertError::Full`] only if no level can be added (past the
-    /// [`max_capacity`](GrowableCuckooFilterBuilder::max_capacity), past 32-bit fingerprints, or out of
-    /// memory, which a later insert tries again), or if copies of the item's own fingerprint
-    /// fill both its buckets in the newest level (its ninth copy, with four-slot buckets).
-    /// Whatever the keys, a filter without a limit otherwise grows: keys that share hash bits
-    /// fill one chunk, which splits, and past its deepest split the next level, which hashes
-    /// every key anew, takes them. Nothing changed on an error, though a new empty level or
-    /// chunk may have been added.
-    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
-        self.insert_hash(self.hasher.hash_one(item))
-    }
-
-    /// Inserts `item` unless some level already holds its fingerprint in its buckets:
-    /// `Ok(true)` if inserted, `Ok(false)` if it was there. Threads racing to `insert_unique`
-    /// one item insert it exactly once, in one level, also while levels are added.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let seen = GrowableCuckooFilter::with_capacity(10);
-    /// let fresh = (0..1000u32).filter(|key| seen.insert_unique(key) == Ok(true)).count();
-    /// // A key whose fingerprint an earlier key already shows is taken as seen: a false
-    /// // positive, at a rate under the target 0.1%.
-    /// assert!(fresh >= 995, "{fresh}");
-    /// assert_eq!(seen.len(), fresh);
-    /// assert_eq!(seen.insert_unique(&3u32), Ok(false));
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`InsertError::Full`] as for [`insert`](Self::insert).
-    pub fn insert_unique<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
-        self.insert_unique_hash(self.hasher.hash_one(item))
-    }
-
-    /// Whether `item` may have been inserted: always true if it was (and not removed since),
-    /// true with a probability under the target rate if it was not. Takes no lock, writes no
-    /// shared memory, allocates nothing.
-    #[inline]
-    #[must_use]
-    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.contains_hash(self.hasher.hash_one(item))
-    }
-
-    /// How many copies of `item`'s fingerprint its buckets hold, over all levels: the number of
-    /// times it was inserted and not removed, plus any other items that share its fingerprint
-    /// and a bucket in some level. Takes no lock.
-    #[must_use]
-    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
-        self.count_hash(self.hasher.hash_one(item))
-    }
-
-    /// Removes one copy of `item`: `true` if it did. `false` if no level holds its fingerprint,
-    /// or if more than one does (see [Consistency](Self#consistency): the copy could be another
-    /// item's). Only remove items that were inserted.
-    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.remove_hash(self.hasher.hash_one(item))
-    }
-
     test_hook! {
         /// The route bits that pick `item`'s chunk in a split level `level`, to build keys that
         /// share them on purpose.
         fn debug_route<T: Hash + ?Sized>(&self, level: usize, item: &T) -> u32 {
-            route_of(level_hash(self.hasher.hash_one(item), level))
+            route_of(level_hash(self.hasher().hash_one(item), level))
         }
     }
 
@@ -366,8 +178,8 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
             level: usize,
             item: &T,
         ) -> DebugCandidates {
-            let hash = level_hash(self.hasher.hash_one(item), level);
-            self.levels.level(level).debug_candidates(hash).into()
+            let hash = level_hash(self.hasher().hash_one(item), level);
+            self.core().levels.level(level).debug_candidates(hash).into()
         }
     }
 }
@@ -395,23 +207,208 @@ impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_stats(&self) -> Vec<FilterStats> {
-        self.levels
+        self.core()
+            .levels
             .iter()
-            .map(|level| persist::stats(level, RecordedHasher::of(&self.hasher)))
+            .map(|level| persist::stats(level, RecordedHasher::of(self.hasher())))
             .collect()
     }
 }
 
-impl<S> fmt::Debug for GrowableCuckooFilter<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plan = self.plan();
-        let mut f = f.debug_struct("GrowableCuckooFilter");
-        f.field("len", &self.len())
-            .field("false_positive_rate", &plan.false_positive_rate)
+impl Sealed for Growable {}
+
+impl Kind for Growable {
+    const NAME: &'static str = "GrowableCuckooFilter";
+    const GROWS: bool = true;
+
+    fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
+        match GrowableCuckooFilterBuilder::new()
+            .capacity(capacity)
+            .hasher(hasher)
+            .build()
+        {
+            Ok(filter) => filter.into_parts(),
+            Err(err) => panic!("a GrowableCuckooFilter for {capacity} items: {err}"),
+        }
+    }
+
+    fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        if !unique {
+            return insert_into(&self.levels, hash).map(|()| true);
+        }
+        loop {
+            // Held while the levels are counted, checked and the item inserted: a racing unique
+            // insert of the item then sees this one's copy, in whatever level it went.
+            let guard = self.item_locks.lock(hash);
+            let newest = self.levels.count() - 1;
+            match insert_unique_into(&self.levels, hash, newest) {
+                Insertion::Inserted => return Ok(true),
+                Insertion::Present => return Ok(false),
+                Insertion::Full => {
+                    // Others waiting for the item's lock should not wait for the growth too.
+                    drop(guard);
+                    let level_hash = level_hash(hash, newest);
+                    if self.levels.level(newest).copies_fill_buckets(level_hash)
+                        || !self.levels.grow(newest)
+                    {
+                        return Err(InsertError::Full);
+                    }
+                }
+            }
+        }
+    }
+
+    fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        self.insert_hashes(hashes)
+    }
+
+    #[inline]
+    fn contains(&self, hash: u64) -> bool {
+        match self.levels.count() {
+            // Until the filter has grown past its first level (64× with the default split
+            // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
+            1 => self.levels.first().contains(hash),
+            count => contains_in_levels(&self.levels, hash, count),
+        }
+    }
+
+    fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        self.contains_hashes_by_level(hashes, answers);
+    }
+
+    fn count(&self, hash: u64) -> usize {
+        let levels = &self.levels;
+        (0..levels.count())
+            .map(|level| levels.level(level).count(level_hash(hash, level)))
+            .sum()
+    }
+
+    fn remove(&self, hash: u64) -> bool {
+        remove_from(&self.levels, hash)
+    }
+
+    fn len(&self) -> usize {
+        // Oldest first, with an acquire fence after each level: a count that shows a write to
+        // one level then shows every write its thread made before it, including inserts into
+        // any newer level, so that `len` never sees a remove without the insert that preceded it.
+        self.levels
+            .iter()
+            .map(|level| {
+                let len = level.len();
+                fence(Ordering::Acquire);
+                len
+            })
+            .sum()
+    }
+
+    fn capacity(&self) -> usize {
+        self.levels.iter().map(Chunks::capacity).sum()
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.levels.iter().map(Chunks::memory_usage).sum::<usize>()
+            + self.item_locks.memory_usage()
+            + core::mem::size_of::<Self>()
+    }
+
+    fn bucket_count(&self) -> usize {
+        self.levels.iter().map(Chunks::bucket_count).sum()
+    }
+
+    fn bucket_size(&self) -> usize {
+        self.levels.first().bucket_size()
+    }
+
+    fn is_semi_sorted(&self) -> bool {
+        self.levels.first().is_semi_sorted()
+    }
+
+    fn expected_false_positive_rate(&self) -> f64 {
+        self.levels
+            .iter()
+            .map(Chunks::false_positive_rate_at_load)
+            .sum()
+    }
+
+    fn clear(&self) {
+        for level in self.levels.lock_all() {
+            for mut chunk in level.chunks {
+                chunk.table.clear();
+            }
+        }
+    }
+
+    fn duplicate(&self) -> Option<Self> {
+        let (levels, item_locks) = self
+            .levels
+            .duplicate()
+            .zip(ItemLocks::new(self.item_locks.count()))?;
+        Some(Self { levels, item_locks })
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
+        self.plan_mismatch(other)
+    }
+
+    fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+        self.merge_levels(other, unique)
+    }
+
+    fn serialized_len(&self) -> u64 {
+        persist::serialized_len(&self.levels)
+    }
+
+    fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
+        persist::write_to(&self.levels, RecordedHasher::of(hasher), writer)
+    }
+
+    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
+        persist::to_bytes(&self.levels, RecordedHasher::of(hasher))
+    }
+
+    fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
+        persist::decode(bytes)
+    }
+
+    fn decode_from<S: StableHashBuilder, R: Read>(reader: R) -> Result<(Self, S), DecodeError> {
+        persist::decode_from(reader)
+    }
+
+    fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        let plan = self.levels.plan();
+        f.field("false_positive_rate", &plan.false_positive_rate)
             .field("growth_factor", &plan.growth_factor())
             .field("levels", &self.levels);
-        f.finish_non_exhaustive()
     }
+}
+
+/// A lookup in several levels, out of line, so that the one-level lookup inlined in the caller
+/// keeps its registers.
+#[inline(never)]
+fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
+    // Newest first: it is the largest, and holds the most items. Every level of a window is
+    // located once, its buckets' loads started, before any is probed: the probes then find
+    // their buckets arriving together instead of missing one after another. A window of
+    // eight levels already keeps more loads in flight than a core can track, and keeps the
+    // array each lookup fills small.
+    let mut newest = count;
+    while newest > 0 {
+        let oldest = newest.saturating_sub(PROBE_WINDOW);
+        let mut located = [None; PROBE_WINDOW];
+        for (level, slot) in (oldest..newest).rev().zip(&mut located) {
+            let kind = levels.level(level);
+            *slot = Some((kind, kind.locate_and_prefetch(level_hash(hash, level))));
+        }
+        if located
+            .iter()
+            .flatten()
+            .any(|&(kind, at)| kind.contains_located(at))
+        {
+            return true;
+        }
+        newest = oldest;
+    }
+    false
 }
 
 /// Inserts one copy of the hash into the newest level, adding a level first if it is full.

@@ -56,6 +56,8 @@ pub(crate) const CHECKSUM_LEN: usize = 8;
 pub(crate) const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
 /// Most bytes asked of a reader at once.
 const READ_STEP: usize = 64 * 1024;
+/// Bytes of table handed to a writer at once.
+const WRITE_STEP: usize = 4096;
 
 /// The header's fields, as numbers; [`Header::geometry`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -387,11 +389,8 @@ pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Resul
         id: hasher_id,
         seed,
     } = recorded;
-    if let Some(hasher) = S::from_recorded(hasher_id, seed) {
-        return Ok(hasher);
-    }
     if hasher_id == S::HASHER_ID {
-        return Err(DecodeError::InvalidSeed { seed });
+        return S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed });
     }
     Err(DecodeError::HasherMismatch {
         expected: S::HASHER_ID,
@@ -464,11 +463,13 @@ pub(crate) fn read_up_to<R: Read>(
     Ok(())
 }
 
-/// Writes one whole encoding: `header`, the table's `words`, and the checksum of both.
+/// Writes one whole encoding: `header`, the table's data words, and the checksum of both.
+/// `read(from, out)` fills `out` with the words from `from` on, a part of the table at a time,
+/// so that nothing the size of the table is allocated.
 pub(crate) fn write_encoding<W: Write>(
     mut writer: W,
     header: Header,
-    words: &[u64],
+    mut read: impl FnMut(usize, &mut [u64]),
 ) -> io::Result<()> {
     let mut checksum = Xxh3::new();
     let mut put = |bytes: &[u8]| {
@@ -476,10 +477,14 @@ pub(crate) fn write_encoding<W: Write>(
         writer.write_all(bytes)
     };
     put(&header.to_bytes())?;
-    let mut buf = [0u8; 4096];
-    for chunk in words.chunks(buf.len() / 8) {
-        let bytes = &mut buf[..chunk.len() * 8];
-        for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
+    let mut words = [0u64; WRITE_STEP / 8];
+    let mut bytes = [0u8; WRITE_STEP];
+    let len = header.table_words as usize;
+    for from in (0..len).step_by(words.len()) {
+        let part = &mut words[..(len - from).min(WRITE_STEP / 8)];
+        read(from, part);
+        let bytes = &mut bytes[..part.len() * 8];
+        for (out, word) in bytes.chunks_exact_mut(8).zip(part.iter()) {
             out.copy_from_slice(&word.to_le_bytes());
         }
         put(bytes)?;

@@ -3,8 +3,7 @@
 
 use core::hash::BuildHasher;
 
-use crate::hash::DefaultHashBuilder;
-use crate::word_mix::XXH3_ONE_FOLD_ID;
+use crate::hash::{DefaultHashBuilder, HASHER_ID};
 
 /// A [`BuildHasher`] with a stable identity: an id naming its hash function, and a seed.
 ///
@@ -84,17 +83,7 @@ pub trait StableHashBuilder: BuildHasher + Sized {
     /// types may share an id only if they hash every key alike for every seed; change the id when
     /// the function changes. Pick any number no other hasher uses (eight ASCII bytes read as a
     /// little-endian `u64` make a readable one). The crate's own ids spell `ccf-...`.
-    ///
-    /// A type that can also compute other functions, to read filters written under them,
-    /// overrides [`hasher_id`](Self::hasher_id) and [`from_recorded`](Self::from_recorded);
-    /// this is then the id of the function it computes for new filters.
     const HASHER_ID: u64;
-
-    /// The id recorded for a filter hashed by this value: [`HASHER_ID`](Self::HASHER_ID) unless
-    /// the type computes several functions.
-    fn hasher_id(&self) -> u64 {
-        Self::HASHER_ID
-    }
 
     /// The seed that, with [`HASHER_ID`](Self::HASHER_ID), determines every hash. A hasher with
     /// no seed returns a constant.
@@ -103,31 +92,12 @@ pub trait StableHashBuilder: BuildHasher + Sized {
     /// The hasher with this seed, as [`seed`](Self::seed) returned it when the filter was
     /// written; `None` if this hasher cannot have that seed.
     fn from_seed(seed: u64) -> Option<Self>;
-
-    /// The hasher recorded as `hasher_id` with `seed`: `None` if this type does not compute the
-    /// function `hasher_id` names, or cannot have that seed. By default, [`from_seed`] for
-    /// [`HASHER_ID`](Self::HASHER_ID) only.
-    ///
-    /// [`from_seed`]: Self::from_seed
-    fn from_recorded(hasher_id: u64, seed: u64) -> Option<Self> {
-        if hasher_id == Self::HASHER_ID {
-            Self::from_seed(seed)
-        } else {
-            None
-        }
-    }
 }
 
 impl StableHashBuilder for DefaultHashBuilder {
     /// `ccf-xxf8`: seeded XXH3-64 over the little-endian byte stream described in
     /// [`FilterHasher`](crate::FilterHasher), and a one-fold mix for a stream of eight bytes.
-    /// Filters recorded as `ccf-xxw8` (a two-fold mix for eight bytes) or `ccf-xxh3` (XXH3 for
-    /// every stream) read back computing that.
-    const HASHER_ID: u64 = XXH3_ONE_FOLD_ID;
-
-    fn hasher_id(&self) -> u64 {
-        self.function_id()
-    }
+    const HASHER_ID: u64 = HASHER_ID;
 
     fn seed(&self) -> u64 {
         DefaultHashBuilder::seed(self)
@@ -135,10 +105,6 @@ impl StableHashBuilder for DefaultHashBuilder {
 
     fn from_seed(seed: u64) -> Option<Self> {
         Some(Self::with_seed(seed))
-    }
-
-    fn from_recorded(hasher_id: u64, seed: u64) -> Option<Self> {
-        Self::recorded(hasher_id, seed)
     }
 }
 
@@ -152,7 +118,7 @@ pub(crate) struct RecordedHasher {
 impl RecordedHasher {
     pub(crate) fn of<S: StableHashBuilder>(hasher: &S) -> Self {
         Self {
-            id: hasher.hasher_id(),
+            id: S::HASHER_ID,
             seed: hasher.seed(),
         }
     }

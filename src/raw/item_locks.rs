@@ -26,6 +26,11 @@ impl ItemLocks {
         self.stripes.lock_pair(lock, lock)
     }
 
+    /// How many locks there are.
+    pub(crate) fn count(&self) -> usize {
+        self.stripes.count()
+    }
+
     /// Bytes of the locks.
     pub(crate) fn memory_usage(&self) -> usize {
         self.stripes.memory_usage()

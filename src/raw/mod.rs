@@ -269,7 +269,7 @@ pub(crate) struct TableCopy {
 #[derive(Debug)]
 pub(crate) struct LockedTable<'a, P: Place = Placement> {
     filter: &'a RawFilter<P>,
-    _all: AllStripesGuard<'a>,
+    all: AllStripesGuard<'a>,
 }
 
 impl<P: Place> RawFilter<P> {
@@ -277,7 +277,7 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn lock_table(&self) -> LockedTable<'_, P> {
         LockedTable {
             filter: self,
-            _all: self.stripes.lock_all(),
+            all: self.stripes.lock_all(),
         }
     }
 }
@@ -287,7 +287,45 @@ impl<P: Place> LockedTable<'_, P> {
     pub(crate) fn copy(&self) -> TableCopy {
         TableCopy {
             words: self.filter.table.copy_words(),
-            items: self.filter.stripes.len(),
+            items: self.items(),
         }
+    }
+
+    /// Fingerprints in the table, which no writer can change meanwhile.
+    pub(crate) fn items(&self) -> usize {
+        self.filter.stripes.len()
+    }
+
+    /// Words of table data, which [`Self::read_words`] reads.
+    pub(crate) fn data_words(&self) -> usize {
+        self.filter.table.data_words()
+    }
+
+    /// The data words from `from` on, as [`Self::copy`] has them, into `out`: a part of the
+    /// table at a time, for a writer that streams it.
+    pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
+        self.filter.table.read_words(from, out);
+    }
+
+    /// Empties the table: every bucket and every stripe's count. A lookup that meets a stripe
+    /// meanwhile waits, or fails to validate, as for any writer's; one that read a bucket word
+    /// before sees its version moved on.
+    pub(crate) fn clear(&mut self) {
+        self.filter.table.clear();
+        self.all.clear_counts();
+    }
+
+    /// A new filter with this table's buckets, counts and split state, unlocked and unshared;
+    /// `None` if its memory cannot be had.
+    pub(crate) fn duplicate(&self) -> Option<RawFilter<P>> {
+        let filter = self.filter;
+        Some(RawFilter {
+            placement: filter.placement,
+            stripes: filter.stripes.duplicate()?,
+            table: filter.table.duplicate(&filter.layout)?,
+            layout: filter.layout.clone(),
+            split_state: AtomicU64::new(filter.split_state.load(Ordering::Relaxed)),
+            geometry: filter.geometry,
+        })
     }
 }

@@ -249,6 +249,24 @@ impl Stripes {
         AllStripesGuard { stripes: self }
     }
 
+    /// New stripes over the same buckets with these stripes' counts, every one unlocked; `None`
+    /// if the stamps' memory cannot be had. The caller holds every stripe, so that the counts
+    /// are those of one moment.
+    pub(crate) fn duplicate(&self) -> Option<Self> {
+        let stamps = zeroed_words(self.count())?;
+        for (to, from) in stamps.iter().zip(self.stamps.iter()) {
+            let count = from.load(Ordering::Relaxed) >> self.count_shift;
+            to.store(count << self.count_shift, Ordering::Relaxed);
+        }
+        Some(Self {
+            stamps,
+            mask: self.mask,
+            group_shift: self.group_shift,
+            count_shift: self.count_shift,
+            versions: self.versions,
+        })
+    }
+
     /// Adds `used` fingerprints to the count of `bucket`'s stripe, for a freshly filled table
     /// before the filter is shared.
     pub(crate) fn add_count(&mut self, bucket: usize, used: u64) {
@@ -419,6 +437,17 @@ impl Guard for AllStripesGuard<'_> {
         debug_assert!(locked & 1 == 1, "bucket {bucket} is not guarded");
         let change = i64::from(delta) << self.stripes.count_shift;
         stamp.store(locked.wrapping_add_signed(change), Ordering::Relaxed);
+    }
+}
+
+impl AllStripesGuard<'_> {
+    /// Sets every stripe's count to 0, for a table whose buckets the holder emptied.
+    pub(crate) fn clear_counts(&mut self) {
+        for stamp in self.stripes.stamps.iter() {
+            let locked = stamp.load(Ordering::Relaxed);
+            debug_assert!(locked & 1 == 1, "every stripe is held");
+            stamp.store(locked & self.stripes.versions, Ordering::Relaxed);
+        }
     }
 }
 

@@ -102,6 +102,53 @@ impl Table {
             .collect()
     }
 
+    /// Copies the data words from `from` on into `out`, without the versions of a table of one
+    /// word per bucket, as [`Self::copy_words`] does, a part at a time. The caller holds every
+    /// stripe.
+    pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
+        let keep = if self.word {
+            self.limb_mask as u64
+        } else {
+            u64::MAX
+        };
+        let words = &self.words[from..from + out.len()];
+        debug_assert!(from + out.len() <= self.data_words());
+        for (out, word) in out.iter_mut().zip(words) {
+            *out = word.load(Relaxed) & keep;
+        }
+    }
+
+    /// Empties every bucket. The caller holds every stripe. A bucket word that held anything
+    /// is stored as a bucket word's writer stores it, its version moved on, so that a lookup's
+    /// second load of it sees the change.
+    pub(crate) fn clear(&self) {
+        if self.word {
+            for bucket in 0..self.bucket_count {
+                self.update_word(bucket, |fingerprints| (fingerprints != 0).then_some(0));
+            }
+            return;
+        }
+        for word in &self.words[..self.data_words()] {
+            if word.load(Relaxed) != 0 {
+                word.store(0, Relaxed);
+            }
+        }
+    }
+
+    /// A new table holding this one's words, versions included; `None` if the memory cannot
+    /// be had. The caller holds every stripe, or the copy may be torn.
+    pub(crate) fn duplicate(&self, layout: &BucketLayout) -> Option<Self> {
+        let copy = Self::new(self.bucket_count, layout)?;
+        for (to, from) in copy.words.iter().zip(self.words.iter()) {
+            let word = from.load(Relaxed);
+            // The copy's pages stay untouched where the table is empty.
+            if word != 0 {
+                to.store(word, Relaxed);
+            }
+        }
+        Some(copy)
+    }
+
     /// A table whose data words are `bytes`, little-endian, read straight into the table;
     /// `None` unless there are exactly as many as the geometry needs and the memory can be had.
     /// The caller checks that the bits after the last bucket are zero.

@@ -7,11 +7,13 @@ struct Tracking;
 
 thread_local! {
     static LARGEST: Cell<usize> = const { Cell::new(0) };
+    static TOTAL: Cell<usize> = const { Cell::new(0) };
 }
 
 fn note(size: usize) {
     // `try_with`: the allocator also runs while thread-locals are torn down.
     let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
+    let _ = TOTAL.try_with(|total| total.set(total.get() + size));
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
@@ -49,6 +51,13 @@ pub(super) fn largest_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
     LARGEST.with(|largest| largest.set(0));
     let result = f();
     (result, LARGEST.with(Cell::get))
+}
+
+/// The bytes this thread allocates while running `f`, freed or not.
+pub(super) fn total_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    TOTAL.with(|total| total.set(0));
+    let result = f();
+    (result, TOTAL.with(Cell::get))
 }
 
 /// A header, with valid checksums, for the largest table there is: 2^32 buckets of eight 32-bit

@@ -16,6 +16,7 @@ pub(super) const G_HEADER_CHECKSUM_AT: usize = 104;
 pub(super) const G_INITIAL_CAPACITY_AT: usize = 16;
 pub(super) const G_STRIPES_AT: usize = 56;
 pub(super) const G_LEVEL_COUNT_AT: usize = 88;
+const G_HASHER_ID_AT: usize = 72;
 /// A chunk's table encoding takes its words and 96 bytes.
 const LEVEL_OVERHEAD: usize = 96;
 const G_INITIAL_BUCKETS_AT: usize = 24;
@@ -24,41 +25,29 @@ const G_ITEMS_AT: usize = 96;
 const LEVEL_RECORD_LEN: usize = 16;
 const CHUNK_RECORD_LEN: usize = 24;
 
-/// [`golden_filter`] as written under the default hasher's `ccf-xxh3` function.
+/// [`golden_filter`] as this version writes it.
 const GOLDEN: &str = "golden-growable-v3.bin";
 
-/// [`golden_filter`] as written under `ccf-xxw8`.
-const GOLDEN_XXW8: &str = "golden-growable-v3-xxw8.bin";
-
-/// [`golden_filter`] as this version writes it, under `ccf-xxf8`.
-const GOLDEN_XXF8: &str = "golden-growable-v3-xxf8.bin";
-
 /// A split filter whose header leaves semi-sorting to the rate (`semi_sorted` 0), so its chunks
-/// are semi-sorted: built with capacity 1,000, rate 1%, split depth 2 and seed `0x5eed`, keys
-/// `0..6000` inserted and every tenth removed.
+/// are semi-sorted: built by a builder that left it so, with capacity 1,000, rate 1%, split
+/// depth 2 and seed `0x5eed`, keys `0..6000` inserted and every tenth removed.
 const GOLDEN_SEMI_SORTED: &str = "golden-growable-v3-semi-sorted.bin";
 
-/// A split filter of tiny chunks under `hasher`: levels of 8, 32 and 128 buckets, each chunk
-/// splitting twice.
-fn tiny_with(hasher: DefaultHashBuilder) -> GrowableCuckooFilter {
+/// A split filter of tiny chunks: levels of 8, 32 and 128 buckets, each chunk splitting twice.
+fn tiny(seed: u64) -> GrowableCuckooFilter {
     GrowableCuckooFilter::builder()
         .capacity(24)
         .false_positive_rate(0.01)
         .split_depth(2)
         .level_shape(8, 4, 8, 0)
-        .hasher(hasher)
+        .hasher(DefaultHashBuilder::with_seed(seed))
         .build()
         .unwrap()
 }
 
-/// [`tiny_with`] grown until its third level exists, and 20 keys more: returns it and its key count.
+/// [`tiny`] grown until its third level exists, and 20 keys more: returns it and its key count.
 fn small_filter() -> (GrowableCuckooFilter, u64) {
-    small_filter_with(DefaultHashBuilder::with_seed(0x5eed))
-}
-
-/// [`small_filter`] under `hasher`.
-fn small_filter_with(hasher: DefaultHashBuilder) -> (GrowableCuckooFilter, u64) {
-    let filter = tiny_with(hasher);
+    let filter = tiny(0x5eed);
     let mut keys = 0u64;
     while filter.level_count() < 3 {
         filter.insert(&keys).unwrap();
@@ -898,12 +887,7 @@ fn split_level_statistics_add_up_over_their_chunks() {
 /// The filter of the golden file, rebuilt: [`small_filter`] with every tenth key removed, but
 /// for the few whose fingerprint shows in two levels, which `remove` refuses and leaves found.
 fn golden_filter() -> (GrowableCuckooFilter, u64) {
-    golden_filter_with(DefaultHashBuilder::with_seed(0x5eed))
-}
-
-/// [`golden_filter`] under `hasher`.
-fn golden_filter_with(hasher: DefaultHashBuilder) -> (GrowableCuckooFilter, u64) {
-    let (filter, keys) = small_filter_with(hasher);
+    let (filter, keys) = small_filter();
     for key in (0..keys).step_by(10) {
         assert!(filter.remove(&key) || filter.contains(&key), "{key}");
     }
@@ -914,37 +898,47 @@ fn golden_filter_with(hasher: DefaultHashBuilder) -> (GrowableCuckooFilter, u64)
 /// them).
 #[test]
 fn the_split_golden_file_is_what_this_version_writes() {
-    let path = data_dir().join(GOLDEN_XXF8);
+    let path = data_dir().join(GOLDEN);
     let bytes = golden_filter().0.to_bytes();
     if std::env::var_os("CCF_WRITE_SPLIT_GOLDEN").is_some() {
         std::fs::write(&path, &bytes).unwrap();
     }
     assert!(bytes.len() < 64 << 10);
-    assert!(
-        std::fs::read(&path).unwrap() == bytes,
-        "{GOLDEN_XXF8} differs"
-    );
-    let copy = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
-    assert_eq!(copy.hasher().hasher_id().to_le_bytes(), *b"ccf-xxf8");
+    assert!(std::fs::read(&path).unwrap() == bytes, "{GOLDEN} differs");
+}
+
+/// The split golden file with its hasher id, in the header and in every chunk, patched to `id`
+/// and every checksum over them made right.
+fn golden_recorded_as(id: &[u8; 8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(data_dir().join(GOLDEN)).unwrap();
+    set_u64(&mut bytes, G_HASHER_ID_AT, u64::from_le_bytes(*id));
+    reseal_growable_header(&mut bytes);
+    for chunk in layout(&bytes).iter().flat_map(|level| level.chunks.clone()) {
+        let at = chunk.encoding();
+        set_u64(&mut bytes, at + HASHER_ID_AT, u64::from_le_bytes(*id));
+        reseal(&mut bytes[at..chunk.at + chunk.len]);
+    }
+    bytes
 }
 
 #[test]
-fn the_split_golden_file_of_the_two_fold_mix_decodes_with_its_members() {
-    let bytes = std::fs::read(data_dir().join(GOLDEN_XXW8)).unwrap();
-    let filter = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
-    assert_eq!(filter.hasher().hasher_id().to_le_bytes(), *b"ccf-xxw8");
-    // The same keys under the same function: the same count, wherever inserts put them.
-    let xxw8 = u64::from_le_bytes(*b"ccf-xxw8");
-    let (rebuilt, keys) =
-        golden_filter_with(DefaultHashBuilder::from_recorded(xxw8, 0x5eed).unwrap());
-    assert_eq!(filter.len(), rebuilt.len());
-    assert!((0..keys)
-        .filter(|key| key % 10 != 0)
-        .all(|key| filter.contains(&key)));
+fn a_split_file_recorded_under_a_retired_id_of_the_default_hasher_is_refused() {
+    let golden = golden_recorded_as(b"ccf-xxf8");
     assert!(
-        filter.to_bytes() == bytes,
-        "{GOLDEN_XXW8} written back differs"
+        GrowableCuckooFilter::from_bytes(&golden)
+            .unwrap()
+            .to_bytes()
+            == golden
     );
+    for retired in [b"ccf-xxh3", b"ccf-xxw8"] {
+        assert_eq!(
+            split_err(&golden_recorded_as(retired)),
+            DecodeError::HasherMismatch {
+                expected: DefaultHashBuilder::HASHER_ID,
+                found: u64::from_le_bytes(*retired),
+            }
+        );
+    }
 }
 
 #[test]
@@ -973,8 +967,8 @@ fn the_split_golden_file_decodes_with_its_members_and_writes_back_unchanged() {
     assert_eq!(filter.level_count(), 3);
     assert_eq!(filter.level_fingerprint_bits(), [8, 8, 8]);
     assert_eq!(filter.hasher().seed(), 0x5eed);
-    assert_eq!(filter.len(), 538);
-    assert!((0..598u64)
+    assert_eq!(filter.len(), 549);
+    assert!((0..611u64)
         .filter(|key| key % 10 != 0)
         .all(|key| filter.contains(&key)));
     assert!(filter.to_bytes() == bytes, "{GOLDEN} written back differs");

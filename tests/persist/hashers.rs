@@ -23,6 +23,13 @@ impl StableHashBuilder for EvenSeeded {
     }
 }
 
+/// The error the default hasher's filter gets from `bytes`, the same from a slice and a reader.
+fn default_err(bytes: &[u8]) -> DecodeError {
+    let err = ConcurrentCuckooFilter::from_bytes(bytes).unwrap_err();
+    assert_eq!(ConcurrentCuckooFilter::read_from(bytes).unwrap_err(), err);
+    err
+}
+
 #[test]
 fn a_filter_is_only_read_back_with_its_own_hash_function() {
     let custom = ConcurrentCuckooFilter::builder()
@@ -48,14 +55,7 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
         expected: default_id,
         found: EvenSeeded::HASHER_ID,
     };
-    assert_eq!(
-        ConcurrentCuckooFilter::from_bytes(&bytes).unwrap_err(),
-        mismatch
-    );
-    assert_eq!(
-        ConcurrentCuckooFilter::read_from(&bytes[..]).unwrap_err(),
-        mismatch
-    );
+    assert_eq!(default_err(&bytes), mismatch);
     let plain = build(4, 12, 1000, 7).to_bytes();
     assert!(matches!(
         ConcurrentCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&plain),
@@ -69,4 +69,28 @@ fn a_filter_is_only_read_back_with_its_own_hash_function() {
         ConcurrentCuckooFilter::<EvenSeeded>::from_bytes_with_hasher(&odd).unwrap_err(),
         DecodeError::InvalidSeed { seed: 43 }
     );
+}
+
+/// A golden file with its hasher id patched to `id` and both checksums made right.
+fn golden_recorded_as(id: &[u8; 8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(data_dir().join("golden-v1-b4-f12.bin")).unwrap();
+    set_u64(&mut bytes, HASHER_ID_AT, u64::from_le_bytes(*id));
+    reseal(&mut bytes);
+    bytes
+}
+
+#[test]
+fn a_file_recorded_under_a_retired_id_of_the_default_hasher_is_refused() {
+    let golden = golden_recorded_as(b"ccf-xxf8");
+    let filter = ConcurrentCuckooFilter::from_bytes(&golden).unwrap();
+    assert!(filter.to_bytes() == golden);
+    for retired in [b"ccf-xxh3", b"ccf-xxw8"] {
+        assert_eq!(
+            default_err(&golden_recorded_as(retired)),
+            DecodeError::HasherMismatch {
+                expected: DefaultHashBuilder::HASHER_ID,
+                found: u64::from_le_bytes(*retired),
+            }
+        );
+    }
 }

@@ -114,6 +114,7 @@ mod growable_corruption;
 mod growable_split;
 mod hashers;
 mod round_trip;
+mod save_memory;
 mod snapshot;
 mod spec;
 

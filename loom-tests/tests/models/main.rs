@@ -9,6 +9,7 @@ mod honest_full;
 mod insert_unique;
 mod len;
 mod lookup_during_move;
+mod narrow_semi_sorted;
 mod racing_inserts;
 mod reader_progress;
 mod remove_races;

@@ -14,15 +14,15 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
-use crate::growable::levels::{LevelShape, Levels, Plan};
-use crate::growable::GrowableCuckooFilter;
+use crate::growable::levels::{LevelShape, Levels, LockedLevel, Plan};
+use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::persist::encoding::{
     check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
     u64_at, write_encoding, Header,
 };
 use crate::persist::{DecodeError, StableHashBuilder};
 use crate::persist::{FilterStats, RecordedHasher};
-use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, TableCopy, DEFAULT_ITEM_LOCKS};
+use crate::raw::{Geometry, ItemLocks, RawFilter, SplitPlacement, DEFAULT_ITEM_LOCKS};
 
 /// Bytes of a level's record: its chunk count and the record's checksum.
 const LEVEL_RECORD_LEN: usize = 16;
@@ -50,95 +50,54 @@ fn check_record(record: &[u8]) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// One chunk as the snapshot copied it.
-struct ChunkCopy {
-    id: u64,
-    depth: u32,
-    geometry: Geometry,
-    words: Vec<u64>,
-    items: usize,
-}
-
-/// A level with every chunk locked.
-struct LockedLevel<'a> {
-    chunk_capacity: usize,
-    chunks: Vec<LockedChunk<'a>>,
-}
-
-/// A level's chunks as copied, and the items each chunk is sized for.
-struct LevelCopy {
-    chunk_capacity: usize,
-    chunks: Vec<ChunkCopy>,
-}
-
-/// Every level's chunks, copied while every chunk of every level is locked (levels oldest
-/// first, each level's chunks by [`Chunks::lock_all`]), with each level's chunk capacity.
-/// A level published while the others were being locked is locked too. The locks are released
-/// before this returns.
-fn snapshot(levels: &Levels) -> Vec<LevelCopy> {
-    let mut locked = Vec::new();
-    while locked.len() < levels.count() {
-        for index in locked.len()..levels.count() {
-            let level = levels.level(index);
-            locked.push(LockedLevel {
-                chunk_capacity: level.chunk_capacity(),
-                chunks: level.lock_all(),
-            });
-        }
-    }
-    locked
-        .iter()
-        .map(|level| LevelCopy {
-            chunk_capacity: level.chunk_capacity,
-            chunks: level
-                .chunks
-                .iter()
-                .map(|locked| {
-                    let TableCopy { words, items } = locked.table.copy();
-                    ChunkCopy {
-                        id: locked.id,
-                        depth: locked.chunk.split_state().depth(),
-                        geometry: *locked.chunk.geometry(),
-                        words,
-                        items,
-                    }
-                })
-                .collect(),
-        })
-        .collect()
-}
-
-/// Writes the filter's plan and every level's chunks, from one snapshot.
+/// Writes the filter's plan and every level's chunks, from one snapshot: every chunk of every
+/// level locked ([`Levels::lock_all`]) while the whole encoding goes to `writer`.
 pub(crate) fn write_to<W: Write>(
     levels: &Levels,
     hasher: RecordedHasher,
+    writer: W,
+) -> io::Result<()> {
+    write_locked(levels, &levels.lock_all(), hasher, writer)
+}
+
+/// The bytes of [`write_to`], written into a vector allocated at their exact length once every
+/// chunk is locked, when the length can no longer change.
+pub(crate) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> Vec<u8> {
+    let locked = levels.lock_all();
+    let len = HEADER_LEN as u64 + locked.iter().map(|l| level_len(l.level)).sum::<u64>();
+    let mut out = Vec::with_capacity(len as usize);
+    write_locked(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
+    debug_assert_eq!(out.len() as u64, len);
+    out
+}
+
+/// [`write_to`] of levels locked by [`Levels::lock_all`].
+fn write_locked<W: Write>(
+    levels: &Levels,
+    locked: &[LockedLevel<'_>],
+    hasher: RecordedHasher,
     mut writer: W,
 ) -> io::Result<()> {
-    let snapshot = snapshot(levels);
-    let items = snapshot
+    let items = locked
         .iter()
         .flat_map(|level| &level.chunks)
-        .map(|chunk| chunk.items)
+        .map(|chunk| chunk.table.items())
         .sum();
-    let header = GrowableHeader::of(levels.plan(), hasher, snapshot.len(), items);
+    let header = GrowableHeader::of(levels.plan(), hasher, locked.len(), items);
     writer.write_all(&header.to_bytes())?;
-    for LevelCopy {
-        chunk_capacity: capacity,
-        chunks,
-    } in &snapshot
-    {
+    for LockedLevel { level, chunks } in locked {
         writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[chunks.len() as u64]))?;
-        for chunk in chunks {
-            let record = [chunk.id, chunk.depth.into()];
+        for LockedChunk { id, chunk, table } in chunks {
+            let record = [*id, chunk.split_state().depth().into()];
             writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&record))?;
             let header = Header::new(
-                &chunk.geometry,
-                *capacity,
+                chunk.geometry(),
+                level.chunk_capacity(),
                 hasher,
-                chunk.items,
-                chunk.words.len(),
+                table.items(),
+                table.data_words(),
             );
-            write_encoding(&mut writer, header, &chunk.words)?;
+            write_encoding(&mut writer, header, |from, out| table.read_words(from, out))?;
         }
     }
     Ok(())
@@ -436,7 +395,10 @@ fn assemble<S>(
     let item_locks = ItemLocks::new(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
         bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
     })?;
-    Ok(GrowableCuckooFilter::from_parts(levels, item_locks, hasher))
+    Ok(GrowableCuckooFilter::from_parts(
+        Growable { levels, item_locks },
+        hasher,
+    ))
 }
 
 /// Decodes one level's encoding, whose header must be `expected` in every field but the item

@@ -1,21 +1,28 @@
 //! The union of two filters of the same shape and hasher.
 
 use crate::error::MergeError;
-use crate::filter::ConcurrentCuckooFilter;
+use crate::filter::kind::Kind;
+use crate::filter::CuckooFilter;
 
-impl<S: PartialEq> ConcurrentCuckooFilter<S> {
-    /// Whether [`merge`](Self::merge) can merge `other` into this filter: same buckets, bucket
-    /// size, fingerprint width, semi-sorting and hasher (seed included). Capacity, stripes and
-    /// search limits may differ.
+impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
+    /// Whether [`merge`](Self::merge) can merge `other` into this filter: an equal hasher (seed
+    /// included) and, for fixed filters, the same buckets, bucket size, fingerprint width and
+    /// semi-sorting (capacity, stripes and search limits may differ); for growable filters, the
+    /// same plan (capacity, rate, split depth and level shape).
     ///
     /// # Examples
     ///
     /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
     ///
     /// let a = ConcurrentCuckooFilter::with_capacity(1000);
     /// assert!(a.is_compatible(&ConcurrentCuckooFilter::with_capacity(1000)));
     /// assert!(!a.is_compatible(&ConcurrentCuckooFilter::with_capacity(100_000)));
+    ///
+    /// let a = GrowableCuckooFilter::with_capacity(1000);
+    /// // Both first levels were raised to one chunk (3,891 items): the same plan.
+    /// assert!(a.is_compatible(&GrowableCuckooFilter::with_capacity(2000)));
+    /// assert!(!a.is_compatible(&GrowableCuckooFilter::with_capacity(100_000)));
     /// ```
     #[must_use]
     pub fn is_compatible(&self, other: &Self) -> bool {
@@ -24,13 +31,7 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
 
     /// Why `other` cannot be merged into this filter, if it cannot.
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        if let Some((field, target, source)) = self.raw().geometry_mismatch(other.raw()) {
-            return Err(MergeError::Geometry {
-                field,
-                target,
-                source,
-            });
-        }
+        self.core().check_compatible(other.core())?;
         if self.hasher() != other.hasher() {
             return Err(MergeError::Hasher);
         }
@@ -50,17 +51,26 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// at all, so merge from a filter no one is writing to. Merging a filter into itself doubles
     /// every item.
     ///
+    /// A growable filter puts each fingerprint into the level it has in `other` (levels `other`
+    /// has and this filter has not yet are added first). A level holds at most `2^split_depth`
+    /// times its first size, and a fingerprint of level `i` can go to level `i` only (it carries
+    /// no more of its key's hash): so two filters whose levels are full together do not fit one,
+    /// and the merge stops as full. Merge filters whose levels fit (a larger first capacity, or
+    /// fewer items per filter). A source other threads write meanwhile may have a fingerprint
+    /// moved by a split seen twice, never not at all.
+    ///
     /// # Errors
     ///
     /// [`MergeError::Geometry`] or [`MergeError::Hasher`] if the filters are not
     /// [compatible](Self::is_compatible); nothing was merged. [`MergeError::Full`] if this filter
     /// ran out of room: it keeps what it held and the fingerprints merged before the one that
-    /// failed, and says how many those were; nothing is lost or half-inserted.
+    /// failed, and says how many those were; nothing is lost or half-inserted. A growable filter
+    /// is full when a level could not be added or a fingerprint found no room in its level.
     ///
     /// # Examples
     ///
     /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, MergeError};
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter, MergeError};
     ///
     /// let (a, b) = (ConcurrentCuckooFilter::with_capacity(1000), ConcurrentCuckooFilter::with_capacity(1000));
     /// a.insert("apple")?;
@@ -70,7 +80,14 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     ///
     /// let small = ConcurrentCuckooFilter::with_capacity(10);
     /// assert!(matches!(small.merge(&a), Err(MergeError::Geometry { field: "buckets", .. })));
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    ///
+    /// let (a, b) = (GrowableCuckooFilter::with_capacity(1000), GrowableCuckooFilter::with_capacity(1000));
+    /// a.try_extend(0..20_000u64)?;
+    /// b.try_extend(20_000..200_000u64)?;
+    /// assert_eq!(a.merge(&b), Ok(180_000));
+    /// assert_eq!(a.len(), 200_000);
+    /// assert!((0..200_000u64).all(|key| a.contains(&key)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, other: &Self) -> Result<usize, MergeError> {
         self.merge_with(other, false)
@@ -80,7 +97,9 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
     /// buckets in this filter holds it yet (checked and placed under the same locks, as
     /// [`insert_unique`](Self::insert_unique) does). For filters built with `insert_unique`,
     /// the result holds each item once, as if the union of both item sets had been inserted
-    /// with `insert_unique`. Returns how many fingerprints went in.
+    /// with `insert_unique`. Returns how many fingerprints went in. A growable filter checks
+    /// only the fingerprint's own level: an item inserted into different levels of the two
+    /// filters keeps a copy in each.
     ///
     /// # Errors
     ///
@@ -109,8 +128,6 @@ impl<S: PartialEq> ConcurrentCuckooFilter<S> {
 
     fn merge_with(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
         self.check_compatible(other)?;
-        self.raw()
-            .merge_from(other.raw(), unique)
-            .map_err(|merged| MergeError::Full { merged })
+        self.core().merge_from(other.core(), unique)
     }
 }

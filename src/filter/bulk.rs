@@ -7,7 +7,8 @@
 use core::hash::{BuildHasher, Hash};
 
 use crate::error::ExtendError;
-use crate::filter::ConcurrentCuckooFilter;
+use crate::filter::kind::Kind;
+use crate::filter::CuckooFilter;
 use crate::raw::BLOCK;
 
 /// A block of hashes waiting to be inserted.
@@ -31,25 +32,37 @@ impl Pending {
     }
 
     /// Inserts the block; on failure, how many of it went in.
-    pub(crate) fn flush<S>(&mut self, filter: &ConcurrentCuckooFilter<S>) -> Result<usize, usize> {
+    pub(crate) fn flush<K: Kind, S>(
+        &mut self,
+        filter: &CuckooFilter<K, S>,
+    ) -> Result<usize, usize> {
         let len = core::mem::take(&mut self.len);
-        filter.raw().insert_block(&self.hashes[..len]).map(|()| len)
+        filter
+            .core()
+            .insert_block(&self.hashes[..len])
+            .map(|()| len)
     }
 }
 
-impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
+impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// Looks up many items at once: `answers[i] == contains(&items[i])`, with the same
     /// guarantees. In a filter larger than the CPU caches this is several times faster than one
-    /// `contains` at a time, because the memory loads of a block of items overlap.
+    /// `contains` at a time, because the memory loads of a block of items (in every level)
+    /// overlap.
     ///
     /// # Examples
     ///
     /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
     ///
     /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
     /// filter.insert(&3u32).unwrap();
     /// assert_eq!(filter.contains_batch(&[1u32, 2, 3]), [false, false, true]);
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(10);
+    /// filter.try_extend(0..100u32)?;
+    /// assert_eq!(filter.contains_batch(&[1u32, 99, 1 << 30]), [true, true, false]);
+    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
     /// ```
     #[must_use]
     pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
@@ -77,12 +90,13 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher().hash_one(item);
             }
-            self.raw().contains_hashes(&hashes[..items.len()], answers);
+            self.core().contains_hashes(&hashes[..items.len()], answers);
         }
     }
 
-    /// Inserts every item in order, overlapping the memory loads of consecutive items; stops at
-    /// the first that finds no room. `Ok(n)`: all `n` went in.
+    /// Inserts every item in order, overlapping the memory loads of consecutive items (a growable
+    /// filter adds levels as they fill); stops at the first that finds no room (see
+    /// [`insert`](Self::insert)). `Ok(n)`: all `n` went in.
     ///
     /// # Examples
     ///
@@ -120,78 +134,88 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     }
 }
 
-/// A filter sized for `hashes.len()` items and made with `hasher`, holding every hash:
-/// `insert_all` inserts them (in order or on rayon's threads) and says whether all found room.
-/// Shared by `FromIterator` and `FromParallelIterator`.
-pub(crate) fn collect_hashes<S>(
+/// A filter of a kind that does not grow, sized for `hashes.len()` items and made with `hasher`,
+/// holding every hash: `insert_all` inserts them (in order or on rayon's threads) and says
+/// whether all found room. Shared by `FromIterator` and `FromParallelIterator`.
+pub(crate) fn collect_hashes<K: Kind, S>(
     hashes: &[u64],
     hasher: S,
-    insert_all: impl FnOnce(&ConcurrentCuckooFilter<S>) -> bool,
-) -> ConcurrentCuckooFilter<S> {
-    let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(hashes.len(), hasher);
+    insert_all: impl FnOnce(&CuckooFilter<K, S>) -> bool,
+) -> CuckooFilter<K, S> {
+    let filter = CuckooFilter::with_capacity_and_hasher(hashes.len(), hasher);
     // A table sized for n items takes any n distinct ones; only copies of one item can fail.
     assert!(
         insert_all(&filter),
-        "collecting into a ConcurrentCuckooFilter: an item occurs more than 2 · bucket_size times"
+        "collecting into a {}: an item occurs more than 2 · bucket_size times",
+        K::NAME
     );
     filter
 }
 
-/// Builds a filter sized for the items (with [`with_capacity_and_hasher`]) and inserts them all,
-/// overlapping their memory loads as [`try_extend`] does. The items' hashes (8 bytes each) are
-/// held until the filter is sized for their number.
+/// Builds a filter holding every item, inserted as [`try_extend`] does. A fixed filter is sized
+/// for the items (with [`with_capacity_and_hasher`]), their hashes (8 bytes each) held until it
+/// is sized for their number; a growable filter's first level is sized for the iterator's lower
+/// size bound (at least 1) and grows as the items come, hashed one at a time, none held.
 ///
 /// # Examples
 ///
 /// ```
-/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+/// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
 ///
 /// let filter: ConcurrentCuckooFilter = (0..10_000u32).collect();
 /// assert_eq!(filter.len(), 10_000);
 /// assert!((0..10_000u32).all(|key| filter.contains(&key)));
+///
+/// let filter: GrowableCuckooFilter = (0..10_000u32).filter(|key| key % 3 == 0).collect();
+/// assert_eq!(filter.len(), 3_334);
+/// assert!((0..10_000u32).step_by(3).all(|key| filter.contains(&key)));
 /// ```
 ///
 /// # Panics
 ///
-/// If one item occurs more than `2 · bucket_size` times (8 with the default configuration): its
-/// two buckets hold no more copies, and dropping one would make a false negative. Distinct items
-/// always fit. To keep one copy of each item, collect into a set first or use
-/// [`insert_unique`](ConcurrentCuckooFilter::insert_unique); to handle the error, use
-/// [`try_extend`] on a filter of your own.
+/// If an item cannot be inserted: one item occurring more than `2 · bucket_size` times (8 with
+/// the default configuration), since its two buckets hold no more copies and dropping one would
+/// make a false negative, or in a growable filter a failed allocation. Distinct items always
+/// fit. To keep one copy of each item, collect into a set first or use
+/// [`insert_unique`](CuckooFilter::insert_unique); to handle the error, use [`try_extend`] on a
+/// filter of your own.
 ///
-/// [`with_capacity_and_hasher`]: ConcurrentCuckooFilter::with_capacity_and_hasher
-/// [`try_extend`]: ConcurrentCuckooFilter::try_extend
-impl<T: Hash, S: BuildHasher + Default> FromIterator<T> for ConcurrentCuckooFilter<S> {
+/// [`with_capacity_and_hasher`]: CuckooFilter::with_capacity_and_hasher
+/// [`try_extend`]: CuckooFilter::try_extend
+impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilter<K, S> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        let items = items.into_iter();
         let hasher = S::default();
-        let hashes: Vec<u64> = items
-            .into_iter()
-            .map(|item| hasher.hash_one(&item))
-            .collect();
-        collect_hashes(&hashes, hasher, |filter| {
+        if K::GROWS {
+            let filter = Self::with_capacity_and_hasher(items.size_hint().0, hasher);
+            (&filter).extend(items);
+            return filter;
+        }
+        let hashes: Vec<u64> = items.map(|item| hasher.hash_one(&item)).collect();
+        collect_hashes(&hashes, hasher, |filter: &Self| {
             hashes
                 .chunks(BLOCK)
-                .all(|block| filter.raw().insert_block(block).is_ok())
+                .all(|block| filter.core().insert_block(block).is_ok())
         })
     }
 }
 
-/// Inserts every item (see [`ConcurrentCuckooFilter::try_extend`]).
+/// Inserts every item (see [`CuckooFilter::try_extend`]).
 ///
 /// # Panics
 ///
-/// If the filter fills up: dropping an item silently would break the no-false-negative
-/// guarantee. Use `try_extend` to handle a full filter.
-impl<T: Hash, S: BuildHasher> Extend<T> for &ConcurrentCuckooFilter<S> {
+/// If an item finds no room: dropping it silently would break the no-false-negative guarantee.
+/// Use `try_extend` to handle a full filter.
+impl<K: Kind, T: Hash, S: BuildHasher> Extend<T> for &CuckooFilter<K, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
         if let Err(err) = self.try_extend(items) {
-            panic!("ConcurrentCuckooFilter::extend: {err}");
+            panic!("{}::extend: {err}", K::NAME);
         }
     }
 }
 
-/// Inserts every item; see the impl for `&ConcurrentCuckooFilter`.
-impl<T: Hash, S: BuildHasher> Extend<T> for ConcurrentCuckooFilter<S> {
+/// Inserts every item; see the impl for `&CuckooFilter`.
+impl<K: Kind, T: Hash, S: BuildHasher> Extend<T> for CuckooFilter<K, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
         (&*self).extend(items);
     }

@@ -1,12 +1,11 @@
 //! Configuring a filter.
 
 use crate::error::BuildError;
-use crate::filter::ConcurrentCuckooFilter;
+use crate::filter::fixed::{ConcurrentCuckooFilter, Fixed};
+use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
-use crate::raw::RawFilter;
 use crate::settings::TableSettings;
-use crate::sizing::capacity_of;
 
 /// Builds a [`ConcurrentCuckooFilter`] with a configuration other than the default.
 ///
@@ -236,16 +235,10 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// A [`BuildError`] naming the first parameter out of range, with the range where one
     /// applies; [`BuildError::OutOfMemory`] if the table or its stripes cannot be allocated.
     pub fn build(self) -> Result<ConcurrentCuckooFilter<S>, BuildError> {
-        let geometry = self.settings.geometry()?;
-        let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
-            bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
-        })?;
-        let capacity = capacity_of(
-            geometry.shape.bucket_count as u64,
-            geometry.shape.bucket_size,
-        );
-        let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
-        Ok(ConcurrentCuckooFilter::from_raw(raw, self.hasher, capacity))
+        Ok(CuckooFilter::from_parts(
+            Fixed::build(&self.settings)?,
+            self.hasher,
+        ))
     }
 }
 
@@ -491,55 +484,10 @@ mod tests {
     }
 }
 
-// The filter's constructors, beside the builder they go through.
+// The fixed filter's builder, beside the builder, so that `fixed.rs` does not name it.
 impl ConcurrentCuckooFilter {
-    /// A filter for `capacity` items in the paper's default configuration: 4-slot buckets and
-    /// 12-bit fingerprints, about 12.7 bits per item and a false positive rate under 0.2% when
-    /// holding `capacity` items. A capacity of 0 is rounded up to the smallest table.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`builder`](Self::builder) to get an error
-    /// instead.
-    #[must_use]
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::new())
-    }
-
     /// A [`ConcurrentCuckooFilterBuilder`] for any other configuration.
     pub fn builder() -> ConcurrentCuckooFilterBuilder {
         ConcurrentCuckooFilterBuilder::new()
-    }
-}
-
-impl<S> ConcurrentCuckooFilter<S> {
-    /// [`with_capacity`](ConcurrentCuckooFilter::with_capacity) with items hashed by `hasher`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
-    ///
-    /// let hasher = DefaultHashBuilder::with_seed(7);
-    /// let filter = ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher);
-    /// filter.insert("a")?;
-    /// assert!(filter.contains("a"));
-    /// assert_eq!(filter.hasher().seed(), 7);
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is too large to address. Use [`ConcurrentCuckooFilterBuilder::hasher`] to get an error instead.
-    #[must_use]
-    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        match ConcurrentCuckooFilterBuilder::new()
-            .capacity(capacity.max(1))
-            .hasher(hasher)
-            .build()
-        {
-            Ok(filter) => filter,
-            Err(err) => panic!("a ConcurrentCuckooFilter for {capacity} items: {err}"),
-        }
     }
 }

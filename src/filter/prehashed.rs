@@ -5,8 +5,9 @@
 //! another program or in another language, or hashed once and used many times.
 
 use crate::error::{ExtendError, InsertError};
-use crate::filter::ConcurrentCuckooFilter;
-use crate::raw::Insertion;
+use crate::filter::kind::Kind;
+use crate::filter::CuckooFilter;
+use crate::raw::BLOCK;
 
 /// Operations by precomputed hash.
 ///
@@ -16,17 +17,17 @@ use crate::raw::Insertion;
 /// filter must come from the same function of the key, and a well-mixed one (every bit of the
 /// 64 depending on every bit of the key, as XXH3-64, wyhash or SipHash give): a weak hash such
 /// as a key's own integer value crowds keys into a few buckets and raises the false positive
-/// rate. Mixing `insert_hash` with [`insert`](ConcurrentCuckooFilter::insert) is only right if
+/// rate. Mixing `insert_hash` with [`insert`](CuckooFilter::insert) is only right if
 /// the hashes equal the filter's own, `filter.hasher().hash_one(&key)`: for the default hasher
 /// that is XXH3-64 with the filter's seed over the bytes the key's `Hash` impl writes, integers
 /// in little-endian, a `str` as its bytes followed by one `0xff` byte. A filter filled only
 /// through these methods can use any such function; nothing records which one it was.
-impl<S> ConcurrentCuckooFilter<S> {
+impl<K: Kind, S> CuckooFilter<K, S> {
     /// [`insert`](Self::insert) of the key whose hash is `hash` (see the [caveat](#the-hash-must-come-from-one-function)).
     ///
     /// # Errors
     ///
-    /// [`InsertError::Full`] if there is no room; nothing changed.
+    /// As [`insert`](Self::insert).
     ///
     /// # Examples
     ///
@@ -40,13 +41,18 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// // A hash equal to the filter's own is the key itself.
     /// filter.insert_hash(filter.hasher().hash_one("key"))?;
     /// assert!(filter.contains("key"));
+    ///
+    /// let filter = concurrent_cuckoo_filter::GrowableCuckooFilter::with_capacity(1000);
+    /// let hash = filter.hasher().hash_one("key");
+    /// filter.insert_hash(hash)?;
+    /// assert!(filter.contains("key") && filter.contains_hash(hash));
+    /// assert_eq!(filter.count_hash(hash), 1);
+    /// assert!(filter.remove_hash(hash));
+    /// assert!(!filter.contains("key"));
     /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        match self.raw().insert(hash, false) {
-            Insertion::Full => Err(InsertError::Full),
-            _ => Ok(()),
-        }
+        self.core().insert(hash, false).map(drop)
     }
 
     /// [`insert_unique`](Self::insert_unique) by hash: `Ok(true)` if inserted, `Ok(false)` if
@@ -67,14 +73,10 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// assert_eq!(seen.count_hash(42), 1);
     /// ```
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        match self.raw().insert(hash, true) {
-            Insertion::Inserted => Ok(true),
-            Insertion::Present => Ok(false),
-            Insertion::Full => Err(InsertError::Full),
-        }
+        self.core().insert(hash, true)
     }
 
-    /// [`contains`](Self::contains) by hash. Takes no lock.
+    /// [`contains`](Self::contains) by hash.
     ///
     /// # Examples
     ///
@@ -89,7 +91,7 @@ impl<S> ConcurrentCuckooFilter<S> {
     #[inline]
     #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.raw().contains(hash)
+        self.core().contains(hash)
     }
 
     /// [`contains_batch_into`](Self::contains_batch_into) by hash: `answers[i] =
@@ -120,17 +122,17 @@ impl<S> ConcurrentCuckooFilter<S> {
             answers.len(),
             "contains_hash_batch_into: one answer per hash"
         );
-        self.raw().contains_hashes(hashes, answers);
+        self.core().contains_hashes(hashes, answers);
     }
 
     /// [`count`](Self::count) by hash.
     #[must_use]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.raw().count(hash)
+        self.core().count(hash)
     }
 
-    /// [`remove`](Self::remove) by hash: removes one copy; `false` if none was found. Only
-    /// remove hashes that were inserted.
+    /// [`remove`](Self::remove) by hash: removes one copy; `false` if none was found (or, in a
+    /// growable filter, several levels show it). Only remove hashes that were inserted.
     ///
     /// # Examples
     ///
@@ -144,7 +146,7 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.raw().remove(hash)
+        self.core().remove(hash)
     }
 
     /// [`insert_unique_hash`](Self::insert_unique_hash) of many hashes in order, overlapping
@@ -187,17 +189,11 @@ impl<S> ConcurrentCuckooFilter<S> {
         );
         new.fill(false);
         let mut inserted = 0;
-        for (at, block) in hashes.chunks(crate::raw::BLOCK).enumerate() {
-            let flags = &mut new[at * crate::raw::BLOCK..];
-            let outcome = self.raw().insert_block_with(block, true, |i, insertion| {
-                flags[i] = insertion == Insertion::Inserted;
-                inserted += usize::from(flags[i]);
-            });
+        for (at, (block, flags)) in hashes.chunks(BLOCK).zip(new.chunks_mut(BLOCK)).enumerate() {
+            let outcome = self.core().insert_unique_block(block, flags);
+            inserted += flags.iter().filter(|&&flag| flag).count();
             if let Err(i) = outcome {
-                return Err(ExtendError::full(
-                    inserted,
-                    Some(at * crate::raw::BLOCK + i),
-                ));
+                return Err(ExtendError::full(inserted, Some(at * BLOCK + i)));
             }
         }
         Ok(inserted)
@@ -223,8 +219,8 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// ```
     pub fn try_extend_hashes(&self, hashes: &[u64]) -> Result<usize, ExtendError> {
         let mut inserted = 0;
-        for block in hashes.chunks(crate::raw::BLOCK) {
-            match self.raw().insert_block(block) {
+        for block in hashes.chunks(BLOCK) {
+            match self.core().insert_block(block) {
                 Ok(()) => inserted += block.len(),
                 Err(n) => return Err(ExtendError::full(inserted + n, Some(inserted + n))),
             }

@@ -1,0 +1,147 @@
+//! rayon's parallel extend and collect for every filter kind, on the pipelined blocks of
+//! `bulk.rs`.
+
+use core::hash::{BuildHasher, Hash};
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::iter::{FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator};
+use rayon::slice::ParallelSlice;
+
+use crate::error::{ExtendError, InsertError};
+use crate::filter::bulk::{collect_hashes, Pending};
+use crate::filter::kind::Kind;
+use crate::filter::CuckooFilter;
+use crate::raw::BLOCK;
+
+impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
+    /// Inserts every item of a parallel iterator on rayon's threads, each thread pipelining
+    /// its blocks as [`try_extend`](Self::try_extend) does (a growable filter adding levels as
+    /// they fill).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+    /// use rayon::prelude::*;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(100_000);
+    /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
+    /// let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
+    /// assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
+    ///
+    /// let filter = GrowableCuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
+    /// assert_eq!(filter.len(), 100_000);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ExtendError`] soon after the first item that finds no room: the items that went
+    /// in stay, and [`ExtendError::inserted`] counts them.
+    pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
+    where
+        I: IntoParallelIterator,
+        I::Item: Hash,
+    {
+        let inserted = AtomicUsize::new(0);
+        let flush = |pending: &mut Pending| match pending.flush(self) {
+            Ok(n) => {
+                inserted.fetch_add(n, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(n) => {
+                inserted.fetch_add(n, Ordering::Relaxed);
+                Err(InsertError::Full)
+            }
+        };
+        let result = items
+            .into_par_iter()
+            .try_fold(Pending::new, |mut pending, item| {
+                if pending.push(self.hasher().hash_one(&item)) {
+                    flush(&mut pending)?;
+                }
+                Ok(pending)
+            })
+            .try_for_each(|pending: Result<Pending, InsertError>| flush(&mut pending?));
+        let inserted = inserted.into_inner();
+        result
+            .map(|()| inserted)
+            .map_err(|_| ExtendError::full(inserted, None))
+    }
+}
+
+/// Inserts every item on rayon's threads (see [`CuckooFilter::try_par_extend`]).
+///
+/// # Panics
+///
+/// If an item finds no room. Use `try_par_extend` to handle a full filter.
+impl<K, T, S> ParallelExtend<T> for &CuckooFilter<K, S>
+where
+    K: Kind + Sync,
+    T: Hash + Send,
+    S: BuildHasher + Sync,
+{
+    fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
+        if let Err(err) = self.try_par_extend(items) {
+            panic!("{}::par_extend: {err}", K::NAME);
+        }
+    }
+}
+
+/// Inserts every item on rayon's threads; see the impl for `&CuckooFilter`.
+impl<K, T, S> ParallelExtend<T> for CuckooFilter<K, S>
+where
+    K: Kind + Sync,
+    T: Hash + Send,
+    S: BuildHasher + Sync,
+{
+    fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
+        (&*self).par_extend(items);
+    }
+}
+
+/// Builds a filter from a parallel iterator on all of rayon's threads, as [`FromIterator`]
+/// does. A fixed filter hashes every item in parallel (8 bytes each, held until the filter is
+/// sized for their number), then inserts the hashes in parallel; a growable filter's first level
+/// is sized for the iterator's length when it knows it (else 1,024 items), grown as the items
+/// come.
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+/// use rayon::prelude::*;
+///
+/// let filter: ConcurrentCuckooFilter = (0..100_000u64).into_par_iter().collect();
+/// assert_eq!(filter.len(), 100_000);
+/// let filter: GrowableCuckooFilter = (0..100_000u64).into_par_iter().collect();
+/// assert_eq!(filter.len(), 100_000);
+/// ```
+///
+/// # Panics
+///
+/// As [`FromIterator`]: if an item cannot be inserted (more than `2 · bucket_size` copies of
+/// one item, 8 with the default configuration).
+impl<K, T, S> FromParallelIterator<T> for CuckooFilter<K, S>
+where
+    K: Kind + Sync,
+    T: Hash + Send,
+    S: BuildHasher + Default + Sync,
+{
+    fn from_par_iter<I: IntoParallelIterator<Item = T>>(items: I) -> Self {
+        let items = items.into_par_iter();
+        let hasher = S::default();
+        if K::GROWS {
+            let capacity = items.opt_len().unwrap_or(1024);
+            let mut filter = Self::with_capacity_and_hasher(capacity, hasher);
+            filter.par_extend(items);
+            return filter;
+        }
+        let hashes: Vec<u64> = items.map(|item| hasher.hash_one(&item)).collect();
+        collect_hashes(&hashes, hasher, |filter: &Self| {
+            hashes
+                .par_chunks(BLOCK)
+                .all(|block| filter.core().insert_block(block).is_ok())
+        })
+    }
+}

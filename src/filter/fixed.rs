@@ -1,0 +1,376 @@
+//! The fixed kind: one table sized once, the raw core and the capacity it was sized for.
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use std::io::{self, Read, Write};
+
+use crate::error::{BuildError, InsertError, MergeError};
+use crate::filter::kind::{Kind, Sealed};
+use crate::filter::CuckooFilter;
+use crate::hash::DefaultHashBuilder;
+use crate::hooks::DebugCandidates;
+use crate::persist::encoding::VERSION;
+use crate::persist::encoding::{
+    check_checksum, check_len, decode_table, encoded_len, hasher_of, read_up_to, write_encoding,
+    Header, HEADER_LEN,
+};
+use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
+use crate::raw::{Insertion, RawFilter};
+use crate::settings::TableSettings;
+use crate::sizing::capacity_of;
+
+/// A cuckoo filter that many threads can use at once, through `&self`.
+///
+/// It answers "might this item have been inserted?" with no false negatives and a small, tunable
+/// rate of false positives, and unlike a Bloom filter it can delete. Share it with [`Arc`]:
+/// lookups are optimistic and, unless writers keep getting in their way, take no lock (see
+/// [Consistency](Self#consistency)); inserts and removes lock only the stripes of the two buckets
+/// they touch.
+///
+/// # Examples
+///
+/// ```
+/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+/// use std::sync::Arc;
+///
+/// let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(100_000));
+/// let handles: Vec<_> = (0..2u64)
+///     .map(|t| {
+///         let filter = Arc::clone(&filter);
+///         std::thread::spawn(move || {
+///             for i in (t * 50_000)..((t + 1) * 50_000) {
+///                 filter.insert(&i).unwrap();
+///             }
+///         })
+///     })
+///     .collect();
+/// for handle in handles {
+///     handle.join().unwrap();
+/// }
+/// assert_eq!(filter.len(), 100_000);
+/// assert!((0..100_000u64).all(|i| filter.contains(&i)));
+/// assert!(filter.remove(&7u64));
+/// ```
+///
+/// # Consistency
+///
+/// Every operation is linearizable with respect to the item it names: [`insert`] that returned
+/// `Ok`, then [`contains`] of the same item in any thread that observes that return, answers
+/// true until a [`remove`] of it, even while other threads move its fingerprint between its two
+/// buckets to make room. A lookup that races an insert or remove of the same item may see the
+/// filter either before or after it. [`len`] sums per-stripe counts one after another, so while
+/// writes are in flight it may count some of them and not others; it is exact when none are.
+///
+/// A lookup ([`contains`], [`count`], [`contains_batch`]) is optimistic. Buckets are guarded by
+/// striped seqlocks: it loads the stamps of its two buckets' stripes, reads the two buckets and
+/// loads the stamps again, and answers only if neither stripe was locked or changed meanwhile. In
+/// the common case that is all it does: it takes no lock, writes no shared memory and never
+/// waits. If writers keep changing its stripes, after 9 failed tries it takes the two stripe
+/// locks, as a writer would, and so waits for the writers holding them; a reader cannot starve.
+/// With [`TableLayout::BucketWord`](crate::TableLayout::BucketWord) a [`contains`] reads no
+/// stamps: it loads its two bucket words and answers a hit at once, and a miss once the first
+/// word, loaded again, is unchanged (its version moves on every store); after 9 tries that saw
+/// it change, it too takes the two stripe locks.
+/// While every stripe is locked, by [`to_bytes`] (and the other encoders) copying the table or by
+/// an insert whose optimistic attempts racing writers kept spoiling, a lookup waits until the
+/// locks are released.
+///
+/// [`insert`] returns `Err(Full)` only if the item had no room at one moment during the call: no
+/// empty slot in its two buckets and no short enough chain of moves to one. The search for such a
+/// chain reads buckets without locks; before the insert reports that there is none, a search
+/// that checks the stamps of every stripe it read must find none too, and when one moved the
+/// insert tries again. After 64 attempts spoiled by racing writers, it locks every stripe, in the
+/// order all writers lock them, and decides under those locks.
+///
+/// As in any cuckoo filter, `remove` must only be called for items that were inserted: removing
+/// an item that was never inserted may remove a different item that shares its fingerprint and
+/// bucket, and that item would then be reported absent (paper Section 3.3).
+///
+/// [`Arc`]: std::sync::Arc
+/// [`insert`]: Self::insert
+/// [`contains`]: Self::contains
+/// [`remove`]: Self::remove
+/// [`len`]: Self::len
+/// [`count`]: Self::count
+/// [`contains_batch`]: Self::contains_batch
+/// [`to_bytes`]: Self::to_bytes
+pub type ConcurrentCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Fixed, S>;
+
+/// The kind of [`ConcurrentCuckooFilter`]: one table, sized once.
+pub struct Fixed {
+    raw: RawFilter,
+    capacity: usize,
+}
+
+impl Fixed {
+    pub(crate) fn new(raw: RawFilter, capacity: usize) -> Self {
+        Self { raw, capacity }
+    }
+
+    /// The table `settings` describe, or the parameter that makes it impossible.
+    pub(crate) fn build(settings: &TableSettings) -> Result<Self, BuildError> {
+        let geometry = settings.geometry()?;
+        let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
+            bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
+        })?;
+        let capacity = capacity_of(
+            geometry.shape.bucket_count as u64,
+            geometry.shape.bucket_size,
+        );
+        Ok(Self::new(
+            raw,
+            usize::try_from(capacity).unwrap_or(usize::MAX),
+        ))
+    }
+
+    pub(crate) fn raw(&self) -> &RawFilter {
+        &self.raw
+    }
+}
+
+impl fmt::Debug for Fixed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut f = f.debug_struct("Fixed");
+        self.debug_fields(&mut f);
+        f.finish()
+    }
+}
+
+impl Sealed for Fixed {}
+
+impl Kind for Fixed {
+    const NAME: &'static str = "ConcurrentCuckooFilter";
+    const GROWS: bool = false;
+
+    fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
+        let settings = TableSettings {
+            capacity,
+            ..TableSettings::default()
+        };
+        match Self::build(&settings) {
+            Ok(fixed) => (fixed, hasher),
+            Err(err) => panic!("a ConcurrentCuckooFilter for {capacity} items: {err}"),
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        match self.raw.insert(hash, unique) {
+            Insertion::Inserted => Ok(true),
+            Insertion::Present => Ok(false),
+            Insertion::Full => Err(InsertError::Full),
+        }
+    }
+
+    fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        self.raw.insert_block(hashes)
+    }
+
+    fn insert_unique_block(&self, hashes: &[u64], new: &mut [bool]) -> Result<(), usize> {
+        self.raw.insert_block_with(hashes, true, |i, insertion| {
+            new[i] = insertion == Insertion::Inserted;
+        })
+    }
+
+    #[inline(always)]
+    fn contains(&self, hash: u64) -> bool {
+        self.raw.contains(hash)
+    }
+
+    fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        self.raw.contains_hashes(hashes, answers);
+    }
+
+    fn count(&self, hash: u64) -> usize {
+        self.raw.count(hash)
+    }
+
+    fn remove(&self, hash: u64) -> bool {
+        self.raw.remove(hash)
+    }
+
+    fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.raw.memory_usage()
+    }
+
+    fn bucket_count(&self) -> usize {
+        self.raw.bucket_count()
+    }
+
+    fn bucket_size(&self) -> usize {
+        self.raw.bucket_size()
+    }
+
+    fn is_semi_sorted(&self) -> bool {
+        self.raw.is_semi_sorted()
+    }
+
+    fn expected_false_positive_rate(&self) -> f64 {
+        self.raw.geometry().shape.expected_false_positive_rate()
+    }
+
+    fn clear(&self) {
+        self.raw.lock_table().clear();
+    }
+
+    fn duplicate(&self) -> Option<Self> {
+        let raw = self.raw.lock_table().duplicate()?;
+        Some(Self::new(raw, self.capacity))
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
+        match self.raw.geometry_mismatch(&other.raw) {
+            Some((field, target, source)) => Err(MergeError::Geometry {
+                field,
+                target,
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+        self.raw
+            .merge_from(&other.raw, unique)
+            .map_err(|merged| MergeError::Full { merged })
+    }
+
+    fn serialized_len(&self) -> u64 {
+        encoded_len(self.raw.geometry())
+    }
+
+    fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
+        let table = self.raw.lock_table();
+        let header = Header::new(
+            self.raw.geometry(),
+            self.capacity,
+            RecordedHasher::of(hasher),
+            table.items(),
+            table.data_words(),
+        );
+        write_encoding(writer, header, |from, out| table.read_words(from, out))
+    }
+
+    fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
+        let header = Header::parse(bytes)?;
+        let geometry = header.geometry()?;
+        check_len(header.total_len(), bytes.len())?;
+        check_checksum(bytes)?;
+        let hasher = hasher_of::<S>(header.recorded_hasher())?;
+        let raw = decode_table(&header, &geometry, bytes)?;
+        // `Header::geometry` checked that the capacity fits.
+        Ok((Self::new(raw, header.capacity as usize), hasher))
+    }
+
+    fn decode_from<S: StableHashBuilder, R: Read>(mut reader: R) -> Result<(Self, S), DecodeError> {
+        // Memory grows with the bytes that arrive, never ahead of them on a length field's word.
+        let mut bytes = Vec::new();
+        read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
+        let header = Header::parse(&bytes)?;
+        header.geometry()?;
+        read_up_to(&mut reader, &mut bytes, header.total_len())?;
+        Self::decode(&bytes)
+    }
+
+    fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        f.field("capacity", &self.capacity)
+            .field("fingerprint_bits", &self.raw.fingerprint_bits())
+            .field("bucket_size", &self.raw.bucket_size())
+            .field("semi_sorted", &self.raw.is_semi_sorted())
+            .field("buckets", &self.raw.bucket_count())
+            .field("stripes", &self.raw.stripe_count());
+    }
+}
+
+/// The fixed kind's own: its one fingerprint width and layout (its `builder` is in `builder.rs`).
+impl<S> ConcurrentCuckooFilter<S> {
+    pub(crate) fn raw(&self) -> &RawFilter {
+        self.core().raw()
+    }
+
+    /// Bits per fingerprint. A growable filter's are per level:
+    /// [`level_fingerprint_bits`](crate::GrowableCuckooFilter::level_fingerprint_bits).
+    #[must_use]
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.raw().fingerprint_bits()
+    }
+
+    /// How the table holds its buckets (see
+    /// [`ConcurrentCuckooFilterBuilder::layout`](crate::ConcurrentCuckooFilterBuilder::layout)). A
+    /// growable filter's chunks are always packed.
+    #[must_use]
+    pub fn layout(&self) -> crate::TableLayout {
+        if self.raw().has_bucket_words() {
+            crate::TableLayout::BucketWord
+        } else {
+            crate::TableLayout::Packed
+        }
+    }
+}
+
+impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
+    test_hook! {
+        /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
+        fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> DebugCandidates {
+            self.raw().debug_candidates(self.hasher().hash_one(item)).into()
+        }
+    }
+}
+
+impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
+    /// The filter's shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO`
+    /// gives them. The counts are read without locks: exact when no write is in flight.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// for key in 0..500u32 {
+    ///     filter.insert(&key)?;
+    /// }
+    /// let stats = filter.stats();
+    /// assert_eq!((stats.len, stats.bucket_size, stats.fingerprint_bits), (500, 4, 12));
+    /// assert!(stats.false_positive_rate_at_load < stats.expected_false_positive_rate);
+    /// assert!(stats.to_string().contains("items: 500\n"));
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> FilterStats {
+        let hasher = RecordedHasher::of(self.hasher());
+        let len = self.len();
+        let slots = self.bucket_count() * self.bucket_size();
+        let load_factor = len as f64 / slots as f64;
+        let memory_bytes = self.memory_usage();
+        let serialized_len = encoded_len(self.raw().geometry());
+        let fingerprints = ((1u64 << self.fingerprint_bits()) - 1) as f64;
+        let compared = 2.0 * self.bucket_size() as f64 * load_factor;
+        FilterStats {
+            buckets: self.bucket_count(),
+            bucket_size: self.bucket_size(),
+            fingerprint_bits: self.fingerprint_bits(),
+            semi_sorted: self.is_semi_sorted(),
+            stripes: self.raw().stripe_count(),
+            len,
+            capacity: self.capacity(),
+            load_factor,
+            memory_bytes,
+            bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
+            expected_false_positive_rate: self.expected_false_positive_rate(),
+            false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
+            hasher_id: hasher.id,
+            hasher_seed: hasher.seed,
+            format_version: VERSION,
+            serialized_len,
+        }
+    }
+}
