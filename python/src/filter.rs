@@ -1,12 +1,14 @@
-//! The two Python classes, `ConcurrentCuckooFilter` and `GrowableCuckooFilter`: the methods
-//! they share written once in `filter_class!`, each class's own after it.
+//! The two Python classes, `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
+//! `CuckooFilter<K>` of each kind `K`: the methods they share written once in `filter_class!`
+//! (a `#[pyclass]` cannot be generic, so the macro makes one per kind), each class's own after.
 
 use std::io::{self, Write};
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, FilterStats, GrowableCuckooFilter};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
+use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
 use numpy::PyArray1;
-use pyo3::exceptions::PyKeyError;
+use pyo3::exceptions::{PyKeyError, PyMemoryError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
@@ -14,14 +16,14 @@ use crate::files::FilterFile;
 use crate::keys::with_key;
 use crate::{args, bulk, errors, files};
 
-/// `filter_class!(#[pyclass(..)] Class(Filter), { own methods })`: the class `Class` holding a
-/// `Filter` of the crate in `inner`, with the shared methods and its own in one `#[pymethods]`.
+/// `filter_class!(#[pyclass(..)] Class(Kind), { own methods })`: the class `Class` holding a
+/// `CuckooFilter<Kind>` in `inner`, with the shared methods and its own in one `#[pymethods]`.
 macro_rules! filter_class {
-    ($(#[$attr:meta])* $class:ident($filter:ty), { $($own:tt)* }) => {
+    ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         $(#[$attr])*
         #[derive(Debug)]
         pub struct $class {
-            inner: $filter,
+            inner: CuckooFilter<$kind>,
         }
 
         #[pymethods]
@@ -121,9 +123,13 @@ macro_rules! filter_class {
 
             /// The filter in the crate's portable format (`FORMAT.md`), readable by Rust, `ccf`
             /// and `from_bytes`.
-            fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-                let bytes = py.detach(|| self.inner.to_bytes());
-                PyBytes::new(py, &bytes)
+            fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                bytes_of(py, &self.inner)
+            }
+
+            /// Removes every key, keeping the filter's memory and shape.
+            fn clear(&self, py: Python<'_>) {
+                py.detach(|| self.inner.clear());
             }
 
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
@@ -132,7 +138,7 @@ macro_rules! filter_class {
                           -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
                 let bytes: &[u8] = &bytes;
-                let inner = py.detach(|| <$filter>::from_bytes(bytes)).map_err(errors::decode)?;
+                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(errors::decode)?;
                 Ok(Self { inner })
             }
 
@@ -153,31 +159,41 @@ macro_rules! filter_class {
                 let file = py
                     .detach(|| FilterFile::open(&path))
                     .map_err(|err| errors::file(py, &err, &path))?;
-                Self::from_file(py, file, &path)
+                Ok(Self { inner: read_file(py, file, &path)? })
             }
 
-            /// A copy of the filter, independent of it.
+            /// A copy of the filter, independent of it: a state it had, even while others write.
             fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-                let inner = py
-                    .detach(|| <$filter>::from_bytes(&self.inner.to_bytes()))
-                    .map_err(errors::decode)?;
+                // The crate's `clone` panics if the copy's memory cannot be had.
+                let copy = std::panic::AssertUnwindSafe(|| self.inner.clone());
+                let inner = py.detach(|| std::panic::catch_unwind(copy)).map_err(|_| {
+                    PyMemoryError::new_err("no memory for a copy of the filter")
+                })?;
                 Ok(Self { inner })
             }
 
-            fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-                self.copy(py)
-            }
+            fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
 
             fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
                 self.copy(py)
             }
 
             /// Pickles as `from_bytes(to_bytes())`, the same in any process.
-            fn __reduce__<'py>(&self, py: Python<'py>)
-                               -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                self.__reduce_ex__(py, 4)
+            }
+
+            /// As `__reduce__`; from protocol 5 on, the bytes as a `PickleBuffer` that a
+            /// `buffer_callback` takes out of band, without a copy.
+            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
+                                  -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let restore = py.get_type::<Self>().getattr("from_bytes")?;
-                Ok((restore, (self.to_bytes(py),)))
+                let mut bytes = bytes_of(py, &self.inner)?.into_any();
+                if protocol >= 5 {
+                    bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
+                }
+                PyTuple::new(py, [restore, PyTuple::new(py, [bytes])?.into_any()])
             }
 
             /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
@@ -235,12 +251,8 @@ macro_rules! filter_class {
                 bulk::add_many(py, keys, threads, before, inner.hasher(), extend)
             }
 
-            /// The filter in `file`, opened from `path` (for messages).
             pub fn from_file(py: Python<'_>, file: FilterFile, path: &Path) -> PyResult<Self> {
-                let inner = py
-                    .detach(|| file.read(|reader| <$filter>::read_from(reader)))
-                    .map_err(|err| errors::load(py, err, path))?;
-                Ok(Self { inner })
+                Ok(Self { inner: read_file(py, file, path)? })
             }
         }
     };
@@ -250,7 +262,7 @@ filter_class!(
     /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
     /// writers lock only the buckets they touch; bulk calls release the interpreter.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
-    Fixed(ConcurrentCuckooFilter), {
+    FixedFilter(Fixed), {
     /// A filter of any `capacity` distinct keys. `false_positive_rate` picks the cheapest
     /// shape for it; `fingerprint_bits` (4 to 32), `bucket_size` (2, 4 or 8) and `semi_sorted`
     /// win over it. Default: 12-bit fingerprints in 4-slot buckets (about 0.19%). `seed`
@@ -325,7 +337,7 @@ filter_class!(
     /// splitting, or by adding a larger level), keeping the false positive rate under its target
     /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
-    Growable(GrowableCuckooFilter), {
+    GrowableFilter(Growable), {
     /// A filter whose first level holds `capacity` keys (default 1,000,000), growing past it
     /// under `false_positive_rate` (default 0.001): each level splits `2^split_depth` times
     /// (1 to 10, default 6) before the next is added. Past `max_capacity` (default: none) adds
@@ -420,6 +432,39 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "hasher_id" => s.hasher_id, "seed" => s.hasher_seed,
         "format_version" => s.format_version, "serialized_len" => s.serialized_len);
     Ok(dict)
+}
+
+/// The filter in `file`, opened from `path` (for messages).
+fn read_file<K: Kind + Send>(
+    py: Python<'_>,
+    file: FilterFile,
+    path: &Path,
+) -> PyResult<CuckooFilter<K>> {
+    py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)))
+        .map_err(|err| errors::load(py, err, path))
+}
+
+/// `filter`'s bytes, written straight into one bytes object of their exact length. A growable
+/// filter that grew between measuring and writing no longer fits: measured and written again.
+fn bytes_of<'py, K: Kind + Sync>(
+    py: Python<'py>,
+    filter: &CuckooFilter<K>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    loop {
+        let len = usize::try_from(filter.serialized_len())
+            .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
+        let mut fits = false;
+        let bytes = PyBytes::new_with(py, len, |buffer| {
+            fits = py.detach(|| {
+                let mut rest = &mut *buffer;
+                filter.write_to(&mut rest).is_ok() && rest.is_empty()
+            });
+            Ok(())
+        })?;
+        if fits {
+            return Ok(bytes);
+        }
+    }
 }
 
 /// Whether `write` writes exactly `expected`, stopped at the first byte that differs.
