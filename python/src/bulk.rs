@@ -25,11 +25,7 @@ fn by_hash<R: Send>(
     go_on: impl Fn(&R) -> bool + Sync,
 ) -> PyResult<Vec<R>> {
     let mut reader = Reader::new(keys)?;
-    let work = |keys: &Keys, range: std::ops::Range<usize>| {
-        let mut hashes = vec![0; range.len()];
-        keys.hash_into(range, hasher, &mut hashes);
-        op(&hashes)
-    };
+    let work = |keys: &Keys, range| op(&keys.hashes(range, hasher));
     let read = |keys: &mut Keys| reader.read(SEGMENT * threads, keys);
     in_pieces(py, threads, read, work, go_on)
 }

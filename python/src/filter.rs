@@ -47,10 +47,8 @@ macro_rules! filter_class {
 
             /// Removes one copy of `key`; raises `KeyError` if it is not present.
             fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
-                match self.discard(key)? {
-                    true => Ok(()),
-                    false => Err(PyKeyError::new_err(key.clone().unbind())),
-                }
+                let found = self.discard(key)?;
+                found.then_some(()).ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
             }
 
             /// Whether `key` may be in the filter: always for a key added, by chance for others.
@@ -65,6 +63,12 @@ macro_rules! filter_class {
 
             /// Keys stored.
             fn __len__(&self) -> usize { self.inner.len() }
+
+            /// The false positive rate when full (a growable filter's levels so far, each full).
+            #[getter]
+            fn expected_false_positive_rate(&self) -> f64 {
+                self.inner.expected_false_positive_rate()
+            }
 
             /// Keys the filter is sized for (for a growable filter: its levels so far).
             #[getter]
@@ -289,17 +293,13 @@ filter_class!(
         if let Some(semi_sorted) = args::flag("semi_sorted", semi_sorted)? {
             builder = builder.semi_sorted(semi_sorted);
         }
-        let inner = builder.build().map_err(errors::build)?;
-        Ok(Self { inner })
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
     /// The share of slots in use, from 0 to 1.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.load_factor() }
 
-    /// The false positive rate when the filter is full.
-    #[getter]
-    fn expected_false_positive_rate(&self) -> f64 { self.inner.expected_false_positive_rate() }
 
     /// Bits per fingerprint.
     #[getter]
@@ -360,8 +360,7 @@ filter_class!(
         if let Some(max) = max_capacity {
             builder = builder.max_capacity(args::count("max_capacity", max)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
-        Ok(Self { inner })
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
     /// Keys stored over the capacity of the levels so far.
@@ -372,9 +371,6 @@ filter_class!(
     #[getter]
     fn false_positive_rate(&self) -> f64 { self.inner.false_positive_rate() }
 
-    /// The false positive rate of the levels so far, each full: below `false_positive_rate`.
-    #[getter]
-    fn expected_false_positive_rate(&self) -> f64 { self.inner.expected_false_positive_rate() }
 
     /// Levels so far; a lookup probes each.
     #[getter]

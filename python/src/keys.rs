@@ -40,6 +40,9 @@ impl Hash for Key<'_> {
     }
 }
 
+/// Bytes a key read from a Python object is given room for: enough for most text keys.
+const RESERVED_BYTES_PER_KEY: usize = 32;
+
 /// A key of a segment read from Python objects: an int, or bytes `.0..=.1` of the segment (its
 /// whole stream, ended by `0xff`).
 #[derive(Debug, Clone, Copy)]
@@ -71,6 +74,14 @@ impl Segment for Keys {
 }
 
 impl Keys {
+    /// Room for `keys` more keys read from Python objects, so that a segment rarely grows as
+    /// it is read (its memory is reused for the next).
+    pub fn reserve(&mut self, keys: usize) {
+        self.slots.reserve(keys);
+        self.bytes
+            .reserve(keys.saturating_mul(RESERVED_BYTES_PER_KEY));
+    }
+
     /// Bytes of `str` and bytes-like keys held.
     pub fn byte_len(&self) -> usize {
         self.bytes.len()
@@ -99,20 +110,19 @@ impl Keys {
         self.slots.push(Slot::Bytes(start, end));
     }
 
-    /// `hashes[i]` = `hasher`'s hash of key `range.start + i`.
-    pub fn hash_into(&self, range: Range<usize>, hasher: &DefaultHashBuilder, hashes: &mut [u64]) {
+    /// `hasher`'s hashes of keys `range`.
+    pub fn hashes(&self, range: Range<usize>, hasher: &DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
-            for (hash, key) in hashes.iter_mut().zip(&self.ints[range]) {
-                *hash = hasher.hash_one(key);
-            }
-            return;
+            return self.ints[range]
+                .iter()
+                .map(|key| hasher.hash_one(key))
+                .collect();
         }
-        for (hash, slot) in hashes.iter_mut().zip(&self.slots[range]) {
-            *hash = match *slot {
-                Slot::Int(value) => hasher.hash_one(value),
-                Slot::Bytes(start, end) => hasher.hash_stream(&self.bytes[start..=end]),
-            };
-        }
+        let hash = |slot: &Slot| match *slot {
+            Slot::Int(value) => hasher.hash_one(value),
+            Slot::Bytes(start, end) => hasher.hash_stream(&self.bytes[start..=end]),
+        };
+        self.slots[range].iter().map(hash).collect()
     }
 }
 

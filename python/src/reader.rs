@@ -25,9 +25,8 @@ const BYTES_PER_KEY: usize = 64;
 /// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
 pub enum Reader<'py> {
-    /// A 1-D numpy array of 64-bit integers, viewed in place, and the index of its next key.
-    Unsigned(PyReadonlyArray1<'py, u64>, usize),
-    Signed(PyReadonlyArray1<'py, i64>, usize),
+    /// A 1-D numpy array of 64-bit integer patterns, viewed in place, and its next index.
+    Ints(PyReadonlyArray1<'py, u64>, usize),
     Sequence(Sequence<'py>),
     /// A 1-D numpy array whose items are Python objects of their own (dtype `O`, `U` or `S`), the
     /// index of its next slice, and the slice being read.
@@ -68,7 +67,8 @@ impl<'py> Reader<'py> {
             b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
             kind @ (b'i' | b'u' | b'b') => {
                 // Narrower integers and booleans widen to the 64-bit type of their sign, which
-                // keeps every value, so each hashes as the Python int it equals.
+                // keeps every value, so each hashes as the Python int it equals; `int64` is
+                // viewed as the `uint64` of its bits.
                 let wide = if kind == b'i' { "int64" } else { "uint64" };
                 let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
                 let array = if native && kind != b'b' {
@@ -76,11 +76,8 @@ impl<'py> Reader<'py> {
                 } else {
                     keys.call_method1("astype", (wide,))?
                 };
-                Ok(if kind == b'i' {
-                    Self::Signed(array.cast::<PyArray1<i64>>()?.try_readonly()?, 0)
-                } else {
-                    Self::Unsigned(array.cast::<PyArray1<u64>>()?.try_readonly()?, 0)
-                })
+                let bits = array.call_method1("view", ("uint64",))?;
+                Ok(Self::Ints(bits.cast::<PyArray1<u64>>()?.try_readonly()?, 0))
             }
             _ => Err(PyTypeError::new_err(format!(
                 "keys must be integers, strings or bytes, not an array of dtype {}",
@@ -94,8 +91,18 @@ impl<'py> Reader<'py> {
     /// is an error, the keys before it in `keys`.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
-            Self::Unsigned(array, next) => Ok(copy_ints(array, next, max, keys, |v| v)),
-            Self::Signed(array, next) => Ok(copy_ints(array, next, max, keys, |v| v as u64)),
+            Self::Ints(array, next) => {
+                // A contiguous array as one slice, copied as one block.
+                let view = array.as_array();
+                let end = (*next + max).min(view.len());
+                let view = view.slice_move(s![*next..end]);
+                match view.as_slice() {
+                    Some(values) => keys.ints_mut().extend_from_slice(values),
+                    None => keys.ints_mut().extend(view.iter()),
+                }
+                *next = end;
+                Ok(end < array.len())
+            }
             Self::Iterator(items) => read_items(items, max, keys),
             Self::Sequence(sequence) => sequence.read(max, keys),
             Self::Objects(array, next, slice) => loop {
@@ -140,27 +147,6 @@ fn read_items(items: &mut Bound<'_, PyIterator>, max: usize, keys: &mut Keys) ->
 #[inline]
 fn full(keys: &Keys, max: usize) -> bool {
     keys.len() >= max || keys.byte_len() >= max.saturating_mul(BYTES_PER_KEY)
-}
-
-/// Copies up to `max` integers of `array` from `next` on into `keys`, as their 64-bit patterns:
-/// a contiguous array as one slice (a copy the compiler vectorises); whether more follow.
-fn copy_ints<T: numpy::Element + Copy>(
-    array: &PyReadonlyArray1<'_, T>,
-    next: &mut usize,
-    max: usize,
-    keys: &mut Keys,
-    to_u64: fn(T) -> u64,
-) -> bool {
-    let view = array.as_array();
-    let end = (*next + max).min(view.len());
-    let view = view.slice_move(s![*next..end]);
-    let ints = keys.ints_mut();
-    match view.as_slice() {
-        Some(values) => ints.extend(values.iter().map(|&value| to_u64(value))),
-        None => ints.extend(view.iter().map(|&value| to_u64(value))),
-    }
-    *next = end;
-    end < array.len()
 }
 
 /// A pandas series or array of integers (numpy-backed, nullable `Int64` and the like, or
@@ -231,6 +217,8 @@ impl<'py> Sequence<'py> {
     /// Reads items from `next` on into `keys` until it is full (then `true`) or the end.
     fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         let py = self.object.py();
+        let left = self.object.len()?.saturating_sub(self.next);
+        keys.reserve(left.min(max.saturating_sub(keys.len())));
         while !full(keys, max) {
             let Ok(index) = ffi::Py_ssize_t::try_from(self.next) else {
                 return Ok(false);
