@@ -1,6 +1,5 @@
 //! Constructor arguments, checked so that a bad one is a `TypeError` or `ValueError` naming it.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
 use concurrent_cuckoo_filter::DefaultHashBuilder;
@@ -16,11 +15,16 @@ fn wrong(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("{name} must be {what}, not {}", type_name(value)))
 }
 
+/// An `int` argument.
+fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
+    value
+        .cast::<PyInt>()
+        .map_err(|_| wrong(name, "an int", value))
+}
+
 /// A count argument (`capacity`, `max_capacity`): an `int` of at least 1.
 pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let int = value
-        .cast::<PyInt>()
-        .map_err(|_| wrong(name, "an int", value))?;
+    let int = int(name, value)?;
     match int.extract::<i128>() {
         Ok(n) if n < 1 => Err(PyValueError::new_err(format!(
             "{name} must be at least 1, got {n}"
@@ -38,9 +42,7 @@ pub fn setting<T: TryFrom<i128>>(
     value: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<T>> {
     let Some(value) = value else { return Ok(None) };
-    let int = value
-        .cast::<PyInt>()
-        .map_err(|_| wrong(name, "an int", value))?;
+    let int = int(name, value)?;
     int.extract::<i128>()
         .ok()
         .and_then(|v| T::try_from(v).ok())
@@ -111,26 +113,24 @@ pub fn hasher(seed: Option<&Bound<'_, PyAny>>) -> PyResult<DefaultHashBuilder> {
     let Some(seed) = seed else {
         return Ok(DefaultHashBuilder::new());
     };
-    let int = seed
-        .cast::<PyInt>()
-        .map_err(|_| wrong("seed", "an int", seed))?;
+    let int = int("seed", seed)?;
     let bits = int_bits(int).ok_or_else(|| {
         PyValueError::new_err(format!("seed {int} is out of range: a seed {INT_RANGE}"))
     })?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }
 
-/// The bytes of a bytes-like object (`bytes`, `bytearray`, `memoryview`, ...).
-pub fn bytes_like<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+/// A bytes-like object (`bytes`, `bytearray`, `memoryview`, a pickle's out-of-band buffer) as
+/// `bytes`: itself, or one copy of it.
+pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     if let Ok(bytes) = data.cast::<PyBytes>() {
-        return Ok(Cow::Borrowed(bytes.as_bytes()));
+        return Ok(bytes.clone());
     }
-    // Anything else that supports the buffer protocol, copied.
-    let builtins = data.py().import("builtins")?;
-    let view = builtins
+    let view = (data
+        .py()
+        .import("builtins")?
         .getattr("memoryview")?
-        .call1((data,))
-        .map_err(|_| wrong("data", "a bytes-like object", data))?;
-    let copy = view.call_method0("tobytes")?;
-    Ok(Cow::Owned(copy.cast::<PyBytes>()?.as_bytes().to_vec()))
+        .call1((data,)))
+    .map_err(|_| wrong("data", "a bytes-like object", data))?;
+    Ok(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)
 }

@@ -141,7 +141,7 @@ macro_rules! filter_class {
             fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>)
                           -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
-                let bytes: &[u8] = &bytes;
+                let bytes = bytes.as_bytes();
                 let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(errors::decode)?;
                 Ok(Self { inner })
             }

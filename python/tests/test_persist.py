@@ -369,3 +369,32 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 / f.m
         )
         added[call] = float(out.stdout)
     assert all(copies < 1.4 for copies in added.values()), added
+
+
+def test_to_bytes_of_a_filter_growing_meanwhile_is_a_whole_filter():
+    import threading
+
+    f = GrowableCuckooFilter(1000)
+    failures = []
+    done = threading.Event()
+
+    def grow():
+        try:
+            for start in range(0, 400_000, 1000):
+                f.add_many(np.arange(start, start + 1000, dtype=np.uint64))
+        except BaseException as err:  # noqa: BLE001 - re-raised by the test
+            failures.append(err)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=grow)
+    worker.start()
+    copies = 0
+    while not done.is_set() or copies == 0:
+        # Measured, then written: a filter that grew in between is measured and written again.
+        data = f.to_bytes()
+        assert GrowableCuckooFilter.from_bytes(data).to_bytes() == data
+        copies += 1
+    worker.join(timeout=60)
+    assert not worker.is_alive() and not failures, failures
+    assert f.level_count > 1 and GrowableCuckooFilter.from_bytes(f.to_bytes()) == f
