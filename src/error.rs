@@ -8,7 +8,9 @@ use core::fmt;
 pub enum InsertError {
     /// Neither of the item's buckets has room, and no chain of at most a few moves of other
     /// fingerprints could make room. The filter is (for this item) full. This is also what the
-    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint.
+    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint, or
+    /// the `b + 1`-th for an item whose two buckets are one bucket (about one item in
+    /// `bucket_count`).
     Full,
 }
 
@@ -29,7 +31,8 @@ impl std::error::Error for InsertError {}
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// `capacity` was 0 (or never set).
+    /// `capacity` was 0. Not returned by the builders, which build the smallest table for it;
+    /// kept so that code matching on it still compiles.
     ZeroCapacity,
     /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
     /// table larger than the address space.
@@ -76,11 +79,19 @@ pub enum BuildError {
         /// The layout asked for.
         layout: crate::TableLayout,
     },
-    /// `false_positive_rate` was not strictly between 0 and 1, or was too small for 32-bit
-    /// fingerprints with the other settings.
+    /// `false_positive_rate` was not strictly between 0 and 1 (or, with `fingerprint_bits` set,
+    /// fit no bucket the other settings allow).
     FalsePositiveRate {
         /// The rate asked for.
         rate: f64,
+    },
+    /// `false_positive_rate` was below what the widest (32-bit) fingerprints reach with the
+    /// other settings.
+    FalsePositiveRateTooSmall {
+        /// The rate asked for.
+        rate: f64,
+        /// The smallest rate these settings reach.
+        smallest: f64,
     },
     /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
     /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
@@ -157,6 +168,10 @@ impl fmt::Display for BuildError {
             Self::FalsePositiveRate { rate } => write!(
                 f,
                 "false_positive_rate must be above 0 and below 1, and reachable with 32-bit fingerprints, got {rate}",
+            ),
+            Self::FalsePositiveRateTooSmall { rate, smallest } => write!(
+                f,
+                "false_positive_rate must be at least {smallest:.3e}, the smallest 32-bit fingerprints reach with these settings, got {rate}",
             ),
             Self::Stripes { stripes, min, max } => write!(
                 f,

@@ -47,8 +47,8 @@
 //! - A failed insert changes nothing, and nothing is ever evicted to make room. `Err(Full)` only
 //!   when the item had no room, also while other threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
-//! - No `Hash` impl runs while one of the filter's locks is held; the only user code that does
-//!   is the writer given to `write_to`, which streams the locked table.
+//! - No user code (a `Hash` impl, the writer given to `write_to`) runs while one of the
+//!   filter's locks is held.
 //! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof
 //!   and a test: in `sync/std.rs`, two prefetch hints, one `madvise` call (huge pages for big
 //!   tables), the zeroed allocation of the stripe stamps, and the table's own allocation

@@ -63,12 +63,11 @@ impl TableSettings {
                 max_buckets: self.max_search_buckets,
             });
         }
+        // A capacity of 0 gets the smallest table, as `with_capacity(0)` does.
         let bucket_count = if self.bucket_count != 0 {
             self.bucket_count as u64
-        } else if self.capacity == 0 {
-            return Err(BuildError::ZeroCapacity);
         } else {
-            bucket_count_for(self.capacity as u64, resolved.bucket_size)
+            bucket_count_for(self.capacity.max(1) as u64, resolved.bucket_size)
         };
         let most = resolved
             .max_bucket_count(limits.bytes)

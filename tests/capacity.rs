@@ -5,7 +5,9 @@
 //! To measure with more: `CCF_SETS=k` tries `k` key sets per capacity, `CCF_N=a,b,...` only
 //! those capacities, and `CCF_DEBUG=1` names every key set that fails.
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
+use concurrent_cuckoo_filter::{
+    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, InsertError, TableLayout,
+};
 use rayon::prelude::*;
 
 /// Key sets per capacity up to 64 items, and above.
@@ -225,5 +227,86 @@ fn worst_fill_by_bucket_count() {
                 sorted[sorted.len() / 2],
             );
         }
+    }
+}
+
+/// Copies of one item fill its two buckets: `2b` go in and the next is `Full`, changing nothing;
+/// for a key whose two buckets are one bucket (about one key in `bucket_count`), `b` go in.
+#[test]
+fn copies_of_one_item_fill_two_buckets_or_one_when_they_are_the_same() {
+    for (bucket_size, layout) in [
+        (4, TableLayout::BucketWord),
+        (2, TableLayout::Packed),
+        (4, TableLayout::Packed),
+        (8, TableLayout::Packed),
+    ] {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(1000)
+            .bucket_size(bucket_size)
+            .fingerprint_bits(12)
+            .layout(layout)
+            .build()
+            .unwrap();
+        let same = |key: &u64| {
+            let c = filter.debug_candidates(key);
+            c.first == c.second
+        };
+        let one_bucket = (0..u64::MAX).find(same).unwrap();
+        let two_buckets = (0..u64::MAX).find(|key| !same(key)).unwrap();
+        for (key, room) in [(one_bucket, bucket_size), (two_buckets, 2 * bucket_size)] {
+            let went_in = (0..=room)
+                .take_while(|_| filter.insert(&key).is_ok())
+                .count();
+            assert_eq!(went_in, room, "b={bucket_size} key {key}");
+            assert_eq!(filter.count(&key), room);
+            assert_eq!(filter.insert(&key), Err(InsertError::Full));
+            assert_eq!(filter.count(&key), room);
+        }
+        assert_eq!(filter.len(), 3 * bucket_size);
+    }
+}
+
+/// A capacity of 0 builds the smallest table everywhere: `with_capacity(0)`, the builders with
+/// 0 or no capacity, and both filters alike.
+#[test]
+fn a_capacity_of_0_builds_the_smallest_table_everywhere() {
+    let smallest = ConcurrentCuckooFilter::with_capacity(0);
+    for built in [
+        ConcurrentCuckooFilter::builder()
+            .capacity(0)
+            .build()
+            .unwrap(),
+        ConcurrentCuckooFilter::builder().build().unwrap(),
+        ConcurrentCuckooFilter::with_capacity(1),
+    ] {
+        assert_eq!(built.to_bytes(), smallest.to_bytes());
+    }
+    assert!(smallest.capacity() >= 1);
+    assert!((0..smallest.capacity() as u64).all(|key| smallest.insert(&key).is_ok()));
+    let growable = GrowableCuckooFilter::with_capacity(0);
+    for built in [
+        GrowableCuckooFilter::builder().capacity(0).build().unwrap(),
+        GrowableCuckooFilter::builder().build().unwrap(),
+    ] {
+        assert_eq!(built.to_bytes(), growable.to_bytes());
+    }
+}
+
+/// `capacity()` is at least what was asked for, and the sizing rule's inverse: a table for one
+/// item more has more buckets.
+#[test]
+fn capacity_reports_at_least_the_request_and_what_one_more_would_change() {
+    for n in [0usize, 1, 10, 12, 13, 100, 1000, 600_000] {
+        let filter = ConcurrentCuckooFilter::with_capacity(n);
+        let capacity = filter.capacity();
+        assert!(capacity >= n, "{n}: {capacity}");
+        assert_eq!(
+            ConcurrentCuckooFilter::with_capacity(capacity).bucket_count(),
+            filter.bucket_count()
+        );
+        assert!(
+            ConcurrentCuckooFilter::with_capacity(capacity + 1).bucket_count()
+                > filter.bucket_count()
+        );
     }
 }

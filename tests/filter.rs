@@ -261,11 +261,6 @@ fn bad_configurations_are_errors_naming_the_parameter() {
     };
     let cases = [
         (
-            build(ConcurrentCuckooFilter::builder().capacity(0)),
-            BuildError::ZeroCapacity,
-            "capacity",
-        ),
-        (
             build(
                 ConcurrentCuckooFilter::builder()
                     .capacity(100)

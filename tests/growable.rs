@@ -211,7 +211,6 @@ fn batches_agree_with_single_lookups(filter: GrowableCuckooFilter) {
 fn bad_parameters_are_named() {
     let build = |b: concurrent_cuckoo_filter::GrowableCuckooFilterBuilder| b.build().unwrap_err();
     let builder = GrowableCuckooFilter::builder;
-    assert_eq!(build(builder()), BuildError::ZeroCapacity);
     for rate in [0.0, 1.5, -0.1, f64::NAN] {
         let err = build(builder().capacity(10).false_positive_rate(rate));
         assert!(

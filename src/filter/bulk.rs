@@ -174,7 +174,7 @@ pub(crate) fn collect_hashes<K: Kind, S>(
 /// # Panics
 ///
 /// If an item cannot be inserted: one item occurring more than `2 · bucket_size` times (8 with
-/// the default configuration), since its two buckets hold no more copies and dropping one would
+/// the default configuration; `bucket_size` where its two buckets are one bucket), since its two buckets hold no more copies and dropping one would
 /// make a false negative, or in a growable filter a failed allocation. Distinct items always
 /// fit. To keep one copy of each item, collect into a set first or use
 /// [`insert_unique`](CuckooFilter::insert_unique); to handle the error, use [`try_extend`] on a

@@ -63,17 +63,13 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
         self.core().to_bytes(self.hasher())
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent state,
-    /// without a copy of any table: each table goes to `writer` a few kilobytes at a time, while
-    /// every stripe lock (of every chunk of every level) is held, and the memory this takes is
-    /// those few kilobytes.
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, from the same consistent state.
     ///
-    /// So writers, and lookups that meet a locked stripe, wait for the whole write, `writer`'s
-    /// I/O included. Where that matters, write into memory ([`to_bytes`](Self::to_bytes), or a
-    /// buffer of [`serialized_len`](Self::serialized_len) bytes) or to a fast file, then move
-    /// the bytes on. `writer` must not use this filter: its writes and lookups would wait for
-    /// locks the write holds, for ever. Wrap a file in a `BufWriter`: the header and the
-    /// checksum are small writes.
+    /// The bytes are taken first, as `to_bytes` takes them, and `writer` runs only after every
+    /// lock is released: it is the caller's code, and none runs under the filter's locks, so a
+    /// `writer` may even use this filter, and a slow one keeps no other thread waiting. The
+    /// memory this takes is one copy of the bytes; to save with no copy, write into a buffer of
+    /// your own with [`write_to_slice`](Self::write_to_slice).
     ///
     /// # Examples
     ///
@@ -85,22 +81,47 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// let mut file = Vec::new();
     /// filter.write_to(&mut file)?;
     /// assert_eq!(file, filter.to_bytes());
-    ///
-    /// // Into a buffer of exactly the length, or an error if it is too short.
-    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
-    /// filter.write_to(&mut buffer[..])?;
-    /// assert_eq!(buffer, file);
-    /// assert!(filter.write_to(&mut buffer[..100]).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// The first error `writer` returns (`WriteZero` from a slice too short for the bytes, which
-    /// a buffer of [`serialized_len`](Self::serialized_len) bytes can be if a growable filter
-    /// grew since); what was written before it is not a whole filter.
-    pub fn write_to<W: Write>(&self, writer: W) -> io::Result<()> {
-        self.core().write_to(self.hasher(), writer)
+    /// The first error `writer` returns; what was written before it is not a whole filter.
+    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+        writer.write_all(&self.to_bytes())
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes into `out`, from the same consistent state,
+    /// allocating nothing: for a buffer allocated elsewhere, such as a Python `bytes` object of
+    /// [`serialized_len`](Self::serialized_len) bytes. `Ok(n)`: the bytes took `out[..n]`.
+    ///
+    /// Writers, and lookups that meet a locked stripe, wait while the bytes are written into
+    /// `out`, as for `to_bytes`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    ///
+    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
+    /// filter.insert("a")?;
+    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
+    /// assert_eq!(filter.write_to_slice(&mut buffer)?, buffer.len());
+    /// assert_eq!(buffer, filter.to_bytes());
+    /// assert!(filter.write_to_slice(&mut buffer[..100]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short for the bytes, which a
+    /// buffer of `serialized_len` bytes can be if a growable filter grew since; what was written
+    /// into it then is not a whole filter.
+    pub fn write_to_slice(&self, out: &mut [u8]) -> io::Result<usize> {
+        let len = out.len();
+        let mut rest = out;
+        self.core().write_to(self.hasher(), &mut rest)?;
+        Ok(len - rest.len())
     }
 
     /// Bytes [`to_bytes`](Self::to_bytes) and [`write_to`](Self::write_to) produce now, computed
@@ -212,9 +233,12 @@ impl<K: Kind> CuckooFilter<K> {
     /// bytes[last] ^= 1;
     /// let err = GrowableCuckooFilter::from_bytes(&bytes).unwrap_err();
     /// assert!(matches!(err, DecodeError::Level { level: 0, .. }), "{err}");
-    /// // A fixed filter's bytes are not a growable filter's.
+    /// // A fixed filter's bytes are not a growable filter's, and the error says whose they are.
     /// let fixed = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
-    /// assert_eq!(GrowableCuckooFilter::from_bytes(&fixed).unwrap_err(), DecodeError::BadMagic);
+    /// assert_eq!(
+    ///     GrowableCuckooFilter::from_bytes(&fixed).unwrap_err(),
+    ///     DecodeError::OtherFilterType { found: "ConcurrentCuckooFilter" }
+    /// );
     /// ```
     ///
     /// # Errors

@@ -57,10 +57,11 @@ impl<K, S> CuckooFilter<K, S> {
 
 impl<K: Kind> CuckooFilter<K> {
     /// A filter for `capacity` items with the default configuration and hasher. A fixed filter
-    /// takes the paper's: 4-slot buckets and 12-bit fingerprints, about 12.7 bits per item and a
-    /// false positive rate under 0.2% when holding `capacity` items. A growable filter's first
-    /// level holds them, at the default target false positive rate (0.1%), and it grows past
-    /// them. A capacity of 0 is rounded up to 1.
+    /// takes the paper's: 4-slot buckets and 12-bit fingerprints, each bucket in a 64-bit word of
+    /// its own ([`TableLayout::BucketWord`](crate::TableLayout::BucketWord)), about 17 bits per
+    /// item and a false positive rate under 0.2% when holding `capacity` items. A growable
+    /// filter's first level holds them, at the default target false positive rate (0.1%), and it
+    /// grows past them. A capacity of 0 builds the smallest table.
     ///
     /// # Panics
     ///
@@ -152,8 +153,13 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.core.clear();
     }
 
-    /// Items the filter is sized for: at least the capacity asked for. A growable filter's is
-    /// its levels' so far together, and it grows past it.
+    /// Items the filter is sized for: the most `n` for which the sizing rule of
+    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity) gives no more buckets than
+    /// the table has, so any `capacity()` distinct items fit. At least the capacity asked for:
+    /// more by the rounding up to whole buckets (600,001 for 600,000: 157,895 buckets of 4 slots
+    /// at 95%), and in a small table, whose sizing adds slack, less than most key sets fit (12
+    /// for a table of 64 slots that most take 56 to 64 of). A growable filter's is its levels'
+    /// so far together, and it grows past it.
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.core.capacity()
@@ -218,7 +224,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// [Consistency](crate::ConcurrentCuckooFilter#consistency)); in a growable filter only when
     /// no level can be added (past its `max_capacity`, past 32-bit fingerprints, or out of
     /// memory). In both, copies of the item's own fingerprint that fill both its buckets (the
-    /// `2 · bucket_size + 1`-th copy of one item) make it `Full`.
+    /// `2 · bucket_size + 1`-th copy of one item, the `bucket_size + 1`-th if its two buckets are
+    /// one bucket, as for about one item in `bucket_count`) make it `Full`.
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         self.core

@@ -53,7 +53,7 @@ impl Default for GrowableCuckooFilterBuilder {
 
 impl GrowableCuckooFilterBuilder {
     /// A builder with the defaults: a target false positive rate of 0.1%, split levels of depth 6, no
-    /// limit, [`DefaultHashBuilder`]. A capacity must still be set.
+    /// limit, [`DefaultHashBuilder`]. Unset, the capacity is 0: the smallest first level.
     pub fn new() -> Self {
         Self {
             plan: Plan {
@@ -171,16 +171,15 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::FalsePositiveRate { rate });
         }
-        if self.plan.initial_capacity == 0 {
-            return Err(BuildError::ZeroCapacity);
-        }
-        if self.plan.max_capacity < self.plan.initial_capacity {
+        let mut plan = self.plan.clone();
+        // A capacity of 0 gets the smallest first level, as `with_capacity(0)` does.
+        plan.initial_capacity = plan.initial_capacity.max(1);
+        if plan.max_capacity < plan.initial_capacity {
             return Err(BuildError::MaxCapacity {
-                capacity: self.plan.initial_capacity,
-                max_capacity: self.plan.max_capacity,
+                capacity: plan.initial_capacity,
+                max_capacity: plan.max_capacity,
             });
         }
-        let mut plan = self.plan.clone();
         // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
         // lookups that compare the slots in place instead of decoding the prefixes first, which
         // would add to the directory's cost what a fixed filter's lookup never pays.

@@ -37,6 +37,9 @@ use crate::raw::{
 /// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
 /// character that a text-mode transfer would mangle (as in PNG's signature).
 const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
+/// A growable filter's magic: the fixed filter's with `G` for `F`, so that neither reader
+/// mistakes the other's bytes, and each can say whose they are.
+pub(crate) const GROWABLE_MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
 /// The format version this build writes, and the only one it reads.
 pub(crate) const VERSION: u16 = 1;
 /// Flag bit 0: the buckets are semi-sorted.
@@ -304,6 +307,15 @@ pub(crate) fn check_sealed_header(
 ) -> Result<(), DecodeError> {
     let prefix = bytes.len().min(magic.len());
     if bytes[..prefix] != magic[..prefix] {
+        // Past the byte where the two magics differ, the other type's magic is recognised.
+        let (other, found) = if *magic == MAGIC {
+            (&GROWABLE_MAGIC, "GrowableCuckooFilter")
+        } else {
+            (&MAGIC, "ConcurrentCuckooFilter")
+        };
+        if prefix > 3 && bytes[..prefix] == other[..prefix] {
+            return Err(DecodeError::OtherFilterType { found });
+        }
         return Err(DecodeError::BadMagic);
     }
     if bytes.len() >= 10 {

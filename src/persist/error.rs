@@ -126,6 +126,13 @@ pub enum DecodeError {
         /// The first bucket holding such a fingerprint.
         bucket: u64,
     },
+    /// The input is the other filter type's bytes: a growable filter's given to
+    /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter)'s decoder, or a fixed filter's
+    /// to [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s.
+    OtherFilterType {
+        /// The type the bytes are of, `"GrowableCuckooFilter"` or `"ConcurrentCuckooFilter"`.
+        found: &'static str,
+    },
     /// The table's memory could not be allocated.
     OutOfMemory {
         /// Bytes the table needed.
@@ -209,6 +216,10 @@ impl fmt::Display for DecodeError {
             Self::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter")
             }
+            Self::OtherFilterType { found } => write!(
+                f,
+                "these are the bytes of a {found}: read them with {found}::from_bytes"
+            ),
             Self::Io { message, .. } => write!(f, "reading the cuckoo filter failed: {message}"),
         }
     }

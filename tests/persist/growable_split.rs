@@ -479,6 +479,14 @@ fn every_bit_flip_of_a_split_filter_is_refused_by_its_level() {
                 ),
                 "bit {bit}: {err}"
             );
+        } else if byte == 3 && bit % 8 == 0 {
+            // `G` with its low bit flipped is the fixed filter's `F`.
+            assert_eq!(
+                err,
+                DecodeError::OtherFilterType {
+                    found: "ConcurrentCuckooFilter"
+                }
+            );
         } else {
             assert_eq!(err, DecodeError::BadMagic, "bit {bit}");
         }

@@ -1,5 +1,6 @@
-//! Saving takes no copy of the table: `write_to` streams it, `to_bytes` allocates its bytes
-//! once, and a buffer too short for the bytes is an error.
+//! Saving takes at most one copy of the table: `to_bytes` allocates its bytes once,
+//! `write_to_slice` nothing, `write_to` the bytes it then hands to the caller's writer with no
+//! lock held; a buffer too short for the bytes is an error.
 
 use std::io::ErrorKind;
 
@@ -38,17 +39,65 @@ fn grown() -> GrowableCuckooFilter {
 }
 
 #[test]
-fn write_to_allocates_no_copy_of_the_table() {
+fn write_to_allocates_one_copy_and_write_to_slice_none() {
     for filter in fixed_filters() {
         let (written, bytes) = total_allocation(|| filter.write_to(io::sink()));
         written.unwrap();
-        assert!(filter.memory_usage() > 20 * SMALL);
+        let len = filter.serialized_len() as usize;
+        assert!(bytes < len + SMALL, "{:?}: {bytes} bytes", filter.layout());
+        let mut buffer = vec![0u8; len];
+        let (n, bytes) = total_allocation(|| filter.write_to_slice(&mut buffer));
+        assert_eq!(n.unwrap(), len);
         assert!(bytes < SMALL, "{:?}: {bytes} bytes", filter.layout());
+        assert_eq!(buffer, filter.to_bytes());
     }
     let filter = grown();
     let (written, bytes) = total_allocation(|| filter.write_to(io::sink()));
     written.unwrap();
-    assert!(bytes < SMALL, "growable: {bytes} bytes");
+    assert!(
+        bytes < filter.serialized_len() as usize + SMALL,
+        "growable: {bytes} bytes"
+    );
+}
+
+/// A writer that inserts into the filter it is given the bytes of: it would wait for ever on
+/// the filter's locks if the writer ran under them.
+struct InsertingWriter<'a> {
+    filter: &'a ConcurrentCuckooFilter,
+    written: usize,
+}
+
+impl io::Write for InsertingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.filter
+            .insert(&(u64::MAX - self.written as u64))
+            .unwrap();
+        self.written += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn write_to_runs_the_callers_writer_with_no_lock_held() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let filter = ConcurrentCuckooFilter::with_capacity(100_000);
+        filter.try_extend(0..50_000u64).unwrap();
+        let mut writer = InsertingWriter {
+            filter: &filter,
+            written: 0,
+        };
+        filter.write_to(&mut writer).unwrap();
+        let _ = done.send((writer.written, filter.serialized_len(), filter.len()));
+    });
+    let (written, len, items) = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("write_to's writer waited for the filter's own locks");
+    assert_eq!(written as u64, len);
+    assert!(items > 50_000);
 }
 
 #[test]
@@ -77,10 +126,10 @@ fn to_bytes_allocates_its_bytes_once() {
 fn a_buffer_of_serialized_len_takes_the_bytes_and_a_shorter_one_is_an_error() {
     let filter = &fixed_filters()[0];
     let mut buffer = vec![0u8; filter.serialized_len() as usize];
-    filter.write_to(&mut buffer[..]).unwrap();
+    filter.write_to_slice(&mut buffer).unwrap();
     assert_eq!(buffer, filter.to_bytes());
     for short in [0, 50, 100, buffer.len() / 2, buffer.len() - 1] {
-        let err = filter.write_to(&mut buffer[..short]).unwrap_err();
+        let err = filter.write_to_slice(&mut buffer[..short]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::WriteZero, "{short} bytes");
     }
     // The filter is unlocked after a failed write.
@@ -88,9 +137,9 @@ fn a_buffer_of_serialized_len_takes_the_bytes_and_a_shorter_one_is_an_error() {
 
     let filter = grown();
     let mut buffer = vec![0u8; filter.serialized_len() as usize];
-    filter.write_to(&mut buffer[..]).unwrap();
+    filter.write_to_slice(&mut buffer).unwrap();
     assert_eq!(buffer, filter.to_bytes());
-    let err = filter.write_to(&mut buffer[..1000]).unwrap_err();
+    let err = filter.write_to_slice(&mut buffer[..1000]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::WriteZero);
     filter.insert(&u64::MAX).unwrap();
 }

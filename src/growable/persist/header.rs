@@ -5,13 +5,13 @@
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
-use crate::persist::encoding::{check_sealed_header, sealed_header, u64_at, MAX_SEARCH_BUCKETS};
+use crate::persist::encoding::{
+    check_sealed_header, sealed_header, u64_at, GROWABLE_MAGIC as MAGIC, MAX_SEARCH_BUCKETS,
+};
 use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 use crate::settings::TableSettings;
 
-/// A fixed filter's magic with `G` for `F`, so that neither reader mistakes the other's bytes.
-const MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
 /// The growable format's version, counted apart from the fixed format's: 3, levels that split.
 /// Versions 1 and 2 (chained fixed-size levels) were never released; they are refused.
 pub(crate) const VERSION_SPLIT: u16 = 3;
