@@ -2,7 +2,6 @@
 //! `CuckooFilter<K>` of each kind `K`: the methods they share written once in `filter_class!`
 //! (a `#[pyclass]` cannot be generic, so the macro makes one per kind), each class's own after.
 
-use std::io::{self, Write};
 use std::path::Path;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
@@ -238,10 +237,7 @@ macro_rules! filter_class {
                 };
                 let other = other.get();
                 core::ptr::eq(self, other)
-                    || py.detach(|| {
-                        let ours = self.inner.to_bytes();
-                        writes_exactly(&ours, |out| other.inner.write_to(out))
-                    })
+                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
             }
 
             $($own)*
@@ -451,35 +447,11 @@ fn bytes_of<'py, K: Kind + Sync>(
             .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
         let mut fits = false;
         let bytes = PyBytes::new_with(py, len, |buffer| {
-            fits = py.detach(|| {
-                let mut rest = &mut *buffer;
-                filter.write_to(&mut rest).is_ok() && rest.is_empty()
-            });
+            fits = py.detach(|| filter.write_to_slice(buffer).is_ok_and(|n| n == len));
             Ok(())
         })?;
         if fits {
             return Ok(bytes);
         }
     }
-}
-
-/// Whether `write` writes exactly `expected`, stopped at the first byte that differs.
-fn writes_exactly(expected: &[u8], write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> bool {
-    /// What is left of `expected` to compare what is written with.
-    struct Compare<'a>(&'a [u8]);
-    impl Write for Compare<'_> {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            let rest = self
-                .0
-                .strip_prefix(buf)
-                .ok_or_else(|| io::Error::other("differs"))?;
-            self.0 = rest;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut compare = Compare(expected);
-    write(&mut compare).is_ok() && compare.0.is_empty()
 }
