@@ -7,7 +7,7 @@ use std::path::Path;
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
 use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
@@ -445,13 +445,19 @@ fn bytes_of<'py, K: Kind + Sync>(
     loop {
         let len = usize::try_from(filter.serialized_len())
             .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
-        let mut fits = false;
+        let mut written = None;
         let bytes = PyBytes::new_with(py, len, |buffer| {
-            fits = py.detach(|| filter.write_to_slice(buffer).is_ok_and(|n| n == len));
+            written = py.detach(|| filter.write_to_slice(buffer).ok());
             Ok(())
         })?;
-        if fits {
-            return Ok(bytes);
+        match written {
+            Some(n) if n == len => return Ok(bytes),
+            Some(n) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{n} of {len} bytes written"
+                )))
+            }
+            None => {}
         }
     }
 }
