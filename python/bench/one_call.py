@@ -5,7 +5,7 @@
 
 The inclusive count of `ccfilter_native::bulk::<call>`, divided by the keys (by twice the keys
 for `add_many`, which also fills the filter first), is the call's instructions per key. For
-`str` keys, the inclusive count of `ccfilter_native::reader::KeyReader::read_segment` (add it
+`str` keys, the inclusive count of `ccfilter_native::reader::Reader::read` (add it
 to the grep), divided by twice the keys (both calls read them), is the reading of the keys with
 the interpreter held.
 

@@ -1,6 +1,7 @@
 """Type stubs of the native module (the Rust extension)."""
 
 import os
+import pickle
 from collections.abc import Iterable
 from typing import Any, Union
 
@@ -66,10 +67,13 @@ class _Filter:
     __hash__: None  # type: ignore[assignment]
     def to_bytes(self) -> bytes:
         """The filter in the crate's portable format."""
+    def clear(self) -> None:
+        """Removes every key, keeping the filter's memory and shape."""
     def save(self, path: PathLike | bytes) -> None:
         """Writes the filter to `path` (atomically, through a temporary file)."""
     def stats(self) -> dict[str, Any]: ...
     def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
+    def __reduce_ex__(self, protocol: int) -> tuple[Any, tuple[bytes | pickle.PickleBuffer]]: ...
     def __sizeof__(self) -> int: ...
 
 class ConcurrentCuckooFilter(_Filter):

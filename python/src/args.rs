@@ -1,6 +1,5 @@
 //! Constructor arguments, checked so that a bad one is a `TypeError` or `ValueError` naming it.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
 use concurrent_cuckoo_filter::DefaultHashBuilder;
@@ -9,16 +8,23 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
 
 use crate::keys::{int_bits, type_name, INT_RANGE};
-use crate::parts::MAX_THREADS;
+use crate::threads::MAX_THREADS;
+
+/// `TypeError`: argument `name` must be `what`, naming the type it is.
+fn wrong(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!("{name} must be {what}, not {}", type_name(value)))
+}
+
+/// An `int` argument.
+fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
+    value
+        .cast::<PyInt>()
+        .map_err(|_| wrong(name, "an int", value))
+}
 
 /// A count argument (`capacity`, `max_capacity`): an `int` of at least 1.
 pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let Ok(int) = value.cast::<PyInt>() else {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be an int, not {}",
-            type_name(value)
-        )));
-    };
+    let int = int(name, value)?;
     match int.extract::<i128>() {
         Ok(n) if n < 1 => Err(PyValueError::new_err(format!(
             "{name} must be at least 1, got {n}"
@@ -36,12 +42,7 @@ pub fn setting<T: TryFrom<i128>>(
     value: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<T>> {
     let Some(value) = value else { return Ok(None) };
-    let Ok(int) = value.cast::<PyInt>() else {
-        return Err(PyTypeError::new_err(format!(
-            "{name} must be an int, not {}",
-            type_name(value)
-        )));
-    };
+    let int = int(name, value)?;
     int.extract::<i128>()
         .ok()
         .and_then(|v| T::try_from(v).ok())
@@ -52,31 +53,24 @@ pub fn setting<T: TryFrom<i128>>(
 /// A flag (`semi_sorted`): a `bool`.
 pub fn flag(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<bool>> {
     let Some(value) = value else { return Ok(None) };
-    match value.cast::<PyBool>() {
-        Ok(flag) => Ok(Some(flag.is_true())),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "{name} must be a bool, not {}",
-            type_name(value)
-        ))),
-    }
+    let flag = value
+        .cast::<PyBool>()
+        .map_err(|_| wrong(name, "a bool", value))?;
+    Ok(Some(flag.is_true()))
 }
 
 /// A rate (`false_positive_rate`): a real number; whether it is in range is the builder's to say.
 pub fn rate(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
     let Some(value) = value else { return Ok(None) };
-    value.extract::<f64>().map(Some).map_err(|_| {
-        PyTypeError::new_err(format!("{name} must be a number, not {}", type_name(value)))
-    })
+    let rate = value
+        .extract::<f64>()
+        .map_err(|_| wrong(name, "a number", value))?;
+    Ok(Some(rate))
 }
 
 /// A file path argument: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
 pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
-    let wrong = || {
-        PyTypeError::new_err(format!(
-            "{name} must be a str, bytes or os.PathLike, not {}",
-            type_name(value)
-        ))
-    };
+    let wrong = || wrong(name, "a str, bytes or os.PathLike", value);
     let fspath = value
         .py()
         .import("os")?
@@ -116,38 +110,27 @@ pub fn threads(value: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
 /// The hasher for a `seed` argument: any int in `[-2^63, 2^64)`, mapped as int keys are; the
 /// crate's default seed (the one `ccf` uses) when `None`.
 pub fn hasher(seed: Option<&Bound<'_, PyAny>>) -> PyResult<DefaultHashBuilder> {
-    match seed {
-        None => Ok(DefaultHashBuilder::new()),
-        Some(seed) => match seed.cast::<PyInt>() {
-            Ok(int) => int_bits(int)
-                .map(DefaultHashBuilder::with_seed)
-                .ok_or_else(|| {
-                    PyValueError::new_err(format!("seed {int} is out of range: a seed {INT_RANGE}"))
-                }),
-            Err(_) => Err(PyTypeError::new_err(format!(
-                "seed must be an int, not {}",
-                type_name(seed)
-            ))),
-        },
-    }
+    let Some(seed) = seed else {
+        return Ok(DefaultHashBuilder::new());
+    };
+    let int = int("seed", seed)?;
+    let bits = int_bits(int).ok_or_else(|| {
+        PyValueError::new_err(format!("seed {int} is out of range: a seed {INT_RANGE}"))
+    })?;
+    Ok(DefaultHashBuilder::with_seed(bits))
 }
 
-/// The bytes of a bytes-like object (`bytes`, `bytearray`, `memoryview`, ...).
-pub fn bytes_like<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+/// A bytes-like object (`bytes`, `bytearray`, `memoryview`, a pickle's out-of-band buffer) as
+/// `bytes`: itself, or one copy of it.
+pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     if let Ok(bytes) = data.cast::<PyBytes>() {
-        return Ok(Cow::Borrowed(bytes.as_bytes()));
+        return Ok(bytes.clone());
     }
-    // Anything else that supports the buffer protocol, copied.
-    let builtins = data.py().import("builtins")?;
-    let view = builtins
+    let view = (data
+        .py()
+        .import("builtins")?
         .getattr("memoryview")?
-        .call1((data,))
-        .map_err(|_| {
-            PyTypeError::new_err(format!(
-                "data must be a bytes-like object, not {}",
-                type_name(data)
-            ))
-        })?;
-    let copy = view.call_method0("tobytes")?;
-    Ok(Cow::Owned(copy.cast::<PyBytes>()?.as_bytes().to_vec()))
+        .call1((data,)))
+    .map_err(|_| wrong("data", "a bytes-like object", data))?;
+    Ok(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)
 }

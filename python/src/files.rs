@@ -146,17 +146,14 @@ fn file_kind(kind: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
+        let kinds = [
+            (kind.is_fifo(), "a FIFO"),
+            (kind.is_char_device(), "a character device"),
+            (kind.is_block_device(), "a block device"),
+            (kind.is_socket(), "a socket"),
+        ];
+        if let Some((_, name)) = kinds.into_iter().find(|(is, _)| *is) {
+            return name;
         }
     }
     let _ = kind;

@@ -1,34 +1,32 @@
-//! Python keys as the byte streams the Rust hasher sees.
-//!
-//! The mapping is what makes a filter portable between Python, Rust and `ccf`:
-//! - an `int` in `[0, 2^64)` hashes as that `u64`; one in `[-2^63, 0)` as the `u64` of the same
-//!   bits (two's complement), which is also how Rust's `i64` hashes. A numpy `int64` or `uint64`
-//!   array therefore agrees with the Python ints of its values.
-//! - a `str` hashes as Rust's `str` does: its UTF-8 bytes, then one `0xff` byte. That is also how
-//!   `ccf build` hashes a line.
-//! - `bytes`, `bytearray` and `memoryview` hash by the same formula as `str` (their bytes, then
-//!   `0xff`), so `"key"` and `b"key"` are one key, and a line read from a file in binary mode is
-//!   the key `ccf` made of it (lines that are not UTF-8 included).
-//! - a numpy integer or `bool_` scalar hashes as the Python int it equals (`np.str_` and
-//!   `np.bytes_` are `str` and `bytes` already), so `for x in array: f.add(x)` adds what
-//!   `f.add_many(array)` does.
+//! Python keys as the byte streams the Rust hasher sees, one at a time ([`Key`]) or a segment
+//! of a bulk call in memory of our own ([`Keys`]); the mapping that makes a filter portable
+//! between Python, Rust and `ccf`:
+//! - an `int` in `[-2^63, 2^64)` hashes as the `u64` of its bits (two's complement), as Rust's
+//!   `u64` and `i64` do, and so does a numpy integer (or `bool_`) scalar or array element;
+//! - a `str` hashes as Rust's `str` (its UTF-8, then `0xff`), as `ccf build` hashes a line, and
+//!   `bytes`, `bytearray` and `memoryview` by the same formula, so `"key"` and `b"key"` are one.
 
-use core::hash::{Hash, Hasher};
+use core::hash::{BuildHasher, Hash, Hasher};
+use core::ops::Range;
+
+use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyTuple};
 
+use crate::threads::Segment;
+
 /// One key, borrowed: an integer or the bytes of a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyRef<'a> {
+pub enum Key<'a> {
     /// An `int`, as its 64-bit pattern.
     Int(u64),
     /// A `str`'s UTF-8 bytes, or a bytes-like object's bytes.
     Bytes(&'a [u8]),
 }
 
-impl Hash for KeyRef<'_> {
+impl Hash for Key<'_> {
     #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self {
@@ -42,6 +40,92 @@ impl Hash for KeyRef<'_> {
     }
 }
 
+/// Bytes a key read from a Python object is given room for: enough for most text keys.
+const RESERVED_BYTES_PER_KEY: usize = 32;
+
+/// A key of a segment read from Python objects: an int, or bytes `.0..=.1` of the segment (its
+/// whole stream, ended by `0xff`).
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Int(u64),
+    Bytes(usize, usize),
+}
+
+/// A segment of a bulk call's keys, copied out of Python so that any thread may read or drop
+/// it, attached or not. A segment of a numpy integer array fills `ints` alone (hashed in one
+/// tight loop); one read from Python objects fills `slots`, in order.
+#[derive(Debug, Default)]
+pub struct Keys {
+    ints: Vec<u64>,
+    slots: Vec<Slot>,
+    bytes: Vec<u8>,
+}
+
+impl Segment for Keys {
+    fn len(&self) -> usize {
+        self.ints.len() + self.slots.len()
+    }
+
+    fn clear(&mut self) {
+        self.ints.clear();
+        self.slots.clear();
+        self.bytes.clear();
+    }
+}
+
+impl Keys {
+    /// Room for `keys` more keys read from Python objects, so that a segment rarely grows as
+    /// it is read (its memory is reused for the next).
+    pub fn reserve(&mut self, keys: usize) {
+        self.slots.reserve(keys);
+        self.bytes
+            .reserve(keys.saturating_mul(RESERVED_BYTES_PER_KEY));
+    }
+
+    /// Bytes of `str` and bytes-like keys held.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Where a numpy array's integers go.
+    pub fn ints_mut(&mut self) -> &mut Vec<u64> {
+        &mut self.ints
+    }
+
+    #[inline]
+    pub fn push(&mut self, key: Key<'_>) {
+        match key {
+            Key::Int(value) => self.slots.push(Slot::Int(value)),
+            Key::Bytes(bytes) => self.push_bytes(bytes),
+        }
+    }
+
+    /// Appends the key of these bytes, copying them and the `0xff` after them.
+    #[inline]
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.bytes.push(0xff);
+        let end = start + bytes.len();
+        self.slots.push(Slot::Bytes(start, end));
+    }
+
+    /// `hasher`'s hashes of keys `range`.
+    pub fn hashes(&self, range: Range<usize>, hasher: &DefaultHashBuilder) -> Vec<u64> {
+        if self.slots.is_empty() {
+            return self.ints[range]
+                .iter()
+                .map(|key| hasher.hash_one(key))
+                .collect();
+        }
+        let hash = |slot: &Slot| match *slot {
+            Slot::Int(value) => hasher.hash_one(value),
+            Slot::Bytes(start, end) => hasher.hash_stream(&self.bytes[start..=end]),
+        };
+        self.slots[range].iter().map(hash).collect()
+    }
+}
+
 /// The message for an integer outside the 64-bit range.
 pub const INT_RANGE: &str = "must be in [-2**63, 2**64)";
 
@@ -52,21 +136,9 @@ pub fn int_bits(int: &Bound<'_, PyInt>) -> Option<u64> {
         .or_else(|| int.extract::<i64>().ok().map(|value| value as u64))
 }
 
-/// The `u64` an int key stands for, or a `ValueError` for one outside `[-2^63, 2^64)`.
-pub fn int_key(int: &Bound<'_, PyInt>) -> PyResult<u64> {
-    int_bits(int).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "int key {int} is out of range: int keys {INT_RANGE}"
-        ))
-    })
-}
-
-/// `TypeError` for a key of another type, naming it.
-pub fn wrong_key_type(obj: &Bound<'_, PyAny>) -> PyErr {
-    let name = type_name(obj);
-    PyTypeError::new_err(format!(
-        "a key must be an int, str, bytes, bytearray, memoryview or numpy integer, not {name}"
-    ))
+fn int_key(int: &Bound<'_, PyInt>) -> PyResult<u64> {
+    let message = || format!("int key {int} is out of range: int keys {INT_RANGE}");
+    int_bits(int).ok_or_else(|| PyValueError::new_err(message()))
 }
 
 /// An object's type name, for messages.
@@ -78,35 +150,38 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
 /// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
-pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(KeyRef<'_>) -> R) -> PyResult<R> {
+pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
     // Exact types first: the common keys, told apart by one pointer comparison each.
     if let Ok(string) = obj.cast_exact::<PyString>() {
-        return Ok(f(KeyRef::Bytes(string.to_str()?.as_bytes())));
+        return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(int) = obj.cast::<PyInt>() {
-        return Ok(f(KeyRef::Int(int_key(int)?)));
+        return Ok(f(Key::Int(int_key(int)?)));
     }
     if let Ok(string) = obj.cast::<PyString>() {
-        return Ok(f(KeyRef::Bytes(string.to_str()?.as_bytes())));
+        return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(bytes) = obj.cast::<PyBytes>() {
-        return Ok(f(KeyRef::Bytes(bytes.as_bytes())));
+        return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     // A bytearray any Python code may resize: copied.
     if let Ok(array) = obj.cast::<PyByteArray>() {
-        return Ok(f(KeyRef::Bytes(&array.to_vec())));
+        return Ok(f(Key::Bytes(&array.to_vec())));
     }
     if obj.cast::<PyMemoryView>().is_ok() {
         let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
-        return Ok(f(KeyRef::Bytes(bytes.as_bytes())));
+        return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     if let Some(value) = numpy_integer(obj)? {
-        return Ok(f(KeyRef::Int(value)));
+        return Ok(f(Key::Int(value)));
     }
-    Err(wrong_key_type(obj))
+    Err(PyTypeError::new_err(format!(
+        "a key must be an int, str, bytes, bytearray, memoryview or numpy integer, not {}",
+        type_name(obj)
+    )))
 }
 
-/// The int key a numpy integer or `bool_` scalar stands for, or `None` for another object.
+/// The int key of a numpy integer or `bool_` scalar, or `None` for another object.
 fn numpy_integer(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     static TYPES: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
     let py = obj.py();
@@ -119,8 +194,7 @@ fn numpy_integer(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     if !obj.is_instance(types.bind(py))? {
         return Ok(None);
     }
-    // `__index__` of an integer scalar gives the Python int it equals; a `bool_` is 1 or 0,
-    // as `True` and `False` are.
+    // `__index__` of an integer scalar gives the Python int it equals; a `bool_` is 1 or 0.
     let int = match obj.call_method0("__index__") {
         Ok(int) => int,
         Err(_) => PyInt::new(py, u8::from(obj.is_truthy()?)).into_any(),

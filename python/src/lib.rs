@@ -2,21 +2,14 @@
 //! keys hashed exactly as Rust and `ccf` hash them, bulk calls on numpy arrays that release the
 //! interpreter, and the crate's byte format for files, pickling and merging across processes.
 
-#[macro_use]
-mod classes;
-
 mod args;
-mod backend;
 mod bulk;
 mod errors;
 mod files;
-mod fixed;
-mod growable;
+mod filter;
 mod keys;
-mod parts;
-mod pipeline;
 mod reader;
-mod segment;
+mod threads;
 
 use core::hash::BuildHasher;
 
@@ -42,9 +35,9 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
     });
     let (file, growable) = opened.map_err(|err| errors::file(py, &err, &path))?;
     if growable {
-        Ok(Bound::new(py, growable::Growable::from_file(py, file, &path)?)?.into_any())
+        Ok(Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any())
     } else {
-        Ok(Bound::new(py, fixed::Fixed::from_file(py, file, &path)?)?.into_any())
+        Ok(Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any())
     }
 }
 
@@ -52,8 +45,8 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
-    module.add_class::<fixed::Fixed>()?;
-    module.add_class::<growable::Growable>()?;
+    module.add_class::<filter::FixedFilter>()?;
+    module.add_class::<filter::GrowableFilter>()?;
     module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;

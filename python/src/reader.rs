@@ -1,151 +1,193 @@
-//! Reading a bulk call's keys from Python into [`Segment`]s, with the interpreter held.
+//! Reading a bulk call's keys from Python into [`Keys`], a segment at a time, with the
+//! interpreter held.
 //!
-//! An exact `list` or `tuple` is read by index, and a numpy array of objects, strings or bytes a
-//! slice at a time made a list by numpy (`tolist`, in C); any other iterable through the iterator
-//! protocol. An item that is an exact `str`, the common key, is read in place: one type
-//! comparison and `PyUnicode_AsUTF8AndSize`, its bytes copied into the segment, with no
-//! reference taken. Any other item goes through [`with_key`] with a reference of its own.
+//! A numpy integer array's values are copied (another Python thread may write the array
+//! meanwhile). An exact `list` or `tuple` is read by index, and a numpy array of objects,
+//! strings or bytes a slice at a time made a list by numpy (`tolist`, in C); anything else
+//! through the iterator protocol. An exact `str`, the common key, takes one type comparison and
+//! its cached UTF-8, copied, with no reference taken; other keys go through [`with_key`].
 
-use pyo3::exceptions::PyRuntimeError;
+use numpy::ndarray::s;
+use numpy::{PyArray1, PyArrayDescrMethods, PyReadonlyArray1, PyUntypedArray};
+use numpy::{PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyIterator, PyList, PySlice, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyIterator, PyList, PySlice, PyString, PyTuple};
 
-use crate::keys::with_key;
-use crate::segment::{Segment, BYTES_PER_KEY};
+use crate::keys::{type_name, with_key, Keys};
+use crate::threads::Segment;
 
-/// How a segment's reading ended.
+/// The average bytes a segment's keys may take before it ends short of its key count, so that
+/// its memory is bounded whatever the keys' length (a single longer key still goes in whole).
+const BYTES_PER_KEY: usize = 64;
+
+/// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
-pub enum SegmentEnd {
-    /// The segment is full; more keys may follow.
-    Full,
-    /// The keys ran out.
-    Exhausted,
-    /// An item that is not a key, or an iterator that raised: its error, after the keys before it.
-    Bad(PyErr),
-}
-
-/// Where the keys come from.
-#[derive(Debug)]
-enum Source<'py> {
-    /// An exact list or tuple and the index of its next item.
+pub enum Reader<'py> {
+    /// A 1-D numpy array of 64-bit integer patterns, viewed in place, and its next index.
+    Ints(PyReadonlyArray1<'py, u64>, usize),
     Sequence(Sequence<'py>),
     /// A 1-D numpy array whose items are Python objects of their own (dtype `O`, `U` or `S`), the
     /// index of its next slice, and the slice being read.
-    Array {
-        array: Bound<'py, PyAny>,
-        len: usize,
-        next: usize,
-        slice: Option<Sequence<'py>>,
-    },
+    Objects(Bound<'py, PyAny>, usize, Option<Sequence<'py>>),
     Iterator(Bound<'py, PyIterator>),
+}
+
+impl<'py> Reader<'py> {
+    /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
+    pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if keys.is_instance_of::<PyString>()
+            || keys.is_instance_of::<PyBytes>()
+            || keys.is_instance_of::<PyByteArray>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "expected a collection of keys, got one {}: pass a list of it, or use the \
+                 single-key method",
+                type_name(keys)
+            )));
+        }
+        let converted = pandas_integers(keys)?;
+        let keys = converted.as_ref().unwrap_or(keys);
+        let Ok(array) = keys.cast::<PyUntypedArray>() else {
+            return Ok(match Sequence::new(keys) {
+                Some(sequence) => Self::Sequence(sequence),
+                None => Self::Iterator(keys.try_iter()?),
+            });
+        };
+        if array.ndim() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "expected a 1-D array of keys, got {} dimensions",
+                array.ndim()
+            )));
+        }
+        let dtype = array.dtype();
+        match dtype.kind() {
+            // Text and objects: their elements are keys of their own.
+            b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
+            kind @ (b'i' | b'u' | b'b') => {
+                // Narrower integers and booleans widen to the 64-bit type of their sign, which
+                // keeps every value, so each hashes as the Python int it equals; `int64` is
+                // viewed as the `uint64` of its bits.
+                let wide = if kind == b'i' { "int64" } else { "uint64" };
+                let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
+                let array = if native && kind != b'b' {
+                    keys.clone()
+                } else {
+                    keys.call_method1("astype", (wide,))?
+                };
+                let bits = array.call_method1("view", ("uint64",))?;
+                Ok(Self::Ints(bits.cast::<PyArray1<u64>>()?.try_readonly()?, 0))
+            }
+            _ => Err(PyTypeError::new_err(format!(
+                "keys must be integers, strings or bytes, not an array of dtype {}",
+                dtype.str()?
+            ))),
+        }
+    }
+
+    /// Appends up to `max` keys to `keys` (fewer once their bytes reach [`BYTES_PER_KEY`] times
+    /// that); whether more may follow. An item that is not a key (or an iterator that raises)
+    /// is an error, the keys before it in `keys`.
+    pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
+        match self {
+            Self::Ints(array, next) => {
+                // A contiguous array as one slice, copied as one block.
+                let view = array.as_array();
+                let end = (*next + max).min(view.len());
+                let view = view.slice_move(s![*next..end]);
+                match view.as_slice() {
+                    Some(values) => keys.ints_mut().extend_from_slice(values),
+                    None => keys.ints_mut().extend(view.iter()),
+                }
+                *next = end;
+                Ok(end < array.len())
+            }
+            Self::Iterator(items) => read_items(items, max, keys),
+            Self::Sequence(sequence) => sequence.read(max, keys),
+            Self::Objects(array, next, slice) => loop {
+                if let Some(sequence) = slice {
+                    if sequence.read(max, keys)? {
+                        return Ok(true);
+                    }
+                    *slice = None;
+                }
+                let len = array.len()?;
+                if *next >= len {
+                    return Ok(false);
+                }
+                let end = (*next + max - keys.len()).min(len);
+                let items = PySlice::new(array.py(), *next as isize, end as isize, 1);
+                let list = array.get_item(items)?.call_method0("tolist")?;
+                *slice = Some(
+                    Sequence::new(&list)
+                        .ok_or_else(|| PyRuntimeError::new_err("numpy's tolist gave no list"))?,
+                );
+                *next = end;
+            },
+        }
+    }
+}
+
+/// Appends the items of `items` to `keys` until it is full (then `true`) or they run out.
+fn read_items(items: &mut Bound<'_, PyIterator>, max: usize, keys: &mut Keys) -> PyResult<bool> {
+    while !full(keys, max) {
+        let Some(item) = items.next().transpose()? else {
+            return Ok(false);
+        };
+        match item.cast_exact::<PyString>() {
+            Ok(text) => keys.push_bytes(text.to_str()?.as_bytes()),
+            Err(_) => with_key(&item, |key| keys.push(key))?,
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `keys` holds `max` keys, or their bytes [`BYTES_PER_KEY`] times that.
+#[inline]
+fn full(keys: &Keys, max: usize) -> bool {
+    keys.len() >= max || keys.byte_len() >= max.saturating_mul(BYTES_PER_KEY)
+}
+
+/// A pandas series or array of integers (numpy-backed, nullable `Int64` and the like, or
+/// Arrow-backed) as a numpy array of their dtype; `ValueError` if it has missing values, which
+/// are not keys; `None` for anything else.
+fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !keys.get_type().module()?.to_str()?.starts_with("pandas") {
+        return Ok(None);
+    }
+    let Ok(dtype) = keys.getattr("dtype") else {
+        return Ok(None);
+    };
+    let kind = dtype
+        .getattr("kind")
+        .and_then(|kind| kind.extract::<String>());
+    if !kind.is_ok_and(|kind| matches!(kind.as_str(), "i" | "u" | "b")) {
+        return Ok(None);
+    }
+    if keys
+        .call_method0("isna")?
+        .call_method0("any")?
+        .is_truthy()?
+    {
+        return Err(PyValueError::new_err(format!(
+            "keys of dtype {dtype} have missing values, which are not keys: drop them first \
+             (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
+        )));
+    }
+    // A nullable dtype names the numpy dtype of its values; a numpy one is its own.
+    let kwargs = PyDict::new(keys.py());
+    kwargs.set_item("dtype", dtype.getattr("numpy_dtype").unwrap_or(dtype))?;
+    Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
 }
 
 /// An exact list or tuple, read by index.
 #[derive(Debug)]
-struct Sequence<'py> {
+pub struct Sequence<'py> {
     object: Bound<'py, PyAny>,
     /// `PyList_GetItem` or `PyTuple_GetItem`: a borrowed reference, or null past the end.
     get_item: unsafe extern "C" fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
     next: usize,
-}
-
-/// A bulk call's keys, read a segment at a time.
-#[derive(Debug)]
-pub struct KeyReader<'py> {
-    source: Source<'py>,
-    /// The number of keys, or 0 where not known before reading them.
-    len_hint: usize,
-}
-
-impl<'py> KeyReader<'py> {
-    /// A reader of `keys`: a list, tuple or any other iterable.
-    pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
-        let source = match Sequence::new(keys) {
-            Some(sequence) => Source::Sequence(sequence),
-            None => Source::Iterator(keys.try_iter()?),
-        };
-        let len_hint = keys.len().unwrap_or(0);
-        Ok(Self { source, len_hint })
-    }
-
-    /// A reader of a 1-D numpy array of Python objects, strings or bytes.
-    pub fn array(array: &Bound<'py, PyAny>, len: usize) -> Self {
-        Self {
-            source: Source::Array {
-                array: array.clone(),
-                len,
-                next: 0,
-                slice: None,
-            },
-            len_hint: len,
-        }
-    }
-
-    /// The number of keys, or 0 where not known before reading them.
-    pub fn len_hint(&self) -> usize {
-        self.len_hint
-    }
-
-    /// Appends keys to `segment` until it holds `max_keys`, or its bytes reach
-    /// [`BYTES_PER_KEY`] times that, or the keys run out.
-    pub fn read_segment(&mut self, max_keys: usize, segment: &mut Segment) -> SegmentEnd {
-        let limit = Limit {
-            keys: max_keys,
-            bytes: max_keys.saturating_mul(BYTES_PER_KEY),
-        };
-        match &mut self.source {
-            Source::Sequence(sequence) => sequence.read(limit, segment),
-            Source::Array {
-                array,
-                len,
-                next,
-                slice,
-            } => loop {
-                if let Some(sequence) = slice {
-                    match sequence.read(limit, segment) {
-                        SegmentEnd::Exhausted => *slice = None,
-                        end => return end,
-                    }
-                }
-                if *next >= *len {
-                    return SegmentEnd::Exhausted;
-                }
-                let end = (*next + limit.keys).min(*len);
-                match array_slice(array, *next, end) {
-                    Ok(sequence) => *slice = Some(sequence),
-                    Err(err) => return SegmentEnd::Bad(err),
-                }
-                *next = end;
-            },
-            Source::Iterator(items) => read_iterator(items, limit, segment),
-        }
-    }
-}
-
-/// Items `start..end` of a numpy array as a list of Python objects.
-fn array_slice<'py>(
-    array: &Bound<'py, PyAny>,
-    start: usize,
-    end: usize,
-) -> PyResult<Sequence<'py>> {
-    let slice = PySlice::new(array.py(), start as isize, end as isize, 1);
-    let list = array.get_item(slice)?.call_method0("tolist")?;
-    Sequence::new(&list).ok_or_else(|| PyRuntimeError::new_err("numpy's tolist gave no list"))
-}
-
-/// When a segment is full.
-#[derive(Debug, Clone, Copy)]
-struct Limit {
-    keys: usize,
-    bytes: usize,
-}
-
-impl Limit {
-    #[inline]
-    fn reached(self, segment: &Segment) -> bool {
-        segment.len() >= self.keys || segment.byte_len() >= self.bytes
-    }
 }
 
 impl<'py> Sequence<'py> {
@@ -172,12 +214,14 @@ impl<'py> Sequence<'py> {
         })
     }
 
-    /// Reads items from `next` on into `segment` until `limit` or the end.
-    fn read(&mut self, limit: Limit, segment: &mut Segment) -> SegmentEnd {
+    /// Reads items from `next` on into `keys` until it is full (then `true`) or the end.
+    fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         let py = self.object.py();
-        while !limit.reached(segment) {
+        let left = self.object.len()?.saturating_sub(self.next);
+        keys.reserve(left.min(max.saturating_sub(keys.len())));
+        while !full(keys, max) {
             let Ok(index) = ffi::Py_ssize_t::try_from(self.next) else {
-                return SegmentEnd::Exhausted;
+                return Ok(false);
             };
             // SAFETY: `object` is an exact list or tuple (checked in `new`) that this reader
             // holds a reference to, and `get_item` is the C API's getter of that type, which
@@ -190,51 +234,34 @@ impl<'py> Sequence<'py> {
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.
                 drop(PyErr::take(py));
-                return SegmentEnd::Exhausted;
+                return Ok(false);
             }
             // SAFETY: `item` is a live object borrowed from the sequence just now, and nothing
             // has run since that could drop it.
-            match unsafe { read_str(py, item, segment) } {
-                StrRead::Read => {}
-                StrRead::Bad(err) => return SegmentEnd::Bad(err),
-                StrRead::NotStr => {
-                    // SAFETY: as above. The new reference keeps the item alive whatever the
-                    // code a key of another type may run (a memoryview's `tobytes`, the type's
-                    // name for an error) does to the sequence.
-                    let item = unsafe { Bound::from_borrowed_ptr(py, item) };
-                    if let Err(err) = with_key(&item, |key| segment.push(key)) {
-                        return SegmentEnd::Bad(err);
-                    }
-                }
+            if !unsafe { read_str(py, item, keys)? } {
+                // SAFETY: as above. The new reference keeps the item alive whatever the code a
+                // key of another type may run (a memoryview's `tobytes`, the type's name for an
+                // error) does to the sequence.
+                let item = unsafe { Bound::from_borrowed_ptr(py, item) };
+                with_key(&item, |key| keys.push(key))?;
             }
             self.next += 1;
         }
-        SegmentEnd::Full
+        Ok(true)
     }
 }
 
-/// What [`read_str`] made of an item.
-#[derive(Debug)]
-enum StrRead {
-    /// An exact `str`, its UTF-8 now in the segment.
-    Read,
-    /// An item of another type: nothing read.
-    NotStr,
-    /// An exact `str` with no UTF-8 (a lone surrogate): its `UnicodeEncodeError`.
-    Bad(PyErr),
-}
-
-/// Reads `item` into `segment` if it is an exact `str`, copying its UTF-8.
+/// Reads `item` into `keys` if it is an exact `str`, copying its UTF-8; whether it was one. A
+/// `str` with no UTF-8 (a lone surrogate) is its `UnicodeEncodeError`.
 ///
 /// # Safety
 /// `item` points to a live object, kept alive until this returns, with the interpreter held.
 #[inline(always)]
-unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, segment: &mut Segment) -> StrRead {
+unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, keys: &mut Keys) -> PyResult<bool> {
     // SAFETY: `item` is live (the caller's promise), so its type pointer can be read; of the
     // `str` type object only the address is taken.
-    let is_str = unsafe { ffi::Py_TYPE(item) == &raw mut ffi::PyUnicode_Type };
-    if !is_str {
-        return StrRead::NotStr;
+    if unsafe { ffi::Py_TYPE(item) != &raw mut ffi::PyUnicode_Type } {
+        return Ok(false);
     }
     let mut size: ffi::Py_ssize_t = 0;
     // SAFETY: `item` is a live exact `str`. `PyUnicode_AsUTF8AndSize` (limited API since 3.10,
@@ -243,41 +270,14 @@ unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, segment: &mut Segme
     // string), valid as long as the string lives; or null with an exception set.
     let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(item, &mut size) };
     if data.is_null() {
-        return StrRead::Bad(PyErr::fetch(py));
+        return Err(PyErr::fetch(py));
     }
     // CPython gives no negative size with a buffer; were it to, `with_key` reads the item.
     let Ok(size) = usize::try_from(size) else {
-        return StrRead::NotStr;
+        return Ok(false);
     };
     // SAFETY: `data` points to `size` initialised bytes owned by `item`, which lives (and, a
     // `str` being immutable, is unchanged) until this returns; they are copied before it does.
-    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), size) };
-    segment.push_bytes(bytes);
-    StrRead::Read
-}
-
-/// Reads items of an iterator into `segment` until `limit` or the end.
-fn read_iterator(
-    items: &mut Bound<'_, PyIterator>,
-    limit: Limit,
-    segment: &mut Segment,
-) -> SegmentEnd {
-    while !limit.reached(segment) {
-        let item = match items.next() {
-            None => return SegmentEnd::Exhausted,
-            Some(Err(err)) => return SegmentEnd::Bad(err),
-            Some(Ok(item)) => item,
-        };
-        // SAFETY: `item` is an owned reference: the object lives until it is dropped.
-        match unsafe { read_str(items.py(), item.as_ptr(), segment) } {
-            StrRead::Read => {}
-            StrRead::Bad(err) => return SegmentEnd::Bad(err),
-            StrRead::NotStr => {
-                if let Err(err) = with_key(&item, |key| segment.push(key)) {
-                    return SegmentEnd::Bad(err);
-                }
-            }
-        }
-    }
-    SegmentEnd::Full
+    keys.push_bytes(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), size) });
+    Ok(true)
 }

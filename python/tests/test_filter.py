@@ -358,3 +358,16 @@ def test_iterables_on_several_threads_stop_at_a_full_filter_or_a_bad_key():
     with pytest.raises(TypeError, match="NoneType"):
         g.contains_many(good + [None], threads=2)
     assert g.discard_many(iter(good), threads=2) == len(good) and len(g) == 0
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_clear_empties_the_filter_and_keeps_its_room(cls):
+    f = cls(10_000)
+    keys = distinct_keys(30_000 if cls is GrowableCuckooFilter else 9000)
+    f.add_many(keys)
+    capacity, memory = f.capacity, f.memory_usage
+    f.clear()
+    assert len(f) == 0 and not f.contains_many(keys).any() and f.count(keys[0]) == 0
+    assert (f.capacity, f.memory_usage) == (capacity, memory) and f.load_factor == 0.0
+    f.add_many(keys)
+    assert len(f) == len(keys) and f.contains_many(keys).all()

@@ -1,0 +1,463 @@
+//! The two Python classes, `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
+//! `CuckooFilter<K>` of each kind `K`: the methods they share written once in `filter_class!`
+//! (a `#[pyclass]` cannot be generic, so the macro makes one per kind), each class's own after.
+
+use std::path::Path;
+
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
+use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
+use numpy::PyArray1;
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+
+use crate::files::FilterFile;
+use crate::keys::with_key;
+use crate::{args, bulk, errors, files};
+
+/// `filter_class!(#[pyclass(..)] Class(Kind), { own methods })`: the class `Class` holding a
+/// `CuckooFilter<Kind>` in `inner`, with the shared methods and its own in one `#[pymethods]`.
+macro_rules! filter_class {
+    ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
+        $(#[$attr])*
+        #[derive(Debug)]
+        pub struct $class {
+            inner: CuckooFilter<$kind>,
+        }
+
+        #[pymethods]
+        impl $class {
+            /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
+            fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+                with_key(key, |key| self.inner.insert(&key))?
+                    .map_err(|err| errors::full(py, err.to_string(), 0))
+            }
+
+            /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
+            fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                with_key(key, |key| self.inner.insert_unique(&key))?
+                    .map_err(|err| errors::full(py, err.to_string(), 0))
+            }
+
+            /// Removes one copy of `key` if present; whether it was. Remove only keys added.
+            fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                with_key(key, |key| self.inner.remove(&key))
+            }
+
+            /// Removes one copy of `key`; raises `KeyError` if it is not present.
+            fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+                let found = self.discard(key)?;
+                found.then_some(()).ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+            }
+
+            /// Whether `key` may be in the filter: always for a key added, by chance for others.
+            fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                with_key(key, |key| self.inner.contains(&key))
+            }
+
+            /// Copies of `key` (or of keys with its fingerprint) stored.
+            fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+                with_key(key, |key| self.inner.count(&key))
+            }
+
+            /// Keys stored.
+            fn __len__(&self) -> usize { self.inner.len() }
+
+            /// The false positive rate when full (a growable filter's levels so far, each full).
+            #[getter]
+            fn expected_false_positive_rate(&self) -> f64 {
+                self.inner.expected_false_positive_rate()
+            }
+
+            /// Keys the filter is sized for (for a growable filter: its levels so far).
+            #[getter]
+            fn capacity(&self) -> usize { self.inner.capacity() }
+
+            /// Bytes of memory the filter takes.
+            #[getter]
+            fn memory_usage(&self) -> usize { self.inner.memory_usage() }
+
+            fn __sizeof__(&self) -> usize { self.memory_usage() + core::mem::size_of::<Self>() }
+
+            /// The seed keys are hashed with.
+            #[getter]
+            fn seed(&self) -> u64 { self.inner.hasher().seed() }
+
+            /// Adds every key of `keys` (a numpy array or any iterable) in order; how many. At
+            /// the first with no room, `FilterFullError` saying how many went in (`inserted`).
+            /// `threads` splits each segment of keys across that many threads.
+            #[pyo3(signature = (keys, *, threads = None))]
+            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>,
+                        threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+                self.add_from(py, keys, args::threads(threads)?, 0)
+            }
+
+            /// Whether each key may be in the filter, as a numpy `bool` array, on `threads`.
+            #[pyo3(signature = (keys, *, threads = None))]
+            fn contains_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>,
+                                  threads: Option<&Bound<'_, PyAny>>)
+                                  -> PyResult<Bound<'py, PyArray1<bool>>> {
+                let inner = &self.inner;
+                let contains = |hashes: &[u64], answers: &mut [bool]| {
+                    inner.contains_hash_batch_into(hashes, answers)
+                };
+                bulk::contains_many(py, keys, args::threads(threads)?, inner.hasher(), contains)
+            }
+
+            /// Removes one copy of each key present; how many were removed, on `threads`.
+            #[pyo3(signature = (keys, *, threads = None))]
+            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>,
+                            threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+                let inner = &self.inner;
+                let remove = |hash| inner.remove_hash(hash);
+                bulk::discard_many(py, keys, args::threads(threads)?, inner.hasher(), remove)
+            }
+
+            /// Adds every key of each iterable, as `add_many` does (numpy arrays in bulk).
+            /// `FilterFullError.inserted` counts the keys of all of them that went in.
+            #[pyo3(signature = (*iterables))]
+            fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
+                let mut inserted = 0;
+                for keys in iterables.iter() {
+                    inserted += self.add_from(py, &keys, 1, inserted)?;
+                }
+                Ok(())
+            }
+
+            /// The filter in the crate's portable format (`FORMAT.md`), readable by Rust, `ccf`
+            /// and `from_bytes`.
+            fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                bytes_of(py, &self.inner)
+            }
+
+            /// Removes every key, keeping the filter's memory and shape.
+            fn clear(&self, py: Python<'_>) {
+                py.detach(|| self.inner.clear());
+            }
+
+            /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
+            #[classmethod]
+            fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>)
+                          -> PyResult<Self> {
+                let bytes = args::bytes_like(data)?;
+                let bytes = bytes.as_bytes();
+                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(errors::decode)?;
+                Ok(Self { inner })
+            }
+
+            /// Writes the filter to `path` in the portable format, through a temporary file in
+            /// the same directory renamed over `path` when complete.
+            fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
+                let path = args::path("path", path)?;
+                py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
+                    .map_err(|err| errors::file(py, &err, &path))
+            }
+
+            /// The filter in the file at `path`, checked as it is read: `OSError` for a file
+            /// that cannot be read or is not a regular file, `ValueError` for other contents.
+            #[classmethod]
+            fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
+                    -> PyResult<Self> {
+                let path = args::path("path", path)?;
+                let file = py
+                    .detach(|| FilterFile::open(&path))
+                    .map_err(|err| errors::file(py, &err, &path))?;
+                Ok(Self { inner: read_file(py, file, &path)? })
+            }
+
+            /// A copy of the filter, independent of it: a state it had, even while others write.
+            fn copy(&self, py: Python<'_>) -> PyResult<Self> {
+                // The crate's `clone` panics if the copy's memory cannot be had.
+                let copy = std::panic::AssertUnwindSafe(|| self.inner.clone());
+                let inner = py.detach(|| std::panic::catch_unwind(copy)).map_err(|_| {
+                    PyMemoryError::new_err("no memory for a copy of the filter")
+                })?;
+                Ok(Self { inner })
+            }
+
+            fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
+
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+                self.copy(py)
+            }
+
+            /// Pickles as `from_bytes(to_bytes())`, the same in any process.
+            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                self.__reduce_ex__(py, 4)
+            }
+
+            /// As `__reduce__`; from protocol 5 on, the bytes as a `PickleBuffer` that a
+            /// `buffer_callback` takes out of band, without a copy.
+            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
+                                  -> PyResult<Bound<'py, PyTuple>> {
+                // A class method pickles as `getattr(class, name)`, the class by its import path.
+                let restore = py.get_type::<Self>().getattr("from_bytes")?;
+                let mut bytes = bytes_of(py, &self.inner)?.into_any();
+                if protocol >= 5 {
+                    bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
+                }
+                PyTuple::new(py, [restore, PyTuple::new(py, [bytes])?.into_any()])
+            }
+
+            /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
+            fn is_compatible(&self, other: &Self) -> bool {
+                self.inner.is_compatible(&other.inner)
+            }
+
+            /// Adds every key of `other` (compatible, no one writing to it); how many went in.
+            /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
+            /// `FilterFullError` if this filter fills up (what went in stays).
+            #[pyo3(signature = (other, *, unique = false))]
+            fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
+                let (ours, theirs) = (&self.inner, &other.inner);
+                py.detach(|| match unique {
+                    true => ours.merge_unique(theirs),
+                    false => ours.merge(theirs),
+                })
+                .map_err(|err| errors::merge(py, err))
+            }
+
+            /// `self |= other`: the set union, `merge(other, unique=True)`.
+            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.merge(py, other, true).map(drop)
+            }
+
+            /// `self | other`: a copy of this filter with `other` merged in as `|=` does.
+            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let union = self.copy(py)?;
+                union.merge(py, other, true)?;
+                Ok(union)
+            }
+
+            /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
+            /// alike; the same keys added in another order may differ. Not hashable.
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
+                let Ok(other) = other.cast::<Self>() else {
+                    return false;
+                };
+                let other = other.get();
+                core::ptr::eq(self, other)
+                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
+            }
+
+            $($own)*
+        }
+
+        impl $class {
+            fn add_from(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: usize,
+                        before: usize) -> PyResult<usize> {
+                let inner = &self.inner;
+                let extend = |hashes: &[u64]| inner.try_extend_hashes(hashes);
+                bulk::add_many(py, keys, threads, before, inner.hasher(), extend)
+            }
+
+            pub fn from_file(py: Python<'_>, file: FilterFile, path: &Path) -> PyResult<Self> {
+                Ok(Self { inner: read_file(py, file, path)? })
+            }
+        }
+    };
+}
+
+filter_class!(
+    /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
+    /// writers lock only the buckets they touch; bulk calls release the interpreter.
+    #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
+    FixedFilter(Fixed), {
+    /// A filter of any `capacity` distinct keys. `false_positive_rate` picks the cheapest
+    /// shape for it; `fingerprint_bits` (4 to 32), `bucket_size` (2, 4 or 8) and `semi_sorted`
+    /// win over it. Default: 12-bit fingerprints in 4-slot buckets (about 0.19%). `seed`
+    /// changes every hash (default: `ccf`'s). Impossible settings raise `ValueError`.
+    #[new]
+    #[pyo3(signature = (capacity, false_positive_rate = None, *, fingerprint_bits = None,
+                        bucket_size = None, semi_sorted = None, seed = None))]
+    fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: Option<&Bound<'_, PyAny>>,
+           fingerprint_bits: Option<&Bound<'_, PyAny>>, bucket_size: Option<&Bound<'_, PyAny>>,
+           semi_sorted: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
+           -> PyResult<Self> {
+        let mut builder = ConcurrentCuckooFilter::builder()
+            .capacity(args::count("capacity", capacity)?)
+            .hasher(args::hasher(seed)?);
+        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
+            builder = builder.false_positive_rate(rate);
+        }
+        if let Some(bits) = args::setting("fingerprint_bits", fingerprint_bits)? {
+            builder = builder.fingerprint_bits(bits);
+        }
+        if let Some(size) = args::setting("bucket_size", bucket_size)? {
+            builder = builder.bucket_size(size);
+        }
+        if let Some(semi_sorted) = args::flag("semi_sorted", semi_sorted)? {
+            builder = builder.semi_sorted(semi_sorted);
+        }
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
+    }
+
+    /// The share of slots in use, from 0 to 1.
+    #[getter]
+    fn load_factor(&self) -> f64 { self.inner.load_factor() }
+
+
+    /// Bits per fingerprint.
+    #[getter]
+    fn fingerprint_bits(&self) -> u32 { self.inner.fingerprint_bits() }
+
+    /// Slots per bucket.
+    #[getter]
+    fn bucket_size(&self) -> usize { self.inner.bucket_size() }
+
+    /// Whether buckets are semi-sorted (one bit per key less).
+    #[getter]
+    fn semi_sorted(&self) -> bool { self.inner.is_semi_sorted() }
+
+    /// Shape, fill and accuracy as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        stats_dict(py, &self.inner.stats())
+    }
+
+    fn __repr__(&self) -> String {
+        let f = &self.inner;
+        let semi_sorted = if f.is_semi_sorted() { "True" } else { "False" };
+        format!(
+            "ConcurrentCuckooFilter(len={}, capacity={}, fingerprint_bits={}, bucket_size={}, \
+             semi_sorted={semi_sorted}, seed={:#x})",
+            f.len(), f.capacity(), f.fingerprint_bits(), f.bucket_size(), f.hasher().seed(),
+        )
+    }
+});
+
+/// The first level's capacity unless one is given, as for `ccf build --grow`.
+const DEFAULT_CAPACITY: usize = 1_000_000;
+
+filter_class!(
+    /// A cuckoo filter that needs no size up front: when its newest level fills it grows (by
+    /// splitting, or by adding a larger level), keeping the false positive rate under its target
+    /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
+    #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
+    GrowableFilter(Growable), {
+    /// A filter whose first level holds `capacity` keys (default 1,000,000), growing past it
+    /// under `false_positive_rate` (default 0.001): each level splits `2^split_depth` times
+    /// (1 to 10, default 6) before the next is added. Past `max_capacity` (default: none) adds
+    /// raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
+    #[new]
+    #[pyo3(signature = (capacity = None, false_positive_rate = None, *, split_depth = None,
+                        max_capacity = None, seed = None))]
+    fn new(capacity: Option<&Bound<'_, PyAny>>, false_positive_rate: Option<&Bound<'_, PyAny>>,
+           split_depth: Option<&Bound<'_, PyAny>>, max_capacity: Option<&Bound<'_, PyAny>>,
+           seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut builder = GrowableCuckooFilter::builder()
+            .capacity(capacity.map_or(Ok(DEFAULT_CAPACITY), |c| args::count("capacity", c))?)
+            .hasher(args::hasher(seed)?);
+        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
+            builder = builder.false_positive_rate(rate);
+        }
+        if let Some(depth) = args::setting("split_depth", split_depth)? {
+            builder = builder.split_depth(depth);
+        }
+        if let Some(max) = max_capacity {
+            builder = builder.max_capacity(args::count("max_capacity", max)?);
+        }
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
+    }
+
+    /// Keys stored over the capacity of the levels so far.
+    #[getter]
+    fn load_factor(&self) -> f64 { self.inner.len() as f64 / self.inner.capacity() as f64 }
+
+    /// The false positive rate the filter stays under however far it grows.
+    #[getter]
+    fn false_positive_rate(&self) -> f64 { self.inner.false_positive_rate() }
+
+
+    /// Levels so far; a lookup probes each.
+    #[getter]
+    fn level_count(&self) -> usize { self.inner.level_count() }
+
+    /// Bits per fingerprint of each level, oldest first.
+    #[getter]
+    fn fingerprint_bits(&self) -> Vec<u32> { self.inner.level_fingerprint_bits() }
+
+    /// Fill and accuracy as a dict, `levels` a list of `ConcurrentCuckooFilter.stats()` dicts.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.inner;
+        let dict = PyDict::new(py);
+        set_items!(dict,
+            "len" => f.len(), "capacity" => f.capacity(), "memory_bytes" => f.memory_usage(),
+            "false_positive_rate" => f.false_positive_rate(),
+            "expected_false_positive_rate" => f.expected_false_positive_rate(),
+            "seed" => f.hasher().seed());
+        let levels = PyList::empty(py);
+        for level in f.level_stats() {
+            levels.append(stats_dict(py, &level)?)?;
+        }
+        dict.set_item("levels", levels)?;
+        Ok(dict)
+    }
+
+    fn __repr__(&self) -> String {
+        let f = &self.inner;
+        format!(
+            "GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, \
+             seed={:#x})",
+            f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed(),
+        )
+    }
+});
+
+/// `dict[key] = value` for each pair.
+macro_rules! set_items {
+    ($dict:ident, $($key:literal => $value:expr),* $(,)?) => {
+        $($dict.set_item($key, $value)?;)*
+    };
+}
+use set_items;
+
+/// A [`FilterStats`] as a dict of the same field names.
+fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    set_items!(dict,
+        "len" => s.len, "capacity" => s.capacity, "buckets" => s.buckets,
+        "bucket_size" => s.bucket_size, "fingerprint_bits" => s.fingerprint_bits,
+        "semi_sorted" => s.semi_sorted, "stripes" => s.stripes, "load_factor" => s.load_factor,
+        "memory_bytes" => s.memory_bytes, "bits_per_item" => s.bits_per_item,
+        "expected_false_positive_rate" => s.expected_false_positive_rate,
+        "false_positive_rate_at_load" => s.false_positive_rate_at_load,
+        "hasher_id" => s.hasher_id, "seed" => s.hasher_seed,
+        "format_version" => s.format_version, "serialized_len" => s.serialized_len);
+    Ok(dict)
+}
+
+/// The filter in `file`, opened from `path` (for messages).
+fn read_file<K: Kind + Send>(
+    py: Python<'_>,
+    file: FilterFile,
+    path: &Path,
+) -> PyResult<CuckooFilter<K>> {
+    py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)))
+        .map_err(|err| errors::load(py, err, path))
+}
+
+/// `filter`'s bytes, written straight into one bytes object of their exact length. A growable
+/// filter that grew between measuring and writing no longer fits: measured and written again.
+fn bytes_of<'py, K: Kind + Sync>(
+    py: Python<'py>,
+    filter: &CuckooFilter<K>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    loop {
+        let len = usize::try_from(filter.serialized_len())
+            .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
+        let mut written = None;
+        let bytes = PyBytes::new_with(py, len, |buffer| {
+            written = py.detach(|| filter.write_to_slice(buffer).ok());
+            Ok(())
+        })?;
+        match written {
+            Some(n) if n == len => return Ok(bytes),
+            Some(n) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{n} of {len} bytes written"
+                )))
+            }
+            None => {}
+        }
+    }
+}
