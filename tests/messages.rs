@@ -59,6 +59,34 @@ fn a_rate_too_small_for_32_bit_fingerprints_names_the_smallest_reachable() {
 }
 
 #[test]
+fn a_growable_target_too_small_names_the_users_rate_and_the_smallest_target() {
+    for rate in [1e-10, 6e-9] {
+        let err = GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap_err();
+        let BuildError::FalsePositiveRateTooSmall {
+            rate: said,
+            smallest,
+        } = err
+        else {
+            panic!("{rate}: {err:?}")
+        };
+        assert_eq!(said, rate);
+        // The smallest builds, and a little less does not.
+        let built = |rate: f64| {
+            GrowableCuckooFilter::builder()
+                .capacity(1000)
+                .false_positive_rate(rate)
+                .build()
+        };
+        assert!(built(smallest).is_ok(), "{smallest}");
+        assert!(built(smallest * 0.999).is_err(), "{smallest}");
+    }
+}
+
+#[test]
 fn each_decoder_says_when_it_is_given_the_other_filter_types_bytes() {
     let growable = GrowableCuckooFilter::with_capacity(100).to_bytes();
     let fixed = ConcurrentCuckooFilter::with_capacity(100).to_bytes();

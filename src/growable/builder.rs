@@ -185,6 +185,16 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         // lookups that compare the slots in place instead of decoding the prefixes first, which
         // would add to the directory's cost what a fixed filter's lookup never pays.
         plan.table.request.semi_sorted = Some(false);
+        if let Err(
+            BuildError::FalsePositiveRateTooSmall { .. } | BuildError::FingerprintBits { .. },
+        ) = plan.split_level_shape(0)
+        {
+            // Said of the target the user gave, not of the first level's share of it.
+            return Err(BuildError::FalsePositiveRateTooSmall {
+                rate,
+                smallest: smallest_target(&plan),
+            });
+        }
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.
         if plan.initial_buckets == 0 {
@@ -239,4 +249,24 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         let core = Growable { levels, item_locks };
         Ok(GrowableCuckooFilter::from_parts(core, self.hasher))
     }
+}
+
+/// The smallest target rate whose first level `plan`'s fingerprints reach, found by halving the
+/// gap between a rate that fails and one that builds.
+fn smallest_target(plan: &Plan) -> f64 {
+    let builds = |rate: f64| {
+        let mut plan = plan.clone();
+        plan.false_positive_rate = rate;
+        plan.split_level_shape(0).is_ok()
+    };
+    let (mut fails, mut reached) = (plan.false_positive_rate, 0.5);
+    for _ in 0..60 {
+        let middle = (fails * reached).sqrt();
+        if builds(middle) {
+            reached = middle;
+        } else {
+            fails = middle;
+        }
+    }
+    reached
 }
