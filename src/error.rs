@@ -171,7 +171,8 @@ impl fmt::Display for BuildError {
             ),
             Self::FalsePositiveRateTooSmall { rate, smallest } => write!(
                 f,
-                "false_positive_rate must be at least {smallest:.3e}, the smallest 32-bit fingerprints reach with these settings, got {rate}",
+                "false_positive_rate must be at least {}, the smallest 32-bit fingerprints reach with these settings, got {rate}",
+                RoundedUp(*smallest),
             ),
             Self::Stripes { stripes, min, max } => write!(
                 f,
@@ -314,3 +315,19 @@ impl fmt::Display for MergeError {
 }
 
 impl std::error::Error for MergeError {}
+
+/// A positive rate to four significant digits, rounded up, so that the rate a message names can
+/// be given back and is reached.
+struct RoundedUp(f64);
+
+impl fmt::Display for RoundedUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut exponent = self.0.log10().floor() as i32;
+        let mut mantissa = (self.0 / 10f64.powi(exponent) * 1000.0).ceil() / 1000.0;
+        if mantissa >= 10.0 {
+            mantissa /= 10.0;
+            exponent += 1;
+        }
+        write!(f, "{mantissa:.3}e{exponent}")
+    }
+}
