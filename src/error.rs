@@ -31,9 +31,6 @@ impl std::error::Error for InsertError {}
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// `capacity` was 0. Not returned by the builders, which build the smallest table for it;
-    /// kept so that code matching on it still compiles.
-    ZeroCapacity,
     /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
     /// table larger than the address space.
     CapacityTooLarge {
@@ -136,7 +133,6 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::ZeroCapacity => f.write_str("capacity must be at least 1"),
             Self::CapacityTooLarge { capacity, max } => write!(
                 f,
                 "capacity {capacity} is too large: this configuration holds at most {max} items"
