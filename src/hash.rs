@@ -20,9 +20,9 @@ pub(crate) const HASHER_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
 /// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
 const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
 
-/// Bytes gathered before a block is folded into the running state. Keys up to this size (nearly
+/// Bytes gathered before they are folded into the running state. Keys up to this size (nearly
 /// all keys) cost exactly one XXH3 call.
-const BLOCK: usize = 64;
+const BUFFER_BYTES: usize = 64;
 
 /// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
 /// 4 to 8 bytes mixes with the seed.
@@ -198,7 +198,7 @@ impl DefaultHashBuilder {
     #[must_use]
     #[inline]
     pub fn hash_stream(&self, stream: &[u8]) -> u64 {
-        if stream.len() > BLOCK {
+        if stream.len() > BUFFER_BYTES {
             let mut hasher = self.build_hasher();
             hasher.write(stream);
             return hasher.finish();
@@ -245,7 +245,7 @@ pub struct FilterHasher {
     /// The builder's, for the seed `state` starts as.
     flip_4to8: u64,
     mix: WordMix,
-    buf: [u8; BLOCK],
+    buf: [u8; BUFFER_BYTES],
     len: usize,
     folded: u64,
 }
@@ -259,7 +259,7 @@ impl FilterHasher {
             state: seed,
             flip_4to8,
             mix,
-            buf: [0; BLOCK],
+            buf: [0; BUFFER_BYTES],
             len: 0,
             folded: 0,
         }
@@ -283,12 +283,12 @@ impl FilterHasher {
     #[inline(never)]
     fn push_folding(&mut self, mut bytes: &[u8]) {
         loop {
-            if self.len == BLOCK {
+            if self.len == BUFFER_BYTES {
                 self.state = xxh3_64_with_seed(&self.buf, self.state);
                 self.folded += 1;
                 self.len = 0;
             }
-            let take = (BLOCK - self.len).min(bytes.len());
+            let take = (BUFFER_BYTES - self.len).min(bytes.len());
             self.buf[self.len..self.len + take].copy_from_slice(&bytes[..take]);
             self.len += take;
             bytes = &bytes[take..];

@@ -83,10 +83,13 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
             answers.len(),
             "contains_batch_into: one answer per item"
         );
-        // Hashing a chunk first keeps user code (the `Hash` impls) apart from the probe loop.
-        const CHUNK: usize = 512;
-        let mut hashes = [0u64; CHUNK];
-        for (items, answers) in items.chunks(CHUNK).zip(answers.chunks_mut(CHUNK)) {
+        // Hashing a run of keys first keeps user code (the `Hash` impls) apart from the probe loop.
+        const HASHED_AT_ONCE: usize = 512;
+        let mut hashes = [0u64; HASHED_AT_ONCE];
+        for (items, answers) in items
+            .chunks(HASHED_AT_ONCE)
+            .zip(answers.chunks_mut(HASHED_AT_ONCE))
+        {
             for (hash, item) in hashes.iter_mut().zip(items) {
                 *hash = self.hasher().hash_one(item);
             }

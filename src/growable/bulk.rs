@@ -3,12 +3,7 @@
 
 use super::chunks::Located;
 use super::{insert_into, Growable};
-use crate::raw::level_hash;
-
-/// Items whose buckets are requested before the first of them is probed: enough to keep the
-/// loads a core can track in flight, few enough that the first lines are still in cache when
-/// their probe comes.
-const IN_FLIGHT: usize = 16;
+use crate::raw::{level_hash, AHEAD};
 
 impl Growable {
     /// `answers[i] = contains(hashes[i])`, a level at a time, newest first: the buckets of a
@@ -17,8 +12,8 @@ impl Growable {
         answers.fill(false);
         for level in (0..self.levels.count()).rev() {
             let chunks = self.levels.level(level);
-            for (hashes, answers) in hashes.chunks(IN_FLIGHT).zip(answers.chunks_mut(IN_FLIGHT)) {
-                let mut located: [Option<Located<'_>>; IN_FLIGHT] = [None; IN_FLIGHT];
+            for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
+                let mut located: [Option<Located<'_>>; AHEAD] = [None; AHEAD];
                 for (at, &hash) in located.iter_mut().zip(hashes) {
                     *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
                 }
@@ -32,14 +27,14 @@ impl Growable {
     /// Inserts a block of hashes in order: `Err(n)` when only the first `n` went in. The
     /// buckets of a group of hashes are requested before the first is written.
     pub(super) fn insert_hashes(&self, hashes: &[u64]) -> Result<(), usize> {
-        for (group, hashes) in hashes.chunks(IN_FLIGHT).enumerate() {
+        for (group, hashes) in hashes.chunks(AHEAD).enumerate() {
             let newest = self.levels.count() - 1;
             let chunks = self.levels.level(newest);
             for &hash in hashes {
                 chunks.locate_and_prefetch(level_hash(hash, newest));
             }
             for (i, &hash) in hashes.iter().enumerate() {
-                insert_into(&self.levels, hash).map_err(|_| group * IN_FLIGHT + i)?;
+                insert_into(&self.levels, hash).map_err(|_| group * AHEAD + i)?;
             }
         }
         Ok(())

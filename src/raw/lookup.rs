@@ -11,9 +11,9 @@ use super::table::Buckets;
 use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
-/// How many keys ahead of its probe [`RawFilter::contains_hashes`] prefetches a key's buckets
-/// (docs/benchmarks.md, "Where a lookup's time goes").
-const AHEAD: usize = 16;
+/// How many keys ahead of its probe a batch prefetches a key's buckets ([`RawFilter::contains_hashes`],
+/// and a growable level's groups): docs/benchmarks.md, "Where a lookup's time goes".
+pub(crate) const AHEAD: usize = 16;
 
 impl<P: Place> RawFilter<P> {
     /// A lookup of one hash.

@@ -25,6 +25,7 @@ mod geometry;
 mod index;
 mod insert;
 mod lookup;
+pub(crate) use self::lookup::AHEAD;
 mod merge;
 mod path;
 mod queue;

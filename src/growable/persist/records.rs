@@ -151,7 +151,7 @@ pub(crate) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
 
 /// Where the bytes after the growable header come from, one part (a record, or a record and
 /// the table after it) at a time.
-trait Source {
+trait Parts {
     /// Starts the next part, after the current one.
     fn next_part(&mut self);
     /// The current part's first `len` bytes, read if need be; [`DecodeError::Truncated`] if the
@@ -166,7 +166,7 @@ struct Slice<'a> {
     end: usize,
 }
 
-impl Source for Slice<'_> {
+impl Parts for Slice<'_> {
     fn next_part(&mut self) {
         self.start = self.end;
     }
@@ -191,7 +191,7 @@ struct Stream<R> {
     before: u64,
 }
 
-impl<R: Read> Source for Stream<R> {
+impl<R: Read> Parts for Stream<R> {
     fn next_part(&mut self) {
         self.before += self.part.len() as u64;
         self.part.clear();
@@ -217,15 +217,15 @@ pub(crate) fn decode_slice<S: StableHashBuilder>(
     plan: Plan,
     bytes: &[u8],
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
-    let mut source = Slice {
+    let mut parts = Slice {
         bytes,
         start: HEADER_LEN,
         end: HEADER_LEN,
     };
-    let filter = decode(header, plan, &mut source)?;
-    if source.end != bytes.len() {
+    let filter = decode(header, plan, &mut parts)?;
+    if parts.end != bytes.len() {
         return Err(DecodeError::TrailingBytes {
-            expected: source.end as u64,
+            expected: parts.end as u64,
             found: bytes.len() as u64,
         });
     }
@@ -239,12 +239,12 @@ pub(crate) fn decode_stream<S: StableHashBuilder, R: Read>(
     plan: Plan,
     reader: R,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
-    let mut source = Stream {
+    let mut parts = Stream {
         reader,
         part: Vec::new(),
         before: HEADER_LEN as u64,
     };
-    decode(header, plan, &mut source)
+    decode(header, plan, &mut parts)
 }
 
 /// Decodes the levels after the header: every level's shape by the plan first, then the
@@ -252,7 +252,7 @@ pub(crate) fn decode_stream<S: StableHashBuilder, R: Read>(
 fn decode<S: StableHashBuilder>(
     header: &GrowableHeader,
     plan: Plan,
-    source: &mut impl Source,
+    parts: &mut impl Parts,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let shapes = (0..header.level_count as usize)
         .map(|level| {
@@ -268,7 +268,7 @@ fn decode<S: StableHashBuilder>(
     let mut items = 0u64;
     for (index, shape) in shapes.iter().enumerate() {
         let level =
-            decode_level_chunks(shape, header.recorded_hasher(), source).map_err(|error| {
+            decode_level_chunks(shape, header.recorded_hasher(), parts).map_err(|error| {
                 match error {
                     // The input's end and the reader's faults are the whole filter's.
                     DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
@@ -294,11 +294,11 @@ fn decode<S: StableHashBuilder>(
 fn decode_level_chunks(
     shape: &LevelShape,
     hasher: RecordedHasher,
-    source: &mut impl Source,
+    parts: &mut impl Parts,
 ) -> Result<Chunks, DecodeError> {
     let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
-    source.next_part();
-    let record = source.part(LEVEL_RECORD_LEN as u64)?;
+    parts.next_part();
+    let record = parts.part(LEVEL_RECORD_LEN as u64)?;
     check_record(record)?;
     let count = u64_at(record, 0);
     // Every route's first `first_depth` bits need a chunk of their own.
@@ -308,8 +308,8 @@ fn decode_level_chunks(
     // Grown as chunks arrive, not by the count: each takes bytes of the input.
     let mut chunks: Vec<(u64, Chunk)> = Vec::new();
     for index in 0..count {
-        source.next_part();
-        let record = source.part(CHUNK_RECORD_LEN as u64)?;
+        parts.next_part();
+        let record = parts.part(CHUNK_RECORD_LEN as u64)?;
         check_record(record)?;
         let (id, depth) = (u64_at(record, 0), u64_at(record, 8));
         let born_at = born_at(shape, &chunks, index, id).ok_or(invalid("chunk_id", id))?;
@@ -332,9 +332,9 @@ fn decode_level_chunks(
             data_words(&geometry) as usize,
         );
         let header_len = (CHUNK_RECORD_LEN + expected.to_bytes().len()) as u64;
-        let (header, _) = level_header(&source.part(header_len)?[CHUNK_RECORD_LEN..], &expected)?;
+        let (header, _) = level_header(&parts.part(header_len)?[CHUNK_RECORD_LEN..], &expected)?;
         let len = CHUNK_RECORD_LEN as u64 + header.total_len();
-        let raw = decode_level(&source.part(len)?[CHUNK_RECORD_LEN..], &expected)?;
+        let raw = decode_level(&parts.part(len)?[CHUNK_RECORD_LEN..], &expected)?;
         let chunk = raw.into_chunk(placement, depth as u32);
         if let Some(bucket) = chunk.first_unowned_bucket() {
             return Err(DecodeError::UnownedFingerprint {
