@@ -79,5 +79,4 @@ impl Table {
         }
         self.advance(g + 1);
     }
-
 }

@@ -117,7 +117,10 @@ impl<S> ExpiringBuilder<S> {
     pub fn build(self) -> Result<ExpiringCuckooFilter<S>, BuildError> {
         let settings = self.settings()?;
         let table = Table::new(settings, 0, 0, 0)?;
-        Ok(ExpiringCuckooFilter::from_parts(Expiring::new(table), self.hasher))
+        Ok(ExpiringCuckooFilter::from_parts(
+            Expiring::new(table),
+            self.hasher,
+        ))
     }
 
     /// The settings these choices give, or the first value at fault.

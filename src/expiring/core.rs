@@ -49,7 +49,13 @@ impl Table {
 
     /// The first slot of `bucket` holding `fp` live in generation `g`, with its value.
     #[inline(always)]
-    pub(crate) fn find_live(&self, bucket: usize, fp: u32, g: u64, lag: u64) -> Option<(usize, u64)> {
+    pub(crate) fn find_live(
+        &self,
+        bucket: usize,
+        fp: u32,
+        g: u64,
+        lag: u64,
+    ) -> Option<(usize, u64)> {
         let slots = self.slots.bucket(bucket);
         (0..BUCKET_SIZE).find_map(|i| {
             let slot = slots[i];

@@ -63,8 +63,18 @@ impl Table {
         }
         let mut items = 0;
         for bucket in 0..settings.bucket_count {
-            let used = table.slots.bucket(bucket).iter().filter(|&&s| s != 0).count();
-            if table.slots.bucket(bucket).iter().any(|&s| s != 0 && Ages::fingerprint(s) == 0) {
+            let used = table
+                .slots
+                .bucket(bucket)
+                .iter()
+                .filter(|&&s| s != 0)
+                .count();
+            if table
+                .slots
+                .bucket(bucket)
+                .iter()
+                .any(|&s| s != 0 && Ages::fingerprint(s) == 0)
+            {
                 return Err(DecodeError::InvalidBucket {
                     bucket: bucket as u64,
                 });
@@ -263,7 +273,7 @@ impl Header {
         if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
             return Err(DecodeError::BadMagic);
         }
-        if bytes.len() < HEADER_LEN + CHECKSUM_LEN {
+        if bytes.len() < HEADER_LEN {
             return Err(DecodeError::Truncated {
                 needed: (HEADER_LEN + CHECKSUM_LEN) as u64,
                 found: bytes.len() as u64,

@@ -124,7 +124,11 @@ mod tests {
                 }
             }
             for b in 0..9 {
-                assert_eq!(slots.bucket(b), core::array::from_fn(|i| value(b, i)), "{width}");
+                assert_eq!(
+                    slots.bucket(b),
+                    core::array::from_fn(|i| value(b, i)),
+                    "{width}"
+                );
             }
             slots.set(4, 2, value(4, 2), 0);
             assert_eq!(slots.get(4, 2), 0);
