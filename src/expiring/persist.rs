@@ -186,7 +186,8 @@ impl Table {
         let body = &bytes[..bytes.len() - CHECKSUM_LEN];
         let stored = u64_at(bytes, bytes.len() - CHECKSUM_LEN);
         let computed = xxh3_64(body);
-        if stored != computed {
+        // Under `cargo fuzz` the fuzzer gets past the checksum to every check behind it.
+        if stored != computed && !cfg!(fuzzing) {
             return Err(DecodeError::ChecksumMismatch { stored, computed });
         }
         let hasher = hasher_of::<S>(RecordedHasher {

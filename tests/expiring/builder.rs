@@ -151,3 +151,30 @@ fn merge_is_refused_clearly() {
     );
     assert!(err.to_string().contains("cannot be merged"));
 }
+
+/// The golden file of format version 1: a count window of 1000 after 2500 inserts, under the
+/// default hasher's fixed seed. Rewritten only by `EXPIRING_GOLDEN_WRITE=1` (a format change
+/// must keep reading the old file).
+#[test]
+fn the_golden_file_reads_and_is_what_the_filter_writes() {
+    let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
+        .hasher(concurrent_cuckoo_filter::DefaultHashBuilder::with_seed(7))
+        .build()
+        .unwrap();
+    for i in 0..2500u64 {
+        filter.insert(&i).unwrap();
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/golden-expiring-v1-items-1000.bin");
+    if std::env::var_os("EXPIRING_GOLDEN_WRITE").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    let read = ExpiringCuckooFilter::from_bytes(&golden).unwrap();
+    assert_eq!(read.to_bytes(), golden);
+    assert_eq!(golden, filter.to_bytes());
+    for i in 1500..2500u64 {
+        assert!(read.contains(&i));
+    }
+    assert_eq!(read.hasher().seed(), 7);
+}
