@@ -128,6 +128,32 @@ pub enum BuildError {
         /// The limit asked for.
         max_capacity: usize,
     },
+    /// An expiring filter's `generations` was outside `1..=max`, where `max` is the most its age
+    /// tags leave room for (`2^tag_bits − 2`: the sweep needs at least one generation).
+    Generations {
+        /// The count asked for.
+        generations: u32,
+        /// The most these tags allow.
+        max: u32,
+    },
+    /// An expiring filter's `Window::Items` was 0, or more than a table can hold.
+    WindowItems {
+        /// The window asked for.
+        items: u64,
+    },
+    /// An expiring filter's `Window::Time` was shorter than one nanosecond per generation.
+    WindowDuration {
+        /// The window asked for.
+        duration: core::time::Duration,
+    },
+    /// An expiring filter's `capacity` was missing (0) for a time window, or given for a count
+    /// window (whose capacity is its item count).
+    WindowCapacity {
+        /// The capacity asked for (0: none).
+        capacity: u64,
+        /// Whether the window is a time window.
+        time_window: bool,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -194,6 +220,31 @@ impl fmt::Display for BuildError {
             } => write!(
                 f,
                 "max_capacity must be at least the capacity {capacity}, got {max_capacity}"
+            ),
+            Self::Generations { generations, max } => {
+                write!(f, "generations must be in 1..={max}, got {generations}")
+            }
+            Self::WindowItems { items } => write!(
+                f,
+                "Window::Items must be at least 1 and addressable by a table, got {items}"
+            ),
+            Self::WindowDuration { duration } => write!(
+                f,
+                "Window::Time must be at least one nanosecond per generation, got {duration:?}"
+            ),
+            Self::WindowCapacity {
+                capacity,
+                time_window: true,
+            } => write!(
+                f,
+                "a time window needs capacity (the most items one window holds) of at least 1, got {capacity}"
+            ),
+            Self::WindowCapacity {
+                capacity,
+                time_window: false,
+            } => write!(
+                f,
+                "a count window's capacity is its item count: capacity must not be set, got {capacity}"
             ),
         }
     }
@@ -288,6 +339,12 @@ pub enum MergeError {
         /// Fingerprints of the source that went in.
         merged: usize,
     },
+    /// Filters of this kind cannot be merged (an expiring filter's ages are its own clock's).
+    /// Nothing was merged.
+    Unsupported {
+        /// The kind's name.
+        kind: &'static str,
+    },
 }
 
 impl fmt::Display for MergeError {
@@ -306,6 +363,7 @@ impl fmt::Display for MergeError {
                 f,
                 "the target filter is full after merging {merged} fingerprints of the source"
             ),
+            Self::Unsupported { kind } => write!(f, "filters of kind {kind} cannot be merged"),
         }
     }
 }

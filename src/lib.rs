@@ -84,6 +84,7 @@
 mod hooks;
 
 mod error;
+mod expiring;
 mod external_trait_impls;
 mod filter;
 mod growable;
@@ -96,6 +97,10 @@ mod sizing;
 mod sync;
 
 pub use crate::error::{BuildError, ExtendError, InsertError, MergeError};
+pub use crate::expiring::{
+    AdvanceError, Clock, Expiring, ExpiringBuilder, ExpiringCuckooFilter, ExpiringStats, Overflow,
+    Window, DEFAULT_FALSE_POSITIVE_RATE, DEFAULT_GENERATIONS,
+};
 pub use crate::filter::builder::ConcurrentCuckooFilterBuilder;
 pub use crate::filter::fixed::{ConcurrentCuckooFilter, Fixed};
 pub use crate::filter::kind::Kind;

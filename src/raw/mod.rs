@@ -37,9 +37,10 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketCodec;
-use self::index::Placement;
+pub(crate) use self::index::Placement;
 pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-use self::stripe::{AllStripesGuard, Guard};
+use self::stripe::AllStripesGuard;
+pub(crate) use self::stripe::Guard;
 pub(crate) use self::stripe::{StripeGuard, Stripes};
 use self::table::Table;
 use crate::sync::MODEL_CHECKED;

@@ -61,6 +61,32 @@ macro_rules! shadowed_atomic {
                 self.value
                     .compare_exchange_weak(current, new, success, failure)
             }
+
+            pub(crate) fn compare_exchange(
+                &self,
+                current: $int,
+                new: $int,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$int, $int> {
+                self.touch();
+                self.value.compare_exchange(current, new, success, failure)
+            }
+
+            pub(crate) fn fetch_add(&self, value: $int, order: Ordering) -> $int {
+                self.touch();
+                self.value.fetch_add(value, order)
+            }
+
+            pub(crate) fn fetch_xor(&self, value: $int, order: Ordering) -> $int {
+                self.touch();
+                self.value.fetch_xor(value, order)
+            }
+
+            pub(crate) fn fetch_max(&self, value: $int, order: Ordering) -> $int {
+                self.touch();
+                self.value.fetch_max(value, order)
+            }
         }
     };
 }

@@ -1,0 +1,82 @@
+//! Generations move on, and the sweep clears expired slots before their tags come back.
+//!
+//! A slot tagged in generation `x` expires when `x + G + 1` is published and its tag value
+//! returns at `x + 2^t`. Between them, `2^t − G − 1` generations, the sweep must pass over every
+//! bucket: each insert claims [`Table::sweep_per_insert`] buckets from a shared cursor and clears
+//! their expired slots under their stripe locks, and the thread that publishes generation `g + 1`
+//! first checks that the buckets claimed since generation `g + 1 − (2^t − G − 1)` was published
+//! cover the table, and sweeps what is missing itself (nothing, when inserts keep up: a count
+//! window's inserts always do by construction; a sparse time window's publisher pays). A jump of
+//! more than `G` generations, which only a time window makes after an idle spell, finds every
+//! slot expired and empties the table under all its locks, as `clear` does.
+
+use super::core::Table;
+use super::slots::BUCKET_SIZE;
+use crate::raw::Guard;
+use crate::sync::Backoff;
+
+impl Table {
+    /// Sweeps the next `count` buckets of the shared cursor.
+    pub(crate) fn sweep(&self, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let n = self.slots.bucket_count() as u64;
+        let first = self.clock.claim_sweep(count);
+        for claimed in first..first + count.min(n) {
+            self.sweep_bucket((claimed % n) as usize);
+        }
+    }
+
+    /// Clears the expired slots of `bucket`, under its stripe lock.
+    fn sweep_bucket(&self, bucket: usize) {
+        let mut guard = self.stripes.lock_one(bucket);
+        let g = self.clock.current();
+        for i in 0..BUCKET_SIZE {
+            let slot = self.slots.get(bucket, i);
+            if slot != 0 && !self.ages.is_live(slot, g, 0) {
+                self.slots.set(bucket, i, slot, 0);
+                guard.add(bucket, -1);
+            }
+        }
+    }
+
+    /// Publishes generations until the current one is at least `target`.
+    pub(crate) fn advance(&self, target: u64) {
+        let backoff = Backoff::new();
+        while self.clock.current() < target {
+            if !self.clock.try_begin_advance() {
+                backoff.snooze();
+                continue;
+            }
+            let g = self.clock.current();
+            if g < target {
+                if target - g > self.ages.generations {
+                    self.empty_into(target);
+                } else {
+                    let n = self.slots.bucket_count() as u64;
+                    self.sweep(self.clock.sweep_debt(g + 1, self.ages, n));
+                    self.clock.publish(g + 1, false);
+                }
+            }
+            self.clock.end_advance();
+        }
+    }
+
+    /// Empties the table, all of whose slots have expired by `target`, and publishes `target`.
+    fn empty_into(&self, target: u64) {
+        let mut all = self.stripes.lock_all();
+        self.slots.clear();
+        all.clear_counts();
+        self.clock.publish(target, true);
+    }
+
+    /// The generation an insert stores in moves on past `g`, and the oldest one expires early.
+    pub(crate) fn expire_early(&self, g: u64) {
+        if self.clock.current() == g {
+            self.early_expiries
+                .fetch_add(1, crate::sync::Ordering::Relaxed);
+        }
+        self.advance(g + 1);
+    }
+}

@@ -1,0 +1,254 @@
+//! The expiring filter's builder: a window, its generations, a false positive rate, and for a
+//! time window its capacity, overflow choice and clock, checked into a [`Table`].
+
+use core::time::Duration;
+
+use super::clock::Generations;
+use super::core::{Settings, Table};
+use super::slots::{Slots, BUCKET_SIZE};
+use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
+use super::{Expiring, ExpiringCuckooFilter};
+use crate::error::BuildError;
+use crate::hash::DefaultHashBuilder;
+use crate::raw::{Placement, Stripes, MAX_BUCKET_COUNT};
+use crate::sizing::bucket_count_for;
+use crate::sync::AtomicU64;
+
+/// Generations a window is split into unless `generations` says otherwise: an item is kept at
+/// most 1/8 of a window longer than the window, with 4-bit tags.
+pub const DEFAULT_GENERATIONS: u32 = 8;
+/// The false positive rate unless `false_positive_rate` says otherwise.
+pub const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
+/// The load the table is sized for when it holds every live item: the plain filter's for
+/// 4-slot buckets.
+const LOAD: f64 = 0.95;
+/// Widest fingerprints: a slot (fingerprint and tag) fits 32 bits.
+const MAX_FINGERPRINT_BITS: u32 = 32 - TAG_BITS;
+/// Sweep passes per `2^t − G − 1` generations that inserts are sized to make: twice what the
+/// tags need, so that racing inserts that claim late leave no debt.
+const SWEEP_MARGIN: u64 = 2;
+
+/// Builds an [`ExpiringCuckooFilter`]; from
+/// [`ExpiringCuckooFilter::builder`](crate::ExpiringCuckooFilter::builder).
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ExpiringBuilder<S = DefaultHashBuilder> {
+    window: Window,
+    generations: u32,
+    false_positive_rate: f64,
+    capacity: u64,
+    overflow: Overflow,
+    clock: Clock,
+    hasher: S,
+}
+
+impl ExpiringCuckooFilter {
+    /// A builder of a filter that remembers items for `window`: the last `n` inserts
+    /// (`Window::Items(n)`), or a duration (`Window::Time(d)`, which also needs
+    /// [`capacity`](ExpiringBuilder::capacity)).
+    pub fn builder(window: Window) -> ExpiringBuilder {
+        ExpiringBuilder {
+            window,
+            generations: DEFAULT_GENERATIONS,
+            false_positive_rate: DEFAULT_FALSE_POSITIVE_RATE,
+            capacity: 0,
+            overflow: Overflow::Error,
+            clock: Clock::Monotonic,
+            hasher: DefaultHashBuilder::new(),
+        }
+    }
+}
+
+impl<S> ExpiringBuilder<S> {
+    /// Generations the window is split into, `G`, from 1 to 14 (default 8): an item is found
+    /// for the whole window after its insert and forgotten within `1 + 1/G` windows.
+    pub fn generations(mut self, generations: u32) -> Self {
+        self.generations = generations;
+        self
+    }
+
+    /// The false positive rate at any point of a stream of any length (default 0.1%).
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.false_positive_rate = rate;
+        self
+    }
+
+    /// A time window's most items per window (required for time windows, refused for count
+    /// windows, whose item count is theirs).
+    pub fn capacity(mut self, capacity: u64) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// What a time window does past its capacity (default [`Overflow::Error`]).
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
+    }
+
+    /// The clock a time window reads (default [`Clock::Monotonic`]).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Items are hashed with `hasher`.
+    pub fn hasher<T>(self, hasher: T) -> ExpiringBuilder<T> {
+        ExpiringBuilder {
+            window: self.window,
+            generations: self.generations,
+            false_positive_rate: self.false_positive_rate,
+            capacity: self.capacity,
+            overflow: self.overflow,
+            clock: self.clock,
+            hasher,
+        }
+    }
+
+    /// The filter.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the value at fault: `generations` out of `1..=14`
+    /// ([`BuildError::Generations`]), an empty or unaddressable window
+    /// ([`BuildError::WindowItems`], [`BuildError::WindowDuration`]), a time window without a
+    /// capacity or a count window with one ([`BuildError::WindowCapacity`]), a rate out of
+    /// `(0, 1)` or below what 28-bit fingerprints reach, a table too large, or no memory.
+    pub fn build(self) -> Result<ExpiringCuckooFilter<S>, BuildError> {
+        let settings = self.settings()?;
+        let table = Table::new(settings, 0, 0, 0)?;
+        Ok(ExpiringCuckooFilter::from_parts(
+            Expiring::new(table),
+            self.hasher,
+        ))
+    }
+
+    /// The settings these choices give, or the first value at fault.
+    pub(crate) fn settings(&self) -> Result<Settings, BuildError> {
+        let generations = self.generations;
+        if generations == 0 || generations > Ages::MAX_GENERATIONS {
+            return Err(BuildError::Generations {
+                generations,
+                max: Ages::MAX_GENERATIONS,
+            });
+        }
+        let capacity = match self.window {
+            Window::Items(items) => {
+                if self.capacity != 0 {
+                    return Err(BuildError::WindowCapacity {
+                        capacity: self.capacity,
+                        time_window: false,
+                    });
+                }
+                if items == 0 || items > MAX_BUCKET_COUNT {
+                    return Err(BuildError::WindowItems { items });
+                }
+                items
+            }
+            Window::Time(duration) => {
+                if duration.as_nanos() < u128::from(generations)
+                    || duration.as_nanos() > u128::from(u64::MAX)
+                {
+                    return Err(BuildError::WindowDuration { duration });
+                }
+                if self.capacity == 0 || self.capacity > MAX_BUCKET_COUNT {
+                    return Err(BuildError::WindowCapacity {
+                        capacity: self.capacity,
+                        time_window: true,
+                    });
+                }
+                self.capacity
+            }
+        };
+        let rate = self.false_positive_rate;
+        let fingerprint_bits = fingerprint_bits_for(rate)?;
+        let live = per_generation(capacity, generations) * (u64::from(generations) + 1);
+        let buckets = bucket_count_for(live, BUCKET_SIZE);
+        if buckets > MAX_BUCKET_COUNT
+            || usize::try_from(buckets).is_err()
+            || buckets.checked_mul(BUCKET_SIZE as u64 * 32).is_none()
+        {
+            return Err(BuildError::CapacityTooLarge {
+                capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
+                max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
+            });
+        }
+        Ok(Settings {
+            window: self.window,
+            overflow: self.overflow,
+            clock: self.clock,
+            capacity,
+            fingerprint_bits,
+            bucket_count: buckets as usize,
+            generations,
+        })
+    }
+}
+
+/// Items per generation for `capacity` per window.
+pub(crate) fn per_generation(capacity: u64, generations: u32) -> u64 {
+    capacity.div_ceil(u64::from(generations))
+}
+
+/// The narrowest fingerprint whose rate, at the sized load and both buckets' slots, is `rate`
+/// or less: `2·b·α / (2^f − 1) ≤ ε`.
+fn fingerprint_bits_for(rate: f64) -> Result<u32, BuildError> {
+    if !(rate > 0.0 && rate < 1.0) {
+        return Err(BuildError::FalsePositiveRate { rate });
+    }
+    let comparisons = 2.0 * BUCKET_SIZE as f64 * LOAD;
+    (4..=MAX_FINGERPRINT_BITS)
+        .find(|&bits| comparisons / ((1u64 << bits) - 1) as f64 <= rate)
+        .ok_or(BuildError::FalsePositiveRateTooSmall {
+            rate,
+            smallest: comparisons / ((1u64 << MAX_FINGERPRINT_BITS) - 1) as f64,
+        })
+}
+
+impl Table {
+    /// An empty table of `settings` (or one about to be filled by a decoder) in generation
+    /// `generation`, `positions` inserts and `elapsed` nanoseconds of its clock on.
+    pub(crate) fn new(
+        settings: Settings,
+        generation: u64,
+        positions: u64,
+        elapsed: u64,
+    ) -> Result<Self, BuildError> {
+        let n = settings.bucket_count;
+        let width = settings.fingerprint_bits + TAG_BITS;
+        let stripe_count = n.div_ceil(16).next_power_of_two().min(1 << 14);
+        let out_of_memory = BuildError::OutOfMemory {
+            bytes: Slots::words_for(n, width) * 8 + stripe_count * 8,
+        };
+        let slots = Slots::new(n, width).ok_or(out_of_memory.clone())?;
+        let stripes = Stripes::new(stripe_count, 0, n, BUCKET_SIZE).ok_or(out_of_memory)?;
+        let ages = Ages {
+            generations: u64::from(settings.generations),
+        };
+        let per_gen = per_generation(settings.capacity, settings.generations);
+        let (count, nanos) = match settings.window {
+            Window::Items(_) => (Some(per_gen), 1),
+            Window::Time(duration) => (None, nanos_per_generation(duration, settings.generations)),
+        };
+        let ticks = Generations::ticks(count, nanos, settings.clock, elapsed);
+        let sweep_per_insert = (SWEEP_MARGIN * n as u64)
+            .div_ceil(ages.sweep_generations() * per_gen)
+            .max(1);
+        Ok(Self {
+            placement: Placement::new(n, settings.fingerprint_bits),
+            stripes,
+            slots,
+            ages,
+            clock: Generations::new(ticks, generation, positions),
+            settings,
+            sweep_per_insert,
+            early_expiries: AtomicU64::new(0),
+        })
+    }
+}
+
+/// A generation of a time window, rounded up so that `G` of them are at least the window.
+fn nanos_per_generation(duration: Duration, generations: u32) -> u64 {
+    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    nanos.div_ceil(u64::from(generations))
+}

@@ -1,0 +1,179 @@
+//! Where an expiring filter is in time: the published generation, the inserts counted (count
+//! windows) or the clock read (time windows), and the sweep's progress recorded at each
+//! generation, which gates the next one (`advance.rs`).
+
+use std::time::Instant;
+
+use super::window::{Ages, Clock, TAG_BITS};
+use crate::sync::{AtomicU64, Ordering};
+
+/// What drives the generations.
+#[derive(Debug)]
+pub(crate) enum Ticks {
+    /// A count window: generation `p / per_generation` for the `p`-th insert.
+    Count { per_generation: u64 },
+    /// A time window on the monotonic clock, since `start`.
+    Monotonic { start: Instant, nanos: u64 },
+    /// A time window on the caller's clock, `now` nanoseconds.
+    Manual { now: AtomicU64, nanos: u64 },
+}
+
+/// The generation state shared by every operation.
+#[derive(Debug)]
+pub(crate) struct Generations {
+    /// The generation lookups and writers read: only [`Self::publish`] moves it, one step at a
+    /// time (or past everything, on an emptied table).
+    generation: AtomicU64,
+    /// Inserts counted so far: a count window's clock.
+    positions: AtomicU64,
+    /// Buckets claimed by the sweep so far; bucket `s mod n` is the `s`-th claimed.
+    swept: AtomicU64,
+    /// `swept` when each generation was published, by generation mod 2^TAG_BITS.
+    marks: [AtomicU64; 1 << TAG_BITS],
+    /// 1 while a thread publishes a generation.
+    advancing: AtomicU64,
+    /// The generation the table was last emptied in (0 at first): no tag stored since can come
+    /// back before `base + 2^TAG_BITS`.
+    base: AtomicU64,
+    pub(crate) ticks: Ticks,
+}
+
+impl Generations {
+    pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64) -> Self {
+        Self {
+            generation: AtomicU64::new(generation),
+            positions: AtomicU64::new(positions),
+            swept: AtomicU64::new(0),
+            marks: core::array::from_fn(|_| AtomicU64::new(0)),
+            advancing: AtomicU64::new(0),
+            base: AtomicU64::new(0),
+            ticks,
+        }
+    }
+
+    /// A count window of `per_generation` inserts per generation, or a time window of `nanos`
+    /// per generation on `clock`.
+    pub(crate) fn ticks(count: Option<u64>, nanos: u64, clock: Clock, elapsed: u64) -> Ticks {
+        match (count, clock) {
+            (Some(per_generation), _) => Ticks::Count { per_generation },
+            (None, Clock::Manual) => Ticks::Manual {
+                now: AtomicU64::new(elapsed),
+                nanos,
+            },
+            (None, _) => Ticks::Monotonic {
+                start: Instant::now()
+                    .checked_sub(core::time::Duration::from_nanos(elapsed))
+                    .unwrap_or_else(Instant::now),
+                nanos,
+            },
+        }
+    }
+
+    /// The published generation.
+    #[inline(always)]
+    pub(crate) fn current(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// How many generations a lookup reading `g` is behind the clock: only a monotonic clock
+    /// runs ahead of the published generation between writes.
+    #[inline(always)]
+    pub(crate) fn lag(&self, g: u64) -> u64 {
+        match &self.ticks {
+            Ticks::Monotonic { .. } => self.clock_generation().saturating_sub(g),
+            _ => 0,
+        }
+    }
+
+    /// The generation a time window's clock is in (a count window's: the published one).
+    pub(crate) fn clock_generation(&self) -> u64 {
+        match &self.ticks {
+            Ticks::Count { .. } => self.current(),
+            Ticks::Monotonic { start, nanos } => {
+                (start.elapsed().as_nanos() / u128::from(*nanos)) as u64
+            }
+            Ticks::Manual { now, nanos } => now.load(Ordering::Acquire) / nanos,
+        }
+    }
+
+    /// Counts one insert; the generation it must be stored in at least.
+    pub(crate) fn tick(&self) -> u64 {
+        match &self.ticks {
+            Ticks::Count { per_generation } => {
+                self.positions.fetch_add(1, Ordering::Relaxed) / per_generation
+            }
+            _ => self.clock_generation(),
+        }
+    }
+
+    /// Inserts counted so far.
+    pub(crate) fn positions(&self) -> u64 {
+        self.positions.load(Ordering::Relaxed)
+    }
+
+    /// Time a time window's clock has run, in nanoseconds (0 for a count window).
+    pub(crate) fn elapsed_nanos(&self) -> u64 {
+        match &self.ticks {
+            Ticks::Count { .. } => 0,
+            Ticks::Monotonic { start, .. } => {
+                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            }
+            Ticks::Manual { now, .. } => now.load(Ordering::Acquire),
+        }
+    }
+
+    /// Moves a manual clock to `nanos` (never back); `false` for another clock.
+    pub(crate) fn set_now(&self, nanos: u64) -> bool {
+        match &self.ticks {
+            Ticks::Manual { now, .. } => {
+                now.fetch_max(nanos, Ordering::AcqRel);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Claims `count` buckets for the sweep: the first one's number.
+    pub(crate) fn claim_sweep(&self, count: u64) -> u64 {
+        self.swept.fetch_add(count, Ordering::SeqCst)
+    }
+
+    /// Buckets the sweep must still claim before generation `next` may be published, for a
+    /// table of `buckets` buckets: a whole pass since the generation `sweep_generations` before
+    /// `next` was published, so that every slot dead by then is cleared before its tag returns.
+    pub(crate) fn sweep_debt(&self, next: u64, ages: Ages, buckets: u64) -> u64 {
+        let behind = ages.sweep_generations();
+        if next < self.base.load(Ordering::Relaxed) + (1 << TAG_BITS) {
+            return 0; // No slot is old enough for its tag to come back.
+        }
+        let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);
+        (mark + buckets).saturating_sub(self.swept.load(Ordering::SeqCst))
+    }
+
+    /// Takes the right to publish; `false` if another thread has it.
+    pub(crate) fn try_begin_advance(&self) -> bool {
+        self.advancing
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Publishes generation `g`, then records the sweep's progress at it (in this order, so a
+    /// bucket claimed after the mark is swept in `g` or later), and gives up the right.
+    pub(crate) fn publish(&self, g: u64, reset: bool) {
+        self.generation.store(g, Ordering::SeqCst);
+        let swept = self.swept.load(Ordering::SeqCst);
+        if reset {
+            self.base.store(g, Ordering::Relaxed);
+            for mark in &self.marks {
+                mark.store(swept, Ordering::SeqCst);
+            }
+        } else {
+            self.marks[(g & Ages::TAG_MASK) as usize].store(swept, Ordering::SeqCst);
+        }
+    }
+
+    /// Gives up the right to publish.
+    pub(crate) fn end_advance(&self) {
+        self.advancing.store(0, Ordering::Release);
+    }
+}

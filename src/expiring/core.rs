@@ -1,0 +1,89 @@
+//! The expiring table: its parts, and the reads every operation shares.
+
+use super::clock::Generations;
+use super::slots::{Slots, BUCKET_SIZE};
+use super::window::{Ages, Overflow, Window};
+use crate::raw::{Candidates, Place, Placement, Stripes};
+use crate::sync::{AtomicU64, Ordering};
+
+/// What a builder settled, kept for `stats`, the encoding and `Debug`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) window: Window,
+    pub(crate) overflow: Overflow,
+    pub(crate) clock: super::window::Clock,
+    /// The most items one window holds: a count window's item count, a time window's capacity.
+    pub(crate) capacity: u64,
+    pub(crate) fingerprint_bits: u32,
+    pub(crate) bucket_count: usize,
+    /// `G`.
+    pub(crate) generations: u32,
+}
+
+/// A table of tagged fingerprints, its stripes and generations.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub(crate) placement: Placement,
+    pub(crate) stripes: Stripes,
+    pub(crate) slots: Slots,
+    pub(crate) ages: Ages,
+    pub(crate) clock: Generations,
+    pub(crate) settings: Settings,
+    /// Buckets each insert sweeps.
+    pub(crate) sweep_per_insert: u64,
+    /// Generations moved on early because an insert found no room.
+    pub(crate) early_expiries: AtomicU64,
+}
+
+/// Where a slot is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotAt {
+    pub(crate) bucket: usize,
+    pub(crate) index: usize,
+}
+
+impl Table {
+    pub(crate) fn candidates(&self, hash: u64) -> Candidates {
+        self.placement.candidates(hash)
+    }
+
+    /// The first slot of `bucket` holding `fp` live in generation `g`, with its value.
+    #[inline(always)]
+    pub(crate) fn find_live(
+        &self,
+        bucket: usize,
+        fp: u32,
+        g: u64,
+        lag: u64,
+    ) -> Option<(usize, u64)> {
+        let slots = self.slots.bucket(bucket);
+        (0..BUCKET_SIZE).find_map(|i| {
+            let slot = slots[i];
+            (Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, lag))
+                .then_some((i, slot))
+        })
+    }
+
+    /// The first free slot of `bucket` in generation `g`: empty, or expired; with its value.
+    #[inline(always)]
+    pub(crate) fn find_free(&self, bucket: usize, g: u64) -> Option<(usize, u64)> {
+        let slots = self.slots.bucket(bucket);
+        (0..BUCKET_SIZE).find_map(|i| (!self.ages.is_live(slots[i], g, 0)).then_some((i, slots[i])))
+    }
+
+    /// Live copies of `fp` in `bucket`.
+    pub(crate) fn count_live(&self, bucket: usize, fp: u32, g: u64, lag: u64) -> usize {
+        self.slots
+            .bucket(bucket)
+            .into_iter()
+            .filter(|&slot| {
+                Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, lag)
+            })
+            .count()
+    }
+
+    /// Generations moved on early.
+    pub(crate) fn early_expiries(&self) -> u64 {
+        self.early_expiries.load(Ordering::Relaxed)
+    }
+}

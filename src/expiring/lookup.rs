@@ -1,0 +1,55 @@
+//! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, as the
+//! plain filter's; the generation is read after the first stamps.
+//!
+//! Why after: a writer reads the generation under its stripe lock and stores a tag no newer
+//! than it. A lookup whose first stamp load sees that writer's unlock also sees, by the
+//! unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag, so a
+//! refreshed slot never looks older than it is (a tag newer than the lookup's generation would
+//! read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and the slot
+//! after fails to validate and tries again.
+
+use super::core::Table;
+use crate::raw::Candidates;
+
+/// Optimistic tries before a lookup locks.
+const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
+
+impl Table {
+    /// Whether `hash`'s fingerprint is live in one of its buckets.
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        let c = self.candidates(hash);
+        self.read(&c, |g, lag| {
+            self.find_live(c.first, c.fp, g, lag).is_some()
+                || self.find_live(c.second, c.fp, g, lag).is_some()
+        })
+    }
+
+    /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        let c = self.candidates(hash);
+        self.read(&c, |g, lag| {
+            let first = self.count_live(c.first, c.fp, g, lag);
+            if c.first == c.second {
+                first
+            } else {
+                first + self.count_live(c.second, c.fp, g, lag)
+            }
+        })
+    }
+
+    /// `look` at the two buckets with the generation and lag, in a state they really had.
+    #[inline(always)]
+    fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
+        for _ in 0..READ_TRIES {
+            let read = self.stripes.begin_read(c.first, c.second);
+            let g = self.clock.current();
+            let answer = look(g, self.clock.lag(g));
+            if read.validate() {
+                return answer;
+            }
+        }
+        let _guard = self.stripes.lock_pair(c.first, c.second);
+        let g = self.clock.current();
+        look(g, self.clock.lag(g))
+    }
+}

@@ -1,0 +1,351 @@
+//! The expiring filter's bytes (FORMAT.md, "Expiring filter"): a fixed header, the packed slot
+//! words, and an XXH3 checksum of everything before it. A copy (`duplicate`) takes the same
+//! snapshot under every stripe lock.
+
+use std::io::{self, Read, Write};
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::builder::ExpiringBuilder;
+use super::core::{Settings, Table};
+use super::slots::BUCKET_SIZE;
+use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
+use super::ExpiringCuckooFilter;
+use crate::persist::encoding::hasher_of;
+use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
+use crate::raw::Guard;
+use crate::sync::Ordering;
+
+/// The first eight bytes.
+pub(crate) const MAGIC: [u8; 8] = *b"CCFEXPR1";
+/// The one version written.
+const VERSION: u16 = 1;
+/// Bytes before the slot words.
+const HEADER_LEN: usize = 96;
+/// Bytes of the closing checksum.
+const CHECKSUM_LEN: usize = 8;
+
+/// A state the table really had: its words and clocks, taken under every stripe lock.
+struct Snapshot {
+    words: Vec<u64>,
+    generation: u64,
+    positions: u64,
+    elapsed: u64,
+    items: u64,
+}
+
+impl Table {
+    fn snapshot(&self) -> Snapshot {
+        let _all = self.stripes.lock_all();
+        let words = self.slots.copy_words();
+        Snapshot {
+            words,
+            // After the words: a generation published meanwhile only ages them, within the tags.
+            generation: self.clock.current(),
+            positions: self.clock.positions(),
+            elapsed: self.clock.elapsed_nanos(),
+            items: self.stripes.len() as u64,
+        }
+    }
+
+    /// A table of `settings` holding `snapshot`'s slots; its stripes count them.
+    fn from_snapshot(settings: Settings, snapshot: &Snapshot) -> Result<Self, DecodeError> {
+        let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+        let table = Table::new(
+            settings,
+            snapshot.generation,
+            snapshot.positions,
+            snapshot.elapsed,
+        )
+        .map_err(|_| invalid("bucket_count", settings.bucket_count as u64))?;
+        for (word, &value) in table.slots.words().iter().zip(&snapshot.words) {
+            word.store(value, Ordering::Relaxed);
+        }
+        let mut items = 0;
+        for bucket in 0..settings.bucket_count {
+            let used = table
+                .slots
+                .bucket(bucket)
+                .iter()
+                .filter(|&&s| s != 0)
+                .count();
+            if table
+                .slots
+                .bucket(bucket)
+                .iter()
+                .any(|&s| s != 0 && Ages::fingerprint(s) == 0)
+            {
+                return Err(DecodeError::InvalidBucket {
+                    bucket: bucket as u64,
+                });
+            }
+            if used > 0 {
+                table.stripes.lock_one(bucket).add(bucket, used as i32);
+            }
+            items += used as u64;
+        }
+        let used_bits = settings.bucket_count * BUCKET_SIZE * table.slots.width() as usize;
+        let padding_clear = snapshot.words.iter().enumerate().all(|(i, &word)| {
+            let first = i * 64;
+            if first + 64 <= used_bits {
+                true
+            } else if first >= used_bits {
+                word == 0
+            } else {
+                word >> (used_bits - first) == 0
+            }
+        });
+        if !padding_clear {
+            return Err(DecodeError::NonZeroPadding);
+        }
+        if items != snapshot.items {
+            return Err(DecodeError::ItemCountMismatch {
+                header: snapshot.items,
+                table: items,
+            });
+        }
+        Ok(table)
+    }
+
+    /// A copy of a state the table had.
+    pub(crate) fn duplicate(&self) -> Option<Self> {
+        Self::from_snapshot(self.settings, &self.snapshot()).ok()
+    }
+
+    pub(crate) fn serialized_len(&self) -> u64 {
+        (HEADER_LEN + self.slots.words().len() * 8 + CHECKSUM_LEN) as u64
+    }
+
+    pub(crate) fn write_to<S: StableHashBuilder, W: Write>(
+        &self,
+        hasher: &S,
+        mut writer: W,
+    ) -> io::Result<()> {
+        let snapshot = self.snapshot();
+        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
+        let settings = &self.settings;
+        let (kind, window) = match settings.window {
+            Window::Items(items) => (0u8, items),
+            Window::Time(duration) => (1, u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)),
+        };
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.push(kind);
+        out.push(match settings.clock {
+            Clock::Manual => 1,
+            _ => 0,
+        });
+        out.push(match settings.overflow {
+            Overflow::ExpireEarly => 1,
+            _ => 0,
+        });
+        out.push(settings.generations as u8);
+        let fields = [
+            window,
+            settings.capacity,
+            u64::from(settings.fingerprint_bits) | u64::from(TAG_BITS) << 32,
+            settings.bucket_count as u64,
+            snapshot.generation,
+            snapshot.positions,
+            snapshot.elapsed,
+            snapshot.items,
+            S::HASHER_ID,
+            hasher.seed(),
+        ];
+        for field in fields {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+        debug_assert_eq!(out.len(), HEADER_LEN);
+        for word in &snapshot.words {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        let checksum = xxh3_64(&out);
+        out.extend_from_slice(&checksum.to_le_bytes());
+        writer.write_all(&out)
+    }
+
+    pub(crate) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
+        let header = Header::parse(bytes)?;
+        let settings = header.settings()?;
+        let words = super::slots::Slots::words_for(
+            settings.bucket_count,
+            settings.fingerprint_bits + TAG_BITS,
+        );
+        let expected = (HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64;
+        let found = bytes.len() as u64;
+        if found < expected {
+            return Err(DecodeError::Truncated {
+                needed: expected,
+                found,
+            });
+        }
+        if found > expected {
+            return Err(DecodeError::TrailingBytes { expected, found });
+        }
+        let body = &bytes[..bytes.len() - CHECKSUM_LEN];
+        let stored = u64_at(bytes, bytes.len() - CHECKSUM_LEN);
+        let computed = xxh3_64(body);
+        // Under `cargo fuzz` the fuzzer gets past the checksum to every check behind it.
+        if stored != computed && !cfg!(fuzzing) {
+            return Err(DecodeError::ChecksumMismatch { stored, computed });
+        }
+        let hasher = hasher_of::<S>(RecordedHasher {
+            id: u64_at(bytes, 80),
+            seed: u64_at(bytes, 88),
+        })?;
+        let snapshot = Snapshot {
+            words: (0..words)
+                .map(|i| u64_at(bytes, HEADER_LEN + i * 8))
+                .collect(),
+            generation: header.generation,
+            positions: header.positions,
+            elapsed: header.elapsed,
+            items: header.items,
+        };
+        Ok((Self::from_snapshot(settings, &snapshot)?, hasher))
+    }
+
+    pub(crate) fn decode_from<S: StableHashBuilder, R: Read>(
+        reader: R,
+    ) -> Result<(Self, S), DecodeError> {
+        let mut reader = reader;
+        let mut head = [0u8; HEADER_LEN];
+        let got = read_up_to(&mut reader, &mut head)?;
+        if got < HEADER_LEN {
+            // The header's own checks name what is wrong with a short one.
+            return Self::decode(&head[..got]);
+        }
+        let settings = Header::parse(&head)?.settings()?;
+        let words = super::slots::Slots::words_for(
+            settings.bucket_count,
+            settings.fingerprint_bits + TAG_BITS,
+        );
+        let rest = (words * 8 + CHECKSUM_LEN) as u64;
+        let mut bytes = head.to_vec();
+        // Grows with what arrives, never with what the header promises.
+        reader
+            .take(rest)
+            .read_to_end(&mut bytes)
+            .map_err(|_| DecodeError::Truncated {
+                needed: HEADER_LEN as u64 + rest,
+                found: HEADER_LEN as u64,
+            })?;
+        Self::decode(&bytes)
+    }
+}
+
+/// Reads until `out` is full or the input ends; the bytes read.
+fn read_up_to(reader: &mut impl Read, out: &mut [u8]) -> Result<usize, DecodeError> {
+    let mut got = 0;
+    while got < out.len() {
+        match reader.read(&mut out[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    Ok(got)
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// The header's fields, checked one by one.
+struct Header {
+    kind: u8,
+    clock: u8,
+    overflow: u8,
+    generations: u8,
+    window: u64,
+    capacity: u64,
+    widths: u64,
+    bucket_count: u64,
+    generation: u64,
+    positions: u64,
+    elapsed: u64,
+    items: u64,
+}
+
+impl Header {
+    fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            return Err(DecodeError::BadMagic);
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(DecodeError::Truncated {
+                needed: (HEADER_LEN + CHECKSUM_LEN) as u64,
+                found: bytes.len() as u64,
+            });
+        }
+        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        if version != VERSION {
+            return Err(DecodeError::UnsupportedVersion { version });
+        }
+        Ok(Self {
+            kind: bytes[12],
+            clock: bytes[13],
+            overflow: bytes[14],
+            generations: bytes[15],
+            window: u64_at(bytes, 16),
+            capacity: u64_at(bytes, 24),
+            widths: u64_at(bytes, 32),
+            bucket_count: u64_at(bytes, 40),
+            generation: u64_at(bytes, 48),
+            positions: u64_at(bytes, 56),
+            elapsed: u64_at(bytes, 64),
+            items: u64_at(bytes, 72),
+        })
+    }
+
+    /// The settings the builder gives for the recorded choices, which must agree with the
+    /// recorded table.
+    fn settings(&self) -> Result<Settings, DecodeError> {
+        let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+        let window = match self.kind {
+            0 => Window::Items(self.window),
+            1 => Window::Time(core::time::Duration::from_nanos(self.window)),
+            kind => return Err(invalid("window_kind", u64::from(kind))),
+        };
+        let clock = match self.clock {
+            0 => Clock::Monotonic,
+            1 => Clock::Manual,
+            clock => return Err(invalid("clock", u64::from(clock))),
+        };
+        let overflow = match self.overflow {
+            0 => Overflow::Error,
+            1 => Overflow::ExpireEarly,
+            overflow => return Err(invalid("overflow", u64::from(overflow))),
+        };
+        let fingerprint_bits = self.widths & 0xffff_ffff;
+        if self.widths >> 32 != u64::from(TAG_BITS) {
+            return Err(invalid("tag_bits", self.widths >> 32));
+        }
+        if !(4..=u64::from(32 - TAG_BITS)).contains(&fingerprint_bits) {
+            return Err(invalid("fingerprint_bits", fingerprint_bits));
+        }
+        // The rate that gives exactly these fingerprints.
+        let rate = 2.0 * BUCKET_SIZE as f64 * 0.95 / ((1u64 << fingerprint_bits) - 1) as f64;
+        let builder: ExpiringBuilder = ExpiringCuckooFilter::builder(window)
+            .generations(u32::from(self.generations))
+            .false_positive_rate(rate)
+            .capacity(if self.kind == 1 { self.capacity } else { 0 })
+            .overflow(overflow)
+            .clock(clock);
+        let settings = builder
+            .settings()
+            .map_err(|_| invalid("window", self.window))?;
+        if self.kind == 0 && self.capacity != self.window {
+            return Err(invalid("capacity", self.capacity));
+        }
+        if u64::from(settings.fingerprint_bits) != fingerprint_bits {
+            return Err(invalid("fingerprint_bits", fingerprint_bits));
+        }
+        if settings.bucket_count as u64 != self.bucket_count {
+            return Err(invalid("bucket_count", self.bucket_count));
+        }
+        Ok(settings)
+    }
+}

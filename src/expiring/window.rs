@@ -1,0 +1,89 @@
+//! What an expiring filter forgets by: its window (a count of inserts or a duration), what a time
+//! window does past its capacity, the clock it reads, and the age arithmetic of its slot tags.
+
+use core::time::Duration;
+
+/// How long an expiring filter remembers an item: the last `n` inserts, or a duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Window {
+    /// The last `n` inserts (every `insert` and `insert_unique` call counts, a refresh too).
+    Items(u64),
+    /// A duration of the filter's clock.
+    Time(Duration),
+}
+
+/// What a time window does when its table has no room for an insert, which happens past its
+/// `capacity` items per window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Overflow {
+    /// The insert fails with [`InsertError::Full`](crate::InsertError::Full), changing nothing.
+    #[default]
+    Error,
+    /// The oldest generation expires early (the generation moves on by one) and the insert is
+    /// tried again: items inserted before then are found for less than the window.
+    ExpireEarly,
+}
+
+/// The clock a time window reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Clock {
+    /// The monotonic clock (`std::time::Instant`), from the filter's build.
+    #[default]
+    Monotonic,
+    /// A clock the caller drives with
+    /// [`advance_to`](crate::ExpiringCuckooFilter::advance_to): event time, or tests.
+    Manual,
+}
+
+/// Bits of the age tag beside each fingerprint.
+pub(crate) const TAG_BITS: u32 = 4;
+
+/// The age arithmetic of tags: a slot stores `(fingerprint << TAG_BITS) | (g mod 2^TAG_BITS)` for
+/// the generation `g` it was stored (or refreshed) in, and is live while its age is at most
+/// `generations`. The sweep clears every slot before its age could reach `2^TAG_BITS`, so the age
+/// read modulo `2^TAG_BITS` is its true age.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ages {
+    /// `G`, the generations a window spans.
+    pub(crate) generations: u64,
+}
+
+impl Ages {
+    pub(crate) const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+
+    /// The most generations tags allow: the sweep needs `2^t − G − 1 ≥ 1` generations.
+    pub(crate) const MAX_GENERATIONS: u32 = (1 << TAG_BITS) - 2;
+
+    /// Generations between a slot's expiry and the return of its tag value: the sweep passes
+    /// over the whole table within them.
+    pub(crate) fn sweep_generations(self) -> u64 {
+        (1 << TAG_BITS) - self.generations - 1
+    }
+
+    /// The slot of `fp` stored in generation `g`.
+    #[inline(always)]
+    pub(crate) fn slot(fp: u32, g: u64) -> u64 {
+        (u64::from(fp) << TAG_BITS) | (g & Self::TAG_MASK)
+    }
+
+    /// The fingerprint a slot holds (0: empty).
+    #[inline(always)]
+    pub(crate) fn fingerprint(slot: u64) -> u64 {
+        slot >> TAG_BITS
+    }
+
+    /// A slot's age in generation `g`.
+    #[inline(always)]
+    pub(crate) fn age(slot: u64, g: u64) -> u64 {
+        g.wrapping_sub(slot) & Self::TAG_MASK
+    }
+
+    /// Whether `slot` holds a live fingerprint in generation `g`, seen `lag` generations late.
+    #[inline(always)]
+    pub(crate) fn is_live(self, slot: u64, g: u64, lag: u64) -> bool {
+        slot != 0 && Self::age(slot, g) + lag <= self.generations
+    }
+}

@@ -1,0 +1,180 @@
+//! Bad builder values name themselves; bytes round trip; merge is refused.
+
+use core::time::Duration;
+
+use concurrent_cuckoo_filter::{BuildError, DecodeError, ExpiringCuckooFilter, MergeError, Window};
+
+#[test]
+fn bad_values_give_errors_naming_them() {
+    let items = |w| ExpiringCuckooFilter::builder(Window::Items(w));
+    assert_eq!(
+        items(0).build().unwrap_err(),
+        BuildError::WindowItems { items: 0 }
+    );
+    for g in [0, 15, 100] {
+        let err = items(100).generations(g).build().unwrap_err();
+        assert_eq!(
+            err,
+            BuildError::Generations {
+                generations: g,
+                max: 14
+            }
+        );
+        assert!(err.to_string().contains(&g.to_string()), "{err}");
+    }
+    for rate in [0.0, 1.0, -1.0, f64::NAN] {
+        let err = items(100).false_positive_rate(rate).build().unwrap_err();
+        assert!(matches!(err, BuildError::FalsePositiveRate { .. }), "{err}");
+    }
+    assert!(matches!(
+        items(100).false_positive_rate(1e-12).build().unwrap_err(),
+        BuildError::FalsePositiveRateTooSmall { .. }
+    ));
+    assert_eq!(
+        items(100).capacity(5).build().unwrap_err(),
+        BuildError::WindowCapacity {
+            capacity: 5,
+            time_window: false
+        }
+    );
+    let time = ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(1)));
+    let err = time.clone().build().unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::WindowCapacity {
+            capacity: 0,
+            time_window: true
+        }
+    );
+    assert!(err.to_string().contains("capacity"), "{err}");
+    let err = ExpiringCuckooFilter::builder(Window::Time(Duration::from_nanos(3)))
+        .capacity(10)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::WindowDuration {
+            duration: Duration::from_nanos(3)
+        }
+    );
+    assert!(matches!(
+        items(u64::MAX).build().unwrap_err(),
+        BuildError::WindowItems { .. }
+    ));
+    assert!(time.capacity(10).build().is_ok());
+}
+
+#[test]
+fn bytes_round_trip_and_keep_the_window_going() {
+    let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
+        .build()
+        .unwrap();
+    for i in 0..2500u64 {
+        filter.insert(&i).unwrap();
+    }
+    let bytes = filter.to_bytes();
+    assert_eq!(bytes.len() as u64, filter.serialized_len());
+    let copy = ExpiringCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(copy.len(), filter.len());
+    assert_eq!(copy.stats().generation, filter.stats().generation);
+    assert_eq!(copy.stats().inserts, filter.stats().inserts);
+    assert_eq!(copy.to_bytes(), bytes);
+    for i in 1500..2500u64 {
+        assert!(copy.contains(&i));
+    }
+    // The copy's window goes on where the original's was.
+    for i in 2500..3000u64 {
+        copy.insert(&i).unwrap();
+        filter.insert(&i).unwrap();
+    }
+    for i in 2000..3000u64 {
+        assert!(copy.contains(&i) && filter.contains(&i));
+    }
+    let read = ExpiringCuckooFilter::read_from(&bytes[..]).unwrap();
+    assert_eq!(read.to_bytes(), bytes);
+    let cloned = filter.clone();
+    assert_eq!(cloned.to_bytes(), filter.to_bytes());
+}
+
+#[test]
+fn damaged_bytes_are_errors() {
+    let filter = ExpiringCuckooFilter::builder(Window::Items(300))
+        .build()
+        .unwrap();
+    for i in 0..500u64 {
+        filter.insert(&i).unwrap();
+    }
+    let bytes = filter.to_bytes();
+    for len in [0, 5, 8, 50, 103, bytes.len() - 1] {
+        assert!(
+            ExpiringCuckooFilter::from_bytes(&bytes[..len]).is_err(),
+            "{len}"
+        );
+        assert!(
+            ExpiringCuckooFilter::read_from(&bytes[..len]).is_err(),
+            "{len}"
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        ExpiringCuckooFilter::from_bytes(&longer),
+        Err(DecodeError::TrailingBytes { .. })
+    ));
+    for at in (0..bytes.len()).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x10;
+        assert!(ExpiringCuckooFilter::from_bytes(&flipped).is_err(), "{at}");
+    }
+    // A plain filter's bytes are not an expiring filter's.
+    let plain = concurrent_cuckoo_filter::ConcurrentCuckooFilter::with_capacity(100);
+    assert_eq!(
+        ExpiringCuckooFilter::from_bytes(&plain.to_bytes()).unwrap_err(),
+        DecodeError::BadMagic
+    );
+}
+
+#[test]
+fn merge_is_refused_clearly() {
+    let a = ExpiringCuckooFilter::builder(Window::Items(100))
+        .build()
+        .unwrap();
+    let b = ExpiringCuckooFilter::builder(Window::Items(100))
+        .build()
+        .unwrap();
+    let err = a.merge(&b).unwrap_err();
+    assert_eq!(
+        err,
+        MergeError::Unsupported {
+            kind: "ExpiringCuckooFilter"
+        }
+    );
+    assert!(err.to_string().contains("cannot be merged"));
+}
+
+/// The golden file of format version 1: a count window of 1000 after 2500 inserts, under the
+/// default hasher's fixed seed. Rewritten only by `EXPIRING_GOLDEN_WRITE=1` (a format change
+/// must keep reading the old file).
+#[test]
+fn the_golden_file_reads_and_is_what_the_filter_writes() {
+    let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
+        .hasher(concurrent_cuckoo_filter::DefaultHashBuilder::with_seed(7))
+        .build()
+        .unwrap();
+    for i in 0..2500u64 {
+        filter.insert(&i).unwrap();
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/golden-expiring-v1-items-1000.bin");
+    if std::env::var_os("EXPIRING_GOLDEN_WRITE").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    let read = ExpiringCuckooFilter::from_bytes(&golden).unwrap();
+    assert_eq!(read.to_bytes(), golden);
+    assert_eq!(golden, filter.to_bytes());
+    for i in 1500..2500u64 {
+        assert!(read.contains(&i));
+    }
+    assert_eq!(read.hasher().seed(), 7);
+}

@@ -1,0 +1,133 @@
+//! Time windows on the manual clock, both overflow choices.
+
+use core::time::Duration;
+
+use concurrent_cuckoo_filter::{
+    AdvanceError, Clock, ExpiringCuckooFilter, InsertError, Overflow, Window,
+};
+
+fn manual(seconds: u64, capacity: u64, overflow: Overflow) -> ExpiringCuckooFilter {
+    ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(seconds)))
+        .capacity(capacity)
+        .overflow(overflow)
+        .clock(Clock::Manual)
+        .build()
+        .unwrap()
+}
+
+/// A key inserted at `t` is found until `t + D` and forgotten by `t + D·(1 + 1/G)`, over many
+/// windows of a manual clock, with idle jumps past whole windows.
+#[test]
+fn a_time_window_keeps_keys_for_its_duration_and_no_longer() {
+    let filter = manual(80, 1000, Overflow::Error);
+    let mut inserted: Vec<(u64, u64)> = Vec::new(); // (key, time in seconds)
+    let mut key = 0u64;
+    for second in 0..2000u64 {
+        if second % 500 == 400 {
+            continue; // idle spells longer than the window come below
+        }
+        filter.advance_to(Duration::from_secs(second)).unwrap();
+        for _ in 0..10 {
+            filter.insert(&key).unwrap();
+            inserted.push((key, second));
+            key += 1;
+        }
+        for &(k, at) in inserted
+            .iter()
+            .rev()
+            .take_while(|&&(_, at)| second < at + 80)
+        {
+            assert!(
+                filter.contains(&k),
+                "key {k} inserted at {at} missed at {second}"
+            );
+        }
+        let gone = inserted
+            .iter()
+            .filter(|&&(_, at)| second >= at + 90)
+            .take(200)
+            .filter(|&&(k, _)| filter.contains(&k))
+            .count();
+        assert!(gone <= 2, "{gone} expired keys found at {second}");
+    }
+    // An idle jump past the window forgets everything.
+    filter.advance_to(Duration::from_secs(100_000)).unwrap();
+    assert_eq!(filter.len(), 0);
+    assert!(!filter.contains(&(key - 1)));
+    filter.insert(&1u8).unwrap();
+    assert!(filter.contains(&1u8));
+    // Time does not go back.
+    filter.advance_to(Duration::from_secs(5)).unwrap();
+    assert!(filter.contains(&1u8));
+}
+
+#[test]
+fn overflow_error_is_full_and_changes_nothing_expire_early_keeps_going() {
+    let filter = manual(60, 100, Overflow::Error);
+    let mut full_at = None;
+    for i in 0..10_000u64 {
+        match filter.insert(&i) {
+            Ok(()) => {}
+            Err(InsertError::Full) => {
+                full_at = Some(i);
+                break;
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+    let full_at = full_at.expect("a time window past its capacity fills");
+    assert!(full_at >= 100, "full after {full_at} of capacity 100");
+    let bytes = filter.to_bytes();
+    assert_eq!(filter.insert(&full_at), Err(InsertError::Full));
+    assert_eq!(
+        filter.to_bytes(),
+        bytes,
+        "a failed insert changed the filter"
+    );
+    for i in 0..full_at {
+        assert!(filter.contains(&i));
+    }
+
+    let filter = manual(60, 100, Overflow::ExpireEarly);
+    for i in 0..10_000u64 {
+        filter.insert(&i).unwrap();
+        assert!(filter.contains(&i));
+    }
+    assert!(filter.stats().early_expiries > 0);
+    assert!(filter.len() <= 400);
+}
+
+#[test]
+fn advance_to_needs_a_manual_clock() {
+    let count = ExpiringCuckooFilter::builder(Window::Items(10))
+        .build()
+        .unwrap();
+    assert_eq!(
+        count.advance_to(Duration::from_secs(1)),
+        Err(AdvanceError::NotManual)
+    );
+    let monotonic = ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(10)))
+        .capacity(10)
+        .build()
+        .unwrap();
+    assert_eq!(
+        monotonic.advance_to(Duration::from_secs(1)),
+        Err(AdvanceError::NotManual)
+    );
+    monotonic.insert(&1).unwrap();
+    assert!(monotonic.contains(&1));
+}
+
+/// The monotonic clock: a short window forgets a key once it has passed (a wait, not a timing
+/// assertion: the key must be gone after at least the bound, however slow the machine).
+#[test]
+fn the_monotonic_clock_forgets_after_the_bound() {
+    let filter = ExpiringCuckooFilter::builder(Window::Time(Duration::from_millis(40)))
+        .capacity(100)
+        .generations(4)
+        .build()
+        .unwrap();
+    filter.insert(&"a").unwrap();
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(!filter.contains(&"a"));
+}
