@@ -273,6 +273,16 @@ fn main() {
     let text = table(&args, &rows);
     println!("{text}");
     for row in &rows {
+        let clean: Vec<String> = row
+            .speeds
+            .iter()
+            .map(|s| format!("{} of {} at {} thr.", s.clean, s.phases, s.threads))
+            .collect();
+        println!(
+            "{}: timed phases with a core per thread and the machine to themselves: {}",
+            row.check.name,
+            clean.join(", ")
+        );
         if !row.check.remarks.is_empty() {
             println!("{}: {}", row.check.name, row.check.remarks);
         }

@@ -178,3 +178,120 @@ pub fn check<F: WindowFilter>(spec: &WindowSpec, check: &CheckSpec) -> Result<Ch
     result.remarks = filter.remarks();
     Ok(result)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::peers::{CuckooClock, ExpiringAtomic, ProbabilisticRs, RotatingBloom};
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// An exact window of `W / DIV` keys: each key with the count of inserts before it.
+    struct Exact<const DIV: u64> {
+        window: u64,
+        seen: Mutex<(u64, HashMap<u64, u64>)>,
+    }
+
+    impl<const DIV: u64> WindowFilter for Exact<DIV> {
+        const NAME: &'static str = "exact";
+        const TICKS: bool = false;
+
+        fn build(spec: &WindowSpec) -> Result<Self, String> {
+            Ok(Self {
+                window: spec.items / DIV,
+                seen: Mutex::new((0, HashMap::new())),
+            })
+        }
+
+        fn insert(&self, key: u64) -> bool {
+            let mut seen = self.seen.lock().unwrap();
+            let at = seen.0;
+            seen.1.insert(key, at);
+            seen.0 += 1;
+            true
+        }
+
+        fn contains(&self, key: u64) -> bool {
+            let seen = self.seen.lock().unwrap();
+            seen.1.get(&key).is_some_and(|&at| seen.0 - 1 - at < self.window)
+        }
+
+        fn bytes(&self) -> usize {
+            0
+        }
+    }
+
+    const SPEC: WindowSpec = WindowSpec {
+        items: 4096,
+        generations: 8,
+        false_positive_rate: 0.001,
+    };
+
+    const SHORT: CheckSpec = CheckSpec {
+        windows: 8,
+        checkpoints: 6,
+        buckets_per_window: 64,
+        seed: 3,
+    };
+
+    #[test]
+    fn an_exact_window_is_found_whole_and_nothing_older() {
+        let c = check::<Exact<1>>(&SPEC, &SHORT).unwrap();
+        assert_eq!(c.inserts, 8 * 4096);
+        assert_eq!((c.false_negatives, c.inside_probed), (0, 6 * 4096));
+        assert_eq!((c.retention, c.retention_capped), (1.0, false));
+        assert_eq!(c.false_positive_rate, 0.0);
+        assert_eq!(c.buckets.len(), 128);
+        for b in &c.buckets {
+            let expected = if b.hi <= 4096 { 1.0 } else { 0.0 };
+            assert_eq!((b.probed, b.fraction()), (6 * 64, expected), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn keys_forgotten_inside_the_window_are_each_counted() {
+        let c = check::<Exact<2>>(&SPEC, &SHORT).unwrap();
+        assert_eq!(c.false_negatives, 6 * 2048);
+        assert_eq!(c.retention, 0.5);
+    }
+
+    #[test]
+    fn bad_stream_lengths_are_errors() {
+        let short = CheckSpec {
+            windows: 2,
+            ..SHORT
+        };
+        assert!(check::<Exact<1>>(&SPEC, &short).is_err());
+        let none = CheckSpec {
+            checkpoints: 0,
+            ..SHORT
+        };
+        assert!(check::<Exact<1>>(&SPEC, &none).is_err());
+    }
+
+    /// A peer keeps its whole window, forgets by `max_retention` windows (plus one age bucket),
+    /// and stays near its false positive rate (`SHORT` probes 18000 never-inserted keys). The
+    /// window is one whose generations fill a power-of-two table to 73%, below the 95% at which
+    /// `expiring-atomic-filter`'s inserts may fail.
+    fn peer_keeps_its_window<F: WindowFilter>(max_retention: f64) {
+        let spec = WindowSpec {
+            items: 3000,
+            ..SPEC
+        };
+        let c = check::<F>(&spec, &SHORT).unwrap();
+        assert_eq!(c.failed_inserts, 0, "{}", F::NAME);
+        assert_eq!(c.false_negatives, 0, "{}", F::NAME);
+        assert!(c.retention >= 1.0, "{}: {}", F::NAME, c.retention);
+        assert!(c.retention <= max_retention + 2.0 / 64.0, "{}: {}", F::NAME, c.retention);
+        assert!(c.false_positive_rate < 0.003, "{}: {}", F::NAME, c.false_positive_rate);
+        assert!(c.bytes > 0);
+    }
+
+    #[test]
+    fn the_peers_keep_their_windows() {
+        peer_keeps_its_window::<ExpiringAtomic>(1.125);
+        peer_keeps_its_window::<CuckooClock>(1.125);
+        peer_keeps_its_window::<ProbabilisticRs>(1.125);
+        peer_keeps_its_window::<RotatingBloom>(2.0);
+    }
+}
