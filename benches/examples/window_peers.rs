@@ -33,6 +33,9 @@ const USAGE: &str = "usage: cargo run --release -p ccf-benches --example window_
                      [--checkpoints 20] [--rounds 3] [--generations 8] [--fpr 0.001] \
                      [--only NAME,NAME]";
 
+/// Curves whose fractions found differ by less than this at every age are drawn as one line.
+const SAME_CURVE: f64 = 0.005;
+
 struct Args {
     spec: WindowSpec,
     check: CheckSpec,
@@ -201,14 +204,23 @@ fn write_files(dir: &std::path::Path, args: &Args, rows: &[Row], text: &str) -> 
             write!(summary, ",{:.0},{:.0}", s.inserts_per_second, s.lookups_per_second)?;
         }
         summary.push('\n');
-        series.push(Series {
-            name: c.name.to_string(),
-            points: c
-                .buckets
-                .iter()
-                .map(|b| ((b.lo + b.hi) as f64 / 2.0 / w, b.fraction()))
-                .collect(),
-        });
+        let points: Vec<(f64, f64)> = c
+            .buckets
+            .iter()
+            .map(|b| ((b.lo + b.hi) as f64 / 2.0 / w, b.fraction()))
+            .collect();
+        // Filters whose curves coincide share a line, or only the last drawn would show.
+        let same = |s: &&mut Series| {
+            let close = |(a, b): (&(f64, f64), &(f64, f64))| (a.1 - b.1).abs() < SAME_CURVE;
+            s.points.len() == points.len() && s.points.iter().zip(&points).all(close)
+        };
+        match series.iter_mut().find(same) {
+            Some(line) => line.name = format!("{} = {}", line.name, c.name),
+            None => series.push(Series {
+                name: c.name.to_string(),
+                points,
+            }),
+        }
     }
     std::fs::write(dir.join("window_peers.csv"), csv)?;
     std::fs::write(dir.join("window_peers_summary.csv"), summary)?;
