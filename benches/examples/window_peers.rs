@@ -87,16 +87,22 @@ fn parse() -> Result<Args, String> {
     }
     let eps = args.spec.false_positive_rate;
     if args.spec.items < 64 || args.spec.generations == 0 || args.spec.generations > 64 {
-        return Err(format!("a window of 64 or more, 1 to 64 generations\n{USAGE}"));
+        return Err(format!(
+            "a window of 64 or more, 1 to 64 generations\n{USAGE}"
+        ));
     }
     if !(eps > 0.0 && eps < 0.5) {
-        return Err(format!("a false positive rate above 0 and below 0.5\n{USAGE}"));
+        return Err(format!(
+            "a false positive rate above 0 and below 0.5\n{USAGE}"
+        ));
     }
     if args.threads.iter().any(|&t| t == 0 || t > 256) || args.rounds == 0 {
         return Err(format!("threads 1 to 256, rounds at least 1\n{USAGE}"));
     }
     if args.check.windows < 3 || args.check.checkpoints == 0 {
-        return Err(format!("windows at least 3, checkpoints at least 1\n{USAGE}"));
+        return Err(format!(
+            "windows at least 3, checkpoints at least 1\n{USAGE}"
+        ));
     }
     Ok(args)
 }
@@ -108,7 +114,11 @@ struct Row {
 }
 
 fn run<F: WindowFilter>(args: &Args, pools: &[ThreadPool]) -> Result<Row, String> {
-    eprintln!("{}: checking a stream of {} windows", F::NAME, args.check.windows);
+    eprintln!(
+        "{}: checking a stream of {} windows",
+        F::NAME,
+        args.check.windows
+    );
     let check = check::<F>(&args.spec, &args.check)?;
     let mut speeds = Vec::new();
     for pool in pools {
@@ -163,7 +173,12 @@ fn table(args: &Args, rows: &[Row]) -> String {
     text
 }
 
-fn write_files(dir: &std::path::Path, args: &Args, rows: &[Row], text: &str) -> Result<(), Box<dyn Error>> {
+fn write_files(
+    dir: &std::path::Path,
+    args: &Args,
+    rows: &[Row],
+    text: &str,
+) -> Result<(), Box<dyn Error>> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("window_peers.md"), text)?;
     let mut csv = String::from("filter,age_lo_windows,age_hi_windows,probed,found,fraction\n");
@@ -180,7 +195,14 @@ fn write_files(dir: &std::path::Path, args: &Args, rows: &[Row], text: &str) -> 
         let w = c.window as f64;
         for b in &c.buckets {
             let (lo, hi) = (b.lo as f64 / w, b.hi as f64 / w);
-            writeln!(csv, "{},{lo},{hi},{},{},{}", c.name, b.probed, b.found, b.fraction())?;
+            writeln!(
+                csv,
+                "{},{lo},{hi},{},{},{}",
+                c.name,
+                b.probed,
+                b.found,
+                b.fraction()
+            )?;
         }
         write!(
             summary,
@@ -201,7 +223,11 @@ fn write_files(dir: &std::path::Path, args: &Args, rows: &[Row], text: &str) -> 
             c.bytes
         )?;
         for s in &row.speeds {
-            write!(summary, ",{:.0},{:.0}", s.inserts_per_second, s.lookups_per_second)?;
+            write!(
+                summary,
+                ",{:.0},{:.0}",
+                s.inserts_per_second, s.lookups_per_second
+            )?;
         }
         summary.push('\n');
         let points: Vec<(f64, f64)> = c
@@ -254,7 +280,12 @@ fn main() {
     let pools: Vec<ThreadPool> = args
         .threads
         .iter()
-        .map(|&t| ThreadPoolBuilder::new().num_threads(t).build().expect("a thread pool"))
+        .map(|&t| {
+            ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .expect("a thread pool")
+        })
         .collect();
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let mut rows = Vec::new();

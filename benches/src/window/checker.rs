@@ -213,7 +213,9 @@ mod tests {
 
         fn contains(&self, key: u64) -> bool {
             let seen = self.seen.lock().unwrap();
-            seen.1.get(&key).is_some_and(|&at| seen.0 - 1 - at < self.window)
+            seen.1
+                .get(&key)
+                .is_some_and(|&at| seen.0 - 1 - at < self.window)
         }
 
         fn bytes(&self) -> usize {
@@ -282,8 +284,18 @@ mod tests {
         assert_eq!(c.failed_inserts, 0, "{}", F::NAME);
         assert_eq!(c.false_negatives, 0, "{}", F::NAME);
         assert!(c.retention >= 1.0, "{}: {}", F::NAME, c.retention);
-        assert!(c.retention <= max_retention + 2.0 / 64.0, "{}: {}", F::NAME, c.retention);
-        assert!(c.false_positive_rate < 0.003, "{}: {}", F::NAME, c.false_positive_rate);
+        assert!(
+            c.retention <= max_retention + 2.0 / 64.0,
+            "{}: {}",
+            F::NAME,
+            c.retention
+        );
+        assert!(
+            c.false_positive_rate < 0.003,
+            "{}: {}",
+            F::NAME,
+            c.false_positive_rate
+        );
         assert!(c.bytes > 0);
     }
 

@@ -35,7 +35,9 @@ impl WindowSpec {
     /// Inserts per generation, `⌈W/G⌉`: a filter that keeps a key for `G` whole generations after
     /// the one it went in keeps it for at least `W` inserts.
     pub fn generation_len(&self) -> u64 {
-        self.items.div_ceil(u64::from(self.generations.max(1))).max(1)
+        self.items
+            .div_ceil(u64::from(self.generations.max(1)))
+            .max(1)
     }
 }
 

@@ -81,7 +81,11 @@ pub fn measure<F: WindowFilter>(
                             shared.insert(key(next + i));
                         }
                     });
-                    let waited = if F::TICKS { filter.tick() } else { Duration::ZERO };
+                    let waited = if F::TICKS {
+                        filter.tick()
+                    } else {
+                        Duration::ZERO
+                    };
                     took += began.elapsed().saturating_sub(waited);
                     next += generation;
                 }
