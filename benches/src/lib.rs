@@ -8,6 +8,8 @@
 //! - [`measure`]: timing loops, from one thread and from a pool of threads.
 //! - [`huge_pages`]: huge pages for the examples' own buffers.
 //! - [`plot`] and [`report`]: PNG plots, Markdown tables and CSV files.
+//! - [`window`]: sliding-window filters (the peers', this crate's) and the checker and timing
+//!   loops that measure them the same way.
 
 pub mod args;
 pub mod dlcbf;
@@ -17,3 +19,4 @@ pub mod measure;
 pub mod peers;
 pub mod plot;
 pub mod report;
+pub mod window;

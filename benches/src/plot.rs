@@ -66,7 +66,7 @@ impl Plot {
 
 /// A color per filter name, the same in every plot.
 fn color(name: &str, index: usize) -> RGBColor {
-    const NAMED: [(&str, RGBColor); 13] = [
+    const NAMED: [(&str, RGBColor); 17] = [
         ("lower bound log2(1/ε)", RGBColor(0, 0, 0)),
         ("ours-1.5x", RGBColor(255, 152, 150)),
         ("CF", RGBColor(214, 39, 40)),
@@ -80,6 +80,10 @@ fn color(name: &str, index: usize) -> RGBColor {
         ("atomic-cuckoo-filter", RGBColor(227, 119, 194)),
         ("cuckoofilter", RGBColor(127, 127, 127)),
         ("cuckoofilter+Mutex", RGBColor(127, 127, 127)),
+        ("expiring-atomic-filter", RGBColor(148, 103, 189)),
+        ("cuckoo-clock", RGBColor(255, 127, 14)),
+        ("rotating-bloom-filter", RGBColor(44, 160, 44)),
+        ("probabilistic-rs", RGBColor(31, 119, 180)),
     ];
     const OTHERS: [RGBColor; 6] = [
         RGBColor(31, 119, 180),
