@@ -1,5 +1,5 @@
 //! The sliding-window filters side by side: the crates.io peers (and this crate's
-//! `ExpiringCuckooFilter` with the cargo feature `ours-expiring`), each configured for the same
+//! `ExpiringCuckooFilter`), each configured for the same
 //! window of `W` inserts and false positive rate, through the same checker and timing loops.
 //!
 //! ```text
@@ -299,7 +299,6 @@ fn main() {
             }
         )*};
     }
-    #[cfg(feature = "ours-expiring")]
     each!(ccf_benches::window::ours::Ours);
     each!(ExpiringAtomic, CuckooClock, RotatingBloom, ProbabilisticRs);
 

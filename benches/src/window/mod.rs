@@ -9,10 +9,9 @@
 //!
 //! - [`peers`]: the crates.io peers (`expiring-atomic-filter`, `cuckoo-clock`,
 //!   `rotating-bloom-filter`, `probabilistic-rs`), each with its documented settings for the spec.
-//! - `ours` (cargo feature `ours-expiring`): this crate's `ExpiringCuckooFilter`.
+//! - `ours`: this crate's `ExpiringCuckooFilter`.
 
 pub mod checker;
-#[cfg(feature = "ours-expiring")]
 pub mod ours;
 pub mod peers;
 pub mod speed;

@@ -1,4 +1,4 @@
-//! This crate's `ExpiringCuckooFilter` as a [`WindowFilter`] (cargo feature `ours-expiring`):
+//! This crate's `ExpiringCuckooFilter` as a [`WindowFilter`]:
 //! a count window of `W` inserts in `G` generations at the spec's false positive rate. It ages
 //! by itself (no tick) and every call takes `&self`.
 
