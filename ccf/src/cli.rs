@@ -202,9 +202,14 @@ fn window(text: &str) -> Result<WindowArg, String> {
             lines => Ok(WindowArg::Lines(lines)),
         };
     }
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let scale = UNITS.iter().find(|(name, _)| *name == unit).map(|&(_, s)| s);
+    let scale = UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, s)| s);
     let seconds = number.parse::<f64>().ok().zip(scale).map(|(n, s)| n * s);
     match seconds.map(Duration::try_from_secs_f64) {
         Some(Ok(time)) if !time.is_zero() => Ok(WindowArg::Time(time)),

@@ -14,8 +14,8 @@ use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
-use crate::window;
 use crate::output::refuse_input_as_output;
+use crate::window;
 
 /// Runs a command; `Ok` carries the exit status.
 pub fn run(command: Command) -> Result<i32, CliError> {

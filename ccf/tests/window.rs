@@ -45,7 +45,10 @@ fn each_kept_line_comes_back_before_the_next_is_written() {
         let back = kept
             .recv_timeout(STALL)
             .unwrap_or_else(|_| panic!("{line} did not come back"));
-        assert_eq!(back, line, "the repeat was dropped, the new line kept, in order");
+        assert_eq!(
+            back, line,
+            "the repeat was dropped, the new line kept, in order"
+        );
     }
     drop(input);
     let status = child.wait().unwrap();
@@ -90,7 +93,11 @@ fn a_count_window_drops_repeats_within_n_lines_and_forgets_after_n_times_1_plus_
         let per_generation = n.div_ceil(g);
         // No false negatives: a repeat within the window is dropped, every time.
         for distance in [1, n / 2, n] {
-            assert_eq!(repeats_printed(n, g, distance, trials), 0, "g {g} d {distance}");
+            assert_eq!(
+                repeats_printed(n, g, distance, trials),
+                0,
+                "g {g} d {distance}"
+            );
         }
         // Forgotten by N·(1 + 1/G) lines (for G dividing N): printed again, but for the
         // false positive rate of 1e-6.
@@ -146,12 +153,24 @@ fn bad_window_values_are_refused_naming_the_option() {
         assert_eq!(out.status.code(), Some(2), "{value}: {err}");
         assert!(err.contains("--window"), "{value}: {err}");
         assert!(err.contains("a window"), "{value}: {err}");
-        assert!(out.stdout.is_empty() && !err.contains("panicked"), "{value}: {err}");
+        assert!(
+            out.stdout.is_empty() && !err.contains("panicked"),
+            "{value}: {err}"
+        );
     }
     let refused = [
-        (&["dedup", "--window", "10", "--capacity", "5"][..], "--capacity is for"),
-        (&["dedup", "--window", "10", "--generations", "0"][..], "--generations"),
-        (&["dedup", "--window", "10", "--generations", "15"][..], "--generations"),
+        (
+            &["dedup", "--window", "10", "--capacity", "5"][..],
+            "--capacity is for",
+        ),
+        (
+            &["dedup", "--window", "10", "--generations", "0"][..],
+            "--generations",
+        ),
+        (
+            &["dedup", "--window", "10", "--generations", "15"][..],
+            "--generations",
+        ),
         (&["dedup", "--generations", "4"][..], "--window"),
         (&["dedup", "--window", "10", "--grow"][..], "--grow"),
         (&["dedup", "--window", "10", "--fpr", "2"][..], "--fpr"),
@@ -169,7 +188,12 @@ fn bad_window_values_are_refused_naming_the_option() {
 fn dedup_help_documents_the_window() {
     let help = ccf(&["dedup", "--help"], b"");
     let text = String::from_utf8(help.stdout).unwrap();
-    for needle in ["--window <N|DURATION>", "10m", "tail -F", "--generations <G>"] {
+    for needle in [
+        "--window <N|DURATION>",
+        "10m",
+        "tail -F",
+        "--generations <G>",
+    ] {
         assert!(text.contains(needle), "{needle}: {text}");
     }
 }

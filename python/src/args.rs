@@ -160,7 +160,10 @@ fn choice<T: Copy>(name: &str, value: &Bound<'_, PyAny>, choices: &[(&str, T)]) 
     let names: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
     let found = choices.iter().find(|(n, _)| *n == text);
     found.map(|&(_, choice)| choice).ok_or_else(|| {
-        PyValueError::new_err(format!("{name} must be {}, got {text:?}", names.join(" or ")))
+        PyValueError::new_err(format!(
+            "{name} must be {}, got {text:?}",
+            names.join(" or ")
+        ))
     })
 }
 
@@ -189,14 +192,18 @@ pub fn window(
         }
         (None, Some(seconds)) => {
             let capacity = capacity.ok_or_else(|| {
-                PyTypeError::new_err("a time window (seconds=...) needs capacity=, the most keys one window holds")
+                PyTypeError::new_err(
+                    "a time window (seconds=...) needs capacity=, the most keys one window holds",
+                )
             })?;
-            let mut builder = ExpiringCuckooFilter::builder(Window::Time(duration(
-                "seconds", seconds, false,
-            )?))
-            .capacity(count("capacity", capacity)? as u64);
+            let mut builder =
+                ExpiringCuckooFilter::builder(Window::Time(duration("seconds", seconds, false)?))
+                    .capacity(count("capacity", capacity)? as u64);
             if let Some(overflow) = overflow {
-                let choices = [("error", Overflow::Error), ("expire_early", Overflow::ExpireEarly)];
+                let choices = [
+                    ("error", Overflow::Error),
+                    ("expire_early", Overflow::ExpireEarly),
+                ];
                 builder = builder.overflow(choice("overflow", overflow, &choices)?);
             }
             if let Some(clock) = clock {

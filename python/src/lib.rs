@@ -37,7 +37,9 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
     });
     let (file, kind) = opened.map_err(|err| errors::file(py, &err, &path))?;
     Ok(match kind {
-        FileKind::Fixed => Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any(),
+        FileKind::Fixed => {
+            Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any()
+        }
         FileKind::Growable => {
             Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any()
         }
