@@ -4,11 +4,10 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{ccf, lines, stderr};
+use common::{ccf, lines, start, stderr};
 
 /// How long a kept line may take to come back before the test fails rather than hangs: far
 /// above any run's need, a guard, not a measurement.
@@ -16,13 +15,7 @@ const STALL: Duration = Duration::from_secs(120);
 
 #[test]
 fn each_kept_line_comes_back_before_the_next_is_written() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
-        .args(["dedup", "--window", "1000", "--fpr", "1e-7"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start(&["dedup", "--window", "1000", "--fpr", "1e-7"]);
     let mut input = child.stdin.take().unwrap();
     let output = BufReader::new(child.stdout.take().unwrap());
     // Read on a thread of its own, so that a stalled child fails the test after STALL.
@@ -114,13 +107,7 @@ fn a_time_window_drops_repeats_within_it_and_forgets_after_it() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(lines(&out), ["a", "b", "c"]);
     // 200ms in 8 generations is forgotten within 225ms: a repeat 600ms later is printed.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
-        .args(["dedup", "--window", "200ms", "--capacity", "100"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start(&["dedup", "--window", "200ms", "--capacity", "100"]);
     let mut input = child.stdin.take().unwrap();
     input.write_all(b"seen\n").unwrap();
     input.flush().unwrap();
