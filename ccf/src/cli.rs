@@ -1,6 +1,7 @@
 //! The command line.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -145,9 +146,76 @@ pub struct QueryArgs {
 pub struct DedupArgs {
     #[command(flatten)]
     pub sizing: Sizing,
+    /// Forget lines after a window, and read an endless input in memory fixed by the window: N
+    /// (a line seen again within the last N lines is dropped) or a duration with a unit, ms, s,
+    /// m, h or d, e.g. 30s, 10m, 2h (seen again within that time of its arrival). A line is
+    /// forgotten within 1 + 1/G windows (G: --generations). Each kept line is written before
+    /// the input is read further when the output is a pipe or a terminal, so
+    /// `tail -F app.log | ccf dedup --window 1000000` passes lines on as they come. With a
+    /// duration, --capacity is the most lines one window holds (default 1000000); past it
+    /// the oldest lines are forgotten early, and a note says so.
+    #[arg(
+        long,
+        value_name = "N|DURATION",
+        value_parser = window,
+        allow_negative_numbers = true,
+        conflicts_with_all = ["grow", "max_capacity"]
+    )]
+    pub window: Option<WindowArg>,
+    /// With --window: generations the window is split into, 1 to 14 (default 8): more forget
+    /// sooner after the window (within 1 + 1/G windows) at the cost of a little speed.
+    #[arg(
+        long,
+        value_name = "G",
+        requires = "window",
+        value_parser = clap::value_parser!(u32).range(1..=14)
+    )]
+    pub generations: Option<u32>,
     /// Input files (default, or `-`: standard input).
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
+}
+
+/// A `--window`: the last N lines, or a duration of arrival time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WindowArg {
+    Lines(u64),
+    Time(Duration),
+}
+
+/// Units of a `--window` duration, in seconds.
+const UNITS: [(&str, f64); 5] = [
+    ("ms", 0.001),
+    ("s", 1.0),
+    ("m", 60.0),
+    ("h", 3600.0),
+    ("d", 86400.0),
+];
+
+/// A `--window`: a whole number of lines, at least 1, or a number with a unit of time.
+fn window(text: &str) -> Result<WindowArg, String> {
+    let advice = "a window is a count of lines (e.g. 1000000) or a duration with a unit of ms, \
+                  s, m, h or d (e.g. 30s, 10m, 2h)";
+    if let Ok(lines) = text.parse::<u64>() {
+        return match lines {
+            0 => Err(format!("a window of 0 lines holds nothing; {advice}")),
+            lines => Ok(WindowArg::Lines(lines)),
+        };
+    }
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, s)| s);
+    let seconds = number.parse::<f64>().ok().zip(scale).map(|(n, s)| n * s);
+    match seconds.map(Duration::try_from_secs_f64) {
+        Some(Ok(time)) if !time.is_zero() => Ok(WindowArg::Time(time)),
+        Some(_) => Err(format!("a window must be longer than 0; {advice}")),
+        None => Err(advice.to_string()),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
 use crate::output::refuse_input_as_output;
+use crate::window;
 
 /// Runs a command; `Ok` carries the exit status.
 pub fn run(command: Command) -> Result<i32, CliError> {
@@ -174,6 +175,9 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
 }
 
 fn dedup(args: DedupArgs) -> Result<i32, CliError> {
+    if let Some(window) = args.window {
+        return window::dedup(&args, window);
+    }
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(None, &sources)?;
     let filter = new_filter(&args.sizing, &sources)?;

@@ -44,7 +44,7 @@ impl Source {
             .collect()
     }
 
-    fn open(&self) -> Result<Box<dyn Read + Send>, CliError> {
+    pub(crate) fn open(&self) -> Result<Box<dyn Read + Send>, CliError> {
         match self {
             Source::Stdin => Ok(Box::new(io::stdin())),
             Source::File(path) => match File::open(path) {
@@ -54,7 +54,7 @@ impl Source {
         }
     }
 
-    fn error(&self, error: io::Error) -> CliError {
+    pub(crate) fn error(&self, error: io::Error) -> CliError {
         match self {
             Source::Stdin => CliError::Stdio(error),
             Source::File(path) => CliError::file(path, error),

@@ -12,5 +12,6 @@ pub mod lines;
 mod memory;
 pub mod mixing;
 pub mod output;
+mod window;
 
 pub use crate::commands::run;

@@ -1,7 +1,8 @@
 """A concurrent cuckoo filter: an approximate set shared by threads and processes.
 
-Two classes, both safe to share between threads: :class:`ConcurrentCuckooFilter` (sized up
-front) and :class:`GrowableCuckooFilter` (grows as keys arrive). Keys are ``int`` (from
+Three classes, all safe to share between threads: :class:`ConcurrentCuckooFilter` (sized up
+front), :class:`GrowableCuckooFilter` (grows as keys arrive) and :class:`ExpiringCuckooFilter`
+(remembers keys for a sliding window of adds or of time). Keys are ``int`` (from
 ``-2**63`` to ``2**64 - 1``), ``str`` and bytes-like objects, hashed exactly as the Rust crate
 and the ``ccf`` tool hash them, so filters move between the three as files, bytes or pickles.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ._native import (
     DEFAULT_SEED,
     ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
     FilterFullError,
     GrowableCuckooFilter,
     hash64,
@@ -20,6 +22,7 @@ from ._native import (
 __all__ = [
     "DEFAULT_SEED",
     "ConcurrentCuckooFilter",
+    "ExpiringCuckooFilter",
     "FilterFullError",
     "GrowableCuckooFilter",
     "hash64",

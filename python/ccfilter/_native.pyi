@@ -3,7 +3,7 @@
 import os
 import pickle
 from collections.abc import Iterable
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,9 @@ class FilterFullError(ValueError):
 def hash64(key: Key, seed: int | None = None) -> int:
     """The 64-bit hash the filters compute for `key` (what `ccf build --hex64` takes)."""
 
-def load(path: PathLike | bytes) -> ConcurrentCuckooFilter | GrowableCuckooFilter:
+def load(
+    path: PathLike | bytes,
+) -> ConcurrentCuckooFilter | GrowableCuckooFilter | ExpiringCuckooFilter:
     """The filter in the file at `path`, of whichever kind it holds."""
 
 class _Filter:
@@ -49,8 +51,6 @@ class _Filter:
     def memory_usage(self) -> int: ...
     @property
     def seed(self) -> int: ...
-    @property
-    def load_factor(self) -> float: ...
     @property
     def expected_false_positive_rate(self) -> float: ...
     def add_many(self, keys: Keys, *, threads: int = 1) -> int:
@@ -94,6 +94,8 @@ class ConcurrentCuckooFilter(_Filter):
     @classmethod
     def load(cls, path: PathLike | bytes) -> ConcurrentCuckooFilter: ...
     def copy(self) -> ConcurrentCuckooFilter: ...
+    @property
+    def load_factor(self) -> float: ...
     def __copy__(self) -> ConcurrentCuckooFilter: ...
     def __deepcopy__(self, memo: Any) -> ConcurrentCuckooFilter: ...
     @property
@@ -128,6 +130,8 @@ class GrowableCuckooFilter(_Filter):
     @classmethod
     def load(cls, path: PathLike | bytes) -> GrowableCuckooFilter: ...
     def copy(self) -> GrowableCuckooFilter: ...
+    @property
+    def load_factor(self) -> float: ...
     def __copy__(self) -> GrowableCuckooFilter: ...
     def __deepcopy__(self, memo: Any) -> GrowableCuckooFilter: ...
     @property
@@ -144,3 +148,34 @@ class GrowableCuckooFilter(_Filter):
         """The set union: merge(other, unique=True)."""
     def __or__(self, other: GrowableCuckooFilter) -> GrowableCuckooFilter:
         """A copy with other merged in as |= does."""
+
+class ExpiringCuckooFilter(_Filter):
+    """A cuckoo filter that remembers keys for a sliding window of adds or of time."""
+
+    def __init__(
+        self,
+        *,
+        items: int | None = None,
+        seconds: float | None = None,
+        capacity: int | None = None,
+        false_positive_rate: float | None = None,
+        generations: int | None = None,
+        overflow: Literal["error", "expire_early"] | None = None,
+        clock: Literal["monotonic", "manual"] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """A count window (`items`) or a time window (`seconds` and `capacity`)."""
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> ExpiringCuckooFilter: ...
+    @classmethod
+    def load(cls, path: PathLike | bytes) -> ExpiringCuckooFilter: ...
+    def copy(self) -> ExpiringCuckooFilter: ...
+    def __copy__(self) -> ExpiringCuckooFilter: ...
+    def __deepcopy__(self, memo: Any) -> ExpiringCuckooFilter: ...
+    def advance_to(self, seconds: float) -> None:
+        """Moves a clock="manual" filter's clock to `seconds` since its start (never back)."""
+    @property
+    def window(self) -> dict[str, float]:
+        """{"items": N} or {"seconds": S}, as the constructor takes it."""
+    @property
+    def generations(self) -> int: ...

@@ -1,8 +1,10 @@
 //! Constructor arguments, checked so that a bad one is a `TypeError` or `ValueError` naming it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use concurrent_cuckoo_filter::DefaultHashBuilder;
+use concurrent_cuckoo_filter::{Clock, DefaultHashBuilder, ExpiringBuilder, ExpiringCuckooFilter};
+use concurrent_cuckoo_filter::{Overflow, Window};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
@@ -133,4 +135,85 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
         .call1((data,)))
     .map_err(|_| wrong("data", "a bytes-like object", data))?;
     Ok(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)
+}
+
+/// A time in seconds (`seconds`, `advance_to`'s): a real number, finite and at least 0 (above 0
+/// unless `zero_ok`).
+pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
+    let seconds: f64 = value
+        .extract()
+        .map_err(|_| wrong(name, "a number of seconds", value))?;
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(time) if zero_ok || !time.is_zero() => Ok(time),
+        _ => Err(PyValueError::new_err(format!(
+            "{name} must be a finite number of seconds above 0, got {seconds}"
+        ))),
+    }
+}
+
+/// One of `choices` (`overflow`, `clock`): a `str` naming it.
+fn choice<T: Copy>(name: &str, value: &Bound<'_, PyAny>, choices: &[(&str, T)]) -> PyResult<T> {
+    let text = value
+        .cast::<PyString>()
+        .map_err(|_| wrong(name, "a str", value))?
+        .to_str()?;
+    let names: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let found = choices.iter().find(|(n, _)| *n == text);
+    found.map(|&(_, choice)| choice).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{name} must be {}, got {text:?}",
+            names.join(" or ")
+        ))
+    })
+}
+
+/// An expiring filter's window arguments as its builder: `items` (a count window) or `seconds`
+/// with `capacity` (a time window, with its `overflow` and `clock`), checked together.
+pub fn window(
+    items: Option<&Bound<'_, PyAny>>,
+    seconds: Option<&Bound<'_, PyAny>>,
+    capacity: Option<&Bound<'_, PyAny>>,
+    overflow: Option<&Bound<'_, PyAny>>,
+    clock: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ExpiringBuilder> {
+    let time_only = |name: &str, given: Option<_>| match given {
+        Some(_) => Err(PyTypeError::new_err(format!(
+            "{name} is for a time window (seconds=...), not a count window (items=...)"
+        ))),
+        None => Ok(()),
+    };
+    match (items, seconds) {
+        (Some(items), None) => {
+            time_only("capacity", capacity)?;
+            time_only("overflow", overflow)?;
+            time_only("clock", clock)?;
+            let items = count("items", items)? as u64;
+            Ok(ExpiringCuckooFilter::builder(Window::Items(items)))
+        }
+        (None, Some(seconds)) => {
+            let capacity = capacity.ok_or_else(|| {
+                PyTypeError::new_err(
+                    "a time window (seconds=...) needs capacity=, the most keys one window holds",
+                )
+            })?;
+            let mut builder =
+                ExpiringCuckooFilter::builder(Window::Time(duration("seconds", seconds, false)?))
+                    .capacity(count("capacity", capacity)? as u64);
+            if let Some(overflow) = overflow {
+                let choices = [
+                    ("error", Overflow::Error),
+                    ("expire_early", Overflow::ExpireEarly),
+                ];
+                builder = builder.overflow(choice("overflow", overflow, &choices)?);
+            }
+            if let Some(clock) = clock {
+                let choices = [("monotonic", Clock::Monotonic), ("manual", Clock::Manual)];
+                builder = builder.clock(choice("clock", clock, &choices)?);
+            }
+            Ok(builder)
+        }
+        _ => Err(PyTypeError::new_err(
+            "give exactly one window: items=N (the last N adds) or seconds=S (the last S seconds)",
+        )),
+    }
 }

@@ -7,8 +7,18 @@ use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::DecodeError;
 
-/// The first bytes of a growable filter's file (`FORMAT.md`); a fixed filter's differ.
+/// The first bytes of a growable filter's file and an expiring one's (`FORMAT.md`); a fixed
+/// filter's differ.
 const GROWABLE_MAGIC: &[u8; 8] = b"\x89CCG\r\n\x1a\n";
+const EXPIRING_MAGIC: &[u8; 8] = b"CCFEXPR1";
+
+/// Which class a filter file is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Fixed,
+    Growable,
+    Expiring,
+}
 
 /// Bytes read from a file at a time.
 const READ_BUFFER: usize = 1 << 16;
@@ -101,11 +111,17 @@ impl FilterFile {
         })
     }
 
-    /// Whether the file holds a growable filter, by its first bytes (read, not consumed).
-    pub fn is_growable(&mut self) -> io::Result<bool> {
+    /// The kind of filter the file holds, by its first bytes (read, not consumed).
+    pub fn kind(&mut self) -> io::Result<FileKind> {
         use std::io::BufRead;
         let start = self.reader.fill_buf()?;
-        Ok(start.starts_with(GROWABLE_MAGIC))
+        Ok(if start.starts_with(GROWABLE_MAGIC) {
+            FileKind::Growable
+        } else if start.starts_with(EXPIRING_MAGIC) {
+            FileKind::Expiring
+        } else {
+            FileKind::Fixed
+        })
     }
 
     /// The filter `read` decodes from the file, which must end where the filter does.

@@ -1,13 +1,14 @@
-//! The two Python classes, `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
-//! `CuckooFilter<K>` of each kind `K`: the methods they share written once in `filter_class!`
-//! (a `#[pyclass]` cannot be generic, so the macro makes one per kind), each class's own after.
+//! The Python classes `ConcurrentCuckooFilter`, `GrowableCuckooFilter` and
+//! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
+//! written once in `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per
+//! kind), each class's own after.
 
 use std::path::Path;
 
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
-use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
+use concurrent_cuckoo_filter::{Expiring, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
@@ -15,9 +16,46 @@ use crate::files::FilterFile;
 use crate::keys::with_key;
 use crate::{args, bulk, errors, files};
 
-/// `filter_class!(#[pyclass(..)] Class(Kind), { own methods })`: the class `Class` holding a
-/// `CuckooFilter<Kind>` in `inner`, with the shared methods and its own in one `#[pymethods]`.
+/// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
+/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (and with `merge`, the
+/// merge methods) and its own in one `#[pymethods]`.
 macro_rules! filter_class {
+    // A class whose filters merge: the merge methods join its own.
+    (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
+        filter_class!($(#[$attr])* $class($kind), {
+            /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
+            fn is_compatible(&self, other: &Self) -> bool {
+                self.inner.is_compatible(&other.inner)
+            }
+
+            /// Adds every key of `other` (compatible, no one writing to it); how many went in.
+            /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
+            /// `FilterFullError` if this filter fills up (what went in stays).
+            #[pyo3(signature = (other, *, unique = false))]
+            fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
+                let (ours, theirs) = (&self.inner, &other.inner);
+                py.detach(|| match unique {
+                    true => ours.merge_unique(theirs),
+                    false => ours.merge(theirs),
+                })
+                .map_err(|err| errors::merge(py, err))
+            }
+
+            /// `self |= other`: the set union, `merge(other, unique=True)`.
+            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.merge(py, other, true).map(drop)
+            }
+
+            /// `self | other`: a copy of this filter with `other` merged in as `|=` does.
+            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let union = self.copy(py)?;
+                union.merge(py, other, true)?;
+                Ok(union)
+            }
+
+            $($own)*
+        });
+    };
     ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         $(#[$attr])*
         #[derive(Debug)]
@@ -199,36 +237,6 @@ macro_rules! filter_class {
                 PyTuple::new(py, [restore, PyTuple::new(py, [bytes])?.into_any()])
             }
 
-            /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
-            fn is_compatible(&self, other: &Self) -> bool {
-                self.inner.is_compatible(&other.inner)
-            }
-
-            /// Adds every key of `other` (compatible, no one writing to it); how many went in.
-            /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
-            /// `FilterFullError` if this filter fills up (what went in stays).
-            #[pyo3(signature = (other, *, unique = false))]
-            fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
-                let (ours, theirs) = (&self.inner, &other.inner);
-                py.detach(|| match unique {
-                    true => ours.merge_unique(theirs),
-                    false => ours.merge(theirs),
-                })
-                .map_err(|err| errors::merge(py, err))
-            }
-
-            /// `self |= other`: the set union, `merge(other, unique=True)`.
-            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
-                self.merge(py, other, true).map(drop)
-            }
-
-            /// `self | other`: a copy of this filter with `other` merged in as `|=` does.
-            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
-                let union = self.copy(py)?;
-                union.merge(py, other, true)?;
-                Ok(union)
-            }
-
             /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
             /// alike; the same keys added in another order may differ. Not hashable.
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
@@ -258,7 +266,7 @@ macro_rules! filter_class {
     };
 }
 
-filter_class!(
+filter_class!(merge
     /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
     /// writers lock only the buckets they touch; bulk calls release the interpreter.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
@@ -328,7 +336,7 @@ filter_class!(
 /// The first level's capacity unless one is given, as for `ccf build --grow`.
 const DEFAULT_CAPACITY: usize = 1_000_000;
 
-filter_class!(
+filter_class!(merge
     /// A cuckoo filter that needs no size up front: when its newest level fills it grows (by
     /// splitting, or by adding a larger level), keeping the false positive rate under its target
     /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
@@ -410,6 +418,92 @@ macro_rules! set_items {
     };
 }
 use set_items;
+
+filter_class!(
+    /// A cuckoo filter that forgets: it remembers keys for a sliding window, the last `items`
+    /// adds or the last `seconds`, split into `generations`. A key added (or added again) is
+    /// found for the whole window after, and forgotten within `1 + 1/generations` windows.
+    /// Shared by any number of threads; lookups take no lock. Filters do not merge.
+    #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
+    ExpiringFilter(Expiring), {
+    /// A count window of the last `items` adds, or a time window of the last `seconds` holding
+    /// at most `capacity` keys per window; past it `overflow="error"` (default) raises
+    /// `FilterFullError` and `"expire_early"` forgets the oldest generation early. `clock` is
+    /// `"monotonic"` (default) or `"manual"` (moved by `advance_to`). `false_positive_rate`
+    /// (default 0.001) holds at every point of a stream of any length; `generations` is 1 to 14
+    /// (default 8). `seed` as for `ConcurrentCuckooFilter`.
+    #[new]
+    #[pyo3(signature = (*, items = None, seconds = None, capacity = None,
+                        false_positive_rate = None, generations = None, overflow = None,
+                        clock = None, seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(items: Option<&Bound<'_, PyAny>>, seconds: Option<&Bound<'_, PyAny>>,
+           capacity: Option<&Bound<'_, PyAny>>, false_positive_rate: Option<&Bound<'_, PyAny>>,
+           generations: Option<&Bound<'_, PyAny>>, overflow: Option<&Bound<'_, PyAny>>,
+           clock: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
+           -> PyResult<Self> {
+        let mut builder = args::window(items, seconds, capacity, overflow, clock)?
+            .hasher(args::hasher(seed)?);
+        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
+            builder = builder.false_positive_rate(rate);
+        }
+        if let Some(generations) = args::setting("generations", generations)? {
+            builder = builder.generations(generations);
+        }
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
+    }
+
+    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back),
+    /// forgetting what its window no longer holds; `ValueError` for another clock.
+    fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
+        let time = args::duration("seconds", seconds, true)?;
+        py.detach(|| self.inner.advance_to(time))
+            .map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+
+    /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
+    #[getter]
+    fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        match self.inner.window() {
+            Window::Items(items) => dict.set_item("items", items)?,
+            Window::Time(time) => dict.set_item("seconds", time.as_secs_f64())?,
+            _ => {}
+        }
+        Ok(dict)
+    }
+
+    /// Generations the window is split into.
+    #[getter]
+    fn generations(&self) -> u32 { self.inner.generations() }
+
+    /// Shape, clock and fill as a dict (`len` counts the keys not yet freed: those live and
+    /// expired ones not yet cleared).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let dict = PyDict::new(py);
+        set_items!(dict,
+            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
+            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
+            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
+            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
+            "bits_per_window_item" => s.bits_per_window_item,
+            "early_expiries" => s.early_expiries,
+            "expected_false_positive_rate" => self.inner.expected_false_positive_rate(),
+            "seed" => self.inner.hasher().seed());
+        Ok(dict)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let f = &self.inner;
+        let window = self.window(py)?.repr()?;
+        Ok(format!(
+            "ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, \
+             seed={:#x})",
+            f.generations(), f.len(), f.capacity(), f.hasher().seed(),
+        ))
+    }
+});
 
 /// A [`FilterStats`] as a dict of the same field names.
 fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {

@@ -1,4 +1,4 @@
-//! The `ccfilter` Python package's native module: the crate's two filters as Python classes,
+//! The `ccfilter` Python package's native module: the crate's three filters as Python classes,
 //! keys hashed exactly as Rust and `ccf` hash them, bulk calls on numpy arrays that release the
 //! interpreter, and the crate's byte format for files, pickling and merging across processes.
 
@@ -16,6 +16,8 @@ use core::hash::BuildHasher;
 use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::prelude::*;
 
+use crate::files::FileKind;
+
 /// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
 /// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
 #[pyfunction]
@@ -31,14 +33,20 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
     let path = args::path("path", path)?;
     let opened = py.detach(|| {
         let mut file = files::FilterFile::open(&path)?;
-        file.is_growable().map(|growable| (file, growable))
+        file.kind().map(|kind| (file, kind))
     });
-    let (file, growable) = opened.map_err(|err| errors::file(py, &err, &path))?;
-    if growable {
-        Ok(Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any())
-    } else {
-        Ok(Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any())
-    }
+    let (file, kind) = opened.map_err(|err| errors::file(py, &err, &path))?;
+    Ok(match kind {
+        FileKind::Fixed => {
+            Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any()
+        }
+        FileKind::Growable => {
+            Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any()
+        }
+        FileKind::Expiring => {
+            Bound::new(py, filter::ExpiringFilter::from_file(py, file, &path)?)?.into_any()
+        }
+    })
 }
 
 #[pymodule]
@@ -47,6 +55,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add_class::<filter::FixedFilter>()?;
     module.add_class::<filter::GrowableFilter>()?;
+    module.add_class::<filter::ExpiringFilter>()?;
     module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;

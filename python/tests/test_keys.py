@@ -163,7 +163,7 @@ def test_the_type_stub_names_what_the_module_has():
     def declared(cls):
         return {n.name for n in classes[cls].body if isinstance(n, ast.FunctionDef)}
 
-    for name in ("ConcurrentCuckooFilter", "GrowableCuckooFilter"):
+    for name in ("ConcurrentCuckooFilter", "GrowableCuckooFilter", "ExpiringCuckooFilter"):
         cls = getattr(native, name)
         assert public(declared("_Filter") | declared(name)) == public(dir(cls)), name
         for method in public(dir(cls)):

@@ -17,15 +17,20 @@ pub fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-/// Starts `ccf args` with every stream piped, and a thread writing `stdin` to its input.
-pub fn spawn(args: &[&str], stdin: Vec<u8>) -> (Child, JoinHandle<()>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
+/// Starts `ccf args` with every stream piped.
+pub fn start(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ccf"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts `ccf args` with every stream piped, and a thread writing `stdin` to its input.
+pub fn spawn(args: &[&str], stdin: Vec<u8>) -> (Child, JoinHandle<()>) {
+    let mut child = start(args);
     let mut input = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = input.write_all(&stdin);
