@@ -19,7 +19,9 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
+use crate::sync::{
+    fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
+};
 
 /// An optimistic read of two stripes in progress: their stamps when it began.
 #[derive(Debug)]
@@ -51,13 +53,17 @@ pub(crate) type StripeIndex = usize;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
-    stamps: Box<[AtomicU64]>,
+    stamps: TableWords,
     mask: usize,
     group_shift: u32,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
     /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
     versions: u64,
+    /// For stripes other processes share: who holds each, and how to recover a dead holder's
+    /// (`shared_lock.rs`, `owners.rs`). Read only on the locking path.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(super) shared: Option<Box<super::owners::SharedLocks>>,
 }
 
 impl Stripes {
@@ -73,6 +79,21 @@ impl Stripes {
         if !count.is_power_of_two() {
             return None;
         }
+        Self::with_stamps(table_words(count, false)?, group_shift, bucket_count, bucket_size)
+    }
+
+    /// [`Self::new`] over stamps the caller provides, `stamps.len()` of them (a power of
+    /// two), as they are: zero for a new table.
+    pub(crate) fn with_stamps(
+        stamps: TableWords,
+        group_shift: u32,
+        bucket_count: usize,
+        bucket_size: usize,
+    ) -> Option<Self> {
+        let count = stamps.len();
+        if !count.is_power_of_two() {
+            return None;
+        }
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (bucket_count as u64).div_ceil(1 << group_shift);
         let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
@@ -82,11 +103,13 @@ impl Stripes {
             "the builder keeps counts to about 32 bits"
         );
         Some(Self {
-            stamps: zeroed_words(count)?,
+            stamps,
             group_shift,
             mask: count - 1,
             count_shift: u64::BITS - count_bits,
             versions: (1 << (u64::BITS - count_bits)) - 1,
+            #[cfg(all(target_os = "linux", not(loom)))]
+            shared: None,
         })
     }
 
@@ -160,9 +183,13 @@ impl Stripes {
         prefetch(self.stamp_of(bucket));
     }
 
-    /// Locks the stripe, as [`lock_stamp`] does.
+    /// Locks the stripe, as [`lock_stamp`] does (through its owner word if it is shared).
     #[inline]
     fn lock(&self, stripe: StripeIndex) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared(shared, stripe);
+        }
         lock_stamp(&self.stamps[stripe]);
     }
 
@@ -181,6 +208,28 @@ impl Stripes {
         let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            self.release_owner(shared, stamp);
+        }
+    }
+
+    /// The stamps, for the shared locks' recovery (`shared_lock.rs`, `owners.rs`).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(super) fn stamp_words(&self) -> &[AtomicU64] {
+        &self.stamps
+    }
+
+    /// log2 of the buckets in a lock group.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(super) fn group_shift(&self) -> u32 {
+        self.group_shift
+    }
+
+    /// Where a stamp's count starts, and the version's bits.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(super) fn stamp_fields(&self) -> (u32, u64) {
+        (self.count_shift, self.versions)
     }
 
     /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
@@ -189,6 +238,15 @@ impl Stripes {
     pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
         // The guard keeps the stamp itself, so that unlocking indexes nothing again.
         let stamp = self.stamp_of(bucket);
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            self.lock_shared(shared, self.of(bucket));
+            return OneStripeGuard {
+                stripes: self,
+                stamp,
+                delta: 0,
+            };
+        }
         lock_stamp(stamp);
         OneStripeGuard {
             stripes: self,
@@ -253,7 +311,7 @@ impl Stripes {
     /// if the stamps' memory cannot be had. The caller holds every stripe, so that the counts
     /// are those of one moment.
     pub(crate) fn duplicate(&self) -> Option<Self> {
-        let stamps = zeroed_words(self.count())?;
+        let stamps = table_words(self.count(), false)?;
         for (to, from) in stamps.iter().zip(self.stamps.iter()) {
             let count = from.load(Ordering::Relaxed) >> self.count_shift;
             to.store(count << self.count_shift, Ordering::Relaxed);
@@ -264,6 +322,8 @@ impl Stripes {
             group_shift: self.group_shift,
             count_shift: self.count_shift,
             versions: self.versions,
+            #[cfg(all(target_os = "linux", not(loom)))]
+            shared: None,
         })
     }
 
@@ -320,7 +380,7 @@ impl<'a> Stamps<'a> {
 
 /// Takes the stamp's lock: the uncontended case inline, the waiting out of line.
 #[inline]
-fn lock_stamp(stamp: &AtomicU64) {
+pub(super) fn lock_stamp(stamp: &AtomicU64) {
     if !try_lock(stamp) {
         lock_contended(stamp);
     }

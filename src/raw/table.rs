@@ -20,7 +20,7 @@ const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
-const SPARE_WORDS: usize = 2;
+pub(crate) const SPARE_WORDS: usize = 2;
 
 /// Tables at least this large go on huge pages, as random reads of a big table miss the TLB
 /// (docs/benchmarks.md, "Constants of the raw core"). Such a table starts on a 2 MiB boundary,
@@ -39,24 +39,58 @@ pub(crate) struct Table {
     limbs: usize,
     /// One bucket per word, with a version (see [`super::bucket_word`]).
     word: bool,
+    /// For a table other processes share: where its multi-word writes are journaled.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    journal: Option<super::owners::Journal>,
 }
 
 impl Table {
     /// A zeroed table of `bucket_count` buckets; `None` if the memory cannot be had. The words come
     /// zeroed from the allocator, so the pages of a large table are not touched here.
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
-        let bucket_bits = codec.bucket_bits() as u64;
         let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
-        Some(Self {
+        Some(Self::from_words(bucket_count, codec, words))
+    }
+
+    /// A table of `bucket_count` buckets over `words`, which the caller made exactly
+    /// [`Self::words_for`] long.
+    fn from_words(bucket_count: usize, codec: &BucketCodec, words: TableWords) -> Self {
+        Self {
             words,
             bucket_count,
-            bucket_bits,
+            bucket_bits: codec.bucket_bits() as u64,
             limb_bits: codec.limb_bits(),
             limb_mask: low_bits(codec.limb_bits()),
             limbs: codec.limbs(),
             word: codec.is_word(),
-        })
+            #[cfg(all(target_os = "linux", not(loom)))]
+            journal: None,
+        }
+    }
+
+    /// A table over words in a file mapping, journaling its multi-word writes in `journal`;
+    /// `None` unless the words are as many as the geometry needs.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn mapped(
+        bucket_count: usize,
+        codec: &BucketCodec,
+        words: TableWords,
+        journal: Option<super::owners::Journal>,
+    ) -> Option<Self> {
+        if Self::words_for(bucket_count, codec)? != words.len() {
+            return None;
+        }
+        let mut table = Self::from_words(bucket_count, codec, words);
+        table.journal = journal;
+        Some(table)
+    }
+
+    /// Another handle on the same mapped words, without a journal; `None` for a table on the
+    /// heap.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
+        Some(Self::from_words(self.bucket_count, codec, self.words.share()?))
     }
 
     /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so
@@ -247,7 +281,13 @@ impl Table {
         let Some(bits) = change(self.load_bits(bucket)) else {
             return false;
         };
-        self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+        let bit = bucket as u64 * self.bucket_bits;
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if (bit % 64) as u32 + self.limb_bits > 64 && self.journal.is_some() {
+            self.write_journaled(bucket, bit, |table| table.write_narrow(bit, bits));
+            return true;
+        }
+        self.write_narrow(bit, bits);
         true
     }
 
@@ -327,10 +367,38 @@ impl Table {
     #[inline(never)]
     fn store_wide(&self, bucket: usize, raw: &RawBucket) {
         let first = bucket as u64 * self.bucket_bits;
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if self.journal.is_some() {
+            let raw = *raw;
+            self.write_journaled(bucket, first, |table| table.store_wide_unjournaled(first, &raw));
+            return;
+        }
+        self.store_wide_unjournaled(first, raw);
+    }
+
+    /// Stores a wide bucket's limbs, from table bit `first`.
+    fn store_wide_unjournaled(&self, first: u64, raw: &RawBucket) {
         self.write(first, raw[0]);
         if self.limbs == 2 {
             self.write(first + self.limb_bits as u64, raw[1]);
         }
+    }
+
+    /// Runs `stores`, the word stores of `bucket` from table bit `bit` on, between a journal
+    /// entry of the words they change and its clearing, so that a kill between two of them
+    /// leaves the bucket's pre-image to restore (see [`super::owners`]).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    #[cold]
+    #[inline(never)]
+    fn write_journaled(&self, bucket: usize, bit: u64, stores: impl FnOnce(&Self)) {
+        let first = (bit / 64) as usize;
+        let last = ((bit + self.bucket_bits - 1) / 64) as usize;
+        let Some(journal) = &self.journal else {
+            return stores(self);
+        };
+        journal.begin(bucket, &self.words, first, last - first + 1);
+        stores(self);
+        journal.end(bucket);
     }
 
     /// The `limb_bits` bits starting at table bit `bit`.

@@ -1,0 +1,91 @@
+//! A raw filter whose table, stamps and lock records are words of a file mapping that other
+//! processes share (docs/shared.md).
+
+use super::owners::{Journal, Registry, SharedLocks};
+use super::stripe::Stripes;
+use super::table::Table;
+use super::{Geometry, RawFilter};
+use crate::sync::TableWords;
+
+/// The mapped words a shared raw filter is made of, and its registration.
+#[derive(Debug)]
+pub(crate) struct MappedParts {
+    /// The table's words, spare words included.
+    pub(crate) table: TableWords,
+    /// One stamp per stripe.
+    pub(crate) stamps: TableWords,
+    /// [`super::owners::STRIDE`] words per stripe: its owner and journal.
+    pub(crate) records: TableWords,
+    pub(crate) registry: Registry,
+}
+
+/// What [`RawFilter::check_whole`] found wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Damage {
+    /// A bucket not in the form the encoder writes.
+    Bucket(usize),
+    /// The stripes' counts sum to `counted`, the buckets hold `held` fingerprints.
+    Count { counted: u64, held: u64 },
+}
+
+impl RawFilter {
+    /// A filter over mapped words as they are (zero for a new file); `None` unless every part
+    /// is as long as `geometry` needs.
+    pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
+        let codec = geometry.shape.codec();
+        let stripe_count = geometry.stripe_count();
+        let group_shift = Table::lock_group_shift(&codec);
+        if parts.stamps.len() != stripe_count
+            || parts.records.len() != stripe_count * super::owners::STRIDE
+        {
+            return None;
+        }
+        // Bucket words are stored whole: nothing to journal.
+        let journal = if codec.is_word() {
+            None
+        } else {
+            Some(Journal::new(parts.records.share()?, group_shift, stripe_count))
+        };
+        let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table, journal)?;
+        let locks = SharedLocks::new(
+            parts.records,
+            parts.registry,
+            table.share(&codec)?,
+            codec.clone(),
+        );
+        let mut stripes = Stripes::with_stamps(
+            parts.stamps,
+            group_shift,
+            geometry.shape.bucket_count,
+            geometry.shape.bucket_size,
+        )?;
+        stripes.shared = Some(Box::new(locks));
+        let placement = Self::placement_for(geometry);
+        Some(Self {
+            geometry: *geometry,
+            placement,
+            codec,
+            table,
+            stripes,
+            gate: (),
+        })
+    }
+
+    /// Checks every bucket and the stripes' counts under every stripe lock (recovering any a
+    /// dead process left held).
+    pub(crate) fn check_whole(&self) -> Result<(), Damage> {
+        let locked = self.lock_table();
+        if let Some(bucket) = self.first_non_canonical_bucket() {
+            return Err(Damage::Bucket(bucket));
+        }
+        let size = self.bucket_size();
+        let held: u64 = (0..self.bucket_count())
+            .map(|bucket| (size - self.codec.count(&self.table.load(bucket), 0)) as u64)
+            .sum();
+        let counted = locked.items() as u64;
+        if held != counted {
+            return Err(Damage::Count { counted, held });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Taking and releasing a stripe that other processes share, and recovering one whose holder
+//! died (the protocol is in [`super::owners`]'s docs).
+
+use std::time::Instant;
+
+use super::owners::{SharedLocks, LIVENESS_BOUND};
+use super::stripe::{lock_stamp, StripeIndex, Stripes};
+use crate::sync::{fence, AtomicU64, Backoff, Ordering};
+
+impl Stripes {
+    /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
+    /// than [`LIVENESS_BOUND`] is asked after; a dead one's stripe is taken over and recovered.
+    pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
+        let owner = shared.owner(stripe);
+        let me = shared.me();
+        let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => return lock_stamp(&self.stamp_words()[stripe]),
+            Err(held) => held,
+        };
+        let backoff = Backoff::new();
+        let mut since = Instant::now();
+        loop {
+            backoff.snooze();
+            match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return lock_stamp(&self.stamp_words()[stripe]),
+                Err(now) if now != held => {
+                    // Another holder: its own time starts now.
+                    held = now;
+                    since = Instant::now();
+                }
+                Err(_) => {}
+            }
+            if since.elapsed() >= LIVENESS_BOUND {
+                if !shared.is_alive(held)
+                    && owner
+                        .compare_exchange(held, me, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return self.recover(shared, stripe);
+                }
+                since = Instant::now();
+            }
+        }
+    }
+
+    /// Clears the owner word of the stripe whose stamp, just unlocked, is `stamp`.
+    pub(super) fn release_owner(&self, shared: &SharedLocks, stamp: &AtomicU64) {
+        let stamps = self.stamp_words();
+        let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
+        shared.owner(stripe).store(0, Ordering::Release);
+    }
+
+    /// Makes a dead holder's stripe whole, for the caller that took over its owner word, and
+    /// leaves it locked by the caller: the stamp locked, the journal's pre-image restored, the
+    /// count recomputed from the buckets. The caller's unlock moves the version on, so a reader
+    /// that read during any of it fails to validate.
+    fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
+        let stamp = &self.stamp_words()[stripe];
+        let (count_shift, versions) = self.stamp_fields();
+        // Only the owner word's holder writes the stamp, so plain stores suffice.
+        stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        shared.restore_journal(stripe);
+        let count = shared.count_of(stripe, self.group_shift(), self.count());
+        let version = stamp.load(Ordering::Relaxed) & versions;
+        stamp.store(count << count_shift | version, Ordering::Relaxed);
+    }
+}
