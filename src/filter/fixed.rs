@@ -120,7 +120,11 @@ impl Fixed {
 
     /// A fixed filter over a mapped live file.
     #[cfg(all(target_os = "linux", not(loom)))]
-    pub(crate) fn in_file(raw: RawFilter, capacity: usize, file: crate::shared::SharedFile) -> Self {
+    pub(crate) fn in_file(
+        raw: RawFilter,
+        capacity: usize,
+        file: crate::shared::SharedFile,
+    ) -> Self {
         Self {
             raw,
             capacity,

@@ -56,6 +56,14 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
     }
 }
 
+impl ConcurrentCuckooFilter {
+    /// Opens the live file at `path`, hashed by the default hasher with the seed it records;
+    /// see [`open_shared_with_hasher`](Self::open_shared_with_hasher).
+    pub fn open_shared(path: impl AsRef<Path>, access: Access) -> Result<Self, SharedError> {
+        Self::open_shared_with_hasher(path, access)
+    }
+}
+
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Opens the live file at `path` that [`create_shared`](ConcurrentCuckooFilterBuilder::create_shared)
     /// made, mapping it: O(1), the table is not read. Its header, sizes, layout and hasher are
@@ -63,7 +71,10 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// directory or a FIFO is an error, never a fault. `Access::ReadWrite` needs write
     /// permission and one of the file's registration slots (128 writers at once);
     /// `Access::ReadOnly` neither. Linux only.
-    pub fn open_shared(path: impl AsRef<Path>, access: Access) -> Result<Self, SharedError> {
+    pub fn open_shared_with_hasher(
+        path: impl AsRef<Path>,
+        access: Access,
+    ) -> Result<Self, SharedError> {
         let path = path.as_ref();
         let opened = shared::open(path, access)?;
         let hasher = hasher_of::<S>(opened.hasher).map_err(|source| SharedError::Decode {

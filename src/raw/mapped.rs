@@ -44,7 +44,11 @@ impl RawFilter {
         let journal = if codec.is_word() {
             None
         } else {
-            Some(Journal::new(parts.records.share()?, group_shift, stripe_count))
+            Some(Journal::new(
+                parts.records.share()?,
+                group_shift,
+                stripe_count,
+            ))
         };
         let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table, journal)?;
         let locks = SharedLocks::new(
@@ -75,7 +79,10 @@ impl RawFilter {
     /// dead process left held).
     pub(crate) fn check_whole(&self) -> Result<(), Damage> {
         let locked = self.lock_table();
-        if let Some(bucket) = self.first_non_canonical_bucket() {
+        // A live bucket word's version bits are its own: only its fingerprints are checked.
+        let bad = (0..self.bucket_count())
+            .find(|&bucket| !self.codec.is_canonical(&self.table.load(bucket)));
+        if let Some(bucket) = bad {
             return Err(Damage::Bucket(bucket));
         }
         let size = self.bucket_size();

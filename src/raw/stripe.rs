@@ -79,7 +79,12 @@ impl Stripes {
         if !count.is_power_of_two() {
             return None;
         }
-        Self::with_stamps(table_words(count, false)?, group_shift, bucket_count, bucket_size)
+        Self::with_stamps(
+            table_words(count, false)?,
+            group_shift,
+            bucket_count,
+            bucket_size,
+        )
     }
 
     /// [`Self::new`] over stamps the caller provides, `stamps.len()` of them (a power of

@@ -90,7 +90,11 @@ impl Table {
     /// heap.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
-        Some(Self::from_words(self.bucket_count, codec, self.words.share()?))
+        Some(Self::from_words(
+            self.bucket_count,
+            codec,
+            self.words.share()?,
+        ))
     }
 
     /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so
@@ -370,7 +374,9 @@ impl Table {
         #[cfg(all(target_os = "linux", not(loom)))]
         if self.journal.is_some() {
             let raw = *raw;
-            self.write_journaled(bucket, first, |table| table.store_wide_unjournaled(first, &raw));
+            self.write_journaled(bucket, first, |table| {
+                table.store_wide_unjournaled(first, &raw)
+            });
             return;
         }
         self.store_wide_unjournaled(first, raw);

@@ -87,7 +87,11 @@ impl fmt::Display for SharedError {
                 write!(f, "live filter file {}: {source}", path.display())
             }
             Self::Decode { path, source } => {
-                write!(f, "{} is no usable live filter file: {source}", path.display())
+                write!(
+                    f,
+                    "{} is no usable live filter file: {source}",
+                    path.display()
+                )
             }
             Self::NotAFile { path, what } => {
                 write!(f, "{} is {what}, not a live filter file", path.display())

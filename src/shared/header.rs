@@ -180,7 +180,10 @@ pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> 
         ("file length", stored[5]),
     ];
     for (field, expected) in layout.fields() {
-        let value = read.iter().find(|(name, _)| *name == field).map_or(0, |r| r.1);
+        let value = read
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map_or(0, |r| r.1);
         if value != expected {
             return Err(invalid(field, value));
         }

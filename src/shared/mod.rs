@@ -75,10 +75,11 @@ pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
     wait_for_shared_flock(&file, path)?;
     let mut bytes = vec![0u8; LIVE_HEADER_LEN];
     let read = read_prefix(&file, &mut bytes).map_err(io_err)?;
-    let parsed = header::parse(&bytes[..read], meta.len()).map_err(|source| SharedError::Decode {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let parsed =
+        header::parse(&bytes[..read], meta.len()).map_err(|source| SharedError::Decode {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let capacity = usize::try_from(parsed.capacity).unwrap_or(usize::MAX);
     map(path, file, &parsed.geometry, &parsed.layout, access).map(|(raw, file)| Opened {
         raw,
@@ -226,8 +227,11 @@ fn map(
                 what: "every registration slot is held by an open writer",
             })?
     };
-    let raw = RawFilter::in_mapping(geometry, parts(registry)?)
-        .ok_or_else(|| io_err(io::Error::other("the mapped regions do not fit the geometry")))?;
+    let raw = RawFilter::in_mapping(geometry, parts(registry)?).ok_or_else(|| {
+        io_err(io::Error::other(
+            "the mapped regions do not fit the geometry",
+        ))
+    })?;
     Ok((
         raw,
         SharedFile {

@@ -97,7 +97,11 @@ impl Mapping {
             // kernel backs the pages, never their contents. Refusal is ignored on purpose.
             #[allow(unsafe_code)]
             unsafe {
-                libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }
@@ -174,12 +178,7 @@ fn ofd_lock(file: &File, offset: u64, command: libc::c_int) -> io::Result<libc::
 pub(crate) fn try_lock_byte(file: &File, offset: u64) -> io::Result<bool> {
     match ofd_lock(file, offset, libc::F_OFD_SETLK) {
         Ok(_) => Ok(true),
-        Err(err)
-            if matches!(
-                err.raw_os_error(),
-                Some(libc::EAGAIN) | Some(libc::EACCES)
-            ) =>
-        {
+        Err(err) if matches!(err.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) => {
             Ok(false)
         }
         Err(err) => Err(err),
@@ -200,11 +199,7 @@ mod tests {
     use crate::sync::Ordering;
 
     fn temp_file(len: u64) -> (std::path::PathBuf, File) {
-        let path = std::env::temp_dir().join(format!(
-            "ccf-mapping-{}-{}",
-            std::process::id(),
-            len
-        ));
+        let path = std::env::temp_dir().join(format!("ccf-mapping-{}-{}", std::process::id(), len));
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
