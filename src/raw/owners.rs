@@ -8,17 +8,22 @@
 //! reuses the slot (or the dead one's pid) has another epoch.
 //!
 //! Each stripe has a lock record of [`STRIDE`] words in the file: its owner word, then a
-//! journal of the bucket write in flight. A writer takes a stripe by a CAS of the owner word
-//! from 0 to its id, then the stamp's lock bit; it releases the stamp, then the owner word. A
-//! waiter that has spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken
-//! over by a CAS of the owner word and recovered ([`super::stripe::Stripes`]): the journal's
-//! pre-image restored, the count recomputed from the buckets, the version moved on.
+//! journal. A writer takes a stripe by a CAS of the owner word from 0 to its id, then the
+//! stamp's lock bit; it releases the journal, the stamp, then the owner word. A waiter that has
+//! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS
+//! of the owner word and recovered (`shared_lock.rs`): the journal's pre-images restored, the
+//! count recomputed from the buckets, the version moved on.
 //!
-//! A write that spans two or more words (a packed bucket across a word boundary, a wide
-//! bucket) first copies the old words and their place into the journal of the bucket's stripe
-//! (held by the writer, so no one else writes the record), publishes it, stores, and clears
-//! it: a kill between two word stores leaves the pre-image to restore. Single-word stores need
-//! no journal: they cannot tear.
+//! The journal is written when the stripes are locked, not at each store: every writer locks
+//! the stripes of the buckets it will write, naming them (`lock_one`, `lock_pair`,
+//! `lock_buckets`), so the shared lock copies those buckets' words (up to three buckets of up
+//! to five words) into the records of their stripes before the first store. Recovery puts them
+//! back: what the dead writer did under those locks is undone whole, including a bucket it tore
+//! between two word stores, and a move hop it half made. The in-memory filter's stores pay
+//! nothing for it. Tables of bucket words journal nothing: each store is one whole word, and a
+//! move stores its destination before clearing its source, so a kill leaves at most a second
+//! copy; restoring one word of a pair without the other could hide an item from their lookup,
+//! which reads no stamp.
 
 use std::fs::File;
 use std::time::Duration;
@@ -28,10 +33,14 @@ use super::table::Table;
 use crate::sync::mapping::byte_is_locked;
 use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 
-/// Words of a stripe's lock record: the owner word, the journal state, up to five old words.
-pub(crate) const STRIDE: usize = 8;
-/// Old words a journal keeps: a 256-bit bucket starting anywhere in a word spans five.
-const JOURNAL_WORDS: usize = 5;
+/// Words of a stripe's lock record: the owner word, the count of journal entries, and
+/// [`ENTRIES`] entries of [`ENTRY`] words, then spare.
+pub(crate) const STRIDE: usize = 24;
+/// Buckets one lock can journal per stripe: a move names three.
+const ENTRIES: usize = 3;
+/// Words of an entry: the bucket plus one, then its old words (a 256-bit bucket starting
+/// anywhere in a word spans five).
+const ENTRY: usize = 6;
 /// How long a waiter spins on a held stripe before it asks whether the holder is alive.
 pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
 
@@ -139,20 +148,57 @@ impl SharedLocks {
         self.registry.is_alive(owner)
     }
 
-    /// Puts back the words of a bucket write that a dead holder of `stripe` began and did not
-    /// end, and clears the journal. The caller holds the stripe (by its owner word).
-    pub(crate) fn restore_journal(&self, stripe: usize) {
-        let record = &self.records[stripe * STRIDE..(stripe + 1) * STRIDE];
-        let state = record[1].load(Ordering::Acquire);
-        if state != 0 {
-            let (first, len) = ((state >> 3) as usize - 1, (state & 7) as usize);
-            for (i, old) in record[2..2 + len.min(JOURNAL_WORDS)].iter().enumerate() {
-                if let Some(word) = self.table.words.get(first + i) {
-                    word.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
-                }
-            }
-            record[1].store(0, Ordering::Release);
+    fn record(&self, stripe: usize) -> &[AtomicU64] {
+        &self.records[stripe * STRIDE..(stripe + 1) * STRIDE]
+    }
+
+    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller has
+    /// just locked and has not yet written: published (`Release`, fenced before the stores that
+    /// follow) as one more entry. Nothing for a table of bucket words.
+    pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
+        if self.codec.is_word() {
+            return;
         }
+        let record = self.record(stripe);
+        let used = record[1].load(Ordering::Relaxed) as usize;
+        let named = (0..used.min(ENTRIES))
+            .any(|i| record[2 + ENTRY * i].load(Ordering::Relaxed) == bucket as u64 + 1);
+        if named || used >= ENTRIES {
+            debug_assert!(named, "more than {ENTRIES} buckets of one stripe");
+            return;
+        }
+        let (words, first, last) = self.table.bucket_words(bucket);
+        let entry = &record[2 + ENTRY * used..2 + ENTRY * (used + 1)];
+        entry[0].store(bucket as u64 + 1, Ordering::Relaxed);
+        for (old, word) in entry[1..].iter().zip(&words[first..=last]) {
+            old.store(word.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        record[1].store(used as u64 + 1, Ordering::Release);
+        fence(Ordering::Release);
+    }
+
+    /// Empties the journal of `stripe` once its holder's stores are done (`Release`: after
+    /// them), before the stamp is unlocked.
+    pub(crate) fn clear_journal(&self, stripe: usize) {
+        self.record(stripe)[1].store(0, Ordering::Release);
+    }
+
+    /// Puts back the buckets a dead holder of `stripe` journaled, as they were when it locked
+    /// them, and clears the journal. The caller holds the stripe (by its owner word).
+    pub(crate) fn restore_journal(&self, stripe: usize) {
+        let record = self.record(stripe);
+        let used = (record[1].load(Ordering::Acquire) as usize).min(ENTRIES);
+        for entry in record[2..2 + ENTRY * used].chunks_exact(ENTRY) {
+            let bucket = entry[0].load(Ordering::Relaxed).wrapping_sub(1) as usize;
+            if bucket >= self.table.bucket_count() {
+                continue;
+            }
+            let (words, first, last) = self.table.bucket_words(bucket);
+            for (word, old) in words[first..=last].iter().zip(&entry[1..]) {
+                word.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        record[1].store(0, Ordering::Release);
     }
 
     /// Fingerprints in the buckets `stripe` guards: its lock groups of `1 << group_shift`
@@ -164,43 +210,5 @@ impl SharedLocks {
             .flat_map(|group| (group << group_shift)..((group + 1) << group_shift).min(buckets))
             .map(|bucket| (size - self.codec.count(&self.table.load(bucket), 0)) as u64)
             .sum()
-    }
-}
-
-/// Where a shared table journals its multi-word bucket writes: the stripes' lock records.
-#[derive(Debug)]
-pub(crate) struct Journal {
-    records: TableWords,
-    group_shift: u32,
-    mask: usize,
-}
-
-impl Journal {
-    pub(crate) fn new(records: TableWords, group_shift: u32, stripes: usize) -> Self {
-        Self {
-            records,
-            group_shift,
-            mask: stripes - 1,
-        }
-    }
-
-    /// Records that `words[first..first + len]` are about to be stored for `bucket`: their old
-    /// values, then (`Release`, and fenced before the stores that follow) where they are. The
-    /// caller holds the bucket's stripe.
-    pub(crate) fn begin(&self, bucket: usize, words: &[AtomicU64], first: usize, len: usize) {
-        debug_assert!((1..=JOURNAL_WORDS).contains(&len));
-        let stripe = (bucket >> self.group_shift) & self.mask;
-        let record = &self.records[stripe * STRIDE..(stripe + 1) * STRIDE];
-        for (old, word) in record[2..].iter().zip(&words[first..first + len]) {
-            old.store(word.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        record[1].store(((first as u64 + 1) << 3) | len as u64, Ordering::Release);
-        fence(Ordering::Release);
-    }
-
-    /// Clears `bucket`'s journal once its stores are done (`Release`: after them).
-    pub(crate) fn end(&self, bucket: usize) {
-        let stripe = (bucket >> self.group_shift) & self.mask;
-        self.records[stripe * STRIDE + 1].store(0, Ordering::Release);
     }
 }

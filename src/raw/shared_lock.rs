@@ -4,12 +4,15 @@
 use std::time::Instant;
 
 use super::owners::{SharedLocks, LIVENESS_BOUND};
-use super::stripe::{lock_stamp, StripeIndex, Stripes};
+use super::stripe::{lock_stamp, StripeGuard, StripeIndex, Stripes};
 use crate::sync::{fence, AtomicU64, Backoff, Ordering};
 
 impl Stripes {
     /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
     /// than [`LIVENESS_BOUND`] is asked after; a dead one's stripe is taken over and recovered.
+    /// Out of line: the in-memory filter's locks, which never call it, stay small.
+    #[cold]
+    #[inline(never)]
     pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let owner = shared.owner(stripe);
         let me = shared.me();
@@ -43,10 +46,34 @@ impl Stripes {
         }
     }
 
-    /// Clears the owner word of the stripe whose stamp, just unlocked, is `stamp`.
-    pub(super) fn release_owner(&self, shared: &SharedLocks, stamp: &AtomicU64) {
+    /// Locks the stripes of `buckets` (repeat one to lock fewer) in index order, as
+    /// [`Self::lock_sorted`] does, and journals each bucket's words in its stripe's record
+    /// before the caller stores anything.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lock_shared_buckets(
+        &self,
+        shared: &SharedLocks,
+        buckets: [usize; 3],
+    ) -> StripeGuard<'_> {
+        let guard = self.lock_sorted(buckets);
+        for (i, &bucket) in buckets.iter().enumerate() {
+            if !buckets[..i].contains(&bucket) {
+                shared.journal(self.of(bucket), bucket);
+            }
+        }
+        guard
+    }
+
+    /// Unlocks a shared stripe: its journal emptied, the stamp stored as in memory, then the
+    /// owner word cleared.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unlock_shared(&self, shared: &SharedLocks, stamp: &AtomicU64, delta: i32) {
         let stamps = self.stamp_words();
         let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
+        shared.clear_journal(stripe);
+        self.store_unlocked(stamp, delta);
         shared.owner(stripe).store(0, Ordering::Release);
     }
 

@@ -207,16 +207,22 @@ impl Stripes {
     /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
     #[inline]
     fn unlock_stamp(&self, stamp: &AtomicU64, delta: i32) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.unlock_shared(shared, stamp, delta);
+        }
+        self.store_unlocked(stamp, delta);
+    }
+
+    /// Unlocks `stamp`, whose count changed by `delta`: the version moved on, the count with it.
+    #[inline]
+    pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
         // The version wraps within its bits rather than carry into the count.
         let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
-            self.release_owner(shared, stamp);
-        }
     }
 
     /// The stamps, for the shared locks' recovery (`shared_lock.rs`, `owners.rs`).
@@ -245,7 +251,8 @@ impl Stripes {
         let stamp = self.stamp_of(bucket);
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = &self.shared {
-            self.lock_shared(shared, self.of(bucket));
+            // The one guard that unlocks is the one returned.
+            core::mem::forget(self.lock_shared_buckets(shared, [bucket; 3]));
             return OneStripeGuard {
                 stripes: self,
                 stamp,
@@ -264,11 +271,15 @@ impl Stripes {
     /// [`Self::lock_buckets`] does, without its sort: the common insert takes this path.
     #[inline]
     pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+        }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
         let (low, high) = if a <= b { (a, b) } else { (b, a) };
-        self.lock(low);
+        lock_stamp(&self.stamps[low]);
         let len = if high != low {
-            self.lock(high);
+            lock_stamp(&self.stamps[high]);
             2
         } else {
             1
@@ -284,6 +295,15 @@ impl Stripes {
     /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
     /// each once, as every writer takes them, so no two writers can wait on each other.
     pub(crate) fn lock_buckets(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared_buckets(shared, buckets);
+        }
+        self.lock_sorted(buckets)
+    }
+
+    /// [`Self::lock_buckets`]'s locks, each taken by [`Self::lock`].
+    pub(super) fn lock_sorted(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
         let mut held = buckets.map(|bucket| self.of(bucket));
         held.sort_unstable();
         let mut len = 0;

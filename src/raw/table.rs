@@ -39,9 +39,6 @@ pub(crate) struct Table {
     limbs: usize,
     /// One bucket per word, with a version (see [`super::bucket_word`]).
     word: bool,
-    /// For a table other processes share: where its multi-word writes are journaled.
-    #[cfg(all(target_os = "linux", not(loom)))]
-    journal: Option<super::owners::Journal>,
 }
 
 impl Table {
@@ -64,30 +61,33 @@ impl Table {
             limb_mask: low_bits(codec.limb_bits()),
             limbs: codec.limbs(),
             word: codec.is_word(),
-            #[cfg(all(target_os = "linux", not(loom)))]
-            journal: None,
         }
     }
 
-    /// A table over words in a file mapping, journaling its multi-word writes in `journal`;
-    /// `None` unless the words are as many as the geometry needs.
+    /// A table over words in a file mapping; `None` unless they are as many as the geometry
+    /// needs.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn mapped(
         bucket_count: usize,
         codec: &BucketCodec,
         words: TableWords,
-        journal: Option<super::owners::Journal>,
     ) -> Option<Self> {
         if Self::words_for(bucket_count, codec)? != words.len() {
             return None;
         }
-        let mut table = Self::from_words(bucket_count, codec, words);
-        table.journal = journal;
-        Some(table)
+        Some(Self::from_words(bucket_count, codec, words))
     }
 
-    /// Another handle on the same mapped words, without a journal; `None` for a table on the
-    /// heap.
+    /// The words of the table and the first and last word of `bucket`'s bits, for a shared
+    /// table's journal.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[AtomicU64], usize, usize) {
+        let bit = bucket as u64 * self.bucket_bits;
+        let last = (bit + self.bucket_bits - 1) / 64;
+        (&self.words, (bit / 64) as usize, last as usize)
+    }
+
+    /// Another handle on the same mapped words; `None` for a table on the heap.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
         Some(Self::from_words(
@@ -285,13 +285,7 @@ impl Table {
         let Some(bits) = change(self.load_bits(bucket)) else {
             return false;
         };
-        let bit = bucket as u64 * self.bucket_bits;
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if (bit % 64) as u32 + self.limb_bits > 64 && self.journal.is_some() {
-            self.write_journaled(bucket, bit, |table| table.write_narrow(bit, bits));
-            return true;
-        }
-        self.write_narrow(bit, bits);
+        self.write_narrow(bucket as u64 * self.bucket_bits, bits);
         true
     }
 
@@ -371,40 +365,10 @@ impl Table {
     #[inline(never)]
     fn store_wide(&self, bucket: usize, raw: &RawBucket) {
         let first = bucket as u64 * self.bucket_bits;
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if self.journal.is_some() {
-            let raw = *raw;
-            self.write_journaled(bucket, first, |table| {
-                table.store_wide_unjournaled(first, &raw)
-            });
-            return;
-        }
-        self.store_wide_unjournaled(first, raw);
-    }
-
-    /// Stores a wide bucket's limbs, from table bit `first`.
-    fn store_wide_unjournaled(&self, first: u64, raw: &RawBucket) {
         self.write(first, raw[0]);
         if self.limbs == 2 {
             self.write(first + self.limb_bits as u64, raw[1]);
         }
-    }
-
-    /// Runs `stores`, the word stores of `bucket` from table bit `bit` on, between a journal
-    /// entry of the words they change and its clearing, so that a kill between two of them
-    /// leaves the bucket's pre-image to restore (see [`super::owners`]).
-    #[cfg(all(target_os = "linux", not(loom)))]
-    #[cold]
-    #[inline(never)]
-    fn write_journaled(&self, bucket: usize, bit: u64, stores: impl FnOnce(&Self)) {
-        let first = (bit / 64) as usize;
-        let last = ((bit + self.bucket_bits - 1) / 64) as usize;
-        let Some(journal) = &self.journal else {
-            return stores(self);
-        };
-        journal.begin(bucket, &self.words, first, last - first + 1);
-        stores(self);
-        journal.end(bucket);
     }
 
     /// The `limb_bits` bits starting at table bit `bit`.
