@@ -12,7 +12,8 @@
 //!    152     8  XXH3-64 (seed 0) of bytes 0..152
 //! ```
 //! Then, each region at its offset: one 8-byte epoch per registration slot; per stripe a lock
-//! record of 8 words (owner, journal state, five old words, one unused); one stamp per stripe;
+//! record of 24 words (owner, journal entries in use, three entries of a bucket and its old
+//! words); one stamp per stripe;
 //! the table's words, spare words included.
 
 use xxhash_rust::xxh3::xxh3_64;
