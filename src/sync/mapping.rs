@@ -73,7 +73,11 @@ impl Mapping {
             return None;
         }
         let first = NonNull::new(self.start.as_ptr().wrapping_add(offset).cast::<AtomicU64>())?;
-        Some(TableWords::mapped(first, words, Arc::clone(self)))
+        Some(TableWords::mapped(
+            first,
+            words,
+            Arc::clone(self) as Arc<dyn Send + Sync>,
+        ))
     }
 
     /// Writes every changed page back to the file and waits for it (`msync(MS_SYNC)`).

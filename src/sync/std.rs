@@ -107,10 +107,10 @@ pub(crate) struct TableWords {
     /// The allocation as the allocator gave it, freed with `layout`.
     block: NonNull<u8>,
     layout: Layout,
-    /// For words inside a file mapping: the mapping, which they keep alive (and `block` is
-    /// unused); `None` for words on the heap.
+    /// For words inside a file mapping: the mapping (whatever owns it), which they keep alive
+    /// (and `block` is unused); `None` for words on the heap.
     #[cfg(target_os = "linux")]
-    mapping: Option<std::sync::Arc<super::mapping::Mapping>>,
+    mapping: Option<std::sync::Arc<dyn Send + Sync>>,
 }
 
 impl TableWords {
@@ -159,12 +159,12 @@ impl TableWords {
 
 #[cfg(target_os = "linux")]
 impl TableWords {
-    /// `len` words from `words` on, inside `mapping`, which the caller
-    /// ([`super::mapping::Mapping::words`]) checked holds them all, 8-aligned.
+    /// `len` words from `words` on, inside the mapping `mapping` owns, which the caller
+    /// (`Mapping::words`) checked holds them all, 8-aligned.
     pub(crate) fn mapped(
         words: NonNull<AtomicU64>,
         len: usize,
-        mapping: std::sync::Arc<super::mapping::Mapping>,
+        mapping: std::sync::Arc<dyn Send + Sync>,
     ) -> Self {
         Self {
             words,
