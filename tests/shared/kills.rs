@@ -30,7 +30,7 @@ fn killed_writers_lose_nothing_acknowledged_and_block_no_one() {
     for packed in [true, false] {
         let path = TempPath::new("kills");
         let acks = TempPath::new("acks");
-        let capacity = 60_000;
+        let capacity = 60_000 + rounds as usize * 40;
         let filter = create(&path.0, packed, capacity);
         let prefill = (filter.capacity() as u64) * 85 / 100 - rounds * 30;
         for key in 0..prefill {
