@@ -65,6 +65,27 @@ impl Stripes {
         guard
     }
 
+    /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
+    /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so that a kill
+    /// in between never undoes one stripe's half of a move whose other half another stripe
+    /// already made final.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unlock_all_shared(
+        &self,
+        shared: &SharedLocks,
+        held: &[StripeIndex],
+        deltas: &[i32],
+    ) {
+        for &stripe in held {
+            shared.clear_journal(stripe);
+        }
+        for (&stripe, &delta) in held.iter().zip(deltas).rev() {
+            self.store_unlocked(&self.stamp_words()[stripe], delta);
+            shared.owner(stripe).store(0, Ordering::Release);
+        }
+    }
+
     /// Unlocks a shared stripe: its journal emptied, the stamp stored as in memory, then the
     /// owner word cleared.
     #[cold]

@@ -473,8 +473,15 @@ impl Guard for StripeGuard<'_> {
 
 impl Drop for StripeGuard<'_> {
     fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.stripes.shared {
+            return self
+                .stripes
+                .unlock_all_shared(shared, &self.held[..self.len], &self.deltas);
+        }
         for at in (0..self.len).rev() {
-            self.stripes.unlock(self.held[at], self.deltas[at]);
+            self.stripes
+                .store_unlocked(&self.stripes.stamps[self.held[at]], self.deltas[at]);
         }
     }
 }
