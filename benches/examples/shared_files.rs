@@ -107,7 +107,13 @@ fn processes_against_threads(n: usize, dir: &Path) -> PathBuf {
     let (threads_insert, threads_lookup) = std::thread::scope(|scope| {
         let handles: Vec<_> = all
             .chunks(n.div_ceil(2))
-            .map(|half| scope.spawn(|| run_half(&memory, half, || drop(barrier.wait()))))
+            .map(|half| {
+                scope.spawn(|| {
+                    run_half(&memory, half, || {
+                        barrier.wait();
+                    })
+                })
+            })
             .collect();
         let times: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         times
