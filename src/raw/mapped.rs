@@ -118,8 +118,8 @@ mod tests {
             .unwrap();
         let stripe = raw.stripes.of(bucket);
         let shared = raw.stripes.shared.as_ref().unwrap();
-        let stamp = &raw.stripes.stamp_words()[stripe];
-        let (count_shift, _) = raw.stripes.stamp_fields();
+        let (stamps, count_shift) = raw.stripes.stamp_words();
+        let stamp = &stamps[stripe];
         let before = raw.table.load(bucket);
         // The dead writer: slot 199 of 128, an owner no process can be.
         shared.owner(stripe).store(200 << 32 | 1, Relaxed);

@@ -33,8 +33,6 @@ mod owners;
 mod path;
 mod queue;
 mod semisort;
-#[cfg(all(target_os = "linux", not(loom)))]
-mod shared_lock;
 mod stripe;
 mod stripe_count;
 mod table;
@@ -62,6 +60,7 @@ pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
+#[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::table::SPARE_WORDS;
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency

@@ -11,7 +11,7 @@
 //! journal. A writer takes a stripe by a CAS of the owner word from 0 to its id, then the
 //! stamp's lock bit; it releases the journal, the stamp, then the owner word. A waiter that has
 //! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS
-//! of the owner word and recovered (`shared_lock.rs`): the journal's pre-images restored, the
+//! of the owner word and recovered (`stripe/shared_lock.rs`): the journal's pre-images restored, the
 //! count recomputed from the buckets, the version moved on.
 //!
 //! The journal is written when the stripes are locked, not at each store: every writer locks

@@ -19,6 +19,9 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
+#[cfg(all(target_os = "linux", not(loom)))]
+mod shared_lock;
+
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
 };
@@ -61,7 +64,7 @@ pub(crate) struct Stripes {
     /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
     versions: u64,
     /// For stripes other processes share: who holds each, and how to recover a dead holder's
-    /// (`shared_lock.rs`, `owners.rs`). Read only on the locking path.
+    /// (`stripe/shared_lock.rs`, `owners.rs`). Read only on the locking path.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(super) shared: Option<Box<super::owners::SharedLocks>>,
 }
@@ -225,22 +228,10 @@ impl Stripes {
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
-    /// The stamps, for the shared locks' recovery (`shared_lock.rs`, `owners.rs`).
-    #[cfg(all(target_os = "linux", not(loom)))]
-    pub(super) fn stamp_words(&self) -> &[AtomicU64] {
-        &self.stamps
-    }
-
-    /// log2 of the buckets in a lock group.
-    #[cfg(all(target_os = "linux", not(loom)))]
-    pub(super) fn group_shift(&self) -> u32 {
-        self.group_shift
-    }
-
-    /// Where a stamp's count starts, and the version's bits.
-    #[cfg(all(target_os = "linux", not(loom)))]
-    pub(super) fn stamp_fields(&self) -> (u32, u64) {
-        (self.count_shift, self.versions)
+    /// The stamps, and where a stamp's count starts: for a test that plays a dead writer.
+    #[cfg(all(test, target_os = "linux", not(loom)))]
+    pub(super) fn stamp_words(&self) -> (&[AtomicU64], u32) {
+        (&self.stamps, self.count_shift)
     }
 
     /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
@@ -552,128 +543,4 @@ impl Drop for AllStripesGuard<'_> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
-        for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
-            let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
-            let stamps = stripes.stamps();
-            for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
-                assert!(core::ptr::eq(
-                    stamps.of(bucket),
-                    &stripes.stamps[stripes.of(bucket)]
-                ));
-            }
-        }
-        for count in [0, 3, 6, 1000] {
-            assert!(Stripes::new(count, 0, 5000, 4).is_none(), "{count} stripes");
-        }
-    }
-
-    #[test]
-    fn counts_get_the_bits_the_largest_stripe_needs() {
-        // 1000 buckets in 250 groups of 4 over 8 stripes: up to 32 groups of 4 buckets of 4
-        // slots, 512 fingerprints, 10 bits.
-        assert_eq!(Stripes::new(8, 2, 1000, 4).unwrap().count_shift, 64 - 10);
-        // A count that needs 33 bits still leaves the version 31.
-        assert_eq!(Stripes::new(1, 0, 1 << 29, 8).unwrap().count_shift, 64 - 33);
-    }
-
-    #[test]
-    fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
-        for (count, group_shift) in [(1, 0), (4, 0), (8, 2), (64, 3)] {
-            let stripes = Stripes::new(count, group_shift, 1000, 4).unwrap();
-            for bucket in (0..1000).step_by(7) {
-                let other = 999 - bucket;
-                assert!(stripes.begin_read(bucket, other).validate(), "no writer");
-                let reads = [
-                    stripes.begin_read(bucket, other),
-                    stripes.begin_read(other, bucket),
-                ];
-                let mut guard = stripes.lock_pair(bucket, bucket);
-                let during = stripes.begin_read(other, bucket);
-                guard.add(bucket, 1);
-                drop(guard);
-                assert!(!during.validate(), "read begun under the lock of {bucket}");
-                for read in &reads {
-                    assert!(
-                        !read.validate(),
-                        "write to {bucket} unseen, {count} stripes"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_version_wraps_without_touching_the_count() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let versions = stripes.versions;
-        assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
-        stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
-        let before = stripes.stamps[1].load(Ordering::Relaxed);
-        let mut guard = stripes.lock_pair(1, 1);
-        guard.add(1, 1);
-        drop(guard);
-        let after = stripes.stamps[1].load(Ordering::Relaxed);
-        assert_eq!(after, 6 << stripes.count_shift, "version 0, count 6");
-        assert_ne!(after, before, "a reader sees the write");
-        assert_eq!(stripes.len(), 6);
-    }
-
-    #[test]
-    fn a_guard_charges_each_stripe_its_own_changes() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let mut guard = stripes.lock_buckets([0, 1, 5]);
-        guard.add(0, 1);
-        guard.add(5, 1);
-        guard.add(1, 1);
-        guard.add(1, -1);
-        guard.add(1, 1);
-        drop(guard);
-        // Buckets 1 and 5 share stripe 1.
-        let counts: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-            .collect();
-        assert_eq!(counts, [1, 2, 0, 0]);
-        assert!(stripes
-            .stamps
-            .iter()
-            .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
-        let mut guard = stripes.lock_pair(4, 0);
-        guard.add(4, -1);
-        drop(guard);
-        assert_eq!(stripes.len(), 2);
-    }
-
-    #[test]
-    fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let before: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .collect();
-        let mut all = stripes.lock_all();
-        all.add(1, 1);
-        all.add(5, 1);
-        all.add(2, 1);
-        all.add(2, -1);
-        drop(all);
-        let counts: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-            .collect();
-        assert_eq!(counts, [0, 2, 0, 0]);
-        for (stamp, before) in stripes.stamps.iter().zip(before) {
-            let after = stamp.load(Ordering::Relaxed);
-            assert!(after & 1 == 0 && after != before, "{before} -> {after}");
-        }
-        assert_eq!(stripes.len(), 2);
-    }
-}
+mod tests;

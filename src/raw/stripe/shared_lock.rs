@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use super::owners::{SharedLocks, LIVENESS_BOUND};
-use super::stripe::{lock_stamp, StripeGuard, StripeIndex, Stripes};
+use super::super::owners::{SharedLocks, LIVENESS_BOUND};
+use super::{lock_stamp, StripeGuard, StripeIndex, Stripes};
 use crate::sync::{fence, AtomicU64, Backoff, Ordering};
 
 impl Stripes {
@@ -17,7 +17,7 @@ impl Stripes {
         let owner = shared.owner(stripe);
         let me = shared.me();
         let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return lock_stamp(&self.stamp_words()[stripe]),
+            Ok(_) => return lock_stamp(&self.stamps[stripe]),
             Err(held) => held,
         };
         let backoff = Backoff::new();
@@ -25,7 +25,7 @@ impl Stripes {
         loop {
             backoff.snooze();
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return lock_stamp(&self.stamp_words()[stripe]),
+                Ok(_) => return lock_stamp(&self.stamps[stripe]),
                 Err(now) if now != held => {
                     // Another holder: its own time starts now.
                     held = now;
@@ -81,7 +81,7 @@ impl Stripes {
             shared.clear_journal(stripe);
         }
         for (&stripe, &delta) in held.iter().zip(deltas).rev() {
-            self.store_unlocked(&self.stamp_words()[stripe], delta);
+            self.store_unlocked(&self.stamps[stripe], delta);
             shared.owner(stripe).store(0, Ordering::Release);
         }
     }
@@ -91,7 +91,7 @@ impl Stripes {
     #[cold]
     #[inline(never)]
     pub(super) fn unlock_shared(&self, shared: &SharedLocks, stamp: &AtomicU64, delta: i32) {
-        let stamps = self.stamp_words();
+        let stamps = &self.stamps;
         let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
         shared.clear_journal(stripe);
         self.store_unlocked(stamp, delta);
@@ -103,13 +103,13 @@ impl Stripes {
     /// count recomputed from the buckets. The caller's unlock moves the version on, so a reader
     /// that read during any of it fails to validate.
     fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
-        let stamp = &self.stamp_words()[stripe];
-        let (count_shift, versions) = self.stamp_fields();
+        let stamp = &self.stamps[stripe];
+        let (count_shift, versions) = (self.count_shift, self.versions);
         // Only the owner word's holder writes the stamp, so plain stores suffice.
         stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
         fence(Ordering::Release);
         shared.restore_journal(stripe);
-        let count = shared.count_of(stripe, self.group_shift(), self.count());
+        let count = shared.count_of(stripe, self.group_shift, self.count());
         let version = stamp.load(Ordering::Relaxed) & versions;
         stamp.store(count << count_shift | version, Ordering::Relaxed);
     }
