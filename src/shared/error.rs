@@ -55,8 +55,6 @@ pub enum SharedError {
     },
     /// The builder's settings describe no filter.
     Build(BuildError),
-    /// This platform has no live filter files (Linux only).
-    Unsupported,
 }
 
 impl SharedError {
@@ -100,7 +98,6 @@ impl fmt::Display for SharedError {
                 write!(f, "live filter file {} is busy: {what}", path.display())
             }
             Self::Build(err) => write!(f, "cannot build the filter: {err}"),
-            Self::Unsupported => f.write_str("live filter files need Linux"),
         }
     }
 }

@@ -185,3 +185,35 @@ fn a_file_of_another_hasher_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn writers_past_the_slots_and_a_creator_still_writing_are_busy() {
+    let path = TempPath::new("slots");
+    let first = create(&path.0, false, 100);
+    let mut writers = vec![first];
+    while writers.len() < 128 {
+        writers.push(ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap());
+    }
+    assert!(matches!(
+        open(&path.0, Access::ReadWrite),
+        SharedError::Busy { .. }
+    ));
+    // Readers take no slot; a writer gone frees one.
+    assert!(ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).is_ok());
+    writers.pop();
+    writers.push(ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap());
+    writers[127].insert(&5u64).unwrap();
+    assert!(writers[0].contains(&5u64));
+    drop(writers);
+
+    // A program holding the exclusive flock (as a creator does until its header is written).
+    let holder = std::fs::File::open(&path.0).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    #[allow(unsafe_code)]
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&holder), libc::LOCK_EX) };
+    assert_eq!(locked, 0);
+    let err = open(&path.0, Access::ReadOnly);
+    assert!(matches!(err, SharedError::Busy { .. }), "{err}");
+    drop(holder);
+    assert!(ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).is_ok());
+}
