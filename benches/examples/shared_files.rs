@@ -2,7 +2,10 @@
 //!
 //! ```text
 //! cargo run --release -p ccf-benches --example shared_files -- [N] [DIR] [KILLS]
+//! cargo run --release -p ccf-benches --example shared_files -- open BYTES [DIR]
 //! ```
+//!
+//! The second form measures only step 2, on a filter of about `BYTES` bytes holding a few keys.
 //!
 //! 1. Two processes on one live file in `DIR` (default `/dev/shm`), each inserting then looking
 //!    up its half of `N` random keys (default 20M, the reference's fill), against two threads
@@ -271,6 +274,24 @@ fn main() {
         return child(&role);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("open") {
+        let bytes: usize = args.get(1).map_or(1 << 30, |a| a.parse().unwrap());
+        let dir = PathBuf::from(args.get(2).map_or("/dev/shm", String::as_str));
+        let path = dir.join(format!("ccf-bench-open-{}.live", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        // Bucket words: 16 bits a slot, filled to 95% at capacity.
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(bytes / 2 * 95 / 100)
+            .create_shared(&path)
+            .unwrap();
+        for key in keys(1000, 7) {
+            filter.insert(&key).unwrap();
+        }
+        drop(filter);
+        open_against_load(&path, &dir);
+        std::fs::remove_file(path).unwrap();
+        return;
+    }
     let n = args.first().map_or(20_000_000, |a| a.parse().unwrap());
     let dir = PathBuf::from(args.get(1).map_or("/dev/shm", String::as_str));
     let kill_count = args.get(2).map_or(0, |a| a.parse().unwrap());
