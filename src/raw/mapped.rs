@@ -141,4 +141,28 @@ mod tests {
         drop(filter);
         std::fs::remove_file(&path).unwrap();
     }
+
+    /// A read-only opener meets a stripe a live writer holds: it does not wait for a release
+    /// its private copy of the page might never show; it takes the stripe over in that copy.
+    #[test]
+    fn a_read_only_opener_never_waits_forever_on_a_live_writer() {
+        let path = std::env::temp_dir().join(format!("ccf-ro-held-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let writer = ConcurrentCuckooFilter::builder()
+            .capacity(2000)
+            .create_shared(&path)
+            .unwrap();
+        writer.insert(&1u64).unwrap();
+        let held = writer.raw().stripes.lock_one(0);
+        let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+        let start = Instant::now();
+        reader.verify().unwrap();
+        assert!(reader.contains(&1u64));
+        assert!(!reader.to_bytes().is_empty());
+        assert!(start.elapsed() >= super::super::owners::LIVENESS_BOUND);
+        drop(held);
+        writer.verify().unwrap();
+        drop((reader, writer));
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -93,10 +93,13 @@ impl Registry {
         }
     }
 
-    /// Whether `owner` may still be running. An id naming no slot is garbage: dead.
+    /// Whether `owner` may still be running. An id naming no slot is garbage: dead. For an
+    /// unregistered opener every other owner counts as gone: its locks and recoveries happen in
+    /// its private copy of the pages, which no other process sees, and a page it copied no
+    /// longer follows the file, so waiting there for a live writer's release would never end.
     fn is_alive(&self, owner: u64) -> bool {
-        if owner == self.me {
-            return true;
+        if owner == self.me || self.me == u64::MAX {
+            return owner == self.me;
         }
         let slot = (owner >> 32).wrapping_sub(1);
         let Some(epoch) = usize::try_from(slot).ok().and_then(|s| self.epochs.get(s)) else {
