@@ -12,6 +12,9 @@ pub enum InsertError {
     /// the `b + 1`-th for an item whose two buckets are one bucket (about one item in
     /// `bucket_count`).
     Full,
+    /// The filter was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file: it
+    /// changes nothing.
+    ReadOnly,
 }
 
 impl fmt::Display for InsertError {
@@ -20,6 +23,7 @@ impl fmt::Display for InsertError {
             Self::Full => {
                 f.write_str("the cuckoo filter is full: no room for the item in either bucket")
             }
+            Self::ReadOnly => f.write_str("the cuckoo filter was opened read-only"),
         }
     }
 }
@@ -345,6 +349,9 @@ pub enum MergeError {
         /// The kind's name.
         kind: &'static str,
     },
+    /// The target was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file.
+    /// Nothing was merged.
+    ReadOnly,
 }
 
 impl fmt::Display for MergeError {
@@ -364,6 +371,7 @@ impl fmt::Display for MergeError {
                 "the target filter is full after merging {merged} fingerprints of the source"
             ),
             Self::Unsupported { kind } => write!(f, "filters of kind {kind} cannot be merged"),
+            Self::ReadOnly => f.write_str("the target filter was opened read-only"),
         }
     }
 }

@@ -93,6 +93,8 @@ mod layout;
 mod persist;
 mod raw;
 mod settings;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod shared;
 mod sizing;
 mod sync;
 
@@ -111,6 +113,8 @@ pub use crate::hash::{DefaultHashBuilder, FilterHasher};
 pub use crate::hooks::DebugCandidates;
 pub use crate::layout::TableLayout;
 pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
+#[cfg(all(target_os = "linux", not(loom)))]
+pub use crate::shared::{Access, SharedError};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

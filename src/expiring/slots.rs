@@ -7,7 +7,7 @@
 //! so it changes exactly the slot's bits with `fetch_xor` of `old ^ new`: writers of neighbouring
 //! slots under other stripes change other bits of the same word, and no update is lost.
 
-use crate::sync::{zeroed_words, AtomicU64, Ordering};
+use crate::sync::{table_words, AtomicU64, Ordering, TableWords};
 
 /// Slots per bucket.
 pub(crate) const BUCKET_SIZE: usize = 4;
@@ -15,7 +15,7 @@ pub(crate) const BUCKET_SIZE: usize = 4;
 /// The packed slot array.
 #[derive(Debug)]
 pub(crate) struct Slots {
-    words: Box<[AtomicU64]>,
+    words: TableWords,
     width: u32,
     mask: u64,
     bucket_count: usize,
@@ -28,7 +28,7 @@ impl Slots {
         debug_assert!((5..=32).contains(&width));
         let words = Self::words_for(bucket_count, width);
         Some(Self {
-            words: zeroed_words(words)?,
+            words: table_words(words, false)?,
             width,
             mask: (1u64 << width) - 1,
             bucket_count,

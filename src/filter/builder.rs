@@ -230,6 +230,12 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         Ok(self.settings.geometry()?.memory_bytes())
     }
 
+    /// The settings and the hasher, for a builder of another kind of table (a live file's).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn into_parts(self) -> (TableSettings, S) {
+        (self.settings, self.hasher)
+    }
+
     /// Builds the filter, or says which parameter is impossible.
     ///
     /// # Errors

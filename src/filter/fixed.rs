@@ -100,11 +100,43 @@ pub type ConcurrentCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Fixed, S>
 pub struct Fixed {
     raw: RawFilter,
     capacity: usize,
+    /// Opened `Access::ReadOnly` from a file: every write is refused before the raw core.
+    read_only: bool,
+    /// The live file the table is mapped from, for a shared filter.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    file: Option<Box<crate::shared::SharedFile>>,
 }
 
 impl Fixed {
     pub(crate) fn new(raw: RawFilter, capacity: usize) -> Self {
-        Self { raw, capacity }
+        Self {
+            raw,
+            capacity,
+            read_only: false,
+            #[cfg(all(target_os = "linux", not(loom)))]
+            file: None,
+        }
+    }
+
+    /// A fixed filter over a mapped live file.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn in_file(
+        raw: RawFilter,
+        capacity: usize,
+        file: crate::shared::SharedFile,
+    ) -> Self {
+        Self {
+            raw,
+            capacity,
+            read_only: file.is_read_only(),
+            file: Some(Box::new(file)),
+        }
+    }
+
+    /// The live file, for a shared filter.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn file(&self) -> Option<&crate::shared::SharedFile> {
+        self.file.as_deref()
     }
 
     /// The table `settings` describe, or the parameter that makes it impossible.
@@ -155,6 +187,9 @@ impl Kind for Fixed {
 
     #[inline(always)]
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
+        if self.read_only {
+            return Err(InsertError::ReadOnly);
+        }
         match self.raw.insert(hash, unique) {
             Insertion::Inserted => Ok(true),
             Insertion::Present => Ok(false),
@@ -163,10 +198,16 @@ impl Kind for Fixed {
     }
 
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
+        if self.read_only {
+            return Err(0);
+        }
         self.raw.insert_block(hashes)
     }
 
     fn insert_unique_block(&self, hashes: &[u64], new: &mut [bool]) -> Result<(), usize> {
+        if self.read_only {
+            return Err(0);
+        }
         self.raw.insert_block_with(hashes, true, |i, insertion| {
             new[i] = insertion == Insertion::Inserted;
         })
@@ -186,7 +227,7 @@ impl Kind for Fixed {
     }
 
     fn remove(&self, hash: u64) -> bool {
-        self.raw.remove(hash)
+        !self.read_only && self.raw.remove(hash)
     }
 
     fn len(&self) -> usize {
@@ -218,7 +259,9 @@ impl Kind for Fixed {
     }
 
     fn clear(&self) {
-        self.raw.lock_table().clear();
+        if !self.read_only {
+            self.raw.lock_table().clear();
+        }
     }
 
     fn duplicate(&self) -> Option<Self> {
@@ -238,6 +281,9 @@ impl Kind for Fixed {
     }
 
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
+        if self.read_only {
+            return Err(MergeError::ReadOnly);
+        }
         self.raw
             .merge_from(&other.raw, unique)
             .map_err(|merged| MergeError::Full { merged })

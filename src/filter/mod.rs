@@ -9,6 +9,8 @@ pub(crate) mod fixed;
 pub(crate) mod kind;
 mod merge;
 mod prehashed;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod shared;
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};

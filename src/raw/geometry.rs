@@ -44,8 +44,9 @@ impl Shape {
         Table::words_for(self.bucket_count, &self.codec())?.checked_mul(8)
     }
 
-    /// Words the table will take, in 64 bits whatever the target; `None` on overflow.
-    fn table_words(&self) -> Option<u64> {
+    /// Words the table will take, spare words included, in 64 bits whatever the target; `None`
+    /// on overflow.
+    pub(crate) fn table_words(&self) -> Option<u64> {
         Table::words_for_u64(self.bucket_count as u64, &self.codec())
     }
 

@@ -26,7 +26,11 @@ mod index;
 mod insert;
 mod lookup;
 pub(crate) use self::lookup::AHEAD;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod mapped;
 mod merge;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod owners;
 mod path;
 mod queue;
 mod semisort;
@@ -50,10 +54,16 @@ pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::insert::BLOCK;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) use self::mapped::{Damage, MappedParts};
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) use self::owners::{Registry, STRIDE as SHARED_STRIDE};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) use self::table::SPARE_WORDS;
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).

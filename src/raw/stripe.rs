@@ -19,7 +19,12 @@
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
 
-use crate::sync::{fence, prefetch, prefetch_write, zeroed_words, AtomicU64, Backoff, Ordering};
+#[cfg(all(target_os = "linux", not(loom)))]
+mod shared_lock;
+
+use crate::sync::{
+    fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
+};
 
 /// An optimistic read of two stripes in progress: their stamps when it began.
 #[derive(Debug)]
@@ -51,13 +56,17 @@ pub(crate) type StripeIndex = usize;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
-    stamps: Box<[AtomicU64]>,
+    stamps: TableWords,
     mask: usize,
     group_shift: u32,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
     /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
     versions: u64,
+    /// For stripes other processes share: who holds each, and how to recover a dead holder's
+    /// (`stripe/shared_lock.rs`, `owners.rs`). Read only on the locking path.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(super) shared: Option<Box<super::owners::SharedLocks>>,
 }
 
 impl Stripes {
@@ -73,6 +82,26 @@ impl Stripes {
         if !count.is_power_of_two() {
             return None;
         }
+        Self::with_stamps(
+            table_words(count, false)?,
+            group_shift,
+            bucket_count,
+            bucket_size,
+        )
+    }
+
+    /// [`Self::new`] over stamps the caller provides, `stamps.len()` of them (a power of
+    /// two), as they are: zero for a new table.
+    pub(crate) fn with_stamps(
+        stamps: TableWords,
+        group_shift: u32,
+        bucket_count: usize,
+        bucket_size: usize,
+    ) -> Option<Self> {
+        let count = stamps.len();
+        if !count.is_power_of_two() {
+            return None;
+        }
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (bucket_count as u64).div_ceil(1 << group_shift);
         let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
@@ -82,11 +111,13 @@ impl Stripes {
             "the builder keeps counts to about 32 bits"
         );
         Some(Self {
-            stamps: zeroed_words(count)?,
+            stamps,
             group_shift,
             mask: count - 1,
             count_shift: u64::BITS - count_bits,
             versions: (1 << (u64::BITS - count_bits)) - 1,
+            #[cfg(all(target_os = "linux", not(loom)))]
+            shared: None,
         })
     }
 
@@ -160,9 +191,13 @@ impl Stripes {
         prefetch(self.stamp_of(bucket));
     }
 
-    /// Locks the stripe, as [`lock_stamp`] does.
+    /// Locks the stripe, as [`lock_stamp`] does (through its owner word if it is shared).
     #[inline]
     fn lock(&self, stripe: StripeIndex) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared(shared, stripe);
+        }
         lock_stamp(&self.stamps[stripe]);
     }
 
@@ -175,6 +210,16 @@ impl Stripes {
     /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
     #[inline]
     fn unlock_stamp(&self, stamp: &AtomicU64, delta: i32) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.unlock_shared(shared, stamp, delta);
+        }
+        self.store_unlocked(stamp, delta);
+    }
+
+    /// Unlocks `stamp`, whose count changed by `delta`: the version moved on, the count with it.
+    #[inline]
+    pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
         // The version wraps within its bits rather than carry into the count.
@@ -183,12 +228,28 @@ impl Stripes {
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
+    /// The stamps, and where a stamp's count starts: for a test that plays a dead writer.
+    #[cfg(all(test, target_os = "linux", not(loom)))]
+    pub(super) fn stamp_words(&self) -> (&[AtomicU64], u32) {
+        (&self.stamps, self.count_shift)
+    }
+
     /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
     /// insert's lock, with a guard that keeps one count and unlocks inline.
     #[inline]
     pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
         // The guard keeps the stamp itself, so that unlocking indexes nothing again.
         let stamp = self.stamp_of(bucket);
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            // The one guard that unlocks is the one returned.
+            core::mem::forget(self.lock_shared_buckets(shared, [bucket; 3]));
+            return OneStripeGuard {
+                stripes: self,
+                stamp,
+                delta: 0,
+            };
+        }
         lock_stamp(stamp);
         OneStripeGuard {
             stripes: self,
@@ -201,11 +262,15 @@ impl Stripes {
     /// [`Self::lock_buckets`] does, without its sort: the common insert takes this path.
     #[inline]
     pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+        }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
         let (low, high) = if a <= b { (a, b) } else { (b, a) };
-        self.lock(low);
+        lock_stamp(&self.stamps[low]);
         let len = if high != low {
-            self.lock(high);
+            lock_stamp(&self.stamps[high]);
             2
         } else {
             1
@@ -221,6 +286,15 @@ impl Stripes {
     /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
     /// each once, as every writer takes them, so no two writers can wait on each other.
     pub(crate) fn lock_buckets(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.shared {
+            return self.lock_shared_buckets(shared, buckets);
+        }
+        self.lock_sorted(buckets)
+    }
+
+    /// [`Self::lock_buckets`]'s locks, each taken by [`Self::lock`].
+    pub(super) fn lock_sorted(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
         let mut held = buckets.map(|bucket| self.of(bucket));
         held.sort_unstable();
         let mut len = 0;
@@ -253,7 +327,7 @@ impl Stripes {
     /// if the stamps' memory cannot be had. The caller holds every stripe, so that the counts
     /// are those of one moment.
     pub(crate) fn duplicate(&self) -> Option<Self> {
-        let stamps = zeroed_words(self.count())?;
+        let stamps = table_words(self.count(), false)?;
         for (to, from) in stamps.iter().zip(self.stamps.iter()) {
             let count = from.load(Ordering::Relaxed) >> self.count_shift;
             to.store(count << self.count_shift, Ordering::Relaxed);
@@ -264,6 +338,8 @@ impl Stripes {
             group_shift: self.group_shift,
             count_shift: self.count_shift,
             versions: self.versions,
+            #[cfg(all(target_os = "linux", not(loom)))]
+            shared: None,
         })
     }
 
@@ -320,7 +396,7 @@ impl<'a> Stamps<'a> {
 
 /// Takes the stamp's lock: the uncontended case inline, the waiting out of line.
 #[inline]
-fn lock_stamp(stamp: &AtomicU64) {
+pub(super) fn lock_stamp(stamp: &AtomicU64) {
     if !try_lock(stamp) {
         lock_contended(stamp);
     }
@@ -388,8 +464,15 @@ impl Guard for StripeGuard<'_> {
 
 impl Drop for StripeGuard<'_> {
     fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = &self.stripes.shared {
+            return self
+                .stripes
+                .unlock_all_shared(shared, &self.held[..self.len], &self.deltas);
+        }
         for at in (0..self.len).rev() {
-            self.stripes.unlock(self.held[at], self.deltas[at]);
+            self.stripes
+                .store_unlocked(&self.stripes.stamps[self.held[at]], self.deltas[at]);
         }
     }
 }
@@ -460,128 +543,4 @@ impl Drop for AllStripesGuard<'_> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
-        for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
-            let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
-            let stamps = stripes.stamps();
-            for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
-                assert!(core::ptr::eq(
-                    stamps.of(bucket),
-                    &stripes.stamps[stripes.of(bucket)]
-                ));
-            }
-        }
-        for count in [0, 3, 6, 1000] {
-            assert!(Stripes::new(count, 0, 5000, 4).is_none(), "{count} stripes");
-        }
-    }
-
-    #[test]
-    fn counts_get_the_bits_the_largest_stripe_needs() {
-        // 1000 buckets in 250 groups of 4 over 8 stripes: up to 32 groups of 4 buckets of 4
-        // slots, 512 fingerprints, 10 bits.
-        assert_eq!(Stripes::new(8, 2, 1000, 4).unwrap().count_shift, 64 - 10);
-        // A count that needs 33 bits still leaves the version 31.
-        assert_eq!(Stripes::new(1, 0, 1 << 29, 8).unwrap().count_shift, 64 - 33);
-    }
-
-    #[test]
-    fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
-        for (count, group_shift) in [(1, 0), (4, 0), (8, 2), (64, 3)] {
-            let stripes = Stripes::new(count, group_shift, 1000, 4).unwrap();
-            for bucket in (0..1000).step_by(7) {
-                let other = 999 - bucket;
-                assert!(stripes.begin_read(bucket, other).validate(), "no writer");
-                let reads = [
-                    stripes.begin_read(bucket, other),
-                    stripes.begin_read(other, bucket),
-                ];
-                let mut guard = stripes.lock_pair(bucket, bucket);
-                let during = stripes.begin_read(other, bucket);
-                guard.add(bucket, 1);
-                drop(guard);
-                assert!(!during.validate(), "read begun under the lock of {bucket}");
-                for read in &reads {
-                    assert!(
-                        !read.validate(),
-                        "write to {bucket} unseen, {count} stripes"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_version_wraps_without_touching_the_count() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let versions = stripes.versions;
-        assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
-        stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
-        let before = stripes.stamps[1].load(Ordering::Relaxed);
-        let mut guard = stripes.lock_pair(1, 1);
-        guard.add(1, 1);
-        drop(guard);
-        let after = stripes.stamps[1].load(Ordering::Relaxed);
-        assert_eq!(after, 6 << stripes.count_shift, "version 0, count 6");
-        assert_ne!(after, before, "a reader sees the write");
-        assert_eq!(stripes.len(), 6);
-    }
-
-    #[test]
-    fn a_guard_charges_each_stripe_its_own_changes() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let mut guard = stripes.lock_buckets([0, 1, 5]);
-        guard.add(0, 1);
-        guard.add(5, 1);
-        guard.add(1, 1);
-        guard.add(1, -1);
-        guard.add(1, 1);
-        drop(guard);
-        // Buckets 1 and 5 share stripe 1.
-        let counts: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-            .collect();
-        assert_eq!(counts, [1, 2, 0, 0]);
-        assert!(stripes
-            .stamps
-            .iter()
-            .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
-        let mut guard = stripes.lock_pair(4, 0);
-        guard.add(4, -1);
-        drop(guard);
-        assert_eq!(stripes.len(), 2);
-    }
-
-    #[test]
-    fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
-        let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-        let before: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .collect();
-        let mut all = stripes.lock_all();
-        all.add(1, 1);
-        all.add(5, 1);
-        all.add(2, 1);
-        all.add(2, -1);
-        drop(all);
-        let counts: Vec<u64> = stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-            .collect();
-        assert_eq!(counts, [0, 2, 0, 0]);
-        for (stamp, before) in stripes.stamps.iter().zip(before) {
-            let after = stamp.load(Ordering::Relaxed);
-            assert!(after & 1 == 0 && after != before, "{before} -> {after}");
-        }
-        assert_eq!(stripes.len(), 2);
-    }
-}
+mod tests;

@@ -20,7 +20,7 @@ const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.
-const SPARE_WORDS: usize = 2;
+pub(crate) const SPARE_WORDS: usize = 2;
 
 /// Tables at least this large go on huge pages, as random reads of a big table miss the TLB
 /// (docs/benchmarks.md, "Constants of the raw core"). Such a table starts on a 2 MiB boundary,
@@ -45,18 +45,56 @@ impl Table {
     /// A zeroed table of `bucket_count` buckets; `None` if the memory cannot be had. The words come
     /// zeroed from the allocator, so the pages of a large table are not touched here.
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
-        let bucket_bits = codec.bucket_bits() as u64;
         let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
-        Some(Self {
+        Some(Self::from_words(bucket_count, codec, words))
+    }
+
+    /// A table of `bucket_count` buckets over `words`, which the caller made exactly
+    /// [`Self::words_for`] long.
+    fn from_words(bucket_count: usize, codec: &BucketCodec, words: TableWords) -> Self {
+        Self {
             words,
             bucket_count,
-            bucket_bits,
+            bucket_bits: codec.bucket_bits() as u64,
             limb_bits: codec.limb_bits(),
             limb_mask: low_bits(codec.limb_bits()),
             limbs: codec.limbs(),
             word: codec.is_word(),
-        })
+        }
+    }
+
+    /// A table over words in a file mapping; `None` unless they are as many as the geometry
+    /// needs.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn mapped(
+        bucket_count: usize,
+        codec: &BucketCodec,
+        words: TableWords,
+    ) -> Option<Self> {
+        if Self::words_for(bucket_count, codec)? != words.len() {
+            return None;
+        }
+        Some(Self::from_words(bucket_count, codec, words))
+    }
+
+    /// The words of the table and the first and last word of `bucket`'s bits, for a shared
+    /// table's journal.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[AtomicU64], usize, usize) {
+        let bit = bucket as u64 * self.bucket_bits;
+        let last = (bit + self.bucket_bits - 1) / 64;
+        (&self.words, (bit / 64) as usize, last as usize)
+    }
+
+    /// Another handle on the same mapped words; `None` for a table on the heap.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
+        Some(Self::from_words(
+            self.bucket_count,
+            codec,
+            self.words.share()?,
+        ))
     }
 
     /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so

@@ -14,6 +14,8 @@ mod mocked;
 #[cfg(loom)]
 pub(crate) use self::mocked::*;
 
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) mod mapping;
 mod once;
 mod waiters;
 pub(crate) use self::once::OnceSlot;

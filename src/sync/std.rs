@@ -88,31 +88,6 @@ fn advise_huge_pages<T>(memory: &[T]) {
     let _ = memory;
 }
 
-/// `len` atomic words, every one 0, or `None` if the memory cannot be had: the stripe stamps. The
-/// words come from a zeroed allocation, so fresh pages the allocator maps stay untouched (and not
-/// resident) until written.
-#[allow(unsafe_code)]
-pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
-    use std::alloc::alloc_zeroed;
-    if len == 0 {
-        return Some(Box::new([]));
-    }
-    let layout = Layout::array::<AtomicU64>(len).ok()?;
-    // SAFETY: `layout` has a non-zero size (len ≥ 1 words of 8 bytes), as `alloc_zeroed` needs,
-    // and a null result is returned as `None` before anything else. Otherwise the block comes
-    // from the global allocator with `layout`, which is exactly the layout a `Box<[AtomicU64]>` of
-    // `len` elements frees itself with (size 8·len, align 8), and no one else owns it. It is
-    // zero-filled, and `AtomicU64` has the in-memory representation of `u64`, whose all-zero bit
-    // pattern is 0: each of the `len` elements is a valid `AtomicU64::new(0)`.
-    unsafe {
-        let ptr = alloc_zeroed(layout).cast::<AtomicU64>();
-        if ptr.is_null() {
-            return None;
-        }
-        Some(Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, len)))
-    }
-}
-
 /// The bytes of a transparent huge page on x86_64 (and on aarch64 with 4 KiB base pages).
 const HUGE_PAGE: usize = 2 << 20;
 
@@ -132,6 +107,10 @@ pub(crate) struct TableWords {
     /// The allocation as the allocator gave it, freed with `layout`.
     block: NonNull<u8>,
     layout: Layout,
+    /// For words inside a file mapping: the mapping (whatever owns it), which they keep alive
+    /// (and `block` is unused); `None` for words on the heap.
+    #[cfg(target_os = "linux")]
+    mapping: Option<std::sync::Arc<dyn Send + Sync>>,
 }
 
 impl TableWords {
@@ -147,6 +126,8 @@ impl TableWords {
                 len,
                 block,
                 layout,
+                #[cfg(target_os = "linux")]
+                mapping: None,
             });
         }
         // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` needs; a null result is
@@ -166,11 +147,40 @@ impl TableWords {
             len,
             block,
             layout,
+            #[cfg(target_os = "linux")]
+            mapping: None,
         };
         if huge_pages {
             advise_huge_pages(&words);
         }
         Some(words)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl TableWords {
+    /// `len` words from `words` on, inside the mapping `mapping` owns, which the caller
+    /// (`Mapping::words`) checked holds them all, 8-aligned.
+    pub(crate) fn mapped(
+        words: NonNull<AtomicU64>,
+        len: usize,
+        mapping: std::sync::Arc<dyn Send + Sync>,
+    ) -> Self {
+        Self {
+            words,
+            len,
+            block: NonNull::dangling(),
+            // Size 0: `Drop` frees nothing.
+            layout: Layout::new::<()>(),
+            mapping: Some(mapping),
+        }
+    }
+
+    /// Another handle on the same mapped words; `None` for words on the heap, which have one
+    /// owner.
+    pub(crate) fn share(&self) -> Option<Self> {
+        let mapping = self.mapping.clone()?;
+        Some(Self::mapped(self.words, self.len, mapping))
     }
 }
 
@@ -189,7 +199,12 @@ impl core::ops::Deref for TableWords {
         // them for the offset), which `alloc_zeroed` zero-filled: `AtomicU64` has the
         // representation of `u64`, whose all-zero bit pattern is 0, so each is a valid atomic.
         // The block belongs to `self`, which frees it only when dropped, so it outlives the
-        // borrow, and shared access to atomics needs nothing more.
+        // borrow, and shared access to atomics needs nothing more. Mapped words (`mapped`) lie
+        // inside a mapping `Mapping::words` checked to hold them, 8-aligned (the mapping starts
+        // on a page), which `self` keeps mapped through its `Arc`; any bits are a valid `u64`,
+        // and every process touches them only through atomics. The file under them must keep
+        // its length while mapped (a shrunk file faults, SIGBUS): the live file's shared
+        // `flock` tells cooperating programs so (docs/shared.md).
         #[allow(unsafe_code)]
         unsafe {
             core::slice::from_raw_parts(self.words.as_ptr(), self.len)
@@ -211,8 +226,8 @@ impl Drop for TableWords {
 }
 
 // SAFETY: `TableWords` owns its block as a `Box<[AtomicU64]>` owns its slice (no other pointer to
-// it is ever made), and `AtomicU64` is `Send` and `Sync`: sending or sharing the owner sends or
-// shares nothing else.
+// it is ever made), or shares a mapping through an `Arc` of a `Send + Sync` handle, and
+// `AtomicU64` is `Send` and `Sync`: sending or sharing the owner sends or shares nothing else.
 #[allow(unsafe_code)]
 unsafe impl Send for TableWords {}
 // SAFETY: as for `Send`.
@@ -243,26 +258,6 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64));
-    }
-
-    #[test]
-    fn zeroed_words_are_zero_writable_and_refused_when_impossible() {
-        for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5] {
-            let words = zeroed_words(len).unwrap();
-            assert_eq!(words.len(), len);
-            assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
-            advise_huge_pages(&words);
-            for (i, word) in words.iter().enumerate() {
-                word.store(i as u64 ^ 0xa5a5, Ordering::Relaxed);
-            }
-            assert!(words
-                .iter()
-                .enumerate()
-                .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64 ^ 0xa5a5));
-        }
-        // Past isize::MAX bytes, and 256 TiB: more than the address space.
-        assert!(zeroed_words(usize::MAX / 4).is_none());
-        assert!(zeroed_words(1 << 45).is_none());
     }
 
     #[test]

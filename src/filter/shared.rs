@@ -1,0 +1,127 @@
+//! The fixed filter in a live file that processes share (docs/shared.md): creating and opening
+//! one, and what only such a filter does (`flush`, `verify`, `path`).
+
+use std::io;
+use std::path::Path;
+
+use crate::filter::builder::ConcurrentCuckooFilterBuilder;
+use crate::filter::fixed::{ConcurrentCuckooFilter, Fixed};
+use crate::filter::CuckooFilter;
+use crate::persist::encoding::hasher_of;
+use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
+use crate::raw::Damage;
+use crate::shared::{self, Access, SharedError};
+use crate::sizing::capacity_of;
+
+impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
+    /// Builds the filter in a new file at `path` (never over an existing file), mapped
+    /// `MAP_SHARED`: every process that opens the file with
+    /// [`open_shared`](ConcurrentCuckooFilter::open_shared) uses the same filter, live, with
+    /// every guarantee of the in-memory one across processes and threads (docs/shared.md).
+    /// The file's blocks are allocated now. Linux only.
+    ///
+    /// ```
+    /// use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
+    ///
+    /// let path = std::env::temp_dir().join(format!("ccf-doc-{}.live", std::process::id()));
+    /// let filter = ConcurrentCuckooFilter::builder().capacity(1000).create_shared(&path)?;
+    /// filter.insert("key")?;
+    /// let other = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite)?;
+    /// assert!(other.contains("key"));
+    /// # drop((filter, other));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_shared(
+        self,
+        path: impl AsRef<Path>,
+    ) -> Result<ConcurrentCuckooFilter<S>, SharedError> {
+        let (settings, hasher) = self.into_parts();
+        let geometry = settings.geometry().map_err(SharedError::Build)?;
+        let capacity = capacity_of(
+            geometry.shape.bucket_count as u64,
+            geometry.shape.bucket_size,
+        );
+        let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
+        let (raw, file) = shared::create(
+            path.as_ref(),
+            &geometry,
+            capacity,
+            RecordedHasher::of(&hasher),
+        )?;
+        Ok(CuckooFilter::from_parts(
+            Fixed::in_file(raw, capacity, file),
+            hasher,
+        ))
+    }
+}
+
+impl ConcurrentCuckooFilter {
+    /// Opens the live file at `path`, hashed by the default hasher with the seed it records;
+    /// see [`open_shared_with_hasher`](Self::open_shared_with_hasher).
+    pub fn open_shared(path: impl AsRef<Path>, access: Access) -> Result<Self, SharedError> {
+        Self::open_shared_with_hasher(path, access)
+    }
+}
+
+impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
+    /// Opens the live file at `path` that [`create_shared`](ConcurrentCuckooFilterBuilder::create_shared)
+    /// made, mapping it: O(1), the table is not read. Its header, sizes, layout and hasher are
+    /// checked against the file's length first, so a truncated, damaged or foreign file, a
+    /// directory or a FIFO is an error, never a fault. `Access::ReadWrite` needs write
+    /// permission and one of the file's registration slots (128 writers at once);
+    /// `Access::ReadOnly` neither. Linux only.
+    pub fn open_shared_with_hasher(
+        path: impl AsRef<Path>,
+        access: Access,
+    ) -> Result<Self, SharedError> {
+        let path = path.as_ref();
+        let opened = shared::open(path, access)?;
+        let hasher = hasher_of::<S>(opened.hasher).map_err(|source| SharedError::Decode {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(CuckooFilter::from_parts(
+            Fixed::in_file(opened.raw, opened.capacity, opened.file),
+            hasher,
+        ))
+    }
+}
+
+impl<S> ConcurrentCuckooFilter<S> {
+    /// Whether the filter lives in a file that processes share.
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.core().file().is_some()
+    }
+
+    /// The live file the filter is mapped from, if it is shared.
+    #[must_use]
+    pub fn path(&self) -> Option<&Path> {
+        self.core().file().map(|file| file.path())
+    }
+
+    /// Writes the changes made so far to the file and waits until they are on disk (`msync`):
+    /// what a machine crash cannot lose afterwards. A process crash loses nothing written
+    /// before it either way: the pages belong to the kernel's page cache. Nothing to do for an
+    /// in-memory or read-only filter.
+    pub fn flush(&self) -> io::Result<()> {
+        self.core().file().map_or(Ok(()), |file| file.flush())
+    }
+
+    /// Checks the whole table: every bucket in the form the encoder writes, and the stripes'
+    /// counts summing to the fingerprints the buckets hold; under every stripe lock, which also
+    /// recovers any stripe a killed process held. O(table).
+    pub fn verify(&self) -> Result<(), DecodeError> {
+        match self.core().raw().check_whole() {
+            Ok(()) => Ok(()),
+            Err(Damage::Bucket(bucket)) => Err(DecodeError::InvalidBucket {
+                bucket: bucket as u64,
+            }),
+            Err(Damage::Count { counted, held }) => Err(DecodeError::ItemCountMismatch {
+                header: counted,
+                table: held,
+            }),
+        }
+    }
+}

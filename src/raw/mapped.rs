@@ -1,0 +1,168 @@
+//! A raw filter whose table, stamps and lock records are words of a file mapping that other
+//! processes share (docs/shared.md).
+
+use super::owners::{Registry, SharedLocks};
+use super::stripe::Stripes;
+use super::table::Table;
+use super::{Geometry, RawFilter};
+use crate::sync::TableWords;
+
+/// The mapped words a shared raw filter is made of, and its registration.
+#[derive(Debug)]
+pub(crate) struct MappedParts {
+    /// The table's words, spare words included.
+    pub(crate) table: TableWords,
+    /// One stamp per stripe.
+    pub(crate) stamps: TableWords,
+    /// [`super::owners::STRIDE`] words per stripe: its owner and journal.
+    pub(crate) records: TableWords,
+    pub(crate) registry: Registry,
+}
+
+/// What [`RawFilter::check_whole`] found wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Damage {
+    /// A bucket not in the form the encoder writes.
+    Bucket(usize),
+    /// The stripes' counts sum to `counted`, the buckets hold `held` fingerprints.
+    Count { counted: u64, held: u64 },
+}
+
+impl RawFilter {
+    /// A filter over mapped words as they are (zero for a new file); `None` unless every part
+    /// is as long as `geometry` needs.
+    pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
+        let codec = geometry.shape.codec();
+        let stripe_count = geometry.stripe_count();
+        let group_shift = Table::lock_group_shift(&codec);
+        if parts.stamps.len() != stripe_count
+            || parts.records.len() != stripe_count * super::owners::STRIDE
+        {
+            return None;
+        }
+        let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table)?;
+        let locks = SharedLocks::new(
+            parts.records,
+            parts.registry,
+            table.share(&codec)?,
+            codec.clone(),
+        );
+        let mut stripes = Stripes::with_stamps(
+            parts.stamps,
+            group_shift,
+            geometry.shape.bucket_count,
+            geometry.shape.bucket_size,
+        )?;
+        stripes.shared = Some(Box::new(locks));
+        let placement = Self::placement_for(geometry);
+        Some(Self {
+            geometry: *geometry,
+            placement,
+            codec,
+            table,
+            stripes,
+            gate: (),
+        })
+    }
+
+    /// Checks every bucket and the stripes' counts under every stripe lock (recovering any a
+    /// dead process left held).
+    pub(crate) fn check_whole(&self) -> Result<(), Damage> {
+        let locked = self.lock_table();
+        // A live bucket word's version bits are its own: only its fingerprints are checked.
+        let bad = (0..self.bucket_count())
+            .find(|&bucket| !self.codec.is_canonical(&self.table.load(bucket)));
+        if let Some(bucket) = bad {
+            return Err(Damage::Bucket(bucket));
+        }
+        let size = self.bucket_size();
+        let held: u64 = (0..self.bucket_count())
+            .map(|bucket| (size - self.codec.count(&self.table.load(bucket), 0)) as u64)
+            .sum();
+        let counted = locked.items() as u64;
+        if held != counted {
+            return Err(Damage::Count { counted, held });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use crate::sync::Ordering::Relaxed;
+    use crate::{ConcurrentCuckooFilter, TableLayout};
+
+    /// A writer killed between the two word stores of a straddling bucket, holding its stripe
+    /// with a stale count: the next reader waits out the liveness bound, finds the holder dead,
+    /// and recovers the stripe: the bucket's pre-image back, the count recomputed.
+    #[test]
+    fn a_dead_writers_torn_bucket_and_count_are_recovered() {
+        let path = std::env::temp_dir().join(format!("ccf-torn-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(2000)
+            .layout(TableLayout::Packed)
+            .fingerprint_bits(13)
+            .semi_sorted(true)
+            .create_shared(&path)
+            .unwrap();
+        for i in 0..1500u64 {
+            filter.insert(&i).unwrap();
+        }
+        let raw = filter.raw();
+        let bits = raw.codec.bucket_bits() as u64;
+        let bucket = (0..raw.bucket_count())
+            .find(|&b| (b as u64 * bits) % 64 + bits > 64 && raw.table.load(b) != [0, 0])
+            .unwrap();
+        let stripe = raw.stripes.of(bucket);
+        let shared = raw.stripes.shared.as_ref().unwrap();
+        let (stamps, count_shift) = raw.stripes.stamp_words();
+        let stamp = &stamps[stripe];
+        let before = raw.table.load(bucket);
+        // The dead writer: slot 199 of 128, an owner no process can be.
+        shared.owner(stripe).store(200 << 32 | 1, Relaxed);
+        stamp.store((stamp.load(Relaxed) | 1) + (5 << count_shift), Relaxed);
+        let first = (bucket as u64 * bits / 64) as usize;
+        shared.journal(stripe, bucket);
+        let word = &raw.table.words[first];
+        word.store(!word.load(Relaxed), Relaxed);
+        assert_ne!(raw.table.load(bucket), before, "torn");
+
+        let start = Instant::now();
+        assert!((0..1500u64).all(|i| filter.contains(&i)));
+        assert!(start.elapsed() >= super::super::owners::LIVENESS_BOUND);
+        assert_eq!(raw.table.load(bucket), before);
+        assert_eq!(shared.owner(stripe).load(Relaxed), 0);
+        assert_eq!(stamp.load(Relaxed) & 1, 0);
+        assert_eq!(filter.len(), 1500);
+        filter.verify().unwrap();
+        drop(filter);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A read-only opener meets a stripe a live writer holds: it does not wait for a release
+    /// its private copy of the page might never show; it takes the stripe over in that copy.
+    #[test]
+    fn a_read_only_opener_never_waits_forever_on_a_live_writer() {
+        let path = std::env::temp_dir().join(format!("ccf-ro-held-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let writer = ConcurrentCuckooFilter::builder()
+            .capacity(2000)
+            .create_shared(&path)
+            .unwrap();
+        writer.insert(&1u64).unwrap();
+        let held = writer.raw().stripes.lock_one(0);
+        let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+        let start = Instant::now();
+        reader.verify().unwrap();
+        assert!(reader.contains(&1u64));
+        assert!(!reader.to_bytes().is_empty());
+        assert!(start.elapsed() >= super::super::owners::LIVENESS_BOUND);
+        drop(held);
+        writer.verify().unwrap();
+        drop((reader, writer));
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -1,0 +1,217 @@
+//! Stripe locks that survive the death of their holder, for a table in a file that several
+//! processes map (docs/shared.md).
+//!
+//! Each process that opens the file for writing registers: it takes an OFD write lock on the
+//! byte of a free registration slot (the kernel drops it when the process dies) and moves that
+//! slot's epoch on. Its owner id is `(slot + 1) << 32 | epoch`, so an owner is alive iff its
+//! slot's byte is locked by someone and the slot's epoch is still its own: a new process that
+//! reuses the slot (or the dead one's pid) has another epoch.
+//!
+//! Each stripe has a lock record of [`STRIDE`] words in the file: its owner word, then a
+//! journal. A writer takes a stripe by a CAS of the owner word from 0 to its id, then the
+//! stamp's lock bit; it releases the journal, the stamp, then the owner word. A waiter that has
+//! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS
+//! of the owner word and recovered (`stripe/shared_lock.rs`): the journal's pre-images restored, the
+//! count recomputed from the buckets, the version moved on.
+//!
+//! The journal is written when the stripes are locked, not at each store: every writer locks
+//! the stripes of the buckets it will write, naming them (`lock_one`, `lock_pair`,
+//! `lock_buckets`), so the shared lock copies those buckets' words (up to three buckets of up
+//! to five words) into the records of their stripes before the first store. Recovery puts them
+//! back: what the dead writer did under those locks is undone whole, including a bucket it tore
+//! between two word stores, and a move hop it half made. The in-memory filter's stores pay
+//! nothing for it. Tables of bucket words journal nothing: each store is one whole word, and a
+//! move stores its destination before clearing its source, so a kill leaves at most a second
+//! copy; restoring one word of a pair without the other could hide an item from their lookup,
+//! which reads no stamp.
+
+use std::fs::File;
+use std::time::Duration;
+
+use super::bucket::BucketCodec;
+use super::table::Table;
+use crate::sync::mapping::byte_is_locked;
+use crate::sync::{fence, AtomicU64, Ordering, TableWords};
+
+/// Words of a stripe's lock record: the owner word, the count of journal entries, and
+/// [`ENTRIES`] entries of [`ENTRY`] words, then spare.
+pub(crate) const STRIDE: usize = 24;
+/// Buckets one lock can journal per stripe: a move names three.
+const ENTRIES: usize = 3;
+/// Words of an entry: the bucket plus one, then its old words (a 256-bit bucket starting
+/// anywhere in a word spans five).
+const ENTRY: usize = 6;
+/// How long a waiter spins on a held stripe before it asks whether the holder is alive.
+pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
+
+/// Who may hold stripes here, and how to tell whether another holder is alive.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    /// This opener's owner id; `u64::MAX` for an unregistered (private, read-only) opener.
+    me: u64,
+    /// The file's epoch words, one per registration slot.
+    epochs: TableWords,
+    /// The byte offset of slot 0's epoch word in the file: slot `s`'s lock byte is `8 s` past it.
+    offset: u64,
+    /// A description of the file that holds no OFD lock, to ask about others' locks.
+    query: File,
+    /// This opener's own description of the file, holding its slot's lock; closed when dropped.
+    _own: Option<File>,
+}
+
+impl Registry {
+    /// Registers in the first free slot: `Ok(None)` if every slot is held.
+    pub(crate) fn register(
+        query: File,
+        own: File,
+        epochs: TableWords,
+        offset: u64,
+    ) -> std::io::Result<Option<Self>> {
+        for slot in 0..epochs.len() {
+            if crate::sync::mapping::try_lock_byte(&own, offset + 8 * slot as u64)? {
+                let epoch = epochs[slot].fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+                return Ok(Some(Self {
+                    me: (slot as u64 + 1) << 32 | (epoch & 0xffff_ffff),
+                    epochs,
+                    offset,
+                    query,
+                    _own: Some(own),
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// An opener that holds no slot: its locks exist only in its private copy of the pages.
+    pub(crate) fn unregistered(query: File, epochs: TableWords, offset: u64) -> Self {
+        Self {
+            me: u64::MAX,
+            epochs,
+            offset,
+            query,
+            _own: None,
+        }
+    }
+
+    /// Whether `owner` may still be running. An id naming no slot is garbage: dead. For an
+    /// unregistered opener every other owner counts as gone: its locks and recoveries happen in
+    /// its private copy of the pages, which no other process sees, and a page it copied no
+    /// longer follows the file, so waiting there for a live writer's release would never end.
+    fn is_alive(&self, owner: u64) -> bool {
+        if owner == self.me || self.me == u64::MAX {
+            return owner == self.me;
+        }
+        let slot = (owner >> 32).wrapping_sub(1);
+        let Some(epoch) = usize::try_from(slot).ok().and_then(|s| self.epochs.get(s)) else {
+            return false;
+        };
+        epoch.load(Ordering::Acquire) & 0xffff_ffff == owner & 0xffff_ffff
+            && byte_is_locked(&self.query, self.offset + 8 * slot)
+    }
+}
+
+/// The lock records of a shared table's stripes, and what recovering one needs.
+#[derive(Debug)]
+pub(crate) struct SharedLocks {
+    records: TableWords,
+    registry: Registry,
+    /// The same table, to restore a journal's words and recount a stripe's buckets.
+    table: Table,
+    codec: BucketCodec,
+}
+
+impl SharedLocks {
+    /// Lock records for `records.len() / STRIDE` stripes over `table`.
+    pub(crate) fn new(
+        records: TableWords,
+        registry: Registry,
+        table: Table,
+        codec: BucketCodec,
+    ) -> Self {
+        Self {
+            records,
+            registry,
+            table,
+            codec,
+        }
+    }
+
+    pub(crate) fn me(&self) -> u64 {
+        self.registry.me
+    }
+
+    /// The owner word of `stripe`.
+    #[inline]
+    pub(crate) fn owner(&self, stripe: usize) -> &AtomicU64 {
+        &self.records[stripe * STRIDE]
+    }
+
+    /// Whether `owner` may still be running.
+    pub(crate) fn is_alive(&self, owner: u64) -> bool {
+        self.registry.is_alive(owner)
+    }
+
+    fn record(&self, stripe: usize) -> &[AtomicU64] {
+        &self.records[stripe * STRIDE..(stripe + 1) * STRIDE]
+    }
+
+    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller has
+    /// just locked and has not yet written: published (`Release`, fenced before the stores that
+    /// follow) as one more entry. Nothing for a table of bucket words.
+    pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
+        if self.codec.is_word() {
+            return;
+        }
+        let record = self.record(stripe);
+        let used = record[1].load(Ordering::Relaxed) as usize;
+        let named = (0..used.min(ENTRIES))
+            .any(|i| record[2 + ENTRY * i].load(Ordering::Relaxed) == bucket as u64 + 1);
+        if named || used >= ENTRIES {
+            debug_assert!(named, "more than {ENTRIES} buckets of one stripe");
+            return;
+        }
+        let (words, first, last) = self.table.bucket_words(bucket);
+        let entry = &record[2 + ENTRY * used..2 + ENTRY * (used + 1)];
+        entry[0].store(bucket as u64 + 1, Ordering::Relaxed);
+        for (old, word) in entry[1..].iter().zip(&words[first..=last]) {
+            old.store(word.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        record[1].store(used as u64 + 1, Ordering::Release);
+        fence(Ordering::Release);
+    }
+
+    /// Empties the journal of `stripe` once its holder's stores are done (`Release`: after
+    /// them), before the stamp is unlocked.
+    pub(crate) fn clear_journal(&self, stripe: usize) {
+        self.record(stripe)[1].store(0, Ordering::Release);
+    }
+
+    /// Puts back the buckets a dead holder of `stripe` journaled, as they were when it locked
+    /// them, and clears the journal. The caller holds the stripe (by its owner word).
+    pub(crate) fn restore_journal(&self, stripe: usize) {
+        let record = self.record(stripe);
+        let used = (record[1].load(Ordering::Acquire) as usize).min(ENTRIES);
+        for entry in record[2..2 + ENTRY * used].chunks_exact(ENTRY) {
+            let bucket = entry[0].load(Ordering::Relaxed).wrapping_sub(1) as usize;
+            if bucket >= self.table.bucket_count() {
+                continue;
+            }
+            let (words, first, last) = self.table.bucket_words(bucket);
+            for (word, old) in words[first..=last].iter().zip(&entry[1..]) {
+                word.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        record[1].store(0, Ordering::Release);
+    }
+
+    /// Fingerprints in the buckets `stripe` guards: its lock groups of `1 << group_shift`
+    /// buckets, every `stripes`-th from the `stripe`-th.
+    pub(crate) fn count_of(&self, stripe: usize, group_shift: u32, stripes: usize) -> u64 {
+        let (size, buckets) = (self.codec.bucket_size(), self.table.bucket_count());
+        (stripe..buckets.div_ceil(1 << group_shift))
+            .step_by(stripes)
+            .flat_map(|group| (group << group_shift)..((group + 1) << group_shift).min(buckets))
+            .map(|bucket| (size - self.codec.count(&self.table.load(bucket), 0)) as u64)
+            .sum()
+    }
+}

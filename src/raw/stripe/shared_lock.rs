@@ -1,0 +1,116 @@
+//! Taking and releasing a stripe that other processes share, and recovering one whose holder
+//! died (the protocol is in [`super::owners`]'s docs).
+
+use std::time::Instant;
+
+use super::super::owners::{SharedLocks, LIVENESS_BOUND};
+use super::{lock_stamp, StripeGuard, StripeIndex, Stripes};
+use crate::sync::{fence, AtomicU64, Backoff, Ordering};
+
+impl Stripes {
+    /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
+    /// than [`LIVENESS_BOUND`] is asked after; a dead one's stripe is taken over and recovered.
+    /// Out of line: the in-memory filter's locks, which never call it, stay small.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
+        let owner = shared.owner(stripe);
+        let me = shared.me();
+        let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => return lock_stamp(&self.stamps[stripe]),
+            Err(held) => held,
+        };
+        let backoff = Backoff::new();
+        let mut since = Instant::now();
+        loop {
+            backoff.snooze();
+            match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return lock_stamp(&self.stamps[stripe]),
+                Err(now) if now != held => {
+                    // Another holder: its own time starts now.
+                    held = now;
+                    since = Instant::now();
+                }
+                Err(_) => {}
+            }
+            if since.elapsed() >= LIVENESS_BOUND {
+                if !shared.is_alive(held)
+                    && owner
+                        .compare_exchange(held, me, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return self.recover(shared, stripe);
+                }
+                since = Instant::now();
+            }
+        }
+    }
+
+    /// Locks the stripes of `buckets` (repeat one to lock fewer) in index order, as
+    /// [`Self::lock_sorted`] does, and journals each bucket's words in its stripe's record
+    /// before the caller stores anything.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lock_shared_buckets(
+        &self,
+        shared: &SharedLocks,
+        buckets: [usize; 3],
+    ) -> StripeGuard<'_> {
+        let guard = self.lock_sorted(buckets);
+        for (i, &bucket) in buckets.iter().enumerate() {
+            if !buckets[..i].contains(&bucket) {
+                shared.journal(self.of(bucket), bucket);
+            }
+        }
+        guard
+    }
+
+    /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
+    /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so that a kill
+    /// in between never undoes one stripe's half of a move whose other half another stripe
+    /// already made final.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unlock_all_shared(
+        &self,
+        shared: &SharedLocks,
+        held: &[StripeIndex],
+        deltas: &[i32],
+    ) {
+        for &stripe in held {
+            shared.clear_journal(stripe);
+        }
+        for (&stripe, &delta) in held.iter().zip(deltas).rev() {
+            self.store_unlocked(&self.stamps[stripe], delta);
+            shared.owner(stripe).store(0, Ordering::Release);
+        }
+    }
+
+    /// Unlocks a shared stripe: its journal emptied, the stamp stored as in memory, then the
+    /// owner word cleared.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unlock_shared(&self, shared: &SharedLocks, stamp: &AtomicU64, delta: i32) {
+        let stamps = &self.stamps;
+        let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
+        shared.clear_journal(stripe);
+        self.store_unlocked(stamp, delta);
+        shared.owner(stripe).store(0, Ordering::Release);
+    }
+
+    /// Makes a dead holder's stripe whole, for the caller that took over its owner word, and
+    /// leaves it locked by the caller: the stamp locked, the journal's pre-image restored, the
+    /// count recomputed from the buckets. The caller's unlock moves the version on, so a reader
+    /// that read during any of it fails to validate.
+    fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
+        let stamp = &self.stamps[stripe];
+        let (count_shift, versions) = (self.count_shift, self.versions);
+        // Only the owner word's holder writes the stamp, so plain stores suffice.
+        stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        shared.restore_journal(stripe);
+        let count = shared.count_of(stripe, self.group_shift, self.count());
+        let version = stamp.load(Ordering::Relaxed) & versions;
+        stamp.store(count << count_shift | version, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,124 @@
+//! The stripes' unit tests.
+use super::*;
+
+#[test]
+fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
+    for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
+        let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
+        let stamps = stripes.stamps();
+        for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
+            assert!(core::ptr::eq(
+                stamps.of(bucket),
+                &stripes.stamps[stripes.of(bucket)]
+            ));
+        }
+    }
+    for count in [0, 3, 6, 1000] {
+        assert!(Stripes::new(count, 0, 5000, 4).is_none(), "{count} stripes");
+    }
+}
+
+#[test]
+fn counts_get_the_bits_the_largest_stripe_needs() {
+    // 1000 buckets in 250 groups of 4 over 8 stripes: up to 32 groups of 4 buckets of 4
+    // slots, 512 fingerprints, 10 bits.
+    assert_eq!(Stripes::new(8, 2, 1000, 4).unwrap().count_shift, 64 - 10);
+    // A count that needs 33 bits still leaves the version 31.
+    assert_eq!(Stripes::new(1, 0, 1 << 29, 8).unwrap().count_shift, 64 - 33);
+}
+
+#[test]
+fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
+    for (count, group_shift) in [(1, 0), (4, 0), (8, 2), (64, 3)] {
+        let stripes = Stripes::new(count, group_shift, 1000, 4).unwrap();
+        for bucket in (0..1000).step_by(7) {
+            let other = 999 - bucket;
+            assert!(stripes.begin_read(bucket, other).validate(), "no writer");
+            let reads = [
+                stripes.begin_read(bucket, other),
+                stripes.begin_read(other, bucket),
+            ];
+            let mut guard = stripes.lock_pair(bucket, bucket);
+            let during = stripes.begin_read(other, bucket);
+            guard.add(bucket, 1);
+            drop(guard);
+            assert!(!during.validate(), "read begun under the lock of {bucket}");
+            for read in &reads {
+                assert!(
+                    !read.validate(),
+                    "write to {bucket} unseen, {count} stripes"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_version_wraps_without_touching_the_count() {
+    let stripes = Stripes::new(4, 0, 64, 4).unwrap();
+    let versions = stripes.versions;
+    assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
+    stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
+    let before = stripes.stamps[1].load(Ordering::Relaxed);
+    let mut guard = stripes.lock_pair(1, 1);
+    guard.add(1, 1);
+    drop(guard);
+    let after = stripes.stamps[1].load(Ordering::Relaxed);
+    assert_eq!(after, 6 << stripes.count_shift, "version 0, count 6");
+    assert_ne!(after, before, "a reader sees the write");
+    assert_eq!(stripes.len(), 6);
+}
+
+#[test]
+fn a_guard_charges_each_stripe_its_own_changes() {
+    let stripes = Stripes::new(4, 0, 64, 4).unwrap();
+    let mut guard = stripes.lock_buckets([0, 1, 5]);
+    guard.add(0, 1);
+    guard.add(5, 1);
+    guard.add(1, 1);
+    guard.add(1, -1);
+    guard.add(1, 1);
+    drop(guard);
+    // Buckets 1 and 5 share stripe 1.
+    let counts: Vec<u64> = stripes
+        .stamps
+        .iter()
+        .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
+        .collect();
+    assert_eq!(counts, [1, 2, 0, 0]);
+    assert!(stripes
+        .stamps
+        .iter()
+        .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
+    let mut guard = stripes.lock_pair(4, 0);
+    guard.add(4, -1);
+    drop(guard);
+    assert_eq!(stripes.len(), 2);
+}
+
+#[test]
+fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
+    let stripes = Stripes::new(4, 0, 64, 4).unwrap();
+    let before: Vec<u64> = stripes
+        .stamps
+        .iter()
+        .map(|s| s.load(Ordering::Relaxed))
+        .collect();
+    let mut all = stripes.lock_all();
+    all.add(1, 1);
+    all.add(5, 1);
+    all.add(2, 1);
+    all.add(2, -1);
+    drop(all);
+    let counts: Vec<u64> = stripes
+        .stamps
+        .iter()
+        .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
+        .collect();
+    assert_eq!(counts, [0, 2, 0, 0]);
+    for (stamp, before) in stripes.stamps.iter().zip(before) {
+        let after = stamp.load(Ordering::Relaxed);
+        assert!(after & 1 == 0 && after != before, "{before} -> {after}");
+    }
+    assert_eq!(stripes.len(), 2);
+}

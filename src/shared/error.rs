@@ -1,0 +1,114 @@
+//! What opening or creating a live file can go wrong with, naming the file.
+
+use core::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::error::BuildError;
+use crate::persist::DecodeError;
+
+/// How a process opens a live filter file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Insert, remove and look up, sharing every change with the other processes at once. The
+    /// file must be writable by the caller.
+    ReadWrite,
+    /// Look up only: writes through the filter are refused (`InsertError::ReadOnly`). The file
+    /// needs only read permission. Meant for a file no process writes meanwhile (see
+    /// docs/shared.md).
+    ReadOnly,
+}
+
+/// Why a live filter file could not be created or opened. Each names the file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SharedError {
+    /// The operating system refused an operation on the file (open, create, lock, map...).
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The file is no live filter file, or a damaged or truncated one, or one of another
+    /// hasher: nothing was mapped past its end.
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: DecodeError,
+    },
+    /// The path names a directory, a FIFO, a socket or a device, not a regular file.
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it names.
+        what: &'static str,
+    },
+    /// The file cannot be opened now: its creator has not finished, or every registration slot
+    /// is held by a process that has it open for writing.
+    Busy {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        what: &'static str,
+    },
+    /// The builder's settings describe no filter.
+    Build(BuildError),
+}
+
+impl SharedError {
+    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// An error opening the file for `access`.
+    pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
+        if access == Access::ReadWrite && source.kind() == io::ErrorKind::PermissionDenied {
+            let source = io::Error::new(
+                source.kind(),
+                "no permission to open it for writing (Access::ReadOnly needs only reading)",
+            );
+            return Self::io(path, source);
+        }
+        Self::io(path, source)
+    }
+}
+
+impl fmt::Display for SharedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, source } => {
+                write!(f, "live filter file {}: {source}", path.display())
+            }
+            Self::Decode { path, source } => {
+                write!(
+                    f,
+                    "{} is no usable live filter file: {source}",
+                    path.display()
+                )
+            }
+            Self::NotAFile { path, what } => {
+                write!(f, "{} is {what}, not a live filter file", path.display())
+            }
+            Self::Busy { path, what } => {
+                write!(f, "live filter file {} is busy: {what}", path.display())
+            }
+            Self::Build(err) => write!(f, "cannot build the filter: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for SharedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            Self::Decode { source, .. } => Some(source),
+            Self::Build(err) => Some(err),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The live file's header page and where its regions lie (FORMAT.md, "The live file").
+//!
+//! ```text
+//! offset  size  field (little-endian)
+//!      0     8  magic 89 43 43 4c 0d 0a 1a 0a ("\x89CCL\r\n\x1a\n")
+//!      8     4  live format version (1)      12  4  page size (4096)
+//!     16     8  registration slots           24  8  registration offset
+//!     32     8  lock records offset          40  8  stamps offset
+//!     48     8  table offset                 56  8  file length
+//!     64    88  the snapshot header (FORMAT.md) of the table: geometry, capacity, hasher,
+//!               item count 0, table words
+//!    152     8  XXH3-64 (seed 0) of bytes 0..152
+//! ```
+//! Then, each region at its offset: one 8-byte epoch per registration slot; per stripe a lock
+//! record of 24 words (owner, journal entries in use, three entries of a bucket and its old
+//! words); one stamp per stripe;
+//! the table's words, spare words included.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::persist::encoding::{u64_at, Header, HEADER_LEN};
+use crate::persist::{DecodeError, RecordedHasher};
+use crate::raw::{Geometry, SHARED_STRIDE, SPARE_WORDS};
+
+/// The live file's magic: the snapshot's with `L` for `F`.
+pub(crate) const LIVE_MAGIC: [u8; 8] = *b"\x89CCL\r\n\x1a\n";
+/// The snapshot's magic, to name a snapshot given where a live file was expected.
+const SNAPSHOT_MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
+/// The live format version this build writes and reads.
+pub(crate) const LIVE_VERSION: u32 = 1;
+pub(crate) const PAGE: u64 = 4096;
+/// Processes that can have the file open for writing at once.
+pub(crate) const SLOTS: u64 = 128;
+/// Bytes of the header that are read and checked.
+pub(crate) const LIVE_HEADER_LEN: usize = 160;
+const FIELDS_LEN: usize = 64 + HEADER_LEN;
+/// Tables at least this large start on a 2 MiB boundary of the file, so that the mapping of a
+/// file in tmpfs can use huge pages (as heap tables do).
+const HUGE_TABLE_BYTES: u64 = 8 << 20;
+const HUGE_PAGE: u64 = 2 << 20;
+
+/// Where each region of a live file lies, all derived from the geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LiveLayout {
+    pub(crate) registration: u64,
+    pub(crate) records: u64,
+    pub(crate) stamps: u64,
+    pub(crate) table: u64,
+    pub(crate) table_words: u64,
+    pub(crate) stripes: u64,
+    pub(crate) file_len: u64,
+}
+
+impl LiveLayout {
+    /// The layout of a file for `geometry`; `None` if it does not fit 64 bits.
+    pub(crate) fn of(geometry: &Geometry) -> Option<Self> {
+        let stripes = geometry.stripe_count() as u64;
+        let table_words = geometry.shape.table_words()?;
+        let registration = PAGE;
+        let records = (registration + 8 * SLOTS).next_multiple_of(64);
+        let stamps = records.checked_add(stripes.checked_mul(8 * SHARED_STRIDE as u64)?)?;
+        let table_bytes = table_words.checked_mul(8)?;
+        let align = if table_bytes >= HUGE_TABLE_BYTES {
+            HUGE_PAGE
+        } else {
+            PAGE
+        };
+        let table = stamps
+            .checked_add(stripes * 8)?
+            .checked_next_multiple_of(align)?;
+        let file_len = table
+            .checked_add(table_bytes)?
+            .checked_next_multiple_of(PAGE)?;
+        Some(Self {
+            registration,
+            records,
+            stamps,
+            table,
+            table_words,
+            stripes,
+            file_len,
+        })
+    }
+
+    fn fields(&self) -> [(&'static str, u64); 6] {
+        [
+            ("registration offset", self.registration),
+            ("lock records offset", self.records),
+            ("stamps offset", self.stamps),
+            ("table offset", self.table),
+            ("file length", self.file_len),
+            ("registration slots", SLOTS),
+        ]
+    }
+}
+
+/// The header page of a new file.
+pub(crate) fn encode(
+    geometry: &Geometry,
+    layout: &LiveLayout,
+    capacity: usize,
+    hasher: RecordedHasher,
+) -> Vec<u8> {
+    let mut page = vec![0u8; PAGE as usize];
+    page[..8].copy_from_slice(&LIVE_MAGIC);
+    page[8..12].copy_from_slice(&LIVE_VERSION.to_le_bytes());
+    page[12..16].copy_from_slice(&(PAGE as u32).to_le_bytes());
+    for (at, value) in [
+        (16, SLOTS),
+        (24, layout.registration),
+        (32, layout.records),
+        (40, layout.stamps),
+        (48, layout.table),
+        (56, layout.file_len),
+    ] {
+        page[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+    let data_words = layout.table_words as usize - SPARE_WORDS;
+    let snapshot = Header::new(geometry, capacity, hasher, 0, data_words).to_bytes();
+    page[64..64 + HEADER_LEN].copy_from_slice(&snapshot);
+    let checksum = xxh3_64(&page[..FIELDS_LEN]);
+    page[FIELDS_LEN..FIELDS_LEN + 8].copy_from_slice(&checksum.to_le_bytes());
+    page
+}
+
+/// What a checked header says.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub(crate) geometry: Geometry,
+    pub(crate) layout: LiveLayout,
+    pub(crate) capacity: u64,
+    pub(crate) hasher: RecordedHasher,
+}
+
+/// Checks the first [`LIVE_HEADER_LEN`] bytes of a file `file_len` bytes long: magic, version,
+/// checksum, the snapshot header inside, and that every offset is the one its geometry gives
+/// and the file holds them all.
+pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> {
+    let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+    if bytes.len() < LIVE_HEADER_LEN {
+        if bytes.len() >= 8 && bytes[..8] != LIVE_MAGIC {
+            return Err(DecodeError::BadMagic);
+        }
+        return Err(DecodeError::Truncated {
+            needed: LIVE_HEADER_LEN as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    if bytes[..8] != LIVE_MAGIC {
+        // A snapshot is no live file: its first bytes say which it is.
+        return Err(if bytes[..8] == SNAPSHOT_MAGIC {
+            invalid("magic (a snapshot, not a live file)", u64_at(bytes, 0))
+        } else {
+            DecodeError::BadMagic
+        });
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != LIVE_VERSION {
+        return Err(DecodeError::UnsupportedVersion {
+            version: version.min(u16::MAX as u32) as u16,
+        });
+    }
+    let (stored, computed) = (u64_at(bytes, FIELDS_LEN), xxh3_64(&bytes[..FIELDS_LEN]));
+    if stored != computed {
+        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
+    }
+    let page = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+    if u64::from(page) != PAGE {
+        return Err(invalid("page size", page.into()));
+    }
+    let snapshot = Header::parse(&bytes[64..64 + HEADER_LEN])?;
+    let geometry = snapshot.geometry()?;
+    let layout = LiveLayout::of(&geometry).ok_or(invalid("buckets", snapshot.capacity))?;
+    let stored = [16, 24, 32, 40, 48, 56].map(|at| u64_at(bytes, at));
+    let read = [
+        ("registration slots", stored[0]),
+        ("registration offset", stored[1]),
+        ("lock records offset", stored[2]),
+        ("stamps offset", stored[3]),
+        ("table offset", stored[4]),
+        ("file length", stored[5]),
+    ];
+    for (field, expected) in layout.fields() {
+        let value = read
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map_or(0, |r| r.1);
+        if value != expected {
+            return Err(invalid(field, value));
+        }
+    }
+    if file_len < layout.file_len {
+        return Err(DecodeError::Truncated {
+            needed: layout.file_len,
+            found: file_len,
+        });
+    }
+    if file_len > layout.file_len {
+        return Err(DecodeError::TrailingBytes {
+            expected: layout.file_len,
+            found: file_len,
+        });
+    }
+    Ok(Parsed {
+        geometry,
+        layout,
+        capacity: snapshot.capacity,
+        hasher: snapshot.recorded_hasher(),
+    })
+}

@@ -1,0 +1,243 @@
+//! The live file: a fixed filter's table, stamps and lock records in a file that processes map
+//! (`MAP_SHARED`) and use at once (docs/shared.md). This layer opens, checks, creates and maps
+//! the file; `filter/shared.rs` is the public face.
+
+mod error;
+mod header;
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use self::error::{Access, SharedError};
+use self::header::{LiveLayout, LIVE_HEADER_LEN, SLOTS};
+use crate::persist::RecordedHasher;
+use crate::raw::{Geometry, MappedParts, RawFilter, Registry, SHARED_STRIDE};
+use crate::sync::mapping::{reserve, try_flock, Mapping};
+
+/// How long an opener waits for a file's creator to finish writing it (the creator holds an
+/// exclusive `flock` until then).
+const CREATION_WAIT: Duration = Duration::from_secs(2);
+
+/// An open live file: what a shared filter keeps besides its raw filter.
+#[derive(Debug)]
+pub(crate) struct SharedFile {
+    path: PathBuf,
+    mapping: Arc<Mapping>,
+    read_only: bool,
+}
+
+impl SharedFile {
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Writes the mapping's changed pages to the file (`msync`); nothing to do for a private
+    /// (read-only) mapping, whose changes are its own.
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.mapping.flush()
+    }
+}
+
+/// A live file opened and checked: its raw filter, capacity, recorded hasher and handle.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) raw: RawFilter,
+    pub(crate) capacity: usize,
+    pub(crate) hasher: RecordedHasher,
+    pub(crate) file: SharedFile,
+}
+
+/// Opens the live file at `path`, checking its header against its length in O(1) (the table is
+/// not read), and maps it.
+pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
+    let io_err = |source| SharedError::io(path, source);
+    refuse_special(path, std::fs::metadata(path).map_err(io_err)?.file_type())?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(access == Access::ReadWrite)
+        // A FIFO put in its place meanwhile must not block the open.
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| SharedError::open(path, access, source))?;
+    let meta = file.metadata().map_err(io_err)?;
+    refuse_special(path, meta.file_type())?;
+    wait_for_shared_flock(&file, path)?;
+    let mut bytes = vec![0u8; LIVE_HEADER_LEN];
+    let read = read_prefix(&file, &mut bytes).map_err(io_err)?;
+    let parsed =
+        header::parse(&bytes[..read], meta.len()).map_err(|source| SharedError::Decode {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let capacity = usize::try_from(parsed.capacity).unwrap_or(usize::MAX);
+    map(path, file, &parsed.geometry, &parsed.layout, access).map(|(raw, file)| Opened {
+        raw,
+        capacity,
+        hasher: parsed.hasher,
+        file,
+    })
+}
+
+/// Creates a new live file at `path` (never over an existing one) for `geometry`, and maps it.
+pub(crate) fn create(
+    path: &Path,
+    geometry: &Geometry,
+    capacity: usize,
+    hasher: RecordedHasher,
+) -> Result<(RawFilter, SharedFile), SharedError> {
+    let io_err = |source| SharedError::io(path, source);
+    let layout = LiveLayout::of(geometry).ok_or_else(|| {
+        io_err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the table is too large for a file",
+        ))
+    })?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(io_err)?;
+    let made = (|| {
+        // Openers wait on this until the header is whole.
+        try_flock(&file, true).map_err(io_err)?;
+        // Blocks reserved now: a page the file system cannot give later would fault instead.
+        reserve(&file, layout.file_len).map_err(io_err)?;
+        let page = header::encode(geometry, &layout, capacity, hasher);
+        file.write_all_at(&page, 0).map_err(io_err)?;
+        let handle = file.try_clone().map_err(io_err)?;
+        let made = map(path, file, geometry, &layout, Access::ReadWrite)?;
+        // Now a shared lock, as every opener's.
+        try_flock(&handle, false).map_err(io_err)?;
+        Ok(made)
+    })();
+    if made.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    made
+}
+
+/// Refuses what is not a regular file, naming it.
+fn refuse_special(path: &Path, kind: std::fs::FileType) -> Result<(), SharedError> {
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        return Ok(());
+    };
+    Err(SharedError::NotAFile {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
+/// Takes the shared `flock` every opener holds, waiting up to [`CREATION_WAIT`] for a creator
+/// that holds the exclusive one.
+fn wait_for_shared_flock(file: &File, path: &Path) -> Result<(), SharedError> {
+    let start = Instant::now();
+    while !try_flock(file, false).map_err(|source| SharedError::io(path, source))? {
+        if start.elapsed() > CREATION_WAIT {
+            return Err(SharedError::Busy {
+                path: path.to_path_buf(),
+                what: "another program holds an exclusive flock on the file",
+            });
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
+
+/// Reads up to `out.len()` bytes from the start of the file; how many there were.
+fn read_prefix(file: &File, out: &mut [u8]) -> io::Result<usize> {
+    let mut read = 0;
+    while read < out.len() {
+        match file.read_at(&mut out[read..], read as u64) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(read)
+}
+
+/// Maps a checked file and builds its raw filter, registering the opener if it writes.
+fn map(
+    path: &Path,
+    file: File,
+    geometry: &Geometry,
+    layout: &LiveLayout,
+    access: Access,
+) -> Result<(RawFilter, SharedFile), SharedError> {
+    let io_err = |source| SharedError::io(path, source);
+    let len = usize::try_from(layout.file_len).map_err(|_| {
+        io_err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the file is too large to map",
+        ))
+    })?;
+    let read_only = access == Access::ReadOnly;
+    let mapping = Arc::new(Mapping::map(&file, len, read_only).map_err(io_err)?);
+    let table_bytes = (layout.table_words * 8) as usize;
+    mapping.advise_huge_pages(layout.table as usize, table_bytes);
+    let words = |offset: u64, count: u64| {
+        mapping
+            .words(offset as usize, count as usize)
+            .ok_or_else(|| io_err(io::Error::other("a region lies outside the mapping")))
+    };
+    let epochs = words(layout.registration, SLOTS)?;
+    let parts = |registry| -> Result<MappedParts, SharedError> {
+        Ok(MappedParts {
+            table: words(layout.table, layout.table_words)?,
+            stamps: words(layout.stamps, layout.stripes)?,
+            records: words(layout.records, layout.stripes * SHARED_STRIDE as u64)?,
+            registry,
+        })
+    };
+    let registry = if read_only {
+        Registry::unregistered(file, epochs, layout.registration)
+    } else {
+        let own = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)
+            .map_err(io_err)?;
+        Registry::register(file, own, epochs, layout.registration)
+            .map_err(io_err)?
+            .ok_or_else(|| SharedError::Busy {
+                path: path.to_path_buf(),
+                what: "every registration slot is held by an open writer",
+            })?
+    };
+    let raw = RawFilter::in_mapping(geometry, parts(registry)?).ok_or_else(|| {
+        io_err(io::Error::other(
+            "the mapped regions do not fit the geometry",
+        ))
+    })?;
+    Ok((
+        raw,
+        SharedFile {
+            path: path.to_path_buf(),
+            mapping,
+            read_only,
+        },
+    ))
+}

@@ -1,0 +1,264 @@
+//! A file mapped into memory (`mmap`), and the kernel's file locks a live filter file uses: a
+//! shared `flock` held while the file is open, and one open-file-description (OFD) byte-range
+//! lock per registration slot, which the kernel drops when its holder dies.
+//!
+//! Everything here that calls the kernel is `unsafe` only for the FFI; each call says why it is
+//! sound. Words handed out of a mapping are `AtomicU64`s, so every access to memory other
+//! processes share is atomic, as within one process.
+
+use core::ptr::NonNull;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+use super::{AtomicU64, TableWords};
+
+/// A `MAP_SHARED` mapping of the first `len` bytes of a file (or, for a reader that must never
+/// write the file, a `MAP_PRIVATE` one whose pages it may write privately), unmapped when
+/// dropped.
+#[derive(Debug)]
+pub(crate) struct Mapping {
+    start: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory that no Rust value owns but this handle; every access to
+// it goes through `AtomicU64`s (`Mapping::words`), which are `Send` and `Sync`.
+#[allow(unsafe_code)]
+unsafe impl Send for Mapping {}
+// SAFETY: as for `Send`.
+#[allow(unsafe_code)]
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps the first `len` bytes of `file`, shared with every process that maps it unless
+    /// `private`. The caller has checked that the file is at least `len` bytes long: a page past
+    /// its end would fault (SIGBUS) when touched.
+    pub(crate) fn map(file: &File, len: usize, private: bool) -> io::Result<Self> {
+        if len == 0 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
+        }
+        let flags = if private {
+            libc::MAP_PRIVATE
+        } else {
+            libc::MAP_SHARED
+        };
+        // SAFETY: a new mapping at an address the kernel chooses (null hint), of a file
+        // descriptor we borrow for the call; it aliases no Rust memory. Failure is MAP_FAILED,
+        // checked before the pointer is used.
+        #[allow(unsafe_code)]
+        let start = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if start == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let start = NonNull::new(start.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Self { start, len })
+    }
+
+    /// `words` words from byte `offset` of the mapping, kept alive by the handle they hold;
+    /// `None` unless `offset` is 8-aligned and they all lie inside the mapping.
+    pub(crate) fn words(self: &Arc<Self>, offset: usize, words: usize) -> Option<TableWords> {
+        let end = words.checked_mul(8)?.checked_add(offset)?;
+        if offset % 8 != 0 || end > self.len {
+            return None;
+        }
+        let first = NonNull::new(self.start.as_ptr().wrapping_add(offset).cast::<AtomicU64>())?;
+        Some(TableWords::mapped(
+            first,
+            words,
+            Arc::clone(self) as Arc<dyn Send + Sync>,
+        ))
+    }
+
+    /// Writes every changed page back to the file and waits for it (`msync(MS_SYNC)`).
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        // SAFETY: the range is exactly this live mapping; msync reads no Rust memory.
+        #[allow(unsafe_code)]
+        let done = unsafe { libc::msync(self.start.as_ptr().cast(), self.len, libc::MS_SYNC) };
+        if done != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Asks for huge pages over `[offset, offset + len)` (advice only, as for heap tables).
+    pub(crate) fn advise_huge_pages(&self, offset: usize, len: usize) {
+        const HUGE: usize = 2 << 20;
+        let start = self.start.as_ptr() as usize + offset;
+        let (first, last) = (start.next_multiple_of(HUGE), (start + len) & !(HUGE - 1));
+        if first < last && last <= self.start.as_ptr() as usize + self.len {
+            // SAFETY: [first, last) lies inside this live mapping; MADV_HUGEPAGE changes how the
+            // kernel backs the pages, never their contents. Refusal is ignored on purpose.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range is exactly the mapping `map` made, unmapped once, here; every
+        // `TableWords` borrowing it holds an `Arc` of this handle, so none is left.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::munmap(self.start.as_ptr().cast(), self.len);
+        }
+    }
+}
+
+/// Makes the file `len` bytes long with its blocks allocated (`posix_fallocate`), so that no
+/// page of a mapping of it faults later for want of space.
+pub(crate) fn reserve(file: &File, len: u64) -> io::Result<()> {
+    let len = libc::off_t::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large"))?;
+    // SAFETY: a plain system call on a descriptor we borrow; it returns an error number.
+    #[allow(unsafe_code)]
+    let err = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
+    if err != 0 {
+        return Err(io::Error::from_raw_os_error(err));
+    }
+    Ok(())
+}
+
+/// Takes a `flock` on the whole file without waiting: shared, or exclusive; `Ok(false)` if
+/// another open file holds a conflicting one.
+pub(crate) fn try_flock(file: &File, exclusive: bool) -> io::Result<bool> {
+    let how = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    };
+    // SAFETY: a plain system call on a descriptor we borrow.
+    #[allow(unsafe_code)]
+    let done = unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) };
+    if done == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Ok(false);
+    }
+    Err(err)
+}
+
+/// An OFD write lock on the one byte at `offset`, for `file`'s open file description.
+fn ofd_lock(file: &File, offset: u64, command: libc::c_int) -> io::Result<libc::flock> {
+    // SAFETY: `flock` is a plain C struct of integers, for which all zeroes is valid.
+    #[allow(unsafe_code)]
+    let mut lock: libc::flock = unsafe { core::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = offset as libc::off_t;
+    lock.l_len = 1;
+    // SAFETY: fcntl with an OFD lock command reads and (for GETLK) writes the `flock` struct
+    // we pass by a pointer valid for the call; `l_pid` must be 0, as zeroing made it.
+    #[allow(unsafe_code)]
+    let done = unsafe { libc::fcntl(file.as_raw_fd(), command, &mut lock) };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(lock)
+}
+
+/// Takes the OFD lock on the byte at `offset` without waiting; `Ok(false)` if another open
+/// file description holds it. The kernel releases it when every descriptor of `file`'s
+/// description is closed, which a process's death does.
+pub(crate) fn try_lock_byte(file: &File, offset: u64) -> io::Result<bool> {
+    match ofd_lock(file, offset, libc::F_OFD_SETLK) {
+        Ok(_) => Ok(true),
+        Err(err) if matches!(err.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) => {
+            Ok(false)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Whether some open file description other than `file`'s holds an OFD or POSIX lock on the
+/// byte at `offset`. An error counts as held: a waiter never recovers a stripe it cannot
+/// prove abandoned.
+pub(crate) fn byte_is_locked(file: &File, offset: u64) -> bool {
+    ofd_lock(file, offset, libc::F_OFD_GETLK)
+        .map_or(true, |lock| lock.l_type != libc::F_UNLCK as libc::c_short)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::Ordering;
+
+    fn temp_file(len: u64) -> (std::path::PathBuf, File) {
+        let path = std::env::temp_dir().join(format!("ccf-mapping-{}-{}", std::process::id(), len));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.set_len(len).unwrap();
+        (path, file)
+    }
+
+    #[test]
+    fn mapped_words_are_the_files_bytes_and_stay_in_bounds() {
+        let (path, file) = temp_file(3 * 4096);
+        let map = Arc::new(Mapping::map(&file, 3 * 4096, false).unwrap());
+        let words = map.words(4096, 512).unwrap();
+        assert_eq!(words.len(), 512);
+        for (i, word) in words.iter().enumerate() {
+            assert_eq!(word.load(Ordering::Relaxed), 0);
+            word.store(i as u64 * 3, Ordering::Relaxed);
+        }
+        // A second handle over the same bytes sees them, after the first is dropped.
+        drop(words);
+        let again = map.words(4096 + 8, 1).unwrap();
+        assert_eq!(again[0].load(Ordering::Relaxed), 3);
+        map.flush().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[4096 + 8], 3);
+        // Unaligned or past the end: refused.
+        assert!(map.words(4, 1).is_none());
+        assert!(map.words(3 * 4096 - 8, 2).is_none());
+        assert!(map.words(usize::MAX - 7, 1).is_none());
+        assert!(map.words(0, usize::MAX / 4).is_none());
+        map.advise_huge_pages(0, map.len);
+        drop(map);
+        drop(again);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn byte_locks_are_per_open_file_description() {
+        let (path, file) = temp_file(64);
+        let other = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        assert!(!byte_is_locked(&other, 8));
+        assert!(try_lock_byte(&file, 8).unwrap());
+        assert!(byte_is_locked(&other, 8));
+        assert!(!try_lock_byte(&other, 8).unwrap());
+        assert!(!byte_is_locked(&other, 9));
+        drop(file);
+        assert!(!byte_is_locked(&other, 8), "closing drops the lock");
+        assert!(try_flock(&other, false).unwrap());
+        std::fs::remove_file(path).unwrap();
+    }
+}

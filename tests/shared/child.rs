@@ -1,0 +1,102 @@
+//! What a child process does: this binary run again with `CCF_SHARED_CHILD` set, so that the
+//! test filter `child::child` runs only here.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command};
+
+use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
+
+/// Starts this test binary as a child doing `role` on the file at `path`, with `vars`.
+pub fn spawn(role: &str, path: &Path, vars: &[(&str, String)]) -> Child {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "child::child",
+            "--test-threads=1",
+            "--quiet",
+            "--nocapture",
+        ])
+        .env("CCF_SHARED_CHILD", role)
+        .env("CCF_SHARED_PATH", path)
+        .stdout(std::process::Stdio::null());
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command.spawn().unwrap()
+}
+
+fn var(name: &str) -> u64 {
+    std::env::var(name).unwrap().parse().unwrap()
+}
+
+/// Keys of process `p`, thread `t`: disjoint ranges.
+pub fn keys_of(p: u64, t: u64, n: u64) -> std::ops::Range<u64> {
+    let base = (p * 16 + t) << 32;
+    base..base + n
+}
+
+#[test]
+fn child() {
+    let Ok(role) = std::env::var("CCF_SHARED_CHILD") else {
+        return;
+    };
+    let path = std::env::var("CCF_SHARED_PATH").unwrap();
+    let filter = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap();
+    match role.as_str() {
+        "mixed" => mixed(&filter, var("CCF_P"), var("CCF_N")),
+        "writer" => writer(
+            &filter,
+            var("CCF_BASE"),
+            &std::env::var("CCF_ACKS").unwrap(),
+        ),
+        other => panic!("no role {other}"),
+    }
+}
+
+/// Two threads, each inserting its keys, removing every other one, and looking up the ones
+/// it kept (and others') meanwhile: a miss panics, which fails the child and so the test.
+fn mixed(filter: &ConcurrentCuckooFilter, p: u64, n: u64) {
+    std::thread::scope(|scope| {
+        for t in 0..2 {
+            scope.spawn(move || {
+                let keys = keys_of(p, t, n);
+                for (i, key) in keys.clone().enumerate() {
+                    filter.insert(&key).unwrap();
+                    if i % 2 == 1 {
+                        assert!(filter.remove(&(key - 1)), "remove {key}");
+                    }
+                    if i % 7 == 0 && i > 0 {
+                        // The last odd index so far: odd ones are kept.
+                        let kept = keys.start + (i as u64 - 1 + (i as u64 & 1));
+                        assert!(filter.contains(&kept), "false negative {kept}");
+                    }
+                }
+                for (i, key) in keys.enumerate() {
+                    if i % 2 == 1 {
+                        assert!(filter.contains(&key), "false negative {key}");
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// Inserts `base` to `base + 29` and appends each key to the file `acks` once its insert has
+/// returned; between two, inserts and removes a scratch key, so that kills land in removes
+/// too. Runs until killed.
+fn writer(filter: &ConcurrentCuckooFilter, base: u64, acks: &str) {
+    let mut acks = std::fs::OpenOptions::new().append(true).open(acks).unwrap();
+    // A few acknowledged keys a round, so that the filter stays near its load; the rest is
+    // churn at that load, whose inserts move fingerprints.
+    for key in base.. {
+        if key - base < 30 {
+            filter.insert(&key).unwrap();
+            acks.write_all(&key.to_le_bytes()).unwrap();
+        }
+        let scratch = key | 1 << 63;
+        filter.insert(&scratch).unwrap();
+        assert!(filter.remove(&scratch));
+    }
+}

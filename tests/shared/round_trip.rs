@@ -1,0 +1,99 @@
+use concurrent_cuckoo_filter::{
+    Access, ConcurrentCuckooFilter, InsertError, MergeError, TableLayout,
+};
+
+use crate::{create, TempPath};
+
+#[test]
+fn created_filters_reopen_with_every_item_in_both_layouts() {
+    for packed in [false, true] {
+        let path = TempPath::new("round-trip");
+        let filter = create(&path.0, packed, 20_000);
+        assert!(filter.is_shared());
+        assert_eq!(filter.path(), Some(path.0.as_path()));
+        assert_eq!(
+            filter.layout(),
+            if packed {
+                TableLayout::Packed
+            } else {
+                TableLayout::BucketWord
+            }
+        );
+        assert_eq!(filter.is_semi_sorted(), packed);
+        for i in 0..15_000u64 {
+            filter.insert(&i).unwrap();
+        }
+        assert!(filter.remove(&7u64));
+        filter.flush().unwrap();
+        filter.verify().unwrap();
+        // A second opener sees everything at once, and its writes are the first's.
+        let other = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap();
+        assert_eq!(other.len(), 14_999);
+        assert!((0..15_000u64)
+            .filter(|&i| i != 7)
+            .all(|i| other.contains(&i)));
+        other.insert(&1_000_000u64).unwrap();
+        assert!(filter.contains(&1_000_000u64));
+        drop((filter, other));
+        // Reopened after every handle closed: the file holds it all.
+        let again = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap();
+        assert_eq!(again.len(), 15_000);
+        assert!((0..15_000u64)
+            .filter(|&i| i != 7)
+            .all(|i| again.contains(&i)));
+        again.verify().unwrap();
+        // Its snapshot is the in-memory filter's format, read back in memory.
+        let copy = ConcurrentCuckooFilter::from_bytes(&again.to_bytes()).unwrap();
+        assert!(!copy.is_shared());
+        assert_eq!(copy.len(), 15_000);
+        assert_eq!(copy.bucket_count(), again.bucket_count());
+    }
+}
+
+#[test]
+fn read_only_filters_answer_and_refuse_every_write() {
+    let path = TempPath::new("read-only");
+    let filter = create(&path.0, true, 5_000);
+    for i in 0..3_000u64 {
+        filter.insert(&i).unwrap();
+    }
+    let reader = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).unwrap();
+    assert!((0..3_000u64).all(|i| reader.contains(&i)));
+    assert_eq!(reader.insert(&5u64), Err(InsertError::ReadOnly));
+    assert_eq!(reader.insert_unique(&9_999u64), Err(InsertError::ReadOnly));
+    assert!(reader.try_extend(10_000..10_010u64).is_err());
+    assert!(!reader.remove(&5u64));
+    reader.clear();
+    let other = ConcurrentCuckooFilter::builder()
+        .capacity(5_000)
+        .layout(TableLayout::Packed)
+        .fingerprint_bits(13)
+        .semi_sorted(true)
+        .build()
+        .unwrap();
+    assert!(matches!(reader.merge(&other), Err(MergeError::ReadOnly)));
+    assert_eq!(reader.len(), 3_000);
+    assert_eq!(filter.len(), 3_000);
+    assert!(reader.to_bytes().len() > 3_000);
+    reader.verify().unwrap();
+    reader.flush().unwrap();
+    assert!(InsertError::ReadOnly.to_string().contains("read-only"));
+    // Writes by others after it opened are seen.
+    filter.insert(&77_777u64).unwrap();
+    assert!(reader.contains(&77_777u64));
+}
+
+#[test]
+fn a_file_is_never_created_over_another() {
+    let path = TempPath::new("exists");
+    std::fs::write(&path.0, b"precious").unwrap();
+    let err = ConcurrentCuckooFilter::builder()
+        .capacity(100)
+        .create_shared(&path.0)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&path.0.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path.0).unwrap(), b"precious");
+}
