@@ -97,3 +97,36 @@ fn a_file_is_never_created_over_another() {
     );
     assert_eq!(std::fs::read(&path.0).unwrap(), b"precious");
 }
+
+#[test]
+fn live_info_counts_open_writers_and_describes_the_regions() {
+    let path = TempPath::new("info");
+    let filter = create(&path.0, false, 5_000);
+    let info = filter.live_info().unwrap();
+    assert_eq!((info.registration_slots, info.writers), (128, 1));
+    assert_eq!(info.stripes_held, 0);
+    assert!(info.registration_offset < info.lock_records_offset);
+    assert_eq!(
+        info.lock_records_offset + info.lock_records_bytes,
+        info.stamps_offset
+    );
+    assert!(info.stamps_offset + 8 * info.stripes <= info.table_offset);
+    assert!(info.table_offset + info.table_bytes <= info.file_len);
+    assert_eq!(std::fs::metadata(&path.0).unwrap().len(), info.file_len);
+    let other = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap();
+    let reader = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).unwrap();
+    assert_eq!(reader.live_info().unwrap().writers, 2);
+    drop(other);
+    assert_eq!(reader.live_info().unwrap().writers, 1);
+    drop(filter);
+    let last = reader.live_info().unwrap();
+    assert_eq!(
+        (last.writers, last.file_len, last.table_offset),
+        (0, info.file_len, info.table_offset)
+    );
+    let memory = ConcurrentCuckooFilter::builder()
+        .capacity(10)
+        .build()
+        .unwrap();
+    assert!(memory.live_info().is_none());
+}
