@@ -117,9 +117,36 @@ pub fn kind(path: &Path) -> Result<Kind, CliError> {
     open(path).map(|opened| opened.kind)
 }
 
+/// The filter in `path` for lookups: a live file mapped read-only (its header checked, its
+/// table not read), any other file read as [`load`] reads it.
+pub fn map_or_load(path: &Path) -> Result<Filter, CliError> {
+    #[cfg(target_os = "linux")]
+    if is_live(path)? {
+        return crate::live::open(path).map(Filter::Fixed);
+    }
+    load(path)
+}
+
+/// Whether `path` holds a live file, from its first 8 bytes alone.
+fn is_live(path: &Path) -> Result<bool, CliError> {
+    let file = File::open(path).map_err(|error| CliError::file(path, error))?;
+    let mut head = Vec::with_capacity(8);
+    file.take(8)
+        .read_to_end(&mut head)
+        .map_err(|error| CliError::file(path, error))?;
+    Ok(head == b"\x89CCL\r\n\x1a\n")
+}
+
 /// Reads the filter in `path`, of whichever kind, every field and checksum checked, and refuses
-/// a file with bytes after the filter as the library's `from_bytes` refuses them.
+/// a file with bytes after the filter as the library's `from_bytes` refuses them. A live file
+/// is mapped and copied into memory, so the filter is the caller's to change.
 pub fn load(path: &Path) -> Result<Filter, CliError> {
+    #[cfg(target_os = "linux")]
+    if is_live(path)? {
+        let live = crate::live::open(path)?;
+        memory::check("a copy of its table", live.memory_usage() as u64)?;
+        return Ok(Filter::Fixed(live.clone()));
+    }
     let Opened { kind, reader, len } = open(path)?;
     let mut reader = Counted { reader, bytes: 0 };
     let decoded = match kind {
