@@ -101,6 +101,12 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.core().file().map(|file| file.path())
     }
 
+    /// Whether the filter was opened `Access::ReadOnly`: every write through it is refused.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.core().file().is_some_and(|file| file.is_read_only())
+    }
+
     /// The live file's regions, the writers that have it open and the stripes held now
     /// (`ccf info` prints them); `None` for an in-memory filter. O(stripes).
     #[must_use]

@@ -78,6 +78,7 @@ fn read_only_filters_answer_and_refuse_every_write() {
     reader.verify().unwrap();
     reader.flush().unwrap();
     assert!(InsertError::ReadOnly.to_string().contains("read-only"));
+    assert!(reader.is_read_only() && !filter.is_read_only());
     // Writes by others after it opened are seen.
     filter.insert(&77_777u64).unwrap();
     assert!(reader.contains(&77_777u64));
