@@ -124,3 +124,16 @@ fn a_live_file_merges_as_a_copy_and_bad_live_files_are_refused() {
         "not a readable filter",
     );
 }
+
+#[test]
+fn a_live_file_through_a_pipe_is_read_as_a_stream_and_refused_in_words() {
+    let dir = scratch("live-pipe");
+    let file = dir.join("keys.live");
+    drop(live_file(&file, 100, false));
+    let bytes = fs::read(&file).unwrap();
+    // Only a regular file is mapped; a pipe's bytes go to the snapshot decoder, which names them.
+    assert_fails(
+        &ccf(&["info", "/dev/stdin"], &bytes),
+        "not a readable filter",
+    );
+}
