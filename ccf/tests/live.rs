@@ -81,11 +81,13 @@ fn info_describes_a_live_file_its_writers_and_its_lock_region() {
         assert!(info.contains(&field), "{field} in {info}");
     }
     drop(writer);
-    let info = String::from_utf8(ccf(&["info", path(&file)], b"").stdout).unwrap();
-    assert!(
-        info.contains("registration slots: 0 in use of 128"),
-        "{info}"
-    );
+    // Its slot lock can outlive it for a moment: a `ccf` that another test thread is spawning
+    // holds a copy of every descriptor until its `exec` closes them.
+    let released = (0..100).any(|_| {
+        let info = String::from_utf8(ccf(&["info", path(&file)], b"").stdout).unwrap();
+        info.contains("registration slots: 0 in use of 128")
+    });
+    assert!(released);
 }
 
 #[test]
