@@ -1,6 +1,7 @@
 """Type stubs of the native module (the Rust extension)."""
 
 import os
+import pathlib
 import pickle
 from collections.abc import Iterable
 from typing import Any, Literal, Union
@@ -117,7 +118,7 @@ class ConcurrentCuckooFilter(_Filter):
     def verify(self) -> None:
         """Checks the whole table; `ValueError` for a damaged one."""
     @property
-    def path(self) -> str | None: ...
+    def path(self) -> pathlib.Path | None: ...
     @property
     def is_shared(self) -> bool: ...
     @property
