@@ -114,7 +114,7 @@ pub use crate::hooks::DebugCandidates;
 pub use crate::layout::TableLayout;
 pub use crate::persist::{DecodeError, FilterStats, StableHashBuilder};
 #[cfg(all(target_os = "linux", not(loom)))]
-pub use crate::shared::{Access, SharedError};
+pub use crate::shared::{Access, LiveFileInfo, SharedError};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

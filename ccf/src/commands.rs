@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
 use crate::error::CliError;
-use crate::filter_file::{kind, load, new_filter, save, Filter, Kind};
+use crate::filter_file::{kind, load, map_or_load, new_filter, save, Filter, Kind};
 use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
@@ -161,7 +161,7 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
                      (the library looks up a growable filter by key only, not by a hash)",
         });
     }
-    let filter = load(&args.filter)?;
+    let filter = map_or_load(&args.filter)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut out = stdout();
     let mut printed = 0u64;
@@ -216,9 +216,11 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
 
 fn info(args: InfoArgs) -> Result<i32, CliError> {
     refuse_input_as_output(None, &[Source::File(args.filter.clone())])?;
-    let filter = load(&args.filter)?;
+    let filter = map_or_load(&args.filter)?;
     let mut out = stdout();
     match &filter {
+        #[cfg(target_os = "linux")]
+        Filter::Fixed(filter) if filter.is_shared() => crate::live::describe(filter, &mut out)?,
         Filter::Fixed(filter) => write!(out, "kind: fixed-size\n{}", filter.stats())?,
         Filter::Growable(growable) => growing::describe(growable, &args.filter, &mut out)?,
     }

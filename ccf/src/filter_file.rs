@@ -36,6 +36,8 @@ pub enum Kind {
 /// The first bytes of a growable filter's encoding (`FORMAT.md`, "Growable filters"); a fixed
 /// filter's differ in their fourth byte.
 const GROWABLE_MAGIC: &[u8] = b"\x89CCG\r\n\x1a\n";
+/// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
+const LIVE_MAGIC: &[u8] = b"\x89CCL\r\n\x1a\n";
 
 impl Filter {
     pub fn hasher(&self) -> &DefaultHashBuilder {
@@ -85,6 +87,8 @@ struct Opened<R> {
     kind: Kind,
     reader: R,
     len: Option<u64>,
+    /// A live file (a regular file with the live magic), to be mapped rather than read.
+    live: bool,
 }
 
 fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
@@ -94,12 +98,13 @@ fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
         .ok()
         .filter(|meta| meta.is_file())
         .map(|meta| meta.len());
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    // The magic read alone: a live file is then mapped, not read a megabyte ahead.
     let mut head = Vec::with_capacity(GROWABLE_MAGIC.len());
-    (&mut reader)
+    (&file)
         .take(GROWABLE_MAGIC.len() as u64)
         .read_to_end(&mut head)
         .map_err(|error| CliError::file(path, error))?;
+    let reader = BufReader::with_capacity(1 << 20, file);
     let kind = if head == GROWABLE_MAGIC {
         Kind::Growable
     } else {
@@ -107,6 +112,7 @@ fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
     };
     Ok(Opened {
         kind,
+        live: len.is_some() && head == LIVE_MAGIC,
         reader: Cursor::new(head).chain(reader),
         len,
     })
@@ -117,10 +123,38 @@ pub fn kind(path: &Path) -> Result<Kind, CliError> {
     open(path).map(|opened| opened.kind)
 }
 
+/// The filter in `path` for lookups: a live file mapped read-only (its header checked, its
+/// table not read), any other file read as [`load`] reads it.
+pub fn map_or_load(path: &Path) -> Result<Filter, CliError> {
+    let opened = open(path)?;
+    #[cfg(target_os = "linux")]
+    if opened.live {
+        drop(opened);
+        return crate::live::open(path).map(Filter::Fixed);
+    }
+    read(path, opened)
+}
+
 /// Reads the filter in `path`, of whichever kind, every field and checksum checked, and refuses
-/// a file with bytes after the filter as the library's `from_bytes` refuses them.
+/// a file with bytes after the filter as the library's `from_bytes` refuses them. A live file
+/// is mapped and copied into memory, so the filter is the caller's to change.
 pub fn load(path: &Path) -> Result<Filter, CliError> {
-    let Opened { kind, reader, len } = open(path)?;
+    let opened = open(path)?;
+    #[cfg(target_os = "linux")]
+    if opened.live {
+        drop(opened);
+        let live = crate::live::open(path)?;
+        memory::check("a copy of its table", live.memory_usage() as u64)?;
+        return Ok(Filter::Fixed(live.clone()));
+    }
+    read(path, opened)
+}
+
+/// Decodes the filter `open` found in `path`.
+fn read(path: &Path, opened: Opened<impl Read>) -> Result<Filter, CliError> {
+    let Opened {
+        kind, reader, len, ..
+    } = opened;
     let mut reader = Counted { reader, bytes: 0 };
     let decoded = match kind {
         Kind::Fixed => ConcurrentCuckooFilter::read_from(&mut reader).map(Filter::Fixed),

@@ -9,6 +9,8 @@ pub mod filter_file;
 pub mod growing;
 pub mod input;
 pub mod lines;
+#[cfg(target_os = "linux")]
+pub mod live;
 mod memory;
 pub mod mixing;
 pub mod output;

@@ -1,6 +1,7 @@
 """Type stubs of the native module (the Rust extension)."""
 
 import os
+import pathlib
 import pickle
 from collections.abc import Iterable
 from typing import Any, Literal, Union
@@ -29,8 +30,11 @@ def hash64(key: Key, seed: int | None = None) -> int:
 
 def load(
     path: PathLike | bytes,
+    *,
+    mmap: bool = True,
 ) -> ConcurrentCuckooFilter | GrowableCuckooFilter | ExpiringCuckooFilter:
-    """The filter in the file at `path`, of whichever kind it holds."""
+    """The filter in the file at `path`, of whichever kind it holds; a live file mapped
+    read-only (`mmap=False`: copied into memory)."""
 
 class _Filter:
     def add(self, key: Key) -> None:
@@ -93,6 +97,32 @@ class ConcurrentCuckooFilter(_Filter):
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> ConcurrentCuckooFilter: ...
     @classmethod
     def load(cls, path: PathLike | bytes) -> ConcurrentCuckooFilter: ...
+    @classmethod
+    def create_shared(
+        cls,
+        path: PathLike | bytes,
+        capacity: int,
+        false_positive_rate: float | None = None,
+        *,
+        fingerprint_bits: int | None = None,
+        bucket_size: int | None = None,
+        semi_sorted: bool | None = None,
+        seed: int | None = None,
+    ) -> ConcurrentCuckooFilter:
+        """A filter built in a new live file at `path`, shared by the processes that open it."""
+    @classmethod
+    def open_shared(cls, path: PathLike | bytes, readonly: bool = False) -> ConcurrentCuckooFilter:
+        """The live filter at `path`, mapped in O(1)."""
+    def flush(self) -> None:
+        """Writes the changes so far to the file and waits for the disk (msync)."""
+    def verify(self) -> None:
+        """Checks the whole table; `ValueError` for a damaged one."""
+    @property
+    def path(self) -> pathlib.Path | None: ...
+    @property
+    def is_shared(self) -> bool: ...
+    @property
+    def readonly(self) -> bool: ...
     def copy(self) -> ConcurrentCuckooFilter: ...
     @property
     def load_factor(self) -> float: ...

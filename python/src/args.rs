@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use concurrent_cuckoo_filter::{Clock, DefaultHashBuilder, ExpiringBuilder, ExpiringCuckooFilter};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, ConcurrentCuckooFilterBuilder};
 use concurrent_cuckoo_filter::{Overflow, Window};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -215,5 +216,38 @@ pub fn window(
         _ => Err(PyTypeError::new_err(
             "give exactly one window: items=N (the last N adds) or seconds=S (the last S seconds)",
         )),
+    }
+}
+
+/// The settings of a `ConcurrentCuckooFilter` (its constructor's, and `create_shared`'s), each
+/// checked and given to the crate's builder.
+pub struct FixedSettings<'a, 'py> {
+    pub capacity: &'a Bound<'py, PyAny>,
+    pub false_positive_rate: Option<&'a Bound<'py, PyAny>>,
+    pub fingerprint_bits: Option<&'a Bound<'py, PyAny>>,
+    pub bucket_size: Option<&'a Bound<'py, PyAny>>,
+    pub semi_sorted: Option<&'a Bound<'py, PyAny>>,
+    pub seed: Option<&'a Bound<'py, PyAny>>,
+}
+
+impl FixedSettings<'_, '_> {
+    /// The crate's builder for these settings; `TypeError` or `ValueError` naming a bad one.
+    pub fn builder(&self) -> PyResult<ConcurrentCuckooFilterBuilder<DefaultHashBuilder>> {
+        let mut builder = ConcurrentCuckooFilter::builder()
+            .capacity(count("capacity", self.capacity)?)
+            .hasher(hasher(self.seed)?);
+        if let Some(rate) = rate("false_positive_rate", self.false_positive_rate)? {
+            builder = builder.false_positive_rate(rate);
+        }
+        if let Some(bits) = setting("fingerprint_bits", self.fingerprint_bits)? {
+            builder = builder.fingerprint_bits(bits);
+        }
+        if let Some(size) = setting("bucket_size", self.bucket_size)? {
+            builder = builder.bucket_size(size);
+        }
+        if let Some(semi_sorted) = flag("semi_sorted", self.semi_sorted)? {
+            builder = builder.semi_sorted(semi_sorted);
+        }
+        Ok(builder)
     }
 }

@@ -3,7 +3,7 @@
 use std::io;
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError};
+use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError, SharedError};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -78,5 +78,40 @@ pub fn merge(py: Python<'_>, err: MergeError) -> PyErr {
     match err {
         MergeError::Full { merged } => full(py, err.to_string(), merged),
         other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// The error of creating or opening a live file: `OSError` naming the file (by its error
+/// number, so `FileNotFoundError`, `PermissionError`, `FileExistsError`, `IsADirectoryError`
+/// as `open()` gives them; `EINVAL` for a FIFO, socket or device, `EBUSY` for a file whose
+/// slots are all held), `ValueError` for contents that are no live filter.
+pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
+    let numbered = |code: i32, message: String, path: &Path| {
+        PyOSError::new_err((code, message, path.as_os_str().to_owned()))
+    };
+    match err {
+        SharedError::Io { path, source } => match (source.raw_os_error(), source.kind()) {
+            (Some(_), _) => file(py, &source, &path),
+            (None, io::ErrorKind::PermissionDenied) => {
+                numbered(libc::EACCES, source.to_string(), &path)
+            }
+            (None, io::ErrorKind::NotFound) => numbered(libc::ENOENT, source.to_string(), &path),
+            (None, _) => file(py, &source, &path),
+        },
+        SharedError::Decode { path, source } => PyValueError::new_err(format!(
+            "{}: not a valid live filter file: {source}",
+            path.display()
+        )),
+        SharedError::NotAFile { path, what } => {
+            let code = if what == "a directory" {
+                libc::EISDIR
+            } else {
+                libc::EINVAL
+            };
+            numbered(code, format!("not a regular file but {what}"), &path)
+        }
+        SharedError::Busy { ref path, .. } => numbered(libc::EBUSY, err.to_string(), path),
+        SharedError::Build(err) => build(err),
+        other => PyOSError::new_err(other.to_string()),
     }
 }

@@ -11,6 +11,8 @@ use concurrent_cuckoo_filter::DecodeError;
 /// filter's differ.
 const GROWABLE_MAGIC: &[u8; 8] = b"\x89CCG\r\n\x1a\n";
 const EXPIRING_MAGIC: &[u8; 8] = b"CCFEXPR1";
+/// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
+const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
 
 /// Which class a filter file is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,8 @@ pub enum FileKind {
     Fixed,
     Growable,
     Expiring,
+    /// A fixed filter in a live file, which is mapped rather than read.
+    Live,
 }
 
 /// Bytes read from a file at a time.
@@ -119,6 +123,8 @@ impl FilterFile {
             FileKind::Growable
         } else if start.starts_with(EXPIRING_MAGIC) {
             FileKind::Expiring
+        } else if start.starts_with(LIVE_MAGIC) {
+            FileKind::Live
         } else {
             FileKind::Fixed
         })

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, CuckooFilter, FilterStats};
+use concurrent_cuckoo_filter::{CuckooFilter, FilterStats};
 use concurrent_cuckoo_filter::{Expiring, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
 use crate::files::FilterFile;
 use crate::keys::with_key;
+use crate::shared::{self, Live};
 use crate::{args, bulk, errors, files};
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
@@ -33,6 +34,7 @@ macro_rules! filter_class {
             /// `FilterFullError` if this filter fills up (what went in stays).
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
+                self.inner.writable()?;
                 let (ours, theirs) = (&self.inner, &other.inner);
                 py.detach(|| match unique {
                     true => ours.merge_unique(theirs),
@@ -67,18 +69,21 @@ macro_rules! filter_class {
         impl $class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+                self.inner.writable()?;
                 with_key(key, |key| self.inner.insert(&key))?
                     .map_err(|err| errors::full(py, err.to_string(), 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                self.inner.writable()?;
                 with_key(key, |key| self.inner.insert_unique(&key))?
                     .map_err(|err| errors::full(py, err.to_string(), 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
             fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                self.inner.writable()?;
                 with_key(key, |key| self.inner.remove(&key))
             }
 
@@ -146,6 +151,7 @@ macro_rules! filter_class {
             #[pyo3(signature = (keys, *, threads = None))]
             fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>,
                             threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+                self.inner.writable()?;
                 let inner = &self.inner;
                 let remove = |hash| inner.remove_hash(hash);
                 bulk::discard_many(py, keys, args::threads(threads)?, inner.hasher(), remove)
@@ -169,8 +175,10 @@ macro_rules! filter_class {
             }
 
             /// Removes every key, keeping the filter's memory and shape.
-            fn clear(&self, py: Python<'_>) {
+            fn clear(&self, py: Python<'_>) -> PyResult<()> {
+                self.inner.writable()?;
                 py.detach(|| self.inner.clear());
+                Ok(())
             }
 
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
@@ -219,7 +227,8 @@ macro_rules! filter_class {
                 self.copy(py)
             }
 
-            /// Pickles as `from_bytes(to_bytes())`, the same in any process.
+            /// Pickles as `from_bytes(to_bytes())`, the same in any process; a filter in a live
+            /// file as `open_shared(path, readonly)`, the same live filter on this machine.
             fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
                 self.__reduce_ex__(py, 4)
             }
@@ -229,6 +238,10 @@ macro_rules! filter_class {
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
+                if let Some(live) = self.inner.reopen_args(py)? {
+                    let restore = py.get_type::<Self>().getattr("open_shared")?;
+                    return PyTuple::new(py, [restore, live.into_any()]);
+                }
                 let restore = py.get_type::<Self>().getattr("from_bytes")?;
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
@@ -254,9 +267,14 @@ macro_rules! filter_class {
         impl $class {
             fn add_from(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: usize,
                         before: usize) -> PyResult<usize> {
+                self.inner.writable()?;
                 let inner = &self.inner;
                 let extend = |hashes: &[u64]| inner.try_extend_hashes(hashes);
                 bulk::add_many(py, keys, threads, before, inner.hasher(), extend)
+            }
+
+            pub fn wrap(inner: CuckooFilter<$kind>) -> Self {
+                Self { inner }
             }
 
             pub fn from_file(py: Python<'_>, file: FilterFile, path: &Path) -> PyResult<Self> {
@@ -282,23 +300,73 @@ filter_class!(merge
            fingerprint_bits: Option<&Bound<'_, PyAny>>, bucket_size: Option<&Bound<'_, PyAny>>,
            semi_sorted: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
            -> PyResult<Self> {
-        let mut builder = ConcurrentCuckooFilter::builder()
-            .capacity(args::count("capacity", capacity)?)
-            .hasher(args::hasher(seed)?);
-        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
-            builder = builder.false_positive_rate(rate);
-        }
-        if let Some(bits) = args::setting("fingerprint_bits", fingerprint_bits)? {
-            builder = builder.fingerprint_bits(bits);
-        }
-        if let Some(size) = args::setting("bucket_size", bucket_size)? {
-            builder = builder.bucket_size(size);
-        }
-        if let Some(semi_sorted) = args::flag("semi_sorted", semi_sorted)? {
-            builder = builder.semi_sorted(semi_sorted);
-        }
+        let settings = args::FixedSettings {
+            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
+        };
+        let builder = settings.builder()?;
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
+
+    /// A filter built in a new file at `path` (never over an existing one) that other
+    /// processes open with `open_shared` and use at once; settings as for the constructor.
+    /// `FileExistsError` if `path` exists, `OSError` naming it for what the system refuses.
+    #[classmethod]
+    #[pyo3(signature = (path, capacity, false_positive_rate = None, *, fingerprint_bits = None,
+                        bucket_size = None, semi_sorted = None, seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
+                     capacity: &Bound<'_, PyAny>, false_positive_rate: Option<&Bound<'_, PyAny>>,
+                     fingerprint_bits: Option<&Bound<'_, PyAny>>,
+                     bucket_size: Option<&Bound<'_, PyAny>>, semi_sorted: Option<&Bound<'_, PyAny>>,
+                     seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let path = args::path("path", path)?;
+        let settings = args::FixedSettings {
+            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
+        };
+        let builder = settings.builder()?;
+        let inner = py.detach(|| builder.create_shared(&path)).map_err(|err| errors::shared(py, err))?;
+        Ok(Self { inner })
+    }
+
+    /// The filter in the live file at `path` that `create_shared` made, mapped in O(1): the
+    /// same filter as every other process's. `readonly=True` needs only read permission and
+    /// refuses every write (`TypeError`). `ValueError` for a file that is no live filter.
+    #[classmethod]
+    #[pyo3(signature = (path, readonly = None))]
+    fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
+                   readonly: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let path = args::path("path", path)?;
+        let readonly = args::flag("readonly", readonly)?.unwrap_or(false);
+        Ok(Self { inner: shared::open(py, &path, readonly)? })
+    }
+
+    /// Writes the changes so far to the file and waits until they are on disk (`msync`): what
+    /// a machine crash cannot lose afterwards. Nothing to do in memory or read-only.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let flushed = py.detach(|| self.inner.flush());
+        match self.inner.path() {
+            Some(path) => flushed.map_err(|err| errors::file(py, &err, path)),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the whole table (O(size)), recovering what a killed writer left; `ValueError`
+    /// for a damaged one.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.verify()).map_err(errors::decode)
+    }
+
+    /// The live file the filter is mapped from, `None` in memory.
+    #[getter]
+    fn path(&self) -> Option<std::path::PathBuf> { self.inner.path().map(Path::to_path_buf) }
+
+    /// Whether the filter lives in a file that processes share.
+    #[getter]
+    fn is_shared(&self) -> bool { self.inner.is_shared() }
+
+    /// Whether it was opened `readonly`: every write raises `TypeError`.
+    #[getter]
+    fn readonly(&self) -> bool { self.inner.is_read_only() }
 
     /// The share of slots in use, from 0 to 1.
     #[getter]

@@ -9,6 +9,7 @@ mod files;
 mod filter;
 mod keys;
 mod reader;
+mod shared;
 mod threads;
 
 use core::hash::BuildHasher;
@@ -27,10 +28,18 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
-/// The filter in the file at `path`, of whichever kind it holds (told by its first bytes).
+/// The filter in the file at `path`, of whichever kind it holds (told by its first bytes). A
+/// live file (`create_shared`) is mapped read-only, its first answer at once, unless
+/// `mmap=False` copies it into memory; other files are read into memory.
 #[pyfunction]
-fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (path, *, mmap = None))]
+fn load<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+    mmap: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let path = args::path("path", path)?;
+    let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
     let opened = py.detach(|| {
         let mut file = files::FilterFile::open(&path)?;
         file.kind().map(|kind| (file, kind))
@@ -42,6 +51,11 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
         }
         FileKind::Growable => {
             Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any()
+        }
+        FileKind::Live => {
+            drop(file);
+            let inner = shared::load(py, &path, mmap)?;
+            Bound::new(py, filter::FixedFilter::wrap(inner))?.into_any()
         }
         FileKind::Expiring => {
             Bound::new(py, filter::ExpiringFilter::from_file(py, file, &path)?)?.into_any()

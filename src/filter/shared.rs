@@ -10,7 +10,7 @@ use crate::filter::CuckooFilter;
 use crate::persist::encoding::hasher_of;
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::Damage;
-use crate::shared::{self, Access, SharedError};
+use crate::shared::{self, Access, LiveFileInfo, SharedError};
 use crate::sizing::capacity_of;
 
 impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
@@ -99,6 +99,19 @@ impl<S> ConcurrentCuckooFilter<S> {
     #[must_use]
     pub fn path(&self) -> Option<&Path> {
         self.core().file().map(|file| file.path())
+    }
+
+    /// Whether the filter was opened `Access::ReadOnly`: every write through it is refused.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.core().file().is_some_and(|file| file.is_read_only())
+    }
+
+    /// The live file's regions, the writers that have it open and the stripes held now
+    /// (`ccf info` prints them); `None` for an in-memory filter. O(stripes).
+    #[must_use]
+    pub fn live_info(&self) -> Option<LiveFileInfo> {
+        self.core().file().map(|file| file.info())
     }
 
     /// Writes the changes made so far to the file and waits until they are on disk (`msync`):

@@ -4,6 +4,7 @@
 
 mod error;
 mod header;
+mod info;
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub use self::error::{Access, SharedError};
 use self::header::{LiveLayout, LIVE_HEADER_LEN, SLOTS};
+pub use self::info::LiveFileInfo;
 use crate::persist::RecordedHasher;
 use crate::raw::{Geometry, MappedParts, RawFilter, Registry, SHARED_STRIDE};
 use crate::sync::mapping::{reserve, try_flock, Mapping};
@@ -28,6 +30,9 @@ pub(crate) struct SharedFile {
     path: PathBuf,
     mapping: Arc<Mapping>,
     read_only: bool,
+    layout: LiveLayout,
+    /// A description of the file holding no OFD lock, to ask which slots are held.
+    query: File,
 }
 
 impl SharedFile {
@@ -46,6 +51,11 @@ impl SharedFile {
             return Ok(());
         }
         self.mapping.flush()
+    }
+
+    /// The file's regions and who uses it now.
+    pub(crate) fn info(&self) -> LiveFileInfo {
+        info::read(&self.layout, &self.mapping, &self.query)
     }
 }
 
@@ -194,6 +204,7 @@ fn map(
         ))
     })?;
     let read_only = access == Access::ReadOnly;
+    let query = file.try_clone().map_err(io_err)?;
     let mapping = Arc::new(Mapping::map(&file, len, read_only).map_err(io_err)?);
     let table_bytes = (layout.table_words * 8) as usize;
     mapping.advise_huge_pages(layout.table as usize, table_bytes);
@@ -238,6 +249,8 @@ fn map(
             path: path.to_path_buf(),
             mapping,
             read_only,
+            layout: *layout,
+            query,
         },
     ))
 }

@@ -78,6 +78,7 @@ fn read_only_filters_answer_and_refuse_every_write() {
     reader.verify().unwrap();
     reader.flush().unwrap();
     assert!(InsertError::ReadOnly.to_string().contains("read-only"));
+    assert!(reader.is_read_only() && !filter.is_read_only());
     // Writes by others after it opened are seen.
     filter.insert(&77_777u64).unwrap();
     assert!(reader.contains(&77_777u64));
@@ -96,4 +97,52 @@ fn a_file_is_never_created_over_another() {
         "{err}"
     );
     assert_eq!(std::fs::read(&path.0).unwrap(), b"precious");
+}
+
+#[test]
+fn live_info_counts_open_writers_and_describes_the_regions() {
+    let path = TempPath::new("info");
+    let filter = create(&path.0, false, 5_000);
+    let info = filter.live_info().unwrap();
+    assert_eq!((info.registration_slots, info.writers), (128, 1));
+    assert_eq!(info.stripes_held, 0);
+    assert!(info.registration_offset < info.lock_records_offset);
+    assert_eq!(
+        info.lock_records_offset + info.lock_records_bytes,
+        info.stamps_offset
+    );
+    assert!(info.stamps_offset + 8 * info.stripes <= info.table_offset);
+    assert!(info.table_offset + info.table_bytes <= info.file_len);
+    assert_eq!(std::fs::metadata(&path.0).unwrap().len(), info.file_len);
+    let other = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadWrite).unwrap();
+    let reader = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).unwrap();
+    assert_eq!(reader.live_info().unwrap().writers, 2);
+    drop(other);
+    assert_eq!(writers_soon(&reader, 1), 1);
+    drop(filter);
+    assert_eq!(writers_soon(&reader, 0), 0);
+    let last = reader.live_info().unwrap();
+    assert_eq!(
+        (last.writers, last.file_len, last.table_offset),
+        (0, info.file_len, info.table_offset)
+    );
+    let memory = ConcurrentCuckooFilter::builder()
+        .capacity(10)
+        .build()
+        .unwrap();
+    assert!(memory.live_info().is_none());
+}
+
+/// The writers `live_info` counts once it reaches `expected`, or after 5 s. A closed writer's
+/// slot lock can outlive it for a moment: a child that another test thread is spawning holds a
+/// copy of every descriptor until its `exec` closes them.
+fn writers_soon(filter: &ConcurrentCuckooFilter, expected: u64) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let writers = filter.live_info().unwrap().writers;
+        if writers == expected || std::time::Instant::now() > deadline {
+            return writers;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }

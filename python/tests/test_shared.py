@@ -1,0 +1,252 @@
+"""Filters in live files shared by processes (docs/shared.md): `multiprocessing` pools of 2 and
+4 processes adding and checking keys on one file, a writer killed with SIGKILL mid-stream,
+pickles that reopen the file, a Dask cluster of processes, `load` mapping a live file, and bad
+files. Processes are started by `spawn`: none inherits a filter another opened."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import stat
+import time
+
+import numpy as np
+import pytest
+from conftest import distinct_keys
+
+import ccfilter
+from ccfilter import ConcurrentCuckooFilter
+
+pytestmark = pytest.mark.skipif(
+    not os.uname().sysname == "Linux", reason="live files need Linux (mmap, OFD locks)"
+)
+
+CONTEXT = multiprocessing.get_context("spawn")
+PER_PROCESS = 20_000
+LAYOUTS = {"bucket words": {}, "packed": {"false_positive_rate": 0.001}}
+
+
+@pytest.fixture
+def live_path(tmp_path):
+    """A path for a live file; in /dev/shm where there is one, as docs/shared.md advises."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else str(tmp_path)
+    path = os.path.join(base, f"ccfilter-test-{os.getpid()}-{time.monotonic_ns()}.live")
+    yield path
+    if os.path.exists(path):
+        os.unlink(path)
+
+
+def keys_of(worker: int) -> np.ndarray:
+    return distinct_keys(PER_PROCESS, start=worker * PER_PROCESS)
+
+
+def add_and_check(args) -> tuple[int, int]:
+    """In a pool worker: adds this worker's keys (half one by one, half in bulk, on a filter
+    unpickled from the parent: the same file, reopened), removes every fourth, then looks up
+    its keys. Returns (false negatives, keys it left in)."""
+    shared, worker = args
+    assert shared.is_shared and not shared.readonly
+    keys = keys_of(worker)
+    half = len(keys) // 2
+    for key in keys[:half].tolist():
+        shared.add(key)
+    shared.add_many(keys[half:])
+    removed = keys[::4]
+    assert shared.discard_many(removed) == len(removed)
+    kept = np.setdiff1d(keys, removed)
+    missing = int((~shared.contains_many(kept)).sum())
+    missing += sum(1 for key in kept[:1000].tolist() if key not in shared)
+    return missing, len(kept)
+
+
+@pytest.mark.parametrize("processes", [2, 4])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_pool_of_processes_shares_one_file(live_path, processes, layout):
+    shared = ccfilter.create_shared(live_path, processes * PER_PROCESS, **LAYOUTS[layout])
+    with CONTEXT.Pool(processes) as pool:
+        results = pool.map(add_and_check, [(shared, w) for w in range(processes)])
+    assert [missing for missing, _ in results] == [0] * processes
+    kept = sum(count for _, count in results)
+    assert len(shared) == kept
+    for worker in range(processes):
+        keys = keys_of(worker)
+        assert shared.contains_many(np.setdiff1d(keys, keys[::4])).all()
+    shared.verify()
+    again = ccfilter.open_shared(live_path)
+    assert len(again) == kept and again == shared
+
+
+def add_acknowledging(path, worker, connection) -> None:
+    """In a process: opens the file and adds this worker's keys one at a time, sending each
+    key over the pipe after its `add` returned; then sends None."""
+    shared = ccfilter.open_shared(path)
+    for key in keys_of(worker).tolist():
+        shared.add(key)
+        connection.send(key)
+    connection.send(None)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_writer_killed_mid_stream_loses_no_acknowledged_key(live_path, layout):
+    writers = 3
+    shared = ccfilter.create_shared(live_path, writers * PER_PROCESS * 4, **LAYOUTS[layout])
+    total = 0
+    for round_ in range(3):
+        pipes = [CONTEXT.Pipe(duplex=False) for _ in range(writers)]
+        workers = [
+            CONTEXT.Process(
+                target=add_acknowledging, args=(live_path, round_ * writers + w, pipes[w][1])
+            )
+            for w in range(writers)
+        ]
+        for worker in workers:
+            worker.start()
+        for _, sending in pipes:
+            sending.close()
+        acknowledged = [[] for _ in range(writers)]
+        victim = 0
+        # Reads the victim's acknowledgements until it is well into its stream, then kills it.
+        while len(acknowledged[victim]) < 2_000 + 1_500 * round_:
+            acknowledged[victim].append(pipes[victim][0].recv())
+        os.kill(workers[victim].pid, signal.SIGKILL)
+        workers[victim].join(timeout=30)
+        assert workers[victim].exitcode == -signal.SIGKILL
+        while True:
+            try:
+                key = pipes[victim][0].recv()
+            except EOFError:
+                break
+            acknowledged[victim].append(key)
+        # The others go on to the end.
+        for w in range(1, writers):
+            while (key := pipes[w][0].recv()) is not None:
+                acknowledged[w].append(key)
+            workers[w].join(timeout=60)
+            assert workers[w].exitcode == 0
+            assert len(acknowledged[w]) == PER_PROCESS
+        shared.verify()  # recovers every stripe the killed writer held
+        for w in range(writers):
+            acks = np.array([k for k in acknowledged[w] if k is not None], dtype=np.uint64)
+            assert shared.contains_many(acks).all(), f"round {round_}, writer {w}"
+        total += sum(len([k for k in acks if k is not None]) for acks in acknowledged)
+        # docs/shared.md: a kill can leave the insert it was doing and a second copy of a
+        # fingerprint it was moving.
+        assert total <= len(shared) <= total + 3 * (round_ + 1)
+
+
+def test_pickles_reopen_the_file_and_keep_readonly(live_path):
+    shared = ccfilter.create_shared(live_path, 1000, seed=7)
+    shared.add("k")
+    copy = pickle.loads(pickle.dumps(shared))
+    assert copy.is_shared and os.fspath(copy.path) == live_path and not copy.readonly
+    copy.add("through the copy")
+    assert "through the copy" in shared
+    reader = pickle.loads(pickle.dumps(ccfilter.open_shared(live_path, readonly=True)))
+    assert reader.readonly and "k" in reader
+    with pytest.raises(TypeError, match="readonly"):
+        reader.add("x")
+    with pytest.raises(TypeError, match="readonly"):
+        reader.add_many(np.arange(3))
+    memory = ConcurrentCuckooFilter(1000)
+    assert pickle.loads(pickle.dumps(memory)).path is None
+    assert not memory.is_shared and memory.path is None and not memory.readonly
+    # A copy of a live filter is in memory.
+    assert not shared.copy().is_shared and shared.copy() == shared
+
+
+def test_load_maps_a_live_file_and_copies_it_when_asked(live_path, tmp_path):
+    shared = ccfilter.create_shared(live_path, 10_000)
+    shared.add_many(np.arange(5_000))
+    mapped = ccfilter.load(live_path)
+    assert isinstance(mapped, ConcurrentCuckooFilter)
+    assert mapped.is_shared and mapped.readonly and len(mapped) == 5_000
+    shared.add("later")
+    assert "later" in mapped
+    copied = ccfilter.load(live_path, mmap=False)
+    assert not copied.is_shared and copied == shared
+    copied.add("only in the copy")
+    assert "only in the copy" not in shared
+    snapshot = tmp_path / "snapshot.ccf"
+    shared.save(snapshot)
+    assert ccfilter.load(snapshot) == shared and not ccfilter.load(snapshot).is_shared
+    with pytest.raises(TypeError, match="mmap"):
+        ccfilter.load(live_path, mmap=1)
+
+
+def test_bad_files_and_arguments_raise_clear_errors(live_path, tmp_path):
+    with pytest.raises(FileNotFoundError) as missing:
+        ccfilter.open_shared(tmp_path / "missing.live")
+    assert missing.value.filename.endswith("missing.live")
+    with pytest.raises(IsADirectoryError):
+        ccfilter.open_shared(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="FIFO") as error:
+        ccfilter.open_shared(fifo)
+    assert error.value.filename == os.fspath(fifo)
+    shared = ccfilter.create_shared(live_path, 1000)
+    with pytest.raises(FileExistsError):
+        ccfilter.create_shared(live_path, 1000)
+    whole = open(live_path, "rb").read()
+    truncated = tmp_path / "truncated.live"
+    for length in [0, 100, 4096, len(whole) - 4096]:
+        truncated.write_bytes(whole[:length])
+        with pytest.raises(ValueError, match="truncated"):
+            ccfilter.open_shared(truncated)
+    truncated.write_bytes(whole[: len(whole) - 4096])
+    with pytest.raises(ValueError, match="truncated.live"):
+        ccfilter.load(truncated)
+    flipped = bytearray(whole)
+    flipped[70] ^= 4
+    truncated.write_bytes(bytes(flipped))
+    with pytest.raises(ValueError):
+        ccfilter.open_shared(truncated)
+    snapshot = tmp_path / "snapshot.ccf"
+    shared.save(snapshot)
+    with pytest.raises(ValueError, match="snapshot"):
+        ccfilter.open_shared(snapshot)
+    truncated.write_bytes(b"not a filter at all" * 100)
+    with pytest.raises(ValueError):
+        ccfilter.open_shared(truncated)
+    with pytest.raises(TypeError, match="path"):
+        ccfilter.open_shared(3)
+    with pytest.raises(TypeError, match="readonly"):
+        ccfilter.open_shared(live_path, readonly="yes")
+    with pytest.raises(TypeError, match="capacity"):
+        ccfilter.create_shared(tmp_path / "x.live", "many")
+    with pytest.raises(ValueError, match="false_positive_rate|rate"):
+        ccfilter.create_shared(tmp_path / "y.live", 100, 2.0)
+    assert not (tmp_path / "y.live").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root opens any file for writing")
+def test_a_file_without_write_permission_opens_readonly_only(live_path):
+    shared = ccfilter.create_shared(live_path, 1000)
+    shared.add("k")
+    os.chmod(live_path, stat.S_IRUSR)
+    with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:
+        ccfilter.open_shared(live_path)
+    assert error.value.filename == live_path
+    assert "k" in ccfilter.open_shared(live_path, readonly=True)
+
+
+def add_range(shared, start, count):
+    """On a Dask worker: adds `count` keys from `start` to the filter it unpickled."""
+    assert shared.is_shared
+    shared.add_many(distinct_keys(count, start=start))
+    return os.getpid()
+
+
+def test_dask_workers_on_this_machine_reopen_the_same_live_filter(live_path):
+    distributed = pytest.importorskip("distributed")
+    shared = ccfilter.create_shared(live_path, 100_000)
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        futures = client.map(add_range, [shared] * 8, range(0, 80_000, 10_000), [10_000] * 8)
+        pids = set(client.gather(futures))
+    assert os.getpid() not in pids
+    assert len(shared) == 80_000
+    assert shared.contains_many(distinct_keys(80_000)).all()
