@@ -136,12 +136,18 @@ fn a_file_without_write_permission_opens_read_only_only() {
     filter.insert(&3u64).unwrap();
     drop(filter);
     std::fs::set_permissions(&path.0, std::fs::Permissions::from_mode(0o444)).unwrap();
-    // Root may write anyway; the refusal is checked where the system refuses.
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         let err = open(&path.0, Access::ReadWrite);
         assert!(matches!(err, SharedError::Io { .. }), "{err}");
         assert!(err.to_string().contains("ReadOnly"), "{err}");
+    } else {
+        // Root may write any file: the refusal is checked in a child run as `nobody`.
+        let mut child = crate::child::command("refused_read_write", &path.0, &[]);
+        std::os::unix::process::CommandExt::uid(&mut child, 65534);
+        std::os::unix::process::CommandExt::gid(&mut child, 65534);
+        let status = child.status().unwrap();
+        assert!(status.success(), "the child run as nobody failed: {status}");
     }
     let reader = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).unwrap();
     assert!(reader.contains(&3u64));

@@ -9,6 +9,11 @@ use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
 
 /// Starts this test binary as a child doing `role` on the file at `path`, with `vars`.
 pub fn spawn(role: &str, path: &Path, vars: &[(&str, String)]) -> Child {
+    command(role, path, vars).spawn().unwrap()
+}
+
+/// The command [`spawn`] starts, to adjust before starting it.
+pub fn command(role: &str, path: &Path, vars: &[(&str, String)]) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
@@ -24,7 +29,7 @@ pub fn spawn(role: &str, path: &Path, vars: &[(&str, String)]) -> Child {
     for (name, value) in vars {
         command.env(name, value);
     }
-    command.spawn().unwrap()
+    command
 }
 
 fn var(name: &str) -> u64 {
@@ -43,6 +48,14 @@ fn child() {
         return;
     };
     let path = std::env::var("CCF_SHARED_PATH").unwrap();
+    if role == "refused_read_write" {
+        // Run as a user the file gives no write permission: the kernel refuses, and so must we.
+        let err = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap_err();
+        assert!(err.to_string().contains("ReadOnly"), "{err}");
+        let reader = ConcurrentCuckooFilter::open_shared(&path, Access::ReadOnly).unwrap();
+        assert!(reader.contains(&3u64), "a read-only opener misses a key");
+        return;
+    }
     let filter = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap();
     match role.as_str() {
         "mixed" => mixed(&filter, var("CCF_P"), var("CCF_N")),
