@@ -8,9 +8,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import shutil
 import signal
 import stat
+import tempfile
 import time
+import traceback
 
 import numpy as np
 import pytest
@@ -221,15 +224,49 @@ def test_bad_files_and_arguments_raise_clear_errors(live_path, tmp_path):
     assert not (tmp_path / "y.live").exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root opens any file for writing")
-def test_a_file_without_write_permission_opens_readonly_only(live_path):
+def refused_read_write(path):
+    """Opening `path` writable is refused naming it; read-only works."""
+    with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:
+        ccfilter.open_shared(path)
+    assert error.value.filename == path
+    assert "k" in ccfilter.open_shared(path, readonly=True)
+
+
+def test_a_file_without_write_permission_opens_readonly_only():
+    # A directory another user may enter (pytest's own are the owner's alone).
+    directory = tempfile.mkdtemp(prefix="ccf-no-write-")
+    os.chmod(directory, 0o755)
+    try:
+        check_refused_read_write(os.path.join(directory, "no-write.live"))
+    finally:
+        shutil.rmtree(directory)
+
+
+def check_refused_read_write(live_path):
     shared = ccfilter.create_shared(live_path, 1000)
     shared.add("k")
-    os.chmod(live_path, stat.S_IRUSR)
-    with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:
-        ccfilter.open_shared(live_path)
-    assert error.value.filename == live_path
-    assert "k" in ccfilter.open_shared(live_path, readonly=True)
+    del shared
+    os.chmod(live_path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    if os.geteuid() != 0:
+        refused_read_write(live_path)
+        return
+    # Root may write any file: the refusal is checked in a child that became `nobody`, where
+    # the kernel refuses.
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            refused_read_write(live_path)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the check run as nobody failed"
 
 
 def add_range(shared, start, count):
