@@ -42,7 +42,8 @@ fn expiring_sweep_racing_a_reuse_keeps_the_new_item() {
         assert!(filter.contains(&x), "x was lost to the sweep");
         other.join().unwrap().unwrap();
 
-        assert!(filter.contains(&x) && filter.contains(&y));
+        assert!(filter.contains(&x), "x was lost to the sweep");
+        assert!(filter.contains(&y));
         assert!(!filter.contains(&e), "e outlived its generations");
     });
 }
