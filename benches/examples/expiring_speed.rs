@@ -13,8 +13,8 @@
 //! of `--passes` passes of `--ops` operations, the filters taking turns pass by pass:
 //! - `contains` of members (the last window's keys) and of never-inserted keys;
 //! - steady-state `insert`: new keys into the expiring filter, each moving its window on; the
-//!   plain filter's inserts into its table at load `n`, each pass's keys removed after it
-//!   (untimed) so the load stays put;
+//!   plain filters' inserts into their tables sized for `n` plus a chunk (`n/64`, at most 65,536)
+//!   and holding `n`, each chunk of keys removed again after it (untimed) so the load stays put;
 //! - the expiring filter's inserts and lookups from 2 threads against 1 (each run repeated until
 //!   its threads had a core each, `ccf_benches::measure::time_on_own_cores`);
 //! - the p99.9 of single inserts, each timed with its own pair of `Instant::now()` (whose cost is
@@ -36,8 +36,9 @@ const USAGE: &str = "usage: cargo run --release -p ccf-benches --example expirin
 
 /// Tries per timed 2-thread run to get a core per thread.
 const ATTEMPTS: usize = 10;
-/// Inserts per chunk of the latency run, the filters taking turns chunk by chunk.
-const LATENCY_CHUNK: u64 = 1 << 16;
+/// The most inserts the plain filters take before they are removed again, and a chunk of the
+/// latency run, the filters taking turns chunk by chunk.
+const MAX_CHUNK: u64 = 1 << 16;
 
 struct Args {
     window: u64,
@@ -93,6 +94,9 @@ struct Filters {
     next: u64,
     /// Items in each plain filter: keys `0..held`.
     held: u64,
+    /// Keys the plain filters take before they are removed again: they are sized for
+    /// `held + chunk`, so their load stays within a chunk of the expiring filter's item count.
+    chunk: u64,
     window: u64,
 }
 
@@ -107,15 +111,16 @@ impl Filters {
                 .expect("a count window never fills");
         }
         let held = expiring.len() as u64;
+        let chunk = (held / 64).clamp(1, MAX_CHUNK);
         let plain = ConcurrentCuckooFilter::builder()
-            .capacity(held as usize)
+            .capacity((held + chunk) as usize)
             .fingerprint_bits(13)
             .bucket_size(4)
             .semi_sorted(false)
             .layout(TableLayout::Packed)
             .build()
             .expect("the plain filter fits");
-        let default = ConcurrentCuckooFilter::with_capacity(held as usize);
+        let default = ConcurrentCuckooFilter::with_capacity((held + chunk) as usize);
         for i in 0..held {
             plain.insert(&key(i)).expect("sized for it");
             default.insert(&key(i)).expect("sized for it");
@@ -126,6 +131,7 @@ impl Filters {
             default,
             next: 2 * window,
             held,
+            chunk,
             window,
         }
     }
@@ -151,6 +157,12 @@ fn lookups_expiring(filter: &ExpiringCuckooFilter, keys: &[u64]) -> usize {
 /// Looks every key up; the number found.
 #[inline(never)]
 fn lookups_plain(filter: &ConcurrentCuckooFilter, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| filter.contains(*k)).count()
+}
+
+/// Looks every key up; the number found (a function of its own, so callgrind counts it apart).
+#[inline(never)]
+fn lookups_default(filter: &ConcurrentCuckooFilter, keys: &[u64]) -> usize {
     keys.iter().filter(|k| filter.contains(*k)).count()
 }
 
@@ -227,7 +239,7 @@ fn contains_rows(f: &Filters, args: &Args) -> Vec<Row> {
                     found = match side {
                         0 => lookups_expiring(&f.expiring, keys),
                         1 => lookups_plain(&f.plain, keys),
-                        _ => lookups_plain(&f.default, keys),
+                        _ => lookups_default(&f.default, keys),
                     }
                 });
                 if kind == 0 {
@@ -268,15 +280,22 @@ fn insert_row(f: &mut Filters, args: &Args) -> Row {
                 })
             } else {
                 let filter = if side == 1 { &f.plain } else { &f.default };
-                let keys: Vec<u64> = (fresh..fresh + args.ops).map(key).collect();
-                fresh += args.ops;
-                let took = timed(|| {
+                let mut took = Duration::ZERO;
+                let mut done = 0;
+                while done < args.ops {
+                    let keys: Vec<u64> = (fresh..fresh + f.chunk.min(args.ops - done))
+                        .map(key)
+                        .collect();
+                    fresh += keys.len() as u64;
+                    done += keys.len() as u64;
+                    took += timed(|| {
+                        for k in &keys {
+                            filter.insert(k).expect("sized for a chunk more");
+                        }
+                    });
                     for k in &keys {
-                        filter.insert(k).expect("room at this load");
+                        assert!(filter.remove(k));
                     }
-                });
-                for k in &keys {
-                    filter.remove(k);
                 }
                 took
             };
@@ -360,7 +379,8 @@ fn quantile(samples: &mut [u32], q: f64) -> u32 {
 /// Single-insert latencies over at least two generation advances of the expiring filter.
 fn latency_rows(f: &mut Filters) {
     let per_generation = f.window.div_ceil(8);
-    let total = (2 * per_generation + LATENCY_CHUNK).max(4 * LATENCY_CHUNK);
+    let chunk = f.chunk;
+    let total = (2 * per_generation + chunk).max(4 * chunk);
     let overhead = {
         let mut samples: Vec<u32> = (0..100_000)
             .map(|_| {
@@ -375,24 +395,24 @@ fn latency_rows(f: &mut Filters) {
     let mut fresh = ABSENT / 4;
     let mut done = 0;
     while done < total {
-        for i in f.next..f.next + LATENCY_CHUNK {
+        for i in f.next..f.next + chunk {
             let k = key(i);
             let t = Instant::now();
             f.expiring.insert(&k).expect("never Full");
             samples[0].push(t.elapsed().as_nanos() as u32);
         }
-        f.next += LATENCY_CHUNK;
-        let keys: Vec<u64> = (fresh..fresh + LATENCY_CHUNK).map(key).collect();
-        fresh += LATENCY_CHUNK;
+        f.next += chunk;
+        let keys: Vec<u64> = (fresh..fresh + chunk).map(key).collect();
+        fresh += chunk;
         for k in &keys {
             let t = Instant::now();
-            f.plain.insert(k).expect("room at this load");
+            f.plain.insert(k).expect("sized for a chunk more");
             samples[1].push(t.elapsed().as_nanos() as u32);
         }
         for k in &keys {
-            f.plain.remove(k);
+            assert!(f.plain.remove(k));
         }
-        done += LATENCY_CHUNK;
+        done += chunk;
     }
     let advances = f.expiring.stats().generation - generation_before;
     println!();

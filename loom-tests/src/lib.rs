@@ -31,6 +31,7 @@
 //! | `honest_full` | an insert that had room at every moment of a race does not report `Full` |
 //! | `snapshot` | `to_bytes` racing a move encodes a state the filter really had |
 //! | `bulk` | a `try_extend` block racing a remove of an item it moves inserts the whole block |
+//! | `expiring` | an `ExpiringCuckooFilter`'s generation advance racing its sweep, a lookup of a refresh, an insert beside a refresh, a path move: nothing inside the window is lost (mutants that fail each: `mutants/`, docs/expiry.md) |
 //! | `bucket_words` | on the bucket-word layout, a lookup racing a move, and a move and a move back, finds its item |
 //!
 //! The library's atomics are loom's under `--cfg loom` (see its `src/sync/`), with every access
