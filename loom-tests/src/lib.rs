@@ -31,6 +31,7 @@
 //! | `honest_full` | an insert that had room at every moment of a race does not report `Full` |
 //! | `snapshot` | `to_bytes` racing a move encodes a state the filter really had |
 //! | `bulk` | a `try_extend` block racing a remove of an item it moves inserts the whole block |
+//! | `expiring` | an `ExpiringCuckooFilter`'s generation advance racing its sweep, a lookup of a refresh, an insert beside a refresh, a path move: nothing inside the window is lost (mutants that fail each: `mutants/`, docs/expiry.md) |
 //! | `bucket_words` | on the bucket-word layout, a lookup racing a move, and a move and a move back, finds its item |
 //!
 //! The library's atomics are loom's under `--cfg loom` (see its `src/sync/`), with every access
@@ -51,12 +52,32 @@
 use core::hash::{BuildHasher, Hasher};
 
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DebugCandidates, StableHashBuilder, TableLayout,
+    ConcurrentCuckooFilter, DebugCandidates, ExpiringCuckooFilter, StableHashBuilder, TableLayout,
+    Window,
 };
 use loom::sync::Arc;
 
 /// The filter every model uses: keys are `u64`s that are their own hash.
 pub type Filter = ConcurrentCuckooFilter<KeyIsHash>;
+
+/// The expiring filter of the models, with the same keys.
+pub type ExpiringFilter = ExpiringCuckooFilter<KeyIsHash>;
+
+/// A count window of `per_generation · generations` inserts on a table of two buckets of four
+/// 16-bit slots (12-bit fingerprints and a 4-bit tag: one table word per bucket) and one stripe.
+pub fn tiny_window(per_generation: u64, generations: u32) -> Arc<ExpiringFilter> {
+    let filter =
+        ExpiringCuckooFilter::builder(Window::Items(per_generation * u64::from(generations)))
+            .generations(generations)
+            .false_positive_rate(0.003)
+            .debug_buckets(2)
+            .hasher(KeyIsHash)
+            .build()
+            .expect("a model's window is valid");
+    assert_eq!(filter.bucket_count(), 2);
+    assert_eq!(filter.stats().fingerprint_bits, 12);
+    Arc::new(filter)
+}
 
 /// A [`BuildHasher`] that hashes a `u64` key to the key itself, so that a model can pick keys by
 /// the fingerprint and buckets they get.
@@ -191,15 +212,46 @@ impl Shape {
 /// [`count`](ConcurrentCuckooFilter::count) is exactly its number of copies.
 #[derive(Debug)]
 pub struct Keys<'a> {
-    filter: &'a Filter,
+    filter: AnyFilter<'a>,
     fingerprints: Vec<u32>,
+}
+
+/// The filter whose placement [`Keys`] follows.
+#[derive(Clone, Copy, Debug)]
+enum AnyFilter<'a> {
+    Plain(&'a Filter),
+    Expiring(&'a ExpiringFilter),
+}
+
+impl AnyFilter<'_> {
+    fn bucket_count(self) -> usize {
+        match self {
+            Self::Plain(filter) => filter.bucket_count(),
+            Self::Expiring(filter) => filter.bucket_count(),
+        }
+    }
+
+    fn candidates(self, key: u64) -> DebugCandidates {
+        match self {
+            Self::Plain(filter) => filter.debug_candidates(&key),
+            Self::Expiring(filter) => filter.debug_candidates(&key),
+        }
+    }
 }
 
 impl<'a> Keys<'a> {
     /// A key maker for `filter`.
     pub fn new(filter: &'a Filter) -> Self {
         Self {
-            filter,
+            filter: AnyFilter::Plain(filter),
+            fingerprints: Vec::new(),
+        }
+    }
+
+    /// A key maker for an expiring filter.
+    pub fn expiring(filter: &'a ExpiringFilter) -> Self {
+        Self {
+            filter: AnyFilter::Expiring(filter),
             fingerprints: Vec::new(),
         }
     }
@@ -219,7 +271,7 @@ impl<'a> Keys<'a> {
                 fingerprint: fp,
                 first: a,
                 second: b,
-            } = self.filter.debug_candidates(&key);
+            } = self.filter.candidates(key);
             if (a, b) == (first, second) && !self.fingerprints.contains(&fp) {
                 self.fingerprints.push(fp);
                 return key;

@@ -39,6 +39,8 @@ pub struct ExpiringBuilder<S = DefaultHashBuilder> {
     capacity: u64,
     overflow: Overflow,
     clock: Clock,
+    /// A bucket count that overrides the sizing (0: sized from the window): a test hook.
+    buckets: usize,
     hasher: S,
 }
 
@@ -54,6 +56,7 @@ impl ExpiringCuckooFilter {
             capacity: 0,
             overflow: Overflow::Error,
             clock: Clock::Monotonic,
+            buckets: 0,
             hasher: DefaultHashBuilder::new(),
         }
     }
@@ -101,7 +104,17 @@ impl<S> ExpiringBuilder<S> {
             capacity: self.capacity,
             overflow: self.overflow,
             clock: self.clock,
+            buckets: self.buckets,
             hasher,
+        }
+    }
+
+    test_hook! {
+        /// A table of exactly `buckets` buckets (at least 1), whatever the window: the tiny
+        /// tables of the loom models. Its false positive rate and `Full` promises are void.
+        fn debug_buckets(mut self, buckets: usize) -> Self {
+            self.buckets = buckets.max(1);
+            self
         }
     }
 
@@ -163,7 +176,10 @@ impl<S> ExpiringBuilder<S> {
         let rate = self.false_positive_rate;
         let fingerprint_bits = fingerprint_bits_for(rate)?;
         let live = per_generation(capacity, generations) * (u64::from(generations) + 1);
-        let buckets = bucket_count_for(live, BUCKET_SIZE);
+        let buckets = match self.buckets {
+            0 => bucket_count_for(live, BUCKET_SIZE),
+            buckets => buckets as u64,
+        };
         if buckets > MAX_BUCKET_COUNT
             || usize::try_from(buckets).is_err()
             || buckets.checked_mul(BUCKET_SIZE as u64 * 32).is_none()

@@ -17,6 +17,7 @@ mod window;
 mod write;
 
 use ::core::fmt;
+use ::core::hash::{BuildHasher, Hash};
 use ::core::time::Duration;
 use std::io::{self, Read, Write};
 
@@ -179,6 +180,15 @@ impl<S> ExpiringCuckooFilter<S> {
             memory_usage,
             bits_per_window_item: memory_usage as f64 * 8.0 / table.settings.capacity as f64,
             early_expiries: table.early_expiries(),
+        }
+    }
+}
+
+impl<S: BuildHasher> ExpiringCuckooFilter<S> {
+    test_hook! {
+        /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
+        fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> crate::DebugCandidates {
+            self.core().table.candidates(self.hasher().hash_one(item)).into()
         }
     }
 }

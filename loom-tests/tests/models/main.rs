@@ -3,6 +3,7 @@
 
 mod bucket_words;
 mod bulk;
+mod expiring;
 mod failed_insert;
 mod growth;
 mod honest_full;
