@@ -8,7 +8,7 @@ fn kills() -> u64 {
     std::env::var("SHARED_KILLS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(150)
+        .unwrap_or(300)
 }
 
 /// A small xorshift, seeded by the test's own clock.
