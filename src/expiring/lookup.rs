@@ -18,6 +18,20 @@ impl Table {
     /// Whether `hash`'s fingerprint is live in one of its buckets.
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
+        if let Some(lanes) = self.slots.lanes() {
+            // Both windows loaded before either is compared: two cache misses overlap.
+            return self.read(&c, |g, lag| {
+                let first = self.slots.fingerprints(c.first);
+                let second = self.slots.fingerprints(c.second);
+                let (hits_first, hits_second) =
+                    (lanes.matches(first, c.fp), lanes.matches(second, c.fp));
+                self.live_among(lanes, c.first, c.fp, hits_first, g, lag)
+                    .is_some()
+                    || self
+                        .live_among(lanes, c.second, c.fp, hits_second, g, lag)
+                        .is_some()
+            });
+        }
         self.read(&c, |g, lag| {
             self.find_live(c.first, c.fp, g, lag).is_some()
                 || self.find_live(c.second, c.fp, g, lag).is_some()
