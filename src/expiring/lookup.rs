@@ -51,19 +51,21 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets with the generation and lag, in a state they really had.
+    /// `look` at the two buckets with the generation and lag, in a state they really had:
+    /// optimistically [`READ_TRIES`] times, then under both stripe locks. One call site of
+    /// `look`, so that it is inlined.
     #[inline(always)]
     fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
-        for _ in 0..READ_TRIES {
+        let mut tries = 0;
+        loop {
+            let guard = (tries == READ_TRIES).then(|| self.stripes.lock_pair(c.first, c.second));
             let read = self.stripes.begin_read(c.first, c.second);
             let g = self.clock.current();
             let answer = look(g, self.clock.lag(g));
-            if read.validate() {
+            if guard.is_some() || read.validate() {
                 return answer;
             }
+            tries += 1;
         }
-        let _guard = self.stripes.lock_pair(c.first, c.second);
-        let g = self.clock.current();
-        look(g, self.clock.lag(g))
     }
 }

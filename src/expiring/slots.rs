@@ -77,8 +77,9 @@ impl Slots {
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
         let word = (bit / 64) as usize;
-        let both = u128::from(self.words[word].load(Ordering::Relaxed))
-            | u128::from(self.words[word + 1].load(Ordering::Relaxed)) << 64;
+        let pair = &self.words[word..word + 2];
+        let both = u128::from(pair[0].load(Ordering::Relaxed))
+            | u128::from(pair[1].load(Ordering::Relaxed)) << 64;
         (both >> (bit % 64)) as u64
     }
 
