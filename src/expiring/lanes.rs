@@ -2,7 +2,8 @@
 //! and matched at once: an exact zero-lane test, so each lane it reports really holds the
 //! fingerprint and only those lanes' tags need reading.
 
-use super::slots::BUCKET_SIZE;
+/// Fingerprints per bucket (`slots.rs` names it `BUCKET_SIZE`).
+pub(crate) const BUCKET_SIZE: usize = 4;
 
 /// The widest fingerprint whose bucket's four fingerprints fit 64 bits.
 pub(crate) const MAX_LANE_BITS: u32 = 64 / BUCKET_SIZE as u32;

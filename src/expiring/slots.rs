@@ -15,7 +15,7 @@ use super::window::{Ages, TAG_BITS};
 use crate::sync::{table_words, AtomicU64, Ordering, TableWords};
 
 /// Slots per bucket.
-pub(crate) const BUCKET_SIZE: usize = 4;
+pub(crate) const BUCKET_SIZE: usize = super::lanes::BUCKET_SIZE;
 
 /// Bits of a bucket's tags.
 const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
