@@ -1,8 +1,9 @@
 //! The expiring table: its parts, and the reads every operation shares.
 
 use super::clock::Generations;
+use super::lanes::Lanes;
 use super::slots::{Slots, BUCKET_SIZE};
-use super::window::{Ages, Overflow, Window};
+use super::window::{Ages, Overflow, Window, TAG_BITS};
 use crate::raw::{Candidates, Place, Placement, Stripes};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -56,12 +57,43 @@ impl Table {
         g: u64,
         lag: u64,
     ) -> Option<(usize, u64)> {
+        if let Some(lanes) = self.slots.lanes() {
+            let hits = lanes.matches(self.slots.fingerprints(bucket), fp);
+            return self.live_among(lanes, bucket, fp, hits, g, lag);
+        }
         let slots = self.slots.bucket(bucket);
         (0..BUCKET_SIZE).find_map(|i| {
             let slot = slots[i];
             (Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, lag))
                 .then_some((i, slot))
         })
+    }
+
+    /// The first of `bucket`'s lanes in `hits` (from [`Lanes::matches`] of `fp`) whose tag is
+    /// live in generation `g`, with its slot: the tags are read only if some lane matched.
+    #[inline(always)]
+    pub(crate) fn live_among(
+        &self,
+        lanes: Lanes,
+        bucket: usize,
+        fp: u32,
+        mut hits: u64,
+        g: u64,
+        lag: u64,
+    ) -> Option<(usize, u64)> {
+        if hits == 0 {
+            return None;
+        }
+        let tags = self.slots.tags(bucket);
+        while hits != 0 {
+            let i = lanes.lane(hits.trailing_zeros());
+            let tag = tags >> (i as u32 * TAG_BITS) & Ages::TAG_MASK;
+            if Ages::age(tag, g) + lag <= self.ages.generations {
+                return Some((i, Ages::slot(fp, tag)));
+            }
+            hits &= hits - 1;
+        }
+        None
     }
 
     /// The first free slot of `bucket` in generation `g`: empty, or expired; with its value.

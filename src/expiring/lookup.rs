@@ -18,6 +18,20 @@ impl Table {
     /// Whether `hash`'s fingerprint is live in one of its buckets.
     pub(crate) fn contains(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
+        if let Some(lanes) = self.slots.lanes() {
+            // Both windows loaded before either is compared: two cache misses overlap.
+            return self.read(&c, |g, lag| {
+                let first = self.slots.fingerprints(c.first);
+                let second = self.slots.fingerprints(c.second);
+                let (hits_first, hits_second) =
+                    (lanes.matches(first, c.fp), lanes.matches(second, c.fp));
+                self.live_among(lanes, c.first, c.fp, hits_first, g, lag)
+                    .is_some()
+                    || self
+                        .live_among(lanes, c.second, c.fp, hits_second, g, lag)
+                        .is_some()
+            });
+        }
         self.read(&c, |g, lag| {
             self.find_live(c.first, c.fp, g, lag).is_some()
                 || self.find_live(c.second, c.fp, g, lag).is_some()
@@ -37,19 +51,21 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets with the generation and lag, in a state they really had.
+    /// `look` at the two buckets with the generation and lag, in a state they really had:
+    /// optimistically [`READ_TRIES`] times, then under both stripe locks. One call site of
+    /// `look`, so that it is inlined.
     #[inline(always)]
     fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
-        for _ in 0..READ_TRIES {
+        let mut tries = 0;
+        loop {
+            let guard = (tries == READ_TRIES).then(|| self.stripes.lock_pair(c.first, c.second));
             let read = self.stripes.begin_read(c.first, c.second);
             let g = self.clock.current();
             let answer = look(g, self.clock.lag(g));
-            if read.validate() {
+            if guard.is_some() || read.validate() {
                 return answer;
             }
+            tries += 1;
         }
-        let _guard = self.stripes.lock_pair(c.first, c.second);
-        let g = self.clock.current();
-        look(g, self.clock.lag(g))
     }
 }

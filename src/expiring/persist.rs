@@ -84,7 +84,7 @@ impl Table {
             }
             items += used as u64;
         }
-        let used_bits = settings.bucket_count * BUCKET_SIZE * table.slots.width() as usize;
+        let used_bits = table.slots.used_bits();
         let padding_clear = snapshot.words.iter().enumerate().all(|(i, &word)| {
             let first = i * 64;
             if first + 64 <= used_bits {

@@ -134,3 +134,48 @@ fn space_per_window_item_at_the_default_rate() {
     );
     assert!(stats.bits_per_window_item <= 1.7 * 12.6);
 }
+
+/// Every fingerprint width on both sides of the one-window lookup (four fingerprints in at most
+/// 64 bits, `f ≤ 16`, or read slot by slot): each key of the window is found after each insert,
+/// removes take exactly the key's copy, and a key past the bound is gone but at the rate.
+#[test]
+fn every_fingerprint_width_finds_its_window() {
+    // The rate that gives `f`-bit fingerprints: the builder's `2·4·0.95 / (2^f − 1)`.
+    let rate = |f: u32| 7.6 / ((1u64 << f) - 1) as f64;
+    for f in [4, 5, 12, 13, 15, 16, 17, 20, 28] {
+        let window = 300u64;
+        let filter = ExpiringCuckooFilter::builder(Window::Items(window))
+            .false_positive_rate(rate(f))
+            .build()
+            .unwrap();
+        assert_eq!(filter.stats().fingerprint_bits, f);
+        let bound = window.div_ceil(8) * 9;
+        let mut kept_past = 0u64;
+        for i in 0..window * 5 {
+            filter.insert(&i).unwrap();
+            for back in 0..window.min(i + 1) {
+                assert!(
+                    filter.contains(&(i - back)),
+                    "f {f}: key {} missed",
+                    i - back
+                );
+            }
+            if i >= bound {
+                kept_past += u64::from(filter.contains(&(i - bound)));
+            }
+        }
+        let checked_past = window * 5 - bound;
+        assert!(
+            kept_past as f64 <= 3.0 * rate(f).min(1.0) * checked_past as f64 + 3.0,
+            "f {f}: {kept_past} of {checked_past} kept past the bound"
+        );
+        // A key of the window removed is gone, its neighbours stay (wide fingerprints only: a
+        // narrow one may share its slot with another key).
+        if f >= 20 {
+            let last = window * 5 - 1;
+            assert!(filter.remove(&last));
+            assert!(!filter.contains(&last));
+            assert!(filter.contains(&(last - 1)));
+        }
+    }
+}

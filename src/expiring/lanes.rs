@@ -1,0 +1,100 @@
+//! The four fingerprints of a bucket read as one 64-bit window (fingerprints of at most 16 bits)
+//! and matched at once: an exact zero-lane test, so each lane it reports really holds the
+//! fingerprint and only those lanes' tags need reading.
+
+/// Fingerprints per bucket (`slots.rs` names it `BUCKET_SIZE`).
+pub(crate) const BUCKET_SIZE: usize = 4;
+
+/// The widest fingerprint whose bucket's four fingerprints fit 64 bits.
+pub(crate) const MAX_LANE_BITS: u32 = 64 / BUCKET_SIZE as u32;
+
+/// The lane masks of a bucket's four fingerprints, kept in registers by a lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lanes {
+    /// 1 at the lowest bit of every lane.
+    low: u64,
+    /// 1 at the highest bit of every lane.
+    high: u64,
+    /// Every bit of every lane but the highest.
+    rest: u64,
+    /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
+    reciprocal: u32,
+}
+
+impl Lanes {
+    /// The lanes of four `fingerprint_bits`-bit fingerprints; `None` if they exceed 64 bits.
+    pub(crate) fn new(fingerprint_bits: u32) -> Option<Self> {
+        if !(2..=MAX_LANE_BITS).contains(&fingerprint_bits) {
+            return None;
+        }
+        let f = fingerprint_bits;
+        let low = (0..BUCKET_SIZE as u32).fold(0u64, |acc, lane| acc | 1 << (lane * f));
+        let high = low << (f - 1);
+        Some(Self {
+            low,
+            high,
+            // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
+            rest: high - low,
+            reciprocal: (1u32 << 16).div_ceil(f),
+        })
+    }
+
+    /// The top bit of every lane of `window` (its low `4·f` bits; the bits above are ignored)
+    /// that equals `fp`, and no other bit. Exact: within a lane, `(x & rest) + rest` cannot carry
+    /// out of it, so one lane never disturbs another.
+    #[inline(always)]
+    pub(crate) fn matches(self, window: u64, fp: u32) -> u64 {
+        let x = window ^ self.low.wrapping_mul(u64::from(fp));
+        !(((x & self.rest).wrapping_add(self.rest)) | x | self.rest) & self.high
+    }
+
+    /// The slot index of the lane whose top bit is bit `top`.
+    #[inline(always)]
+    pub(crate) fn lane(self, top: u32) -> usize {
+        // `top + 1` is `(i + 1)·f` with `(i + 1)·f ≤ 64`: the rounding of the reciprocal adds
+        // less than 64 / 2^16, so the quotient is exact.
+        (((top + 1) * self.reciprocal) >> 16) as usize - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lane_matches_exactly_its_own_fingerprint() {
+        for f in 4..=MAX_LANE_BITS {
+            let lanes = Lanes::new(f).unwrap();
+            let mask = (1u64 << f) - 1;
+            // Neighbouring lanes that differ from the key by one bit, a borrow's worth, or not.
+            let key = (0x5a5a_5a5a & mask as u32).max(1);
+            for fill in [0, 1, mask, u64::from(key) ^ 1, (u64::from(key) + 1) & mask] {
+                for target in 0..BUCKET_SIZE {
+                    // Ones above the lanes: the test must ignore them.
+                    let mut window = u64::MAX.checked_shl(4 * f).unwrap_or(0);
+                    for i in 0..BUCKET_SIZE {
+                        let value = if i == target { u64::from(key) } else { fill };
+                        window |= value << (i as u32 * f);
+                    }
+                    let hits = lanes.matches(window, key);
+                    let expected: Vec<usize> = (0..BUCKET_SIZE)
+                        .filter(|&i| i == target || fill == u64::from(key))
+                        .collect();
+                    let mut found = Vec::new();
+                    let mut rest = hits;
+                    while rest != 0 {
+                        found.push(lanes.lane(rest.trailing_zeros()));
+                        rest &= rest - 1;
+                    }
+                    assert_eq!(found, expected, "f {f} fill {fill:#x} target {target}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wider_fingerprints_have_no_lanes() {
+        assert!(Lanes::new(MAX_LANE_BITS + 1).is_none());
+        assert!(Lanes::new(28).is_none());
+    }
+}
