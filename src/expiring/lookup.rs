@@ -9,7 +9,7 @@
 //! after fails to validate and tries again.
 
 use super::core::Table;
-use crate::raw::Candidates;
+use crate::raw::{Candidates, AHEAD};
 
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
@@ -36,6 +36,21 @@ impl Table {
             self.find_live(c.first, c.fp, g, lag).is_some()
                 || self.find_live(c.second, c.fp, g, lag).is_some()
         })
+    }
+
+    /// `answers[i] = contains(hashes[i])`, each group's buckets asked for before the first of
+    /// them is read, so that their cache misses overlap.
+    pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
+            for &hash in hashes {
+                let c = self.candidates(hash);
+                self.slots.prefetch(c.first);
+                self.slots.prefetch(c.second);
+            }
+            for (answer, &hash) in answers.iter_mut().zip(hashes) {
+                *answer = self.contains(hash);
+            }
+        }
     }
 
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).

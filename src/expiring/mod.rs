@@ -233,9 +233,7 @@ impl Kind for Expiring {
     }
 
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-        for (answer, &hash) in answers.iter_mut().zip(hashes) {
-            *answer = self.table.contains(hash);
-        }
+        self.table.contains_hashes(hashes, answers);
     }
 
     fn count(&self, hash: u64) -> usize {

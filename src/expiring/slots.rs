@@ -101,6 +101,15 @@ impl Slots {
         self.window(bucket as u64 * self.bucket_bits)
     }
 
+    /// Asks for the word `bucket` starts in, ahead of a lookup that will read it.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, bucket: usize) {
+        let word = (bucket as u64 * self.bucket_bits / 64) as usize;
+        if let Some(word) = self.words.get(word) {
+            crate::sync::prefetch(word);
+        }
+    }
+
     /// `bucket`'s tags, slot `i`'s at bit `4·i`.
     #[inline(always)]
     pub(crate) fn tags(&self, bucket: usize) -> u64 {

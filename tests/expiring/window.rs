@@ -179,3 +179,31 @@ fn every_fingerprint_width_finds_its_window() {
         }
     }
 }
+
+/// A batch lookup answers as one lookup a key, for keys in the window, past it and never
+/// inserted, in a table large enough that the batch asks for its buckets ahead.
+#[test]
+fn a_batch_answers_as_single_lookups() {
+    let window = 200_000u64;
+    let filter = ExpiringCuckooFilter::builder(Window::Items(window))
+        .build()
+        .unwrap();
+    for key in 0..3 * window {
+        filter.insert(&key).unwrap();
+    }
+    let keys: Vec<u64> = (0..4 * window).step_by(3).collect();
+    let mut answers = vec![false; keys.len()];
+    filter.contains_batch_into(&keys, &mut answers);
+    for (key, answer) in keys.iter().zip(&answers) {
+        assert_eq!(*answer, filter.contains(key), "key {key}");
+    }
+    let in_window = keys
+        .iter()
+        .zip(&answers)
+        .filter(|(&k, _)| (2 * window..3 * window).contains(&k));
+    assert!(in_window.clone().count() > 60_000);
+    assert!(
+        in_window.into_iter().all(|(_, &found)| found),
+        "a key of the window missed"
+    );
+}
