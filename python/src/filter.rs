@@ -1,14 +1,14 @@
-//! The Python classes `ConcurrentCuckooFilter`, `GrowableCuckooFilter` and
-//! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
-//! written once in `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per
-//! kind), each class's own after.
+//! The Python classes `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
+//! `CuckooFilter<K>` of each kind `K`: the methods every class shares written once in
+//! `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per kind, and
+//! `expiring.rs` makes `ExpiringCuckooFilter` with it), each class's own after.
 
 use std::path::Path;
 
 use concurrent_cuckoo_filter::{CuckooFilter, FilterStats};
-use concurrent_cuckoo_filter::{Expiring, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
+use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 
@@ -401,6 +401,8 @@ filter_class!(merge
     }
 });
 
+pub(crate) use filter_class;
+
 /// The first level's capacity unless one is given, as for `ccf build --grow`.
 const DEFAULT_CAPACITY: usize = 1_000_000;
 
@@ -485,93 +487,7 @@ macro_rules! set_items {
         $($dict.set_item($key, $value)?;)*
     };
 }
-use set_items;
-
-filter_class!(
-    /// A cuckoo filter that forgets: it remembers keys for a sliding window, the last `items`
-    /// adds or the last `seconds`, split into `generations`. A key added (or added again) is
-    /// found for the whole window after, and forgotten within `1 + 1/generations` windows.
-    /// Shared by any number of threads; lookups take no lock. Filters do not merge.
-    #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
-    ExpiringFilter(Expiring), {
-    /// A count window of the last `items` adds, or a time window of the last `seconds` holding
-    /// at most `capacity` keys per window; past it `overflow="error"` (default) raises
-    /// `FilterFullError` and `"expire_early"` forgets the oldest generation early. `clock` is
-    /// `"monotonic"` (default) or `"manual"` (moved by `advance_to`). `false_positive_rate`
-    /// (default 0.001) holds at every point of a stream of any length; `generations` is 1 to 14
-    /// (default 8). `seed` as for `ConcurrentCuckooFilter`.
-    #[new]
-    #[pyo3(signature = (*, items = None, seconds = None, capacity = None,
-                        false_positive_rate = None, generations = None, overflow = None,
-                        clock = None, seed = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(items: Option<&Bound<'_, PyAny>>, seconds: Option<&Bound<'_, PyAny>>,
-           capacity: Option<&Bound<'_, PyAny>>, false_positive_rate: Option<&Bound<'_, PyAny>>,
-           generations: Option<&Bound<'_, PyAny>>, overflow: Option<&Bound<'_, PyAny>>,
-           clock: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
-           -> PyResult<Self> {
-        let mut builder = args::window(items, seconds, capacity, overflow, clock)?
-            .hasher(args::hasher(seed)?);
-        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
-            builder = builder.false_positive_rate(rate);
-        }
-        if let Some(generations) = args::setting("generations", generations)? {
-            builder = builder.generations(generations);
-        }
-        Ok(Self { inner: builder.build().map_err(errors::build)? })
-    }
-
-    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back),
-    /// forgetting what its window no longer holds; `ValueError` for another clock.
-    fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
-        let time = args::duration("seconds", seconds, true)?;
-        py.detach(|| self.inner.advance_to(time))
-            .map_err(|err| PyValueError::new_err(err.to_string()))
-    }
-
-    /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
-    #[getter]
-    fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        match self.inner.window() {
-            Window::Items(items) => dict.set_item("items", items)?,
-            Window::Time(time) => dict.set_item("seconds", time.as_secs_f64())?,
-            _ => {}
-        }
-        Ok(dict)
-    }
-
-    /// Generations the window is split into.
-    #[getter]
-    fn generations(&self) -> u32 { self.inner.generations() }
-
-    /// Shape, clock and fill as a dict (`len` counts the keys not yet freed: those live and
-    /// expired ones not yet cleared).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.stats();
-        let dict = PyDict::new(py);
-        set_items!(dict,
-            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
-            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
-            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
-            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
-            "bits_per_window_item" => s.bits_per_window_item,
-            "early_expiries" => s.early_expiries,
-            "expected_false_positive_rate" => self.inner.expected_false_positive_rate(),
-            "seed" => self.inner.hasher().seed());
-        Ok(dict)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let f = &self.inner;
-        let window = self.window(py)?.repr()?;
-        Ok(format!(
-            "ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, \
-             seed={:#x})",
-            f.generations(), f.len(), f.capacity(), f.hasher().seed(),
-        ))
-    }
-});
+pub(crate) use set_items;
 
 /// A [`FilterStats`] as a dict of the same field names.
 fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {
@@ -589,7 +505,7 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
 }
 
 /// The filter in `file`, opened from `path` (for messages).
-fn read_file<K: Kind + Send>(
+pub(crate) fn read_file<K: Kind + Send>(
     py: Python<'_>,
     file: FilterFile,
     path: &Path,
@@ -600,7 +516,7 @@ fn read_file<K: Kind + Send>(
 
 /// `filter`'s bytes, written straight into one bytes object of their exact length. A growable
 /// filter that grew between measuring and writing no longer fits: measured and written again.
-fn bytes_of<'py, K: Kind + Sync>(
+pub(crate) fn bytes_of<'py, K: Kind + Sync>(
     py: Python<'py>,
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {

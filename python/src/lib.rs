@@ -5,6 +5,7 @@
 mod args;
 mod bulk;
 mod errors;
+mod expiring;
 mod files;
 mod filter;
 mod keys;
@@ -58,7 +59,7 @@ fn load<'py>(
             Bound::new(py, filter::FixedFilter::wrap(inner))?.into_any()
         }
         FileKind::Expiring => {
-            Bound::new(py, filter::ExpiringFilter::from_file(py, file, &path)?)?.into_any()
+            Bound::new(py, expiring::ExpiringFilter::from_file(py, file, &path)?)?.into_any()
         }
     })
 }
@@ -69,7 +70,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add_class::<filter::FixedFilter>()?;
     module.add_class::<filter::GrowableFilter>()?;
-    module.add_class::<filter::ExpiringFilter>()?;
+    module.add_class::<expiring::ExpiringFilter>()?;
     module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;

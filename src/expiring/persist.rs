@@ -11,7 +11,7 @@ use super::core::{Settings, Table};
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
-use crate::persist::encoding::hasher_of;
+use crate::persist::encoding::{check_checksum, check_len, hasher_of};
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::Guard;
 use crate::sync::Ordering;
@@ -172,24 +172,8 @@ impl Table {
             settings.bucket_count,
             settings.fingerprint_bits + TAG_BITS,
         );
-        let expected = (HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64;
-        let found = bytes.len() as u64;
-        if found < expected {
-            return Err(DecodeError::Truncated {
-                needed: expected,
-                found,
-            });
-        }
-        if found > expected {
-            return Err(DecodeError::TrailingBytes { expected, found });
-        }
-        let body = &bytes[..bytes.len() - CHECKSUM_LEN];
-        let stored = u64_at(bytes, bytes.len() - CHECKSUM_LEN);
-        let computed = xxh3_64(body);
-        // Under `cargo fuzz` the fuzzer gets past the checksum to every check behind it.
-        if stored != computed && !cfg!(fuzzing) {
-            return Err(DecodeError::ChecksumMismatch { stored, computed });
-        }
+        check_len((HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64, bytes.len())?;
+        check_checksum(bytes)?;
         let hasher = hasher_of::<S>(RecordedHasher {
             id: u64_at(bytes, 80),
             seed: u64_at(bytes, 88),
