@@ -153,7 +153,7 @@ mod tests {
             .create_shared(&path)
             .unwrap();
         writer.insert(&1u64).unwrap();
-        let held = writer.raw().stripes.lock_one(0);
+        let held = writer.raw().stripes.lock_one::<true>(0);
         let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
         let start = Instant::now();
         reader.verify().unwrap();

@@ -231,8 +231,9 @@ impl<P: Place> RawFilter<P> {
         self.placement.candidates(hash)
     }
 
-    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
-    pub(crate) fn remove(&self, hash: u64) -> bool {
+    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it. `SHARED`
+    /// as for an insert (`insert.rs`).
+    pub(crate) fn remove<const SHARED: bool>(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
         // A remove writes one bucket: a look without locks says which, and only its stripe is
         // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
@@ -242,11 +243,11 @@ impl<P: Place> RawFilter<P> {
             .into_iter()
             .find(|&bucket| self.codec.matches(&self.table.load(bucket), pattern));
         if let Some(bucket) = seen {
-            if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one(bucket)) {
+            if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one::<SHARED>(bucket)) {
                 return true;
             }
         }
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair::<SHARED>(c.first, c.second);
         [c.first, c.second]
             .into_iter()
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))

@@ -51,12 +51,12 @@ impl Stripes {
     /// before the caller stores anything.
     #[cold]
     #[inline(never)]
-    pub(super) fn lock_shared_buckets(
+    pub(super) fn lock_shared_buckets<const SHARED: bool>(
         &self,
         shared: &SharedLocks,
         buckets: [usize; 3],
-    ) -> StripeGuard<'_> {
-        let guard = self.lock_sorted(buckets);
+    ) -> StripeGuard<'_, SHARED> {
+        let guard = self.lock_sorted::<SHARED>(buckets);
         for (i, &bucket) in buckets.iter().enumerate() {
             if !buckets[..i].contains(&bucket) {
                 shared.journal(self.of(bucket), bucket);

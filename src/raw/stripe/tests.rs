@@ -38,7 +38,7 @@ fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
                 stripes.begin_read(bucket, other),
                 stripes.begin_read(other, bucket),
             ];
-            let mut guard = stripes.lock_pair(bucket, bucket);
+            let mut guard = stripes.lock_pair::<false>(bucket, bucket);
             let during = stripes.begin_read(other, bucket);
             guard.add(bucket, 1);
             drop(guard);
@@ -60,7 +60,7 @@ fn a_version_wraps_without_touching_the_count() {
     assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
     stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
     let before = stripes.stamps[1].load(Ordering::Relaxed);
-    let mut guard = stripes.lock_pair(1, 1);
+    let mut guard = stripes.lock_pair::<false>(1, 1);
     guard.add(1, 1);
     drop(guard);
     let after = stripes.stamps[1].load(Ordering::Relaxed);
@@ -72,7 +72,7 @@ fn a_version_wraps_without_touching_the_count() {
 #[test]
 fn a_guard_charges_each_stripe_its_own_changes() {
     let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-    let mut guard = stripes.lock_buckets([0, 1, 5]);
+    let mut guard = stripes.lock_buckets::<false>([0, 1, 5]);
     guard.add(0, 1);
     guard.add(5, 1);
     guard.add(1, 1);
@@ -90,7 +90,7 @@ fn a_guard_charges_each_stripe_its_own_changes() {
         .stamps
         .iter()
         .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
-    let mut guard = stripes.lock_pair(4, 0);
+    let mut guard = stripes.lock_pair::<false>(4, 0);
     guard.add(4, -1);
     drop(guard);
     assert_eq!(stripes.len(), 2);
