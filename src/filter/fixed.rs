@@ -176,11 +176,14 @@ impl Fixed {
         &self.raw
     }
 
-    /// [`Kind::insert`] into a live file's table: out of line, so that a caller of the
-    /// in-memory filter's insert inlines one copy of the raw core's.
+    /// [`Kind::insert`] into a live file's table, or its refusal: out of line, so that a caller
+    /// of the in-memory filter's insert inlines one copy of the raw core's, behind one test.
     #[inline(never)]
-    fn insert_shared(&self, hash: u64, unique: bool) -> Insertion {
-        self.raw.insert::<true>(hash, unique)
+    fn insert_in_file(&self, hash: u64, unique: bool) -> Result<Insertion, InsertError> {
+        match self.writes {
+            Writes::ReadOnly => Err(InsertError::ReadOnly),
+            _ => Ok(self.raw.insert::<true>(hash, unique)),
+        }
     }
 }
 
@@ -211,10 +214,10 @@ impl Kind for Fixed {
 
     #[inline(always)]
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        let done = match self.writes {
-            Writes::InMemory => self.raw.insert::<false>(hash, unique),
-            Writes::Shared => self.insert_shared(hash, unique),
-            Writes::ReadOnly => return Err(InsertError::ReadOnly),
+        let done = if self.writes == Writes::InMemory {
+            self.raw.insert::<false>(hash, unique)
+        } else {
+            self.insert_in_file(hash, unique)?
         };
         match done {
             Insertion::Inserted => Ok(true),
