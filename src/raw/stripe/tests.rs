@@ -122,3 +122,35 @@ fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
     }
     assert_eq!(stripes.len(), 2);
 }
+
+#[test]
+fn locks_that_may_be_shared_lock_in_memory_stripes_by_their_stamps() {
+    let stripes = Stripes::new(4, 0, 64, 4).unwrap();
+    let stamps = || -> Vec<u64> {
+        stripes
+            .stamps
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect()
+    };
+    let before = stamps();
+    let mut one = stripes.lock_one::<true>(1);
+    assert_eq!(stamps()[1] & 1, 1, "locked");
+    one.add(1, 1);
+    drop(one);
+    let mut pair = stripes.lock_pair::<true>(2, 7);
+    assert_eq!(stamps()[2] & stamps()[3] & 1, 1, "both locked");
+    pair.add(2, 1);
+    pair.add(7, 1);
+    drop(pair);
+    let after = stamps();
+    for stripe in 0..4 {
+        assert_eq!(after[stripe] & 1, 0, "stripe {stripe} unlocked");
+        assert_eq!(
+            after[stripe] != before[stripe],
+            stripe > 0,
+            "stripe {stripe}"
+        );
+    }
+    assert_eq!(stripes.len(), 3);
+}
