@@ -215,9 +215,9 @@ impl Stripes {
 
     /// Locks the stripe, as [`lock_stamp`] does (through its owner word if it is shared).
     #[inline]
-    fn lock<const SHARED: bool>(&self, stripe: StripeIndex) {
+    fn lock(&self, stripe: StripeIndex) {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
+        if let Some(shared) = self.shared_locks::<true>() {
             return self.lock_shared(shared, stripe);
         }
         lock_stamp(&self.stamps[stripe]);
@@ -225,8 +225,8 @@ impl Stripes {
 
     /// Unlocks the stripe, whose count changed by `delta` while it was held.
     #[inline]
-    fn unlock<const SHARED: bool>(&self, stripe: StripeIndex, delta: i32) {
-        self.unlock_stamp::<SHARED>(&self.stamps[stripe], delta);
+    fn unlock(&self, stripe: StripeIndex, delta: i32) {
+        self.unlock_stamp::<true>(&self.stamps[stripe], delta);
     }
 
     /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
@@ -264,8 +264,7 @@ impl Stripes {
         let stamp = self.stamp_of(bucket);
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
-            // The one guard that unlocks is the one returned.
-            core::mem::forget(self.lock_shared_buckets::<SHARED>(shared, [bucket; 3]));
+            self.lock_shared_buckets(shared, [bucket; 3]);
             return OneStripeGuard {
                 stripes: self,
                 stamp,
@@ -290,7 +289,8 @@ impl Stripes {
     ) -> StripeGuard<'_, SHARED> {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
-            return self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+            let held = self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+            return StripeGuard::new(self, held);
         }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
         let (low, high) = if a <= b { (a, b) } else { (b, a) };
@@ -301,12 +301,11 @@ impl Stripes {
         } else {
             1
         };
-        StripeGuard {
-            stripes: self,
-            held: [low, high, high],
+        let held = Held {
+            stripes: [low, high, high],
             len,
-            deltas: [0; 3],
-        }
+        };
+        StripeGuard::new(self, held)
     }
 
     /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
@@ -317,41 +316,34 @@ impl Stripes {
     ) -> StripeGuard<'_, SHARED> {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
-            return self.lock_shared_buckets(shared, buckets);
+            return StripeGuard::new(self, self.lock_shared_buckets(shared, buckets));
         }
-        self.lock_sorted(buckets)
+        let held = self.held(buckets);
+        for &stripe in held.as_slice() {
+            lock_stamp(&self.stamps[stripe]);
+        }
+        StripeGuard::new(self, held)
     }
 
-    /// [`Self::lock_buckets`]'s locks, each taken by [`Self::lock`].
-    pub(super) fn lock_sorted<const SHARED: bool>(
-        &self,
-        buckets: [usize; 3],
-    ) -> StripeGuard<'_, SHARED> {
-        let mut held = buckets.map(|bucket| self.of(bucket));
-        held.sort_unstable();
+    /// The stripes of up to three buckets, each once, in the order they are locked.
+    pub(super) fn held(&self, buckets: [usize; 3]) -> Held {
+        let mut stripes = buckets.map(|bucket| self.of(bucket));
+        stripes.sort_unstable();
         let mut len = 0;
         for i in 0..3 {
-            if i == 0 || held[i] != held[len - 1] {
-                held[len] = held[i];
+            if i == 0 || stripes[i] != stripes[len - 1] {
+                stripes[len] = stripes[i];
                 len += 1;
             }
         }
-        for &stripe in &held[..len] {
-            self.lock::<SHARED>(stripe);
-        }
-        StripeGuard {
-            stripes: self,
-            held,
-            len,
-            deltas: [0; 3],
-        }
+        Held { stripes, len }
     }
 
     /// Locks every stripe, in order: while the guard lives, no writer is anywhere in the table.
     /// Rare enough to test whether the stripes are shared, for every caller.
     pub(crate) fn lock_all(&self) -> AllStripesGuard<'_> {
         for stripe in 0..self.count() {
-            self.lock::<true>(stripe);
+            self.lock(stripe);
         }
         AllStripesGuard { stripes: self }
     }
@@ -471,24 +463,46 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
+/// Up to three stripes, ascending and each once: the ones a [`StripeGuard`] holds.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    /// The stripes, in `stripes[..len]`.
+    stripes: [StripeIndex; 3],
+    len: usize,
+}
+
+impl Held {
+    pub(super) fn as_slice(&self) -> &[StripeIndex] {
+        &self.stripes[..self.len]
+    }
+}
+
 /// The lock on one or two stripes; unlocks them when dropped (a live file's, if `SHARED` and the
 /// stripes are shared).
 #[derive(Debug)]
 pub(crate) struct StripeGuard<'a, const SHARED: bool> {
     stripes: &'a Stripes,
-    /// The stripes held, ascending, in `held[..len]`.
-    held: [StripeIndex; 3],
-    len: usize,
+    held: Held,
     /// How each held stripe's count changes when it is unlocked.
     deltas: [i32; 3],
+}
+
+impl<'a, const SHARED: bool> StripeGuard<'a, SHARED> {
+    /// The guard of `held`, which the caller has just locked.
+    #[inline]
+    fn new(stripes: &'a Stripes, held: Held) -> Self {
+        Self {
+            stripes,
+            held,
+            deltas: [0; 3],
+        }
+    }
 }
 
 impl<const SHARED: bool> Guard for StripeGuard<'_, SHARED> {
     fn add(&mut self, bucket: usize, delta: i32) {
         let stripe = self.stripes.of(bucket);
-        let at = self.held[..self.len]
-            .iter()
-            .position(|&held| held == stripe);
+        let at = self.held.as_slice().iter().position(|&held| held == stripe);
         debug_assert!(at.is_some(), "bucket {bucket} is not guarded");
         if let Some(at) = at {
             self.deltas[at] += delta;
@@ -502,11 +516,11 @@ impl<const SHARED: bool> Drop for StripeGuard<'_, SHARED> {
         if let Some(shared) = self.stripes.shared_locks::<SHARED>() {
             return self
                 .stripes
-                .unlock_all_shared(shared, &self.held[..self.len], &self.deltas);
+                .unlock_all_shared(shared, self.held.as_slice(), &self.deltas);
         }
-        for at in (0..self.len).rev() {
+        for (&stripe, &delta) in self.held.as_slice().iter().zip(&self.deltas).rev() {
             self.stripes
-                .store_unlocked(&self.stripes.stamps[self.held[at]], self.deltas[at]);
+                .store_unlocked(&self.stripes.stamps[stripe], delta);
         }
     }
 }
@@ -571,7 +585,7 @@ impl AllStripesGuard<'_> {
 impl Drop for AllStripesGuard<'_> {
     fn drop(&mut self) {
         for stripe in (0..self.stripes.count()).rev() {
-            self.stripes.unlock::<true>(stripe, 0);
+            self.stripes.unlock(stripe, 0);
         }
     }
 }
