@@ -19,6 +19,7 @@
 //!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
+mod block;
 mod bucket;
 mod bucket_word;
 mod geometry;
@@ -49,11 +50,11 @@ pub(crate) use self::stripe::{StripeGuard, Stripes};
 use self::table::Table;
 use crate::sync::MODEL_CHECKED;
 
+pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
-pub(crate) use self::insert::BLOCK;
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
