@@ -30,7 +30,7 @@ impl Table {
 
     /// Clears the expired slots of `bucket`, under its stripe lock.
     fn sweep_bucket(&self, bucket: usize) {
-        let mut guard = self.stripes.lock_one(bucket);
+        let mut guard = self.stripes.lock_one::<false>(bucket);
         let g = self.clock.current();
         for i in 0..BUCKET_SIZE {
             let slot = self.slots.get(bucket, i);

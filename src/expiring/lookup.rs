@@ -73,7 +73,8 @@ impl Table {
     fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
         let mut tries = 0;
         loop {
-            let guard = (tries == READ_TRIES).then(|| self.stripes.lock_pair(c.first, c.second));
+            let guard =
+                (tries == READ_TRIES).then(|| self.stripes.lock_pair::<false>(c.first, c.second));
             let read = self.stripes.begin_read(c.first, c.second);
             let g = self.clock.current();
             let answer = look(g, self.clock.lag(g));

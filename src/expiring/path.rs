@@ -57,7 +57,7 @@ impl Table {
     /// (the moves before it stay: each is a valid move of a live fingerprint).
     fn move_back(&self, path: &[Hop]) -> bool {
         for hop in path.iter().rev() {
-            let mut guard = self.stripes.lock_pair(hop.from.bucket, hop.to);
+            let mut guard = self.stripes.lock_pair::<false>(hop.from.bucket, hop.to);
             let g = self.clock.current();
             let now = self.slots.get(hop.from.bucket, hop.from.index);
             if now != hop.slot || !self.ages.is_live(now, g, 0) {

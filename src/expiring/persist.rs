@@ -80,7 +80,10 @@ impl Table {
                 });
             }
             if used > 0 {
-                table.stripes.lock_one(bucket).add(bucket, used as i32);
+                table
+                    .stripes
+                    .lock_one::<false>(bucket)
+                    .add(bucket, used as i32);
             }
             items += used as u64;
         }

@@ -61,7 +61,7 @@ impl Table {
 
     /// One look and write under both stripes: `None` if both buckets are full of live slots.
     fn try_store(&self, c: &Candidates) -> Option<Stored> {
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair::<false>(c.first, c.second);
         let g = self.clock.current();
         let fresh = Ages::slot(c.fp, g);
         for bucket in [c.first, c.second] {
@@ -85,7 +85,7 @@ impl Table {
     /// Removes one live copy of `hash`'s fingerprint; `false` if neither bucket holds one.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair::<false>(c.first, c.second);
         let g = self.clock.current();
         for bucket in [c.first, c.second] {
             if let Some((i, slot)) = self.find_live(bucket, c.fp, g, 0) {

@@ -100,11 +100,24 @@ pub type ConcurrentCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Fixed, S>
 pub struct Fixed {
     raw: RawFilter,
     capacity: usize,
-    /// Opened `Access::ReadOnly` from a file: every write is refused before the raw core.
-    read_only: bool,
+    /// How the table takes writes: the one test each write makes before the raw core.
+    writes: Writes,
     /// The live file the table is mapped from, for a shared filter.
     #[cfg(all(target_os = "linux", not(loom)))]
     file: Option<Box<crate::shared::SharedFile>>,
+}
+
+/// How a fixed filter's table takes writes, which picks the raw core's `SHARED` for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(all(target_os = "linux", not(loom))), allow(dead_code))]
+enum Writes {
+    /// The process's own table: its stripe locks are the stamps alone (`SHARED = false`).
+    InMemory,
+    /// A live file's table opened `Access::ReadWrite`: locks through the owner words and
+    /// journal (`SHARED = true`).
+    Shared,
+    /// A live file opened `Access::ReadOnly`: every write refused before the raw core.
+    ReadOnly,
 }
 
 impl Fixed {
@@ -112,7 +125,7 @@ impl Fixed {
         Self {
             raw,
             capacity,
-            read_only: false,
+            writes: Writes::InMemory,
             #[cfg(all(target_os = "linux", not(loom)))]
             file: None,
         }
@@ -128,7 +141,11 @@ impl Fixed {
         Self {
             raw,
             capacity,
-            read_only: file.is_read_only(),
+            writes: if file.is_read_only() {
+                Writes::ReadOnly
+            } else {
+                Writes::Shared
+            },
             file: Some(Box::new(file)),
         }
     }
@@ -157,6 +174,16 @@ impl Fixed {
 
     pub(crate) fn raw(&self) -> &RawFilter {
         &self.raw
+    }
+
+    /// [`Kind::insert`] into a live file's table, or its refusal: out of line, so that a caller
+    /// of the in-memory filter's insert inlines one copy of the raw core's, behind one test.
+    #[inline(never)]
+    fn insert_in_file(&self, hash: u64, unique: bool) -> Result<Insertion, InsertError> {
+        match self.writes {
+            Writes::ReadOnly => Err(InsertError::ReadOnly),
+            _ => Ok(self.raw.insert::<true>(hash, unique)),
+        }
     }
 }
 
@@ -187,10 +214,12 @@ impl Kind for Fixed {
 
     #[inline(always)]
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        if self.read_only {
-            return Err(InsertError::ReadOnly);
-        }
-        match self.raw.insert(hash, unique) {
+        let done = if self.writes == Writes::InMemory {
+            self.raw.insert::<false>(hash, unique)
+        } else {
+            self.insert_in_file(hash, unique)?
+        };
+        match done {
             Insertion::Inserted => Ok(true),
             Insertion::Present => Ok(false),
             Insertion::Full => Err(InsertError::Full),
@@ -198,19 +227,20 @@ impl Kind for Fixed {
     }
 
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
-        if self.read_only {
-            return Err(0);
+        match self.writes {
+            Writes::InMemory => self.raw.insert_block::<false>(hashes),
+            Writes::Shared => self.raw.insert_block::<true>(hashes),
+            Writes::ReadOnly => Err(0),
         }
-        self.raw.insert_block(hashes)
     }
 
     fn insert_unique_block(&self, hashes: &[u64], new: &mut [bool]) -> Result<(), usize> {
-        if self.read_only {
-            return Err(0);
+        let done = |i: usize, insertion| new[i] = insertion == Insertion::Inserted;
+        match self.writes {
+            Writes::InMemory => self.raw.insert_block_with::<false>(hashes, true, done),
+            Writes::Shared => self.raw.insert_block_with::<true>(hashes, true, done),
+            Writes::ReadOnly => Err(0),
         }
-        self.raw.insert_block_with(hashes, true, |i, insertion| {
-            new[i] = insertion == Insertion::Inserted;
-        })
     }
 
     #[inline(always)]
@@ -227,7 +257,11 @@ impl Kind for Fixed {
     }
 
     fn remove(&self, hash: u64) -> bool {
-        !self.read_only && self.raw.remove(hash)
+        match self.writes {
+            Writes::InMemory => self.raw.remove::<false>(hash),
+            Writes::Shared => self.raw.remove::<true>(hash),
+            Writes::ReadOnly => false,
+        }
     }
 
     fn len(&self) -> usize {
@@ -259,7 +293,7 @@ impl Kind for Fixed {
     }
 
     fn clear(&self) {
-        if !self.read_only {
+        if self.writes != Writes::ReadOnly {
             self.raw.lock_table().clear();
         }
     }
@@ -281,7 +315,7 @@ impl Kind for Fixed {
     }
 
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
-        if self.read_only {
+        if self.writes == Writes::ReadOnly {
             return Err(MergeError::ReadOnly);
         }
         self.raw

@@ -291,7 +291,7 @@ impl Chunks {
         loop {
             let Writable { id, chunk, state } = self.writable(slot);
             let c = locate(chunk);
-            match chunk.insert_located(c, unique) {
+            match chunk.insert_located::<false>(c, unique) {
                 Insertion::Full => {}
                 done => return Ok(done),
             }
@@ -332,7 +332,7 @@ impl Chunks {
         let route = self.route(hash);
         loop {
             let Writable { chunk, state, .. } = self.writable(route);
-            if chunk.remove(hash) {
+            if chunk.remove::<false>(hash) {
                 return true;
             }
             if chunk.split_state() == state {

@@ -21,9 +21,9 @@ impl ItemLocks {
     }
 
     /// Locks the hash's lock until the guard drops.
-    pub(crate) fn lock(&self, hash: u64) -> StripeGuard<'_> {
+    pub(crate) fn lock(&self, hash: u64) -> StripeGuard<'_, false> {
         let lock = (hash >> 32) as usize & (self.stripes.count() - 1);
-        self.stripes.lock_pair(lock, lock)
+        self.stripes.lock_pair::<false>(lock, lock)
     }
 
     /// How many locks there are.

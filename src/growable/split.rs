@@ -440,7 +440,7 @@ mod tests {
         let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
         let keys: Vec<u64> = hashes(3800, 1).collect();
         for &hash in &keys {
-            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+            assert_eq!(root.insert::<false>(hash, false), Insertion::Inserted);
         }
         let one = split(&root);
         let two = split(&root);
@@ -466,15 +466,15 @@ mod tests {
         let given = hashes(100, 2)
             .find(|&hash| route_of(hash) & 3 != 0)
             .unwrap();
-        assert_eq!(root.insert(given, false), Insertion::Full);
+        assert_eq!(root.insert::<false>(given, false), Insertion::Full);
         let own = hashes(100, 2)
             .find(|&hash| route_of(hash) & 3 == 0)
             .unwrap();
-        assert_eq!(root.insert(own, false), Insertion::Inserted);
-        assert!(root.remove(own));
+        assert_eq!(root.insert::<false>(own, false), Insertion::Inserted);
+        assert!(root.remove::<false>(own));
         let len = root.len();
         let kept = keys.iter().find(|&&hash| route_of(hash) & 3 == 0).unwrap();
-        assert!(root.remove(*kept));
+        assert!(root.remove::<false>(*kept));
         assert_eq!(root.len(), len - 1);
     }
 
@@ -483,13 +483,13 @@ mod tests {
         let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
         let keys: Vec<u64> = hashes(2000, 3).collect();
         for &hash in &keys {
-            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+            assert_eq!(root.insert::<false>(hash, false), Insertion::Inserted);
         }
         assert!(root.try_seal(root.split_state()));
         assert!(root.split_state().is_sealed());
         let fresh = hashes(50, 4).next().unwrap();
-        assert_eq!(root.insert(fresh, false), Insertion::Full);
-        assert!(!root.remove(keys[0]));
+        assert_eq!(root.insert::<false>(fresh, false), Insertion::Full);
+        assert!(!root.remove::<false>(keys[0]));
         assert_eq!(root.len(), keys.len());
         assert!(keys.iter().all(|&hash| root.contains(hash)));
     }
@@ -522,7 +522,7 @@ mod tests {
         let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
         let keys: Vec<u64> = hashes(3000, 5).collect();
         for &hash in &keys {
-            assert_eq!(root.insert(hash, false), Insertion::Inserted);
+            assert_eq!(root.insert::<false>(hash, false), Insertion::Inserted);
         }
         let child = split(&root);
         for chunk in [&root, &child] {

@@ -201,7 +201,10 @@ mod tests {
         let hash = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let stored: Vec<u64> = (0..1100).map(hash).collect();
         for &h in &stored {
-            assert_eq!(filter.insert(h, false), super::super::Insertion::Inserted);
+            assert_eq!(
+                filter.insert::<false>(h, false),
+                super::super::Insertion::Inserted
+            );
         }
         let mut hits = 0;
         for h in stored.iter().copied().chain((5000..15_000).map(hash)) {

@@ -1,5 +1,5 @@
-//! Inserting, one key or a block of keys: placing a fingerprint, searching for room, and moving
-//! fingerprints along a path.
+//! Inserting one key: placing a fingerprint, searching for room, and moving fingerprints along
+//! a path (a block of keys goes through here key by key, `block.rs`).
 //!
 //! An insert first tries its two buckets under their locks. If both are full it searches for a
 //! [`CuckooPath`] without locks and moves the fingerprints on it hop by hop, each hop under its
@@ -8,6 +8,10 @@
 //! tries again if a writer changed one, so `Full` is reported only for an item that had no room.
 //! When racing writers keep spoiling searches and paths, the insert locks every stripe and
 //! decides there.
+//!
+//! Every entry point here, in `block.rs` and `remove` takes `SHARED`, which the stripe locks it
+//! reaches take (see `stripe.rs`): `false` for a table known to be in memory, so that its locks
+//! compile without the test of a live file's lock records.
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
@@ -20,26 +24,23 @@ use crate::sync::MODEL_CHECKED;
 /// Consistency docs name this count).
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
-/// Keys a bulk insert hashes and hands to [`RawFilter::insert_block`] at a time. The prefetch
-/// pipeline restarts with each block, so a block is several times [`INSERT_AHEAD`] long.
-pub(crate) const BLOCK: usize = 64;
-
-/// How far ahead of its insert [`RawFilter::insert_block`] prefetches a key's buckets and stripes.
-const INSERT_AHEAD: usize = 8;
-
 impl<P: Place> RawFilter<P> {
     /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
     /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
     /// exactly the items it held before.
     #[inline]
-    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
-        self.insert_located(self.placement.candidates(hash), unique)
+    pub(crate) fn insert<const SHARED: bool>(&self, hash: u64, unique: bool) -> Insertion {
+        self.insert_located::<SHARED>(self.placement.candidates(hash), unique)
     }
 
     /// [`Self::insert`] of located candidates: a split chunk's, whose route is known, or a
     /// merged fingerprint's, which has no hash.
     #[inline]
-    pub(crate) fn insert_located(&self, c: Candidates, unique: bool) -> Insertion {
+    pub(crate) fn insert_located<const SHARED: bool>(
+        &self,
+        c: Candidates,
+        unique: bool,
+    ) -> Insertion {
         // The stripe lines (often last written by another core) travel while the buckets load.
         // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
         // that bucket, and fetches it then; its second bucket travels while the first loads, as
@@ -48,23 +49,23 @@ impl<P: Place> RawFilter<P> {
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.buckets().prefetch_word(c.second);
-            self.try_place_word(&c)
+            self.try_place_word::<SHARED>(&c)
         } else {
             if unique || !self.codec.is_plain_narrow() {
                 self.stripes.prefetch_for_write(c.second);
             } else {
                 self.table.prefetch(c.second);
             }
-            self.try_place(&c, unique)
+            self.try_place::<SHARED>(&c, unique)
         };
-        placed.unwrap_or_else(|| self.insert_searching(c, unique))
+        placed.unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
     }
 
     /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert that
     /// searches needs it.
     #[inline(never)]
-    fn insert_searching(&self, c: Candidates, unique: bool) -> Insertion {
-        path::with_queue(|queue| self.insert_by_path(c, unique, queue))
+    fn insert_searching<const SHARED: bool>(&self, c: Candidates, unique: bool) -> Insertion {
+        path::with_queue(|queue| self.insert_by_path::<SHARED>(c, unique, queue))
     }
 
     /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
@@ -72,15 +73,15 @@ impl<P: Place> RawFilter<P> {
     /// `Full` only for an item that had no room: when a search validated against the stripe
     /// stamps found no path, or when the search under every stripe lock found none.
     #[inline(always)]
-    pub(super) fn insert_candidates(
+    pub(super) fn insert_candidates<const SHARED: bool>(
         &self,
         c: Candidates,
         unique: bool,
         queue: &mut SearchQueue,
     ) -> Insertion {
-        match self.try_place(&c, unique) {
+        match self.try_place::<SHARED>(&c, unique) {
             Some(done) => done,
-            None => self.insert_by_path(c, unique, queue),
+            None => self.insert_by_path::<SHARED>(c, unique, queue),
         }
     }
 
@@ -88,20 +89,29 @@ impl<P: Place> RawFilter<P> {
     /// were hoisted ahead of the first attempt, which nearly always succeeds.
     #[cold]
     #[inline(never)]
-    fn try_place_again(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        self.try_place(c, unique)
+    fn try_place_again<const SHARED: bool>(
+        &self,
+        c: &Candidates,
+        unique: bool,
+    ) -> Option<Insertion> {
+        self.try_place::<SHARED>(c, unique)
     }
 
     /// [`Self::insert_candidates`] after a first [`Self::try_place`] found no room.
     #[inline(never)]
-    fn insert_by_path(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
+    fn insert_by_path<const SHARED: bool>(
+        &self,
+        c: Candidates,
+        unique: bool,
+        queue: &mut SearchQueue,
+    ) -> Insertion {
         for attempt in 0..PATH_ATTEMPTS {
             // A table being split takes nothing: no search, its caller asks again elsewhere.
             if !self.admits(Some(c.fp)) {
                 return Insertion::Full;
             }
             if attempt > 0 {
-                if let Some(done) = self.try_place_again(&c, unique) {
+                if let Some(done) = self.try_place_again::<SHARED>(&c, unique) {
                     return done;
                 }
             }
@@ -117,11 +127,12 @@ impl<P: Place> RawFilter<P> {
                     found => found,
                 },
             };
-            if let Some(done) = path.and_then(|path| self.shift(&path, &c, unique, None)) {
+            if let Some(done) = path.and_then(|path| self.shift::<SHARED>(&path, &c, unique, None))
+            {
                 return done;
             }
         }
-        self.insert_exclusive(c, unique, queue)
+        self.insert_exclusive::<SHARED>(c, unique, queue)
     }
 
     /// The insert of last resort, after racing writers spoiled every optimistic attempt: with
@@ -130,7 +141,12 @@ impl<P: Place> RawFilter<P> {
     /// meanwhile, as they do for [`Self::snapshot`].
     #[cold]
     #[inline(never)]
-    fn insert_exclusive(&self, c: Candidates, unique: bool, queue: &mut SearchQueue) -> Insertion {
+    fn insert_exclusive<const SHARED: bool>(
+        &self,
+        c: Candidates,
+        unique: bool,
+        queue: &mut SearchQueue,
+    ) -> Insertion {
         let mut all = self.stripes.lock_all();
         if !self.admits(Some(c.fp)) {
             return Insertion::Full;
@@ -141,7 +157,7 @@ impl<P: Place> RawFilter<P> {
         let Some(path) = self.search(&c, queue, None) else {
             return Insertion::Full;
         };
-        let done = self.shift(&path, &c, unique, Some(&mut all));
+        let done = self.shift::<SHARED>(&path, &c, unique, Some(&mut all));
         debug_assert!(done.is_some(), "a path found under every lock stays valid");
         done.unwrap_or(Insertion::Full)
     }
@@ -184,13 +200,13 @@ impl<P: Place> RawFilter<P> {
     /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
     #[inline(always)]
-    fn try_place(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+    fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.is_word() {
-            self.try_place_word(c)
+            self.try_place_word::<SHARED>(c)
         } else if !unique && self.codec.is_plain_narrow() {
-            self.try_place_narrow(c)
+            self.try_place_narrow::<SHARED>(c)
         } else {
-            self.try_place_general(c, unique)
+            self.try_place_general::<SHARED>(c, unique)
         }
     }
 
@@ -198,16 +214,16 @@ impl<P: Place> RawFilter<P> {
     /// filter's and the packed 12-bit one's): each bucket's bits as one `u64`, the bucket
     /// [`Self::roomier_narrow`] picks, one stripe locked.
     #[inline(always)]
-    fn try_place_narrow(&self, c: &Candidates) -> Option<Insertion> {
+    fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_bits(c.first);
         let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
         if bucket != c.first {
             self.stripes.prefetch_for_write(bucket);
         }
-        if self.place_one(bucket, c.fp) {
+        if self.place_one::<SHARED>(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
-        self.place_locked(c, false)
+        self.place_locked::<SHARED>(c, false)
     }
 
     /// [`Self::try_place_narrow`] of bucket words, the default filter's: the same bucket picked,
@@ -216,31 +232,39 @@ impl<P: Place> RawFilter<P> {
     /// its words without a bounds check: the fewer instructions an insert executes, the more
     /// consecutive inserts' loads the CPU overlaps (see docs/benchmarks.md).
     #[inline(always)]
-    fn try_place_word(&self, c: &Candidates) -> Option<Insertion> {
+    fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_word_fingerprints(c.first);
         let bucket =
             self.roomier_narrow(c, first, || self.table.load_word_fingerprints(c.second))?;
         if bucket != c.first {
             self.stripes.prefetch_for_write(bucket);
         }
-        let mut guard = self.stripes.lock_one(bucket);
+        let mut guard = self.stripes.lock_one::<SHARED>(bucket);
         if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
             guard.add(bucket, 1);
             return Some(Insertion::Inserted);
         }
         drop(guard);
-        self.place_locked(c, false)
+        self.place_locked::<SHARED>(c, false)
     }
 
     /// [`Self::place`] under the locks of both buckets, taken here: for a look without locks
     /// that went stale, or a unique insert.
     #[inline(never)]
-    fn place_locked(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        self.place(c, unique, &mut self.stripes.lock_pair(c.first, c.second))
+    fn place_locked<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+        self.place(
+            c,
+            unique,
+            &mut self.stripes.lock_pair::<SHARED>(c.first, c.second),
+        )
     }
 
     /// [`Self::try_place`] of a unique insert, or of buckets wider than 64 bits.
-    fn try_place_general(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
+    fn try_place_general<const SHARED: bool>(
+        &self,
+        c: &Candidates,
+        unique: bool,
+    ) -> Option<Insertion> {
         // A look without locks first: it brings both buckets into cache before the locks are
         // taken, and near full load it skips locking two buckets that have no room anyway.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
@@ -258,18 +282,18 @@ impl<P: Place> RawFilter<P> {
             // line fewer that the other cores' next reads miss on. The look may be stale; then
             // both stripes, as below.
             let bucket = if free.0 { c.first } else { c.second };
-            if self.place_one(bucket, c.fp) {
+            if self.place_one::<SHARED>(bucket, c.fp) {
                 return Some(Insertion::Inserted);
             }
         }
-        self.place_locked(c, unique)
+        self.place_locked::<SHARED>(c, unique)
     }
 
     /// Puts the fingerprint into an empty slot of `bucket`, under that bucket's stripe alone;
     /// `false` if it has none.
     #[inline(always)]
-    fn place_one(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
-        let mut guard = self.stripes.lock_one(bucket);
+    fn place_one<const SHARED: bool>(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
+        let mut guard = self.stripes.lock_one::<SHARED>(bucket);
         if !self.admits(Some(fp)) {
             return false;
         }
@@ -359,7 +383,7 @@ impl<P: Place> RawFilter<P> {
     /// gave up with room to spare. `None` if a racing writer made a hop invalid (or the path has
     /// no hop); the moves already made each kept every item in one of its buckets. With `all`,
     /// every stripe is held already, and the hops take no locks of their own.
-    fn shift(
+    fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,
         c: &Candidates,
@@ -371,7 +395,7 @@ impl<P: Place> RawFilter<P> {
             let placing = moves.peek().is_none().then_some((c, unique));
             let hop = match all.as_deref_mut() {
                 Some(all) => self.move_held(from, to, moved, placing, all),
-                None => self.move_fingerprint(from, to, moved, placing),
+                None => self.move_fingerprint::<SHARED>(from, to, moved, placing),
             };
             match hop {
                 Hop::Stale => return None,
@@ -387,7 +411,7 @@ impl<P: Place> RawFilter<P> {
     /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
     /// of both its buckets too, that neither holds it yet. A plain insert locks the stripes of
     /// the two buckets it writes, and no third.
-    fn move_fingerprint(
+    fn move_fingerprint<const SHARED: bool>(
         &self,
         from: BucketIndex,
         to: BucketIndex,
@@ -395,10 +419,11 @@ impl<P: Place> RawFilter<P> {
         placing: Option<(&Candidates, bool)>,
     ) -> Hop {
         let mut guard = match placing {
-            Some((c, true)) => self
-                .stripes
-                .lock_buckets([from, to, other_candidate(c, from)]),
-            _ => self.stripes.lock_pair(from, to),
+            Some((c, true)) => {
+                self.stripes
+                    .lock_buckets::<SHARED>([from, to, other_candidate(c, from)])
+            }
+            _ => self.stripes.lock_pair::<SHARED>(from, to),
         };
         self.move_held(from, to, fp, placing, &mut guard)
     }
@@ -518,61 +543,6 @@ enum Hop {
     Moved,
     /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
     Placed(Insertion),
-}
-
-impl<P: Place> RawFilter<P> {
-    /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
-    /// room; the ones before it went in, the ones after were not tried.
-    ///
-    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and its
-    /// stripes' lines on their way: one insert at a time waits for a memory load its locked
-    /// instructions keep from overlapping with the next insert's, and with several writers for
-    /// the stripe lines the other cores wrote last.
-    pub(crate) fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
-        self.insert_block_with(hashes, false, |_, _| {})
-    }
-
-    /// [`Self::insert_block`], unique inserts if `unique`, telling `done` each hash's index and
-    /// what its insert did (all but `Full`, which ends the block as `Err`).
-    pub(crate) fn insert_block_with(
-        &self,
-        hashes: &[u64],
-        unique: bool,
-        mut done: impl FnMut(usize, Insertion),
-    ) -> Result<(), usize> {
-        let mut candidates = [Candidates::default(); BLOCK];
-        let candidates = &mut candidates[..hashes.len()];
-        for (c, &hash) in candidates.iter_mut().zip(hashes) {
-            *c = self.placement.candidates(hash);
-        }
-        let buckets = self.table.writes_worth_prefetching();
-        // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
-        // that bucket, and fetches it then (see `try_place_narrow`).
-        let second_stripe = unique || !self.codec.is_plain_narrow();
-        let prefetch = |c: &Candidates| {
-            if buckets {
-                self.table.prefetch(c.first);
-                self.table.prefetch(c.second);
-            }
-            self.stripes.prefetch_for_write(c.first);
-            if second_stripe {
-                self.stripes.prefetch_for_write(c.second);
-            }
-        };
-        candidates.iter().take(INSERT_AHEAD).for_each(prefetch);
-        path::with_queue(|queue| {
-            for (i, &c) in candidates.iter().enumerate() {
-                if let Some(later) = candidates.get(i + INSERT_AHEAD) {
-                    prefetch(later);
-                }
-                match self.insert_candidates(c, unique, queue) {
-                    Insertion::Full => return Err(i),
-                    done_here => done(i, done_here),
-                }
-            }
-            Ok(())
-        })
-    }
 }
 
 #[cfg(all(test, not(loom)))]

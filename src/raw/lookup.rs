@@ -169,7 +169,7 @@ impl<P: Place> RawFilter<P> {
                 return answer;
             }
         }
-        let _guard = self.stripes.lock_pair(c.first, c.second);
+        let _guard = self.stripes.lock_pair::<true>(c.first, c.second);
         look()
     }
 }
@@ -202,7 +202,7 @@ impl<P: Place> RawFilter<P> {
                 return answer;
             }
         }
-        let _guard = self.stripes.lock_pair(c.first, c.second);
+        let _guard = self.stripes.lock_pair::<true>(c.first, c.second);
         // Under the locks no writer changes either word, so the first read is final.
         let answer = self.try_read_words(&c);
         debug_assert!(answer.is_some());
@@ -433,7 +433,7 @@ mod tests {
         assert!(filter.table.lookups_worth_prefetching(), "{shape:?}");
         for &hash in stored {
             assert_eq!(
-                filter.insert(hash, false),
+                filter.insert::<false>(hash, false),
                 super::super::Insertion::Inserted
             );
         }

@@ -142,6 +142,55 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
+    /// Every write entry point of a live filter locks through the owner words: with every
+    /// stripe's owner word naming a dead process and no stamp locked (which the in-memory
+    /// locks would take at once), each write waits out the liveness bound, takes the stripes
+    /// over and recovers them, and does what it was asked.
+    #[test]
+    fn a_live_filters_writes_lock_through_the_owner_words() {
+        for layout in [TableLayout::BucketWord, TableLayout::Packed] {
+            let path = std::env::temp_dir().join(format!("ccf-owners-{}", std::process::id()));
+            let _ = std::fs::remove_file(&path);
+            let filter = ConcurrentCuckooFilter::builder()
+                .capacity(2000)
+                .layout(layout)
+                .create_shared(&path)
+                .unwrap();
+            let raw = filter.raw();
+            let shared = raw.stripes.shared.as_ref().unwrap();
+            let waits = |write: &dyn Fn()| {
+                for stripe in 0..raw.stripe_count() {
+                    shared.owner(stripe).store(200 << 32 | 1, Relaxed);
+                }
+                let start = Instant::now();
+                write();
+                assert!(
+                    start.elapsed() >= super::super::owners::LIVENESS_BOUND,
+                    "{layout:?}: a write that did not lock through the owner words"
+                );
+            };
+            let hashes: Vec<u64> = (0..100u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            waits(&|| filter.insert(&1u64).unwrap());
+            waits(&|| assert!(filter.insert_unique(&2u64).unwrap()));
+            waits(&|| assert!(filter.remove(&1u64)));
+            waits(&|| assert_eq!(filter.try_extend_hashes(&hashes), Ok(100)));
+            waits(&|| {
+                let mut new = [false; 100];
+                assert_eq!(
+                    filter.insert_unique_hash_batch_into(&hashes, &mut new),
+                    Ok(0)
+                );
+            });
+            filter.verify().unwrap();
+            assert_eq!(filter.len(), 101);
+            assert!(filter.contains(&2u64) && hashes.iter().all(|&h| filter.contains_hash(h)));
+            drop(filter);
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
     /// A read-only opener meets a stripe a live writer holds: it does not wait for a release
     /// its private copy of the page might never show; it takes the stripe over in that copy.
     #[test]
@@ -153,7 +202,7 @@ mod tests {
             .create_shared(&path)
             .unwrap();
         writer.insert(&1u64).unwrap();
-        let held = writer.raw().stripes.lock_one(0);
+        let held = writer.raw().stripes.lock_one::<true>(0);
         let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
         let start = Instant::now();
         reader.verify().unwrap();

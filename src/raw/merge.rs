@@ -69,7 +69,7 @@ impl RawFilter {
                     first: bucket,
                     second: self.placement.alternate(bucket, fp),
                 };
-                match self.insert_candidates(c, unique, &mut queue) {
+                match self.insert_candidates::<true>(c, unique, &mut queue) {
                     Insertion::Inserted => merged += 1,
                     Insertion::Present => {}
                     Insertion::Full => return Err(merged),
@@ -102,7 +102,7 @@ impl<P: Place> RawFilter<P> {
     /// Stores `kept` as the bucket's slots, `removed` fingerprints fewer than it held, under its
     /// stripe's lock, so that readers see the bucket change whole.
     pub(crate) fn empty_slots_of(&self, bucket: BucketIndex, kept: &[Fingerprint], removed: usize) {
-        let mut guard = self.stripes.lock_one(bucket);
+        let mut guard = self.stripes.lock_one::<true>(bucket);
         self.table.store(bucket, &self.codec.encode(kept));
         guard.add(bucket, -(removed as i32));
     }

@@ -19,6 +19,7 @@
 //!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
 //!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
 
+mod block;
 mod bucket;
 mod bucket_word;
 mod geometry;
@@ -49,11 +50,11 @@ pub(crate) use self::stripe::{StripeGuard, Stripes};
 use self::table::Table;
 use crate::sync::MODEL_CHECKED;
 
+pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
 pub(crate) use self::index::level_hash;
 pub(crate) use self::index::MAX_BUCKET_COUNT;
-pub(crate) use self::insert::BLOCK;
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
@@ -231,8 +232,9 @@ impl<P: Place> RawFilter<P> {
         self.placement.candidates(hash)
     }
 
-    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
-    pub(crate) fn remove(&self, hash: u64) -> bool {
+    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it. `SHARED`
+    /// as for an insert (`insert.rs`).
+    pub(crate) fn remove<const SHARED: bool>(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
         // A remove writes one bucket: a look without locks says which, and only its stripe is
         // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
@@ -242,11 +244,11 @@ impl<P: Place> RawFilter<P> {
             .into_iter()
             .find(|&bucket| self.codec.matches(&self.table.load(bucket), pattern));
         if let Some(bucket) = seen {
-            if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one(bucket)) {
+            if self.remove_from(bucket, c.fp, &mut self.stripes.lock_one::<SHARED>(bucket)) {
                 return true;
             }
         }
-        let mut guard = self.stripes.lock_pair(c.first, c.second);
+        let mut guard = self.stripes.lock_pair::<SHARED>(c.first, c.second);
         [c.first, c.second]
             .into_iter()
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))

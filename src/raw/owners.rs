@@ -157,7 +157,9 @@ impl SharedLocks {
 
     /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller has
     /// just locked and has not yet written: published (`Release`, fenced before the stores that
-    /// follow) as one more entry. Nothing for a table of bucket words.
+    /// follow) as one more entry. Nothing for a table of bucket words. Inline into the shared
+    /// lock, its one caller, wherever the two are compiled.
+    #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {
             return;
@@ -182,6 +184,7 @@ impl SharedLocks {
 
     /// Empties the journal of `stripe` once its holder's stores are done (`Release`: after
     /// them), before the stamp is unlocked.
+    #[inline]
     pub(crate) fn clear_journal(&self, stripe: usize) {
         self.record(stripe)[1].store(0, Ordering::Release);
     }

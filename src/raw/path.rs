@@ -513,7 +513,7 @@ mod tests {
             // The last bucket the search read: a write to its stripe makes the search stale,
             // and so does a writer still holding it.
             let last = queue.nodes().last().unwrap().bucket as usize;
-            let guard = stripes.lock_pair(last, last);
+            let guard = stripes.lock_pair::<false>(last, last);
             assert!(!queue.unchanged(&stripes), "a read bucket is locked");
             drop(guard);
             assert!(!queue.unchanged(&stripes), "a read bucket was written");

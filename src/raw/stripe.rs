@@ -18,6 +18,12 @@
 //! store that unlocks, so a writer touches one cache line per stripe, which halved the lines two
 //! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
 //! is hot. Readers compare whole stamps; every write moves the version anyway.
+//!
+//! The stripes of a live file (docs/shared.md) lock through owner words as well
+//! (`stripe/shared_lock.rs`). Whether a lock may be a live file's is the `SHARED` parameter of
+//! the write paths' locks and guards, not a test of the field alone: with `SHARED = false`, for
+//! writers that know their table is in memory, the test of `Stripes::shared` is compiled away;
+//! with `true` it is made, and the shared path taken when the stripes have lock records.
 
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
@@ -64,7 +70,7 @@ pub(crate) struct Stripes {
     /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
     versions: u64,
     /// For stripes other processes share: who holds each, and how to recover a dead holder's
-    /// (`stripe/shared_lock.rs`, `owners.rs`). Read only on the locking path.
+    /// (`stripe/shared_lock.rs`, `owners.rs`). Read only by locks whose `SHARED` is true.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(super) shared: Option<Box<super::owners::SharedLocks>>,
 }
@@ -191,11 +197,27 @@ impl Stripes {
         prefetch(self.stamp_of(bucket));
     }
 
+    /// The live file's lock records if `SHARED` and the stripes have them; with `SHARED =
+    /// false` nothing is read, and the stripes must be in memory.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    #[inline(always)]
+    fn shared_locks<const SHARED: bool>(&self) -> Option<&super::owners::SharedLocks> {
+        debug_assert!(
+            SHARED || self.shared.is_none(),
+            "a live file's stripes locked as in memory"
+        );
+        if SHARED {
+            self.shared.as_deref()
+        } else {
+            None
+        }
+    }
+
     /// Locks the stripe, as [`lock_stamp`] does (through its owner word if it is shared).
     #[inline]
     fn lock(&self, stripe: StripeIndex) {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
+        if let Some(shared) = self.shared_locks::<true>() {
             return self.lock_shared(shared, stripe);
         }
         lock_stamp(&self.stamps[stripe]);
@@ -204,14 +226,14 @@ impl Stripes {
     /// Unlocks the stripe, whose count changed by `delta` while it was held.
     #[inline]
     fn unlock(&self, stripe: StripeIndex, delta: i32) {
-        self.unlock_stamp(&self.stamps[stripe], delta);
+        self.unlock_stamp::<true>(&self.stamps[stripe], delta);
     }
 
     /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
     #[inline]
-    fn unlock_stamp(&self, stamp: &AtomicU64, delta: i32) {
+    fn unlock_stamp<const SHARED: bool>(&self, stamp: &AtomicU64, delta: i32) {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
+        if let Some(shared) = self.shared_locks::<SHARED>() {
             return self.unlock_shared(shared, stamp, delta);
         }
         self.store_unlocked(stamp, delta);
@@ -237,13 +259,12 @@ impl Stripes {
     /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
     /// insert's lock, with a guard that keeps one count and unlocks inline.
     #[inline]
-    pub(crate) fn lock_one(&self, bucket: usize) -> OneStripeGuard<'_> {
+    pub(crate) fn lock_one<const SHARED: bool>(&self, bucket: usize) -> OneStripeGuard<'_, SHARED> {
         // The guard keeps the stamp itself, so that unlocking indexes nothing again.
         let stamp = self.stamp_of(bucket);
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
-            // The one guard that unlocks is the one returned.
-            core::mem::forget(self.lock_shared_buckets(shared, [bucket; 3]));
+        if let Some(shared) = self.shared_locks::<SHARED>() {
+            self.lock_shared_buckets(shared, [bucket; 3]);
             return OneStripeGuard {
                 stripes: self,
                 stamp,
@@ -261,10 +282,15 @@ impl Stripes {
     /// Locks the stripes of two buckets, lower index first (once if they are the same), as
     /// [`Self::lock_buckets`] does, without its sort: the common insert takes this path.
     #[inline]
-    pub(crate) fn lock_pair(&self, bucket_a: usize, bucket_b: usize) -> StripeGuard<'_> {
+    pub(crate) fn lock_pair<const SHARED: bool>(
+        &self,
+        bucket_a: usize,
+        bucket_b: usize,
+    ) -> StripeGuard<'_, SHARED> {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
-            return self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+        if let Some(shared) = self.shared_locks::<SHARED>() {
+            let held = self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+            return StripeGuard::new(self, held);
         }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
         let (low, high) = if a <= b { (a, b) } else { (b, a) };
@@ -275,47 +301,46 @@ impl Stripes {
         } else {
             1
         };
-        StripeGuard {
-            stripes: self,
-            held: [low, high, high],
+        let held = Held {
+            stripes: [low, high, high],
             len,
-            deltas: [0; 3],
-        }
+        };
+        StripeGuard::new(self, held)
     }
 
     /// Locks the stripes of up to three buckets (repeat one to lock fewer), in index order and
     /// each once, as every writer takes them, so no two writers can wait on each other.
-    pub(crate) fn lock_buckets(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
+    pub(crate) fn lock_buckets<const SHARED: bool>(
+        &self,
+        buckets: [usize; 3],
+    ) -> StripeGuard<'_, SHARED> {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.shared {
-            return self.lock_shared_buckets(shared, buckets);
+        if let Some(shared) = self.shared_locks::<SHARED>() {
+            return StripeGuard::new(self, self.lock_shared_buckets(shared, buckets));
         }
-        self.lock_sorted(buckets)
+        let held = self.held(buckets);
+        for &stripe in held.as_slice() {
+            lock_stamp(&self.stamps[stripe]);
+        }
+        StripeGuard::new(self, held)
     }
 
-    /// [`Self::lock_buckets`]'s locks, each taken by [`Self::lock`].
-    pub(super) fn lock_sorted(&self, buckets: [usize; 3]) -> StripeGuard<'_> {
-        let mut held = buckets.map(|bucket| self.of(bucket));
-        held.sort_unstable();
+    /// The stripes of up to three buckets, each once, in the order they are locked.
+    pub(super) fn held(&self, buckets: [usize; 3]) -> Held {
+        let mut stripes = buckets.map(|bucket| self.of(bucket));
+        stripes.sort_unstable();
         let mut len = 0;
         for i in 0..3 {
-            if i == 0 || held[i] != held[len - 1] {
-                held[len] = held[i];
+            if i == 0 || stripes[i] != stripes[len - 1] {
+                stripes[len] = stripes[i];
                 len += 1;
             }
         }
-        for &stripe in &held[..len] {
-            self.lock(stripe);
-        }
-        StripeGuard {
-            stripes: self,
-            held,
-            len,
-            deltas: [0; 3],
-        }
+        Held { stripes, len }
     }
 
     /// Locks every stripe, in order: while the guard lives, no writer is anywhere in the table.
+    /// Rare enough to test whether the stripes are shared, for every caller.
     pub(crate) fn lock_all(&self) -> AllStripesGuard<'_> {
         for stripe in 0..self.count() {
             self.lock(stripe);
@@ -438,23 +463,46 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// The lock on one or two stripes; unlocks them when dropped.
-#[derive(Debug)]
-pub(crate) struct StripeGuard<'a> {
-    stripes: &'a Stripes,
-    /// The stripes held, ascending, in `held[..len]`.
-    held: [StripeIndex; 3],
+/// Up to three stripes, ascending and each once: the ones a [`StripeGuard`] holds.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    /// The stripes, in `stripes[..len]`.
+    stripes: [StripeIndex; 3],
     len: usize,
+}
+
+impl Held {
+    pub(super) fn as_slice(&self) -> &[StripeIndex] {
+        &self.stripes[..self.len]
+    }
+}
+
+/// The lock on one or two stripes; unlocks them when dropped (a live file's, if `SHARED` and the
+/// stripes are shared).
+#[derive(Debug)]
+pub(crate) struct StripeGuard<'a, const SHARED: bool> {
+    stripes: &'a Stripes,
+    held: Held,
     /// How each held stripe's count changes when it is unlocked.
     deltas: [i32; 3],
 }
 
-impl Guard for StripeGuard<'_> {
+impl<'a, const SHARED: bool> StripeGuard<'a, SHARED> {
+    /// The guard of `held`, which the caller has just locked.
+    #[inline]
+    fn new(stripes: &'a Stripes, held: Held) -> Self {
+        Self {
+            stripes,
+            held,
+            deltas: [0; 3],
+        }
+    }
+}
+
+impl<const SHARED: bool> Guard for StripeGuard<'_, SHARED> {
     fn add(&mut self, bucket: usize, delta: i32) {
         let stripe = self.stripes.of(bucket);
-        let at = self.held[..self.len]
-            .iter()
-            .position(|&held| held == stripe);
+        let at = self.held.as_slice().iter().position(|&held| held == stripe);
         debug_assert!(at.is_some(), "bucket {bucket} is not guarded");
         if let Some(at) = at {
             self.deltas[at] += delta;
@@ -462,24 +510,24 @@ impl Guard for StripeGuard<'_> {
     }
 }
 
-impl Drop for StripeGuard<'_> {
+impl<const SHARED: bool> Drop for StripeGuard<'_, SHARED> {
     fn drop(&mut self) {
         #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = &self.stripes.shared {
+        if let Some(shared) = self.stripes.shared_locks::<SHARED>() {
             return self
                 .stripes
-                .unlock_all_shared(shared, &self.held[..self.len], &self.deltas);
+                .unlock_all_shared(shared, self.held.as_slice(), &self.deltas);
         }
-        for at in (0..self.len).rev() {
+        for (&stripe, &delta) in self.held.as_slice().iter().zip(&self.deltas).rev() {
             self.stripes
-                .store_unlocked(&self.stripes.stamps[self.held[at]], self.deltas[at]);
+                .store_unlocked(&self.stripes.stamps[stripe], delta);
         }
     }
 }
 
-/// The lock on one stripe; unlocks it when dropped.
+/// The lock on one stripe; unlocks it when dropped (as [`StripeGuard`] does).
 #[derive(Debug)]
-pub(crate) struct OneStripeGuard<'a> {
+pub(crate) struct OneStripeGuard<'a, const SHARED: bool> {
     stripes: &'a Stripes,
     /// The stamp of the stripe held.
     stamp: &'a AtomicU64,
@@ -487,7 +535,7 @@ pub(crate) struct OneStripeGuard<'a> {
     delta: i32,
 }
 
-impl Guard for OneStripeGuard<'_> {
+impl<const SHARED: bool> Guard for OneStripeGuard<'_, SHARED> {
     #[inline]
     fn add(&mut self, bucket: usize, delta: i32) {
         debug_assert!(
@@ -498,10 +546,10 @@ impl Guard for OneStripeGuard<'_> {
     }
 }
 
-impl Drop for OneStripeGuard<'_> {
+impl<const SHARED: bool> Drop for OneStripeGuard<'_, SHARED> {
     #[inline]
     fn drop(&mut self) {
-        self.stripes.unlock_stamp(self.stamp, self.delta);
+        self.stripes.unlock_stamp::<SHARED>(self.stamp, self.delta);
     }
 }
 

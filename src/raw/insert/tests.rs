@@ -31,13 +31,13 @@ fn a_plain_insert_or_remove_moves_only_the_stripe_of_the_bucket_it_writes() {
         }
         let stamps = || [c.first, c.second].map(|b| filter.stripes.stamp(b));
         let before = stamps();
-        let inserted = filter.insert_candidates(c, false, &mut queue);
+        let inserted = filter.insert_candidates::<false>(c, false, &mut queue);
         assert_eq!(inserted, Insertion::Inserted, "the table has room");
         let after = stamps();
         let moved: Vec<bool> = before.iter().zip(&after).map(|(b, a)| b != a).collect();
         assert_eq!(moved, [true, false], "the first bucket had room: {hash:#x}");
         assert!(filter.contains(hash));
-        assert!(filter.remove(hash));
+        assert!(filter.remove::<false>(hash));
         assert_eq!(
             stamps()[1],
             after[1],
@@ -60,11 +60,11 @@ fn an_insert_under_every_lock_does_what_an_uncontended_optimistic_one_does() {
     let candidates = |hash| optimistic.placement.candidates(hash);
     let by_path: Vec<_> = hashes
         .iter()
-        .map(|&h| optimistic.insert_candidates(candidates(h), false, &mut queue))
+        .map(|&h| optimistic.insert_candidates::<false>(candidates(h), false, &mut queue))
         .collect();
     let by_lock: Vec<_> = hashes
         .iter()
-        .map(|&h| exclusive.insert_exclusive(candidates(h), false, &mut queue))
+        .map(|&h| exclusive.insert_exclusive::<false>(candidates(h), false, &mut queue))
         .collect();
     assert_eq!(by_path, by_lock);
     // The table fills up, and a path had to be found for some items: both branches ran.
@@ -85,7 +85,7 @@ fn an_insert_under_every_lock_does_what_an_uncontended_optimistic_one_does() {
     }
     // A unique insert under every lock finds what is there.
     assert_eq!(
-        exclusive.insert_exclusive(candidates(hashes[0]), true, &mut queue),
+        exclusive.insert_exclusive::<false>(candidates(hashes[0]), true, &mut queue),
         Insertion::Present
     );
 }

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::super::owners::{SharedLocks, LIVENESS_BOUND};
-use super::{lock_stamp, StripeGuard, StripeIndex, Stripes};
+use super::{lock_stamp, Held, StripeIndex, Stripes};
 use crate::sync::{fence, AtomicU64, Backoff, Ordering};
 
 impl Stripes {
@@ -47,22 +47,22 @@ impl Stripes {
     }
 
     /// Locks the stripes of `buckets` (repeat one to lock fewer) in index order, as
-    /// [`Self::lock_sorted`] does, and journals each bucket's words in its stripe's record
-    /// before the caller stores anything.
+    /// [`Self::lock_buckets`] does, and journals each bucket's words in its stripe's record
+    /// before the caller stores anything. The caller's guard unlocks the stripes it returns.
+    /// Not generic, so that it and the journal are compiled once, together.
     #[cold]
     #[inline(never)]
-    pub(super) fn lock_shared_buckets(
-        &self,
-        shared: &SharedLocks,
-        buckets: [usize; 3],
-    ) -> StripeGuard<'_> {
-        let guard = self.lock_sorted(buckets);
+    pub(super) fn lock_shared_buckets(&self, shared: &SharedLocks, buckets: [usize; 3]) -> Held {
+        let held = self.held(buckets);
+        for &stripe in held.as_slice() {
+            self.lock_shared(shared, stripe);
+        }
         for (i, &bucket) in buckets.iter().enumerate() {
             if !buckets[..i].contains(&bucket) {
                 shared.journal(self.of(bucket), bucket);
             }
         }
-        guard
+        held
     }
 
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by

@@ -38,7 +38,7 @@ fn an_optimistic_read_watches_the_stripe_every_writer_of_its_buckets_locks() {
                 stripes.begin_read(bucket, other),
                 stripes.begin_read(other, bucket),
             ];
-            let mut guard = stripes.lock_pair(bucket, bucket);
+            let mut guard = stripes.lock_pair::<false>(bucket, bucket);
             let during = stripes.begin_read(other, bucket);
             guard.add(bucket, 1);
             drop(guard);
@@ -60,7 +60,7 @@ fn a_version_wraps_without_touching_the_count() {
     assert_eq!(versions, (1u64 << stripes.count_shift) - 1);
     stripes.stamps[1].store(5 << stripes.count_shift | (versions - 1), Ordering::Relaxed);
     let before = stripes.stamps[1].load(Ordering::Relaxed);
-    let mut guard = stripes.lock_pair(1, 1);
+    let mut guard = stripes.lock_pair::<false>(1, 1);
     guard.add(1, 1);
     drop(guard);
     let after = stripes.stamps[1].load(Ordering::Relaxed);
@@ -72,7 +72,7 @@ fn a_version_wraps_without_touching_the_count() {
 #[test]
 fn a_guard_charges_each_stripe_its_own_changes() {
     let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-    let mut guard = stripes.lock_buckets([0, 1, 5]);
+    let mut guard = stripes.lock_buckets::<false>([0, 1, 5]);
     guard.add(0, 1);
     guard.add(5, 1);
     guard.add(1, 1);
@@ -90,7 +90,7 @@ fn a_guard_charges_each_stripe_its_own_changes() {
         .stamps
         .iter()
         .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
-    let mut guard = stripes.lock_pair(4, 0);
+    let mut guard = stripes.lock_pair::<false>(4, 0);
     guard.add(4, -1);
     drop(guard);
     assert_eq!(stripes.len(), 2);
@@ -121,4 +121,36 @@ fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
         assert!(after & 1 == 0 && after != before, "{before} -> {after}");
     }
     assert_eq!(stripes.len(), 2);
+}
+
+#[test]
+fn locks_that_may_be_shared_lock_in_memory_stripes_by_their_stamps() {
+    let stripes = Stripes::new(4, 0, 64, 4).unwrap();
+    let stamps = || -> Vec<u64> {
+        stripes
+            .stamps
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect()
+    };
+    let before = stamps();
+    let mut one = stripes.lock_one::<true>(1);
+    assert_eq!(stamps()[1] & 1, 1, "locked");
+    one.add(1, 1);
+    drop(one);
+    let mut pair = stripes.lock_pair::<true>(2, 7);
+    assert_eq!(stamps()[2] & stamps()[3] & 1, 1, "both locked");
+    pair.add(2, 1);
+    pair.add(7, 1);
+    drop(pair);
+    let after = stamps();
+    for stripe in 0..4 {
+        assert_eq!(after[stripe] & 1, 0, "stripe {stripe} unlocked");
+        assert_eq!(
+            after[stripe] != before[stripe],
+            stripe > 0,
+            "stripe {stripe}"
+        );
+    }
+    assert_eq!(stripes.len(), 3);
 }
