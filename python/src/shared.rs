@@ -6,11 +6,12 @@ use std::path::Path;
 
 use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, CuckooFilter};
 use concurrent_cuckoo_filter::{Expiring, Fixed, Growable};
-use pyo3::exceptions::{PyMemoryError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::errors;
+use crate::filter::copy_of;
 
 /// What a class's filter does about live files.
 pub trait Live {
@@ -64,8 +65,5 @@ pub fn load(py: Python<'_>, path: &Path, mmap: bool) -> PyResult<ConcurrentCucko
     if mmap {
         return Ok(mapped);
     }
-    // The crate's `clone` panics if the copy's memory cannot be had.
-    let copy = std::panic::AssertUnwindSafe(|| mapped.clone());
-    py.detach(|| std::panic::catch_unwind(copy))
-        .map_err(|_| PyMemoryError::new_err("no memory for a copy of the filter"))
+    copy_of(py, &mapped)
 }
