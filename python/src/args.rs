@@ -181,53 +181,47 @@ pub fn window(
             "a time window (seconds=...) needs capacity=, the most keys one window holds",
         )
     })?;
+    let time = duration("seconds", seconds, false)?;
+    let capacity = count("capacity", capacity)? as u64;
     let overflows = [
         ("error", Overflow::Error),
         ("expire_early", Overflow::ExpireEarly),
     ];
-    let clocks = [("monotonic", Clock::Monotonic), ("manual", Clock::Manual)];
-    Ok(
-        ExpiringCuckooFilter::builder(Window::Time(duration("seconds", seconds, false)?))
-            .capacity(count("capacity", capacity)? as u64)
-            .set(
-                choice("overflow", overflow, &overflows)?,
-                ExpiringBuilder::overflow,
-            )
-            .set(choice("clock", clock, &clocks)?, ExpiringBuilder::clock),
-    )
+    let overflow = choice("overflow", overflow, &overflows)?;
+    let clock = choice(
+        "clock",
+        clock,
+        &[("monotonic", Clock::Monotonic), ("manual", Clock::Manual)],
+    )?;
+    Ok(ExpiringCuckooFilter::builder(Window::Time(time))
+        .capacity(capacity)
+        .set(overflow, ExpiringBuilder::overflow)
+        .set(clock, ExpiringBuilder::clock))
 }
 
 type FixedBuilder = ConcurrentCuckooFilterBuilder<DefaultHashBuilder>;
 
-/// A `ConcurrentCuckooFilter`'s settings (its constructor's and `create_shared`'s).
-pub struct FixedSettings<'a, 'py> {
-    pub capacity: &'a Bound<'py, PyAny>,
-    pub false_positive_rate: Arg<'a, 'py>,
-    pub fingerprint_bits: Arg<'a, 'py>,
-    pub bucket_size: Arg<'a, 'py>,
-    pub semi_sorted: Arg<'a, 'py>,
-    pub seed: Arg<'a, 'py>,
-}
-
-impl FixedSettings<'_, '_> {
-    /// The crate's builder for these settings; `TypeError` or `ValueError` naming a bad one.
-    pub fn builder(&self) -> PyResult<FixedBuilder> {
-        let rate = rate("false_positive_rate", self.false_positive_rate)?;
-        Ok(ConcurrentCuckooFilter::builder()
-            .capacity(count("capacity", self.capacity)?)
-            .hasher(hasher(self.seed)?)
-            .set(rate, FixedBuilder::false_positive_rate)
-            .set(
-                setting("fingerprint_bits", self.fingerprint_bits)?,
-                FixedBuilder::fingerprint_bits,
-            )
-            .set(
-                setting("bucket_size", self.bucket_size)?,
-                FixedBuilder::bucket_size,
-            )
-            .set(
-                flag("semi_sorted", self.semi_sorted)?,
-                FixedBuilder::semi_sorted,
-            ))
-    }
+/// The crate's builder for a `ConcurrentCuckooFilter`'s settings (its constructor's and
+/// `create_shared`'s); `TypeError` or `ValueError` naming a bad one.
+pub fn fixed(
+    capacity: &Bound<'_, PyAny>,
+    false_positive_rate: Arg,
+    fingerprint_bits: Arg,
+    bucket_size: Arg,
+    semi_sorted: Arg,
+    seed: Arg,
+) -> PyResult<FixedBuilder> {
+    let capacity = count("capacity", capacity)?;
+    let hasher = hasher(seed)?;
+    let rate = rate("false_positive_rate", false_positive_rate)?;
+    let bits = setting("fingerprint_bits", fingerprint_bits)?;
+    let size = setting("bucket_size", bucket_size)?;
+    let semi_sorted = flag("semi_sorted", semi_sorted)?;
+    Ok(ConcurrentCuckooFilter::builder()
+        .capacity(capacity)
+        .hasher(hasher)
+        .set(rate, FixedBuilder::false_positive_rate)
+        .set(bits, FixedBuilder::fingerprint_bits)
+        .set(size, FixedBuilder::bucket_size)
+        .set(semi_sorted, FixedBuilder::semi_sorted))
 }

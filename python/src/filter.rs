@@ -280,10 +280,9 @@ filter_class!(merge
                         bucket_size = None, semi_sorted = None, seed = None))]
     fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: Arg, fingerprint_bits: Arg,
            bucket_size: Arg, semi_sorted: Arg, seed: Arg) -> PyResult<Self> {
-        let settings = args::FixedSettings {
-            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
-        };
-        Ok(Self { inner: settings.builder()?.build().map_err(errors::build)? })
+        let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
+                                  semi_sorted, seed)?;
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
     /// A filter built in a new file at `path` (never over an existing one) that other
@@ -297,10 +296,8 @@ filter_class!(merge
                      capacity: &Bound<'_, PyAny>, false_positive_rate: Arg, fingerprint_bits: Arg,
                      bucket_size: Arg, semi_sorted: Arg, seed: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
-        let settings = args::FixedSettings {
-            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
-        };
-        let builder = settings.builder()?;
+        let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
+                                  semi_sorted, seed)?;
         let inner = py.detach(|| builder.create_shared(&path));
         Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
     }
