@@ -25,7 +25,9 @@ fn by_hash<K: Kind + Sync, R: Send>(
     go_on: impl Fn(&R) -> bool + Sync,
 ) -> PyResult<Vec<R>> {
     let mut reader = Reader::new(keys)?;
-    let work = |keys: &Keys, range| op(&keys.hashes(range, filter.hasher()));
+    // The hasher by value: its words stay in registers through the hashing loop.
+    let hasher = *filter.hasher();
+    let work = |keys: &Keys, range| op(&keys.hashes(range, hasher));
     let read = |keys: &mut Keys| reader.read(SEGMENT * threads, keys);
     in_pieces(py, threads, read, work, go_on)
 }

@@ -111,11 +111,11 @@ impl Keys {
     }
 
     /// `hasher`'s hashes of keys `range`.
-    pub fn hashes(&self, range: Range<usize>, hasher: &DefaultHashBuilder) -> Vec<u64> {
+    pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
             return self.ints[range]
                 .iter()
-                .map(|key| hasher.hash_one(key))
+                .map(move |key| hasher.hash_one(key))
                 .collect();
         }
         let hash = |slot: &Slot| match *slot {
@@ -151,11 +151,15 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
 /// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
-    if let Ok(string) = obj.cast::<PyString>() {
+    // An exact `str` first: the common key, told by one pointer comparison.
+    if let Ok(string) = obj.cast_exact::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(int) = obj.cast::<PyInt>() {
         return Ok(f(Key::Int(int_key(int)?)));
+    }
+    if let Ok(string) = obj.cast::<PyString>() {
+        return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         return Ok(f(Key::Bytes(bytes.as_bytes())));

@@ -135,7 +135,10 @@ fn read_items(items: &mut Bound<'_, PyIterator>, max: usize, keys: &mut Keys) ->
         let Some(item) = items.next().transpose()? else {
             return Ok(false);
         };
-        with_key(&item, |key| keys.push(key))?;
+        match item.cast_exact::<PyString>() {
+            Ok(text) => keys.push_bytes(text.to_str()?.as_bytes()),
+            Err(_) => with_key(&item, |key| keys.push(key))?,
+        }
     }
     Ok(true)
 }
