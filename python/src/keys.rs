@@ -56,7 +56,7 @@ enum Slot {
 /// tight loop); one read from Python objects fills `slots`, in order.
 #[derive(Debug, Default)]
 pub struct Keys {
-    ints: Vec<u64>,
+    pub ints: Vec<u64>,
     slots: Vec<Slot>,
     bytes: Vec<u8>,
 }
@@ -85,11 +85,6 @@ impl Keys {
     /// Bytes of `str` and bytes-like keys held.
     pub fn byte_len(&self) -> usize {
         self.bytes.len()
-    }
-
-    /// Where a numpy array's integers go.
-    pub fn ints_mut(&mut self) -> &mut Vec<u64> {
-        &mut self.ints
     }
 
     #[inline]

@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use crate::args::Arg;
 use crate::expiring::ExpiringFilter;
 use crate::files::{FileKind, FilterFile};
-use crate::filter::{read_file, FixedFilter, GrowableFilter};
+use crate::filter::{copy_of, read_file, FixedFilter, GrowableFilter};
 
 /// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
 /// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
@@ -37,7 +37,7 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u
 /// `mmap=False` copies it into memory; other files are read into memory.
 #[pyfunction]
 #[pyo3(signature = (path, *, mmap = None))]
-fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>, mmap: Arg) -> PyResult<Bound<'py, PyAny>> {
+fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<Py<PyAny>> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
     let mut file = py.detach(|| FilterFile::open(&path));
@@ -47,17 +47,18 @@ fn load<'py>(py: Python<'py>, path: &Bound<'py, PyAny>, mmap: Arg) -> PyResult<B
     };
     let kind = kind.map_err(|err| errors::file(py, &err, &path))?;
     Ok(match kind {
-        FileKind::Fixed => {
-            Bound::new(py, FixedFilter::from(read_file(py, file, &path)?))?.into_any()
-        }
+        FileKind::Fixed => Py::new(py, FixedFilter::from(read_file(py, file, &path)?))?.into_any(),
         FileKind::Growable => {
-            Bound::new(py, GrowableFilter::from(read_file(py, file, &path)?))?.into_any()
+            Py::new(py, GrowableFilter::from(read_file(py, file, &path)?))?.into_any()
         }
         FileKind::Expiring => {
-            Bound::new(py, ExpiringFilter::from(read_file(py, file, &path)?))?.into_any()
+            Py::new(py, ExpiringFilter::from(read_file(py, file, &path)?))?.into_any()
         }
         FileKind::Live => {
-            Bound::new(py, FixedFilter::from(shared::load(py, &path, mmap)?))?.into_any()
+            // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
+            let mapped = shared::open(py, &path, true)?;
+            let filter = if mmap { mapped } else { copy_of(py, &mapped)? };
+            Py::new(py, FixedFilter::from(filter))?.into_any()
         }
     })
 }

@@ -97,8 +97,8 @@ impl<'py> Reader<'py> {
                 let end = (*next + max).min(view.len());
                 let view = view.slice_move(s![*next..end]);
                 match view.as_slice() {
-                    Some(values) => keys.ints_mut().extend_from_slice(values),
-                    None => keys.ints_mut().extend(view.iter()),
+                    Some(values) => keys.ints.extend_from_slice(values),
+                    None => keys.ints.extend(view.iter()),
                 }
                 *next = end;
                 Ok(end < array.len())

@@ -11,7 +11,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::errors;
-use crate::filter::copy_of;
 
 /// What a class's filter does about live files.
 pub trait Live {
@@ -56,14 +55,4 @@ pub fn open(py: Python<'_>, path: &Path, readonly: bool) -> PyResult<ConcurrentC
     };
     py.detach(|| ConcurrentCuckooFilter::open_shared(path, access))
         .map_err(|err| errors::shared(py, err))
-}
-
-/// The live file at `path` as `ccfilter.load` gives it: mapped read-only when `mmap`, else
-/// copied into memory from that mapping (a filter of its own, writable).
-pub fn load(py: Python<'_>, path: &Path, mmap: bool) -> PyResult<ConcurrentCuckooFilter> {
-    let mapped = open(py, path, true)?;
-    if mmap {
-        return Ok(mapped);
-    }
-    copy_of(py, &mapped)
 }
