@@ -85,11 +85,10 @@ pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
             path.display()
         )),
         SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
-        SharedError::Busy { ref path, .. } => file(
-            py,
-            &io::Error::new(ErrorKind::ResourceBusy, err.to_string()),
-            path,
-        ),
+        SharedError::Busy { ref path, .. } => {
+            let busy = io::Error::new(ErrorKind::ResourceBusy, err.to_string());
+            file(py, &busy, path)
+        }
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }

@@ -27,7 +27,7 @@ use crate::filter::{copy_of, read_file, FixedFilter, GrowableFilter};
 /// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
 #[pyfunction]
 #[pyo3(signature = (key, seed = None))]
-fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     let hasher = args::hasher(seed)?;
     keys::with_key(key, |key| hasher.hash_one(key))
 }
