@@ -2,7 +2,7 @@
 //! filter's hasher and worked on through the crate's prehashed batch calls with the interpreter
 //! released, on `threads` threads ([`in_pieces`]).
 
-use concurrent_cuckoo_filter::{DefaultHashBuilder, ExtendError};
+use concurrent_cuckoo_filter::{CuckooFilter, Kind};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 
@@ -15,63 +15,58 @@ use crate::threads::in_pieces;
 /// the segment's work, small enough that its buffers stay in cache.
 const SEGMENT: usize = 1 << 16;
 
-/// `op` on `hasher`'s hashes of each piece of `keys`, in order.
-fn by_hash<R: Send>(
+/// `op` on `filter`'s hashes of each piece of `keys`, in order, until `go_on` refuses a result.
+fn by_hash<K: Kind + Sync, R: Send>(
     py: Python<'_>,
     keys: &Bound<'_, PyAny>,
     threads: usize,
-    hasher: &DefaultHashBuilder,
+    filter: &CuckooFilter<K>,
     op: impl Fn(&[u64]) -> R + Sync,
     go_on: impl Fn(&R) -> bool + Sync,
 ) -> PyResult<Vec<R>> {
     let mut reader = Reader::new(keys)?;
+    // The hasher by value: its words stay in registers through the hashing loop.
+    let hasher = *filter.hasher();
     let work = |keys: &Keys, range| op(&keys.hashes(range, hasher));
     let read = |keys: &mut Keys| reader.read(SEGMENT * threads, keys);
     in_pieces(py, threads, read, work, go_on)
 }
 
-/// Whether each key may be in the filter (`contains` answers a batch of hashes), as numpy bools.
-pub fn contains_many<'py>(
+/// Whether each key may be in `filter`, as numpy bools.
+pub fn contains_many<'py, K: Kind + Sync>(
     py: Python<'py>,
     keys: &Bound<'py, PyAny>,
     threads: usize,
-    hasher: &DefaultHashBuilder,
-    contains: impl Fn(&[u64], &mut [bool]) + Sync,
+    filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let look_up = |hashes: &[u64]| {
         let mut answers = vec![false; hashes.len()];
-        contains(hashes, &mut answers);
+        filter.contains_hash_batch_into(hashes, &mut answers);
         answers
     };
-    let answers = by_hash(py, keys, threads, hasher, look_up, |_| true)?;
+    let answers = by_hash(py, keys, threads, filter, look_up, |_| true)?;
     Ok(PyArray1::from_vec(py, py.detach(|| answers.concat())))
 }
 
-/// Inserts every key (`extend` inserts a batch of hashes); how many went in, or a
-/// `FilterFullError` at the first that found no room, saying how many went in before it
-/// (counting `before`, the keys of the call that went in earlier). With one thread the keys go
-/// in in order, and those before the one with no room all went in; with more, pieces go in at
-/// once, and `inserted` counts what went in of every piece tried.
-pub fn add_many(
+/// Inserts every key; how many went in, or a `FilterFullError` at the first that found no room
+/// saying how many went in before it (counting `before`, the call's keys that went in earlier).
+/// With one thread the keys go in in order; with more, pieces go in at once, and `inserted`
+/// counts what went in of every piece tried.
+pub fn add_many<K: Kind + Sync>(
     py: Python<'_>,
     keys: &Bound<'_, PyAny>,
     threads: usize,
     before: usize,
-    hasher: &DefaultHashBuilder,
-    extend: impl Fn(&[u64]) -> Result<usize, ExtendError> + Sync,
+    filter: &CuckooFilter<K>,
 ) -> PyResult<usize> {
-    let mut inserted = before;
-    let mut full = None;
-    for outcome in by_hash(py, keys, threads, hasher, extend, Result::is_ok)? {
-        match outcome {
-            Ok(n) => inserted += n,
-            Err(err) => {
-                inserted += err.inserted();
-                full.get_or_insert(err);
-            }
-        }
-    }
-    let Some(err) = full else {
+    let extend = |hashes: &[u64]| filter.try_extend_hashes(hashes);
+    let outcomes = by_hash(py, keys, threads, filter, extend, Result::is_ok)?;
+    let inserted = outcomes.iter().map(|outcome| match outcome {
+        Ok(n) => *n,
+        Err(err) => err.inserted(),
+    });
+    let inserted = before + inserted.sum::<usize>();
+    let Some(Err(err)) = outcomes.iter().find(|outcome| outcome.is_err()) else {
         return Ok(inserted - before);
     };
     let what = if threads == 1 { " before it" } else { "" };
@@ -79,16 +74,19 @@ pub fn add_many(
     Err(errors::full(py, message, inserted))
 }
 
-/// Removes one copy of each key that is present (`remove` removes one by hash); how many were.
-pub fn discard_many(
+/// Removes one copy of each key that is present; how many were.
+pub fn discard_many<K: Kind + Sync>(
     py: Python<'_>,
     keys: &Bound<'_, PyAny>,
     threads: usize,
-    hasher: &DefaultHashBuilder,
-    remove: impl Fn(u64) -> bool + Sync,
+    filter: &CuckooFilter<K>,
 ) -> PyResult<usize> {
-    let remove = |hashes: &[u64]| hashes.iter().filter(|&&hash| remove(hash)).count();
-    Ok(by_hash(py, keys, threads, hasher, remove, |_| true)?
-        .into_iter()
-        .sum())
+    let remove = |hashes: &[u64]| {
+        hashes
+            .iter()
+            .filter(|&&hash| filter.remove_hash(hash))
+            .count()
+    };
+    let removed = by_hash(py, keys, threads, filter, remove, |_| true)?;
+    Ok(removed.into_iter().sum())
 }

@@ -1,19 +1,18 @@
 //! The Python class `ExpiringCuckooFilter`: the shared methods from `filter_class!`, and the
 //! window's own.
 
-use std::path::Path;
-
 use concurrent_cuckoo_filter::{CuckooFilter, Expiring, Window};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
+use crate::args::{self, Arg, Set};
 use crate::files::FilterFile;
-use crate::filter::{bytes_of, filter_class, read_file, set_items};
+use crate::filter::{bytes_of, copy_of, filter_class, py_dict, read_file};
 use crate::keys::with_key;
 use crate::shared::Live;
-use crate::{args, bulk, errors, files};
+use crate::{bulk, errors, files};
 
 filter_class!(
     /// A cuckoo filter that forgets: it remembers keys for a sliding window, the last `items`
@@ -33,19 +32,14 @@ filter_class!(
                         false_positive_rate = None, generations = None, overflow = None,
                         clock = None, seed = None))]
     #[allow(clippy::too_many_arguments)]
-    fn new(items: Option<&Bound<'_, PyAny>>, seconds: Option<&Bound<'_, PyAny>>,
-           capacity: Option<&Bound<'_, PyAny>>, false_positive_rate: Option<&Bound<'_, PyAny>>,
-           generations: Option<&Bound<'_, PyAny>>, overflow: Option<&Bound<'_, PyAny>>,
-           clock: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
-           -> PyResult<Self> {
-        let mut builder = args::window(items, seconds, capacity, overflow, clock)?
-            .hasher(args::hasher(seed)?);
-        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
-            builder = builder.false_positive_rate(rate);
-        }
-        if let Some(generations) = args::setting("generations", generations)? {
-            builder = builder.generations(generations);
-        }
+    fn new(items: Arg, seconds: Arg, capacity: Arg, false_positive_rate: Arg,
+           generations: Arg, overflow: Arg, clock: Arg, seed: Arg) -> PyResult<Self> {
+        let builder = args::window(items, seconds, capacity, overflow, clock)?
+            .hasher(args::hasher(seed)?)
+            .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| {
+                b.false_positive_rate(rate)
+            })
+            .set(args::setting("generations", generations)?, |b, n| b.generations(n));
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -60,13 +54,11 @@ filter_class!(
     /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
     #[getter]
     fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
         match self.inner.window() {
-            Window::Items(items) => dict.set_item("items", items)?,
-            Window::Time(time) => dict.set_item("seconds", time.as_secs_f64())?,
-            _ => {}
+            Window::Items(items) => py_dict!(py, "items" => items),
+            Window::Time(time) => py_dict!(py, "seconds" => time.as_secs_f64()),
+            _ => Ok(PyDict::new(py)),
         }
-        Ok(dict)
     }
 
     /// Generations the window is split into.
@@ -77,8 +69,7 @@ filter_class!(
     /// expired ones not yet cleared).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.stats();
-        let dict = PyDict::new(py);
-        set_items!(dict,
+        py_dict!(py,
             "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
             "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
             "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
@@ -86,8 +77,7 @@ filter_class!(
             "bits_per_window_item" => s.bits_per_window_item,
             "early_expiries" => s.early_expiries,
             "expected_false_positive_rate" => self.inner.expected_false_positive_rate(),
-            "seed" => self.inner.hasher().seed());
-        Ok(dict)
+            "seed" => self.inner.hasher().seed())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -1,9 +1,11 @@
 //! Filter files: written beside their destination and renamed over it, so that a failed save
 //! leaves whatever was at the path untouched; read as a stream, checked as the bytes arrive.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::DecodeError;
 
@@ -27,9 +29,16 @@ pub enum FileKind {
 /// Bytes read from a file at a time.
 const READ_BUFFER: usize = 1 << 16;
 
-/// Writes a file at `path` with `write`, through a temporary file in the same directory.
+/// Writes a file at `path` with `write`, through a temporary file in the same directory named
+/// for this process and call.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    let temporary = temporary_beside(path)?;
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
+    let mut temporary = OsString::from(".");
+    temporary.push(path.file_name().ok_or_else(no_name)?);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    temporary.push(format!(".{}.{call}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary);
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
         write(&mut out)?;
@@ -43,41 +52,6 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         let _ = fs::remove_file(&temporary);
     }
     written
-}
-
-/// A name for a temporary file next to `path`, unique to this process and call.
-fn temporary_beside(path: &Path) -> io::Result<PathBuf> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "does not name a file".to_owned(),
-        )
-    })?;
-    let mut temporary = std::ffi::OsString::from(".");
-    temporary.push(name);
-    temporary.push(format!(
-        ".{}.{}.tmp",
-        std::process::id(),
-        CALLS.fetch_add(1, Ordering::Relaxed)
-    ));
-    Ok(path.with_file_name(temporary))
-}
-
-/// Why a load failed.
-#[derive(Debug)]
-pub enum LoadError {
-    /// Opening or reading the file, with the system's error number where there is one.
-    Io(io::Error),
-    /// Its contents.
-    Decode(DecodeError),
-}
-
-impl From<io::Error> for LoadError {
-    fn from(err: io::Error) -> Self {
-        Self::Io(err)
-    }
 }
 
 /// A filter file, open for reading.
@@ -99,15 +73,8 @@ impl FilterFile {
         std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
         let file = options.open(path)?;
         let kind = file.metadata()?.file_type();
-        if kind.is_dir() {
-            #[cfg(unix)]
-            return Err(io::Error::from_raw_os_error(libc::EISDIR));
-        }
         if !kind.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("not a regular file but {}", file_kind(&kind)),
-            ));
+            return Err(not_a_file(file_kind(&kind)));
         }
         Ok(Self {
             reader: BufReader::with_capacity(READ_BUFFER, file),
@@ -130,25 +97,22 @@ impl FilterFile {
         })
     }
 
-    /// The filter `read` decodes from the file, which must end where the filter does.
+    /// The filter `read` decodes from the file, which must end where the filter does: an error
+    /// of the file itself, or else the decoder's.
     pub fn read<F>(
         mut self,
         read: impl FnOnce(&mut Self) -> Result<F, DecodeError>,
-    ) -> Result<F, LoadError> {
-        let filter = read(&mut self).map_err(|err| match self.error.take() {
-            Some(io) => LoadError::Io(io),
-            None => LoadError::Decode(err),
-        })?;
-        let mut extra = [0; 1];
-        if self.reader.read(&mut extra)? > 0 {
-            let position = io::Seek::stream_position(&mut self.reader)? - 1;
-            let found = self.reader.get_ref().metadata()?.len().max(position + 1);
-            return Err(LoadError::Decode(DecodeError::TrailingBytes {
-                expected: position,
-                found,
-            }));
+    ) -> io::Result<Result<F, DecodeError>> {
+        let filter = match read(&mut self) {
+            Ok(filter) => filter,
+            Err(err) => return self.error.take().map_or(Ok(Err(err)), Err),
+        };
+        if self.reader.read(&mut [0])? == 0 {
+            return Ok(Ok(filter));
         }
-        Ok(filter)
+        let expected = io::Seek::stream_position(&mut self.reader)? - 1;
+        let found = self.reader.get_ref().metadata()?.len().max(expected + 1);
+        Ok(Err(DecodeError::TrailingBytes { expected, found }))
     }
 }
 
@@ -163,12 +127,22 @@ impl Read for FilterFile {
     }
 }
 
+/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
+pub fn not_a_file(what: &str) -> io::Error {
+    let kind = match what {
+        "a directory" => io::ErrorKind::IsADirectory,
+        _ => io::ErrorKind::InvalidInput,
+    };
+    io::Error::new(kind, format!("not a regular file but {what}"))
+}
+
 /// What a file that is not a regular one is, for messages.
 fn file_kind(kind: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         let kinds = [
+            (kind.is_dir(), "a directory"),
             (kind.is_fifo(), "a FIFO"),
             (kind.is_char_device(), "a character device"),
             (kind.is_block_device(), "a block device"),

@@ -3,25 +3,35 @@
 //! `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per kind, and
 //! `expiring.rs` makes `ExpiringCuckooFilter` with it), each class's own after.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::{CuckooFilter, FilterStats};
 use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
+use crate::args::{self, Arg, Set};
 use crate::files::FilterFile;
 use crate::keys::with_key;
 use crate::shared::{self, Live};
-use crate::{args, bulk, errors, files};
+use crate::{bulk, errors, files};
+
+/// A new dict of these `key => value` pairs.
+macro_rules! py_dict {
+    ($py:expr, $($key:literal => $value:expr),* $(,)?) => {{
+        let dict = PyDict::new($py);
+        $(dict.set_item($key, $value)?;)*
+        PyResult::Ok(dict)
+    }};
+}
+pub(crate) use py_dict;
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
 /// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (and with `merge`, the
 /// merge methods) and its own in one `#[pymethods]`.
 macro_rules! filter_class {
-    // A class whose filters merge: the merge methods join its own.
     (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         filter_class!($(#[$attr])* $class($kind), {
             /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
@@ -36,11 +46,11 @@ macro_rules! filter_class {
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
                 self.inner.writable()?;
                 let (ours, theirs) = (&self.inner, &other.inner);
-                py.detach(|| match unique {
+                let merged = py.detach(|| match unique {
                     true => ours.merge_unique(theirs),
                     false => ours.merge(theirs),
-                })
-                .map_err(|err| errors::merge(py, err))
+                });
+                merged.map_err(|err| errors::merge(py, err))
             }
 
             /// `self |= other`: the set union, `merge(other, unique=True)`.
@@ -65,20 +75,25 @@ macro_rules! filter_class {
             inner: CuckooFilter<$kind>,
         }
 
+        impl From<CuckooFilter<$kind>> for $class {
+            fn from(inner: CuckooFilter<$kind>) -> Self {
+                Self { inner }
+            }
+        }
+
         #[pymethods]
         impl $class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
                 self.inner.writable()?;
-                with_key(key, |key| self.inner.insert(&key))?
-                    .map_err(|err| errors::full(py, err.to_string(), 0))
+                with_key(key, |key| self.inner.insert(&key))?.map_err(|err| errors::full(py, err, 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 self.inner.writable()?;
                 with_key(key, |key| self.inner.insert_unique(&key))?
-                    .map_err(|err| errors::full(py, err.to_string(), 0))
+                    .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
@@ -103,8 +118,9 @@ macro_rules! filter_class {
                 with_key(key, |key| self.inner.count(&key))
             }
 
-            /// Keys stored.
             fn __len__(&self) -> usize { self.inner.len() }
+
+            fn __sizeof__(&self) -> usize { self.memory_usage() + core::mem::size_of::<Self>() }
 
             /// The false positive rate when full (a growable filter's levels so far, each full).
             #[getter]
@@ -120,8 +136,6 @@ macro_rules! filter_class {
             #[getter]
             fn memory_usage(&self) -> usize { self.inner.memory_usage() }
 
-            fn __sizeof__(&self) -> usize { self.memory_usage() + core::mem::size_of::<Self>() }
-
             /// The seed keys are hashed with.
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
@@ -130,48 +144,37 @@ macro_rules! filter_class {
             /// the first with no room, `FilterFullError` saying how many went in (`inserted`).
             /// `threads` splits each segment of keys across that many threads.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>,
-                        threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
-                self.add_from(py, keys, args::threads(threads)?, 0)
+            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
+                        -> PyResult<usize> {
+                self.inner.writable()?;
+                bulk::add_many(py, keys, args::threads(threads)?, 0, &self.inner)
             }
 
             /// Whether each key may be in the filter, as a numpy `bool` array, on `threads`.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn contains_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>,
-                                  threads: Option<&Bound<'_, PyAny>>)
+            fn contains_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>, threads: Arg)
                                   -> PyResult<Bound<'py, PyArray1<bool>>> {
-                let inner = &self.inner;
-                let contains = |hashes: &[u64], answers: &mut [bool]| {
-                    inner.contains_hash_batch_into(hashes, answers)
-                };
-                bulk::contains_many(py, keys, args::threads(threads)?, inner.hasher(), contains)
+                bulk::contains_many(py, keys, args::threads(threads)?, &self.inner)
             }
 
             /// Removes one copy of each key present; how many were removed, on `threads`.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>,
-                            threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
+                            -> PyResult<usize> {
                 self.inner.writable()?;
-                let inner = &self.inner;
-                let remove = |hash| inner.remove_hash(hash);
-                bulk::discard_many(py, keys, args::threads(threads)?, inner.hasher(), remove)
+                bulk::discard_many(py, keys, args::threads(threads)?, &self.inner)
             }
 
             /// Adds every key of each iterable, as `add_many` does (numpy arrays in bulk).
             /// `FilterFullError.inserted` counts the keys of all of them that went in.
             #[pyo3(signature = (*iterables))]
             fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
+                self.inner.writable()?;
                 let mut inserted = 0;
                 for keys in iterables.iter() {
-                    inserted += self.add_from(py, &keys, 1, inserted)?;
+                    inserted += bulk::add_many(py, &keys, 1, inserted, &self.inner)?;
                 }
                 Ok(())
-            }
-
-            /// The filter in the crate's portable format (`FORMAT.md`), readable by Rust, `ccf`
-            /// and `from_bytes`.
-            fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-                bytes_of(py, &self.inner)
             }
 
             /// Removes every key, keeping the filter's memory and shape.
@@ -181,13 +184,19 @@ macro_rules! filter_class {
                 Ok(())
             }
 
+            /// The filter in the crate's portable format (`FORMAT.md`), which Rust, `ccf` and
+            /// `from_bytes` read.
+            fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                bytes_of(py, &self.inner)
+            }
+
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
             #[classmethod]
             fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>)
                           -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
                 let bytes = bytes.as_bytes();
-                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(errors::decode)?;
+                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(|err| errors::decode(err, None))?;
                 Ok(Self { inner })
             }
 
@@ -199,26 +208,19 @@ macro_rules! filter_class {
                     .map_err(|err| errors::file(py, &err, &path))
             }
 
-            /// The filter in the file at `path`, checked as it is read: `OSError` for a file
-            /// that cannot be read or is not a regular file, `ValueError` for other contents.
+            /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
+            /// not a regular file, `ValueError` for other contents.
             #[classmethod]
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                let file = py
-                    .detach(|| FilterFile::open(&path))
-                    .map_err(|err| errors::file(py, &err, &path))?;
+                let file = py.detach(|| FilterFile::open(&path));
                 Ok(Self { inner: read_file(py, file, &path)? })
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
             fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-                // The crate's `clone` panics if the copy's memory cannot be had.
-                let copy = std::panic::AssertUnwindSafe(|| self.inner.clone());
-                let inner = py.detach(|| std::panic::catch_unwind(copy)).map_err(|_| {
-                    PyMemoryError::new_err("no memory for a copy of the filter")
-                })?;
-                Ok(Self { inner })
+                Ok(Self { inner: copy_of(py, &self.inner)? })
             }
 
             fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
@@ -227,14 +229,13 @@ macro_rules! filter_class {
                 self.copy(py)
             }
 
-            /// Pickles as `from_bytes(to_bytes())`, the same in any process; a filter in a live
-            /// file as `open_shared(path, readonly)`, the same live filter on this machine.
             fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
                 self.__reduce_ex__(py, 4)
             }
 
-            /// As `__reduce__`; from protocol 5 on, the bytes as a `PickleBuffer` that a
-            /// `buffer_callback` takes out of band, without a copy.
+            /// Pickles as `from_bytes(to_bytes())`, the same in any process (from protocol 5 on,
+            /// the bytes as a `PickleBuffer`, out of band without a copy); a filter in a live
+            /// file as `open_shared(path, readonly)`, the same live filter on this machine.
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
@@ -253,9 +254,7 @@ macro_rules! filter_class {
             /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
             /// alike; the same keys added in another order may differ. Not hashable.
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
-                let Ok(other) = other.cast::<Self>() else {
-                    return false;
-                };
+                let Ok(other) = other.cast::<Self>() else { return false };
                 let other = other.get();
                 core::ptr::eq(self, other)
                     || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
@@ -263,26 +262,9 @@ macro_rules! filter_class {
 
             $($own)*
         }
-
-        impl $class {
-            fn add_from(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: usize,
-                        before: usize) -> PyResult<usize> {
-                self.inner.writable()?;
-                let inner = &self.inner;
-                let extend = |hashes: &[u64]| inner.try_extend_hashes(hashes);
-                bulk::add_many(py, keys, threads, before, inner.hasher(), extend)
-            }
-
-            pub fn wrap(inner: CuckooFilter<$kind>) -> Self {
-                Self { inner }
-            }
-
-            pub fn from_file(py: Python<'_>, file: FilterFile, path: &Path) -> PyResult<Self> {
-                Ok(Self { inner: read_file(py, file, path)? })
-            }
-        }
     };
 }
+pub(crate) use filter_class;
 
 filter_class!(merge
     /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
@@ -296,14 +278,10 @@ filter_class!(merge
     #[new]
     #[pyo3(signature = (capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
-    fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: Option<&Bound<'_, PyAny>>,
-           fingerprint_bits: Option<&Bound<'_, PyAny>>, bucket_size: Option<&Bound<'_, PyAny>>,
-           semi_sorted: Option<&Bound<'_, PyAny>>, seed: Option<&Bound<'_, PyAny>>)
-           -> PyResult<Self> {
-        let settings = args::FixedSettings {
-            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
-        };
-        let builder = settings.builder()?;
+    fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: Arg, fingerprint_bits: Arg,
+           bucket_size: Arg, semi_sorted: Arg, seed: Arg) -> PyResult<Self> {
+        let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
+                                  semi_sorted, seed)?;
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -315,17 +293,13 @@ filter_class!(merge
                         bucket_size = None, semi_sorted = None, seed = None))]
     #[allow(clippy::too_many_arguments)]
     fn create_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
-                     capacity: &Bound<'_, PyAny>, false_positive_rate: Option<&Bound<'_, PyAny>>,
-                     fingerprint_bits: Option<&Bound<'_, PyAny>>,
-                     bucket_size: Option<&Bound<'_, PyAny>>, semi_sorted: Option<&Bound<'_, PyAny>>,
-                     seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+                     capacity: &Bound<'_, PyAny>, false_positive_rate: Arg, fingerprint_bits: Arg,
+                     bucket_size: Arg, semi_sorted: Arg, seed: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
-        let settings = args::FixedSettings {
-            capacity, false_positive_rate, fingerprint_bits, bucket_size, semi_sorted, seed,
-        };
-        let builder = settings.builder()?;
-        let inner = py.detach(|| builder.create_shared(&path)).map_err(|err| errors::shared(py, err))?;
-        Ok(Self { inner })
+        let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
+                                  semi_sorted, seed)?;
+        let inner = py.detach(|| builder.create_shared(&path));
+        Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
     }
 
     /// The filter in the live file at `path` that `create_shared` made, mapped in O(1): the
@@ -334,7 +308,7 @@ filter_class!(merge
     #[classmethod]
     #[pyo3(signature = (path, readonly = None))]
     fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
-                   readonly: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+                   readonly: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
         let readonly = args::flag("readonly", readonly)?.unwrap_or(false);
         Ok(Self { inner: shared::open(py, &path, readonly)? })
@@ -353,12 +327,12 @@ filter_class!(merge
     /// Checks the whole table (O(size)), recovering what a killed writer left; `ValueError`
     /// for a damaged one.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.verify()).map_err(errors::decode)
+        py.detach(|| self.inner.verify()).map_err(|err| errors::decode(err, None))
     }
 
     /// The live file the filter is mapped from, `None` in memory.
     #[getter]
-    fn path(&self) -> Option<std::path::PathBuf> { self.inner.path().map(Path::to_path_buf) }
+    fn path(&self) -> Option<PathBuf> { self.inner.path().map(Path::to_path_buf) }
 
     /// Whether the filter lives in a file that processes share.
     #[getter]
@@ -371,7 +345,6 @@ filter_class!(merge
     /// The share of slots in use, from 0 to 1.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.load_factor() }
-
 
     /// Bits per fingerprint.
     #[getter]
@@ -401,8 +374,6 @@ filter_class!(merge
     }
 });
 
-pub(crate) use filter_class;
-
 /// The first level's capacity unless one is given, as for `ccf build --grow`.
 const DEFAULT_CAPACITY: usize = 1_000_000;
 
@@ -419,21 +390,19 @@ filter_class!(merge
     #[new]
     #[pyo3(signature = (capacity = None, false_positive_rate = None, *, split_depth = None,
                         max_capacity = None, seed = None))]
-    fn new(capacity: Option<&Bound<'_, PyAny>>, false_positive_rate: Option<&Bound<'_, PyAny>>,
-           split_depth: Option<&Bound<'_, PyAny>>, max_capacity: Option<&Bound<'_, PyAny>>,
-           seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let mut builder = GrowableCuckooFilter::builder()
-            .capacity(capacity.map_or(Ok(DEFAULT_CAPACITY), |c| args::count("capacity", c))?)
-            .hasher(args::hasher(seed)?);
-        if let Some(rate) = args::rate("false_positive_rate", false_positive_rate)? {
-            builder = builder.false_positive_rate(rate);
-        }
-        if let Some(depth) = args::setting("split_depth", split_depth)? {
-            builder = builder.split_depth(depth);
-        }
-        if let Some(max) = max_capacity {
-            builder = builder.max_capacity(args::count("max_capacity", max)?);
-        }
+    fn new(capacity: Arg, false_positive_rate: Arg, split_depth: Arg, max_capacity: Arg,
+           seed: Arg) -> PyResult<Self> {
+        let capacity = capacity.map(|c| args::count("capacity", c)).transpose()?;
+        let hasher = args::hasher(seed)?;
+        let rate = args::rate("false_positive_rate", false_positive_rate)?;
+        let split_depth = args::setting("split_depth", split_depth)?;
+        let max_capacity = max_capacity.map(|c| args::count("max_capacity", c)).transpose()?;
+        let builder = GrowableCuckooFilter::builder()
+            .capacity(capacity.unwrap_or(DEFAULT_CAPACITY))
+            .hasher(hasher)
+            .set(rate, |builder, rate| builder.false_positive_rate(rate))
+            .set(split_depth, |builder, depth| builder.split_depth(depth))
+            .set(max_capacity, |builder, max| builder.max_capacity(max));
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -444,7 +413,6 @@ filter_class!(merge
     /// The false positive rate the filter stays under however far it grows.
     #[getter]
     fn false_positive_rate(&self) -> f64 { self.inner.false_positive_rate() }
-
 
     /// Levels so far; a lookup probes each.
     #[getter]
@@ -457,18 +425,12 @@ filter_class!(merge
     /// Fill and accuracy as a dict, `levels` a list of `ConcurrentCuckooFilter.stats()` dicts.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let f = &self.inner;
-        let dict = PyDict::new(py);
-        set_items!(dict,
+        let levels: PyResult<Vec<_>> = f.level_stats().iter().map(|l| stats_dict(py, l)).collect();
+        py_dict!(py,
             "len" => f.len(), "capacity" => f.capacity(), "memory_bytes" => f.memory_usage(),
             "false_positive_rate" => f.false_positive_rate(),
             "expected_false_positive_rate" => f.expected_false_positive_rate(),
-            "seed" => f.hasher().seed());
-        let levels = PyList::empty(py);
-        for level in f.level_stats() {
-            levels.append(stats_dict(py, &level)?)?;
-        }
-        dict.set_item("levels", levels)?;
-        Ok(dict)
+            "seed" => f.hasher().seed(), "levels" => levels?)
     }
 
     fn __repr__(&self) -> String {
@@ -481,18 +443,9 @@ filter_class!(merge
     }
 });
 
-/// `dict[key] = value` for each pair.
-macro_rules! set_items {
-    ($dict:ident, $($key:literal => $value:expr),* $(,)?) => {
-        $($dict.set_item($key, $value)?;)*
-    };
-}
-pub(crate) use set_items;
-
 /// A [`FilterStats`] as a dict of the same field names.
 fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    set_items!(dict,
+    py_dict!(py,
         "len" => s.len, "capacity" => s.capacity, "buckets" => s.buckets,
         "bucket_size" => s.bucket_size, "fingerprint_bits" => s.fingerprint_bits,
         "semi_sorted" => s.semi_sorted, "stripes" => s.stripes, "load_factor" => s.load_factor,
@@ -500,18 +453,29 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "expected_false_positive_rate" => s.expected_false_positive_rate,
         "false_positive_rate_at_load" => s.false_positive_rate_at_load,
         "hasher_id" => s.hasher_id, "seed" => s.hasher_seed,
-        "format_version" => s.format_version, "serialized_len" => s.serialized_len);
-    Ok(dict)
+        "format_version" => s.format_version, "serialized_len" => s.serialized_len)
 }
 
-/// The filter in `file`, opened from `path` (for messages).
+/// The filter in the file opened (or not) from `path`, which messages name.
 pub(crate) fn read_file<K: Kind + Send>(
     py: Python<'_>,
-    file: FilterFile,
+    file: std::io::Result<FilterFile>,
     path: &Path,
 ) -> PyResult<CuckooFilter<K>> {
-    py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)))
-        .map_err(|err| errors::load(py, err, path))
+    let file = file.map_err(|err| errors::file(py, &err, path))?;
+    let read = py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)));
+    let read = read.map_err(|err| errors::file(py, &err, path))?;
+    read.map_err(|err| errors::decode(err, Some(path)))
+}
+
+/// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.
+pub(crate) fn copy_of<K: Kind + Send + Sync>(
+    py: Python<'_>,
+    filter: &CuckooFilter<K>,
+) -> PyResult<CuckooFilter<K>> {
+    let copy = std::panic::AssertUnwindSafe(|| filter.clone());
+    py.detach(|| std::panic::catch_unwind(copy))
+        .map_err(|_| PyMemoryError::new_err("no memory for a copy of the filter"))
 }
 
 /// `filter`'s bytes, written straight into one bytes object of their exact length. A growable

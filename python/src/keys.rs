@@ -13,7 +13,7 @@ use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyType};
 
 use crate::threads::Segment;
 
@@ -56,7 +56,7 @@ enum Slot {
 /// tight loop); one read from Python objects fills `slots`, in order.
 #[derive(Debug, Default)]
 pub struct Keys {
-    ints: Vec<u64>,
+    pub ints: Vec<u64>,
     slots: Vec<Slot>,
     bytes: Vec<u8>,
 }
@@ -87,11 +87,6 @@ impl Keys {
         self.bytes.len()
     }
 
-    /// Where a numpy array's integers go.
-    pub fn ints_mut(&mut self) -> &mut Vec<u64> {
-        &mut self.ints
-    }
-
     #[inline]
     pub fn push(&mut self, key: Key<'_>) {
         match key {
@@ -111,11 +106,11 @@ impl Keys {
     }
 
     /// `hasher`'s hashes of keys `range`.
-    pub fn hashes(&self, range: Range<usize>, hasher: &DefaultHashBuilder) -> Vec<u64> {
+    pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
             return self.ints[range]
                 .iter()
-                .map(|key| hasher.hash_one(key))
+                .map(move |key| hasher.hash_one(key))
                 .collect();
         }
         let hash = |slot: &Slot| match *slot {
@@ -151,7 +146,7 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
 /// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
-    // Exact types first: the common keys, told apart by one pointer comparison each.
+    // An exact `str` first: the common key, told by one pointer comparison.
     if let Ok(string) = obj.cast_exact::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
@@ -172,32 +167,18 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
         let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
-    if let Some(value) = numpy_integer(obj)? {
-        return Ok(f(Key::Int(value)));
+    // A numpy integer or `bool_` scalar is the Python int it equals.
+    static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let py = obj.py();
+    if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+        || obj.is_instance(BOOL.import(py, "numpy", "bool_")?)?
+    {
+        let int = py.get_type::<PyInt>().call1((obj,))?;
+        return Ok(f(Key::Int(int_key(int.cast()?)?)));
     }
     Err(PyTypeError::new_err(format!(
         "a key must be an int, str, bytes, bytearray, memoryview or numpy integer, not {}",
         type_name(obj)
     )))
-}
-
-/// The int key of a numpy integer or `bool_` scalar, or `None` for another object.
-fn numpy_integer(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    static TYPES: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
-    let py = obj.py();
-    let types = TYPES.get_or_try_init(py, || {
-        let numpy = py.import("numpy")?;
-        PyResult::Ok(
-            PyTuple::new(py, [numpy.getattr("integer")?, numpy.getattr("bool_")?])?.unbind(),
-        )
-    })?;
-    if !obj.is_instance(types.bind(py))? {
-        return Ok(None);
-    }
-    // `__index__` of an integer scalar gives the Python int it equals; a `bool_` is 1 or 0.
-    let int = match obj.call_method0("__index__") {
-        Ok(int) => int,
-        Err(_) => PyInt::new(py, u8::from(obj.is_truthy()?)).into_any(),
-    };
-    int_key(int.cast::<PyInt>()?).map(Some)
 }

@@ -18,13 +18,16 @@ use core::hash::BuildHasher;
 use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::prelude::*;
 
-use crate::files::FileKind;
+use crate::args::Arg;
+use crate::expiring::ExpiringFilter;
+use crate::files::{FileKind, FilterFile};
+use crate::filter::{copy_of, read_file, FixedFilter, GrowableFilter};
 
 /// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
 /// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
 #[pyfunction]
 #[pyo3(signature = (key, seed = None))]
-fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     let hasher = args::hasher(seed)?;
     keys::with_key(key, |key| hasher.hash_one(key))
 }
@@ -34,32 +37,28 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u
 /// `mmap=False` copies it into memory; other files are read into memory.
 #[pyfunction]
 #[pyo3(signature = (path, *, mmap = None))]
-fn load<'py>(
-    py: Python<'py>,
-    path: &Bound<'py, PyAny>,
-    mmap: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<Py<PyAny>> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
-    let opened = py.detach(|| {
-        let mut file = files::FilterFile::open(&path)?;
-        file.kind().map(|kind| (file, kind))
-    });
-    let (file, kind) = opened.map_err(|err| errors::file(py, &err, &path))?;
+    let mut file = py.detach(|| FilterFile::open(&path));
+    let kind = match &mut file {
+        Ok(file) => py.detach(|| file.kind()),
+        Err(_) => Ok(FileKind::Fixed),
+    };
+    let kind = kind.map_err(|err| errors::file(py, &err, &path))?;
     Ok(match kind {
-        FileKind::Fixed => {
-            Bound::new(py, filter::FixedFilter::from_file(py, file, &path)?)?.into_any()
-        }
+        FileKind::Fixed => Py::new(py, FixedFilter::from(read_file(py, file, &path)?))?.into_any(),
         FileKind::Growable => {
-            Bound::new(py, filter::GrowableFilter::from_file(py, file, &path)?)?.into_any()
-        }
-        FileKind::Live => {
-            drop(file);
-            let inner = shared::load(py, &path, mmap)?;
-            Bound::new(py, filter::FixedFilter::wrap(inner))?.into_any()
+            Py::new(py, GrowableFilter::from(read_file(py, file, &path)?))?.into_any()
         }
         FileKind::Expiring => {
-            Bound::new(py, expiring::ExpiringFilter::from_file(py, file, &path)?)?.into_any()
+            Py::new(py, ExpiringFilter::from(read_file(py, file, &path)?))?.into_any()
+        }
+        FileKind::Live => {
+            // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
+            let mapped = shared::open(py, &path, true)?;
+            let filter = if mmap { mapped } else { copy_of(py, &mapped)? };
+            Py::new(py, FixedFilter::from(filter))?.into_any()
         }
     })
 }
@@ -68,9 +67,9 @@ fn load<'py>(
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
-    module.add_class::<filter::FixedFilter>()?;
-    module.add_class::<filter::GrowableFilter>()?;
-    module.add_class::<expiring::ExpiringFilter>()?;
+    module.add_class::<FixedFilter>()?;
+    module.add_class::<GrowableFilter>()?;
+    module.add_class::<ExpiringFilter>()?;
     module.add("FilterFullError", py.get_type::<errors::FilterFullError>())?;
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;

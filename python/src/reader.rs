@@ -13,7 +13,9 @@ use numpy::{PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyIterator, PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{
+    IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString, PyTuple,
+};
 
 use crate::keys::{type_name, with_key, Keys};
 use crate::threads::Segment;
@@ -97,8 +99,8 @@ impl<'py> Reader<'py> {
                 let end = (*next + max).min(view.len());
                 let view = view.slice_move(s![*next..end]);
                 match view.as_slice() {
-                    Some(values) => keys.ints_mut().extend_from_slice(values),
-                    None => keys.ints_mut().extend(view.iter()),
+                    Some(values) => keys.ints.extend_from_slice(values),
+                    None => keys.ints.extend(view.iter()),
                 }
                 *next = end;
                 Ok(end < array.len())
@@ -159,25 +161,23 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     let Ok(dtype) = keys.getattr("dtype") else {
         return Ok(None);
     };
-    let kind = dtype
+    let kind: String = dtype
         .getattr("kind")
-        .and_then(|kind| kind.extract::<String>());
-    if !kind.is_ok_and(|kind| matches!(kind.as_str(), "i" | "u" | "b")) {
+        .and_then(|kind| kind.extract())
+        .unwrap_or_default();
+    if !matches!(kind.as_str(), "i" | "u" | "b") {
         return Ok(None);
     }
-    if keys
-        .call_method0("isna")?
-        .call_method0("any")?
-        .is_truthy()?
-    {
+    let missing = keys.call_method0("isna")?.call_method0("any")?;
+    if missing.is_truthy()? {
         return Err(PyValueError::new_err(format!(
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \
              (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
         )));
     }
     // A nullable dtype names the numpy dtype of its values; a numpy one is its own.
-    let kwargs = PyDict::new(keys.py());
-    kwargs.set_item("dtype", dtype.getattr("numpy_dtype").unwrap_or(dtype))?;
+    let dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);
+    let kwargs = [("dtype", dtype)].into_py_dict(keys.py())?;
     Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
 }
 

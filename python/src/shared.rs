@@ -6,7 +6,7 @@ use std::path::Path;
 
 use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, CuckooFilter};
 use concurrent_cuckoo_filter::{Expiring, Fixed, Growable};
-use pyo3::exceptions::{PyMemoryError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -55,17 +55,4 @@ pub fn open(py: Python<'_>, path: &Path, readonly: bool) -> PyResult<ConcurrentC
     };
     py.detach(|| ConcurrentCuckooFilter::open_shared(path, access))
         .map_err(|err| errors::shared(py, err))
-}
-
-/// The live file at `path` as `ccfilter.load` gives it: mapped read-only when `mmap`, else
-/// copied into memory from that mapping (a filter of its own, writable).
-pub fn load(py: Python<'_>, path: &Path, mmap: bool) -> PyResult<ConcurrentCuckooFilter> {
-    let mapped = open(py, path, true)?;
-    if mmap {
-        return Ok(mapped);
-    }
-    // The crate's `clone` panics if the copy's memory cannot be had.
-    let copy = std::panic::AssertUnwindSafe(|| mapped.clone());
-    py.detach(|| std::panic::catch_unwind(copy))
-        .map_err(|_| PyMemoryError::new_err("no memory for a copy of the filter"))
 }
