@@ -213,3 +213,21 @@ fn parallel_extends_and_collections_of_both_kinds() {
     let filter: GrowableCuckooFilter = (0..100_000u64).into_par_iter().collect();
     assert_eq!(filter.len(), 100_000);
 }
+
+#[test]
+fn level_stats_describe_every_level() {
+    let filter = GrowableCuckooFilter::builder()
+        .capacity(1000)
+        .build()
+        .unwrap();
+    filter.try_extend(0..5000u64).unwrap();
+    let levels = filter.level_stats();
+    assert_eq!(levels.len(), filter.level_count());
+    assert_eq!(levels.iter().map(|level| level.len).sum::<usize>(), 5000);
+    assert!(levels
+        .windows(2)
+        .all(|pair| pair[0].capacity < pair[1].capacity));
+    assert!(levels
+        .iter()
+        .all(|level| level.hasher_seed == filter.hasher().seed()));
+}
