@@ -275,25 +275,32 @@ impl Header {
 }
 
 /// A header of `N` bytes as both formats lay theirs out: the magic, the version, the flags, four
-/// one-byte fields, the eight-byte `fields` from offset 16, then in the last eight bytes the
-/// checksum of everything before them.
+/// one-byte fields, the eight-byte `fields` from offset 16, then the checksum of all before it.
 pub(crate) fn sealed_header<const N: usize>(
     (magic, version): (&[u8; 8], u16),
     flags: u16,
     bytes: [u8; 4],
     fields: &[u64],
 ) -> [u8; N] {
+    let mut prefix = [0u8; 16];
+    prefix[0..8].copy_from_slice(magic);
+    prefix[8..10].copy_from_slice(&version.to_le_bytes());
+    prefix[10..12].copy_from_slice(&flags.to_le_bytes());
+    prefix[12..16].copy_from_slice(&bytes);
+    sealed_record(&prefix, fields)
+}
+
+/// A record of `N` bytes: `prefix`, the eight-byte `fields` after it, then the checksum of all
+/// before it.
+pub(crate) fn sealed_record<const N: usize>(prefix: &[u8], fields: &[u64]) -> [u8; N] {
+    debug_assert_eq!(prefix.len() + 8 * fields.len() + CHECKSUM_LEN, N);
     let mut out = [0u8; N];
-    out[0..8].copy_from_slice(magic);
-    out[8..10].copy_from_slice(&version.to_le_bytes());
-    out[10..12].copy_from_slice(&flags.to_le_bytes());
-    out[12..16].copy_from_slice(&bytes);
-    for (i, field) in fields.iter().enumerate() {
-        out[16 + 8 * i..24 + 8 * i].copy_from_slice(&field.to_le_bytes());
+    out[..prefix.len()].copy_from_slice(prefix);
+    for (at, field) in (prefix.len()..).step_by(8).zip(fields) {
+        out[at..at + 8].copy_from_slice(&field.to_le_bytes());
     }
-    debug_assert_eq!(16 + 8 * fields.len(), N - 8);
-    let checksum = xxh3_64(&out[..N - 8]);
-    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
+    let checksum = xxh3_64(&out[..N - CHECKSUM_LEN]);
+    out[N - CHECKSUM_LEN..].copy_from_slice(&checksum.to_le_bytes());
     out
 }
 
@@ -331,12 +338,7 @@ pub(crate) fn check_sealed_header(
             found: bytes.len() as u64,
         });
     }
-    let stored = u64_at(bytes, fields_len);
-    let computed = xxh3_64(&bytes[..fields_len]);
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-    }
-    Ok(())
+    check_record(&bytes[..header_len])
 }
 
 /// The largest `max_search_buckets` the format records for these bucket and path sizes: the
@@ -385,14 +387,27 @@ pub(crate) fn check_len(expected: u64, len: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// Checks the checksum in the last eight bytes against everything before them.
-pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
+/// The checksum in the last eight bytes and that of everything before them, if they differ.
+fn checksum_mismatch(bytes: &[u8]) -> Option<(u64, u64)> {
     let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
     let (stored, computed) = (u64_at(stored, 0), xxh3_64(body));
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    (stored != computed && !cfg!(fuzzing)).then_some((stored, computed))
+}
+
+/// Checks a whole encoding's checksum, in its last eight bytes.
+pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
+    match checksum_mismatch(bytes) {
+        Some((stored, computed)) => Err(DecodeError::ChecksumMismatch { stored, computed }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Checks a header's or a record's checksum, in its last eight bytes.
+pub(crate) fn check_record(record: &[u8]) -> Result<(), DecodeError> {
+    match checksum_mismatch(record) {
+        Some((stored, computed)) => Err(DecodeError::HeaderChecksumMismatch { stored, computed }),
+        None => Ok(()),
+    }
 }
 
 /// The hasher `S` as `recorded`, if `S` computes the recorded function.

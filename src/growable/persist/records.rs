@@ -10,8 +10,6 @@
 
 use std::io::{self, Read, Write};
 
-use xxhash_rust::xxh3::xxh3_64;
-
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
 use crate::growable::item_locks::ItemLocks;
@@ -19,8 +17,8 @@ use crate::growable::levels::{LevelShape, Levels, LockedLevel, Plan};
 use crate::growable::split::SplitPlacement;
 use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::persist::encoding::{
-    check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
-    u64_at, write_encoding, Header,
+    check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
+    read_up_to, sealed_record, u64_at, write_encoding, Header,
 };
 use crate::persist::{DecodeError, StableHashBuilder};
 use crate::persist::{FilterStats, RecordedHasher};
@@ -30,27 +28,6 @@ use crate::raw::{Geometry, RawFilter, DEFAULT_ITEM_LOCKS};
 const LEVEL_RECORD_LEN: usize = 16;
 /// Bytes of a chunk's record: its id, its split depth and the record's checksum.
 const CHUNK_RECORD_LEN: usize = 24;
-/// A record of `N` bytes: `fields` from offset 0, then the checksum of everything before it.
-fn sealed_record<const N: usize>(fields: &[u64]) -> [u8; N] {
-    debug_assert_eq!(8 * fields.len() + 8, N);
-    let mut out = [0u8; N];
-    for (i, field) in fields.iter().enumerate() {
-        out[8 * i..8 * i + 8].copy_from_slice(&field.to_le_bytes());
-    }
-    let checksum = xxh3_64(&out[..N - 8]);
-    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
-    out
-}
-
-/// Checks a record's checksum, in its last eight bytes.
-fn check_record(record: &[u8]) -> Result<(), DecodeError> {
-    let fields = record.len() - 8;
-    let (stored, computed) = (u64_at(record, fields), xxh3_64(&record[..fields]));
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-    }
-    Ok(())
-}
 
 /// Writes the filter's plan and every level's chunks, from one snapshot: every chunk of every
 /// level locked ([`Levels::lock_all`]) while the whole encoding goes to `writer`.
@@ -88,10 +65,13 @@ fn write_locked<W: Write>(
     let header = GrowableHeader::of(levels.plan(), hasher, locked.len(), items);
     writer.write_all(&header.to_bytes())?;
     for LockedLevel { level, chunks } in locked {
-        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[chunks.len() as u64]))?;
+        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(
+            &[],
+            &[chunks.len() as u64],
+        ))?;
         for LockedChunk { id, chunk, table } in chunks {
             let record = [*id, chunk.split_state().depth().into()];
-            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&record))?;
+            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&[], &record))?;
             let header = Header::new(
                 chunk.geometry(),
                 level.chunk_capacity(),
