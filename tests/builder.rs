@@ -200,3 +200,21 @@ fn impossible_rates_and_semi_sorted_shapes_are_errors() {
         BuildError::SemiSortedFingerprintBits { bits: 4 }
     );
 }
+
+#[test]
+fn a_growable_builder_names_its_errors_and_its_memory() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    let err = GrowableCuckooFilter::builder()
+        .capacity(10)
+        .split_depth(11)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "split_depth must be in 1..=10, got 11");
+
+    let builder = GrowableCuckooFilter::builder().capacity(1_000_000);
+    let bytes = builder.memory_bytes().unwrap();
+    let filter = builder.build().unwrap();
+    assert!(bytes <= filter.memory_usage() as u64);
+    assert!(filter.memory_usage() as u64 - bytes < 4096);
+}
