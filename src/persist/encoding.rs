@@ -1,28 +1,6 @@
 //! One table's encoding, the whole of a fixed filter's bytes and each chunk of a growable
-//! filter's: its header, flags, checksums, and bounded reads.
-//!
-//! The format is specified in `FORMAT.md` at the top of the repository, precisely enough to
-//! reimplement; in short, all little-endian:
-//!
-//! ```text
-//! offset  size  field
-//!      0     8  magic 89 43 43 46 0d 0a 1a 0a ("\x89CCF\r\n\x1a\n")
-//!      8     2  format version (1)
-//!     10     2  flags (bit 0: semi-sorted buckets; bit 1: one word per bucket; others 0)
-//!     12     1  bucket size          13  1  fingerprint bits
-//!     14     1  max hops             15  1  reserved (0)
-//!     16     8  bucket count         24  8  stripes (0: the reader's default)
-//!     32     8  max search buckets   40  8  capacity
-//!     48     8  hasher id            56  8  hasher seed
-//!     64     8  item count           72  8  table words W
-//!     80     8  header checksum: XXH3-64 (seed 0) of bytes 0..80
-//!     88    8W  the table's data words
-//!  88+8W     8  checksum: XXH3-64 (seed 0) of bytes 0..88+8W
-//! ```
-//!
-//! The decoder never trusts a length before checking it against what it was given: it reads the
-//! fixed-size header, checks its checksum and every field, and only then looks at (or, from a
-//! reader, reads) the table, allocating as bytes actually arrive.
+//! filter's (`FORMAT.md` lays it out): its header, flags, checksums, and bounded reads. The
+//! decoder checks every length against what it was given before it allocates for it.
 
 use std::io::{self, Read, Write};
 
