@@ -31,14 +31,10 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs, by bucket size: room for this many items more, at a load this
-/// high (in thousandths). How many items a table takes before its first failed insert varies
-/// from key set to key set, and the fewer its buckets, the wider that spread: a handful of items
-/// that happen to share a few buckets fill them. The target load alone leaves a table of tens or
-/// hundreds of items too tight for some key sets; this slack covers the worst of many thousands
-/// (measured by `cargo test --release --test capacity -- --ignored --nocapture worst_fill`).
-/// Its load is above the target load, so from about 21,000 items on for 2 slots (990 for 4, 550
-/// for 8) the target load is the larger demand and the slack costs nothing.
+/// The slack a small table needs, by bucket size: the fewer its buckets, the more the items it
+/// takes before a failed insert vary between key sets, and this covers the worst of many
+/// thousands (`cargo test --release --test capacity -- --ignored --nocapture worst_fill`). Past
+/// about 21,000 items for 2 slots (990 for 4, 550 for 8) the target load demands more.
 fn small_table_slack(bucket_size: usize) -> Slack {
     let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
