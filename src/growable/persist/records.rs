@@ -243,21 +243,20 @@ fn decode<S: StableHashBuilder>(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let hasher = hasher_of::<S>(header.recorded_hasher())?;
+    let hasher = hasher_of::<S>(header.hasher)?;
     let mut levels = Vec::with_capacity(shapes.len());
     let mut items = 0u64;
     for (index, shape) in shapes.iter().enumerate() {
-        let level =
-            decode_level_chunks(shape, header.recorded_hasher(), parts).map_err(|error| {
-                match error {
-                    // The input's end and the reader's faults are the whole filter's.
-                    DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
-                    error => DecodeError::Level {
-                        level: index as u64,
-                        error: Box::new(error),
-                    },
-                }
-            })?;
+        let level = decode_level_chunks(shape, header.hasher, parts).map_err(|error| {
+            match error {
+                // The input's end and the reader's faults are the whole filter's.
+                DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
+                error => DecodeError::Level {
+                    level: index as u64,
+                    error: Box::new(error),
+                },
+            }
+        })?;
         items += level.len() as u64;
         levels.push(level);
     }
