@@ -14,10 +14,9 @@ use core::fmt;
 
 use super::split::{route_of, Placed, SplitPlacement, SplitState};
 use crate::raw::{Candidates, Geometry, Insertion, LockedTable};
-use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
-use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS};
+use super::chunk_shape::{chunk_capacity, ChunkShape, MAX_ROUTE_BITS};
 pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
 
@@ -130,12 +129,9 @@ impl Chunks {
         self.max_chunks
     }
 
-    /// Items one chunk is sized for: its slots at the target load (chunks are at least 4,096
-    /// slots, past the small-table slack that a fixed filter's sizing adds), at least 1.
+    /// Items one chunk is sized for.
     pub(crate) fn chunk_capacity(&self) -> usize {
-        let shape = &self.template.shape;
-        let slots = (shape.bucket_count * shape.bucket_size) as u64;
-        (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
+        chunk_capacity(&self.template.shape)
     }
 
     fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
