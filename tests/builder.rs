@@ -118,6 +118,15 @@ fn memory_bytes_is_what_build_allocates() {
     assert!(filter.memory_usage() as u64 - bytes < 1024);
 }
 
+/// Bucket size, semi-sorting and fingerprint width.
+fn shape(filter: &ConcurrentCuckooFilter) -> (usize, bool, u32) {
+    (
+        filter.bucket_size(),
+        filter.is_semi_sorted(),
+        filter.fingerprint_bits(),
+    )
+}
+
 #[test]
 fn rates_pick_semi_sorted_four_slot_buckets_with_eq_6_bits() {
     for (rate, bits) in [
@@ -128,14 +137,7 @@ fn rates_pick_semi_sorted_four_slot_buckets_with_eq_6_bits() {
         (0.00001, 20),
     ] {
         let filter = builder().false_positive_rate(rate).build().unwrap();
-        assert_eq!(
-            (
-                filter.bucket_size(),
-                filter.is_semi_sorted(),
-                filter.fingerprint_bits()
-            ),
-            (4, true, bits)
-        );
+        assert_eq!(shape(&filter), (4, true, bits));
         assert!(filter.expected_false_positive_rate() <= rate);
     }
 }
@@ -147,14 +149,7 @@ fn explicit_settings_win_over_the_rate() {
         .false_positive_rate(0.01)
         .build()
         .unwrap();
-    assert_eq!(
-        (
-            filter.bucket_size(),
-            filter.is_semi_sorted(),
-            filter.fingerprint_bits()
-        ),
-        (2, false, 9)
-    );
+    assert_eq!(shape(&filter), (2, false, 9));
     let filter = builder()
         .fingerprint_bits(16)
         .semi_sorted(false)
@@ -162,14 +157,7 @@ fn explicit_settings_win_over_the_rate() {
         .build()
         .unwrap();
     // With the width fixed, 8-slot buckets fill furthest and still meet the rate.
-    assert_eq!(
-        (
-            filter.bucket_size(),
-            filter.is_semi_sorted(),
-            filter.fingerprint_bits()
-        ),
-        (8, false, 16)
-    );
+    assert_eq!(shape(&filter), (8, false, 16));
 }
 
 #[test]
