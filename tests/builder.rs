@@ -206,3 +206,20 @@ fn a_growable_builder_names_its_errors_and_its_memory() {
     assert!(bytes <= filter.memory_usage() as u64);
     assert!(filter.memory_usage() as u64 - bytes < 4096);
 }
+
+#[test]
+fn tables_are_sized_for_the_documented_target_load() {
+    for (bucket_size, bits, target) in [(2usize, 8u32, 0.84), (4, 12, 0.95), (8, 16, 0.97)] {
+        let filter = builder()
+            .capacity(1_000_000)
+            .bucket_size(bucket_size)
+            .fingerprint_bits(bits)
+            .build()
+            .unwrap();
+        let load = 1_000_000.0 / (filter.bucket_count() * bucket_size) as f64;
+        assert!(
+            load <= target && load > target - 0.001,
+            "b={bucket_size}: {load}"
+        );
+    }
+}

@@ -318,25 +318,6 @@ mod tests {
         };
         assert_eq!(max as u64, ((i32::MAX as u64 / 8 - 2) * 2) * 84 / 100);
     }
-
-    #[test]
-    fn tables_are_sized_for_the_target_load() {
-        for (bucket_size, bits) in [(2usize, 8u32), (4, 12), (8, 16)] {
-            let geometry = ConcurrentCuckooFilterBuilder::new()
-                .capacity(1_000_000)
-                .bucket_size(bucket_size)
-                .fingerprint_bits(bits)
-                .settings
-                .geometry_within(&Limits::TARGET)
-                .unwrap();
-            let load = 1_000_000.0 / (geometry.shape.bucket_count * bucket_size) as f64;
-            let target = crate::sizing::target_load_permille(bucket_size) as f64 / 1000.0;
-            assert!(
-                load <= target && load > target - 0.001,
-                "b={bucket_size}: {load}"
-            );
-        }
-    }
 }
 
 // The fixed filter's builder, beside the builder, so that `fixed.rs` does not name it.
