@@ -69,15 +69,8 @@ impl Header {
     ) -> Self {
         let (shape, limits) = (&geometry.shape, &geometry.limits);
         Self {
-            flags: if shape.semi_sorted {
-                FLAG_SEMI_SORTED
-            } else {
-                0
-            } | if shape.bucket_words {
-                FLAG_BUCKET_WORDS
-            } else {
-                0
-            },
+            flags: u16::from(shape.semi_sorted) * FLAG_SEMI_SORTED
+                | u16::from(shape.bucket_words) * FLAG_BUCKET_WORDS,
             bucket_size: shape.bucket_size as u8,
             fingerprint_bits: shape.fingerprint_bits as u8,
             max_hops: limits.max_hops as u8,
@@ -390,16 +383,14 @@ pub(crate) fn check_record(record: &[u8]) -> Result<(), DecodeError> {
 
 /// The hasher `S` as `recorded`, if `S` computes the recorded function.
 pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Result<S, DecodeError> {
-    let RecordedHasher {
-        id: hasher_id,
-        seed,
-    } = recorded;
-    if hasher_id == S::HASHER_ID {
-        return S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed });
+    if recorded.id != S::HASHER_ID {
+        return Err(DecodeError::HasherMismatch {
+            expected: S::HASHER_ID,
+            found: recorded.id,
+        });
     }
-    Err(DecodeError::HasherMismatch {
-        expected: S::HASHER_ID,
-        found: hasher_id,
+    S::from_seed(recorded.seed).ok_or(DecodeError::InvalidSeed {
+        seed: recorded.seed,
     })
 }
 
