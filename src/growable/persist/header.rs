@@ -60,11 +60,8 @@ impl GrowableHeader {
             flags: 0,
             bucket_size: request.bucket_size.map_or(0, |size| size as u8),
             fingerprint_bits: request.fingerprint_bits.map_or(0, |bits| bits as u8),
-            semi_sorted: match request.semi_sorted {
-                None => 0,
-                Some(false) => 1,
-                Some(true) => 2,
-            },
+            // 0: unset, 1: plain, 2: semi-sorted.
+            semi_sorted: request.semi_sorted.map_or(0, |sorted| 1 + u8::from(sorted)),
             max_hops: max_hops as u8,
             initial_capacity: plan.initial_capacity as u64,
             initial_buckets: plan.initial_buckets as u64,
