@@ -116,6 +116,7 @@ impl DefaultHashBuilder {
             mix: WordMix::of(flip),
         }
     }
+
     /// A builder with a seed drawn at random, different in every call, as std's `RandomState`:
     /// for keys from untrusted clients, who could otherwise pick keys that share buckets under
     /// the public default seed and fill a filter long before its capacity. The seed is recorded

@@ -98,7 +98,8 @@ impl<K: Kind, S> CuckooFilter<K, S> {
     /// Removes every item, keeping the tables (and a growable filter's levels), while other
     /// threads go on using the filter: it holds every stripe lock as
     /// [`to_bytes`](CuckooFilter::to_bytes) does, so each write is entirely before the clear
-    /// (and emptied) or after it. A lookup or remove racing it may find an earlier item or not.
+    /// (and emptied) or after it, and [`len`](Self::len) then counts the writes after it. A
+    /// lookup or remove racing it may find an earlier item or not.
     ///
     /// # Examples
     ///
