@@ -39,15 +39,10 @@ impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
         I::Item: Hash,
     {
         let inserted = AtomicUsize::new(0);
-        let flush = |pending: &mut Pending| match pending.flush(self) {
-            Ok(n) => {
-                inserted.fetch_add(n, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(n) => {
-                inserted.fetch_add(n, Ordering::Relaxed);
-                Err(InsertError::Full)
-            }
+        let flush = |pending: &mut Pending| {
+            let outcome = pending.flush(self);
+            inserted.fetch_add(outcome.unwrap_or_else(|n| n), Ordering::Relaxed);
+            outcome.map(drop).map_err(|_| InsertError::Full)
         };
         let result = items
             .into_par_iter()
