@@ -97,12 +97,8 @@ pub(crate) fn level_len(level: &Chunks) -> u64 {
 /// A split level's statistics: its chunks' buckets, items and memory together.
 pub(crate) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
     let template = level.shape().template;
-    let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
-        (
-            buckets + chunk.bucket_count(),
-            stripes + chunk.stripe_count(),
-        )
-    });
+    let buckets = level.bucket_count();
+    let stripes = level.iter().map(|chunk| chunk.stripe_count()).sum();
     let bucket_size = template.shape.bucket_size;
     let len = level.len();
     let load_factor = len as f64 / (buckets * bucket_size) as f64;
