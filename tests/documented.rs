@@ -165,22 +165,6 @@ fn compatibility_and_merges_of_both_kinds() {
 }
 
 #[test]
-fn merge_unique_adds_only_what_is_new() {
-    let a = ConcurrentCuckooFilter::with_capacity(1000);
-    let b = ConcurrentCuckooFilter::with_capacity(1000);
-    for key in 0..600u32 {
-        a.insert_unique(&key).unwrap();
-    }
-    for key in 400..1000u32 {
-        b.insert_unique(&key).unwrap();
-    }
-    let added = a.merge_unique(&b).unwrap();
-    // 400 new keys, less any false positives.
-    assert!(added <= 400 && added > 390, "{added}");
-    assert!((0..1000u32).all(|key| a.contains(&key)));
-}
-
-#[test]
 fn batches_and_collections_of_a_growable_filter() {
     let filter = GrowableCuckooFilter::with_capacity(10);
     filter.try_extend(0..100u32).unwrap();

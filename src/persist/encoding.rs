@@ -69,8 +69,8 @@ impl Header {
     ) -> Self {
         let (shape, limits) = (&geometry.shape, &geometry.limits);
         Self {
-            flags: u16::from(shape.semi_sorted) * FLAG_SEMI_SORTED
-                | u16::from(shape.bucket_words) * FLAG_BUCKET_WORDS,
+            flags: (u16::from(shape.semi_sorted) * FLAG_SEMI_SORTED)
+                | (u16::from(shape.bucket_words) * FLAG_BUCKET_WORDS),
             bucket_size: shape.bucket_size as u8,
             fingerprint_bits: shape.fingerprint_bits as u8,
             max_hops: limits.max_hops as u8,
