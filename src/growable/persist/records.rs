@@ -1,12 +1,6 @@
-//! A growable filter's levels in the format (version 3), after its header, and the statistics of
-//! a level.
-//!
-//! Each level follows the header as a checksummed record
-//! of its chunk count, then each chunk as a checksummed record of its id and split depth and its
-//! table as a whole fixed filter's encoding. A level's length is known only chunk by chunk, so
-//! the decoder reads it part by part, each part checked before the next is asked for: from a
-//! slice or from a reader, it allocates only for bytes that are there. The layout is in
-//! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
+//! A growable filter's levels in the format, after its header (`FORMAT.md`, "The byte format of
+//! a `GrowableCuckooFilter`"), and a level's statistics. A level's length is known only chunk by
+//! chunk, so it is read a checked part at a time, allocating only for bytes that are there.
 
 use std::io::{self, Read, Write};
 
