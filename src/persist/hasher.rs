@@ -12,8 +12,8 @@ use crate::hash::{DefaultHashBuilder, HASHER_ID};
 ///
 /// Implement it only for a hasher whose output, for a given seed, depends on nothing but the bytes
 /// a key's `Hash` impl writes: not on endianness or pointer width (hash `usize` as 64 bits,
-/// integers in one byte order), not on the process, not on a dependency's version (`std`'s
-/// `RandomState` and `DefaultHasher` do).
+/// integers in one byte order), not on the process, not on a dependency's version (as `std`'s
+/// `DefaultHasher` does: its algorithm may change between Rust releases).
 ///
 /// # Examples
 ///
