@@ -13,9 +13,9 @@ use crate::persist::{DecodeError, StableHashBuilder};
 /// # Consistency
 ///
 /// The bytes are a state the filter really had, even while other threads write: they are
-/// encoded while every stripe lock is held (of every chunk of every level, taken in index
-/// order as writers take them), so each insert or remove is in them entirely or not at all and
-/// a fingerprint being moved is in exactly one of its buckets. Writers, and lookups that meet a
+/// encoded while every stripe lock is held (a growable filter's: of every chunk of every
+/// level), taken in index order as writers take them, so each insert or remove is in them
+/// entirely or not at all and a fingerprint being moved is in exactly one of its buckets. Writers, and lookups that meet a
 /// locked stripe, wait while the bytes are encoded in memory. A level of a growable filter
 /// still being built holds nothing yet and is left out.
 impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
