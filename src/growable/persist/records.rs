@@ -193,12 +193,8 @@ pub(crate) fn decode_slice<S: StableHashBuilder>(
         end: HEADER_LEN,
     };
     let filter = decode(header, plan, &mut parts)?;
-    if parts.end != bytes.len() {
-        return Err(DecodeError::TrailingBytes {
-            expected: parts.end as u64,
-            found: bytes.len() as u64,
-        });
-    }
+    // The parts end inside `bytes`: only trailing bytes can be wrong.
+    check_len(parts.end as u64, bytes.len())?;
     Ok(filter)
 }
 
