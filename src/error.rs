@@ -6,14 +6,9 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum InsertError {
-    /// Neither of the item's buckets has room, and no chain of at most a few moves of other
-    /// fingerprints could make room. The filter is (for this item) full. This is also what the
-    /// `2b + 1`-th copy of one item gets, its two buckets being full of its own fingerprint, or
-    /// the `b + 1`-th for an item whose two buckets are one bucket (about one item in
-    /// `bucket_count`).
+    /// The item found no room (see [`insert`](crate::CuckooFilter::insert)).
     Full,
-    /// The filter was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file: it
-    /// changes nothing.
+    /// The filter was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file.
     ReadOnly,
 }
 
@@ -30,13 +25,12 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
-/// Why a [`ConcurrentCuckooFilterBuilder`](crate::ConcurrentCuckooFilterBuilder) could not build a filter. Each variant names the parameter
-/// at fault and the value it was given.
+/// Why a builder could not build a filter: each variant names the parameter at fault and the
+/// value it was given.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// `capacity` needs more buckets than a table can have on this target: more than 2^32, or a
-    /// table larger than the address space.
+    /// `capacity` needs more than 2^32 buckets, or a table larger than the address space.
     CapacityTooLarge {
         /// The capacity asked for.
         capacity: usize,
@@ -53,20 +47,17 @@ pub enum BuildError {
         /// The size asked for.
         size: usize,
     },
-    /// `semi_sorted(true)` with a bucket size other than 4 (the encoding packs exactly four).
+    /// `semi_sorted(true)` with a bucket size other than 4.
     SemiSortedBucketSize {
         /// The bucket size in effect.
         size: usize,
     },
-    /// `semi_sorted(true)` with fingerprints under 5 bits: nothing would remain below the 4
-    /// bits that the encoding shares.
+    /// `semi_sorted(true)` with fingerprints under 5 bits.
     SemiSortedFingerprintBits {
         /// The width in effect.
         bits: u32,
     },
-    /// `layout` cannot hold buckets of this size and fingerprint width: a
-    /// [`TableLayout::BucketWord`](crate::TableLayout::BucketWord) bucket holds at most 48 bits
-    /// of fingerprints.
+    /// `layout` cannot hold buckets of this size and width (a bucket word holds 48 bits).
     LayoutBucketBits {
         /// The layout asked for.
         layout: crate::TableLayout,
@@ -80,34 +71,29 @@ pub enum BuildError {
         /// The layout asked for.
         layout: crate::TableLayout,
     },
-    /// `false_positive_rate` was not strictly between 0 and 1 (or, with `fingerprint_bits` set,
-    /// fit no bucket the other settings allow).
+    /// `false_positive_rate` was not strictly between 0 and 1, or fit no allowed bucket.
     FalsePositiveRate {
         /// The rate asked for.
         rate: f64,
     },
-    /// `false_positive_rate` was below what the widest (32-bit) fingerprints reach with the
-    /// other settings.
+    /// `false_positive_rate` was below what 32-bit fingerprints reach with these settings.
     FalsePositiveRateTooSmall {
         /// The rate asked for.
         rate: f64,
         /// The smallest rate these settings reach.
         smallest: f64,
     },
-    /// The test hook `stripes` (or a growable filter's `item_locks`) was not a power of two, or
-    /// so few for the table that a stripe could hold 2^32 fingerprints, or more than the most
-    /// there can be.
+    /// The test hook `stripes` (or `item_locks`) was not a power of two in range.
     #[doc(hidden)]
     Stripes {
         /// The count asked for.
         stripes: usize,
         /// The fewest this table takes.
         min: usize,
-        /// The most any table takes: 2^32, or fewer where the target cannot address that many.
+        /// The most any table takes.
         max: usize,
     },
-    /// The test hook `search_limits` was out of range: `max_hops` above the maximum,
-    /// `max_buckets` under 2.
+    /// The test hook `search_limits` was out of range.
     #[doc(hidden)]
     SearchLimits {
         /// Most hops asked for.
@@ -132,8 +118,7 @@ pub enum BuildError {
         /// The limit asked for.
         max_capacity: usize,
     },
-    /// An expiring filter's `generations` was outside `1..=max`, where `max` is the most its age
-    /// tags leave room for (`2^tag_bits − 2`: the sweep needs at least one generation).
+    /// An expiring filter's `generations` was outside `1..=max` (`2^tag_bits − 2`).
     Generations {
         /// The count asked for.
         generations: u32,
@@ -150,8 +135,7 @@ pub enum BuildError {
         /// The window asked for.
         duration: core::time::Duration,
     },
-    /// An expiring filter's `capacity` was missing (0) for a time window, or given for a count
-    /// window (whose capacity is its item count).
+    /// An expiring filter's `capacity` was 0 for a time window, or set for a count window.
     WindowCapacity {
         /// The capacity asked for (0: none).
         capacity: u64,
@@ -282,11 +266,9 @@ impl ExtendError {
         self.inserted
     }
 
-    /// Where, in the input, the item that found no room is: for inputs inserted in order
-    /// (`try_extend`, `try_extend_hashes`, `insert_unique_hash_batch_into`). It and the items after it
-    /// were not tried. Equal to [`inserted`](Self::inserted) except where items found present
-    /// were skipped (`insert_unique_hash_batch_into`). `None` after `try_par_extend`, whose items go in in
-    /// no fixed order.
+    /// The index in the input of the item that found no room, for inputs inserted in order
+    /// (it and those after it were not tried): [`inserted`](Self::inserted) unless items found
+    /// present were skipped. `None` after `try_par_extend`, which inserts in no fixed order.
     #[must_use]
     pub fn position(&self) -> Option<usize> {
         self.position
@@ -320,37 +302,30 @@ impl std::error::Error for ExtendError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MergeError {
-    /// The two tables differ in shape, so a fingerprint's buckets in one are not its buckets in
-    /// the other. Nothing was merged.
+    /// The two tables differ in shape. Nothing was merged.
     Geometry {
-        /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits` or
-        /// `semi_sorted` (1 for true); for growable filters also `initial_capacity`,
-        /// `false_positive_rate` (its bits), `split_depth` or `route_bits`, and `buckets` and
-        /// `fingerprint_bits` are those of a first-level chunk and its core.
+        /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits`, `semi_sorted`
+        /// (1 for true); a growable filter's also `initial_capacity`, `false_positive_rate` (its
+        /// bits), `split_depth`, `route_bits`, with those of its first-level chunk and core.
         field: &'static str,
         /// Its value in the filter merged into.
         target: u64,
         /// Its value in the filter merged from.
         source: u64,
     },
-    /// The two filters hash with different hashers (another seed), so the same key has other
-    /// fingerprints in each. Nothing was merged.
+    /// The two filters hash with different hashers or seeds. Nothing was merged.
     Hasher,
-    /// A fingerprint found no room in the target. The `merged` fingerprints before it stay in
-    /// the target, with everything it held before; that one and the rest of the source were
-    /// not merged.
+    /// A fingerprint found no room; the `merged` ones before it stay in the target.
     Full {
         /// Fingerprints of the source that went in.
         merged: usize,
     },
-    /// Filters of this kind cannot be merged (an expiring filter's ages are its own clock's).
-    /// Nothing was merged.
+    /// Filters of this kind cannot be merged (an expiring filter's ages are its clock's).
     Unsupported {
         /// The kind's name.
         kind: &'static str,
     },
     /// The target was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file.
-    /// Nothing was merged.
     ReadOnly,
 }
 
@@ -378,8 +353,7 @@ impl fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-/// A positive rate to four significant digits, rounded up, so that the rate a message names can
-/// be given back and is reached.
+/// A positive rate to four significant digits, rounded up: a rate a message names is reachable.
 struct RoundedUp(f64);
 
 impl fmt::Display for RoundedUp {

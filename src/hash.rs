@@ -1,15 +1,8 @@
-//! The default hasher, `ccf-xxf8`: seeded XXH3-64 of a key's little-endian byte stream, with one
-//! 128-bit multiply-fold for a stream of exactly eight bytes. FORMAT.md defines it; the format
-//! records its id ([`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID)).
-//!
-//! `std`'s `Hasher` defaults write integers in native byte order and `usize` at native width, so
-//! the same key would hash differently on a big-endian or 32-bit machine and a filter written on
-//! one could not be read on another. [`FilterHasher`] writes every integer as little-endian and
-//! every `usize`/`isize` as 64 bits, then hashes the byte stream.
-//!
-//! A stream of eight bytes (a lone `u64`, `i64`, `usize`, or an `f64`'s bits) is the commonest
-//! key and the one a lookup loop hashes most often, so it takes [`WordMix::hash`], seven
-//! instructions, instead of XXH3 (docs/benchmarks.md, "The hot loop, instruction by instruction").
+//! The default hasher, `ccf-xxf8` (FORMAT.md defines it): seeded XXH3-64 of a key's byte stream,
+//! every integer written little-endian and every `usize`/`isize` as 64 bits (std's defaults
+//! write native order and width, so a filter could not move between platforms), with one
+//! 128-bit multiply-fold for a stream of exactly eight bytes, the commonest key
+//! (docs/benchmarks.md, "The hot loop, instruction by instruction").
 
 use core::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -20,12 +13,10 @@ pub(crate) const HASHER_ID: u64 = u64::from_le_bytes(*b"ccf-xxf8");
 /// The seed [`DefaultHashBuilder::new`] uses. Part of the format: changing it changes every hash.
 const DEFAULT_SEED: u64 = 0x5eed_c0ff_ee15_f00d;
 
-/// Bytes gathered before they are folded into the running state. Keys up to this size (nearly
-/// all keys) cost exactly one XXH3 call.
+/// Bytes gathered before they are folded into the state: nearly every key costs one XXH3 call.
 const BUFFER_BYTES: usize = 64;
 
-/// XXH3's default secret, bytes 8 to 24 as two little-endian words: what its path for inputs of
-/// 4 to 8 bytes mixes with the seed.
+/// XXH3's default secret, bytes 8 to 24 as little-endian words: its 4-to-8-byte path's.
 const SECRET_8_TO_24: [u64; 2] = [0x1cad_21f7_2c81_017c, 0xdb97_9083_e96d_d4de];
 
 /// What [`WordMix`] hashes under the seed for its two words: the first hexadecimal digits of π.
@@ -38,15 +29,13 @@ const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct WordMix {
     flips: [u64; 2],
-    /// [`SPREAD`], as a field: a lookup loop reads it as a memory operand, where the constant
-    /// would hold a register (x86-64 multiplies by no 64-bit immediate) that wider lookups spill.
+    /// [`SPREAD`] as a field, read as a memory operand where the constant would hold a register.
     spread: u64,
 }
 
 impl WordMix {
-    /// The words for the seed whose [`flip_4to8`] is `flip`: XXH3-64 under the seed of each of
-    /// [`WORD_MIX_SALTS`], as eight little-endian bytes (XXH3's path for eight bytes, inlined so
-    /// that a builder is made in a `const fn`).
+    /// The words for the seed whose [`flip_4to8`] is `flip`: XXH3-64 of each of
+    /// [`WORD_MIX_SALTS`] under the seed, inlined to be a `const fn`.
     const fn of(flip: u64) -> Self {
         let [a, b] = WORD_MIX_SALTS;
         Self {
@@ -58,9 +47,8 @@ impl WordMix {
         }
     }
 
-    /// The hash of an eight-byte stream, read as the little-endian `word`: the word spread by an
-    /// odd multiplier (a bijection, so that even a small key fills the word), then that and its
-    /// halves swapped, each flipped by a seed word, multiplied in 128 bits and folded.
+    /// The hash of an eight-byte stream, the little-endian `word`: spread by an odd multiplier,
+    /// then it and its halves swapped, each flipped by a seed word, multiplied and folded.
     #[inline(always)]
     const fn hash(self, word: u64) -> u64 {
         let spread = word.wrapping_mul(self.spread);
@@ -70,8 +58,7 @@ impl WordMix {
     }
 }
 
-/// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (`xxh3_64_4to8` of the reference):
-/// the default secret's words 8..24 less the seed with its low half byte-swapped into its high.
+/// What XXH3 XORs into an input of 4 to 8 bytes under `seed` (its `xxh3_64_4to8`).
 const fn flip_4to8(seed: u64) -> u64 {
     let seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
     (SECRET_8_TO_24[0] ^ SECRET_8_TO_24[1]).wrapping_sub(seed)
@@ -88,11 +75,8 @@ const fn strong_avalanche(mut value: u64, len: u64) -> u64 {
     value ^ (value >> 28)
 }
 
-/// The default [`BuildHasher`] of
-/// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter): XXH3 (64-bit) with a seed.
-///
-/// Its output depends only on the seed and on the bytes a key's `Hash` impl writes, never on the
-/// platform's endianness or pointer width, nor on the version of any dependency.
+/// The default [`BuildHasher`]: seeded XXH3-64, whose output depends only on the seed and the
+/// bytes a key's `Hash` impl writes, never on the platform or a dependency's version.
 ///
 /// # Examples
 ///
@@ -132,18 +116,12 @@ impl DefaultHashBuilder {
             mix: WordMix::of(flip),
         }
     }
-    /// A builder with a seed drawn at random, different in every call and every process, as
-    /// std's and hashbrown's `RandomState` are. Use it where keys come from untrusted clients.
-    ///
-    /// With the fixed default seed, which anyone can read here, a client who chooses the keys
-    /// can find keys whose hashes share the bits that pick a bucket, and fill a filter long
-    /// before its capacity (or make a growable filter grow for them). Under a seed it cannot
-    /// know, its keys land at random like anyone's.
-    ///
-    /// The seed is recorded with the filter's bytes, so a saved filter loads and answers as
-    /// before. Filters merge only if their seeds are equal: give every filter of a job a clone
-    /// of one random builder, or send [`seed`](Self::seed) to the processes that build the
-    /// others and use [`with_seed`](Self::with_seed) there.
+
+    /// A builder with a seed drawn at random, different in every call, as std's `RandomState`:
+    /// for keys from untrusted clients, who could otherwise pick keys that share buckets under
+    /// the public default seed and fill a filter long before its capacity. The seed is recorded
+    /// with the filter's bytes. Filters merge only with equal seeds: give every filter of a job
+    /// a clone of one builder, or send [`seed`](Self::seed) to [`with_seed`](Self::with_seed).
     ///
     /// # Examples
     ///
@@ -179,11 +157,9 @@ impl DefaultHashBuilder {
         self.seed
     }
 
-    /// The hash of an item whose [`Hash`](core::hash::Hash) impl writes exactly the bytes
-    /// `stream`, as [`hash_one`](BuildHasher::hash_one) gives it, with no hasher state built
-    /// for a stream that fits one block (64 bytes). A `str` key's stream is its UTF-8 bytes
-    /// followed by `0xff`; a language binding or a file reader that holds keys as bytes hashes
-    /// them in one call.
+    /// The hash of an item whose [`Hash`](core::hash::Hash) impl writes exactly `stream`, as
+    /// [`hash_one`](BuildHasher::hash_one) gives it, for keys held as bytes (a `str`'s stream is
+    /// its UTF-8 bytes then `0xff`).
     ///
     /// # Examples
     ///
@@ -234,11 +210,9 @@ impl BuildHasher for DefaultHashBuilder {
     }
 }
 
-/// The [`Hasher`] made by [`DefaultHashBuilder`](crate::DefaultHashBuilder).
-///
-/// Bytes collect in a 64-byte buffer; each full block is folded into the running state with one
-/// XXH3 call seeded by that state, so the result depends only on the byte stream, never on how a
-/// `Hash` impl splits it into writes.
+/// The [`Hasher`] of [`DefaultHashBuilder`]: bytes collect in a 64-byte block, each full block
+/// folded into the state by one XXH3 call, so the hash depends only on the byte stream, not on
+/// how a `Hash` impl splits it into writes.
 #[derive(Clone, Debug)]
 pub struct FilterHasher {
     state: u64,
@@ -251,8 +225,7 @@ pub struct FilterHasher {
 }
 
 impl FilterHasher {
-    /// A hasher of an empty stream for a builder with this seed, the seed's [`flip_4to8`] and
-    /// its [`WordMix`].
+    /// A hasher of an empty stream under the builder's seed, flip and mix.
     #[inline(always)]
     fn new(seed: u64, flip_4to8: u64, mix: WordMix) -> Self {
         Self {
@@ -265,8 +238,7 @@ impl FilterHasher {
         }
     }
 
-    /// Appends bytes. The common case, bytes that fit the block, is small enough to inline, so
-    /// that a fixed-size key's writes reduce to a few stores the optimiser can see through.
+    /// Appends bytes; inlined, so a fixed-size key's writes reduce to a few stores.
     #[inline(always)]
     fn push(&mut self, bytes: &[u8]) {
         match self.buf.get_mut(self.len..self.len + bytes.len()) {
@@ -298,8 +270,8 @@ impl FilterHasher {
         }
     }
 
-    /// [`Hasher::finish`] of any stream: one XXH3 call over the bytes of the last block (or the
-    /// mix of eight bytes), for a length only known at run time.
+    /// [`Hasher::finish`] of any stream: one XXH3 call over the last block (or the mix of eight
+    /// bytes).
     #[inline(never)]
     fn finish_stream(&self) -> u64 {
         let tail = &self.buf[..self.len];
@@ -316,9 +288,8 @@ impl FilterHasher {
         )
     }
 
-    /// `xxh3_64_with_seed` over the first `N` bytes of the block, `N` from 4 to 8 and no block
-    /// folded (the seed is the builder's): XXH3's path for that length, with the seed's part
-    /// taken from the builder.
+    /// XXH3 of the block's first `N` bytes, `N` from 4 to 8 and nothing folded, with the
+    /// seed's part taken from the builder.
     #[inline(always)]
     fn finish_4to8<const N: usize>(&self) -> u64 {
         let word = |at: usize| {
@@ -338,14 +309,23 @@ impl FilterHasher {
         u64::from_le_bytes(bytes)
     }
 
-    /// XXH3 over the first `N` bytes of the block, with `N` fixed at compile time: XXH3 then
-    /// reduces to its short path for that one length.
+    /// XXH3 of the block's first `N` bytes, `N` a constant: XXH3's short path for it.
     #[inline(always)]
     fn finish_short<const N: usize>(&self) -> u64 {
         let mut bytes = [0; N];
         bytes.copy_from_slice(&self.buf[..N]);
         xxh3_64_with_seed(&bytes, self.state)
     }
+}
+
+/// `Hasher::write_*` of each integer type: its little-endian bytes, pushed.
+macro_rules! write_little_endian {
+    ($($write:ident: $int:ty),*) => {$(
+        #[inline]
+        fn $write(&mut self, i: $int) {
+            self.push(&i.to_le_bytes());
+        }
+    )*};
 }
 
 impl Hasher for FilterHasher {
@@ -372,64 +352,19 @@ impl Hasher for FilterHasher {
     }
 
     #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.push(&[i]);
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.push(&i.to_le_bytes());
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.push(&i.to_le_bytes());
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.push(&i.to_le_bytes());
-    }
-
-    #[inline]
-    fn write_u128(&mut self, i: u128) {
-        self.push(&i.to_le_bytes());
-    }
-
-    #[inline]
     fn write_usize(&mut self, i: usize) {
         self.write_u64(i as u64);
-    }
-
-    #[inline]
-    fn write_i8(&mut self, i: i8) {
-        self.write_u8(i as u8);
-    }
-
-    #[inline]
-    fn write_i16(&mut self, i: i16) {
-        self.write_u16(i as u16);
-    }
-
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.write_u32(i as u32);
-    }
-
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64);
-    }
-
-    #[inline]
-    fn write_i128(&mut self, i: i128) {
-        self.write_u128(i as u128);
     }
 
     #[inline]
     fn write_isize(&mut self, i: isize) {
         self.write_u64(i as i64 as u64);
     }
+
+    write_little_endian!(
+        write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128,
+        write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128
+    );
 }
 
 #[cfg(test)]

@@ -49,14 +49,9 @@
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No user code (a `Hash` impl, the writer given to `write_to`) runs while one of the
 //!   filter's locks is held.
-//! - Every shared access is atomic. The only `unsafe` code, each site with its safety proof
-//!   and a test: in `sync/std.rs`, two prefetch hints, one `madvise` call (huge pages for big
-//!   tables), the zeroed allocation of the stripe stamps, and the table's own allocation
-//!   (allocating it zeroed, the slice view of its words, freeing it, and its `Send` and
-//!   `Sync`); in `growable/chunk_slots.rs`, the load of a published chunk pointer; in
-//!   `raw/table.rs` and `raw/stripe.rs`, bucket words (read by lookups, read and written by
-//!   their writers under the stripe lock) and stripe stamps taken without a bounds check (the
-//!   bucket below the bucket count, the stamp index masked).
+//! - Every shared access is atomic. `unsafe` code is confined to a few sites (allocation and
+//!   file mappings, prefetch hints, unchecked reads of indices proven in bounds), each with its
+//!   safety proof and a test, listed in the repository's `docs/architecture.md`.
 //!
 //! # Names
 //!

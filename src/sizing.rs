@@ -31,14 +31,10 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs, by bucket size: room for this many items more, at a load this
-/// high (in thousandths). How many items a table takes before its first failed insert varies
-/// from key set to key set, and the fewer its buckets, the wider that spread: a handful of items
-/// that happen to share a few buckets fill them. The target load alone leaves a table of tens or
-/// hundreds of items too tight for some key sets; this slack covers the worst of many thousands
-/// (measured by `cargo test --release --test capacity -- --ignored --nocapture worst_fill`).
-/// Its load is above the target load, so from about 21,000 items on for 2 slots (990 for 4, 550
-/// for 8) the target load is the larger demand and the slack costs nothing.
+/// The slack a small table needs, by bucket size: the fewer its buckets, the more the items it
+/// takes before a failed insert vary between key sets, and this covers the worst of many
+/// thousands (`cargo test --release --test capacity -- --ignored --nocapture worst_fill`). Past
+/// about 21,000 items for 2 slots (990 for 4, 550 for 8) the target load demands more.
 fn small_table_slack(bucket_size: usize) -> Slack {
     let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
@@ -268,92 +264,5 @@ mod tests {
         // Past 2^32 buckets nothing wraps: the rule saturates, it does not shrink.
         assert!(bucket_count_for(u64::MAX, 2) > 1 << 32);
         assert_eq!(capacity_of(u64::MAX, 8), u64::MAX);
-    }
-
-    fn for_rate(rate: f64) -> Shape {
-        Shape::resolve(&Request {
-            false_positive_rate: Some(rate),
-            ..Request::default()
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn rates_pick_semi_sorted_four_slot_buckets_with_eq_6_bits() {
-        for (rate, bits) in [
-            (0.03, 9),
-            (0.01, 10),
-            (0.001, 13),
-            (0.0001, 17),
-            (0.00001, 20),
-        ] {
-            let shape = for_rate(rate);
-            assert_eq!(
-                (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
-                (4, true, bits)
-            );
-            assert!(shape.expected_false_positive_rate() <= rate);
-        }
-    }
-
-    #[test]
-    fn explicit_settings_win_over_the_rate() {
-        let shape = Shape::resolve(&Request {
-            bucket_size: Some(2),
-            false_positive_rate: Some(0.01),
-            ..Request::default()
-        })
-        .unwrap();
-        assert_eq!(
-            (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
-            (2, false, 9)
-        );
-        let shape = Shape::resolve(&Request {
-            fingerprint_bits: Some(16),
-            semi_sorted: Some(false),
-            false_positive_rate: Some(0.01),
-            ..Request::default()
-        })
-        .unwrap();
-        // With the width fixed, 8-slot buckets fill furthest and still meet the rate.
-        assert_eq!(
-            (shape.bucket_size, shape.semi_sorted, shape.fingerprint_bits),
-            (8, false, 16)
-        );
-    }
-
-    #[test]
-    fn impossible_rates_and_semi_sorted_shapes_are_errors() {
-        for rate in [0.0, 1.0, -0.5, f64::NAN] {
-            let request = Request {
-                false_positive_rate: Some(rate),
-                ..Request::default()
-            };
-            assert!(
-                matches!(
-                    Shape::resolve(&request),
-                    Err(BuildError::FalsePositiveRate { rate: got }) if got.to_bits() == rate.to_bits()
-                ),
-                "{rate}"
-            );
-        }
-        let request = Request {
-            semi_sorted: Some(true),
-            bucket_size: Some(8),
-            ..Request::default()
-        };
-        assert_eq!(
-            Shape::resolve(&request),
-            Err(BuildError::SemiSortedBucketSize { size: 8 })
-        );
-        let request = Request {
-            semi_sorted: Some(true),
-            fingerprint_bits: Some(4),
-            ..Request::default()
-        };
-        assert_eq!(
-            Shape::resolve(&request),
-            Err(BuildError::SemiSortedFingerprintBits { bits: 4 })
-        );
     }
 }

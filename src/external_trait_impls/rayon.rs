@@ -14,45 +14,35 @@ use crate::filter::CuckooFilter;
 use crate::raw::BLOCK;
 
 impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
-    /// Inserts every item of a parallel iterator on rayon's threads, each thread pipelining
-    /// its blocks as [`try_extend`](Self::try_extend) does (a growable filter adding levels as
-    /// they fill).
+    /// Inserts every item of a parallel iterator on rayon's threads, each pipelining its
+    /// blocks as [`try_extend`](Self::try_extend) does.
     ///
     /// # Examples
     ///
     /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     /// use rayon::prelude::*;
     ///
     /// let filter = ConcurrentCuckooFilter::with_capacity(100_000);
     /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
     /// let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
     /// assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
-    ///
-    /// let filter = GrowableCuckooFilter::with_capacity(1000);
-    /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
-    /// assert_eq!(filter.len(), 100_000);
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ExtendError`] soon after the first item that finds no room: the items that went
-    /// in stay, and [`ExtendError::inserted`] counts them.
+    /// [`ExtendError`] soon after the first item that finds no room: the items that went in
+    /// stay, and [`ExtendError::inserted`] counts them.
     pub fn try_par_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
         I: IntoParallelIterator,
         I::Item: Hash,
     {
         let inserted = AtomicUsize::new(0);
-        let flush = |pending: &mut Pending| match pending.flush(self) {
-            Ok(n) => {
-                inserted.fetch_add(n, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(n) => {
-                inserted.fetch_add(n, Ordering::Relaxed);
-                Err(InsertError::Full)
-            }
+        let flush = |pending: &mut Pending| {
+            let outcome = pending.flush(self);
+            inserted.fetch_add(outcome.unwrap_or_else(|n| n), Ordering::Relaxed);
+            outcome.map(drop).map_err(|_| InsertError::Full)
         };
         let result = items
             .into_par_iter()
@@ -74,7 +64,7 @@ impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
 ///
 /// # Panics
 ///
-/// If an item finds no room. Use `try_par_extend` to handle a full filter.
+/// If an item finds no room.
 impl<K, T, S> ParallelExtend<T> for &CuckooFilter<K, S>
 where
     K: Kind + Sync,
@@ -100,28 +90,12 @@ where
     }
 }
 
-/// Builds a filter from a parallel iterator on all of rayon's threads, as [`FromIterator`]
-/// does. A fixed filter hashes every item in parallel (8 bytes each, held until the filter is
-/// sized for their number), then inserts the hashes in parallel; a growable filter's first level
-/// is sized for the iterator's length when it knows it (else 1,024 items), grown as the items
-/// come.
-///
-/// # Examples
-///
-/// ```
-/// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
-/// use rayon::prelude::*;
-///
-/// let filter: ConcurrentCuckooFilter = (0..100_000u64).into_par_iter().collect();
-/// assert_eq!(filter.len(), 100_000);
-/// let filter: GrowableCuckooFilter = (0..100_000u64).into_par_iter().collect();
-/// assert_eq!(filter.len(), 100_000);
-/// ```
+/// Builds a filter from a parallel iterator on rayon's threads, as [`FromIterator`] does; a
+/// growable filter starts at the iterator's length if known, else 1,024 items.
 ///
 /// # Panics
 ///
-/// As [`FromIterator`]: if an item cannot be inserted (more than `2 · bucket_size` copies of
-/// one item, 8 with the default configuration).
+/// As [`FromIterator`].
 impl<K, T, S> FromParallelIterator<T> for CuckooFilter<K, S>
 where
     K: Kind + Sync,

@@ -1,8 +1,5 @@
-//! Bulk and parallel operations: batched lookups, pipelined and parallel inserts.
-//!
-//! Each works on blocks of keys: hash a block, prefetch every bucket it touches (in a table
-//! larger than the caches), then probe or insert, so that a block's cache misses overlap instead
-//! of following one another.
+//! Bulk operations: each hashes a block of keys, then fetches every bucket the block touches
+//! before probing, so that the block's cache misses overlap.
 
 use core::hash::{BuildHasher, Hash};
 
@@ -45,24 +42,19 @@ impl Pending {
 }
 
 impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
-    /// Looks up many items at once: `answers[i] == contains(&items[i])`, with the same
-    /// guarantees. In a filter larger than the CPU caches this is several times faster than one
-    /// `contains` at a time, because the memory loads of a block of items (in every level)
-    /// overlap.
+    /// Looks up many items at once, `answers[i] == contains(&items[i])` with the same
+    /// guarantees: several times faster than one `contains` at a time in a filter larger than
+    /// the CPU caches.
     ///
     /// # Examples
     ///
     /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
     ///
     /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// filter.insert(&3u32).unwrap();
+    /// filter.insert(&3u32)?;
     /// assert_eq!(filter.contains_batch(&[1u32, 2, 3]), [false, false, true]);
-    ///
-    /// let filter = GrowableCuckooFilter::with_capacity(10);
-    /// filter.try_extend(0..100u32)?;
-    /// assert_eq!(filter.contains_batch(&[1u32, 99, 1 << 30]), [true, true, false]);
-    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
+    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
     /// ```
     #[must_use]
     pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
@@ -97,9 +89,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
         }
     }
 
-    /// Inserts every item in order, overlapping the memory loads of consecutive items (a growable
-    /// filter adds levels as they fill); stops at the first that finds no room (see
-    /// [`insert`](Self::insert)). `Ok(n)`: all `n` went in.
+    /// Inserts every item in order, their memory loads overlapped, until one finds no room
+    /// (see [`insert`](Self::insert)). `Ok(n)`: all `n` went in.
     ///
     /// # Examples
     ///
@@ -115,8 +106,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// [`ExtendError`] when an item finds no room (see [`insert`](Self::insert)): the items
-    /// before it stay inserted and [`ExtendError::inserted`] says how many.
+    /// [`ExtendError`] when an item finds no room: the items before it stay inserted, and
+    /// [`ExtendError::inserted`] says how many.
     pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
         I: IntoIterator,
@@ -137,9 +128,9 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     }
 }
 
-/// A filter of a kind that does not grow, sized for `hashes.len()` items and made with `hasher`,
-/// holding every hash: `insert_all` inserts them (in order or on rayon's threads) and says
-/// whether all found room. Shared by `FromIterator` and `FromParallelIterator`.
+/// A filter of a kind that does not grow, sized for `hashes.len()` items, into which
+/// `insert_all` (in order or on rayon's threads) inserts them all: `FromIterator`'s and
+/// `FromParallelIterator`'s.
 pub(crate) fn collect_hashes<K: Kind, S>(
     hashes: &[u64],
     hasher: S,
@@ -156,34 +147,24 @@ pub(crate) fn collect_hashes<K: Kind, S>(
 }
 
 /// Builds a filter holding every item, inserted as [`try_extend`] does. A fixed filter is sized
-/// for the items (with [`with_capacity_and_hasher`]), their hashes (8 bytes each) held until it
-/// is sized for their number; a growable filter's first level is sized for the iterator's lower
-/// size bound (at least 1) and grows as the items come, hashed one at a time, none held.
+/// for the items, their hashes (8 bytes each) held until it is; a growable filter starts at the
+/// iterator's lower size bound and grows.
 ///
 /// # Examples
 ///
 /// ```
-/// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, GrowableCuckooFilter};
+/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 ///
 /// let filter: ConcurrentCuckooFilter = (0..10_000u32).collect();
-/// assert_eq!(filter.len(), 10_000);
 /// assert!((0..10_000u32).all(|key| filter.contains(&key)));
-///
-/// let filter: GrowableCuckooFilter = (0..10_000u32).filter(|key| key % 3 == 0).collect();
-/// assert_eq!(filter.len(), 3_334);
-/// assert!((0..10_000u32).step_by(3).all(|key| filter.contains(&key)));
 /// ```
 ///
 /// # Panics
 ///
-/// If an item cannot be inserted: one item occurring more than `2 · bucket_size` times (8 with
-/// the default configuration; `bucket_size` where its two buckets are one bucket), since its two buckets hold no more copies and dropping one would
-/// make a false negative, or in a growable filter a failed allocation. Distinct items always
-/// fit. To keep one copy of each item, collect into a set first or use
-/// [`insert_unique`](CuckooFilter::insert_unique); to handle the error, use [`try_extend`] on a
-/// filter of your own.
+/// If an item cannot be inserted: distinct items always fit, but one item occurring more than
+/// `2 · bucket_size` times (8 by default) overflows its two buckets, and a growable filter
+/// may fail to allocate. Collect into a set first, or [`try_extend`] a filter of your own.
 ///
-/// [`with_capacity_and_hasher`]: CuckooFilter::with_capacity_and_hasher
 /// [`try_extend`]: CuckooFilter::try_extend
 impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilter<K, S> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
@@ -207,8 +188,7 @@ impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilte
 ///
 /// # Panics
 ///
-/// If an item finds no room: dropping it silently would break the no-false-negative guarantee.
-/// Use `try_extend` to handle a full filter.
+/// If an item finds no room: dropping it would make a false negative.
 impl<K: Kind, T: Hash, S: BuildHasher> Extend<T> for &CuckooFilter<K, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
         if let Err(err) = self.try_extend(items) {

@@ -1,7 +1,7 @@
 //! How a level of chunks is shaped: how many chunks it starts as, their buckets, and how many
 //! route bits it resolves, planned from the level's geometry before anything is allocated.
 
-use crate::raw::Geometry;
+use crate::raw::{Geometry, Shape};
 use crate::sizing::target_load_permille;
 
 /// Buckets a chunk has at most: a split copies one chunk while that chunk's writers wait, so a
@@ -37,11 +37,9 @@ pub(crate) struct PlannedChunks {
 }
 
 impl PlannedChunks {
-    /// The level `template` (all its buckets together) splitting `growth_depth` times becomes,
-    /// for [`Chunks::with_shape`](super::chunks::Chunks::with_shape) and as [`Chunks::shape`](super::chunks::Chunks::shape) gives it: a template of one chunk's
-    /// buckets, the route bits and the first chunks' depth; and the items each chunk is sized
-    /// for ([`Chunks::chunk_capacity`](super::chunks::Chunks::chunk_capacity)). Nothing is built: the builder and the decoder both start
-    /// from it, the decoder checking what it reads before it allocates.
+    /// What the level `template` (all its buckets together) splitting `growth_depth` times
+    /// becomes: one chunk's template, the route bits and the first chunks' depth, and the items
+    /// each chunk is sized for. Nothing is built: the builder and the decoder start from it.
     pub(crate) fn of(template: Geometry, growth_depth: u32) -> Self {
         let buckets = template.shape.bucket_count;
         let first_depth = buckets
@@ -50,16 +48,20 @@ impl PlannedChunks {
             .trailing_zeros();
         let mut template = template;
         template.shape.bucket_count = buckets.div_ceil(1 << first_depth);
-        let shape = &template.shape;
-        let slots = (shape.bucket_count * shape.bucket_size) as u64;
-        let capacity = (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize;
         PlannedChunks {
             shape: ChunkShape {
                 template,
                 route_bits: first_depth + growth_depth,
                 first_depth,
             },
-            chunk_capacity: capacity,
+            chunk_capacity: chunk_capacity(&template.shape),
         }
     }
+}
+
+/// Items a chunk of `shape` is sized for: its slots at the target load (past the small-table
+/// slack a fixed filter's sizing adds, as chunks are large), at least 1.
+pub(crate) fn chunk_capacity(shape: &Shape) -> usize {
+    let slots = (shape.bucket_count * shape.bucket_size) as u64;
+    (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
 }

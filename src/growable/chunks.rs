@@ -14,10 +14,9 @@ use core::fmt;
 
 use super::split::{route_of, Placed, SplitPlacement, SplitState};
 use crate::raw::{Candidates, Geometry, Insertion, LockedTable};
-use crate::sizing::target_load_permille;
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
-use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS};
+use super::chunk_shape::{chunk_capacity, ChunkShape, MAX_ROUTE_BITS};
 pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
 
@@ -87,35 +86,40 @@ impl Chunks {
         if route_bits > MAX_ROUTE_BITS {
             return None;
         }
-        let routes = 1usize << route_bits;
         let first = 1u64 << first_depth;
-        let level = Self {
-            route_bits,
-            route_mask: (routes - 1) as u32,
-            template,
-            directory: (0..routes as u64)
-                .map(|route| AtomicU64::new(route % first))
-                .collect(),
-            chunks: ChunkSlots::new(routes),
-            waiters: Waiters::new(),
-            chunk_count: AtomicU64::new(first),
-            max_chunks: u64::MAX,
-        };
-        let placement = SplitPlacement::new(
-            template.shape.bucket_count,
-            template.shape.fingerprint_bits,
-            first_depth,
-            route_bits,
-        );
+        let level = Self::unfilled(template, route_bits, |route| route % first, first);
+        let placement = first_placement(&shape);
         for id in 0..first {
             level
                 .chunks
                 .publish(id, level.build(placement, first_depth)?);
         }
-        for route in 0..routes {
+        for route in 0..1 << route_bits {
             level.chunks.lead(route, route as u64 % first);
         }
         Some(level)
+    }
+
+    /// A level whose directory names `named(route)` for each route, with no chunk published.
+    fn unfilled(
+        template: Geometry,
+        route_bits: u32,
+        named: impl Fn(u64) -> u64,
+        chunk_count: u64,
+    ) -> Self {
+        let routes = 1u64 << route_bits;
+        Self {
+            route_bits,
+            route_mask: (routes - 1) as u32,
+            template,
+            directory: (0..routes)
+                .map(|route| AtomicU64::new(named(route)))
+                .collect(),
+            chunks: ChunkSlots::new(routes as usize),
+            waiters: Waiters::new(),
+            chunk_count: AtomicU64::new(chunk_count),
+            max_chunks: u64::MAX,
+        }
     }
 
     /// The level with at most `max` chunks (at least the ones it has): a split past them is
@@ -130,12 +134,9 @@ impl Chunks {
         self.max_chunks
     }
 
-    /// Items one chunk is sized for: its slots at the target load (chunks are at least 4,096
-    /// slots, past the small-table slack that a fixed filter's sizing adds), at least 1.
+    /// Items one chunk is sized for.
     pub(crate) fn chunk_capacity(&self) -> usize {
-        let shape = &self.template.shape;
-        let slots = (shape.bucket_count * shape.bucket_size) as u64;
-        (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
+        chunk_capacity(&self.template.shape)
     }
 
     fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
@@ -454,16 +455,7 @@ impl Chunks {
         chunks: Vec<(u64, Chunk)>,
     ) -> Option<Self> {
         let routes = 1usize << route_bits;
-        let level = Self {
-            route_bits,
-            route_mask: (routes - 1) as u32,
-            template,
-            directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
-            chunks: ChunkSlots::new(routes),
-            waiters: Waiters::new(),
-            chunk_count: AtomicU64::new(chunks.len() as u64),
-            max_chunks: u64::MAX,
-        };
+        let level = Self::unfilled(template, route_bits, |_| u64::MAX, chunks.len() as u64);
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
             if depth > route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
@@ -549,13 +541,7 @@ impl Chunks {
     /// directory and the slots, nothing allocated.
     pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
         let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
-        let placement = SplitPlacement::new(
-            shape.template.shape.bucket_count,
-            shape.template.shape.fingerprint_bits,
-            shape.first_depth,
-            shape.route_bits,
-        );
-        let chunk = chunk_geometry(shape.template, placement)
+        let chunk = chunk_geometry(shape.template, first_placement(shape))
             .memory_bytes()
             .saturating_add(core::mem::size_of::<Chunk>() as u64);
         chunk
@@ -571,6 +557,13 @@ impl Chunks {
             + self.directory.len() * core::mem::size_of::<AtomicU64>()
             + self.chunks.memory_usage()
     }
+}
+
+/// The placement of a level's first chunks.
+fn first_placement(shape: &ChunkShape) -> SplitPlacement {
+    let table = &shape.template.shape;
+    let (buckets, bits) = (table.bucket_count, table.fingerprint_bits);
+    SplitPlacement::new(buckets, bits, shape.first_depth, shape.route_bits)
 }
 
 /// A chunk's geometry: the level's template with the fingerprints its placement stores, the

@@ -3,10 +3,8 @@
 
 use crate::raw::{StripeGuard, Stripes};
 
-/// Locks by item hash, independent of any level's stripes. A unique insert holds its item's lock
-/// while it checks every level and inserts into one, so two unique inserts of one item never
-/// overlap. Nothing else takes these locks, and a holder takes level stripes only after, so they
-/// add no lock-order cycle.
+/// Locks by item hash, apart from every level's stripes: nothing else takes them, and a holder
+/// takes level stripes only after, so they add no lock-order cycle.
 #[derive(Debug)]
 pub(crate) struct ItemLocks {
     stripes: Stripes,

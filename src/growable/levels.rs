@@ -70,8 +70,8 @@ impl Plan {
             max: self.max_capacity,
         };
         // What the older levels may have grown to.
-        let older = (1..=level).try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?));
-        let room = older
+        let room = self
+            .capacity_of_levels(1..=level)
             .and_then(|older| self.max_capacity.checked_sub(older))
             .ok_or_else(too_large)?;
         // A first level raised to the smallest chunk, as far as the limit allows.
@@ -127,6 +127,13 @@ impl Plan {
             .filter(|capacity| capacity >> shift == self.initial_capacity)
     }
 
+    /// Items the levels `levels` are sized for together, if that fits in a `usize`.
+    fn capacity_of_levels(&self, levels: core::ops::RangeInclusive<usize>) -> Option<usize> {
+        levels
+            .into_iter()
+            .try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?))
+    }
+
     /// The rate level `level` gets: `ε/2^(level+1)`, one fingerprint bit more per level, so
     /// that the rates of all levels sum to less than `ε`.
     pub(crate) fn rate_of(&self, level: usize) -> f64 {
@@ -140,23 +147,23 @@ impl Plan {
 
     /// The table settings of level `level`, if the plan's limit allows that level.
     fn table_of(&self, level: usize) -> Result<TableSettings, BuildError> {
-        let too_large = BuildError::CapacityTooLarge {
+        let too_large = || BuildError::CapacityTooLarge {
             capacity: self.initial_capacity,
             max: self.max_capacity,
         };
-        let capacity = self.capacity_of(level).ok_or(too_large.clone())?;
-        if level > 0 {
-            let total =
-                (0..=level).try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?));
-            if total.map_or(true, |total| total > self.max_capacity) {
-                return Err(too_large);
-            }
+        let capacity = self.capacity_of(level).ok_or_else(too_large)?;
+        if level > 0
+            && self
+                .capacity_of_levels(0..=level)
+                .map_or(true, |total| total > self.max_capacity)
+        {
+            return Err(too_large());
         }
         let mut table = self.table;
         table.capacity = capacity;
         table.request.false_positive_rate = Some(self.rate_of(level));
         if self.initial_buckets != 0 {
-            let growth = self.capacity_of(level).ok_or(too_large)? / self.initial_capacity;
+            let growth = capacity / self.initial_capacity;
             table.bucket_count = self.initial_buckets.saturating_mul(growth);
         }
         Ok(table)
@@ -327,19 +334,8 @@ impl Levels {
         if added {
             // Before returning: the caller's next `count` must show the level, or it would try
             // the full level again.
-            let target = newest as u64 + 2;
-            let mut seen = self.published.load(Ordering::Relaxed);
-            while seen < target {
-                match self.published.compare_exchange_weak(
-                    seen,
-                    target,
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => break,
-                    Err(now) => seen = now,
-                }
-            }
+            self.published
+                .fetch_max(newest as u64 + 2, Ordering::Release);
         }
         added
     }

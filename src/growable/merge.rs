@@ -14,57 +14,32 @@ use crate::raw::Insertion;
 impl Growable {
     /// Why `other`'s plan differs from this one's, if it does.
     pub(super) fn plan_mismatch(&self, other: &Self) -> Result<(), MergeError> {
-        let (ours, theirs) = (self.levels.plan(), other.levels.plan());
-        let (our_chunks, their_chunks) =
-            (self.levels.first().shape(), other.levels.first().shape());
-        let (our_shape, our_routes) = (our_chunks.template, our_chunks.route_bits);
-        let (their_shape, their_routes) = (their_chunks.template, their_chunks.route_bits);
-        let fields = [
-            (
-                "initial_capacity",
-                ours.initial_capacity as u64,
-                theirs.initial_capacity as u64,
-            ),
-            (
-                "false_positive_rate",
-                ours.false_positive_rate.to_bits(),
-                theirs.false_positive_rate.to_bits(),
-            ),
-            (
-                "split_depth",
-                ours.split_depth.into(),
-                theirs.split_depth.into(),
-            ),
-            (
-                "buckets",
-                our_shape.shape.bucket_count as u64,
-                their_shape.shape.bucket_count as u64,
-            ),
-            (
-                "bucket_size",
-                our_shape.shape.bucket_size as u64,
-                their_shape.shape.bucket_size as u64,
-            ),
-            (
-                "fingerprint_bits",
-                our_shape.shape.fingerprint_bits.into(),
-                their_shape.shape.fingerprint_bits.into(),
-            ),
-            (
-                "semi_sorted",
-                our_shape.shape.semi_sorted.into(),
-                their_shape.shape.semi_sorted.into(),
-            ),
-            ("route_bits", our_routes.into(), their_routes.into()),
-        ];
-        if let Some((field, target, source)) = fields.into_iter().find(|(_, a, b)| a != b) {
-            return Err(MergeError::Geometry {
+        let mut pairs = self.plan_fields().into_iter().zip(other.plan_fields());
+        match pairs.find(|((_, ours), (_, theirs))| ours != theirs) {
+            Some(((field, target), (_, source))) => Err(MergeError::Geometry {
                 field,
                 target,
                 source,
-            });
+            }),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The plan's fields, and its first-level chunk's, as [`MergeError::Geometry`] names them.
+    fn plan_fields(&self) -> [(&'static str, u64); 8] {
+        let plan = self.levels.plan();
+        let chunks = self.levels.first().shape();
+        let shape = chunks.template.shape;
+        [
+            ("initial_capacity", plan.initial_capacity as u64),
+            ("false_positive_rate", plan.false_positive_rate.to_bits()),
+            ("split_depth", plan.split_depth.into()),
+            ("buckets", shape.bucket_count as u64),
+            ("bucket_size", shape.bucket_size as u64),
+            ("fingerprint_bits", shape.fingerprint_bits.into()),
+            ("semi_sorted", shape.semi_sorted.into()),
+            ("route_bits", chunks.route_bits.into()),
+        ]
     }
 
     /// Inserts every fingerprint of `other` into the level it has there, adding levels `other`
@@ -86,24 +61,19 @@ impl Growable {
             }
             Ok(())
         };
+        let placed = |level| {
+            let chunks = other.levels.level(level).placed_fingerprints();
+            chunks.map(move |placed| (level, placed))
+        };
         let levels = 0..other.levels.count();
         if core::ptr::eq(self, other) {
             // Its own new fingerprints must not be met again: a copy of them first.
-            let copy: Vec<(usize, Placed)> = levels
-                .flat_map(|level| {
-                    let chunks = other.levels.level(level).placed_fingerprints();
-                    chunks.map(move |placed| (level, placed))
-                })
-                .collect();
-            for (level, placed) in copy {
-                put(level, placed)?;
-            }
+            let copy: Vec<(usize, Placed)> = levels.flat_map(placed).collect();
+            copy.into_iter().try_for_each(|(level, p)| put(level, p))?;
         } else {
-            for level in levels {
-                for placed in other.levels.level(level).placed_fingerprints() {
-                    put(level, placed)?;
-                }
-            }
+            levels
+                .flat_map(placed)
+                .try_for_each(|(level, p)| put(level, p))?;
         }
         Ok(merged)
     }

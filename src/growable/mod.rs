@@ -37,30 +37,16 @@ pub(crate) const PROBE_WINDOW: usize = 8;
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// By default it grows in place, by splitting, as extendible hashing does. A level is a set of
-/// chunks, small cuckoo tables of the same shape, and a directory that names, for the first
-/// route bits of an item's hash, the chunk holding it. A full chunk is split: the items whose
-/// next route bit is 1 go to a new chunk, the others stay. Every fingerprint carries the route
-/// bits its chunk may still be split on, and an item's alternate bucket depends only on the rest
-/// of its fingerprint, so a split moves each fingerprint to the same bucket of the new chunk,
-/// without the item and without a search. A lookup reads one directory pointer and probes one
-/// chunk, however far the level has grown, comparing plain fingerprints (a split level does not
-/// semi-sort them: a bit more per item, for slots compared in place). The route bits a chunk
-/// has not yet been split on are compared too, so the level's false positive rate stays under
-/// its cores' and reaches it only once every chunk has split as deep as it can. Once a level's
-/// chunks have split [`split_depth`](GrowableCuckooFilterBuilder::split_depth) times (6 by default: the
-/// level grew 64×), the next level is added, `2^split_depth` times larger; level `i` has the
-/// rate `ε/2^(i+1)`, so the rates of all levels, which a lookup of an absent item adds up, stay
-/// below ε. Only the writers of a chunk being split wait for the split, parked.
-///
-/// Inserts go to the newest level. A lookup in a filter of several levels locates the item in
-/// every level and asks the CPU for their buckets at once, then probes them newest first: its
-/// cache misses overlap instead of following one another. Each level hashes the item's 64-bit
-/// hash again, so that items colliding in one level are independent in the others; the item
-/// itself is hashed once.
-///
-/// [`to_bytes`](Self::to_bytes) and [`from_bytes`](GrowableCuckooFilter::from_bytes) save and
-/// load it, plan and levels, in the crate's portable format (`FORMAT.md`).
+/// It grows in place by splitting, as extendible hashing does: a level is a directory of chunks,
+/// small cuckoo tables of one shape, picked by the first route bits of an item's hash. A full
+/// chunk splits, the items whose next route bit is 1 moving to the same buckets of a new chunk
+/// (each fingerprint carries the route bits its chunk may still split on), so a lookup reads one
+/// directory pointer and probes one chunk however far the level grew. Once a level's chunks have
+/// split [`split_depth`](GrowableCuckooFilterBuilder::split_depth) times (6 by default, 64×),
+/// the next level is added, `2^split_depth` times larger. Level `i` keeps the rate `ε/2^(i+1)`,
+/// so the rates a lookup of an absent item adds up over the levels stay below ε. Inserts go to
+/// the newest level; a lookup fetches every level's buckets at once, then probes them newest
+/// first. Only the writers of a chunk being split wait for it.
 ///
 /// # Examples
 ///
@@ -86,33 +72,23 @@ pub(crate) const PROBE_WINDOW: usize = 8;
 ///
 /// # Consistency
 ///
-/// A reader never waits for growth. Levels are only ever added: a reader probes the levels
-/// published when it started, and a level published meanwhile holds only items whose inserts had
-/// not returned when the reader started. Within a level of chunks, a split keeps every moving
-/// fingerprint in the old chunk until the new one is published, and a reader that misses an item
-/// in a chunk that a split has since changed looks again in the item's new chunk. So the
-/// guarantees of [`ConcurrentCuckooFilter`] hold across growth: an insert that returned `Ok`
-/// before a lookup started is found, and a failed insert changes nothing (it may leave a new,
-/// empty level, or a split chunk).
+/// A reader never waits for growth, and the guarantees of [`ConcurrentCuckooFilter`] hold across
+/// it: levels are only added, a level published after a lookup started holds only inserts that
+/// had not returned, and a split keeps each moving fingerprint in the old chunk until the new one
+/// is published (a reader that misses looks again in the item's new chunk). A failed insert
+/// changes nothing but may leave a new, empty level or a split chunk.
 ///
 /// - [`insert_unique`](Self::insert_unique) calls racing on one item insert it once across all
-///   levels: each holds a lock of the item's while it checks every level and inserts, and within
-///   a level of chunks an item has one chunk, whose stripe locks decide. A plain
-///   [`insert`](Self::insert) racing it may add a copy of its own, as it would in any filter.
-/// - [`len`](Self::len) adds the levels' counts one after another, oldest first (and a level's
-///   chunks in the order they were created): exact when no write is in flight. While writes
-///   are, it may count some of them and not others, and while a split is under way it may count
-///   the fingerprints it moves twice; but a count that includes a thread's write includes
-///   everything that thread wrote before it: an insert that added a level or split a chunk,
-///   then a remove, never shows as the remove alone.
-/// - [`remove`](Self::remove) removes the item's copy from the one level whose buckets hold its
-///   fingerprint. If several levels do, it cannot know which copy is the item's and which
-///   belongs to another item that shares its fingerprint in that level (this happens with a
-///   probability of about ε), so it removes nothing and returns `false`: the item stays a false
-///   positive rather than the other item becoming a false negative. This is also what removing
-///   an item inserted twice, once before and once after a level was added, gets.
-///
-/// As in any cuckoo filter, `remove` must only be called for items that were inserted.
+///   levels: each holds a lock of the item's while it checks every level and inserts. A plain
+///   [`insert`](Self::insert) racing it may add a copy of its own.
+/// - [`len`](Self::len) adds the levels' counts oldest first: exact when no write is in flight.
+///   Meanwhile it may count some writes and not others (and a split's moving fingerprints
+///   twice), but a count that shows a thread's write shows everything that thread wrote before.
+/// - [`remove`](Self::remove) removes the copy from the one level whose buckets hold the item's
+///   fingerprint. If several do (with probability about ε, or for an item inserted before and
+///   after a level was added), it cannot tell the item's copy from another item's, so it removes
+///   nothing and returns `false`: a false positive stays rather than a false negative appears.
+///   Only remove items that were inserted.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S>;
@@ -154,11 +130,8 @@ impl<S> GrowableCuckooFilter<S> {
         self.core().levels.plan().false_positive_rate
     }
 
-    /// Core bits per fingerprint of each level added so far, oldest first: the bits every item
-    /// of the level keeps, whatever route bits its chunk still carries. A per-level value, named
-    /// apart from [`ConcurrentCuckooFilter::fingerprint_bits`].
-    ///
-    /// [`ConcurrentCuckooFilter::fingerprint_bits`]: crate::ConcurrentCuckooFilter::fingerprint_bits
+    /// Core bits per fingerprint of each level, oldest first: what every item of the level
+    /// keeps, route bits aside.
     #[must_use]
     pub fn level_fingerprint_bits(&self) -> Vec<u32> {
         self.core().levels.iter().map(Chunks::core_bits).collect()
@@ -189,26 +162,9 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 }
 
 impl<S: StableHashBuilder> GrowableCuckooFilter<S> {
-    /// Each level's statistics, oldest first: its shape, items, capacity, load and rates, as
-    /// [`ConcurrentCuckooFilter::stats`] gives them for a fixed filter. Exact when no write is in
-    /// flight.
-    ///
-    /// [`ConcurrentCuckooFilter::stats`]: crate::ConcurrentCuckooFilter::stats
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let filter = GrowableCuckooFilter::builder().capacity(1000).build()?;
-    /// filter.try_extend(0..5000u64)?;
-    /// let levels = filter.level_stats();
-    /// assert_eq!(levels.len(), filter.level_count());
-    /// assert_eq!(levels.iter().map(|level| level.len).sum::<usize>(), 5000);
-    /// assert!(levels.windows(2).all(|pair| pair[0].capacity < pair[1].capacity));
-    /// assert!(levels.iter().all(|level| level.hasher_seed == filter.hasher().seed()));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// Each level's statistics, oldest first, as
+    /// [`ConcurrentCuckooFilter::stats`](crate::ConcurrentCuckooFilter::stats) gives a fixed
+    /// filter's. Exact when no write is in flight.
     #[must_use]
     pub fn level_stats(&self) -> Vec<FilterStats> {
         self.core()

@@ -96,10 +96,6 @@ impl SplitPlacement {
         self.born_at + self.growth_bits
     }
 
-    fn growth_mask(&self) -> u32 {
-        self.growth_mask
-    }
-
     /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
     fn moves(&self, fp: Fingerprint, depth: u32) -> bool {
         (fp >> (depth - self.born_at)) & 1 == 1
@@ -110,17 +106,15 @@ impl SplitPlacement {
     fn moved(&self, fp: Fingerprint, depth: u32) -> Fingerprint {
         let core = fp >> self.growth_bits;
         let child = self.child(depth);
-        let growth = (fp & self.growth_mask()) >> (depth + 1 - self.born_at);
+        let growth = (fp & self.growth_mask) >> (depth + 1 - self.born_at);
         core << child.growth_bits | growth
     }
-}
 
-impl SplitPlacement {
     /// [`Place::candidates`] of a hash whose route is known.
     #[inline(always)]
     fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
         let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
-        let growth = (route >> self.born_at) & self.growth_mask();
+        let growth = (route >> self.born_at) & self.growth_mask;
         let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
         Candidates {
             fp: core << self.growth_bits | growth,
@@ -128,13 +122,11 @@ impl SplitPlacement {
             second: reflect(first, core, self.bucket_count),
         }
     }
-}
 
-impl SplitPlacement {
     /// The candidates of a fingerprint known by its core, its route and one of its buckets: a
     /// merge's view of another chunk's fingerprint, placed in this chunk.
     fn candidates_of(&self, placed: Placed) -> Candidates {
-        let growth = (placed.route >> self.born_at) & self.growth_mask();
+        let growth = (placed.route >> self.born_at) & self.growth_mask;
         Candidates {
             fp: placed.core << self.growth_bits | growth,
             first: placed.bucket,
@@ -147,9 +139,22 @@ impl SplitPlacement {
     fn placed(&self, id: u64, bucket: BucketIndex, fp: Fingerprint) -> Placed {
         Placed {
             core: fp >> self.growth_bits,
-            route: id as u32 | (fp & self.growth_mask()) << self.born_at,
+            route: id as u32 | (fp & self.growth_mask) << self.born_at,
             bucket,
         }
+    }
+
+    /// Once split `depth` deep, a chunk keeps the keys whose route bits from its birth to
+    /// `depth` are all 0: every split left it the half with a 0.
+    fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
+        let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
+        fp & decided == 0
+    }
+
+    /// Whether some key of the chunk's routes, split `depth` deep, has `fp`: its core is not 0
+    /// (every key's is at least 1) and the chunk owns it.
+    fn admits_stored(&self, fp: Fingerprint, depth: u32) -> bool {
+        fp >> self.growth_bits != 0 && self.owns(fp, depth)
     }
 }
 
@@ -188,15 +193,6 @@ impl Place for SplitPlacement {
 
     fn duplicate_gate(&self, gate: &SplitGate) -> SplitGate {
         SplitGate(AtomicU64::new(gate.0.load(Ordering::Relaxed)))
-    }
-}
-
-impl SplitPlacement {
-    /// Once split `depth` deep, a chunk keeps the keys whose route bits from its birth to
-    /// `depth` are all 0: every split left it the half with a 0.
-    fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
-        let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
-        fp & decided == 0
     }
 }
 
@@ -278,9 +274,9 @@ impl RawFilter<SplitPlacement> {
         SplitState(self.gate().0.load(Ordering::Acquire))
     }
 
-    /// Seals the chunk if its state is still `seen`: after this returns `true` no write is in
-    /// it, and none gets in until [`Self::purge_moved_and_unseal`] (or [`Self::unseal_unsplit`]). `false`: another thread split or
-    /// sealed it first.
+    /// Seals the chunk if its state is still `seen`: after `true` no write is in it, and none
+    /// gets in until [`Self::purge_moved_and_unseal`] or [`Self::unseal_unsplit`]. `false`:
+    /// another thread split or sealed it first.
     pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
         let _all = self.lock_table();
         let state = &self.gate().0;
@@ -350,13 +346,17 @@ impl RawFilter<SplitPlacement> {
             .0
             .store(u64::from(depth + 1) << 1, Ordering::Release);
     }
-}
 
-impl SplitPlacement {
-    /// Whether some key of the chunk's routes, split `depth` deep, has `fp`: its core is not 0
-    /// (every key's is at least 1) and the chunk owns it.
-    fn admits_stored(&self, fp: Fingerprint, depth: u32) -> bool {
-        fp >> self.growth_bits != 0 && self.owns(fp, depth)
+    /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
+    /// have, for a table read from outside: a route a split gave away, or a core of 0.
+    pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
+        let depth = self.split_state().depth();
+        (0..self.bucket_count()).find(|&bucket| {
+            self.bucket_fingerprints(bucket)
+                .as_slice()
+                .iter()
+                .any(|&fp| fp != 0 && !self.placement().admits_stored(fp, depth))
+        })
     }
 }
 
@@ -375,20 +375,6 @@ impl RawFilter {
         );
         debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
         self.with_new_placement(placement, SplitGate::new(depth))
-    }
-}
-
-impl RawFilter<SplitPlacement> {
-    /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
-    /// have, for a table read from outside: a route a split gave away, or a core of 0.
-    pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
-        let depth = self.split_state().depth();
-        (0..self.bucket_count()).find(|&bucket| {
-            self.bucket_fingerprints(bucket)
-                .as_slice()
-                .iter()
-                .any(|&fp| fp != 0 && !self.placement().admits_stored(fp, depth))
-        })
     }
 }
 

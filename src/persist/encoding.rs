@@ -1,28 +1,6 @@
 //! One table's encoding, the whole of a fixed filter's bytes and each chunk of a growable
-//! filter's: its header, flags, checksums, and bounded reads.
-//!
-//! The format is specified in `FORMAT.md` at the top of the repository, precisely enough to
-//! reimplement; in short, all little-endian:
-//!
-//! ```text
-//! offset  size  field
-//!      0     8  magic 89 43 43 46 0d 0a 1a 0a ("\x89CCF\r\n\x1a\n")
-//!      8     2  format version (1)
-//!     10     2  flags (bit 0: semi-sorted buckets; bit 1: one word per bucket; others 0)
-//!     12     1  bucket size          13  1  fingerprint bits
-//!     14     1  max hops             15  1  reserved (0)
-//!     16     8  bucket count         24  8  stripes (0: the reader's default)
-//!     32     8  max search buckets   40  8  capacity
-//!     48     8  hasher id            56  8  hasher seed
-//!     64     8  item count           72  8  table words W
-//!     80     8  header checksum: XXH3-64 (seed 0) of bytes 0..80
-//!     88    8W  the table's data words
-//!  88+8W     8  checksum: XXH3-64 (seed 0) of bytes 0..88+8W
-//! ```
-//!
-//! The decoder never trusts a length before checking it against what it was given: it reads the
-//! fixed-size header, checks its checksum and every field, and only then looks at (or, from a
-//! reader, reads) the table, allocating as bytes actually arrive.
+//! filter's (`FORMAT.md` lays it out): its header, flags, checksums, and bounded reads. The
+//! decoder checks every length against what it was given before it allocates for it.
 
 use std::io::{self, Read, Write};
 
@@ -91,15 +69,8 @@ impl Header {
     ) -> Self {
         let (shape, limits) = (&geometry.shape, &geometry.limits);
         Self {
-            flags: if shape.semi_sorted {
-                FLAG_SEMI_SORTED
-            } else {
-                0
-            } | if shape.bucket_words {
-                FLAG_BUCKET_WORDS
-            } else {
-                0
-            },
+            flags: (u16::from(shape.semi_sorted) * FLAG_SEMI_SORTED)
+                | (u16::from(shape.bucket_words) * FLAG_BUCKET_WORDS),
             bucket_size: shape.bucket_size as u8,
             fingerprint_bits: shape.fingerprint_bits as u8,
             max_hops: limits.max_hops as u8,
@@ -275,25 +246,32 @@ impl Header {
 }
 
 /// A header of `N` bytes as both formats lay theirs out: the magic, the version, the flags, four
-/// one-byte fields, the eight-byte `fields` from offset 16, then in the last eight bytes the
-/// checksum of everything before them.
+/// one-byte fields, the eight-byte `fields` from offset 16, then the checksum of all before it.
 pub(crate) fn sealed_header<const N: usize>(
     (magic, version): (&[u8; 8], u16),
     flags: u16,
     bytes: [u8; 4],
     fields: &[u64],
 ) -> [u8; N] {
+    let mut prefix = [0u8; 16];
+    prefix[0..8].copy_from_slice(magic);
+    prefix[8..10].copy_from_slice(&version.to_le_bytes());
+    prefix[10..12].copy_from_slice(&flags.to_le_bytes());
+    prefix[12..16].copy_from_slice(&bytes);
+    sealed_record(&prefix, fields)
+}
+
+/// A record of `N` bytes: `prefix`, the eight-byte `fields` after it, then the checksum of all
+/// before it.
+pub(crate) fn sealed_record<const N: usize>(prefix: &[u8], fields: &[u64]) -> [u8; N] {
+    debug_assert_eq!(prefix.len() + 8 * fields.len() + CHECKSUM_LEN, N);
     let mut out = [0u8; N];
-    out[0..8].copy_from_slice(magic);
-    out[8..10].copy_from_slice(&version.to_le_bytes());
-    out[10..12].copy_from_slice(&flags.to_le_bytes());
-    out[12..16].copy_from_slice(&bytes);
-    for (i, field) in fields.iter().enumerate() {
-        out[16 + 8 * i..24 + 8 * i].copy_from_slice(&field.to_le_bytes());
+    out[..prefix.len()].copy_from_slice(prefix);
+    for (at, field) in (prefix.len()..).step_by(8).zip(fields) {
+        out[at..at + 8].copy_from_slice(&field.to_le_bytes());
     }
-    debug_assert_eq!(16 + 8 * fields.len(), N - 8);
-    let checksum = xxh3_64(&out[..N - 8]);
-    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
+    let checksum = xxh3_64(&out[..N - CHECKSUM_LEN]);
+    out[N - CHECKSUM_LEN..].copy_from_slice(&checksum.to_le_bytes());
     out
 }
 
@@ -331,12 +309,7 @@ pub(crate) fn check_sealed_header(
             found: bytes.len() as u64,
         });
     }
-    let stored = u64_at(bytes, fields_len);
-    let computed = xxh3_64(&bytes[..fields_len]);
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-    }
-    Ok(())
+    check_record(&bytes[..header_len])
 }
 
 /// The largest `max_search_buckets` the format records for these bucket and path sizes: the
@@ -385,28 +358,39 @@ pub(crate) fn check_len(expected: u64, len: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// Checks the checksum in the last eight bytes against everything before them.
-pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
+/// The checksum in the last eight bytes and that of everything before them, if they differ.
+fn checksum_mismatch(bytes: &[u8]) -> Option<(u64, u64)> {
     let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
     let (stored, computed) = (u64_at(stored, 0), xxh3_64(body));
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    (stored != computed && !cfg!(fuzzing)).then_some((stored, computed))
+}
+
+/// Checks a whole encoding's checksum, in its last eight bytes.
+pub(crate) fn check_checksum(bytes: &[u8]) -> Result<(), DecodeError> {
+    match checksum_mismatch(bytes) {
+        Some((stored, computed)) => Err(DecodeError::ChecksumMismatch { stored, computed }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Checks a header's or a record's checksum, in its last eight bytes.
+pub(crate) fn check_record(record: &[u8]) -> Result<(), DecodeError> {
+    match checksum_mismatch(record) {
+        Some((stored, computed)) => Err(DecodeError::HeaderChecksumMismatch { stored, computed }),
+        None => Ok(()),
+    }
 }
 
 /// The hasher `S` as `recorded`, if `S` computes the recorded function.
 pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Result<S, DecodeError> {
-    let RecordedHasher {
-        id: hasher_id,
-        seed,
-    } = recorded;
-    if hasher_id == S::HASHER_ID {
-        return S::from_seed(seed).ok_or(DecodeError::InvalidSeed { seed });
+    if recorded.id != S::HASHER_ID {
+        return Err(DecodeError::HasherMismatch {
+            expected: S::HASHER_ID,
+            found: recorded.id,
+        });
     }
-    Err(DecodeError::HasherMismatch {
-        expected: S::HASHER_ID,
-        found: hasher_id,
+    S::from_seed(recorded.seed).ok_or(DecodeError::InvalidSeed {
+        seed: recorded.seed,
     })
 }
 

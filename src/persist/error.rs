@@ -6,17 +6,14 @@ use std::io;
 use crate::error::BuildError;
 
 /// Why bytes could not be decoded into a filter by
-/// [`from_bytes`](crate::ConcurrentCuckooFilter::from_bytes) and its relatives.
-///
-/// Every malformed input gets one of these, never a panic. The variants are listed in the order
-/// the decoder checks for them (see `FORMAT.md`), so a corrupted input is reported by the first
-/// check it fails.
+/// [`from_bytes`](crate::CuckooFilter::from_bytes) and its relatives: every malformed input gets
+/// one, by the first check it fails, in the order of `FORMAT.md` that the variants follow.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum DecodeError {
-    /// The input does not start with the format's magic bytes: it is not a serialized filter.
+    /// The input does not start with the format's magic bytes.
     BadMagic,
-    /// The input was written in a format version this build cannot read.
+    /// The input's format version is one this build cannot read.
     UnsupportedVersion {
         /// The version the input declares.
         version: u16,
@@ -28,15 +25,14 @@ pub enum DecodeError {
         /// Bytes there were.
         found: u64,
     },
-    /// The header's own checksum does not match it: the header is corrupted.
+    /// The header's own checksum does not match it.
     HeaderChecksumMismatch {
         /// The checksum the input carries.
         stored: u64,
         /// The checksum of the header as read.
         computed: u64,
     },
-    /// The header sets a flag bit that no format version this build reads defines (every bit
-    /// but bit 0, semi-sorted buckets).
+    /// The header sets a flag bit no format version this build reads defines.
     UnsupportedFlags {
         /// The flags field.
         flags: u16,
@@ -48,8 +44,7 @@ pub enum DecodeError {
         /// Its value.
         value: u64,
     },
-    /// A [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s recorded plan cannot build one
-    /// of its recorded levels: a setting is impossible, or the level is past the plan's limit.
+    /// A growable filter's recorded plan cannot build one of its recorded levels.
     InvalidPlan {
         /// The first level it cannot build.
         level: u64,
@@ -63,15 +58,14 @@ pub enum DecodeError {
         /// Bytes there were.
         found: u64,
     },
-    /// The checksum over the whole input does not match: something in it is corrupted.
+    /// The checksum over the whole input does not match.
     ChecksumMismatch {
         /// The checksum the input carries.
         stored: u64,
         /// The checksum of the input as read.
         computed: u64,
     },
-    /// The filter was written with a different hash function than the one it is read with, so
-    /// its fingerprints would not be found.
+    /// The filter was written with another hash function than the one it is read with.
     HasherMismatch {
         /// [`StableHashBuilder::HASHER_ID`](crate::StableHashBuilder::HASHER_ID) of the hasher
         /// asked for.
@@ -86,8 +80,7 @@ pub enum DecodeError {
     },
     /// Bits after the last bucket, which are always zero, are not.
     NonZeroPadding,
-    /// A semi-sorted bucket is not in the one form the encoder writes (a prefix code past the
-    /// last, or fingerprints out of order): the table was not written by this format.
+    /// A semi-sorted bucket is not in the one form the encoder writes.
     InvalidBucket {
         /// The first such bucket.
         bucket: u64,
@@ -99,16 +92,15 @@ pub enum DecodeError {
         /// Fingerprints in the table.
         table: u64,
     },
-    /// A level of a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) is wrong; `error`
-    /// says how.
+    /// A level of a growable filter is wrong; `error` says how.
     Level {
         /// The level, 0 for the first.
         level: u64,
         /// What is wrong with it.
         error: Box<DecodeError>,
     },
-    /// A field of a growable filter's level header differs from what the recorded plan gives
-    /// that level (reported inside [`DecodeError::Level`]).
+    /// A level header's field differs from what the plan gives the level (inside
+    /// [`DecodeError::Level`]).
     PlanMismatch {
         /// The field, named as in `FORMAT.md`.
         field: &'static str,
@@ -117,20 +109,17 @@ pub enum DecodeError {
         /// What the level header says.
         found: u64,
     },
-    /// A chunk of a growable filter's split level holds a fingerprint that no key of the routes
-    /// the chunk holds can have (reported inside [`DecodeError::Level`]): the table was not
-    /// written by this format.
+    /// A chunk of a split level holds a fingerprint of a route it does not hold (inside
+    /// [`DecodeError::Level`]).
     UnownedFingerprint {
         /// The chunk's id.
         chunk: u64,
         /// The first bucket holding such a fingerprint.
         bucket: u64,
     },
-    /// The input is the other filter type's bytes: a growable filter's given to
-    /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter)'s decoder, or a fixed filter's
-    /// to [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s.
+    /// The input is the bytes of another filter type than the decoder's.
     OtherFilterType {
-        /// The type the bytes are of, `"GrowableCuckooFilter"` or `"ConcurrentCuckooFilter"`.
+        /// The type the bytes are of, as `"GrowableCuckooFilter"`.
         found: &'static str,
     },
     /// The table's memory could not be allocated.
@@ -138,9 +127,7 @@ pub enum DecodeError {
         /// Bytes the table needed.
         bytes: u64,
     },
-    /// The reader failed (only from the `read_from` and `read_from_with_hasher` of
-    /// [`ConcurrentCuckooFilter`](crate::ConcurrentCuckooFilter::read_from) and
-    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter::read_from)).
+    /// The reader of [`read_from`](crate::CuckooFilter::read_from) failed.
     Io {
         /// The kind of the I/O error.
         kind: io::ErrorKind,

@@ -5,19 +5,15 @@ use core::hash::BuildHasher;
 
 use crate::hash::{DefaultHashBuilder, HASHER_ID};
 
-/// A [`BuildHasher`] with a stable identity: an id naming its hash function, and a seed.
-///
-/// A serialized filter holds fingerprints and bucket positions, which are only meaningful under
-/// the hash function that computed them. The format records the hasher's id and seed, and the
-/// decoder refuses a filter whose id differs from the id of the hasher type it is asked to read
-/// it with ([`DecodeError::HasherMismatch`](crate::DecodeError::HasherMismatch)), then rebuilds
-/// the hasher from the seed. A filter is serializable only if its hasher implements this trait.
+/// A [`BuildHasher`] with a stable identity, an id naming its hash function and a seed, which a
+/// filter's bytes record: the decoder refuses another id
+/// ([`DecodeError::HasherMismatch`](crate::DecodeError::HasherMismatch)) and rebuilds the hasher
+/// from the seed. A filter is serializable only if its hasher implements this trait.
 ///
 /// Implement it only for a hasher whose output, for a given seed, depends on nothing but the bytes
-/// a key's `Hash` impl writes: not on the platform's endianness or pointer width (hash `usize` as
-/// 64 bits, integers in one byte order), not on the process (no random state that the seed does
-/// not capture), not on the version of a dependency you do not control. `std`'s `RandomState` and
-/// `DefaultHasher` are not: their algorithm may change between Rust releases.
+/// a key's `Hash` impl writes: not on endianness or pointer width (hash `usize` as 64 bits,
+/// integers in one byte order), not on the process, not on a dependency's version (as `std`'s
+/// `DefaultHasher` does: its algorithm may change between Rust releases).
 ///
 /// # Examples
 ///
@@ -79,10 +75,9 @@ use crate::hash::{DefaultHashBuilder, HASHER_ID};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait StableHashBuilder: BuildHasher + Sized {
-    /// Names the hash function, including how it turns a key's `Hash` writes into bytes. Two
-    /// types may share an id only if they hash every key alike for every seed; change the id when
-    /// the function changes. Pick any number no other hasher uses (eight ASCII bytes read as a
-    /// little-endian `u64` make a readable one). The crate's own ids spell `ccf-...`.
+    /// Names the hash function, including how it turns a key's `Hash` writes into bytes: any
+    /// number no other function uses (eight ASCII bytes make a readable one; the crate's spell
+    /// `ccf-...`). Change it when the function changes.
     const HASHER_ID: u64;
 
     /// The seed that, with [`HASHER_ID`](Self::HASHER_ID), determines every hash. A hasher with
@@ -95,8 +90,7 @@ pub trait StableHashBuilder: BuildHasher + Sized {
 }
 
 impl StableHashBuilder for DefaultHashBuilder {
-    /// `ccf-xxf8`: seeded XXH3-64 over the little-endian byte stream described in
-    /// [`FilterHasher`](crate::FilterHasher), and a one-fold mix for a stream of eight bytes.
+    /// `ccf-xxf8`, the function of [`FilterHasher`](crate::FilterHasher).
     const HASHER_ID: u64 = HASHER_ID;
 
     fn seed(&self) -> u64 {

@@ -25,7 +25,6 @@ const NO_LIMIT: u64 = u64::MAX;
 /// The header's fields, as numbers; [`GrowableHeader::plan`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct GrowableHeader {
-    version: u16,
     flags: u16,
     bucket_size: u8,
     fingerprint_bits: u8,
@@ -38,8 +37,7 @@ pub(crate) struct GrowableHeader {
     max_capacity: u64,
     stripes: u64,
     max_search_buckets: u64,
-    pub(crate) hasher_id: u64,
-    pub(crate) seed: u64,
+    pub(crate) hasher: RecordedHasher,
     pub(crate) level_count: u64,
     pub(crate) items: u64,
 }
@@ -59,15 +57,11 @@ impl GrowableHeader {
             ..
         } = plan.table;
         Self {
-            version: VERSION_SPLIT,
             flags: 0,
             bucket_size: request.bucket_size.map_or(0, |size| size as u8),
             fingerprint_bits: request.fingerprint_bits.map_or(0, |bits| bits as u8),
-            semi_sorted: match request.semi_sorted {
-                None => 0,
-                Some(false) => 1,
-                Some(true) => 2,
-            },
+            // 0: unset, 1: plain, 2: semi-sorted.
+            semi_sorted: request.semi_sorted.map_or(0, |sorted| 1 + u8::from(sorted)),
             max_hops: max_hops as u8,
             initial_capacity: plan.initial_capacity as u64,
             initial_buckets: plan.initial_buckets as u64,
@@ -82,24 +76,15 @@ impl GrowableHeader {
             // A level records at most this bound (see `FORMAT.md`), so the levels it gives are
             // the same.
             max_search_buckets: (max_search_buckets as u64).min(MAX_SEARCH_BUCKETS),
-            hasher_id: hasher.id,
-            seed: hasher.seed,
+            hasher,
             level_count: level_count as u64,
             items: items as u64,
         }
     }
 
-    /// The hasher the header records.
-    pub(crate) fn recorded_hasher(&self) -> RecordedHasher {
-        RecordedHasher {
-            id: self.hasher_id,
-            seed: self.seed,
-        }
-    }
-
     pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
         sealed_header(
-            (&MAGIC, self.version),
+            (&MAGIC, VERSION_SPLIT),
             self.flags,
             [
                 self.bucket_size,
@@ -115,8 +100,8 @@ impl GrowableHeader {
                 self.max_capacity,
                 self.stripes,
                 self.max_search_buckets,
-                self.hasher_id,
-                self.seed,
+                self.hasher.id,
+                self.hasher.seed,
                 self.level_count,
                 self.items,
             ],
@@ -128,7 +113,6 @@ impl GrowableHeader {
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         check_sealed_header(bytes, (&MAGIC, VERSION_SPLIT), FIELDS_LEN)?;
         Ok(Self {
-            version: VERSION_SPLIT,
             flags: u16::from_le_bytes([bytes[10], bytes[11]]),
             bucket_size: bytes[12],
             fingerprint_bits: bytes[13],
@@ -141,8 +125,10 @@ impl GrowableHeader {
             max_capacity: u64_at(bytes, 48),
             stripes: u64_at(bytes, 56),
             max_search_buckets: u64_at(bytes, 64),
-            hasher_id: u64_at(bytes, 72),
-            seed: u64_at(bytes, 80),
+            hasher: RecordedHasher {
+                id: u64_at(bytes, 72),
+                seed: u64_at(bytes, 80),
+            },
             level_count: u64_at(bytes, 88),
             items: u64_at(bytes, 96),
         })

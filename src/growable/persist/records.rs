@@ -1,16 +1,8 @@
-//! A growable filter's levels in the format (version 3), after its header, and the statistics of
-//! a level.
-//!
-//! Each level follows the header as a checksummed record
-//! of its chunk count, then each chunk as a checksummed record of its id and split depth and its
-//! table as a whole fixed filter's encoding. A level's length is known only chunk by chunk, so
-//! the decoder reads it part by part, each part checked before the next is asked for: from a
-//! slice or from a reader, it allocates only for bytes that are there. The layout is in
-//! `FORMAT.md` ("The byte format of a `GrowableCuckooFilter`").
+//! A growable filter's levels in the format, after its header (`FORMAT.md`, "The byte format of
+//! a `GrowableCuckooFilter`"), and a level's statistics. A level's length is known only chunk by
+//! chunk, so it is read a checked part at a time, allocating only for bytes that are there.
 
 use std::io::{self, Read, Write};
-
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
 use crate::growable::chunks::{Chunk, Chunks, LockedChunk};
@@ -19,8 +11,8 @@ use crate::growable::levels::{LevelShape, Levels, LockedLevel, Plan};
 use crate::growable::split::SplitPlacement;
 use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::persist::encoding::{
-    check_checksum, check_len, data_words, decode_table, encoded_len, hasher_of, read_up_to,
-    u64_at, write_encoding, Header,
+    check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
+    read_up_to, sealed_record, u64_at, write_encoding, Header,
 };
 use crate::persist::{DecodeError, StableHashBuilder};
 use crate::persist::{FilterStats, RecordedHasher};
@@ -30,27 +22,6 @@ use crate::raw::{Geometry, RawFilter, DEFAULT_ITEM_LOCKS};
 const LEVEL_RECORD_LEN: usize = 16;
 /// Bytes of a chunk's record: its id, its split depth and the record's checksum.
 const CHUNK_RECORD_LEN: usize = 24;
-/// A record of `N` bytes: `fields` from offset 0, then the checksum of everything before it.
-fn sealed_record<const N: usize>(fields: &[u64]) -> [u8; N] {
-    debug_assert_eq!(8 * fields.len() + 8, N);
-    let mut out = [0u8; N];
-    for (i, field) in fields.iter().enumerate() {
-        out[8 * i..8 * i + 8].copy_from_slice(&field.to_le_bytes());
-    }
-    let checksum = xxh3_64(&out[..N - 8]);
-    out[N - 8..].copy_from_slice(&checksum.to_le_bytes());
-    out
-}
-
-/// Checks a record's checksum, in its last eight bytes.
-fn check_record(record: &[u8]) -> Result<(), DecodeError> {
-    let fields = record.len() - 8;
-    let (stored, computed) = (u64_at(record, fields), xxh3_64(&record[..fields]));
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-    }
-    Ok(())
-}
 
 /// Writes the filter's plan and every level's chunks, from one snapshot: every chunk of every
 /// level locked ([`Levels::lock_all`]) while the whole encoding goes to `writer`.
@@ -88,10 +59,13 @@ fn write_locked<W: Write>(
     let header = GrowableHeader::of(levels.plan(), hasher, locked.len(), items);
     writer.write_all(&header.to_bytes())?;
     for LockedLevel { level, chunks } in locked {
-        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[chunks.len() as u64]))?;
+        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(
+            &[],
+            &[chunks.len() as u64],
+        ))?;
         for LockedChunk { id, chunk, table } in chunks {
             let record = [*id, chunk.split_state().depth().into()];
-            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&record))?;
+            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&[], &record))?;
             let header = Header::new(
                 chunk.geometry(),
                 level.chunk_capacity(),
@@ -117,12 +91,8 @@ pub(crate) fn level_len(level: &Chunks) -> u64 {
 /// A split level's statistics: its chunks' buckets, items and memory together.
 pub(crate) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
     let template = level.shape().template;
-    let (buckets, stripes) = level.iter().fold((0, 0), |(buckets, stripes), chunk| {
-        (
-            buckets + chunk.bucket_count(),
-            stripes + chunk.stripe_count(),
-        )
-    });
+    let buckets = level.bucket_count();
+    let stripes = level.iter().map(|chunk| chunk.stripe_count()).sum();
     let bucket_size = template.shape.bucket_size;
     let len = level.len();
     let load_factor = len as f64 / (buckets * bucket_size) as f64;
@@ -223,12 +193,8 @@ pub(crate) fn decode_slice<S: StableHashBuilder>(
         end: HEADER_LEN,
     };
     let filter = decode(header, plan, &mut parts)?;
-    if parts.end != bytes.len() {
-        return Err(DecodeError::TrailingBytes {
-            expected: parts.end as u64,
-            found: bytes.len() as u64,
-        });
-    }
+    // The parts end inside `bytes`: only trailing bytes can be wrong.
+    check_len(parts.end as u64, bytes.len())?;
     Ok(filter)
 }
 
@@ -263,21 +229,20 @@ fn decode<S: StableHashBuilder>(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let hasher = hasher_of::<S>(header.recorded_hasher())?;
+    let hasher = hasher_of::<S>(header.hasher)?;
     let mut levels = Vec::with_capacity(shapes.len());
     let mut items = 0u64;
     for (index, shape) in shapes.iter().enumerate() {
-        let level =
-            decode_level_chunks(shape, header.recorded_hasher(), parts).map_err(|error| {
-                match error {
-                    // The input's end and the reader's faults are the whole filter's.
-                    DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
-                    error => DecodeError::Level {
-                        level: index as u64,
-                        error: Box::new(error),
-                    },
-                }
-            })?;
+        let level = decode_level_chunks(shape, header.hasher, parts).map_err(|error| {
+            match error {
+                // The input's end and the reader's faults are the whole filter's.
+                DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
+                error => DecodeError::Level {
+                    level: index as u64,
+                    error: Box::new(error),
+                },
+            }
+        })?;
         items += level.len() as u64;
         levels.push(level);
     }

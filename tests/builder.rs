@@ -1,0 +1,225 @@
+//! The fixed filter's builder through its public calls and test hooks: every bad parameter is
+//! a named error, and the documented examples' cases.
+
+use concurrent_cuckoo_filter::{BuildError, ConcurrentCuckooFilter, TableLayout};
+
+fn builder() -> concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder {
+    ConcurrentCuckooFilter::builder()
+}
+
+#[test]
+fn every_bad_parameter_is_named() {
+    let cases = [
+        (
+            builder().capacity(usize::MAX).build().unwrap_err(),
+            "capacity",
+        ),
+        (
+            builder()
+                .capacity(10)
+                .fingerprint_bits(0)
+                .build()
+                .unwrap_err(),
+            "fingerprint_bits",
+        ),
+        (
+            builder()
+                .capacity(10)
+                .fingerprint_bits(33)
+                .build()
+                .unwrap_err(),
+            "fingerprint_bits",
+        ),
+        (
+            builder().capacity(10).bucket_size(3).build().unwrap_err(),
+            "bucket_size",
+        ),
+        (
+            builder().capacity(10).bucket_size(0).build().unwrap_err(),
+            "bucket_size",
+        ),
+        (
+            builder().capacity(10).stripes(3).build().unwrap_err(),
+            "stripes",
+        ),
+        (
+            builder()
+                .capacity(10)
+                .search_limits(9, 10)
+                .build()
+                .unwrap_err(),
+            "max_hops",
+        ),
+    ];
+    for (err, parameter) in cases {
+        assert!(
+            err.to_string().contains(parameter),
+            "{err} should name {parameter}"
+        );
+    }
+    assert_eq!(
+        builder()
+            .capacity(10)
+            .fingerprint_bits(33)
+            .build()
+            .unwrap_err(),
+        BuildError::FingerprintBits { bits: 33 }
+    );
+    let err = builder().capacity(10).bucket_size(3).build().unwrap_err();
+    assert_eq!(err.to_string(), "bucket_size must be 2, 4 or 8, got 3");
+}
+
+#[test]
+fn a_table_larger_than_memory_is_out_of_memory_or_built_untouched() {
+    // 2^32 buckets of eight 32-bit fingerprints: 128 GiB, never written.
+    match builder()
+        .buckets(1 << 32)
+        .bucket_size(8)
+        .fingerprint_bits(32)
+        .build()
+    {
+        Err(BuildError::OutOfMemory { bytes }) => {
+            assert!(bytes as u64 >= (1 << 37), "{bytes}")
+        }
+        Err(err) => panic!("{err}"),
+        // Where the system grants it, the zeroed pages stay untouched until written.
+        Ok(filter) => assert_eq!(filter.len(), 0),
+    }
+}
+
+#[test]
+fn the_bucket_word_layout_is_chosen_or_refused_by_name() {
+    let filter = builder()
+        .capacity(100_000)
+        .layout(TableLayout::BucketWord)
+        .build()
+        .unwrap();
+    assert_eq!(filter.layout(), TableLayout::BucketWord);
+
+    let err = builder()
+        .capacity(10)
+        .layout(TableLayout::BucketWord)
+        .fingerprint_bits(16)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "layout BucketWord holds at most 48 bits of fingerprints per bucket, \
+         got bucket_size 4 × fingerprint_bits 16 = 64"
+    );
+}
+
+#[test]
+fn memory_bytes_is_what_build_allocates() {
+    let builder = builder().capacity(1_000_000);
+    let bytes = builder.memory_bytes().unwrap();
+    let filter = builder.build().unwrap();
+    assert!(bytes <= filter.memory_usage() as u64);
+    assert!(filter.memory_usage() as u64 - bytes < 1024);
+}
+
+/// Bucket size, semi-sorting and fingerprint width.
+fn shape(filter: &ConcurrentCuckooFilter) -> (usize, bool, u32) {
+    (
+        filter.bucket_size(),
+        filter.is_semi_sorted(),
+        filter.fingerprint_bits(),
+    )
+}
+
+#[test]
+fn rates_pick_semi_sorted_four_slot_buckets_with_eq_6_bits() {
+    for (rate, bits) in [
+        (0.03, 9),
+        (0.01, 10),
+        (0.001, 13),
+        (0.0001, 17),
+        (0.00001, 20),
+    ] {
+        let filter = builder().false_positive_rate(rate).build().unwrap();
+        assert_eq!(shape(&filter), (4, true, bits));
+        assert!(filter.expected_false_positive_rate() <= rate);
+    }
+}
+
+#[test]
+fn explicit_settings_win_over_the_rate() {
+    let filter = builder()
+        .bucket_size(2)
+        .false_positive_rate(0.01)
+        .build()
+        .unwrap();
+    assert_eq!(shape(&filter), (2, false, 9));
+    let filter = builder()
+        .fingerprint_bits(16)
+        .semi_sorted(false)
+        .false_positive_rate(0.01)
+        .build()
+        .unwrap();
+    // With the width fixed, 8-slot buckets fill furthest and still meet the rate.
+    assert_eq!(shape(&filter), (8, false, 16));
+}
+
+#[test]
+fn impossible_rates_and_semi_sorted_shapes_are_errors() {
+    for rate in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(
+            matches!(
+                builder().false_positive_rate(rate).build(),
+                Err(BuildError::FalsePositiveRate { rate: got }) if got.to_bits() == rate.to_bits()
+            ),
+            "{rate}"
+        );
+    }
+    assert_eq!(
+        builder()
+            .semi_sorted(true)
+            .bucket_size(8)
+            .build()
+            .unwrap_err(),
+        BuildError::SemiSortedBucketSize { size: 8 }
+    );
+    assert_eq!(
+        builder()
+            .semi_sorted(true)
+            .fingerprint_bits(4)
+            .build()
+            .unwrap_err(),
+        BuildError::SemiSortedFingerprintBits { bits: 4 }
+    );
+}
+
+#[test]
+fn a_growable_builder_names_its_errors_and_its_memory() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    let err = GrowableCuckooFilter::builder()
+        .capacity(10)
+        .split_depth(11)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "split_depth must be in 1..=10, got 11");
+
+    let builder = GrowableCuckooFilter::builder().capacity(1_000_000);
+    let bytes = builder.memory_bytes().unwrap();
+    let filter = builder.build().unwrap();
+    assert!(bytes <= filter.memory_usage() as u64);
+    assert!(filter.memory_usage() as u64 - bytes < 4096);
+}
+
+#[test]
+fn tables_are_sized_for_the_documented_target_load() {
+    for (bucket_size, bits, target) in [(2usize, 8u32, 0.84), (4, 12, 0.95), (8, 16, 0.97)] {
+        let filter = builder()
+            .capacity(1_000_000)
+            .bucket_size(bucket_size)
+            .fingerprint_bits(bits)
+            .build()
+            .unwrap();
+        let load = 1_000_000.0 / (filter.bucket_count() * bucket_size) as f64;
+        assert!(
+            load <= target && load > target - 0.001,
+            "b={bucket_size}: {load}"
+        );
+    }
+}
