@@ -365,9 +365,8 @@ impl<P: Place> RawFilter<P> {
     /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
     /// slot the last move frees, in one of its buckets. That last move and the placement happen
     /// under the same locks, as in libcuckoo, so no other insert takes the freed slot meanwhile.
-    /// `None` if a racing writer made a hop invalid (or the path has
-    /// no hop); the moves already made each kept every item in one of its buckets. With `all`,
-    /// every stripe is held already, and the hops take no locks of their own.
+    /// `None` if a racing writer made a hop invalid (or the path has no hop); the moves already
+    /// made each kept every item in one of its buckets. With `all`, every stripe is held already.
     fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,
