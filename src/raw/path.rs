@@ -66,14 +66,10 @@ impl CuckooPath {
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
-/// The search goes a ring at a time (the buckets one more hop from the roots): only if no
-/// bucket of a ring has an empty slot does it list their fingerprints' alternate buckets as the
-/// next ring. In a table the caches hold, each bucket is read as it is listed, so the search
-/// ends at the first with room and lists none after it. In a larger one, the buckets of a ring
-/// are prefetched as they are listed and read once the whole ring is, so that their loads
-/// overlap; near full load most searches end early in the last ring they reach, and expanding
-/// each node as it was read would compute and prefetch the ring after it too, about three
-/// buckets in four of them for nothing.
+/// The search goes a ring at a time (the buckets one more hop from the roots), listing the next
+/// ring only if no bucket of this one has room. In a table the caches hold each bucket is read
+/// as it is listed; in a larger one a ring's buckets are prefetched as listed and read once the
+/// ring is whole (docs/benchmarks.md, "Where an insert's instructions go").
 pub(crate) fn search(
     table: &Table,
     codec: &BucketCodec,
@@ -93,9 +89,7 @@ pub(crate) fn search(
             stamp: 0,
         });
     }
-    // Each kind of search compiled apart: the flags cost no register in the loop that lists
-    // and reads children. In a table the caches hold, a prefetch is only an instruction more
-    // per bucket.
+    // Each kind of search compiled apart: the flags cost no register in the loop.
     let search = Search {
         table,
         codec,
