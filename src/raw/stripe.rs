@@ -378,9 +378,8 @@ impl Stripes {
     }
 }
 
-/// The stamps and how buckets map to them: what a lookup reads of the [`Stripes`], copied out
-/// by [`Stripes::stamps`]. A run of lookups keeps the copy in registers, where the stripes'
-/// fields would be read again after every `Acquire` load.
+/// The stamps and how buckets map to them, copied out by [`Stripes::stamps`] for a lookup to
+/// keep in registers (as `lookup.rs`'s `Probe` says).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stamps<'a> {
     stamps: &'a [AtomicU64],
