@@ -1,20 +1,5 @@
-//! The live file's header page and where its regions lie (FORMAT.md, "The live file").
-//!
-//! ```text
-//! offset  size  field (little-endian)
-//!      0     8  magic 89 43 43 4c 0d 0a 1a 0a ("\x89CCL\r\n\x1a\n")
-//!      8     4  live format version (1)      12  4  page size (4096)
-//!     16     8  registration slots           24  8  registration offset
-//!     32     8  lock records offset          40  8  stamps offset
-//!     48     8  table offset                 56  8  file length
-//!     64    88  the snapshot header (FORMAT.md) of the table: geometry, capacity, hasher,
-//!               item count 0, table words
-//!    152     8  XXH3-64 (seed 0) of bytes 0..152
-//! ```
-//! Then, each region at its offset: one 8-byte epoch per registration slot; per stripe a lock
-//! record of 24 words (owner, journal entries in use, three entries of a bucket and its old
-//! words); one stamp per stripe;
-//! the table's words, spare words included.
+//! The live file's header page and where its regions lie: FORMAT.md, "The live file", gives the
+//! layout and the order of the checks, which [`parse`] follows.
 
 use xxhash_rust::xxh3::xxh3_64;
 
