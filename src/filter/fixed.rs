@@ -22,31 +22,27 @@ use crate::sizing::capacity_of;
 /// A cuckoo filter that many threads can use at once, through `&self`.
 ///
 /// It answers "might this item have been inserted?" with no false negatives and a small, tunable
-/// rate of false positives, and unlike a Bloom filter it can delete. Share it with [`Arc`]:
-/// lookups are optimistic and, unless writers keep getting in their way, take no lock (see
-/// [Consistency](Self#consistency)); inserts and removes lock only the stripes of the two buckets
-/// they touch.
+/// rate of false positives, and unlike a Bloom filter it can delete. Share it by reference or
+/// in an [`Arc`]: lookups are optimistic and, unless writers keep getting in their way, take no
+/// lock (see [Consistency](Self#consistency)); inserts and removes lock only the stripes of the
+/// two buckets they touch.
 ///
 /// # Examples
 ///
 /// ```
 /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-/// use std::sync::Arc;
 ///
-/// let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(100_000));
-/// let handles: Vec<_> = (0..2u64)
-///     .map(|t| {
-///         let filter = Arc::clone(&filter);
-///         std::thread::spawn(move || {
-///             for i in (t * 50_000)..((t + 1) * 50_000) {
+/// let filter = ConcurrentCuckooFilter::with_capacity(100_000);
+/// std::thread::scope(|scope| {
+///     for t in 0..2u64 {
+///         let filter = &filter;
+///         scope.spawn(move || {
+///             for i in t * 50_000..(t + 1) * 50_000 {
 ///                 filter.insert(&i).unwrap();
 ///             }
-///         })
-///     })
-///     .collect();
-/// for handle in handles {
-///     handle.join().unwrap();
-/// }
+///         });
+///     }
+/// });
 /// assert_eq!(filter.len(), 100_000);
 /// assert!((0..100_000u64).all(|i| filter.contains(&i)));
 /// assert!(filter.remove(&7u64));
