@@ -1,10 +1,9 @@
 //! Test hooks: the API the crate's own tests, loom models, examples and benches need to build
 //! collisions and tiny tables on purpose, which users should never depend on.
 //!
-//! A hook is public and `#[doc(hidden)]`, in every build: a cargo feature that made hooks public
-//! for tests only gave the tests, the examples and the other crates of the workspace different
-//! builds of the library, so one command rebuilt what another had built. Hooks only expose
-//! internals; every check a user's call gets, a test's call gets too.
+//! A hook is public and `#[doc(hidden)]` in every build, so that tests, examples and the
+//! workspace's other crates share one build of the library. Every check a user's call gets, a
+//! hook's call gets too.
 
 /// Defines a method of an `impl` block as a test hook: public, hidden from the docs, and not
 /// part of the API that semantic versioning covers.

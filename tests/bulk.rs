@@ -1,6 +1,6 @@
 //! Bulk and parallel operations keep the single-item guarantees.
 
-use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DebugCandidates, InsertError};
+use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DebugCandidates, InsertError, TableLayout};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -60,6 +60,55 @@ fn contains_batch_agrees_with_contains_for_every_layout_and_short_batches() {
                 .zip(&single)
                 .all(|(&q, &found)| found || q >= 4_000));
         }
+    }
+}
+
+#[test]
+fn prefetched_batches_of_every_length_and_start_answer_as_single_lookups() {
+    // The prefetch distance of a batch lookup (`AHEAD`, raw/lookup.rs).
+    const AHEAD: usize = 16;
+    let hash = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
+    let stored: Vec<u64> = (0..20_000).map(hash).collect();
+    // Members and non-members interleaved.
+    let queries: Vec<u64> = (0..80).map(|i| hash(i * 500)).collect();
+    // Bucket words, narrow packed buckets, and semi-sorted buckets of 76 bits: the three loops
+    // the prefetching batch has (the last through the stamped path of every other form).
+    for (fingerprint_bits, semi_sorted, layout) in [
+        (12, false, TableLayout::BucketWord),
+        (12, false, TableLayout::Packed),
+        (20, true, TableLayout::Packed),
+    ] {
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(4_000_000)
+            .bucket_size(4)
+            .fingerprint_bits(fingerprint_bits)
+            .semi_sorted(semi_sorted)
+            .layout(layout)
+            .build()
+            .unwrap();
+        // Past the 384 KiB from which batch lookups prefetch (docs/benchmarks.md).
+        assert!(filter.memory_usage() >= 4 << 20, "{layout:?}");
+        for &h in &stored {
+            filter.insert_hash(h).unwrap();
+        }
+        // Every length up to past two laps of the ring, from every start up to one lap.
+        for start in 0..=AHEAD {
+            for end in start..queries.len() {
+                let hashes = &queries[start..end];
+                let mut answers = vec![false; hashes.len()];
+                filter.contains_hash_batch_into(hashes, &mut answers);
+                let single: Vec<bool> = hashes.iter().map(|&h| filter.contains_hash(h)).collect();
+                assert_eq!(
+                    answers, single,
+                    "{layout:?} f={fingerprint_bits} {start}..{end}"
+                );
+                assert!(hashes
+                    .iter()
+                    .zip(&answers)
+                    .all(|(h, &found)| found || !stored.contains(h)));
+            }
+        }
+        assert!(queries.iter().any(|&h| filter.contains_hash(h)));
     }
 }
 

@@ -15,38 +15,34 @@ use crate::persist::encoding::{
     Header, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
-use crate::raw::{Insertion, RawFilter};
+use crate::raw::{Geometry, Insertion, RawFilter};
 use crate::settings::TableSettings;
 use crate::sizing::capacity_of;
 
 /// A cuckoo filter that many threads can use at once, through `&self`.
 ///
 /// It answers "might this item have been inserted?" with no false negatives and a small, tunable
-/// rate of false positives, and unlike a Bloom filter it can delete. Share it with [`Arc`]:
-/// lookups are optimistic and, unless writers keep getting in their way, take no lock (see
-/// [Consistency](Self#consistency)); inserts and removes lock only the stripes of the two buckets
-/// they touch.
+/// rate of false positives, and unlike a Bloom filter it can delete. Share it by reference or
+/// in an [`Arc`]: lookups are optimistic and, unless writers keep getting in their way, take no
+/// lock (see [Consistency](Self#consistency)); inserts and removes lock only the stripes of the
+/// two buckets they touch.
 ///
 /// # Examples
 ///
 /// ```
 /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-/// use std::sync::Arc;
 ///
-/// let filter = Arc::new(ConcurrentCuckooFilter::with_capacity(100_000));
-/// let handles: Vec<_> = (0..2u64)
-///     .map(|t| {
-///         let filter = Arc::clone(&filter);
-///         std::thread::spawn(move || {
-///             for i in (t * 50_000)..((t + 1) * 50_000) {
+/// let filter = ConcurrentCuckooFilter::with_capacity(100_000);
+/// std::thread::scope(|scope| {
+///     for t in 0..2u64 {
+///         let filter = &filter;
+///         scope.spawn(move || {
+///             for i in t * 50_000..(t + 1) * 50_000 {
 ///                 filter.insert(&i).unwrap();
 ///             }
-///         })
-///     })
-///     .collect();
-/// for handle in handles {
-///     handle.join().unwrap();
-/// }
+///         });
+///     }
+/// });
 /// assert_eq!(filter.len(), 100_000);
 /// assert!((0..100_000u64).all(|i| filter.contains(&i)));
 /// assert!(filter.remove(&7u64));
@@ -54,37 +50,26 @@ use crate::sizing::capacity_of;
 ///
 /// # Consistency
 ///
-/// Every operation is linearizable with respect to the item it names: [`insert`] that returned
-/// `Ok`, then [`contains`] of the same item in any thread that observes that return, answers
-/// true until a [`remove`] of it, even while other threads move its fingerprint between its two
-/// buckets to make room. A lookup that races an insert or remove of the same item may see the
-/// filter either before or after it. [`len`] sums per-stripe counts one after another, so while
-/// writes are in flight it may count some of them and not others; it is exact when none are.
+/// Every operation is linearizable with respect to the item it names: once [`insert`] returned
+/// `Ok`, [`contains`] of the item answers true in any thread that observes that return until a
+/// [`remove`] of it, even while other threads move its fingerprint to make room. A lookup racing
+/// an insert or remove of the same item may see either side of it. [`len`] sums per-stripe counts
+/// one after another: exact when no write is in flight.
 ///
-/// A lookup ([`contains`], [`count`], [`contains_batch`]) is optimistic. Buckets are guarded by
-/// striped seqlocks: it loads the stamps of its two buckets' stripes, reads the two buckets and
-/// loads the stamps again, and answers only if neither stripe was locked or changed meanwhile. In
-/// the common case that is all it does: it takes no lock, writes no shared memory and never
-/// waits. If writers keep changing its stripes, after 9 failed tries it takes the two stripe
-/// locks, as a writer would, and so waits for the writers holding them; a reader cannot starve.
-/// With [`TableLayout::BucketWord`](crate::TableLayout::BucketWord) a [`contains`] reads no
-/// stamps: it loads its two bucket words and answers a hit at once, and a miss once the first
-/// word, loaded again, is unchanged (its version moves on every store); after 9 tries that saw
-/// it change, it too takes the two stripe locks.
-/// While every stripe is locked, by [`to_bytes`] (and the other encoders) copying the table or by
-/// an insert whose optimistic attempts racing writers kept spoiling, a lookup waits until the
-/// locks are released.
+/// A lookup ([`contains`], [`count`], [`contains_batch`]) reads its two buckets between two reads
+/// of their stripes' seqlock stamps (with [`TableLayout::BucketWord`](crate::TableLayout::BucketWord),
+/// its two versioned bucket words) and answers when nothing changed: no lock, no shared write, no
+/// wait. After 9 tries spoiled by writers it takes the two stripe locks, so it cannot starve; while
+/// every stripe is locked (by [`to_bytes`] and the other encoders, or by an insert racing writers
+/// kept spoiling) it waits.
 ///
 /// [`insert`] returns `Err(Full)` only if the item had no room at one moment during the call: no
-/// empty slot in its two buckets and no short enough chain of moves to one. The search for such a
-/// chain reads buckets without locks; before the insert reports that there is none, a search
-/// that checks the stamps of every stripe it read must find none too, and when one moved the
-/// insert tries again. After 64 attempts spoiled by racing writers, it locks every stripe, in the
-/// order all writers lock them, and decides under those locks.
+/// empty slot in its two buckets and no short enough chain of moves to one, confirmed by a search
+/// validated against every stripe it read. After 64 attempts spoiled by racing writers it decides
+/// under every stripe lock.
 ///
-/// As in any cuckoo filter, `remove` must only be called for items that were inserted: removing
-/// an item that was never inserted may remove a different item that shares its fingerprint and
-/// bucket, and that item would then be reported absent (paper Section 3.3).
+/// As in any cuckoo filter, `remove` an item only if it was inserted: removing one never inserted
+/// may remove another that shares its fingerprint and bucket (paper Section 3.3).
 ///
 /// [`Arc`]: std::sync::Arc
 /// [`insert`]: Self::insert
@@ -100,7 +85,6 @@ pub type ConcurrentCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Fixed, S>
 pub struct Fixed {
     raw: RawFilter,
     capacity: usize,
-    /// How the table takes writes: the one test each write makes before the raw core.
     writes: Writes,
     /// The live file the table is mapped from, for a shared filter.
     #[cfg(all(target_os = "linux", not(loom)))]
@@ -111,12 +95,11 @@ pub struct Fixed {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(all(target_os = "linux", not(loom))), allow(dead_code))]
 enum Writes {
-    /// The process's own table: its stripe locks are the stamps alone (`SHARED = false`).
+    /// The process's own table (`SHARED = false`).
     InMemory,
-    /// A live file's table opened `Access::ReadWrite`: locks through the owner words and
-    /// journal (`SHARED = true`).
+    /// A live file's, opened `Access::ReadWrite` (`SHARED = true`).
     Shared,
-    /// A live file opened `Access::ReadOnly`: every write refused before the raw core.
+    /// A live file's, opened `Access::ReadOnly`: every write refused before the raw core.
     ReadOnly,
 }
 
@@ -162,22 +145,21 @@ impl Fixed {
         let raw = RawFilter::new(&geometry).ok_or(BuildError::OutOfMemory {
             bytes: usize::try_from(geometry.memory_bytes()).unwrap_or(usize::MAX),
         })?;
-        let capacity = capacity_of(
-            geometry.shape.bucket_count as u64,
-            geometry.shape.bucket_size,
-        );
-        Ok(Self::new(
-            raw,
-            usize::try_from(capacity).unwrap_or(usize::MAX),
-        ))
+        Ok(Self::new(raw, Self::capacity_for(&geometry)))
+    }
+
+    /// The items a table of `geometry` is sized for.
+    pub(crate) fn capacity_for(geometry: &Geometry) -> usize {
+        let shape = &geometry.shape;
+        usize::try_from(capacity_of(shape.bucket_count as u64, shape.bucket_size))
+            .unwrap_or(usize::MAX)
     }
 
     pub(crate) fn raw(&self) -> &RawFilter {
         &self.raw
     }
 
-    /// [`Kind::insert`] into a live file's table, or its refusal: out of line, so that a caller
-    /// of the in-memory filter's insert inlines one copy of the raw core's, behind one test.
+    /// Out of line, so the in-memory insert inlines one copy of the raw core's, behind one test.
     #[inline(never)]
     fn insert_in_file(&self, hash: u64, unique: bool) -> Result<Insertion, InsertError> {
         match self.writes {

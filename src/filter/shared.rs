@@ -11,7 +11,6 @@ use crate::persist::encoding::hasher_of;
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::Damage;
 use crate::shared::{self, Access, LiveFileInfo, SharedError};
-use crate::sizing::capacity_of;
 
 impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
     /// Builds the filter in a new file at `path` (never over an existing file), mapped
@@ -38,11 +37,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
     ) -> Result<ConcurrentCuckooFilter<S>, SharedError> {
         let (settings, hasher) = self.into_parts();
         let geometry = settings.geometry().map_err(SharedError::Build)?;
-        let capacity = capacity_of(
-            geometry.shape.bucket_count as u64,
-            geometry.shape.bucket_size,
-        );
-        let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
+        let capacity = Fixed::capacity_for(&geometry);
         let (raw, file) = shared::create(
             path.as_ref(),
             &geometry,

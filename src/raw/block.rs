@@ -15,11 +15,8 @@ const INSERT_AHEAD: usize = 8;
 impl<P: Place> RawFilter<P> {
     /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
     /// room; the ones before it went in, the ones after were not tried.
-    ///
-    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and its
-    /// stripes' lines on their way: one insert at a time waits for a memory load its locked
-    /// instructions keep from overlapping with the next insert's, and with several writers for
-    /// the stripe lines the other cores wrote last.
+    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and
+    /// stripe lines fetched, which the locked instructions would keep from overlapping.
     pub(crate) fn insert_block<const SHARED: bool>(&self, hashes: &[u64]) -> Result<(), usize> {
         self.insert_block_with::<SHARED>(hashes, false, |_, _| {})
     }

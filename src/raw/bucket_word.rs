@@ -70,8 +70,9 @@ use crate::sync::Ordering;
 impl Table {
     /// Stores what `change` makes of the bucket's fingerprints, if it makes anything, and moves
     /// the version on; whether it stored. The caller holds the stripe lock of the bucket, so no
-    /// other store to the word can come between the load and the store; `Release`, so that a lookup that reads this word also sees what the holder stored
-    /// before it (the destination of a move, before its source is cleared).
+    /// other store to the word can come between the load and the store; `Release`, so that a
+    /// lookup that reads this word also sees what the holder stored before it (the destination
+    /// of a move, before its source is cleared).
     #[inline(always)]
     pub(super) fn update_word(
         &self,

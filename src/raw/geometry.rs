@@ -19,8 +19,8 @@ pub(crate) struct Shape {
     pub(crate) bucket_size: usize,
     pub(crate) fingerprint_bits: u32,
     pub(crate) semi_sorted: bool,
-    /// One bucket per table word, with a version (see [`super::bucket_word`]): plain fingerprints whose
-    /// bucket fits [`super::bucket::fits_bucket_word`].
+    /// One bucket per table word, with a version (see [`super::bucket_word`]): plain
+    /// fingerprints whose bucket fits [`super::bucket::fits_bucket_word`].
     pub(crate) bucket_words: bool,
 }
 
@@ -69,9 +69,8 @@ pub(crate) struct Geometry {
 
 impl Geometry {
     /// Stripes this geometry ends up with: the requested count or the default, capped at one per
-    /// lock group. Stripes past that cap would never be locked, and the ones left map every
-    /// bucket as before; a growable filter's levels share one requested count, so the cap keeps
-    /// a small level from allocating a large level's stamps.
+    /// lock group (more would never be locked; the cap keeps a small growable level from
+    /// allocating a large level's stamps).
     pub(crate) fn stripe_count(&self) -> usize {
         if self.stripes != 0 {
             // Both powers of two; the smaller fits in a `usize`.

@@ -1,13 +1,9 @@
 //! Inserting one key: placing a fingerprint, searching for room, and moving fingerprints along
 //! a path (a block of keys goes through here key by key, `block.rs`).
 //!
-//! An insert first tries its two buckets under their locks. If both are full it searches for a
-//! [`CuckooPath`] without locks and moves the fingerprints on it hop by hop, each hop under its
-//! own locks and checked again there. A search that finds nothing is repeated by one validated
-//! against the stamps of every stripe it reads (see [`SearchQueue::unchanged`]), and the insert
-//! tries again if a writer changed one, so `Full` is reported only for an item that had no room.
-//! When racing writers keep spoiling searches and paths, the insert locks every stripe and
-//! decides there.
+//! Both buckets under their locks first; if both are full, a [`CuckooPath`] searched without
+//! locks and moved hop by hop (`path.rs`); "no path" confirmed by a search validated by
+//! [`SearchQueue::unchanged`]; when racing writers keep spoiling all that, every stripe locked.
 //!
 //! Every entry point here, in `block.rs` and `remove` takes `SHARED`, which the stripe locks it
 //! reaches take (see `stripe.rs`): `false` for a table known to be in memory, so that its locks
@@ -69,9 +65,6 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
-    ///
-    /// `Full` only for an item that had no room: when a search validated against the stripe
-    /// stamps found no path, or when the search under every stripe lock found none.
     #[inline(always)]
     pub(super) fn insert_candidates<const SHARED: bool>(
         &self,
@@ -135,10 +128,7 @@ impl<P: Place> RawFilter<P> {
         self.insert_exclusive::<SHARED>(c, unique, queue)
     }
 
-    /// The insert of last resort, after racing writers spoiled every optimistic attempt: with
-    /// every stripe locked (in index order, as all writers lock) no writer can change what the
-    /// search reads or spoil its path, so the answer is definitive. Readers and writers wait
-    /// meanwhile, as they do for [`Self::snapshot`].
+    /// The insert of last resort: under every stripe lock no writer can spoil its search.
     #[cold]
     #[inline(never)]
     fn insert_exclusive<const SHARED: bool>(
@@ -227,10 +217,8 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::try_place_narrow`] of bucket words, the default filter's: the same bucket picked,
-    /// and filled by [`super::table::Table::place_in_word`]. A copy of its own, so that the
-    /// default filter's common insert takes none of the other bucket forms' branches and reads
-    /// its words without a bounds check: the fewer instructions an insert executes, the more
-    /// consecutive inserts' loads the CPU overlaps (see docs/benchmarks.md).
+    /// and filled by [`super::table::Table::place_in_word`]: a copy of its own so the default
+    /// filter's common insert takes no other form's branches (docs/benchmarks.md).
     #[inline(always)]
     fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_word_fingerprints(c.first);
@@ -318,10 +306,8 @@ impl<P: Place> RawFilter<P> {
 
     /// Which of the candidates, whose bits are `first` and `second()` (read only if needed), a
     /// plain insert into buckets of at most 64 bits fills: the first while it has two empty
-    /// slots or more, otherwise the one whose first empty slot comes earlier (the one with more
-    /// room, unless removes left holes), the first on a tie. Near full load this fills both
-    /// buckets of a pair evenly, so fewer inserts find both full and search for a path. `None`:
-    /// neither has an empty slot.
+    /// slots or more, otherwise the one whose first empty slot comes earlier, the first on a tie
+    /// (docs/architecture.md, "The roomier bucket near full"). `None`: neither has room.
     #[inline(always)]
     fn roomier_narrow(
         &self,
@@ -378,11 +364,9 @@ impl<P: Place> RawFilter<P> {
 
     /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
     /// slot the last move frees, in one of its buckets. That last move and the placement happen
-    /// under the same locks, as in libcuckoo: were the locks released in between, another insert
-    /// could take the freed slot, and two inserts could keep taking each other's room until both
-    /// gave up with room to spare. `None` if a racing writer made a hop invalid (or the path has
-    /// no hop); the moves already made each kept every item in one of its buckets. With `all`,
-    /// every stripe is held already, and the hops take no locks of their own.
+    /// under the same locks, as in libcuckoo, so no other insert takes the freed slot meanwhile.
+    /// `None` if a racing writer made a hop invalid (or the path has no hop); the moves already
+    /// made each kept every item in one of its buckets. With `all`, every stripe is held already.
     fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,

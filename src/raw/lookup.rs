@@ -32,11 +32,8 @@ impl<P: Place> RawFilter<P> {
         self.contains_by(c, move || c)
     }
 
-    /// The lookup of every form; `again` gives a retry its candidates. The form is fixed when
-    /// the filter is built, so each test always branches the same way, and a caller's loop gets
-    /// one copy per form. Forms of at most 64 bits stay inline and small, so that consecutive
-    /// lookups overlap their cache misses; the others are a call. Bucket words, the default, are
-    /// tested first and by the table's flag: a `match` on the form put them last.
+    /// The lookup of every form; `again` gives a retry its candidates. Forms of at most 64 bits
+    /// inline, so consecutive lookups overlap their misses; bucket words first, by their flag.
     #[inline(always)]
     fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates + Copy) -> bool {
         if self.table.is_word() {
@@ -138,9 +135,8 @@ impl<P: Place> RawFilter<P> {
         self.count_located(c) >= buckets * self.bucket_size()
     }
 
-    /// Runs `look`, which reads the candidate buckets, so that what it reads is consistent: optimistically, validated
-    /// by the stripe stamps. The common case stays small enough to inline, so that consecutive
-    /// lookups overlap their cache misses; retries live out of line.
+    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps; retries
+    /// out of line, so the common case inlines.
     #[inline(always)]
     pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
         match self.try_read_pair(&c, &look) {
@@ -182,8 +178,6 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// One read of both words: a hit, a miss confirmed by the first word unchanged, or `None`.
-    /// The words' addresses and the lane masks are taken before the first load, so that they
-    /// stay in registers rather than be read from the filter again after each `Acquire`.
     #[inline(always)]
     pub(super) fn try_read_words(&self, c: &Candidates) -> Option<bool> {
         self.probe().try_read_words(c)
@@ -210,11 +204,8 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-// Many keys at once. A lookup in a table far larger than the caches waits most of its time for
-// two cache misses; one key at a time, the CPU overlaps only the few misses its reorder window
-// reaches, where prefetching each key's buckets several keys before its probe keeps that many
-// keys' misses in flight. In a table the L2 cache holds the prefetches only cost instructions,
-// so they are skipped there.
+// Many keys at once: in a table larger than the caches, each key's buckets prefetched several
+// keys ahead keep that many keys' misses in flight; in one the L2 holds, no prefetches.
 impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. In a large table each key's buckets are prefetched
     /// [`AHEAD`] keys before its probe, so that they are on their way from memory meanwhile.
@@ -302,9 +293,7 @@ impl<P: Place> RawFilter<P> {
         let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
         let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
         for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
-            // Indexed rather than zipped: the chunks are `AHEAD` long, so no bounds check is
-            // left, and the loop keeps fewer pointers live (and runs fewer instructions, as
-            // callgrind counts them) than with three zipped iterators.
+            // Indexed, not zipped: no bounds check is left, and fewer pointers stay live.
             for (j, slot) in ring.iter_mut().enumerate() {
                 answers[j] = look(slot);
                 *slot = locate(hashes[j]);
@@ -321,9 +310,8 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::contains_hashes`] of bucket words in a table the caches hold, with what the
-    /// lookups read of the filter in registers. Out of line, so that the prefetching loops do
-    /// not take its registers.
+    /// [`Self::contains_hashes`] of bucket words in a table the caches hold; out of line, so
+    /// the prefetching loops keep their registers.
     #[inline(never)]
     fn contains_each_word(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
@@ -411,71 +399,5 @@ impl<P: Place> Probe<'_, P> {
         let pattern = self.lanes.broadcast(c.fp);
         let [first, second] = self.buckets.narrow_pair(c.first, c.second);
         self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::raw::{Geometry, SearchLimits, Shape};
-
-    /// A filter whose table is large enough to be prefetched, with `stored` items.
-    fn prefetched(shape: Shape, stored: &[u64]) -> RawFilter {
-        let filter = RawFilter::new(&Geometry {
-            shape,
-            stripes: 64,
-            limits: SearchLimits {
-                max_hops: 5,
-                max_search_buckets: 2000,
-            },
-        })
-        .unwrap();
-        assert!(filter.table.lookups_worth_prefetching(), "{shape:?}");
-        for &hash in stored {
-            assert_eq!(
-                filter.insert::<false>(hash, false),
-                super::super::Insertion::Inserted
-            );
-        }
-        filter
-    }
-
-    #[test]
-    fn prefetched_batches_of_every_length_answer_as_single_lookups() {
-        let hash = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
-        let stored: Vec<u64> = (0..20_000).map(hash).collect();
-        // Members and non-members interleaved.
-        let queries: Vec<u64> = (0..80).map(|i| hash(i * 500)).collect();
-        // Bucket words, narrow packed buckets, and semi-sorted buckets of 76 bits: the three
-        // loops the prefetching batch has (the last through `BucketForm::Other`).
-        for (bucket_size, fingerprint_bits, semi_sorted, bucket_words) in [
-            (4, 12, false, true),
-            (4, 12, false, false),
-            (4, 20, true, false),
-        ] {
-            let shape = Shape {
-                bucket_count: 1 << 20,
-                bucket_size,
-                fingerprint_bits,
-                semi_sorted,
-                bucket_words,
-            };
-            let filter = prefetched(shape, &stored);
-            // Every length up to past two laps of the ring, from every start up to one lap.
-            for start in 0..=AHEAD {
-                for end in start..queries.len() {
-                    let hashes = &queries[start..end];
-                    let mut answers = vec![false; hashes.len()];
-                    filter.contains_hashes(hashes, &mut answers);
-                    let single: Vec<bool> = hashes.iter().map(|&h| filter.contains(h)).collect();
-                    assert_eq!(answers, single, "{shape:?} {start}..{end}");
-                    assert!(hashes
-                        .iter()
-                        .zip(&answers)
-                        .all(|(h, &found)| found || !stored.contains(h)));
-                }
-            }
-            assert!(queries.iter().any(|&h| filter.contains(h)));
-        }
     }
 }

@@ -43,12 +43,9 @@ impl RawFilter {
     /// Inserts every fingerprint of `source` (of the same geometry) into this filter, bucket by
     /// bucket; with `unique`, only those the pair does not hold yet. `Ok(n)`: `n` went in.
     /// `Err(n)`: one found no room after `n` went in; those stay, the failed one changed nothing,
-    /// and the ones after it were not tried.
-    ///
-    /// Each source bucket is read consistently (validated by its stripe's stamp). A source that
-    /// other threads write meanwhile may have a fingerprint moved across the scan and seen in
-    /// both or neither of its buckets; a source nobody writes is copied exactly. Merging a filter
-    /// into itself reads a snapshot of it, so that it never meets its own new fingerprints.
+    /// and the ones after it were not tried. Each source bucket is read validated by its stamp
+    /// (the consistency `CuckooFilter::merge` documents); a filter merged into itself is read
+    /// from a snapshot, so that it never meets its own new fingerprints.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {

@@ -3,21 +3,9 @@
 //! Everything here takes a key's 64-bit hash, computed by the public layer before any lock is
 //! taken, so no `Hash` impl ever runs under one of our locks.
 //!
-//! The protocol, after libcuckoo and MemC3:
-//! - a lookup reads both stripe stamps, both buckets and the stamps again, and trusts its answer
-//!   only if neither stamp moved; after a few failed tries it takes the locks, so it cannot starve;
-//! - an insert takes an empty slot, and a remove a copy, under the stripe of the one bucket it
-//!   writes; a unique insert, or a writer whose look without locks went stale, locks the stripes
-//!   of both buckets (lower first), so that no move between them hides a copy;
-//! - if both buckets are full it searches for a [`path::CuckooPath`] without locks, then moves the
-//!   fingerprints on it one hop at a time, from the empty end back, each hop under the locks of its
-//!   two buckets and only after checking that the hop is still valid; the last move and the new
-//!   fingerprint's placement into the slot it frees share one lock. A fingerprint only ever moves
-//!   between its own two buckets, and both stores of a hop happen under one lock, so a validated
-//!   read finds each stored item in one of its buckets;
-//! - "no path" is confirmed by a search validated like a lookup, against the stamps of every
-//!   stripe it read, and tried again if one moved, so `Full` means the item had no room; when
-//!   racing writers keep spoiling searches and paths, the insert locks every stripe and decides.
+//! The protocol (after libcuckoo and MemC3) is docs/architecture.md's "How it works"; each file
+//! states its part where it is enforced: `stripe.rs` the stamps, `lookup.rs` the reads,
+//! `insert.rs` and `path.rs` the writes and moves, `bucket_word.rs` the bucket words.
 
 mod block;
 mod bucket;
@@ -106,9 +94,8 @@ impl RawFilter {
         Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits)
     }
 
-    /// A filter over the table words of [`Self::snapshot`], little-endian in `bytes`, read
-    /// straight into the table; `None` if they do not fit the geometry or the memory cannot be
-    /// had. Stripe counts are recomputed from the table, not trusted from outside.
+    /// A filter over [`Self::snapshot`]'s words, little-endian in `bytes`; `None` if they do not
+    /// fit the geometry or the memory cannot be had. Stripe counts are recomputed, not trusted.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
@@ -337,9 +324,7 @@ impl<P: Place> LockedTable<'_, P> {
         self.filter.table.read_words(from, out);
     }
 
-    /// Empties the table: every bucket and every stripe's count. A lookup that meets a stripe
-    /// meanwhile waits, or fails to validate, as for any writer's; one that read a bucket word
-    /// before sees its version moved on.
+    /// Empties the table: every bucket and every stripe's count, as any writer does.
     pub(crate) fn clear(&mut self) {
         self.filter.table.clear();
         self.all.clear_counts();

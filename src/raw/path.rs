@@ -66,14 +66,10 @@ impl CuckooPath {
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
-/// The search goes a ring at a time (the buckets one more hop from the roots): only if no
-/// bucket of a ring has an empty slot does it list their fingerprints' alternate buckets as the
-/// next ring. In a table the caches hold, each bucket is read as it is listed, so the search
-/// ends at the first with room and lists none after it. In a larger one, the buckets of a ring
-/// are prefetched as they are listed and read once the whole ring is, so that their loads
-/// overlap; near full load most searches end early in the last ring they reach, and expanding
-/// each node as it was read would compute and prefetch the ring after it too, about three
-/// buckets in four of them for nothing.
+/// The search goes a ring at a time (the buckets one more hop from the roots), listing the next
+/// ring only if no bucket of this one has room. In a table the caches hold each bucket is read
+/// as it is listed; in a larger one a ring's buckets are prefetched as listed and read once the
+/// ring is whole (docs/benchmarks.md, "Where an insert's instructions go").
 pub(crate) fn search(
     table: &Table,
     codec: &BucketCodec,
@@ -93,9 +89,7 @@ pub(crate) fn search(
             stamp: 0,
         });
     }
-    // Each kind of search compiled apart: the flags cost no register in the loop that lists
-    // and reads children. In a table the caches hold, a prefetch is only an instruction more
-    // per bucket.
+    // Each kind of search compiled apart: the flags cost no register in the loop.
     let search = Search {
         table,
         codec,
@@ -296,12 +290,34 @@ mod tests {
     use super::*;
     use crate::raw::index::Placement;
 
+    /// A table of 4-slot buckets to search, with its codec, placement and stripes.
+    struct Searched {
+        table: Table,
+        codec: BucketCodec,
+        placement: Placement,
+        stripes: Stripes,
+    }
+
+    impl Searched {
+        /// [`search`] of this table, validated against the stripes.
+        fn search(
+            &self,
+            roots: [BucketIndex; 2],
+            limits: SearchLimits,
+            queue: &mut SearchQueue,
+        ) -> Option<CuckooPath> {
+            let Self {
+                table,
+                codec,
+                placement,
+                stripes,
+            } = self;
+            search(table, codec, placement, Some(stripes), roots, limits, queue)
+        }
+    }
+
     /// A table of `bucket_count` 4-slot buckets, each full but for about one in `free_one_in`.
-    fn nearly_full(
-        bucket_count: usize,
-        free_one_in: u64,
-        seed: u64,
-    ) -> (Table, BucketCodec, Placement, Stripes) {
+    fn nearly_full(bucket_count: usize, free_one_in: u64, seed: u64) -> Searched {
         let codec = BucketCodec::new(4, 12, false);
         let table = Table::new(bucket_count, &codec).unwrap();
         let mut state = seed;
@@ -320,18 +336,28 @@ mod tests {
             table.store(bucket, &raw);
         }
         let stripes = Stripes::new(64, Table::lock_group_shift(&codec), bucket_count, 4).unwrap();
-        (table, codec, Placement::new(bucket_count, 12), stripes)
+        let placement = Placement::new(bucket_count, 12);
+        Searched {
+            table,
+            codec,
+            placement,
+            stripes,
+        }
     }
 
     /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
     /// beyond `max_hops`.
     fn fewest_moves(
-        table: &Table,
-        codec: &BucketCodec,
-        placement: &Placement,
+        searched: &Searched,
         roots: [BucketIndex; 2],
         max_hops: usize,
     ) -> Option<usize> {
+        let Searched {
+            table,
+            codec,
+            placement,
+            ..
+        } = searched;
         let mut ring: Vec<BucketIndex> = roots.to_vec();
         for depth in 0..=max_hops {
             if ring.iter().any(|&b| codec.has_free(&table.load(b))) {
@@ -356,14 +382,13 @@ mod tests {
 
     #[test]
     fn paths_are_shortest_and_every_hop_is_a_real_move() {
-        let (table, codec, placement, stripes) = nearly_full(5000, 40, 7);
+        let searched = nearly_full(5000, 40, 7);
         for max_hops in [2, 3] {
             let limits = SearchLimits {
                 max_hops,
                 max_search_buckets: usize::MAX,
             };
-            let most_nodes =
-                shortest_paths_from_2000_roots(&table, &codec, &placement, &stripes, limits);
+            let most_nodes = shortest_paths_from_2000_roots(&searched, limits);
             // Two hops from two roots of 4 slots list at most 2 + 8 + 32 buckets; three hops
             // read up to 170, and the shorter searches after them reuse a longer buffer.
             assert_eq!(most_nodes > 42, max_hops == 3, "{most_nodes} nodes");
@@ -374,38 +399,30 @@ mod tests {
     fn paths_are_shortest_in_a_table_whose_rings_are_prefetched_and_read_whole() {
         // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
         // buckets are read once all are listed rather than as each is.
-        let (table, codec, placement, stripes) = nearly_full(800_000, 40, 7);
-        assert!(table.writes_worth_prefetching());
+        let searched = nearly_full(800_000, 40, 7);
+        assert!(searched.table.writes_worth_prefetching());
         let limits = SearchLimits {
             max_hops: 2,
             max_search_buckets: usize::MAX,
         };
-        shortest_paths_from_2000_roots(&table, &codec, &placement, &stripes, limits);
+        shortest_paths_from_2000_roots(&searched, limits);
     }
 
     /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one
     /// search queued.
-    fn shortest_paths_from_2000_roots(
-        table: &Table,
-        codec: &BucketCodec,
-        placement: &Placement,
-        stripes: &Stripes,
-        limits: SearchLimits,
-    ) -> usize {
+    fn shortest_paths_from_2000_roots(searched: &Searched, limits: SearchLimits) -> usize {
+        let Searched {
+            table,
+            codec,
+            placement,
+            ..
+        } = searched;
         let mut queue = SearchQueue::default();
         let (mut found, mut missing, mut most_nodes) = (0, 0, 0);
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            let want = fewest_moves(table, codec, placement, roots, limits.max_hops);
-            let path = search(
-                table,
-                codec,
-                placement,
-                Some(stripes),
-                roots,
-                limits,
-                &mut queue,
-            );
+            let want = fewest_moves(searched, roots, limits.max_hops);
+            let path = searched.search(roots, limits, &mut queue);
             most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             // A search that is not validated finds the same shortest path.
@@ -436,7 +453,13 @@ mod tests {
 
     #[test]
     fn the_bucket_limit_bounds_the_search_but_its_last_ring_is_still_read() {
-        let (table, codec, placement, stripes) = nearly_full(5000, 12, 11);
+        let searched = nearly_full(5000, 12, 11);
+        let Searched {
+            table,
+            codec,
+            placement,
+            ..
+        } = &searched;
         let mut queue = SearchQueue::default();
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, 1)];
@@ -444,15 +467,7 @@ mod tests {
                 max_hops: 4,
                 max_search_buckets: 2,
             };
-            let path = search(
-                &table,
-                &codec,
-                &placement,
-                Some(&stripes),
-                roots,
-                only_roots,
-                &mut queue,
-            );
+            let path = searched.search(roots, only_roots, &mut queue);
             let root_free = roots.iter().any(|&b| codec.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
             // Three buckets: the roots and the first child, which is read although the ring
@@ -465,15 +480,7 @@ mod tests {
                 roots[0],
                 codec.fingerprints(&table.load(roots[0])).as_slice()[0],
             );
-            let path = search(
-                &table,
-                &codec,
-                &placement,
-                Some(&stripes),
-                roots,
-                three,
-                &mut queue,
-            );
+            let path = searched.search(roots, three, &mut queue);
             if !root_free && roots[0] != roots[1] && first_child != roots[0] {
                 let child_free = codec.has_free(&table.load(first_child));
                 assert_eq!(path.map(|p| p.hops), child_free.then_some(1));
@@ -483,7 +490,10 @@ mod tests {
 
     #[test]
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
-        let (table, codec, placement, stripes) = nearly_full(5000, 40, 7);
+        let searched = nearly_full(5000, 40, 7);
+        let Searched {
+            placement, stripes, ..
+        } = &searched;
         let mut queue = SearchQueue::default();
         // Three hops queue more nodes than two; the two sizes take turns in one queue, whose
         // buffer keeps the longer searches' nodes past the shorter ones'.
@@ -495,40 +505,21 @@ mod tests {
                 max_search_buckets: usize::MAX,
             };
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            if search(
-                &table,
-                &codec,
-                &placement,
-                Some(&stripes),
-                roots,
-                limits,
-                &mut queue,
-            )
-            .is_some()
-            {
+            if searched.search(roots, limits, &mut queue).is_some() {
                 continue;
             }
             checked[max_hops - 2] += 1;
-            assert!(queue.unchanged(&stripes), "nothing was written");
+            assert!(queue.unchanged(stripes), "nothing was written");
             // The last bucket the search read: a write to its stripe makes the search stale,
             // and so does a writer still holding it.
             let last = queue.nodes().last().unwrap().bucket as usize;
             let guard = stripes.lock_pair::<false>(last, last);
-            assert!(!queue.unchanged(&stripes), "a read bucket is locked");
+            assert!(!queue.unchanged(stripes), "a read bucket is locked");
             drop(guard);
-            assert!(!queue.unchanged(&stripes), "a read bucket was written");
+            assert!(!queue.unchanged(stripes), "a read bucket was written");
             // A search after the write reads the new stamps.
-            assert!(search(
-                &table,
-                &codec,
-                &placement,
-                Some(&stripes),
-                roots,
-                limits,
-                &mut queue
-            )
-            .is_none());
-            assert!(queue.unchanged(&stripes));
+            assert!(searched.search(roots, limits, &mut queue).is_none());
+            assert!(queue.unchanged(stripes));
         }
         assert!(
             checked[0] > 0 && checked[1] > 0,

@@ -30,11 +30,9 @@ pub(crate) struct SearchQueue {
 /// spare. A search under a larger limit that queued more frees its buffer when it ends.
 const KEPT_NODES: usize = 4096;
 
-/// Runs `work` with this thread's [`SearchQueue`], kept between calls: an insert that searches
-/// neither allocates nor clears a queue of its own. Its buffer holds as many nodes as the
-/// thread's largest search queued, up to [`KEPT_NODES`]. A thread whose queue is out (a search
-/// within `work`, or a thread being torn down) runs `work` with a new one. Under loom, whose
-/// threads share one system thread, always with a new one.
+/// Runs `work` with this thread's [`SearchQueue`], kept between calls (up to [`KEPT_NODES`]), so
+/// that a searching insert allocates nothing; with a new one where the thread's is out (nested,
+/// torn down) and under loom, whose threads share one system thread.
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {

@@ -105,10 +105,9 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
     v
 }
 
-/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), compared in the encoded form and all four slots at once: the prefixes as the four
-/// nibbles [`PREFIXES`] gives, the remainders as four lanes of the bucket, each tested for
-/// equality with SWAR arithmetic. A slot holds the fingerprint when both its nibble and its lane
-/// match.
+/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), all four
+/// slots at once in the encoded form: the prefixes as the four nibbles [`PREFIXES`] gives, the
+/// remainders as four SWAR lanes; a slot holds the fingerprint when its nibble and lane match.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub(crate) struct NarrowLanes {

@@ -7,17 +7,10 @@
 //! re-loads the stamp `Relaxed`; the writer takes the lock with an `Acquire` CAS followed by a
 //! `Release` fence, and releases it with a `Release` store.
 //!
-//! Stamps are packed densely, eight to a cache line, not one per line. Lookups read two stamps
-//! each, and a dense array of a few thousand stamps stays in L1/L2 where a padded one would not;
-//! the price is that two writers on neighbouring stripes share a line, which at the default stripe
-//! count is rare.
-//!
-//! A stamp also carries its stripe's count, the number of fingerprints in its buckets, in its top
-//! bits: the version gets the bits the largest possible count does not need (at least 31, and 50
-//! for a 64 MB table at the default stripe count). The holder changes the count with the same
-//! store that unlocks, so a writer touches one cache line per stripe, which halved the lines two
-//! inserting cores pass back and forth. [`Stripes::len`] sums the counts, so no single counter
-//! is hot. Readers compare whole stamps; every write moves the version anyway.
+//! Stamps are packed eight to a cache line, and a stamp carries its stripe's count of
+//! fingerprints in its top bits (the version gets the bits the largest count does not need, at
+//! least 31), changed by the store that unlocks; [`Stripes::len`] sums them. Why both:
+//! docs/benchmarks.md, "Constants of the raw core". Readers compare whole stamps.
 //!
 //! The stripes of a live file (docs/shared.md) lock through owner words as well
 //! (`stripe/shared_lock.rs`). Whether a lock may be a live file's is the `SHARED` parameter of
@@ -385,9 +378,8 @@ impl Stripes {
     }
 }
 
-/// The stamps and how buckets map to them: what a lookup reads of the [`Stripes`], copied out
-/// by [`Stripes::stamps`]. A run of lookups keeps the copy in registers, where the stripes'
-/// fields would be read again after every `Acquire` load.
+/// The stamps and how buckets map to them, copied out by [`Stripes::stamps`] for a lookup to
+/// keep in registers (as `lookup.rs`'s `Probe` says).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stamps<'a> {
     stamps: &'a [AtomicU64],

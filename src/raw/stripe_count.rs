@@ -23,9 +23,8 @@ pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 const MAX_ITEM_LOCKS: usize = 1 << 20;
 
 /// The most stripes a table of `bucket_count` buckets can use: one per lock group, rounded up to a
-/// power of two. More would never be locked, and a count at least this large maps every lock
-/// group to a stripe of its own, exactly as this count does. In 64 bits: 2^32 one-bucket groups
-/// round to 2^32, which a 32-bit `usize` cannot hold.
+/// power of two (more would never be locked). In 64 bits: 2^32 one-bucket groups round to 2^32,
+/// which a 32-bit `usize` cannot hold.
 pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
     bucket_count
         .div_ceil(1 << Table::lock_group_shift(codec))

@@ -129,23 +129,15 @@ impl Table {
         self.words.len() - SPARE_WORDS
     }
 
-    /// Copies the data words out, without the versions of a table of one word per bucket. The
-    /// caller holds every stripe, or the copy may be torn.
+    /// [`Self::read_words`] of every data word.
     pub(crate) fn copy_words(&self) -> Vec<u64> {
-        let keep = if self.word {
-            self.limb_mask as u64
-        } else {
-            u64::MAX
-        };
-        self.words[..self.data_words()]
-            .iter()
-            .map(|word| word.load(Relaxed) & keep)
-            .collect()
+        let mut words = vec![0; self.data_words()];
+        self.read_words(0, &mut words);
+        words
     }
 
     /// Copies the data words from `from` on into `out`, without the versions of a table of one
-    /// word per bucket, as [`Self::copy_words`] does, a part at a time. The caller holds every
-    /// stripe.
+    /// word per bucket. The caller holds every stripe, or the copy may be torn.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         let keep = if self.word {
             self.limb_mask as u64
@@ -159,9 +151,8 @@ impl Table {
         }
     }
 
-    /// Empties every bucket. The caller holds every stripe. A bucket word that held anything
-    /// is stored as a bucket word's writer stores it, its version moved on, so that a lookup's
-    /// second load of it sees the change.
+    /// Empties every bucket. The caller holds every stripe. A bucket word is stored as its
+    /// writer stores it, version moved on, so a lookup's second load sees the change.
     pub(crate) fn clear(&self) {
         if self.word {
             for bucket in 0..self.bucket_count {
@@ -425,9 +416,8 @@ impl Table {
     }
 }
 
-/// The words of a table and how wide its buckets are: what a lookup of buckets of at most 64
-/// bits reads, copied out of the [`Table`] by [`Table::buckets`]. A run of lookups keeps the copy
-/// in registers, where the table's fields would be read again after every `Acquire` load.
+/// The words of a table and how wide its buckets are, copied out by [`Table::buckets`] for a
+/// lookup to keep in registers (as `lookup.rs`'s `Probe` says).
 ///
 /// Its two reads index the words without a bounds check in a release build: the lookups' only
 /// unchecked indexing, and the bucket words' writers' ([`Table::update_word`],

@@ -67,13 +67,14 @@ impl SharedError {
 
     /// An error opening the file for `access`.
     pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
-        if access == Access::ReadWrite && source.kind() == io::ErrorKind::PermissionDenied {
-            let source = io::Error::new(
+        let denied = source.kind() == io::ErrorKind::PermissionDenied;
+        let source = match access {
+            Access::ReadWrite if denied => io::Error::new(
                 source.kind(),
                 "no permission to open it for writing (Access::ReadOnly needs only reading)",
-            );
-            return Self::io(path, source);
-        }
+            ),
+            _ => source,
+        };
         Self::io(path, source)
     }
 }

@@ -1,20 +1,5 @@
-//! The live file's header page and where its regions lie (FORMAT.md, "The live file").
-//!
-//! ```text
-//! offset  size  field (little-endian)
-//!      0     8  magic 89 43 43 4c 0d 0a 1a 0a ("\x89CCL\r\n\x1a\n")
-//!      8     4  live format version (1)      12  4  page size (4096)
-//!     16     8  registration slots           24  8  registration offset
-//!     32     8  lock records offset          40  8  stamps offset
-//!     48     8  table offset                 56  8  file length
-//!     64    88  the snapshot header (FORMAT.md) of the table: geometry, capacity, hasher,
-//!               item count 0, table words
-//!    152     8  XXH3-64 (seed 0) of bytes 0..152
-//! ```
-//! Then, each region at its offset: one 8-byte epoch per registration slot; per stripe a lock
-//! record of 24 words (owner, journal entries in use, three entries of a bucket and its old
-//! words); one stamp per stripe;
-//! the table's words, spare words included.
+//! The live file's header page and where its regions lie: FORMAT.md, "The live file", gives the
+//! layout and the order of the checks, which [`parse`] follows.
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -82,14 +67,15 @@ impl LiveLayout {
         })
     }
 
-    fn fields(&self) -> [(&'static str, u64); 6] {
+    /// The header fields the layout fixes, in the order they are checked: offset, name, value.
+    fn fields(&self) -> [(usize, &'static str, u64); 6] {
         [
-            ("registration offset", self.registration),
-            ("lock records offset", self.records),
-            ("stamps offset", self.stamps),
-            ("table offset", self.table),
-            ("file length", self.file_len),
-            ("registration slots", SLOTS),
+            (24, "registration offset", self.registration),
+            (32, "lock records offset", self.records),
+            (40, "stamps offset", self.stamps),
+            (48, "table offset", self.table),
+            (56, "file length", self.file_len),
+            (16, "registration slots", SLOTS),
         ]
     }
 }
@@ -105,14 +91,7 @@ pub(crate) fn encode(
     page[..8].copy_from_slice(&LIVE_MAGIC);
     page[8..12].copy_from_slice(&LIVE_VERSION.to_le_bytes());
     page[12..16].copy_from_slice(&(PAGE as u32).to_le_bytes());
-    for (at, value) in [
-        (16, SLOTS),
-        (24, layout.registration),
-        (32, layout.records),
-        (40, layout.stamps),
-        (48, layout.table),
-        (56, layout.file_len),
-    ] {
+    for (at, _, value) in layout.fields() {
         page[at..at + 8].copy_from_slice(&value.to_le_bytes());
     }
     let data_words = layout.table_words as usize - SPARE_WORDS;
@@ -171,20 +150,8 @@ pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> 
     let snapshot = Header::parse(&bytes[64..64 + HEADER_LEN])?;
     let geometry = snapshot.geometry()?;
     let layout = LiveLayout::of(&geometry).ok_or(invalid("buckets", snapshot.capacity))?;
-    let stored = [16, 24, 32, 40, 48, 56].map(|at| u64_at(bytes, at));
-    let read = [
-        ("registration slots", stored[0]),
-        ("registration offset", stored[1]),
-        ("lock records offset", stored[2]),
-        ("stamps offset", stored[3]),
-        ("table offset", stored[4]),
-        ("file length", stored[5]),
-    ];
-    for (field, expected) in layout.fields() {
-        let value = read
-            .iter()
-            .find(|(name, _)| *name == field)
-            .map_or(0, |r| r.1);
+    for (at, field, expected) in layout.fields() {
+        let value = u64_at(bytes, at);
         if value != expected {
             return Err(invalid(field, value));
         }

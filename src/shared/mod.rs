@@ -7,7 +7,7 @@ mod header;
 mod info;
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -83,13 +83,16 @@ pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
     let meta = file.metadata().map_err(io_err)?;
     refuse_special(path, meta.file_type())?;
     wait_for_shared_flock(&file, path)?;
-    let mut bytes = vec![0u8; LIVE_HEADER_LEN];
-    let read = read_prefix(&file, &mut bytes).map_err(io_err)?;
-    let parsed =
-        header::parse(&bytes[..read], meta.len()).map_err(|source| SharedError::Decode {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    // The file was just opened: reading starts at its first byte.
+    let mut bytes = Vec::with_capacity(LIVE_HEADER_LEN);
+    (&file)
+        .take(LIVE_HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    let parsed = header::parse(&bytes, meta.len()).map_err(|source| SharedError::Decode {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let capacity = usize::try_from(parsed.capacity).unwrap_or(usize::MAX);
     map(path, file, &parsed.geometry, &parsed.layout, access).map(|(raw, file)| Opened {
         raw,
@@ -172,20 +175,6 @@ fn wait_for_shared_flock(file: &File, path: &Path) -> Result<(), SharedError> {
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
-}
-
-/// Reads up to `out.len()` bytes from the start of the file; how many there were.
-fn read_prefix(file: &File, out: &mut [u8]) -> io::Result<usize> {
-    let mut read = 0;
-    while read < out.len() {
-        match file.read_at(&mut out[read..], read as u64) {
-            Ok(0) => break,
-            Ok(n) => read += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(read)
 }
 
 /// Maps a checked file and builds its raw filter, registering the opener if it writes.

@@ -4,7 +4,8 @@ pub(crate) use loom::sync::atomic::{fence, Ordering};
 /// multiplies the interleavings it explores.
 pub(crate) const MODEL_CHECKED: bool = true;
 
-/// Loom's atomics, with every access made visible to loom's partial-order reduction.
+/// The word every access to one of loom's atomics touches first, so that loom's partial-order
+/// reduction sees every access.
 ///
 /// Loom 0.7 remembers only the *last* access to each atomic when it looks for racing accesses.
 /// A writer here always loads a word before it stores it (a stripe's stamp before its CAS and its
@@ -18,74 +19,57 @@ pub(crate) const MODEL_CHECKED: bool = true;
 /// every pair of accesses to a word is explored in both orders. A failed compare-exchange stores
 /// nothing, so the shadow carries no release fence's view from one thread to another: the memory
 /// model the filter is checked under is exactly that of its real atomics.
+#[derive(Debug)]
+struct Shadow(loom::sync::atomic::AtomicUsize);
+
+impl Shadow {
+    fn new() -> Self {
+        Self(loom::sync::atomic::AtomicUsize::new(0))
+    }
+
+    fn touch(&self) {
+        let _ = self
+            .0
+            .compare_exchange(1, 1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// Methods that touch the shadow, then call the loom atomic's own.
+macro_rules! touching {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {$(
+        pub(crate) fn $name(&self, $($arg: $ty),*) -> $ret {
+            self.shadow.touch();
+            self.value.$name($($arg),*)
+        }
+    )*};
+}
+
 macro_rules! shadowed_atomic {
     ($name:ident, $int:ty) => {
         #[derive(Debug)]
         pub(crate) struct $name {
             value: loom::sync::atomic::$name,
-            shadow: loom::sync::atomic::AtomicUsize,
+            shadow: Shadow,
         }
 
         impl $name {
             pub(crate) fn new(value: $int) -> Self {
                 Self {
                     value: loom::sync::atomic::$name::new(value),
-                    shadow: loom::sync::atomic::AtomicUsize::new(0),
+                    shadow: Shadow::new(),
                 }
             }
 
-            fn touch(&self) {
-                let _ = self
-                    .shadow
-                    .compare_exchange(1, 1, Ordering::Relaxed, Ordering::Relaxed);
-            }
-
-            pub(crate) fn load(&self, order: Ordering) -> $int {
-                self.touch();
-                self.value.load(order)
-            }
-
-            pub(crate) fn store(&self, value: $int, order: Ordering) {
-                self.touch();
-                self.value.store(value, order);
-            }
-
-            pub(crate) fn compare_exchange_weak(
-                &self,
-                current: $int,
-                new: $int,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<$int, $int> {
-                self.touch();
-                self.value
-                    .compare_exchange_weak(current, new, success, failure)
-            }
-
-            pub(crate) fn compare_exchange(
-                &self,
-                current: $int,
-                new: $int,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<$int, $int> {
-                self.touch();
-                self.value.compare_exchange(current, new, success, failure)
-            }
-
-            pub(crate) fn fetch_add(&self, value: $int, order: Ordering) -> $int {
-                self.touch();
-                self.value.fetch_add(value, order)
-            }
-
-            pub(crate) fn fetch_xor(&self, value: $int, order: Ordering) -> $int {
-                self.touch();
-                self.value.fetch_xor(value, order)
-            }
-
-            pub(crate) fn fetch_max(&self, value: $int, order: Ordering) -> $int {
-                self.touch();
-                self.value.fetch_max(value, order)
+            touching! {
+                load(order: Ordering) -> $int;
+                store(value: $int, order: Ordering) -> ();
+                compare_exchange_weak(current: $int, new: $int, success: Ordering, failure: Ordering)
+                    -> Result<$int, $int>;
+                compare_exchange(current: $int, new: $int, success: Ordering, failure: Ordering)
+                    -> Result<$int, $int>;
+                fetch_add(value: $int, order: Ordering) -> $int;
+                fetch_xor(value: $int, order: Ordering) -> $int;
+                fetch_max(value: $int, order: Ordering) -> $int;
             }
         }
     };
@@ -97,31 +81,20 @@ shadowed_atomic!(AtomicU64, u64);
 #[derive(Debug)]
 pub(crate) struct AtomicPtr<T> {
     value: loom::sync::atomic::AtomicPtr<T>,
-    shadow: loom::sync::atomic::AtomicUsize,
+    shadow: Shadow,
 }
 
 impl<T> AtomicPtr<T> {
     pub(crate) fn new(value: *mut T) -> Self {
         Self {
             value: loom::sync::atomic::AtomicPtr::new(value),
-            shadow: loom::sync::atomic::AtomicUsize::new(0),
+            shadow: Shadow::new(),
         }
     }
 
-    fn touch(&self) {
-        let _ = self
-            .shadow
-            .compare_exchange(1, 1, Ordering::Relaxed, Ordering::Relaxed);
-    }
-
-    pub(crate) fn load(&self, order: Ordering) -> *mut T {
-        self.touch();
-        self.value.load(order)
-    }
-
-    pub(crate) fn store(&self, value: *mut T, order: Ordering) {
-        self.touch();
-        self.value.store(value, order);
+    touching! {
+        load(order: Ordering) -> *mut T;
+        store(value: *mut T, order: Ordering) -> ();
     }
 }
 

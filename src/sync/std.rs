@@ -93,13 +93,10 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// A table's atomic words, on a zeroed allocation of their own that they free when dropped.
 ///
-/// With `huge_pages`, the allocation is one huge page larger than the words, which start at the
-/// first 2 MiB boundary in it, and the words are advised onto huge pages before anything touches
-/// them. The kernel maps a huge page only where a whole aligned 2 MiB lies inside the advised
-/// range, so every whole 2 MiB of the words can be one; the slack before and after them is never
-/// touched, so never resident. Either way the words come zeroed from the allocator, untouched
-/// (and not resident) until written: a large table granted by the system but never filled costs
-/// only address space.
+/// With `huge_pages`, the allocation is one huge page larger than the words, which start at its
+/// first 2 MiB boundary and are advised onto huge pages before anything touches them, so every
+/// whole 2 MiB of them can be one. Either way the words come zeroed and untouched: a table never
+/// filled costs only address space.
 pub(crate) struct TableWords {
     /// The first word: `block`, or past it to the first huge-page boundary in it.
     words: NonNull<AtomicU64>,

@@ -1,5 +1,5 @@
 //! Taking and releasing a stripe that other processes share, and recovering one whose holder
-//! died (the protocol is in [`super::owners`]'s docs).
+//! died (the protocol is in [`crate::raw::owners`]'s docs).
 
 use std::time::Instant;
 

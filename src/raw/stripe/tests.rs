@@ -69,6 +69,12 @@ fn a_version_wraps_without_touching_the_count() {
     assert_eq!(stripes.len(), 6);
 }
 
+/// Each stripe's count.
+fn counts(stripes: &Stripes) -> Vec<u64> {
+    let count = |stamp: &AtomicU64| stamp.load(Ordering::Relaxed) >> stripes.count_shift;
+    stripes.stamps.iter().map(count).collect()
+}
+
 #[test]
 fn a_guard_charges_each_stripe_its_own_changes() {
     let stripes = Stripes::new(4, 0, 64, 4).unwrap();
@@ -80,12 +86,7 @@ fn a_guard_charges_each_stripe_its_own_changes() {
     guard.add(1, 1);
     drop(guard);
     // Buckets 1 and 5 share stripe 1.
-    let counts: Vec<u64> = stripes
-        .stamps
-        .iter()
-        .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-        .collect();
-    assert_eq!(counts, [1, 2, 0, 0]);
+    assert_eq!(counts(&stripes), [1, 2, 0, 0]);
     assert!(stripes
         .stamps
         .iter()
@@ -110,12 +111,7 @@ fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
     all.add(2, 1);
     all.add(2, -1);
     drop(all);
-    let counts: Vec<u64> = stripes
-        .stamps
-        .iter()
-        .map(|s| s.load(Ordering::Relaxed) >> stripes.count_shift)
-        .collect();
-    assert_eq!(counts, [0, 2, 0, 0]);
+    assert_eq!(counts(&stripes), [0, 2, 0, 0]);
     for (stamp, before) in stripes.stamps.iter().zip(before) {
         let after = stamp.load(Ordering::Relaxed);
         assert!(after & 1 == 0 && after != before, "{before} -> {after}");
