@@ -11,7 +11,6 @@
 //! slot expired and empties the table under all its locks, as `clear` does.
 
 use super::core::Table;
-use super::slots::BUCKET_SIZE;
 use crate::raw::Guard;
 use crate::sync::Backoff;
 
@@ -32,9 +31,12 @@ impl Table {
     fn sweep_bucket(&self, bucket: usize) {
         let mut guard = self.stripes.lock_one(bucket);
         let g = self.clock.current();
-        for i in 0..BUCKET_SIZE {
+        let mut free = self.free_lanes(bucket, g);
+        while free != 0 {
+            let i = free.trailing_zeros() as usize;
+            free &= free - 1;
             let slot = self.slots.get(bucket, i);
-            if slot != 0 && !self.ages.is_live(slot, g, 0) {
+            if slot != 0 {
                 self.slots.set(bucket, i, slot, 0);
                 guard.add(bucket, -1);
             }

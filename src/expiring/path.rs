@@ -1,78 +1,136 @@
-//! Making room: a random walk of at most [`MAX_HOPS`] hops from a full bucket, read without
-//! locks, to a bucket with a free slot; then its moves from the free end back, each under the
-//! stripes of its two buckets, checked still valid, the destination stored before the source is
-//! cleared. A fingerprint only ever moves between its own two buckets with its tag, under both
-//! their locks, so a validated lookup finds it in one of them throughout; a move changes no
-//! item's presence, so a failed insert changed nothing.
+//! Making room: a breadth-first search, read without locks, from an insert's two full buckets to
+//! the nearest bucket with a free slot (empty or expired), then its moves from the free end
+//! back, each under the stripes of its two buckets and checked again there, the destination
+//! stored (fingerprint and tag) before the source is cleared. A fingerprint only ever moves
+//! between its own two buckets with its tag, under both their locks, so a validated lookup finds
+//! it in one of them throughout; a move changes no item's presence, so a failed insert changed
+//! nothing. The search is the plain filter's (`raw/path.rs`) on the raw core's queue: the
+//! shortest path, so the fewest moves and locks, and a search that ends in a bounded number of
+//! reads where a random walk at 95% load may take hundreds of hops.
 
-use super::core::{SlotAt, Table};
+use super::core::Table;
 use super::slots::BUCKET_SIZE;
-use crate::raw::{Guard, Place};
+use crate::raw::{Guard, Place, SearchNode, SearchQueue};
 
-/// The longest walk.
-const MAX_HOPS: usize = 256;
+/// Most fingerprints one path moves: the plain filter's default for 4-slot buckets.
+pub(crate) const MAX_HOPS: usize = 5;
+/// Most buckets one search reads: the plain filter's default.
+const MAX_SEARCH_BUCKETS: usize = 2000;
 
-/// One hop: the slot moved, and what it held when the walk read it.
-#[derive(Clone, Copy, Debug)]
-struct Hop {
-    from: SlotAt,
-    slot: u64,
-    to: usize,
+/// What a search found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Search {
+    /// The node of the queue whose bucket had a free slot: its path leads back to a root.
+    Room(usize),
+    /// No bucket within the limits had one.
+    NoRoom,
 }
 
 impl Table {
-    /// Frees a slot in `start` by moving fingerprints along a path; `false` if no path was
-    /// found within the walk, or a racing writer spoiled it (the caller tries again).
-    pub(crate) fn make_room(&self, start: usize) -> bool {
-        let g = self.clock.current();
-        let mut path: Vec<Hop> = Vec::with_capacity(16);
-        let mut bucket = start;
-        // A cheap generator per walk: which slot each hop evicts.
-        let mut pick = (start as u64 ^ g).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        for _ in 0..MAX_HOPS {
-            if self.find_free(bucket, g).is_some() {
-                return self.move_back(&path);
-            }
-            pick ^= pick << 13;
-            pick ^= pick >> 7;
-            pick ^= pick << 17;
-            let index = (pick % BUCKET_SIZE as u64) as usize;
-            let slot = self.slots.get(bucket, index);
-            let fp = super::window::Ages::fingerprint(slot) as u32;
-            if fp == 0 {
-                return false; // Changed under the walk.
-            }
-            let to = self.placement.alternate(bucket, fp);
-            path.push(Hop {
-                from: SlotAt { bucket, index },
-                slot,
-                to,
+    /// Searches from `roots` for the nearest bucket with a slot free in generation `g`, a ring
+    /// of buckets at a time, each ring's buckets prefetched as they are listed and read once it
+    /// is whole. With `validate`, each bucket's stripe stamp is recorded before it is read, so
+    /// that [`SearchQueue::unchanged`] can confirm a [`Search::NoRoom`].
+    pub(crate) fn search(
+        &self,
+        roots: [usize; 2],
+        g: u64,
+        queue: &mut SearchQueue,
+        validate: bool,
+    ) -> Search {
+        queue.clear();
+        let root_count = if roots[0] == roots[1] { 1 } else { 2 };
+        for (i, &root) in roots[..root_count].iter().enumerate() {
+            queue.push(SearchNode {
+                bucket: root as u32,
+                parent: i as u32,
+                fp: 0,
+                stamp: 0,
             });
-            bucket = to;
         }
-        false
+        let mut ring = 0..queue.len();
+        for depth in 0..=MAX_HOPS {
+            // The roots were just read full under their locks; only a validated search reads
+            // them again.
+            for at in ring.clone().filter(|_| depth > 0 || validate) {
+                let node = &mut queue.nodes_mut()[at];
+                if validate {
+                    node.stamp = self.stripes.stamp(node.bucket as usize);
+                }
+                if self.free_lanes(node.bucket as usize, g) != 0 {
+                    return Search::Room(at);
+                }
+            }
+            if depth == MAX_HOPS {
+                break;
+            }
+            for parent in ring.clone() {
+                let from = queue.nodes()[parent].bucket as usize;
+                for fp in self.fingerprints_of(from) {
+                    if queue.len() == MAX_SEARCH_BUCKETS {
+                        break;
+                    }
+                    let to = self.placement.alternate(from, fp);
+                    // An empty slot would have ended the search; a fingerprint whose buckets
+                    // coincide cannot make room by moving.
+                    if fp == 0 || to == from {
+                        continue;
+                    }
+                    self.slots.prefetch(to);
+                    queue.push(SearchNode {
+                        bucket: to as u32,
+                        parent: parent as u32,
+                        fp,
+                        stamp: 0,
+                    });
+                }
+            }
+            if ring.end == queue.len() {
+                break;
+            }
+            ring = ring.end..queue.len();
+        }
+        Search::NoRoom
     }
 
-    /// Performs `path`'s moves from the last back; `false` at the first that is no longer valid
-    /// (the moves before it stay: each is a valid move of a live fingerprint).
-    fn move_back(&self, path: &[Hop]) -> bool {
-        for hop in path.iter().rev() {
-            let mut guard = self.stripes.lock_pair(hop.from.bucket, hop.to);
-            let g = self.clock.current();
-            let now = self.slots.get(hop.from.bucket, hop.from.index);
-            if now != hop.slot || !self.ages.is_live(now, g, 0) {
+    /// Makes the moves of the path to node `end` of `queue`, from the free end back; `false` at
+    /// the first that is no longer valid (the moves before it stay: each is a valid move of a
+    /// live fingerprint between its buckets).
+    pub(crate) fn move_back(&self, queue: &SearchQueue, end: usize) -> bool {
+        let nodes = queue.nodes();
+        let mut at = end;
+        while nodes[at].parent as usize != at {
+            let node = nodes[at];
+            let from = nodes[node.parent as usize].bucket as usize;
+            if !self.move_one(from, node.bucket as usize, node.fp) {
                 return false;
             }
-            let Some((i, free)) = self.find_free(hop.to, g) else {
-                return false;
-            };
-            self.slots.set(hop.to, i, free, now);
-            if free == 0 {
-                guard.add(hop.to, 1);
-            }
-            self.slots.set(hop.from.bucket, hop.from.index, now, 0);
-            guard.add(hop.from.bucket, -1);
+            at = node.parent as usize;
         }
+        true
+    }
+
+    /// Moves the live copy of `fp` in `from` to a free slot of `to`, its alternate bucket, with
+    /// its tag; `false` if `from` no longer holds one or `to` has no free slot.
+    fn move_one(&self, from: usize, to: usize, fp: u32) -> bool {
+        let mut guard = self.stripes.lock_pair(from, to);
+        let g = self.clock.current();
+        let Some((i, slot)) = self.find_live(from, fp, g, 0) else {
+            return false;
+        };
+        let free = self.free_lanes(to, g);
+        if free == 0 {
+            return false;
+        }
+        let j = free.trailing_zeros() as usize;
+        debug_assert!(j < BUCKET_SIZE);
+        let old = self.slots.get(to, j);
+        self.slots.set(to, j, old, slot);
+        if old == 0 {
+            guard.add(to, 1);
+        }
+        self.slots.set(from, i, slot, 0);
+        guard.add(from, -1);
         true
     }
 }

@@ -101,6 +101,12 @@ impl Slots {
         self.window(bucket as u64 * self.bucket_bits)
     }
 
+    /// Fingerprint `i` of a [`Self::fingerprints`] window.
+    #[inline(always)]
+    pub(crate) fn lane_fingerprint(&self, window: u64, i: usize) -> u32 {
+        (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
+    }
+
     /// Asks for the word `bucket` starts in, ahead of a lookup that will read it.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
