@@ -101,34 +101,42 @@ impl Table {
     /// slot `i`.
     #[inline(always)]
     pub(crate) fn free_lanes(&self, bucket: usize, g: u64) -> u32 {
+        let [expired, empty] = self.expired_and_empty(bucket, g);
+        expired | empty
+    }
+
+    /// Which of `bucket`'s slots hold a fingerprint expired in generation `g`: what the sweep
+    /// clears.
+    #[inline(always)]
+    pub(crate) fn expired_slots(&self, bucket: usize, g: u64) -> u32 {
+        let [expired, empty] = self.expired_and_empty(bucket, g);
+        expired & !empty
+    }
+
+    /// `bucket`'s slots whose tags are expired in generation `g` (empty ones too, whose tag is
+    /// 0, may be among them), and its empty slots.
+    #[inline(always)]
+    fn expired_and_empty(&self, bucket: usize, g: u64) -> [u32; 2] {
         match self.slots.lanes() {
             Some(lanes) => {
                 let fingerprints = self.slots.fingerprints(bucket);
-                self.free_in(lanes, fingerprints, self.slots.tags(bucket), g)
+                let tags = self.slots.tags(bucket);
+                [
+                    self.ages.expired_lanes(tags, g),
+                    empty_lanes(lanes, fingerprints),
+                ]
             }
-            None => self.free_among(&self.slots.bucket(bucket), g),
+            None => {
+                let slots = self.slots.bucket(bucket);
+                (0..BUCKET_SIZE).fold([0, 0], |[expired, empty], i| {
+                    let tag_expired = Ages::age(slots[i], g) > self.ages.generations;
+                    [
+                        expired | u32::from(tag_expired) << i,
+                        empty | u32::from(slots[i] == 0) << i,
+                    ]
+                })
+            }
         }
-    }
-
-    /// The free slots of a bucket of `fingerprints` and `tags` (its windows): expired tags, all
-    /// four at once, and the lanes of fingerprint 0, nearly always none.
-    #[inline(always)]
-    fn free_in(&self, lanes: Lanes, fingerprints: u64, tags: u64, g: u64) -> u32 {
-        let mut free = self.ages.expired_lanes(tags, g);
-        let mut empty = lanes.matches(fingerprints, 0);
-        while empty != 0 {
-            free |= 1 << lanes.lane(empty.trailing_zeros());
-            empty &= empty - 1;
-        }
-        free
-    }
-
-    /// Which of a bucket's `slots` are free in generation `g`: bit `i` for slot `i`.
-    #[inline(always)]
-    fn free_among(&self, slots: &[u64; BUCKET_SIZE], g: u64) -> u32 {
-        (0..BUCKET_SIZE).fold(0, |free, i| {
-            free | u32::from(!self.ages.is_live(slots[i], g, 0)) << i
-        })
     }
 
     /// `bucket` read once in generation `g`: its free slots, and a live copy of `fp`.
@@ -139,13 +147,15 @@ impl Table {
             let tags = self.slots.tags(bucket);
             let hits = lanes.matches(fingerprints, fp);
             return BucketRead {
-                free: self.free_in(lanes, fingerprints, tags, g),
+                free: self.ages.expired_lanes(tags, g) | empty_lanes(lanes, fingerprints),
                 live_copy: self.live_among(lanes, bucket, fp, hits, g, 0),
             };
         }
         let slots = self.slots.bucket(bucket);
         BucketRead {
-            free: self.free_among(&slots, g),
+            free: (0..BUCKET_SIZE).fold(0, |free, i| {
+                free | u32::from(!self.ages.is_live(slots[i], g, 0)) << i
+            }),
             live_copy: (0..BUCKET_SIZE).find_map(|i| {
                 let slot = slots[i];
                 (Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, 0))
@@ -184,4 +194,17 @@ impl Table {
     pub(crate) fn early_expiries(&self) -> u64 {
         self.early_expiries.load(Ordering::Relaxed)
     }
+}
+
+/// The lanes of a bucket's `fingerprints` window that hold fingerprint 0 (empty slots), bit `i`
+/// for slot `i`: nearly always none, so a loop over the matches.
+#[inline(always)]
+fn empty_lanes(lanes: Lanes, fingerprints: u64) -> u32 {
+    let mut matches = lanes.matches(fingerprints, 0);
+    let mut empty = 0;
+    while matches != 0 {
+        empty |= 1 << lanes.lane(matches.trailing_zeros());
+        matches &= matches - 1;
+    }
+    empty
 }

@@ -10,7 +10,7 @@
 
 use super::core::Table;
 use super::slots::BUCKET_SIZE;
-use crate::raw::{Guard, Place, SearchNode, SearchQueue};
+use crate::raw::{Guard, Place, SearchNode, SearchQueue, WRITE_PREFETCH_MIN_BYTES};
 
 /// Most fingerprints one path moves: the plain filter's default for 4-slot buckets.
 pub(crate) const MAX_HOPS: usize = 5;
@@ -28,9 +28,12 @@ pub(crate) enum Search {
 
 impl Table {
     /// Searches from `roots` for the nearest bucket with a slot free in generation `g`, a ring
-    /// of buckets at a time, each ring's buckets prefetched as they are listed and read once it
-    /// is whole. With `validate`, each bucket's stripe stamp is recorded before it is read, so
-    /// that [`SearchQueue::unchanged`] can confirm a [`Search::NoRoom`].
+    /// of buckets (one hop further) at a time. In a table the caches hold, each bucket is read as
+    /// it is listed, and the search ends at the first with room; in a larger one, a ring's
+    /// buckets are prefetched as they are listed and read once it is whole, so that their loads
+    /// overlap (the plain filter's search, `raw/path.rs`). With `validate`, each bucket's stripe
+    /// stamp is recorded before it is read, so that [`SearchQueue::unchanged`] can confirm a
+    /// [`Search::NoRoom`].
     pub(crate) fn search(
         &self,
         roots: [usize; 2],
@@ -48,17 +51,16 @@ impl Table {
                 stamp: 0,
             });
         }
+        let prefetch = self.slots.memory_usage() >= WRITE_PREFETCH_MIN_BYTES;
         let mut ring = 0..queue.len();
         for depth in 0..=MAX_HOPS {
-            // The roots were just read full under their locks; only a validated search reads
-            // them again.
-            for at in ring.clone().filter(|_| depth > 0 || validate) {
-                let node = &mut queue.nodes_mut()[at];
-                if validate {
-                    node.stamp = self.stripes.stamp(node.bucket as usize);
-                }
-                if self.free_lanes(node.bucket as usize, g) != 0 {
-                    return Search::Room(at);
+            // Buckets listed unread are read now: every ring of a prefetched table, and the
+            // roots, which the insert just read full under their locks, if the search validates.
+            if (depth == 0 && validate) || (depth > 0 && prefetch) {
+                for at in ring.clone() {
+                    if self.read_node(&mut queue.nodes_mut()[at], g, validate) {
+                        return Search::Room(at);
+                    }
                 }
             }
             if depth == MAX_HOPS {
@@ -76,13 +78,22 @@ impl Table {
                     if fp == 0 || to == from {
                         continue;
                     }
-                    self.slots.prefetch(to);
-                    queue.push(SearchNode {
+                    let mut node = SearchNode {
                         bucket: to as u32,
                         parent: parent as u32,
                         fp,
                         stamp: 0,
-                    });
+                    };
+                    if prefetch {
+                        self.slots.prefetch(to);
+                        queue.push(node);
+                        continue;
+                    }
+                    let room = self.read_node(&mut node, g, validate);
+                    queue.push(node);
+                    if room {
+                        return Search::Room(queue.len() - 1);
+                    }
                 }
             }
             if ring.end == queue.len() {
@@ -91,6 +102,16 @@ impl Table {
             ring = ring.end..queue.len();
         }
         Search::NoRoom
+    }
+
+    /// Whether the node's bucket has a slot free in generation `g`; with `validate`, its
+    /// stripe's stamp recorded first.
+    #[inline(always)]
+    fn read_node(&self, node: &mut SearchNode, g: u64, validate: bool) -> bool {
+        if validate {
+            node.stamp = self.stripes.stamp(node.bucket as usize);
+        }
+        self.free_lanes(node.bucket as usize, g) != 0
     }
 
     /// Makes the moves of the path to node `end` of `queue`, from the free end back; `false` at
@@ -207,7 +228,10 @@ mod tests {
             while nodes[at].parent as usize != at {
                 let from = nodes[nodes[at].parent as usize].bucket as usize;
                 let fp = nodes[at].fp;
-                assert_eq!(table.placement.alternate(from, fp), nodes[at].bucket as usize);
+                assert_eq!(
+                    table.placement.alternate(from, fp),
+                    nodes[at].bucket as usize
+                );
                 assert!(table.find_live(from, fp, g, 0).is_some());
                 at = nodes[at].parent as usize;
                 hops += 1;
@@ -220,11 +244,17 @@ mod tests {
             assert_ne!(table.free_lanes(nodes[at].bucket as usize, g), 0);
             // A move into an expired slot frees one: the count drops by one, never rises.
             let after = table.stripes.len();
-            assert!(after <= len && after + hops >= len, "{len} slots, then {after}");
+            assert!(
+                after <= len && after + hops >= len,
+                "{len} slots, then {after}"
+            );
             moved += 1;
         }
         assert!(live(&table), "a move lost an item");
         // Searches ended at one hop and at more, so both were checked.
-        assert!(moved > 100 && hops_seen[2..].iter().sum::<usize>() > 0, "{hops_seen:?}");
+        assert!(
+            moved > 100 && hops_seen[2..].iter().sum::<usize>() > 0,
+            "{hops_seen:?}"
+        );
     }
 }

@@ -30,11 +30,16 @@ pub(crate) enum Stored {
 }
 
 impl Table {
-    /// Counts the insert, moves the generation on if it is due, and sweeps this insert's share.
+    /// Counts the insert, moves the generation on if it is due, and sweeps this insert's share:
+    /// a count window's position claims it, a time window's insert from the sweep's cursor.
+    #[inline(always)]
     fn tick(&self) {
-        let due = self.clock.tick();
-        self.advance(due);
-        self.sweep(self.sweep_per_insert);
+        let tick = self.clock.tick();
+        self.advance(tick.generation);
+        match tick.sweep_from {
+            Some(first) => self.sweep_claimed(first, self.sweep_per_insert),
+            None => self.sweep(self.sweep_per_insert),
+        }
     }
 
     /// Inserts or refreshes `hash`.
@@ -109,7 +114,10 @@ impl Table {
         let fresh = Ages::slot(c.fp, g);
         let buckets = [c.first, c.second];
         // Both buckets read before either is looked at: their loads overlap.
-        let read = buckets.map(|bucket| self.read_bucket(bucket, c.fp, g));
+        let read = [
+            self.read_bucket(c.first, c.fp, g),
+            self.read_bucket(c.second, c.fp, g),
+        ];
         for (k, read) in read.iter().enumerate() {
             if let Some((i, slot)) = read.live_copy {
                 self.slots.set(buckets[k], i, slot, fresh);

@@ -65,6 +65,7 @@ pub(crate) use self::stripe_count::{
 };
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::table::SPARE_WORDS;
+pub(crate) use self::table::WRITE_PREFETCH_MIN_BYTES;
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).
