@@ -23,8 +23,8 @@
 //!
 //! `--only contains --passes 1` runs just one pass of the `contains` rows, for
 //! `valgrind --tool=callgrind --toggle-collect='*lookups*'` (instructions per lookup: the count
-//! divided by the lookups made, printed); `--only insert` likewise the steady-state insert row,
-//! for `--toggle-collect='*inserts_expiring*'` (or `'*inserts_plain*'`).
+//! divided by the lookups made, printed); `--only insert` the steady-state insert row and the
+//! latencies, for `--toggle-collect='*inserts_expiring*'` (or `'*inserts_plain*'`).
 
 use ccf_benches::keys::{key, Rng, ABSENT};
 use ccf_benches::measure::{median, time_on_own_cores};
@@ -485,6 +485,7 @@ fn main() {
     if args.only == Only::Insert {
         print_rows(&[insert_row(&mut f, &args)]);
         println!("inserts per filter: {}", args.ops * args.passes as u64);
+        latency_rows(&mut f);
         return;
     }
     let mut rows = contains_rows(&f, &args);
