@@ -119,6 +119,15 @@ impl Table {
     /// live fingerprint between its buckets).
     pub(crate) fn move_back(&self, queue: &SearchQueue, end: usize) -> bool {
         let nodes = queue.nodes();
+        // Every stripe the moves lock travels at once, rather than one pair per move.
+        let mut at = end;
+        loop {
+            self.stripes.prefetch_for_write(nodes[at].bucket as usize);
+            if nodes[at].parent as usize == at {
+                break;
+            }
+            at = nodes[at].parent as usize;
+        }
         let mut at = end;
         while nodes[at].parent as usize != at {
             let node = nodes[at];
