@@ -23,7 +23,8 @@
 //!
 //! `--only contains --passes 1` runs just one pass of the `contains` rows, for
 //! `valgrind --tool=callgrind --toggle-collect='*lookups*'` (instructions per lookup: the count
-//! divided by the lookups made, printed).
+//! divided by the lookups made, printed); `--only insert` the steady-state insert row and the
+//! latencies, for `--toggle-collect='*inserts_expiring*'` (or `'*inserts_plain*'`).
 
 use ccf_benches::keys::{key, Rng, ABSENT};
 use ccf_benches::measure::{median, time_on_own_cores};
@@ -32,7 +33,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo run --release -p ccf-benches --example expiring_speed -- \
-                     [--window N] [--passes P] [--ops M] [--only contains]";
+                     [--window N] [--passes P] [--ops M] [--only contains|insert]";
 
 /// Tries per timed 2-thread run to get a core per thread.
 const ATTEMPTS: usize = 10;
@@ -44,7 +45,15 @@ struct Args {
     window: u64,
     passes: usize,
     ops: u64,
-    contains_only: bool,
+    only: Only,
+}
+
+/// Which rows run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    All,
+    Contains,
+    Insert,
 }
 
 fn fail() -> ! {
@@ -57,7 +66,7 @@ fn parse_args() -> Args {
         window: 20_000_000,
         passes: 5,
         ops: 1_000_000,
-        contains_only: false,
+        only: Only::All,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -76,7 +85,8 @@ fn parse_args() -> Args {
             "--passes" => args.passes = number() as usize,
             "--ops" => args.ops = number(),
             "--only" => match it.next().as_deref() {
-                Some("contains") => args.contains_only = true,
+                Some("contains") => args.only = Only::Contains,
+                Some("insert") => args.only = Only::Insert,
                 _ => fail(),
             },
             _ => fail(),
@@ -164,6 +174,22 @@ fn lookups_plain(filter: &ConcurrentCuckooFilter, keys: &[u64]) -> usize {
 #[inline(never)]
 fn lookups_default(filter: &ConcurrentCuckooFilter, keys: &[u64]) -> usize {
     keys.iter().filter(|k| filter.contains(*k)).count()
+}
+
+/// Inserts keys `from..to` into the expiring filter.
+#[inline(never)]
+fn inserts_expiring(filter: &ExpiringCuckooFilter, from: u64, to: u64) {
+    for i in from..to {
+        filter.insert(&key(i)).expect("never Full");
+    }
+}
+
+/// Inserts every key into a plain filter sized for them.
+#[inline(never)]
+fn inserts_plain(filter: &ConcurrentCuckooFilter, keys: &[u64]) {
+    for k in keys {
+        filter.insert(k).expect("sized for a chunk more");
+    }
 }
 
 /// Millions of operations per second of `ops` operations in `took`.
@@ -273,11 +299,7 @@ fn insert_row(f: &mut Filters, args: &Args) -> Row {
             let took = if side == 0 {
                 let start = f.next;
                 f.next += args.ops;
-                timed(|| {
-                    for i in start..f.next {
-                        f.expiring.insert(&key(i)).expect("never Full");
-                    }
-                })
+                timed(|| inserts_expiring(&f.expiring, start, f.next))
             } else {
                 let filter = if side == 1 { &f.plain } else { &f.default };
                 let mut took = Duration::ZERO;
@@ -288,11 +310,7 @@ fn insert_row(f: &mut Filters, args: &Args) -> Row {
                         .collect();
                     fresh += keys.len() as u64;
                     done += keys.len() as u64;
-                    took += timed(|| {
-                        for k in &keys {
-                            filter.insert(k).expect("sized for a chunk more");
-                        }
-                    });
+                    took += timed(|| inserts_plain(filter, &keys));
                     for k in &keys {
                         assert!(filter.remove(k));
                     }
@@ -464,8 +482,14 @@ fn main() {
         "{} passes of {} operations, medians; the filters take turns pass by pass",
         args.passes, args.ops
     );
+    if args.only == Only::Insert {
+        print_rows(&[insert_row(&mut f, &args)]);
+        println!("inserts per filter: {}", args.ops * args.passes as u64);
+        latency_rows(&mut f);
+        return;
+    }
     let mut rows = contains_rows(&f, &args);
-    if args.contains_only {
+    if args.only == Only::Contains {
         print_rows(&rows);
         println!("lookups per filter: {}", 2 * args.ops * args.passes as u64);
         return;

@@ -11,7 +11,6 @@
 //! slot expired and empties the table under all its locks, as `clear` does.
 
 use super::core::Table;
-use super::slots::BUCKET_SIZE;
 use crate::raw::Guard;
 use crate::sync::Backoff;
 
@@ -21,23 +20,34 @@ impl Table {
         if count == 0 {
             return;
         }
+        self.sweep_claimed(self.clock.claim_sweep(count), count);
+    }
+
+    /// Sweeps the `count` buckets claimed from the `first`-th on.
+    #[inline(always)]
+    pub(crate) fn sweep_claimed(&self, first: u64, count: u64) {
         let n = self.slots.bucket_count() as u64;
-        let first = self.clock.claim_sweep(count);
         for claimed in first..first + count.min(n) {
             self.sweep_bucket((claimed % n) as usize);
         }
     }
 
-    /// Clears the expired slots of `bucket`, under its stripe lock.
+    /// Clears the expired slots of `bucket`, under its stripe lock. Most buckets hold none: a
+    /// read validated as a lookup's finds that with no lock and no write.
     fn sweep_bucket(&self, bucket: usize) {
+        let read = self.stripes.begin_read(bucket, bucket);
+        if self.expired_slots(bucket, self.clock.current()) == 0 && read.validate() {
+            return;
+        }
         let mut guard = self.stripes.lock_one::<false>(bucket);
         let g = self.clock.current();
-        for i in 0..BUCKET_SIZE {
+        let mut expired = self.expired_slots(bucket, g);
+        while expired != 0 {
+            let i = expired.trailing_zeros() as usize;
+            expired &= expired - 1;
             let slot = self.slots.get(bucket, i);
-            if slot != 0 && !self.ages.is_live(slot, g, 0) {
-                self.slots.set(bucket, i, slot, 0);
-                guard.add(bucket, -1);
-            }
+            self.slots.set(bucket, i, slot, 0);
+            guard.add(bucket, -1);
         }
     }
 
@@ -55,7 +65,11 @@ impl Table {
                     self.empty_into(target);
                 } else {
                     let n = self.slots.bucket_count() as u64;
-                    self.sweep(self.clock.sweep_debt(g + 1, self.ages, n));
+                    let debt = match self.clock.sweep_debt(g + 1, self.ages, n) {
+                        debt if debt > 0 && self.clock.positions_sweep() => n,
+                        debt => debt,
+                    };
+                    self.sweep(debt);
                     self.clock.publish(g + 1, false);
                 }
             }

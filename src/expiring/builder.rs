@@ -255,7 +255,7 @@ impl Table {
             stripes,
             slots,
             ages,
-            clock: Generations::new(ticks, generation, positions),
+            clock: Generations::new(ticks, generation, positions, sweep_per_insert),
             settings,
             sweep_per_insert,
             early_expiries: AtomicU64::new(0),

@@ -7,6 +7,15 @@ use std::time::Instant;
 use super::window::{Ages, Clock, TAG_BITS};
 use crate::sync::{AtomicU64, Ordering};
 
+/// What counting an insert gave it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tick {
+    /// The generation the insert must store in at least.
+    pub(crate) generation: u64,
+    /// The first sweep bucket its position claimed (a count window's).
+    pub(crate) sweep_from: Option<u64>,
+}
+
 /// What drives the generations.
 #[derive(Debug)]
 pub(crate) enum Ticks {
@@ -24,9 +33,18 @@ pub(crate) struct Generations {
     /// The generation lookups and writers read: only [`Self::publish`] moves it, one step at a
     /// time (or past everything, on an emptied table).
     generation: AtomicU64,
-    /// Inserts counted so far: a count window's clock.
+    /// Inserts counted so far: a count window's clock, and its sweep's cursor: the insert that
+    /// counts position `p` claims the [`Self::per_insert`] buckets from `(p − first) · per_insert`.
     positions: AtomicU64,
-    /// Buckets claimed by the sweep so far; bucket `s mod n` is the `s`-th claimed.
+    /// `positions` when the table was built or decoded.
+    first: u64,
+    /// Buckets each counted position claims for the sweep (0 for a time window, whose inserts
+    /// claim from `swept`).
+    per_insert: u64,
+    /// Buckets claimed by the sweep apart from positions' shares: a time window's inserts' and
+    /// publishers' shortfalls; bucket `s mod n` is the `s`-th claimed here. (A count window's
+    /// publisher sweeps a whole pass when it sweeps at all: two cursors cover the table only
+    /// when one of them does.)
     swept: AtomicU64,
     /// `swept` when each generation was published, by generation mod 2^TAG_BITS.
     marks: [AtomicU64; 1 << TAG_BITS],
@@ -39,10 +57,18 @@ pub(crate) struct Generations {
 }
 
 impl Generations {
-    pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64) -> Self {
+    /// Generation `generation` after `positions` inserts, each claiming `per_insert` sweep buckets
+    /// if the window is a count of inserts.
+    pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64, per_insert: u64) -> Self {
+        let per_insert = match ticks {
+            Ticks::Count { .. } => per_insert,
+            _ => 0,
+        };
         Self {
             generation: AtomicU64::new(generation),
             positions: AtomicU64::new(positions),
+            first: positions,
+            per_insert,
             swept: AtomicU64::new(0),
             marks: core::array::from_fn(|_| AtomicU64::new(0)),
             advancing: AtomicU64::new(0),
@@ -96,13 +122,23 @@ impl Generations {
         }
     }
 
-    /// Counts one insert; the generation it must be stored in at least.
-    pub(crate) fn tick(&self) -> u64 {
+    /// Counts one insert: the generation it must be stored in at least, and the first of the
+    /// sweep buckets its position claimed (a time window's insert claims none: `None`).
+    #[inline(always)]
+    pub(crate) fn tick(&self) -> Tick {
         match &self.ticks {
             Ticks::Count { per_generation } => {
-                self.positions.fetch_add(1, Ordering::Relaxed) / per_generation
+                // A claim of sweep buckets: `SeqCst`, as `claim_sweep`.
+                let p = self.positions.fetch_add(1, Ordering::SeqCst);
+                Tick {
+                    generation: p / per_generation,
+                    sweep_from: Some((p - self.first) * self.per_insert),
+                }
             }
-            _ => self.clock_generation(),
+            _ => Tick {
+                generation: self.clock_generation(),
+                sweep_from: None,
+            },
         }
     }
 
@@ -133,9 +169,21 @@ impl Generations {
         }
     }
 
+    /// Whether positions claim the sweep's buckets (a count window).
+    pub(crate) fn positions_sweep(&self) -> bool {
+        self.per_insert != 0
+    }
+
     /// Claims `count` buckets for the sweep: the first one's number.
     pub(crate) fn claim_sweep(&self, count: u64) -> u64 {
         self.swept.fetch_add(count, Ordering::SeqCst)
+    }
+
+    /// Buckets claimed by the sweep so far, by positions and by `claim_sweep`: read after a
+    /// claim, at least that claim's count.
+    fn claimed(&self) -> u64 {
+        let positions = self.positions.load(Ordering::SeqCst) - self.first;
+        positions * self.per_insert + self.swept.load(Ordering::SeqCst)
     }
 
     /// Buckets the sweep must still claim before generation `next` may be published, for a
@@ -147,7 +195,7 @@ impl Generations {
             return 0; // No slot is old enough for its tag to come back.
         }
         let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);
-        (mark + buckets).saturating_sub(self.swept.load(Ordering::SeqCst))
+        (mark + buckets).saturating_sub(self.claimed())
     }
 
     /// Takes the right to publish; `false` if another thread has it.
@@ -161,7 +209,7 @@ impl Generations {
     /// bucket claimed after the mark is swept in `g` or later), and gives up the right.
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
-        let swept = self.swept.load(Ordering::SeqCst);
+        let swept = self.claimed();
         if reset {
             self.base.store(g, Ordering::Relaxed);
             for mark in &self.marks {

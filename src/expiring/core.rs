@@ -21,6 +21,14 @@ pub(crate) struct Settings {
     pub(crate) generations: u32,
 }
 
+/// A bucket as an insert reads it: which slots are free, and where a live copy of its
+/// fingerprint is (slot and value).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BucketRead {
+    pub(crate) free: u32,
+    pub(crate) live_copy: Option<(usize, u64)>,
+}
+
 /// A table of tagged fingerprints, its stripes and generations.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -34,13 +42,6 @@ pub(crate) struct Table {
     pub(crate) sweep_per_insert: u64,
     /// Generations moved on early because an insert found no room.
     pub(crate) early_expiries: AtomicU64,
-}
-
-/// Where a slot is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SlotAt {
-    pub(crate) bucket: usize,
-    pub(crate) index: usize,
 }
 
 impl Table {
@@ -96,11 +97,86 @@ impl Table {
         None
     }
 
-    /// The first free slot of `bucket` in generation `g`: empty, or expired; with its value.
+    /// Which of `bucket`'s slots are free in generation `g` (empty, or expired): bit `i` for
+    /// slot `i`.
     #[inline(always)]
-    pub(crate) fn find_free(&self, bucket: usize, g: u64) -> Option<(usize, u64)> {
+    pub(crate) fn free_lanes(&self, bucket: usize, g: u64) -> u32 {
+        let [expired, empty] = self.expired_and_empty(bucket, g);
+        expired | empty
+    }
+
+    /// Which of `bucket`'s slots hold a fingerprint expired in generation `g`: what the sweep
+    /// clears.
+    #[inline(always)]
+    pub(crate) fn expired_slots(&self, bucket: usize, g: u64) -> u32 {
+        let [expired, empty] = self.expired_and_empty(bucket, g);
+        expired & !empty
+    }
+
+    /// `bucket`'s slots whose tags are expired in generation `g` (empty ones too, whose tag is
+    /// 0, may be among them), and its empty slots.
+    #[inline(always)]
+    fn expired_and_empty(&self, bucket: usize, g: u64) -> [u32; 2] {
+        match self.slots.lanes() {
+            Some(lanes) => {
+                let fingerprints = self.slots.fingerprints(bucket);
+                let tags = self.slots.tags(bucket);
+                [
+                    self.ages.expired_lanes(tags, g),
+                    empty_lanes(lanes, fingerprints),
+                ]
+            }
+            None => {
+                let slots = self.slots.bucket(bucket);
+                (0..BUCKET_SIZE).fold([0, 0], |[expired, empty], i| {
+                    let tag_expired = Ages::age(slots[i], g) > self.ages.generations;
+                    [
+                        expired | u32::from(tag_expired) << i,
+                        empty | u32::from(slots[i] == 0) << i,
+                    ]
+                })
+            }
+        }
+    }
+
+    /// `bucket` read once in generation `g`: its free slots, and a live copy of `fp`.
+    #[inline(always)]
+    pub(crate) fn read_bucket(&self, bucket: usize, fp: u32, g: u64) -> BucketRead {
+        if let Some(lanes) = self.slots.lanes() {
+            let fingerprints = self.slots.fingerprints(bucket);
+            let tags = self.slots.tags(bucket);
+            let hits = lanes.matches(fingerprints, fp);
+            return BucketRead {
+                free: self.ages.expired_lanes(tags, g) | empty_lanes(lanes, fingerprints),
+                live_copy: self.live_among(lanes, bucket, fp, hits, g, 0),
+            };
+        }
         let slots = self.slots.bucket(bucket);
-        (0..BUCKET_SIZE).find_map(|i| (!self.ages.is_live(slots[i], g, 0)).then_some((i, slots[i])))
+        BucketRead {
+            free: (0..BUCKET_SIZE).fold(0, |free, i| {
+                free | u32::from(!self.ages.is_live(slots[i], g, 0)) << i
+            }),
+            live_copy: (0..BUCKET_SIZE).find_map(|i| {
+                let slot = slots[i];
+                (Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, 0))
+                    .then_some((i, slot))
+            }),
+        }
+    }
+
+    /// The fingerprints of `bucket`'s four slots (0: empty).
+    #[inline(always)]
+    pub(crate) fn fingerprints_of(&self, bucket: usize) -> [u32; BUCKET_SIZE] {
+        match self.slots.lanes() {
+            Some(_) => {
+                let window = self.slots.fingerprints(bucket);
+                core::array::from_fn(|i| self.slots.lane_fingerprint(window, i))
+            }
+            None => self
+                .slots
+                .bucket(bucket)
+                .map(|slot| Ages::fingerprint(slot) as u32),
+        }
     }
 
     /// Live copies of `fp` in `bucket`.
@@ -118,4 +194,17 @@ impl Table {
     pub(crate) fn early_expiries(&self) -> u64 {
         self.early_expiries.load(Ordering::Relaxed)
     }
+}
+
+/// The lanes of a bucket's `fingerprints` window that hold fingerprint 0 (empty slots), bit `i`
+/// for slot `i`: nearly always none, so a loop over the matches.
+#[inline(always)]
+fn empty_lanes(lanes: Lanes, fingerprints: u64) -> u32 {
+    let mut matches = lanes.matches(fingerprints, 0);
+    let mut empty = 0;
+    while matches != 0 {
+        empty |= 1 << lanes.lane(matches.trailing_zeros());
+        matches &= matches - 1;
+    }
+    empty
 }

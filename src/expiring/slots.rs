@@ -101,12 +101,21 @@ impl Slots {
         self.window(bucket as u64 * self.bucket_bits)
     }
 
-    /// Asks for the word `bucket` starts in, ahead of a lookup that will read it.
+    /// Fingerprint `i` of a [`Self::fingerprints`] window.
+    #[inline(always)]
+    pub(crate) fn lane_fingerprint(&self, window: u64, i: usize) -> u32 {
+        (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
+    }
+
+    /// Asks for the words a read of `bucket` loads: the first and the last of them (its tags'
+    /// window may end two words on), which may lie in another cache line.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let word = (bucket as u64 * self.bucket_bits / 64) as usize;
-        if let Some(word) = self.words.get(word) {
-            crate::sync::prefetch(word);
+        let first = (bucket as u64 * self.bucket_bits / 64) as usize;
+        for word in [first, first + 2] {
+            if let Some(word) = self.words.get(word) {
+                crate::sync::prefetch(word);
+            }
         }
     }
 

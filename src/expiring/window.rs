@@ -81,9 +81,52 @@ impl Ages {
         g.wrapping_sub(slot) & Self::TAG_MASK
     }
 
+    /// Which of four tags (the nibbles of `tags`' low 16 bits) are expired in generation `g`,
+    /// bit `i` for tag `i`: the four ages at once, lane by lane `g − tag` modulo 16 with no
+    /// borrow between lanes, then `age + (15 − G)` carrying out of its lane iff `age > G`.
+    #[inline(always)]
+    pub(crate) fn expired_lanes(self, tags: u64, g: u64) -> u32 {
+        const HIGH: u64 = 0x8888;
+        const LOW: u64 = 0x7777;
+        let (x, y) = ((g & Self::TAG_MASK) * 0x1111, tags & 0xffff);
+        let ages = ((x | HIGH) - (y & LOW)) ^ ((x ^ !y) & HIGH);
+        let k = (Self::TAG_MASK - self.generations) * 0x1111;
+        let carry_in = ((ages & LOW) + (k & LOW)) & HIGH;
+        let carry = (ages & k | (ages | k) & carry_in) & HIGH;
+        // Bits 3, 7, 11 and 15 gathered to bits 12 to 15 by one multiply (no two terms meet).
+        ((((carry >> 3) * 0x1248) >> 12) & 0xf) as u32
+    }
+
     /// Whether `slot` holds a live fingerprint in generation `g`, seen `lag` generations late.
     #[inline(always)]
     pub(crate) fn is_live(self, slot: u64, g: u64, lag: u64) -> bool {
         slot != 0 && Self::age(slot, g) + lag <= self.generations
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expired_lanes_are_the_tags_older_than_the_window() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for generations in 1..=u64::from(Ages::MAX_GENERATIONS) {
+            let ages = Ages { generations };
+            for g in 0..40 {
+                for _ in 0..64 {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    // Bits above the four tags belong to the next bucket: ignored.
+                    let tags = state;
+                    let want = (0..4).fold(0, |mask, i| {
+                        let tag = tags >> (4 * i) & Ages::TAG_MASK;
+                        mask | u32::from(Ages::age(tag, g) > generations) << i
+                    });
+                    assert_eq!(ages.expired_lanes(tags, g), want, "G {generations} g {g}");
+                }
+            }
+        }
     }
 }

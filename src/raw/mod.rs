@@ -48,11 +48,13 @@ pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::owners::{Registry, STRIDE as SHARED_STRIDE};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
+pub(crate) use self::queue::{with_queue, Node as SearchNode, SearchQueue};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
 };
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::table::SPARE_WORDS;
+pub(crate) use self::table::WRITE_PREFETCH_MIN_BYTES;
 
 /// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
 /// docs count all of them: 9).

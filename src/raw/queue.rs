@@ -6,14 +6,14 @@ use crate::sync::MODEL_CHECKED;
 
 /// A bucket the search reached, and how.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Node {
-    pub(super) bucket: u32,
+pub(crate) struct Node {
+    pub(crate) bucket: u32,
     /// Index of the node this one was reached from; a root points to itself.
-    pub(super) parent: u32,
+    pub(crate) parent: u32,
     /// The fingerprint that would move from the parent's bucket into this one.
-    pub(super) fp: Fingerprint,
+    pub(crate) fp: Fingerprint,
     /// The stamp of the bucket's stripe, loaded just before the bucket was first read.
-    pub(super) stamp: u64,
+    pub(crate) stamp: u64,
 }
 
 /// The search's queue: its nodes in a buffer that only grows, so that a caller that keeps its
@@ -67,24 +67,24 @@ impl SearchQueue {
         )
     }
 
-    pub(super) fn nodes(&self) -> &[Node] {
+    pub(crate) fn nodes(&self) -> &[Node] {
         &self.nodes[..self.len]
     }
 
-    pub(super) fn nodes_mut(&mut self) -> &mut [Node] {
+    pub(crate) fn nodes_mut(&mut self) -> &mut [Node] {
         &mut self.nodes[..self.len]
     }
 
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
 
     #[inline]
-    pub(super) fn push(&mut self, node: Node) {
+    pub(crate) fn push(&mut self, node: Node) {
         match self.nodes.get_mut(self.len) {
             Some(slot) => *slot = node,
             None => self.nodes.push(node),

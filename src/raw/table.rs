@@ -16,7 +16,7 @@ const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
 /// Tables at least this large get their buckets prefetched by bulk inserts and path searches:
 /// below, a search that reads each bucket as it lists it ends at the first with room
 /// (docs/benchmarks.md, "Constants of the raw core").
-const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
+pub(crate) const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words after the last bucket that are never written: a limb read touches up to three words
 /// from its first, and the spare words keep them all in bounds.

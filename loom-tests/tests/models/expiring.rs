@@ -91,26 +91,36 @@ fn expiring_insert_keeps_an_item_refreshed_across_an_advance() {
 
 /// Inserting `y` into bucket 0, full of live slots that may all move to bucket 1, moves one of
 /// them there, while the main thread refreshes `w` in bucket 1, publishing a generation: the
-/// move never lands on the refreshed `w`, and nothing is lost. (`L = 3`, `G = 2`: the prefill
-/// spans generations 0 and 1, and the race's second insert publishes 2.) A lookup racing the
-/// move itself is the plain filter's `lookup_during_move` on the same stripes: a lookup here as
-/// well multiplies the executions 500-fold.
+/// move never lands on the refreshed `w`, and nothing is lost. (`L = 4`, `G = 2`: the prefill
+/// spans generations 0 and 1, and the race's second insert publishes 2. `v1` and `v2` fill
+/// bucket 1 first, so that inserts, which take the roomier of their buckets, fill bucket 0 with
+/// `a` to `d`.) A lookup racing the move itself is the plain filter's `lookup_during_move` on
+/// the same stripes: a lookup here as well multiplies the executions 500-fold.
 #[test]
 fn expiring_move_across_an_advance_loses_nothing() {
     check(2, || {
-        let filter = tiny_window(3, 2);
+        let filter = tiny_window(4, 2);
         let mut keys = Keys::expiring(&filter);
-        let [w, a, b, c, d, y] = [(1, 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 0)]
-            .map(|(first, second)| keys.with_buckets(first, second));
-        fill(&filter, &[w, a, b, c, d]);
+        let [w, v1, v2, a, b, c, d, y] = [
+            (1, 1),
+            (1, 1),
+            (1, 1),
+            (0, 1),
+            (0, 1),
+            (0, 1),
+            (0, 1),
+            (0, 0),
+        ]
+        .map(|(first, second)| keys.with_buckets(first, second));
+        fill(&filter, &[w, v1, v2, a, b, c, d]);
 
         let other = spawn(&filter, move |f| f.insert(&y));
         filter.insert(&w).unwrap();
         other.join().unwrap().unwrap();
 
-        for key in [w, a, b, c, d, y] {
+        for key in [w, v1, v2, a, b, c, d, y] {
             assert!(filter.contains(&key), "key {key:#018x} was lost");
         }
-        assert_eq!(filter.len(), 6);
+        assert_eq!(filter.len(), 8);
     });
 }
