@@ -16,7 +16,8 @@
 //!   plain filters' inserts into their tables sized for `n` plus a chunk (`n/64`, at most 65,536)
 //!   and holding `n`, each chunk of keys removed again after it (untimed) so the load stays put;
 //! - the expiring filter's inserts and lookups from 2 threads against 1 (each run repeated until
-//!   its threads had a core each, `ccf_benches::measure::time_on_own_cores`);
+//!   its threads had a core each, `ccf_benches::measure::time_on_own_cores`), and the plain
+//!   filter's inserts the same way (`--ops` of them into a table sized for `n` plus them);
 //! - the p99.9 of single inserts, each timed with its own pair of `Instant::now()` (whose cost is
 //!   printed), over at least two generation advances of the expiring filter, the plain filter's
 //!   inserts timed the same way in alternating chunks.
@@ -24,7 +25,8 @@
 //! `--only contains --passes 1` runs just one pass of the `contains` rows, for
 //! `valgrind --tool=callgrind --toggle-collect='*lookups*'` (instructions per lookup: the count
 //! divided by the lookups made, printed); `--only insert` the steady-state insert row and the
-//! latencies, for `--toggle-collect='*inserts_expiring*'` (or `'*inserts_plain*'`).
+//! latencies, for `--toggle-collect='*inserts_expiring*'` (or `'*inserts_plain*'`);
+//! `--only threads` the rows of 1 and 2 threads.
 
 use ccf_benches::keys::{key, Rng, ABSENT};
 use ccf_benches::measure::{median, time_on_own_cores};
@@ -33,7 +35,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo run --release -p ccf-benches --example expiring_speed -- \
-                     [--window N] [--passes P] [--ops M] [--only contains|insert]";
+                     [--window N] [--passes P] [--ops M] [--only contains|insert|threads]";
 
 /// Tries per timed 2-thread run to get a core per thread.
 const ATTEMPTS: usize = 10;
@@ -54,6 +56,7 @@ enum Only {
     All,
     Contains,
     Insert,
+    Threads,
 }
 
 fn fail() -> ! {
@@ -87,6 +90,7 @@ fn parse_args() -> Args {
             "--only" => match it.next().as_deref() {
                 Some("contains") => args.only = Only::Contains,
                 Some("insert") => args.only = Only::Insert,
+                Some("threads") => args.only = Only::Threads,
                 _ => fail(),
             },
             _ => fail(),
@@ -360,6 +364,31 @@ fn threaded(f: &mut Filters, threads: u64, ops: u64, insert: bool) -> (f64, bool
     (mops(threads * ops, took), clean)
 }
 
+/// The plain filter's inserts from `threads` threads, `ops` in all, into `filter` holding keys
+/// `0..held` and sized for `ops` more; removed again after each timed run (untimed).
+fn threaded_plain(filter: &ConcurrentCuckooFilter, threads: u64, ops: u64) -> (f64, bool) {
+    let share = ops / threads;
+    let (took, clean) = time_on_own_cores(threads as usize, ATTEMPTS, || {
+        let took = timed(|| {
+            std::thread::scope(|s| {
+                for t in 0..threads {
+                    s.spawn(move || {
+                        let from = ABSENT / 2 + t * share;
+                        for i in from..from + share {
+                            filter.insert(&key(i)).expect("sized for them");
+                        }
+                    });
+                }
+            });
+        });
+        for i in ABSENT / 2..ABSENT / 2 + threads * share {
+            assert!(filter.remove(&key(i)));
+        }
+        took
+    });
+    (mops(threads * share, took), clean)
+}
+
 fn thread_rows(f: &mut Filters, args: &Args) {
     println!();
     println!(
@@ -376,16 +405,40 @@ fn thread_rows(f: &mut Filters, args: &Args) {
                 clean[threads as usize - 1] += usize::from(ok);
             }
         }
-        let [one, two] = rates.map(|mut v| median(&mut v));
-        println!(
-            "| {name} | {one:.2} | {two:.2} | {:.2} | {}/{}, {}/{} |",
-            two / one,
-            clean[0],
-            args.passes,
-            clean[1],
-            args.passes
-        );
+        print_thread_row(name, rates, clean, args.passes);
     }
+    // The plain filter of the same layout, for what the machine allows two inserting threads.
+    let plain = ConcurrentCuckooFilter::builder()
+        .capacity((f.held + args.ops) as usize)
+        .fingerprint_bits(13)
+        .bucket_size(4)
+        .semi_sorted(false)
+        .layout(TableLayout::Packed)
+        .build()
+        .expect("the plain filter fits");
+    for i in 0..f.held {
+        plain.insert(&key(i)).expect("sized for it");
+    }
+    let mut rates = [Vec::new(), Vec::new()];
+    let mut clean = [0, 0];
+    for _ in 0..args.passes {
+        for threads in [1, 2] {
+            let (rate, ok) = threaded_plain(&plain, threads, args.ops);
+            rates[threads as usize - 1].push(rate);
+            clean[threads as usize - 1] += usize::from(ok);
+        }
+    }
+    print_thread_row("plain (packed 13-bit), insert", rates, clean, args.passes);
+}
+
+fn print_thread_row(name: &str, rates: [Vec<f64>; 2], clean: [usize; 2], passes: usize) {
+    let [one, two] = rates.map(|mut v| median(&mut v));
+    println!(
+        "| {name} | {one:.2} | {two:.2} | {:.2} | {}/{passes}, {}/{passes} |",
+        two / one,
+        clean[0],
+        clean[1],
+    );
 }
 
 /// The `q` quantile of `samples` (sorted in place), in nanoseconds.
@@ -482,6 +535,10 @@ fn main() {
         "{} passes of {} operations, medians; the filters take turns pass by pass",
         args.passes, args.ops
     );
+    if args.only == Only::Threads {
+        thread_rows(&mut f, &args);
+        return;
+    }
     if args.only == Only::Insert {
         print_rows(&[insert_row(&mut f, &args)]);
         println!("inserts per filter: {}", args.ops * args.passes as u64);

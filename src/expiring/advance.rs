@@ -28,7 +28,7 @@ impl Table {
     pub(crate) fn sweep_claimed(&self, first: u64, count: u64) {
         let n = self.slots.bucket_count() as u64;
         for claimed in first..first + count.min(n) {
-            self.sweep_bucket((claimed % n) as usize);
+            self.sweep_bucket(spread(claimed % n, n));
         }
     }
 
@@ -92,5 +92,42 @@ impl Table {
                 .fetch_add(1, crate::sync::Ordering::Relaxed);
         }
         self.advance(g + 1);
+    }
+}
+
+/// Regions of the table that consecutive sweep claims visit in turn.
+const REGIONS: u64 = 64;
+
+/// The bucket of the `x`-th claim of a pass over `n` buckets: consecutive claims, made by
+/// different threads, land in different regions (their own cache lines and stripes), and each
+/// region is swept in order. A bijection of `0..n`, so a pass of claims still covers the table.
+#[inline(always)]
+fn spread(x: u64, n: u64) -> usize {
+    let span = n / REGIONS;
+    let spread = span * REGIONS;
+    (if x < spread {
+        (x % REGIONS) * span + x / REGIONS
+    } else {
+        x
+    }) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_a_bijection_that_separates_consecutive_claims() {
+        for n in [1, 2, 63, 64, 65, 127, 128, 1000, 4103] {
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let bucket = spread(x, n);
+                assert!(!seen[bucket], "n {n}: bucket {bucket} twice");
+                seen[bucket] = true;
+            }
+            if n >= 2 * REGIONS {
+                assert!(spread(1, n) - spread(0, n) >= (n / REGIONS) as usize);
+            }
+        }
     }
 }

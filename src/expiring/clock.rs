@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::window::{Ages, Clock, TAG_BITS};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// What counting an insert gave it.
 #[derive(Clone, Copy, Debug)]
@@ -31,11 +31,12 @@ pub(crate) enum Ticks {
 #[derive(Debug)]
 pub(crate) struct Generations {
     /// The generation lookups and writers read: only [`Self::publish`] moves it, one step at a
-    /// time (or past everything, on an emptied table).
-    generation: AtomicU64,
+    /// time (or past everything, on an emptied table). On lines of its own: every operation
+    /// reads it, and every insert of a count window writes `positions`.
+    generation: CachePadded<AtomicU64>,
     /// Inserts counted so far: a count window's clock, and its sweep's cursor: the insert that
     /// counts position `p` claims the [`Self::per_insert`] buckets from `(p − first) · per_insert`.
-    positions: AtomicU64,
+    positions: CachePadded<AtomicU64>,
     /// `positions` when the table was built or decoded.
     first: u64,
     /// Buckets each counted position claims for the sweep (0 for a time window, whose inserts
@@ -65,8 +66,8 @@ impl Generations {
             _ => 0,
         };
         Self {
-            generation: AtomicU64::new(generation),
-            positions: AtomicU64::new(positions),
+            generation: CachePadded::new(AtomicU64::new(generation)),
+            positions: CachePadded::new(AtomicU64::new(positions)),
             first: positions,
             per_insert,
             swept: AtomicU64::new(0),

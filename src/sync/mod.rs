@@ -20,3 +20,5 @@ mod once;
 mod waiters;
 pub(crate) use self::once::OnceSlot;
 pub(crate) use self::waiters::Waiters;
+/// A value on cache lines of its own, so that writes to its neighbours do not evict it.
+pub(crate) use crossbeam_utils::CachePadded;
