@@ -152,8 +152,9 @@ pub struct DedupArgs {
     /// forgotten within 1 + 1/G windows (G: --generations). Each kept line is written before
     /// the input is read further when the output is a pipe or a terminal, so
     /// `tail -F app.log | ccf dedup --window 1000000` passes lines on as they come. With a
-    /// duration, --capacity is the most lines one window holds (default 1000000); past it
-    /// the oldest lines are forgotten early, and a note says so.
+    /// duration, --capacity is the lines one window holds at a steady rate (default 1000000;
+    /// bursts up to capacity·(1 + 1/G) lines within a window·(1 + 1/G)); past it the oldest
+    /// lines are forgotten early, and a note says so.
     #[arg(
         long,
         value_name = "N|DURATION",

@@ -22,7 +22,8 @@ filter_class!(
     #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
     ExpiringFilter(Expiring), {
     /// A count window of the last `items` adds, or a time window of the last `seconds` holding
-    /// at most `capacity` keys per window; past it `overflow="error"` (default) raises
+    /// `capacity` keys per window at a steady rate (at most `capacity·(1 + 1/generations)` adds
+    /// within `seconds·(1 + 1/generations)`, bursts included); past it `overflow="error"` (default) raises
     /// `FilterFullError` and `"expire_early"` forgets the oldest generation early. `clock` is
     /// `"monotonic"` (default) or `"manual"` (moved by `advance_to`). `false_positive_rate`
     /// (default 0.001) holds at every point of a stream of any length; `generations` is 1 to 14

@@ -76,8 +76,11 @@ impl<S> ExpiringBuilder<S> {
         self
     }
 
-    /// A time window's most items per window (required for time windows, refused for count
-    /// windows, whose item count is theirs).
+    /// A time window's capacity `C` (required for time windows, refused for count windows,
+    /// whose item count is theirs): `C` items per window at a steady rate. The table keeps the
+    /// items of the last `G + 1` generations, so what it promises to hold is at most
+    /// `C·(1 + 1/G)` inserts within any `window·(1 + 1/G)`, bursts included; more overflows
+    /// ([`overflow`](Self::overflow)).
     pub fn capacity(mut self, capacity: u64) -> Self {
         self.capacity = capacity;
         self

@@ -13,8 +13,8 @@ pub enum Window {
     Time(Duration),
 }
 
-/// What a time window does when its table has no room for an insert, which happens past its
-/// `capacity` items per window.
+/// What a time window does when its table has no room for an insert, which happens only past
+/// its capacity: more than `capacity·(1 + 1/G)` inserts within `window·(1 + 1/G)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Overflow {

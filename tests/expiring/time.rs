@@ -131,3 +131,45 @@ fn the_monotonic_clock_forgets_after_the_bound() {
     std::thread::sleep(Duration::from_millis(60));
     assert!(!filter.contains(&"a"));
 }
+
+/// A time window holds `capacity·(1 + 1/G)` items inserted within any `D·(1 + 1/G)`: bursts that
+/// fill that bound, each in one second, never answer `Full`, and every key is found for `D`.
+#[test]
+fn bursts_within_the_capacity_never_fill_a_time_window() {
+    // D = 80 s, G = 8: any 90 s hold at most 900 inserts.
+    let filter = manual(80, 800, Overflow::Error);
+    let mut inserted: Vec<(u64, u64)> = Vec::new(); // (key, time in seconds)
+    let mut key = 0u64;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    for second in 0..1500u64 {
+        filter.advance_to(Duration::from_secs(second)).unwrap();
+        let recent = inserted
+            .iter()
+            .rev()
+            .take_while(|&&(_, at)| at + 90 > second)
+            .count() as u64;
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // Mostly idle seconds, and bursts of whatever the last 90 s leave.
+        let burst = if rng % 8 == 0 { 900 - recent } else { 0 };
+        for _ in 0..burst {
+            filter
+                .insert(&key)
+                .unwrap_or_else(|e| panic!("{e} at {second} with {recent} in the last 90 s"));
+            inserted.push((key, second));
+            key += 1;
+        }
+        for &(k, at) in inserted
+            .iter()
+            .rev()
+            .take_while(|&&(_, at)| second < at + 80)
+        {
+            assert!(
+                filter.contains(&k),
+                "key {k} inserted at {at} missed at {second}"
+            );
+        }
+    }
+    assert!(key > 10_000, "only {key} inserts");
+}
