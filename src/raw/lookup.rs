@@ -151,7 +151,7 @@ impl<P: Place> RawFilter<P> {
     /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stripes.begin_read(c.first, c.second);
+        let read = self.stripes.stamps.begin_read(c.first, c.second);
         let answer = look();
         read.validate().then_some(answer)
     }

@@ -25,7 +25,7 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
-pub(crate) use super::index::OptimisticRead;
+use super::index::OptimisticRead;
 use super::index::{StampWords, Stamps};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
