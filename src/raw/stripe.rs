@@ -25,8 +25,7 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
-use super::index::OptimisticRead;
-use super::index::{StampWords, Stamps};
+use super::index::{OptimisticRead, StampWords, Stamps};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
 };
