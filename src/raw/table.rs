@@ -8,7 +8,7 @@
 
 use super::bucket::{BucketCodec, RawBucket};
 use super::index::{window, Words};
-use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
+use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 
 /// Tables at least this large get their buckets prefetched by batch lookups: in smaller ones the
 /// L2 cache answers quickly (docs/benchmarks.md, "Constants of the raw core").
@@ -81,7 +81,7 @@ impl Table {
     /// The words of the table and the first and last word of `bucket`'s bits, for a shared
     /// table's journal.
     #[cfg(all(target_os = "linux", not(loom)))]
-    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[AtomicU64], usize, usize) {
+    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[crate::sync::AtomicU64], usize, usize) {
         let bit = bucket as u64 * self.words.bucket_bits();
         let last = (bit + self.words.bucket_bits() - 1) / 64;
         (&self.words[..], (bit / 64) as usize, last as usize)
