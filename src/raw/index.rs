@@ -1,4 +1,5 @@
-//! From a key's hash to its fingerprint and its two candidate buckets.
+//! From a key's hash to its fingerprint and its two candidate buckets, and to the table words and
+//! stripe stamps a lookup reads there.
 //!
 //! Partial-key cuckoo hashing (paper Section 3.1) stores only a fingerprint, so an item's second
 //! bucket must be computable from the bucket it is in and its fingerprint alone. The paper uses
