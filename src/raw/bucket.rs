@@ -33,35 +33,6 @@ pub(crate) const MAX_BUCKET_SIZE: usize = 8;
 /// The bits of one bucket, as read from or written to the table.
 pub(crate) type RawBucket = [u128; 2];
 
-/// The lanes of a bucket of at most 64 bits, as two masks: a lookup that copies them before its
-/// loads keeps them in registers (an `Acquire` load makes the compiler read a struct again).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LaneMasks {
-    /// 1 at the lowest bit of every lane.
-    low: u64,
-    /// 1 at the highest bit of every lane.
-    high: u64,
-}
-
-impl LaneMasks {
-    /// `fp` copied into every lane.
-    #[inline(always)]
-    pub(crate) fn broadcast(self, fp: u32) -> u64 {
-        self.low * u64::from(fp)
-    }
-
-    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
-    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
-    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
-    /// a zero lane below ran into it, which does not change whether any lane is zero.
-    #[inline(always)]
-    pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
-        let zero_a = a.wrapping_sub(self.low) & !a;
-        let zero_b = b.wrapping_sub(self.low) & !b;
-        (zero_a | zero_b) & self.high != 0
-    }
-}
-
 /// How a table's buckets are read: each form has its own lookup, chosen by one `match`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -78,15 +49,16 @@ pub(crate) enum BucketForm {
 #[derive(Clone, Debug)]
 #[repr(C)] // What a lookup reads first: the form, then what each form compares with.
 pub(crate) struct BucketCodec {
-    form: BucketForm,
+    /// Read directly by the lookup's dispatch (`lookup.rs`).
+    pub(super) form: BucketForm,
     semi_sorted: bool,
     fingerprint_bits: u32,
     /// For semi-sorted buckets of at most 64 bits, the paper's, compared encoded.
     semi_sorted_lanes: Option<semisort::NarrowLanes>,
-    /// 1 at the lowest bit of every lane of a limb.
-    lane_low: u128,
-    /// 1 at the highest bit of every lane of a limb.
-    lane_high: u128,
+    /// 1 at the lowest bit of every lane of a limb (read by `lookup.rs`'s `LaneMasks`).
+    pub(super) lane_low: u128,
+    /// 1 at the highest bit of every lane of a limb (read by `lookup.rs`'s `LaneMasks`).
+    pub(super) lane_high: u128,
     /// Every bit of every lane but the highest.
     lane_rest: u128,
     bucket_size: usize,
@@ -138,12 +110,6 @@ impl BucketCodec {
             form: BucketForm::Word,
             ..Self::new(bucket_size, fingerprint_bits, false)
         }
-    }
-
-    /// How lookups read the buckets.
-    #[inline(always)]
-    pub(crate) fn form(&self) -> BucketForm {
-        self.form
     }
 
     /// Whether each bucket is one table word with a version (see [`super::bucket_word`]).
@@ -248,15 +214,6 @@ impl BucketCodec {
     #[inline]
     pub(crate) fn broadcast_narrow(&self, fp: u32) -> u64 {
         self.lane_low as u64 * fp as u64
-    }
-
-    /// The lane masks of a bucket of at most 64 bits, to keep in registers.
-    #[inline(always)]
-    pub(crate) fn lane_masks(&self) -> LaneMasks {
-        LaneMasks {
-            low: self.lane_low as u64,
-            high: self.lane_high as u64,
-        }
     }
 
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.

@@ -79,7 +79,7 @@ impl Table {
         bucket: BucketIndex,
         change: impl FnOnce(u64) -> Option<u64>,
     ) -> bool {
-        let word = self.buckets().word(bucket);
+        let word = self.words.buckets().word(bucket);
         let current = word.load(Ordering::Relaxed);
         let Some(fingerprints) = change(current & FINGERPRINTS) else {
             return false;
@@ -100,7 +100,7 @@ impl Table {
         fp: Fingerprint,
         codec: &BucketCodec,
     ) -> bool {
-        let word = self.buckets().word(bucket);
+        let word = self.words.buckets().word(bucket);
         let current = word.load(Ordering::Relaxed);
         let Some(shift) = codec.first_free_narrow(current & FINGERPRINTS) else {
             return false;
@@ -117,7 +117,7 @@ impl Table {
     /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
     #[inline(always)]
     pub(super) fn load_word_fingerprints(&self, bucket: BucketIndex) -> u64 {
-        self.buckets().word(bucket).load(Ordering::Relaxed) & FINGERPRINTS
+        self.words.buckets().word(bucket).load(Ordering::Relaxed) & FINGERPRINTS
     }
 
     /// Whether the bucket's word has bits set from `bits` up (its version, or bits between its

@@ -1,4 +1,5 @@
-//! From a key's hash to its fingerprint and its two candidate buckets.
+//! From a key's hash to its fingerprint and its two candidate buckets, and to the table words and
+//! stripe stamps a lookup reads there.
 //!
 //! Partial-key cuckoo hashing (paper Section 3.1) stores only a fingerprint, so an item's second
 //! bucket must be computable from the bucket it is in and its fingerprint alone. The paper uses
@@ -17,6 +18,15 @@
 //!
 //! `h` costs two multiplies: one multiply gives alternates on an evenly spaced grid, which clusters
 //! the table (docs/benchmarks.md, "Constants of the raw core").
+//!
+//! Beside the placement, what a lookup reads at the candidates it gives: a table's words
+//! ([`Words`], read through [`Buckets`]) and the stamps of its stripes ([`StampWords`], read
+//! through [`Stamps`] and [`OptimisticRead`]), both indexed without a bounds check. Their owners
+//! check the bounds once, when they are made, and keep their fields here, so that the proofs of
+//! the unchecked reads rest on nothing outside this file but the placement's promise that every
+//! index it returns is below the bucket count.
+
+use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 
 /// A bucket's position in the table.
 pub(crate) type BucketIndex = usize;
@@ -147,55 +157,262 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     x ^ (x >> 33)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The words a table's buckets live in, with how wide a bucket is and how many there are: what
+/// [`Buckets`] needs to read a bucket's words without a bounds check. Made only by [`Words::new`],
+/// which checks that the words reach two past the last bucket's first word; never changed.
+#[derive(Debug)]
+#[repr(C)] // What a lookup reads first.
+pub(crate) struct Words {
+    words: TableWords,
+    bucket_bits: u64,
+    bucket_count: usize,
+}
 
-    #[test]
-    fn alternate_is_an_involution_for_every_bucket() {
-        for bucket_count in [1usize, 2, 3, 7, 64, 1000, 4099] {
-            let placement = Placement::new(bucket_count, 12);
-            for bucket in 0..bucket_count {
-                for fp in [1u32, 2, 3, 100, 4095] {
-                    let other = placement.alternate(bucket, fp);
-                    assert!(other < bucket_count);
-                    assert_eq!(
-                        placement.alternate(other, fp),
-                        bucket,
-                        "n={bucket_count} i={bucket} fp={fp}"
-                    );
-                }
-            }
-        }
+impl Words {
+    /// `words` holding `bucket_count` buckets of `bucket_bits` each; `None` unless they reach a
+    /// word past the one that holds the last bucket's first bit (a window reads two words).
+    pub(crate) fn new(words: TableWords, bucket_bits: u64, bucket_count: usize) -> Option<Self> {
+        let needed = match (bucket_count as u64).checked_sub(1) {
+            Some(last) => usize::try_from(last * bucket_bits / 64 + 2).ok()?,
+            None => 0,
+        };
+        (words.len() >= needed).then_some(Self {
+            words,
+            bucket_bits,
+            bucket_count,
+        })
     }
 
-    #[test]
-    fn fingerprints_are_nonzero_and_in_range() {
-        for fingerprint_bits in [4u32, 8, 12, 16, 32] {
-            let placement = Placement::new(1000, fingerprint_bits);
-            for hash in [0u64, u64::MAX, 0xffff_ffff, 1 << 32, 12345] {
-                let c = placement.candidates(hash);
-                assert!(c.fp >= 1 && (c.fp as u64) < (1u64 << fingerprint_bits));
-                assert!(c.first < 1000 && c.second < 1000);
-            }
-        }
+    pub(crate) fn bucket_bits(&self) -> u64 {
+        self.bucket_bits
     }
 
-    #[test]
-    fn largest_table_stays_in_range() {
-        let placement = Placement::new(MAX_BUCKET_COUNT as usize, 32);
-        let c = placement.candidates(u64::MAX);
-        assert!((c.first as u64) < MAX_BUCKET_COUNT && (c.second as u64) < MAX_BUCKET_COUNT);
-        assert_eq!(placement.alternate(c.second, c.fp), c.first);
+    pub(crate) fn bucket_count(&self) -> usize {
+        self.bucket_count
     }
 
-    #[test]
-    fn level_zero_keeps_the_hash_and_later_levels_remix_it() {
-        assert_eq!(level_hash(12345, 0), 12345);
-        let remixed: Vec<u64> = (1..8).map(|level| level_hash(12345, level)).collect();
-        for (i, a) in remixed.iter().enumerate() {
-            assert_ne!(*a, 12345);
-            assert!(remixed[i + 1..].iter().all(|b| b != a));
+    /// Another handle on the same mapped words; `None` for words on the heap.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn share(&self) -> Option<TableWords> {
+        self.words.share()
+    }
+
+    /// What a lookup reads of the table, to copy into locals.
+    #[inline(always)]
+    pub(crate) fn buckets(&self) -> Buckets<'_> {
+        Buckets {
+            words: &self.words,
+            bucket_bits: self.bucket_bits,
+            bucket_count: self.bucket_count,
         }
     }
 }
+
+impl core::ops::Deref for Words {
+    type Target = [AtomicU64];
+
+    #[inline(always)]
+    fn deref(&self) -> &[AtomicU64] {
+        &self.words
+    }
+}
+
+/// The words of a table and how wide its buckets are, copied out by [`Words::buckets`] for a
+/// lookup to keep in registers (as `lookup.rs`'s `Probe` says).
+///
+/// Its reads index the words without a bounds check in a release build: the lookups' only
+/// unchecked indexing, and the bucket words' writers' (`Table::update_word`,
+/// `Table::place_in_word`), which take a word from [`Buckets::word`] and load and store it
+/// under its stripe lock. The bucket they are given must be below the bucket count. Every bucket
+/// index the crate computes is: [`Place::candidates`] and `alternate` return only such
+/// ([`reflect`] is `(h - i) mod n` with `h` and `i` below `n`; a split table's placement keeps
+/// each index below its own count), and every other index is a loop over `0..bucket_count`.
+/// Debug builds, and so every test, check it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Buckets<'a> {
+    words: &'a [AtomicU64],
+    bucket_bits: u64,
+    bucket_count: usize,
+}
+
+impl<'a> Buckets<'a> {
+    /// The word of `bucket` in a table of one word per bucket.
+    #[inline(always)]
+    pub(crate) fn word(self, bucket: usize) -> &'a AtomicU64 {
+        debug_assert_eq!(self.bucket_bits, 64);
+        &self.words_of(bucket, bucket)[0]
+    }
+
+    /// The 64 table bits from the first of each of two buckets of at most 64 bits, with bits of
+    /// the following buckets above its own: the narrow comparisons ignore them. Unvalidated.
+    #[inline(always)]
+    pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
+        [a, b].map(|bucket| {
+            let bit = bucket as u64 * self.bucket_bits;
+            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
+        })
+    }
+
+    /// Starts bringing a bucket word into cache.
+    #[inline(always)]
+    pub(crate) fn prefetch_word(self, bucket: usize) {
+        crate::sync::prefetch(self.word(bucket));
+    }
+
+    /// Starts bringing a narrow bucket into cache: both words its window reads.
+    #[inline(always)]
+    pub(crate) fn prefetch_narrow(self, bucket: usize) {
+        let words = self.words_of(bucket, (bucket as u64 * self.bucket_bits / 64) as usize);
+        crate::sync::prefetch(&words[0]);
+        crate::sync::prefetch(&words[1]);
+    }
+
+    /// `word`, the word that holds the first bit of `bucket`, and the word after it.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn words_of(self, bucket: usize, word: usize) -> &'a [AtomicU64; 2] {
+        debug_assert!(
+            bucket < self.bucket_count,
+            "bucket {bucket} of {}",
+            self.bucket_count
+        );
+        debug_assert_eq!(word as u64, bucket as u64 * self.bucket_bits / 64);
+        debug_assert!(word + 2 <= self.words.len());
+        // SAFETY: `bucket < bucket_count` (the caller's, see above), so `word`, the word of its
+        // first bit, is at most the word of the last bucket's first bit. The fields are copies
+        // of a `Words`' (private to this file, set only by `Words::new` and never changed),
+        // which refuses words that do not reach one past that word: `word..word + 2` lies inside
+        // the slice. Two contiguous words are an `[AtomicU64; 2]`, borrowed for as long as the
+        // slice is.
+        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
+    }
+}
+
+/// The 64 bits from `bit % 64` into `words[word]`, running on into `words[word + 1]`.
+#[inline(always)]
+pub(crate) fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
+    let both = words[word].load(Ordering::Relaxed) as u128
+        | (words[word + 1].load(Ordering::Relaxed) as u128) << 64;
+    (both >> (bit % 64)) as u64
+}
+
+/// The stamps of a table's stripes (`stripe.rs` gives what a stamp holds), and which stripe
+/// guards which bucket: lock groups of `1 << group_shift` buckets, dealt round the stripes. Made
+/// only by [`StampWords::new`], which refuses a count that is not a power of two; never changed.
+#[derive(Debug)]
+#[repr(C)] // What a lookup reads first.
+pub(crate) struct StampWords {
+    words: TableWords,
+    mask: usize,
+    group_shift: u32,
+}
+
+impl StampWords {
+    /// `words.len()` stamps, as they are; `None` unless that is a power of two.
+    pub(crate) fn new(words: TableWords, group_shift: u32) -> Option<Self> {
+        let count = words.len();
+        count.is_power_of_two().then_some(Self {
+            words,
+            mask: count - 1,
+            group_shift,
+        })
+    }
+
+    /// The stripe that guards `bucket`. Neighbouring lock groups get different stripes.
+    #[inline]
+    pub(crate) fn stripe_of(&self, bucket: usize) -> usize {
+        (bucket >> self.group_shift) & self.mask
+    }
+
+    pub(crate) fn group_shift(&self) -> u32 {
+        self.group_shift
+    }
+
+    /// What a lookup reads of the stamps, to copy into locals.
+    #[inline(always)]
+    pub(crate) fn stamps(&self) -> Stamps<'_> {
+        Stamps {
+            stamps: &self.words,
+            mask: self.mask,
+            group_shift: self.group_shift,
+        }
+    }
+
+    /// Starts an optimistic read of two buckets: the stamps of their stripes, which
+    /// [`OptimisticRead::validate`] checks again once the buckets are read.
+    #[inline(always)]
+    pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
+        self.stamps().begin_read(bucket_a, bucket_b)
+    }
+}
+
+impl core::ops::Deref for StampWords {
+    type Target = [AtomicU64];
+
+    #[inline(always)]
+    fn deref(&self) -> &[AtomicU64] {
+        &self.words
+    }
+}
+
+/// The stamps and how buckets map to them, copied out by [`StampWords::stamps`] for a lookup to
+/// keep in registers (as `lookup.rs`'s `Probe` says).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamps<'a> {
+    stamps: &'a [AtomicU64],
+    mask: usize,
+    group_shift: u32,
+}
+
+impl<'a> Stamps<'a> {
+    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) fn of(self, bucket: usize) -> &'a AtomicU64 {
+        let stripe = (bucket >> self.group_shift) & self.mask;
+        debug_assert!(stripe < self.stamps.len());
+        // SAFETY: `stripe <= mask`. The fields are copies of a `StampWords`' (private to this
+        // file, set only by `StampWords::new` and never changed), which makes `stamps` a power
+        // of two `count` long, at least 1 (it refuses any other count), and `mask` `count - 1`:
+        // `stripe < stamps.len()`.
+        unsafe { self.stamps.get_unchecked(stripe) }
+    }
+
+    /// [`StampWords::begin_read`].
+    #[inline(always)]
+    pub(crate) fn begin_read(self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'a> {
+        let words = [self.of(bucket_a), self.of(bucket_b)];
+        OptimisticRead {
+            seen: words.map(|word| word.load(Ordering::Acquire) & !1),
+            words,
+        }
+    }
+}
+
+/// An optimistic read of two stripes in progress: their stamps when it began. The orderings are
+/// the reader's half of `stripe.rs`'s seqlock.
+#[derive(Debug)]
+pub(crate) struct OptimisticRead<'a> {
+    words: [&'a AtomicU64; 2],
+    /// The stamps when the read began, lock bit cleared. A stamp seen locked is so recorded as
+    /// it was before the lock, a value the stamp does not take again until its version wraps:
+    /// every unlock moves the version on, and a later load cannot read a store older than the
+    /// one this load read. Such a read then fails to validate with no test of the lock bit.
+    seen: [u64; 2],
+}
+
+impl OptimisticRead<'_> {
+    /// Ends the read: true if neither stripe was locked when it began nor has changed since, so
+    /// that everything read in between is a state the buckets really had.
+    #[inline(always)]
+    pub(crate) fn validate(&self) -> bool {
+        fence(Ordering::Acquire);
+        let moved_a = self.words[0].load(Ordering::Relaxed) ^ self.seen[0];
+        let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
+        // One branch for both stripes: it is taken on every lookup.
+        (moved_a | moved_b) == 0
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

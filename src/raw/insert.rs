@@ -44,7 +44,7 @@ impl<P: Place> RawFilter<P> {
         // these lines keys ahead instead, and does not come here.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
-            self.table.buckets().prefetch_word(c.second);
+            self.table.words.buckets().prefetch_word(c.second);
             self.try_place_word::<SHARED>(&c)
         } else {
             if unique || !self.codec.is_plain_narrow() {
@@ -191,7 +191,7 @@ impl<P: Place> RawFilter<P> {
     /// first checks under the same locks that neither bucket holds it. `None`: no room.
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
-        if !unique && self.table.is_word() {
+        if !unique && self.table.word {
             self.try_place_word::<SHARED>(c)
         } else if !unique && self.codec.is_plain_narrow() {
             self.try_place_narrow::<SHARED>(c)

@@ -2,12 +2,15 @@
 //! of copies. A key's two buckets are read under an optimistic stamp check and probed in the
 //! form its table stores buckets in ([`BucketForm`], one `match` in [`RawFilter::contains_by`]);
 //! bucket words need no stamps (`bucket_word.rs` gives their protocol).
+//!
+//! A plain lookup of bucket words or narrow packed buckets runs code of this file and of
+//! `index.rs` alone (the placement, and the unchecked reads of words and stamps): it reads the
+//! flags it dispatches on and the lane masks as fields, not through the table's or the codec's
+//! methods.
 
-use super::bucket::{BucketForm, LaneMasks};
-use super::index::{BucketIndex, Candidates, Fingerprint, Place};
+use super::bucket::{BucketCodec, BucketForm};
+use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Place, Stamps};
 use super::semisort::NarrowLanes;
-use super::stripe::Stamps;
-use super::table::Buckets;
 use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
 
@@ -36,14 +39,14 @@ impl<P: Place> RawFilter<P> {
     /// inline, so consecutive lookups overlap their misses; bucket words first, by their flag.
     #[inline(always)]
     fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates + Copy) -> bool {
-        if self.table.is_word() {
+        if self.table.word {
             return match self.try_read_words(&c) {
                 Some(answer) => answer,
                 None => self.contains_word_contended(again),
             };
         }
-        if self.codec.form() == BucketForm::Narrow {
-            let read = self.stripes.begin_read(c.first, c.second);
+        if self.codec.form == BucketForm::Narrow {
+            let read = self.stripes.stamps.begin_read(c.first, c.second);
             let hit = self.holds_narrow(&c);
             if read.validate() {
                 return hit;
@@ -53,7 +56,7 @@ impl<P: Place> RawFilter<P> {
         match self.codec.semi_sorted_lanes() {
             // Semi-sorted buckets of at most 64 bits, the paper's, stay inline.
             Some(lanes) => {
-                let read = self.stripes.begin_read(c.first, c.second);
+                let read = self.stripes.stamps.begin_read(c.first, c.second);
                 let hit = self.holds_narrow_semi_sorted(lanes, &c);
                 if read.validate() {
                     return hit;
@@ -82,7 +85,7 @@ impl<P: Place> RawFilter<P> {
     #[inline(always)]
     fn holds_narrow_semi_sorted(&self, lanes: &NarrowLanes, c: &Candidates) -> bool {
         let probe = lanes.probe(c.fp);
-        let [first, second] = self.table.load_narrow_pair(c.first, c.second);
+        let [first, second] = self.table.words.buckets().narrow_pair(c.first, c.second);
         lanes.holds(first, &probe) | lanes.holds(second, &probe)
     }
 
@@ -148,7 +151,7 @@ impl<P: Place> RawFilter<P> {
     /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stripes.begin_read(c.first, c.second);
+        let read = self.stripes.stamps.begin_read(c.first, c.second);
         let answer = look();
         read.validate().then_some(answer)
     }
@@ -213,7 +216,7 @@ impl<P: Place> RawFilter<P> {
         debug_assert_eq!(hashes.len(), answers.len());
         // In a table the caches hold there is nothing to overlap: each key's lookup as one
         // `contains`, with no candidates stored between passes.
-        match (self.codec.form(), self.table.lookups_worth_prefetching()) {
+        match (self.codec.form, self.table.lookups_worth_prefetching()) {
             (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
             (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
             (_, false) => {
@@ -369,9 +372,9 @@ impl<P: Place> RawFilter<P> {
     fn probe(&self) -> Probe<'_, P> {
         Probe {
             placement: self.placement,
-            buckets: self.table.buckets(),
-            stamps: self.stripes.stamps(),
-            lanes: self.codec.lane_masks(),
+            buckets: self.table.words.buckets(),
+            stamps: self.stripes.stamps.stamps(),
+            lanes: LaneMasks::of(&self.codec),
         }
     }
 }
@@ -399,5 +402,43 @@ impl<P: Place> Probe<'_, P> {
         let pattern = self.lanes.broadcast(c.fp);
         let [first, second] = self.buckets.narrow_pair(c.first, c.second);
         self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
+    }
+}
+
+/// The lanes of a bucket of at most 64 bits, as two masks: a lookup that copies them before its
+/// loads keeps them in registers (an `Acquire` load makes the compiler read a struct again).
+#[derive(Clone, Copy, Debug)]
+struct LaneMasks {
+    /// 1 at the lowest bit of every lane.
+    low: u64,
+    /// 1 at the highest bit of every lane.
+    high: u64,
+}
+
+impl LaneMasks {
+    /// The lane masks of the codec's buckets, which must be of at most 64 bits.
+    #[inline(always)]
+    fn of(codec: &BucketCodec) -> Self {
+        Self {
+            low: codec.lane_low as u64,
+            high: codec.lane_high as u64,
+        }
+    }
+
+    /// `fp` copied into every lane.
+    #[inline(always)]
+    fn broadcast(self, fp: u32) -> u64 {
+        self.low * u64::from(fp)
+    }
+
+    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
+    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
+    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
+    /// a zero lane below ran into it, which does not change whether any lane is zero.
+    #[inline(always)]
+    fn zero_lane_pair(self, a: u64, b: u64) -> bool {
+        let zero_a = a.wrapping_sub(self.low) & !a;
+        let zero_b = b.wrapping_sub(self.low) & !b;
+        (zero_a | zero_b) & self.high != 0
     }
 }

@@ -12,6 +12,10 @@
 //! least 31), changed by the store that unlocks; [`Stripes::len`] sums them. Why both:
 //! docs/benchmarks.md, "Constants of the raw core". Readers compare whole stamps.
 //!
+//! The stamps' words, which stripe guards a bucket, and the reader's half of the protocol
+//! ([`OptimisticRead`]) are `index.rs`'s, beside the unchecked read of a stamp they rest on;
+//! this file has the writers' half: the locks, their guards and the counts.
+//!
 //! The stripes of a live file (docs/shared.md) lock through owner words as well
 //! (`stripe/shared_lock.rs`). Whether a lock may be a live file's is the `SHARED` parameter of
 //! the write paths' locks and guards, not a test of the field alone: with `SHARED = false`, for
@@ -21,33 +25,10 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
+use super::index::{OptimisticRead, StampWords, Stamps};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
 };
-
-/// An optimistic read of two stripes in progress: their stamps when it began.
-#[derive(Debug)]
-pub(crate) struct OptimisticRead<'a> {
-    words: [&'a AtomicU64; 2],
-    /// The stamps when the read began, lock bit cleared. A stamp seen locked is so recorded as
-    /// it was before the lock, a value the stamp does not take again until its version wraps:
-    /// every unlock moves the version on, and a later load cannot read a store older than the
-    /// one this load read. Such a read then fails to validate with no test of the lock bit.
-    seen: [u64; 2],
-}
-
-impl OptimisticRead<'_> {
-    /// Ends the read: true if neither stripe was locked when it began nor has changed since, so
-    /// that everything read in between is a state the buckets really had.
-    #[inline(always)]
-    pub(crate) fn validate(&self) -> bool {
-        fence(Ordering::Acquire);
-        let moved_a = self.words[0].load(Ordering::Relaxed) ^ self.seen[0];
-        let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
-        // One branch for both stripes: it is taken on every lookup.
-        (moved_a | moved_b) == 0
-    }
-}
 
 /// Index of a stripe.
 pub(crate) type StripeIndex = usize;
@@ -55,9 +36,9 @@ pub(crate) type StripeIndex = usize;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
-    stamps: TableWords,
-    mask: usize,
-    group_shift: u32,
+    /// The stamps and which stripe guards which bucket (`index.rs`, whose unchecked reads rest
+    /// on their bounds); read directly by the lookups.
+    pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
     /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
@@ -77,7 +58,7 @@ impl Stripes {
         bucket_count: usize,
         bucket_size: usize,
     ) -> Option<Self> {
-        // `stamp_of` indexes unchecked, masked by `count - 1`.
+        // `stamp_of` indexes unchecked, masked by `count - 1` (`StampWords::new` checks it).
         if !count.is_power_of_two() {
             return None;
         }
@@ -97,10 +78,8 @@ impl Stripes {
         bucket_count: usize,
         bucket_size: usize,
     ) -> Option<Self> {
+        let stamps = StampWords::new(stamps, group_shift)?;
         let count = stamps.len();
-        if !count.is_power_of_two() {
-            return None;
-        }
         // Stripe s guards lock groups s, s + count, ...: at most this many fingerprints.
         let groups = (bucket_count as u64).div_ceil(1 << group_shift);
         let most = (groups.div_ceil(count as u64) << group_shift) * bucket_size as u64;
@@ -111,8 +90,6 @@ impl Stripes {
         );
         Some(Self {
             stamps,
-            group_shift,
-            mask: count - 1,
             count_shift: u64::BITS - count_bits,
             versions: (1 << (u64::BITS - count_bits)) - 1,
             #[cfg(all(target_os = "linux", not(loom)))]
@@ -132,7 +109,7 @@ impl Stripes {
     /// The stripe that guards `bucket`. Neighbouring lock groups get different stripes.
     #[inline]
     pub(crate) fn of(&self, bucket: usize) -> StripeIndex {
-        (bucket >> self.group_shift) & self.mask
+        self.stamps.stripe_of(bucket)
     }
 
     /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
@@ -144,18 +121,14 @@ impl Stripes {
     /// What a lookup reads of the stripes, to copy into locals.
     #[inline(always)]
     pub(crate) fn stamps(&self) -> Stamps<'_> {
-        Stamps {
-            stamps: &self.stamps,
-            mask: self.mask,
-            group_shift: self.group_shift,
-        }
+        self.stamps.stamps()
     }
 
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
     /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        self.stamps().begin_read(bucket_a, bucket_b)
+        self.stamps.begin_read(bucket_a, bucket_b)
     }
 
     /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
@@ -351,9 +324,7 @@ impl Stripes {
             to.store(count << self.count_shift, Ordering::Relaxed);
         }
         Some(Self {
-            stamps,
-            mask: self.mask,
-            group_shift: self.group_shift,
+            stamps: StampWords::new(stamps, self.stamps.group_shift())?,
             count_shift: self.count_shift,
             versions: self.versions,
             #[cfg(all(target_os = "linux", not(loom)))]
@@ -375,39 +346,6 @@ impl Stripes {
             .iter()
             .map(|stamp| (stamp.load(Ordering::Relaxed) >> self.count_shift) as usize)
             .sum()
-    }
-}
-
-/// The stamps and how buckets map to them, copied out by [`Stripes::stamps`] for a lookup to
-/// keep in registers (as `lookup.rs`'s `Probe` says).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Stamps<'a> {
-    stamps: &'a [AtomicU64],
-    mask: usize,
-    group_shift: u32,
-}
-
-impl<'a> Stamps<'a> {
-    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn of(self, bucket: usize) -> &'a AtomicU64 {
-        let stripe = (bucket >> self.group_shift) & self.mask;
-        debug_assert!(stripe < self.stamps.len());
-        // SAFETY: `stripe <= mask`. The fields are copies of a `Stripes`' (private, set only by
-        // its `new`, and never changed), which makes `stamps` a power of two `count` long, at
-        // least 1 (it refuses any other count), and `mask` `count - 1`: `stripe < stamps.len()`.
-        unsafe { self.stamps.get_unchecked(stripe) }
-    }
-
-    /// [`Stripes::begin_read`].
-    #[inline(always)]
-    pub(crate) fn begin_read(self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'a> {
-        let words = [self.of(bucket_a), self.of(bucket_b)];
-        OptimisticRead {
-            seen: words.map(|word| word.load(Ordering::Acquire) & !1),
-            words,
-        }
     }
 }
 

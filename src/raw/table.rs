@@ -7,7 +7,8 @@
 //! buckets share words, so that the stripes can give each such group a single lock.
 
 use super::bucket::{BucketCodec, RawBucket};
-use crate::sync::{prefetch, table_words, AtomicU64, Ordering::Relaxed, TableWords};
+use super::index::{window, Words};
+use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 
 /// Tables at least this large get their buckets prefetched by batch lookups: in smaller ones the
 /// L2 cache answers quickly (docs/benchmarks.md, "Constants of the raw core").
@@ -30,15 +31,16 @@ const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    /// Shared with [`super::bucket_word`], which reads and writes a table of one word per bucket.
-    pub(super) words: TableWords,
-    bucket_bits: u64,
-    bucket_count: usize,
+    /// The words and where the buckets lie in them, whose bounds the lookups' unchecked reads
+    /// rest on (`index.rs`); read directly by the lookups and by [`super::bucket_word`].
+    pub(super) words: Words,
     limb_mask: u128,
     limb_bits: u32,
     limbs: usize,
-    /// One bucket per word, with a version (see [`super::bucket_word`]).
-    word: bool,
+    /// One bucket per word, with a version (see [`super::bucket_word`]): the lookup's first
+    /// test, a flag of its own so that the compiler does not fold it into the dispatch on the
+    /// other forms.
+    pub(super) word: bool,
 }
 
 impl Table {
@@ -47,21 +49,19 @@ impl Table {
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
         let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
-        Some(Self::from_words(bucket_count, codec, words))
+        Self::from_words(bucket_count, codec, words)
     }
 
     /// A table of `bucket_count` buckets over `words`, which the caller made exactly
-    /// [`Self::words_for`] long.
-    fn from_words(bucket_count: usize, codec: &BucketCodec, words: TableWords) -> Self {
-        Self {
-            words,
-            bucket_count,
-            bucket_bits: codec.bucket_bits() as u64,
+    /// [`Self::words_for`] long (`None` if they are too few for the buckets).
+    fn from_words(bucket_count: usize, codec: &BucketCodec, words: TableWords) -> Option<Self> {
+        Some(Self {
+            words: Words::new(words, codec.bucket_bits() as u64, bucket_count)?,
             limb_bits: codec.limb_bits(),
             limb_mask: low_bits(codec.limb_bits()),
             limbs: codec.limbs(),
             word: codec.is_word(),
-        }
+        })
     }
 
     /// A table over words in a file mapping; `None` unless they are as many as the geometry
@@ -75,33 +75,22 @@ impl Table {
         if Self::words_for(bucket_count, codec)? != words.len() {
             return None;
         }
-        Some(Self::from_words(bucket_count, codec, words))
+        Self::from_words(bucket_count, codec, words)
     }
 
     /// The words of the table and the first and last word of `bucket`'s bits, for a shared
     /// table's journal.
     #[cfg(all(target_os = "linux", not(loom)))]
-    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[AtomicU64], usize, usize) {
-        let bit = bucket as u64 * self.bucket_bits;
-        let last = (bit + self.bucket_bits - 1) / 64;
-        (&self.words, (bit / 64) as usize, last as usize)
+    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[crate::sync::AtomicU64], usize, usize) {
+        let bit = bucket as u64 * self.words.bucket_bits();
+        let last = (bit + self.words.bucket_bits() - 1) / 64;
+        (&self.words[..], (bit / 64) as usize, last as usize)
     }
 
     /// Another handle on the same mapped words; `None` for a table on the heap.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
-        Some(Self::from_words(
-            self.bucket_count,
-            codec,
-            self.words.share()?,
-        ))
-    }
-
-    /// Whether the table has one word per bucket: the lookup's first test, a flag of its own so
-    /// that the compiler does not fold it into the dispatch on the other forms.
-    #[inline(always)]
-    pub(crate) fn is_word(&self) -> bool {
-        self.word
+        Self::from_words(self.bucket_count(), codec, self.words.share()?)
     }
 
     /// Words a table of `bucket_count` buckets needs, spare words included; `None` if that is not
@@ -155,7 +144,7 @@ impl Table {
     /// writer stores it, version moved on, so a lookup's second load sees the change.
     pub(crate) fn clear(&self) {
         if self.word {
-            for bucket in 0..self.bucket_count {
+            for bucket in 0..self.words.bucket_count() {
                 self.update_word(bucket, |fingerprints| (fingerprints != 0).then_some(0));
             }
             return;
@@ -170,7 +159,7 @@ impl Table {
     /// A new table holding this one's words, versions included; `None` if the memory cannot
     /// be had. The caller holds every stripe, or the copy may be torn.
     pub(crate) fn duplicate(&self, codec: &BucketCodec) -> Option<Self> {
-        let copy = Self::new(self.bucket_count, codec)?;
+        let copy = Self::new(self.words.bucket_count(), codec)?;
         for (to, from) in copy.words.iter().zip(self.words.iter()) {
             let word = from.load(Relaxed);
             // The copy's pages stay untouched where the table is empty.
@@ -210,7 +199,7 @@ impl Table {
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
-        self.bucket_count
+        self.words.bucket_count()
     }
 
     /// Bytes of the table's words.
@@ -237,7 +226,7 @@ impl Table {
     /// call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
-        if self.word || self.bucket_bits <= 64 {
+        if self.word || self.words.bucket_bits() <= 64 {
             return [u128::from(self.load_bits(bucket)), 0];
         }
         self.load_wide(bucket)
@@ -276,13 +265,13 @@ impl Table {
         let Some(bits) = change(self.load_bits(bucket)) else {
             return false;
         };
-        self.write_narrow(bucket as u64 * self.bucket_bits, bits);
+        self.write_narrow(bucket as u64 * self.words.bucket_bits(), bits);
         true
     }
 
     #[inline(never)]
     fn load_wide(&self, bucket: usize) -> RawBucket {
-        let first = bucket as u64 * self.bucket_bits;
+        let first = bucket as u64 * self.words.bucket_bits();
         if self.limbs == 1 {
             [self.read(first), 0]
         } else {
@@ -294,24 +283,7 @@ impl Table {
     /// narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
     pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
-        self.load_window(bucket as u64 * self.bucket_bits)
-    }
-
-    /// [`Self::load_narrow`] of two buckets.
-    #[inline(always)]
-    pub(crate) fn load_narrow_pair(&self, a: usize, b: usize) -> [u64; 2] {
-        self.buckets().narrow_pair(a, b)
-    }
-
-    /// What a lookup reads of the table, to copy into locals.
-    #[inline(always)]
-    pub(crate) fn buckets(&self) -> Buckets<'_> {
-        debug_assert!(!self.word || self.bucket_bits == 64);
-        Buckets {
-            words: &self.words,
-            bucket_bits: self.bucket_bits,
-            bucket_count: self.bucket_count,
-        }
+        self.load_window(bucket as u64 * self.words.bucket_bits())
     }
 
     /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
@@ -337,17 +309,17 @@ impl Table {
             prefetch(&self.words[bucket]);
             return;
         }
-        let bit = bucket as u64 * self.bucket_bits;
+        let bit = bucket as u64 * self.words.bucket_bits();
         prefetch(&self.words[(bit / 64) as usize]);
         // In bounds: the spare words follow the last bucket's last word.
-        prefetch(&self.words[((bit + self.bucket_bits - 1) / 64 + 1) as usize]);
+        prefetch(&self.words[((bit + self.words.bucket_bits() - 1) / 64 + 1) as usize]);
     }
 
     /// Stores the bucket's bits. The caller holds the stripe lock of the bucket's lock group.
     /// Inline for a bucket of at most 64 bits, as [`Self::load`].
     #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
-        if self.word || self.bucket_bits <= 64 {
+        if self.word || self.words.bucket_bits() <= 64 {
             return self.store_bits(bucket, raw[0] as u64);
         }
         self.store_wide(bucket, raw);
@@ -355,7 +327,7 @@ impl Table {
 
     #[inline(never)]
     fn store_wide(&self, bucket: usize, raw: &RawBucket) {
-        let first = bucket as u64 * self.bucket_bits;
+        let first = bucket as u64 * self.words.bucket_bits();
         self.write(first, raw[0]);
         if self.limbs == 2 {
             self.write(first + self.limb_bits as u64, raw[1]);
@@ -416,89 +388,12 @@ impl Table {
     }
 }
 
-/// The words of a table and how wide its buckets are, copied out by [`Table::buckets`] for a
-/// lookup to keep in registers (as `lookup.rs`'s `Probe` says).
-///
-/// Its two reads index the words without a bounds check in a release build: the lookups' only
-/// unchecked indexing, and the bucket words' writers' ([`Table::update_word`],
-/// [`Table::place_in_word`]), which take a word from [`Buckets::word`] and load and store it
-/// under its stripe lock. The bucket they are given must be below the bucket count. Every bucket
-/// index the crate computes is: [`super::index::Place::candidates`] and `alternate` return only
-/// such (`reflect` is `(h - i) mod n` with `h` and `i` below `n`; a split table's placement keeps
-/// each index below its own count), and every other index is a loop over `0..bucket_count`.
-/// Debug builds, and so every test, check it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Buckets<'a> {
-    words: &'a [AtomicU64],
-    bucket_bits: u64,
-    bucket_count: usize,
-}
-
-impl<'a> Buckets<'a> {
-    /// The word of `bucket` in a table of one word per bucket.
-    #[inline(always)]
-    pub(crate) fn word(self, bucket: usize) -> &'a AtomicU64 {
-        &self.words_of(bucket, bucket)[0]
-    }
-
-    /// [`Table::load_narrow`] of two buckets.
-    #[inline(always)]
-    pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
-        [a, b].map(|bucket| {
-            let bit = bucket as u64 * self.bucket_bits;
-            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
-        })
-    }
-
-    /// [`Table::prefetch`] of a bucket word.
-    #[inline(always)]
-    pub(crate) fn prefetch_word(self, bucket: usize) {
-        prefetch(self.word(bucket));
-    }
-
-    /// [`Table::prefetch`] of a narrow bucket: both words its window reads.
-    #[inline(always)]
-    pub(crate) fn prefetch_narrow(self, bucket: usize) {
-        let words = self.words_of(bucket, (bucket as u64 * self.bucket_bits / 64) as usize);
-        prefetch(&words[0]);
-        prefetch(&words[1]);
-    }
-
-    /// `word`, the word that holds the first bit of `bucket`, and the word after it.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn words_of(self, bucket: usize, word: usize) -> &'a [AtomicU64; 2] {
-        debug_assert!(
-            bucket < self.bucket_count,
-            "bucket {bucket} of {}",
-            self.bucket_count
-        );
-        debug_assert_eq!(word as u64, bucket as u64 * self.bucket_bits / 64);
-        debug_assert!(word + 2 <= self.words.len());
-        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
-        // `bucket_count * bucket_bits` and `word`, that bit's word, below the data words
-        // `ceil(bucket_count * bucket_bits / 64)`: `word + 1` is at most the first spare word.
-        // The fields are copies of a `Table`'s, whose `new` (its only constructor) allocates
-        // `data + SPARE_WORDS` (2) words and never changes them, so `word..word + 2` lies inside
-        // the slice. Two contiguous words are an `[AtomicU64; 2]`, borrowed for as long as the
-        // slice is.
-        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
-    }
-}
-
 fn low_bits(bits: u32) -> u128 {
     if bits == 128 {
         u128::MAX
     } else {
         (1 << bits) - 1
     }
-}
-
-/// The 64 bits from `bit % 64` into `words[word]`, running on into `words[word + 1]`.
-#[inline(always)]
-fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
-    let both = words[word].load(Relaxed) as u128 | (words[word + 1].load(Relaxed) as u128) << 64;
-    (both >> (bit % 64)) as u64
 }
 
 /// `value << offset` as a 192-bit number, split into three words, lowest first.

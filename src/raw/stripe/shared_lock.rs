@@ -109,7 +109,7 @@ impl Stripes {
         stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
         fence(Ordering::Release);
         shared.restore_journal(stripe);
-        let count = shared.count_of(stripe, self.group_shift, self.count());
+        let count = shared.count_of(stripe, self.stamps.group_shift(), self.count());
         let version = stamp.load(Ordering::Relaxed) & versions;
         stamp.store(count << count_shift | version, Ordering::Relaxed);
     }
