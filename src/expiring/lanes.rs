@@ -44,8 +44,23 @@ impl Lanes {
     /// out of it, so one lane never disturbs another.
     #[inline(always)]
     pub(crate) fn matches(self, window: u64, fp: u32) -> u64 {
-        let x = window ^ self.low.wrapping_mul(u64::from(fp));
+        let x = window ^ self.broadcast(fp);
         !(((x & self.rest).wrapping_add(self.rest)) | x | self.rest) & self.high
+    }
+
+    /// `fp` in every lane.
+    #[inline(always)]
+    pub(crate) fn broadcast(self, fp: u32) -> u64 {
+        self.low.wrapping_mul(u64::from(fp))
+    }
+
+    /// The top bits of lanes of `x` (a window XOR [`Self::broadcast`]) that may be zero, in
+    /// four operations where [`Self::matches`] takes six: none iff no lane is zero, and the
+    /// lowest one reported always is. (A lane above a zero one reads as zero too if it is 1: the
+    /// zero lane's borrow reaches it.)
+    #[inline(always)]
+    pub(crate) fn zero_lanes(self, x: u64) -> u64 {
+        x.wrapping_sub(self.low) & !x & self.high
     }
 
     /// The slot index of the lane whose top bit is bit `top`.
@@ -87,6 +102,38 @@ mod tests {
                         rest &= rest - 1;
                     }
                     assert_eq!(found, expected, "f {f} fill {fill:#x} target {target}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zero_lanes_finds_a_zero_lane_exactly_when_there_is_one_and_its_lowest_is_one() {
+        for f in 2..=6 {
+            let lanes = Lanes::new(f).unwrap();
+            let values = 1u64 << f;
+            // Every bucket of four lanes, with the bits above them set or not.
+            for bucket in 0..values.pow(4) {
+                let mut window = 0;
+                for i in 0..4 {
+                    window |= (bucket / values.pow(i) % values) << (i * f);
+                }
+                for above in [0, u64::MAX.checked_shl(4 * f).unwrap_or(0)] {
+                    let x = window | above;
+                    let zeros = lanes.zero_lanes(x);
+                    let exact = lanes.matches(x, 0);
+                    assert_eq!(zeros == 0, exact == 0, "f {f} window {window:#x}");
+                    if zeros != 0 {
+                        assert_eq!(zeros & zeros.wrapping_neg(), exact & exact.wrapping_neg());
+                    }
+                    // What it reports past the lowest are lanes of 1 above a zero one.
+                    let mut rest = zeros & !exact;
+                    while rest != 0 {
+                        let lane = lanes.lane(rest.trailing_zeros());
+                        assert_eq!(x >> (lane as u32 * f) & (values - 1), 1);
+                        assert!(exact & ((1 << (lane as u32 * f)) - 1) != 0);
+                        rest &= rest - 1;
+                    }
                 }
             }
         }

@@ -9,32 +9,97 @@
 //! after fails to validate and tries again.
 
 use super::core::Table;
+use super::lanes::Lanes;
+use super::slots::BucketBits;
+use super::window::{Ages, TAG_BITS};
 use crate::raw::{Candidates, AHEAD};
 
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
 
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets.
+    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window on a
+    /// clock that does not run ahead read once inline, anything else out of line.
+    #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.candidates(hash);
-        if let Some(lanes) = self.slots.lanes() {
-            // Both windows loaded before either is compared: two cache misses overlap.
-            return self.read(&c, |g, lag| {
-                let first = self.slots.fingerprints(c.first);
-                let second = self.slots.fingerprints(c.second);
-                let (hits_first, hits_second) =
-                    (lanes.matches(first, c.fp), lanes.matches(second, c.fp));
-                self.live_among(lanes, c.first, c.fp, hits_first, g, lag)
-                    .is_some()
-                    || self
-                        .live_among(lanes, c.second, c.fp, hits_second, g, lag)
-                        .is_some()
-            });
+        if let (Some(lanes), false) = (self.slots.lanes(), self.clock.runs_ahead()) {
+            let c = self.candidates(hash);
+            if let Some(answer) = self.try_read(&c, |g| self.holds_live(lanes, &c, hash, g, 0)) {
+                return answer;
+            }
         }
-        self.read(&c, |g, lag| {
-            self.find_live(c.first, c.fp, g, lag).is_some()
-                || self.find_live(c.second, c.fp, g, lag).is_some()
+        self.contains_out_of_line(hash)
+    }
+
+    /// [`Self::contains`] of buckets wider than a window or on the monotonic clock (whose read
+    /// costs more than the call), or after a writer got in the way of the first read. From the
+    /// hash: only it stays live across the inline read.
+    #[inline(never)]
+    fn contains_out_of_line(&self, hash: u64) -> bool {
+        let c = self.candidates(hash);
+        self.read(&c, |g| {
+            let lag = self.clock.lag(g);
+            match self.slots.lanes() {
+                Some(lanes) => self.holds_live(lanes, &c, hash, g, lag),
+                None => {
+                    self.find_live(c.first, c.fp, g, lag).is_some()
+                        || self.find_live(c.second, c.fp, g, lag).is_some()
+                }
+            }
+        })
+    }
+
+    /// Whether `c`'s fingerprint is live in either bucket in generation `g` seen `lag` late.
+    /// Unvalidated.
+    #[inline(always)]
+    fn holds_live(&self, lanes: Lanes, c: &Candidates, hash: u64, g: u64, lag: u64) -> bool {
+        // Both buckets loaded before either is compared: two cache misses overlap.
+        let first = self.slots.bucket_bits(c.first);
+        let second = self.slots.bucket_bits(c.second);
+        let pattern = lanes.broadcast(c.fp);
+        let zeros = [
+            lanes.zero_lanes(first.low ^ pattern),
+            lanes.zero_lanes(second.low ^ pattern),
+        ];
+        if zeros[0] | zeros[1] == 0 {
+            return false;
+        }
+        let Some(limit) = self.ages.generations.checked_sub(lag) else {
+            return false; // The clock ran past the window since the last write.
+        };
+        // The bucket with a match, the first if both, picked by masks: a member is in either at
+        // random, and a branch on which mispredicts half the time.
+        let in_second = u64::from(zeros[0] == 0).wrapping_neg();
+        let bucket = c.first ^ ((c.first ^ c.second) & in_second as usize);
+        let bits = BucketBits::pick(first, second, in_second);
+        let zero = zeros[0] | (zeros[1] & in_second);
+        // The lowest lane `zero_lanes` reports holds the fingerprint.
+        let i = lanes.lane(zero.trailing_zeros());
+        let tag = self.slots.tags_of(bucket, bits) >> (i as u32 * TAG_BITS);
+        Ages::age(tag, g) <= limit || self.other_live_copy(hash, g, limit)
+    }
+
+    /// Whether a lane of either of `hash`'s buckets holding its fingerprint has a tag at most
+    /// `limit` generations old in generation `g`: every lane, for a lookup whose first match was
+    /// not live. Unvalidated. From the hash, so that the inline lookup passes no more.
+    #[inline(never)]
+    fn other_live_copy(&self, hash: u64, g: u64, limit: u64) -> bool {
+        let c = self.candidates(hash);
+        let Some(lanes) = self.slots.lanes() else {
+            return false; // Only lookups of tables with lanes get here.
+        };
+        [c.first, c.second].into_iter().any(|bucket| {
+            let bits = self.slots.bucket_bits(bucket);
+            let tags = self.slots.tags_of(bucket, bits);
+            let mut hits = lanes.matches(bits.low, c.fp);
+            while hits != 0 {
+                let i = lanes.lane(hits.trailing_zeros());
+                if Ages::age(tags >> (i as u32 * TAG_BITS), g) <= limit {
+                    return true;
+                }
+                hits &= hits - 1;
+            }
+            false
         })
     }
 
@@ -56,7 +121,8 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.candidates(hash);
-        self.read(&c, |g, lag| {
+        self.read(&c, |g| {
+            let lag = self.clock.lag(g);
             let first = self.count_live(c.first, c.fp, g, lag);
             if c.first == c.second {
                 first
@@ -66,22 +132,87 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets with the generation and lag, in a state they really had:
-    /// optimistically [`READ_TRIES`] times, then under both stripe locks. One call site of
-    /// `look`, so that it is inlined.
+    /// `look` at the two buckets with the generation, in a state they really had:
+    /// optimistically [`READ_TRIES`] times, then under both stripe locks.
     #[inline(always)]
-    fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
-        let mut tries = 0;
-        loop {
-            let guard =
-                (tries == READ_TRIES).then(|| self.stripes.lock_pair::<false>(c.first, c.second));
-            let read = self.stripes.begin_read(c.first, c.second);
-            let g = self.clock.current();
-            let answer = look(g, self.clock.lag(g));
-            if guard.is_some() || read.validate() {
+    fn read<T>(&self, c: &Candidates, look: impl Fn(u64) -> T) -> T {
+        for _ in 0..READ_TRIES {
+            if let Some(answer) = self.try_read(c, &look) {
                 return answer;
             }
-            tries += 1;
+        }
+        let _guard = self.stripes.lock_pair::<false>(c.first, c.second);
+        look(self.clock.current())
+    }
+
+    /// One optimistic read: the stamps, then the generation, then `look` at the buckets with
+    /// it; its answer if no writer touched either stripe meanwhile.
+    #[inline(always)]
+    fn try_read<T>(&self, c: &Candidates, look: impl Fn(u64) -> T) -> Option<T> {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let g = self.clock.current();
+        let answer = look(g);
+        read.validate().then_some(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expiring::{ExpiringCuckooFilter, Window};
+
+    /// A table of 13-bit fingerprints in generation 0, `G = 8`: tag 0 is live, tag 5 (age 11)
+    /// expired.
+    fn table() -> Table {
+        let settings = ExpiringCuckooFilter::builder(Window::Items(1000))
+            .settings()
+            .unwrap();
+        Table::new(settings, 0, 0, 0).unwrap()
+    }
+
+    const LIVE: u64 = 0;
+    const EXPIRED: u64 = 5;
+
+    #[test]
+    fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
+        let probe = table();
+        assert_eq!(probe.ages.generations, 8);
+        let hash = (0..)
+            .map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .find(|&h| {
+                let c = probe.candidates(h);
+                c.first != c.second && c.fp > 1
+            })
+            .unwrap();
+        let c = probe.candidates(hash);
+        let other = c.fp ^ 1;
+        // (bucket, lane, fingerprint, tag) of each slot filled, and whether the key is live.
+        let cases: [(&[(usize, usize, u32, u64)], bool); 8] = [
+            (&[(c.first, 0, c.fp, LIVE)], true),
+            (&[(c.second, 3, c.fp, LIVE)], true),
+            (&[(c.first, 2, c.fp, EXPIRED)], false),
+            // The first match expired, a live copy further on or in the other bucket.
+            (&[(c.first, 0, c.fp, EXPIRED), (c.first, 2, c.fp, LIVE)], true),
+            (&[(c.first, 1, c.fp, EXPIRED), (c.second, 3, c.fp, LIVE)], true),
+            (&[(c.second, 0, c.fp, EXPIRED), (c.second, 1, c.fp, LIVE)], true),
+            // A live neighbour one bit off above an expired match is no copy.
+            (&[(c.first, 0, c.fp, EXPIRED), (c.first, 1, other, LIVE)], false),
+            (&[(c.first, 3, other, LIVE), (c.second, 0, other, LIVE)], false),
+        ];
+        for (slots, live) in cases {
+            let table = table();
+            for &(bucket, lane, fp, tag) in slots {
+                table.slots.set(bucket, lane, 0, Ages::slot(fp, tag));
+            }
+            assert_eq!(table.contains(hash), live, "{slots:?}");
+            let mut answer = [!live];
+            table.contains_hashes(&[hash], &mut answer);
+            assert_eq!(answer, [live], "{slots:?}");
+            let copies = slots
+                .iter()
+                .filter(|&&(_, _, fp, tag)| fp == c.fp && tag == LIVE)
+                .count();
+            assert_eq!(table.count(hash), copies, "{slots:?}");
         }
     }
 }

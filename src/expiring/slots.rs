@@ -20,6 +20,25 @@ pub(crate) const BUCKET_SIZE: usize = super::lanes::BUCKET_SIZE;
 /// Bits of a bucket's tags.
 const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
 
+/// A bucket's bits from its first, as the two words from its first bit's hold them: `low`, the
+/// window of its fingerprints ([`Slots::fingerprints`]), then `high`, the rest of the second word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BucketBits {
+    pub(crate) low: u64,
+    high: u64,
+}
+
+impl BucketBits {
+    /// `a` if `second` is 0, `b` if it is all ones: no branch.
+    #[inline(always)]
+    pub(crate) fn pick(a: Self, b: Self, second: u64) -> Self {
+        Self {
+            low: a.low ^ ((a.low ^ b.low) & second),
+            high: a.high ^ ((a.high ^ b.high) & second),
+        }
+    }
+}
+
 /// The packed slot array.
 #[derive(Debug)]
 pub(crate) struct Slots {
@@ -30,6 +49,9 @@ pub(crate) struct Slots {
     bucket_count: usize,
     /// The one-window matching of a bucket's fingerprints, when they fit 64 bits.
     lanes: Option<Lanes>,
+    /// Whether every bucket lies within the two words from its first bit's: then its tags are
+    /// read from the words its fingerprints were, and a lookup touches no third word.
+    in_two_words: bool,
 }
 
 impl Slots {
@@ -46,6 +68,7 @@ impl Slots {
             bucket_bits: u64::from(width) * BUCKET_SIZE as u64,
             bucket_count,
             lanes: Lanes::new(fingerprint_bits),
+            in_two_words: in_two_words(u64::from(width) * BUCKET_SIZE as u64),
         })
     }
 
@@ -76,11 +99,16 @@ impl Slots {
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
+        (self.pair(bit) >> (bit % 64)) as u64
+    }
+
+    /// The word holding `bit` and the next, the first in the low half.
+    #[inline(always)]
+    fn pair(&self, bit: u64) -> u128 {
         let word = (bit / 64) as usize;
         let pair = &self.words[word..word + 2];
-        let both = u128::from(pair[0].load(Ordering::Relaxed))
-            | u128::from(pair[1].load(Ordering::Relaxed)) << 64;
-        (both >> (bit % 64)) as u64
+        u128::from(pair[0].load(Ordering::Relaxed))
+            | u128::from(pair[1].load(Ordering::Relaxed)) << 64
     }
 
     /// Where slot `i` of `bucket` keeps its fingerprint and its tag.
@@ -101,18 +129,42 @@ impl Slots {
         self.window(bucket as u64 * self.bucket_bits)
     }
 
+    /// `bucket`'s bits as its two words hold them.
+    #[inline(always)]
+    pub(crate) fn bucket_bits(&self, bucket: usize) -> BucketBits {
+        let first = bucket as u64 * self.bucket_bits;
+        let bits = self.pair(first) >> (first % 64);
+        BucketBits {
+            low: bits as u64,
+            high: (bits >> 64) as u64,
+        }
+    }
+
+    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if the
+    /// bucket lies in two words.
+    #[inline(always)]
+    pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
+        if !self.in_two_words {
+            return self.tags(bucket);
+        }
+        let fingerprints = u64::from(self.fingerprint_bits) * BUCKET_SIZE as u64;
+        let both = u128::from(bits.high) << 64 | u128::from(bits.low);
+        (both >> fingerprints) as u64 & ((1 << TAGS_BITS) - 1)
+    }
+
     /// Fingerprint `i` of a [`Self::fingerprints`] window.
     #[inline(always)]
     pub(crate) fn lane_fingerprint(&self, window: u64, i: usize) -> u32 {
         (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
     }
 
-    /// Asks for the words a read of `bucket` loads: the first and the last of them (its tags'
-    /// window may end two words on), which may lie in another cache line.
+    /// Asks for the words a read of `bucket` loads: the first and the last of them (two words
+    /// on if its tags' window may end there), which may lie in another cache line.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
         let first = (bucket as u64 * self.bucket_bits / 64) as usize;
-        for word in [first, first + 2] {
+        let last = first + if self.in_two_words { 1 } else { 2 };
+        for word in [first, last] {
             if let Some(word) = self.words.get(word) {
                 crate::sync::prefetch(word);
             }
@@ -122,6 +174,9 @@ impl Slots {
     /// `bucket`'s tags, slot `i`'s at bit `4·i`.
     #[inline(always)]
     pub(crate) fn tags(&self, bucket: usize) -> u64 {
+        if self.in_two_words {
+            return self.tags_of(bucket, self.bucket_bits(bucket));
+        }
         self.window(self.fields(bucket, 0)[1]) & ((1 << TAGS_BITS) - 1)
     }
 
@@ -196,9 +251,51 @@ impl Slots {
     }
 }
 
+/// Whether every bucket of `bucket_bits` bits lies within the two words from its first bit's:
+/// buckets start at multiples of `gcd(bucket_bits, 64)` within their first word.
+fn in_two_words(bucket_bits: u64) -> bool {
+    let step = 1 << bucket_bits.trailing_zeros().min(6);
+    64 - step + bucket_bits <= 128
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_lie_in_two_words_exactly_when_every_start_leaves_room() {
+        for width in TAG_BITS + 1..=32 {
+            let bucket_bits = u64::from(width) * BUCKET_SIZE as u64;
+            // Buckets start at every offset their multiples reach within a word.
+            let fits = (0..64u64).all(|b| (b * bucket_bits) % 64 + bucket_bits <= 128);
+            assert_eq!(in_two_words(bucket_bits), fits, "width {width}");
+        }
+        // 13-bit fingerprints (68-bit buckets) fit; 15-bit ones (76) do not.
+        assert!(in_two_words(68) && !in_two_words(76));
+    }
+
+    #[test]
+    fn tags_read_from_two_words_are_the_tags_windows() {
+        for width in TAG_BITS + 1..=20 {
+            let slots = Slots::new(40, width).unwrap();
+            let mask = (1u64 << width) - 1;
+            for b in 0..40 {
+                for i in 0..BUCKET_SIZE {
+                    let value = (b as u64 * 0x9e37 + i as u64 * 0x79b9 + 1) & mask;
+                    slots.set(b, i, 0, value);
+                }
+            }
+            for b in 0..40 {
+                let want = (0..BUCKET_SIZE).fold(0, |tags, i| {
+                    tags | (slots.get(b, i) & Ages::TAG_MASK) << (i as u32 * TAG_BITS)
+                });
+                assert_eq!(slots.tags(b), want, "width {width} bucket {b}");
+                let bits = slots.bucket_bits(b);
+                assert_eq!(bits.low, slots.fingerprints(b));
+                assert_eq!(slots.tags_of(b, bits), want, "width {width} bucket {b}");
+            }
+        }
+    }
 
     #[test]
     fn slots_of_every_width_keep_their_neighbours() {
