@@ -19,12 +19,16 @@ pub(crate) struct Lanes {
     rest: u64,
     /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
     reciprocal: u32,
+    /// Bit `61 + i − (i + 1)·f` for every lane `i`: a multiply takes lane `i`'s top bit to bit
+    /// `60 + i` ([`Self::slots`]).
+    gather: u64,
 }
 
 impl Lanes {
-    /// The lanes of four `fingerprint_bits`-bit fingerprints; `None` if they exceed 64 bits.
+    /// The lanes of four `fingerprint_bits`-bit fingerprints; `None` if they exceed 64 bits
+    /// or are narrower than 4 (which [`Self::slots`] needs; no table has them).
     pub(crate) fn new(fingerprint_bits: u32) -> Option<Self> {
-        if !(2..=MAX_LANE_BITS).contains(&fingerprint_bits) {
+        if !(4..=MAX_LANE_BITS).contains(&fingerprint_bits) {
             return None;
         }
         let f = fingerprint_bits;
@@ -36,6 +40,7 @@ impl Lanes {
             // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
             rest: high - low,
             reciprocal: (1u32 << 16).div_ceil(f),
+            gather: (0..BUCKET_SIZE as u32).fold(0, |acc, i| acc | 1 << (61 + i - (i + 1) * f)),
         })
     }
 
@@ -61,6 +66,16 @@ impl Lanes {
     #[inline(always)]
     pub(crate) fn zero_lanes(self, x: u64) -> u64 {
         x.wrapping_sub(self.low) & !x & self.high
+    }
+
+    /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, by one multiply. Exact
+    /// for `f ≥ 4`: the term of top bit `j` times the gather's bit `i` lands at bit
+    /// `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two terms' bits
+    /// differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same term, so no
+    /// two add and nothing carries.
+    #[inline(always)]
+    pub(crate) fn slots(self, tops: u64) -> u32 {
+        (tops.wrapping_mul(self.gather) >> 60) as u32
     }
 
     /// The slot index of the lane whose top bit is bit `top`.
@@ -109,7 +124,7 @@ mod tests {
 
     #[test]
     fn zero_lanes_finds_a_zero_lane_exactly_when_there_is_one_and_its_lowest_is_one() {
-        for f in 2..=6 {
+        for f in 4..=6 {
             let lanes = Lanes::new(f).unwrap();
             let values = 1u64 << f;
             // Every bucket of four lanes, with the bits above them set or not.
@@ -140,7 +155,21 @@ mod tests {
     }
 
     #[test]
+    fn slots_gathers_every_set_of_lane_tops() {
+        for f in 4..=MAX_LANE_BITS {
+            let lanes = Lanes::new(f).unwrap();
+            for set in 0..1u32 << BUCKET_SIZE {
+                let tops = (0..BUCKET_SIZE as u32)
+                    .filter(|i| set >> i & 1 == 1)
+                    .fold(0u64, |acc, i| acc | 1 << ((i + 1) * f - 1));
+                assert_eq!(lanes.slots(tops), set, "f {f}");
+            }
+        }
+    }
+
+    #[test]
     fn wider_fingerprints_have_no_lanes() {
+        assert!(Lanes::new(3).is_none());
         assert!(Lanes::new(MAX_LANE_BITS + 1).is_none());
         assert!(Lanes::new(28).is_none());
     }

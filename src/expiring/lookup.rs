@@ -74,8 +74,8 @@ impl Table {
         let bits = BucketBits::pick(first, second, in_second);
         let zero = zeros[0] | (zeros[1] & in_second);
         // The lowest lane `zero_lanes` reports holds the fingerprint.
-        let i = lanes.lane(zero.trailing_zeros());
-        let tag = self.slots.tags_of(bucket, bits) >> (i as u32 * TAG_BITS);
+        let i = lanes.slots(zero).trailing_zeros();
+        let tag = self.slots.tags_of(bucket, bits) >> (i * TAG_BITS);
         Ages::age(tag, g) <= limit || self.other_live_copy(hash, g, limit)
     }
 

@@ -52,6 +52,8 @@ pub(crate) struct Slots {
     /// Whether every bucket lies within the two words from its first bit's: then its tags are
     /// read from the words its fingerprints were, and a lookup touches no third word.
     in_two_words: bool,
+    /// Where a bucket's tags start in it: `4·f`.
+    tags_at: u32,
 }
 
 impl Slots {
@@ -69,6 +71,7 @@ impl Slots {
             bucket_count,
             lanes: Lanes::new(fingerprint_bits),
             in_two_words: in_two_words(u64::from(width) * BUCKET_SIZE as u64),
+            tags_at: fingerprint_bits * BUCKET_SIZE as u32,
         })
     }
 
@@ -102,6 +105,31 @@ impl Slots {
         (self.pair(bit) >> (bit % 64)) as u64
     }
 
+    /// The word holding `bucket`'s first bit and the next, the first in the low half, for a
+    /// bucket below the bucket count (every bucket a placement computes is), without a bounds
+    /// check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn bucket_pair(&self, bucket: usize) -> u128 {
+        debug_assert!(
+            bucket < self.bucket_count,
+            "bucket {bucket} of {}",
+            self.bucket_count
+        );
+        let word = (bucket as u64 * self.bucket_bits / 64) as usize;
+        debug_assert!(word + 2 <= self.words.len());
+        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
+        // `bucket_count · bucket_bits` and `word`, that bit's word, below the words of every
+        // bucket, `ceil(bucket_count · bucket_bits / 64)`: `word + 1` is at most the spare word
+        // after them. The fields are private, set by `new` (the only constructor) and never
+        // changed: `words` holds `words_for(bucket_count, width)` words, those and the spare
+        // one, and `bucket_bits` is `4·width`. Two contiguous words are an `[AtomicU64; 2]`,
+        // borrowed for as long as `self` is.
+        let pair = unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() };
+        u128::from(pair[0].load(Ordering::Relaxed))
+            | u128::from(pair[1].load(Ordering::Relaxed)) << 64
+    }
+
     /// The word holding `bit` and the next, the first in the low half.
     #[inline(always)]
     fn pair(&self, bit: u64) -> u128 {
@@ -126,14 +154,14 @@ impl Slots {
     /// to its tags and the next bucket). Only for a table with [`Self::lanes`].
     #[inline(always)]
     pub(crate) fn fingerprints(&self, bucket: usize) -> u64 {
-        self.window(bucket as u64 * self.bucket_bits)
+        self.bucket_bits(bucket).low
     }
 
     /// `bucket`'s bits as its two words hold them.
     #[inline(always)]
     pub(crate) fn bucket_bits(&self, bucket: usize) -> BucketBits {
         let first = bucket as u64 * self.bucket_bits;
-        let bits = self.pair(first) >> (first % 64);
+        let bits = self.bucket_pair(bucket) >> (first % 64);
         BucketBits {
             low: bits as u64,
             high: (bits >> 64) as u64,
@@ -147,9 +175,8 @@ impl Slots {
         if !self.in_two_words {
             return self.tags(bucket);
         }
-        let fingerprints = u64::from(self.fingerprint_bits) * BUCKET_SIZE as u64;
         let both = u128::from(bits.high) << 64 | u128::from(bits.low);
-        (both >> fingerprints) as u64 & ((1 << TAGS_BITS) - 1)
+        (both >> self.tags_at) as u64 & ((1 << TAGS_BITS) - 1)
     }
 
     /// Fingerprint `i` of a [`Self::fingerprints`] window.
@@ -272,6 +299,26 @@ mod tests {
         }
         // 13-bit fingerprints (68-bit buckets) fit; 15-bit ones (76) do not.
         assert!(in_two_words(68) && !in_two_words(76));
+    }
+
+    #[test]
+    fn unchecked_bucket_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket() {
+        for width in [5, 8, 16, 17, 19, 20, 21, 32] {
+            for bucket_count in (1..=20).chain([63, 64, 65, 127, 128, 129, 1000]) {
+                let slots = Slots::new(bucket_count, width).unwrap();
+                for bucket in 0..bucket_count {
+                    slots.set(bucket, bucket % BUCKET_SIZE, 0, bucket as u64 % 7 + 1);
+                }
+                for bucket in 0..bucket_count {
+                    let first = bucket as u64 * slots.bucket_bits;
+                    let word = (first / 64) as usize;
+                    // The last bucket's read ends in the spare word, no further.
+                    assert!(word + 2 <= slots.words.len());
+                    assert_eq!(slots.bucket_pair(bucket), slots.pair(first), "{width} {bucket}");
+                    assert_eq!(slots.bucket_bits(bucket).low, slots.window(first));
+                }
+            }
+        }
     }
 
     #[test]
