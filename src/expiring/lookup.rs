@@ -1,12 +1,15 @@
 //! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, as the
-//! plain filter's; the generation is read after the first stamps.
+//! plain filter's; the generation is read after the first stamps and before the validation
+//! (a lookup with no matching lane needs none: it reads none).
 //!
-//! Why after: a writer reads the generation under its stripe lock and stores a tag no newer
-//! than it. A lookup whose first stamp load sees that writer's unlock also sees, by the
-//! unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag, so a
-//! refreshed slot never looks older than it is (a tag newer than the lookup's generation would
-//! read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and the slot
-//! after fails to validate and tries again.
+//! Why after the first stamps: a writer reads the generation under its stripe lock and stores
+//! a tag no newer than it. A lookup whose first stamp load sees that writer's unlock also sees,
+//! by the unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag,
+//! so a refreshed slot never looks older than it is (a tag newer than the lookup's generation
+//! would read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and
+//! the slot after fails to validate and tries again. Why anywhere before the validation: a read
+//! that validates saw its buckets unchanged from the first stamps to the validation, so they and
+//! a generation read in between are one state the table had.
 
 use super::core::Table;
 use super::lanes::Lanes;
@@ -17,6 +20,13 @@ use crate::raw::{Candidates, AHEAD};
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
 
+/// The generation a lookup reads, and how many generations the clock has run ahead of it.
+#[derive(Clone, Copy, Debug)]
+struct Now {
+    generation: u64,
+    lag: u64,
+}
+
 impl Table {
     /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window on a
     /// clock that does not run ahead read once inline, anything else out of line.
@@ -24,7 +34,11 @@ impl Table {
     pub(crate) fn contains(&self, hash: u64) -> bool {
         if let (Some(lanes), false) = (self.slots.lanes(), self.clock.runs_ahead()) {
             let c = self.candidates(hash);
-            if let Some(answer) = self.try_read(&c, |g| self.holds_live(lanes, &c, hash, g, 0)) {
+            let now = || Now {
+                generation: self.clock.current(),
+                lag: 0,
+            };
+            if let Some(answer) = self.try_read(&c, || self.holds_live(lanes, &c, hash, now)) {
                 return answer;
             }
         }
@@ -37,22 +51,25 @@ impl Table {
     #[inline(never)]
     fn contains_out_of_line(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
-        self.read(&c, |g| {
-            let lag = self.clock.lag(g);
-            match self.slots.lanes() {
-                Some(lanes) => self.holds_live(lanes, &c, hash, g, lag),
-                None => {
-                    self.find_live(c.first, c.fp, g, lag).is_some()
-                        || self.find_live(c.second, c.fp, g, lag).is_some()
-                }
+        let now = || {
+            let generation = self.clock.current();
+            let lag = self.clock.lag(generation);
+            Now { generation, lag }
+        };
+        self.read(&c, || match self.slots.lanes() {
+            Some(lanes) => self.holds_live(lanes, &c, hash, now),
+            None => {
+                let Now { generation: g, lag } = now();
+                self.find_live(c.first, c.fp, g, lag).is_some()
+                    || self.find_live(c.second, c.fp, g, lag).is_some()
             }
         })
     }
 
-    /// Whether `c`'s fingerprint is live in either bucket in generation `g` seen `lag` late.
-    /// Unvalidated.
+    /// Whether `c`'s fingerprint is live in either bucket, in the generation `now` reads after
+    /// them. Unvalidated.
     #[inline(always)]
-    fn holds_live(&self, lanes: Lanes, c: &Candidates, hash: u64, g: u64, lag: u64) -> bool {
+    fn holds_live(&self, lanes: Lanes, c: &Candidates, hash: u64, now: impl Fn() -> Now) -> bool {
         // Both buckets loaded before either is compared: two cache misses overlap.
         let first = self.slots.bucket_bits(c.first);
         let second = self.slots.bucket_bits(c.second);
@@ -64,18 +81,22 @@ impl Table {
         if zeros[0] | zeros[1] == 0 {
             return false;
         }
+        // Only a lookup with a match needs the generation (module comment: why here).
+        let Now { generation: g, lag } = now();
         let Some(limit) = self.ages.generations.checked_sub(lag) else {
             return false; // The clock ran past the window since the last write.
         };
-        // The bucket with a match, the first if both, picked by masks: a member is in either at
-        // random, and a branch on which mispredicts half the time.
-        let in_second = u64::from(zeros[0] == 0).wrapping_neg();
-        let bucket = c.first ^ ((c.first ^ c.second) & in_second as usize);
+        if !self.slots.has_tags_beside() {
+            return self.other_live_copy(hash, g, limit);
+        }
+        // The bucket with a match, the first if both, picked without a branch: a member is in
+        // either at random, and a branch on which mispredicts half the time.
+        let in_second = zeros[0] == 0;
         let bits = BucketBits::pick(first, second, in_second);
-        let zero = zeros[0] | (zeros[1] & in_second);
+        let zero = if in_second { zeros[1] } else { zeros[0] };
         // The lowest lane `zero_lanes` reports holds the fingerprint.
         let i = lanes.slots(zero).trailing_zeros();
-        let tag = self.slots.tags_of(bucket, bits) >> (i * TAG_BITS);
+        let tag = self.slots.tags_beside(bits) >> (i * TAG_BITS);
         Ages::age(tag, g) <= limit || self.other_live_copy(hash, g, limit)
     }
 
@@ -121,7 +142,8 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.candidates(hash);
-        self.read(&c, |g| {
+        self.read(&c, || {
+            let g = self.clock.current();
             let lag = self.clock.lag(g);
             let first = self.count_live(c.first, c.fp, g, lag);
             if c.first == c.second {
@@ -132,26 +154,25 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets with the generation, in a state they really had:
+    /// `look` at the two buckets (and the generation) in a state they really had:
     /// optimistically [`READ_TRIES`] times, then under both stripe locks.
     #[inline(always)]
-    fn read<T>(&self, c: &Candidates, look: impl Fn(u64) -> T) -> T {
+    fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
         for _ in 0..READ_TRIES {
             if let Some(answer) = self.try_read(c, &look) {
                 return answer;
             }
         }
         let _guard = self.stripes.lock_pair::<false>(c.first, c.second);
-        look(self.clock.current())
+        look()
     }
 
-    /// One optimistic read: the stamps, then the generation, then `look` at the buckets with
-    /// it; its answer if no writer touched either stripe meanwhile.
+    /// One optimistic read: the stamps, then `look` at the buckets and the generation; its
+    /// answer if no writer touched either stripe meanwhile.
     #[inline(always)]
-    fn try_read<T>(&self, c: &Candidates, look: impl Fn(u64) -> T) -> Option<T> {
+    fn try_read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> Option<T> {
         let read = self.stripes.begin_read(c.first, c.second);
-        let g = self.clock.current();
-        let answer = look(g);
+        let answer = look();
         read.validate().then_some(answer)
     }
 }

@@ -29,12 +29,12 @@ pub(crate) struct BucketBits {
 }
 
 impl BucketBits {
-    /// `a` if `second` is 0, `b` if it is all ones: no branch.
+    /// `b` if `second`, else `a`: two conditional moves.
     #[inline(always)]
-    pub(crate) fn pick(a: Self, b: Self, second: u64) -> Self {
+    pub(crate) fn pick(a: Self, b: Self, second: bool) -> Self {
         Self {
-            low: a.low ^ ((a.low ^ b.low) & second),
-            high: a.high ^ ((a.high ^ b.high) & second),
+            low: if second { b.low } else { a.low },
+            high: if second { b.high } else { a.high },
         }
     }
 }
@@ -49,9 +49,10 @@ pub(crate) struct Slots {
     bucket_count: usize,
     /// The one-window matching of a bucket's fingerprints, when they fit 64 bits.
     lanes: Option<Lanes>,
-    /// Whether every bucket lies within the two words from its first bit's: then its tags are
-    /// read from the words its fingerprints were, and a lookup touches no third word.
-    in_two_words: bool,
+    /// Whether every bucket lies within the two words from its first bit's and its tags start
+    /// less than 64 bits into it (`f < 16`): then its tags are a shift of the words its
+    /// fingerprints were read from, and a lookup touches no third word.
+    tags_beside: bool,
     /// Where a bucket's tags start in it: `4·f`.
     tags_at: u32,
 }
@@ -70,7 +71,8 @@ impl Slots {
             bucket_bits: u64::from(width) * BUCKET_SIZE as u64,
             bucket_count,
             lanes: Lanes::new(fingerprint_bits),
-            in_two_words: in_two_words(u64::from(width) * BUCKET_SIZE as u64),
+            tags_beside: in_two_words(u64::from(width) * BUCKET_SIZE as u64)
+                && fingerprint_bits * (BUCKET_SIZE as u32) < 64,
             tags_at: fingerprint_bits * BUCKET_SIZE as u32,
         })
     }
@@ -168,15 +170,29 @@ impl Slots {
         }
     }
 
-    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if the
-    /// bucket lies in two words.
+    /// Whether a bucket's tags lie in its [`Self::bucket_bits`], for [`Self::tags_beside`].
+    #[inline(always)]
+    pub(crate) fn has_tags_beside(&self) -> bool {
+        self.tags_beside
+    }
+
+    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if they
+    /// hold them.
     #[inline(always)]
     pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
-        if !self.in_two_words {
+        if !self.tags_beside {
             return self.tags(bucket);
         }
+        self.tags_beside(bits)
+    }
+
+    /// The tags among a bucket's `bits`, in a table that [`Self::has_tags_beside`] them: one
+    /// double-word shift.
+    #[inline(always)]
+    pub(crate) fn tags_beside(&self, bits: BucketBits) -> u64 {
+        debug_assert!(self.tags_beside && self.tags_at < 64);
         let both = u128::from(bits.high) << 64 | u128::from(bits.low);
-        (both >> self.tags_at) as u64 & ((1 << TAGS_BITS) - 1)
+        (both >> (self.tags_at % 64)) as u64 & ((1 << TAGS_BITS) - 1)
     }
 
     /// Fingerprint `i` of a [`Self::fingerprints`] window.
@@ -190,7 +206,7 @@ impl Slots {
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
         let first = (bucket as u64 * self.bucket_bits / 64) as usize;
-        let last = first + if self.in_two_words { 1 } else { 2 };
+        let last = first + if self.tags_beside { 1 } else { 2 };
         for word in [first, last] {
             if let Some(word) = self.words.get(word) {
                 crate::sync::prefetch(word);
@@ -201,8 +217,8 @@ impl Slots {
     /// `bucket`'s tags, slot `i`'s at bit `4·i`.
     #[inline(always)]
     pub(crate) fn tags(&self, bucket: usize) -> u64 {
-        if self.in_two_words {
-            return self.tags_of(bucket, self.bucket_bits(bucket));
+        if self.tags_beside {
+            return self.tags_beside(self.bucket_bits(bucket));
         }
         self.window(self.fields(bucket, 0)[1]) & ((1 << TAGS_BITS) - 1)
     }
