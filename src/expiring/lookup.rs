@@ -32,7 +32,7 @@ impl Table {
     /// clock that does not run ahead read once inline, anything else out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        if let (Some(lanes), false) = (self.slots.lanes(), self.clock.runs_ahead()) {
+        if let (Some(lanes), false) = (self.slots.lanes_in_place(), self.clock.runs_ahead()) {
             let c = self.candidates(hash);
             let now = || Now {
                 generation: self.clock.current(),
@@ -56,7 +56,7 @@ impl Table {
             let lag = self.clock.lag(generation);
             Now { generation, lag }
         };
-        self.read(&c, || match self.slots.lanes() {
+        self.read(&c, || match self.slots.lanes_in_place() {
             Some(lanes) => self.holds_live(lanes, &c, hash, now),
             None => {
                 let Now { generation: g, lag } = now();
@@ -69,7 +69,7 @@ impl Table {
     /// Whether `c`'s fingerprint is live in either bucket, in the generation `now` reads after
     /// them. Unvalidated.
     #[inline(always)]
-    fn holds_live(&self, lanes: Lanes, c: &Candidates, hash: u64, now: impl Fn() -> Now) -> bool {
+    fn holds_live(&self, lanes: &Lanes, c: &Candidates, hash: u64, now: impl Fn() -> Now) -> bool {
         // Both buckets loaded before either is compared: two cache misses overlap.
         let first = self.slots.bucket_bits(c.first);
         let second = self.slots.bucket_bits(c.second);

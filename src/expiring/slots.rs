@@ -101,6 +101,13 @@ impl Slots {
         self.lanes
     }
 
+    /// [`Self::lanes`] where they are: a lookup reads each mask where it uses it, not all of
+    /// them up front into registers it then lacks.
+    #[inline(always)]
+    pub(crate) fn lanes_in_place(&self) -> Option<&Lanes> {
+        self.lanes.as_ref()
+    }
+
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
