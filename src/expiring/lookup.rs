@@ -20,56 +20,50 @@ use crate::raw::{Candidates, AHEAD};
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
 
-/// The generation a lookup reads, and how many generations the clock has run ahead of it.
-#[derive(Clone, Copy, Debug)]
-struct Now {
-    generation: u64,
-    lag: u64,
-}
-
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window on a
-    /// clock that does not run ahead read once inline, anything else out of line.
+    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
+    /// their tags beside, on a clock that does not run ahead, read once inline; anything else
+    /// out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        if let (Some(lanes), false) = (self.slots.lanes_in_place(), self.clock.runs_ahead()) {
+        if let (Some(lanes), false) = (self.slots.lanes_with_tags_beside(), self.clock.runs_ahead())
+        {
             let c = self.candidates(hash);
-            let now = || Now {
-                generation: self.clock.current(),
-                lag: 0,
-            };
-            if let Some(answer) = self.try_read(&c, || self.holds_live(lanes, &c, hash, now)) {
+            if let Some(answer) = self.try_read(&c, || self.first_match_live(lanes, &c, hash)) {
                 return answer;
             }
         }
         self.contains_out_of_line(hash)
     }
 
-    /// [`Self::contains`] of buckets wider than a window or on the monotonic clock (whose read
-    /// costs more than the call), or after a writer got in the way of the first read. From the
-    /// hash: only it stays live across the inline read.
+    /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
+    /// the call), or after a writer got in the way of the first read: every lane that matches.
+    /// From the hash: only it stays live across the inline read.
     #[inline(never)]
     fn contains_out_of_line(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
-        let now = || {
-            let generation = self.clock.current();
-            let lag = self.clock.lag(generation);
-            Now { generation, lag }
-        };
-        self.read(&c, || match self.slots.lanes_in_place() {
-            Some(lanes) => self.holds_live(lanes, &c, hash, now),
-            None => {
-                let Now { generation: g, lag } = now();
-                self.find_live(c.first, c.fp, g, lag).is_some()
-                    || self.find_live(c.second, c.fp, g, lag).is_some()
+        self.read(&c, || {
+            let g = self.clock.current();
+            let lag = self.clock.lag(g);
+            match self.slots.lanes() {
+                Some(lanes) => self
+                    .ages
+                    .generations
+                    .checked_sub(lag)
+                    .is_some_and(|limit| self.live_copy(lanes, &c, g, limit)),
+                None => {
+                    self.find_live(c.first, c.fp, g, lag).is_some()
+                        || self.find_live(c.second, c.fp, g, lag).is_some()
+                }
             }
         })
     }
 
-    /// Whether `c`'s fingerprint is live in either bucket, in the generation `now` reads after
-    /// them. Unvalidated.
+    /// Whether `c`'s fingerprint is live in either bucket, by the first lane that may hold it
+    /// (and the others only if it is not live), in the generation read after the buckets.
+    /// Unvalidated.
     #[inline(always)]
-    fn holds_live(&self, lanes: &Lanes, c: &Candidates, hash: u64, now: impl Fn() -> Now) -> bool {
+    fn first_match_live(&self, lanes: &Lanes, c: &Candidates, hash: u64) -> bool {
         // Both buckets loaded before either is compared: two cache misses overlap.
         let first = self.slots.bucket_bits(c.first);
         let second = self.slots.bucket_bits(c.second);
@@ -82,13 +76,7 @@ impl Table {
             return false;
         }
         // Only a lookup with a match needs the generation (module comment: why here).
-        let Now { generation: g, lag } = now();
-        let Some(limit) = self.ages.generations.checked_sub(lag) else {
-            return false; // The clock ran past the window since the last write.
-        };
-        if !self.slots.has_tags_beside() {
-            return self.other_live_copy(hash, g, limit);
-        }
+        let g = self.clock.current();
         // The bucket with a match, the first if both, picked without a branch: a member is in
         // either at random, and a branch on which mispredicts half the time.
         let in_second = zeros[0] == 0;
@@ -96,19 +84,25 @@ impl Table {
         let zero = if in_second { zeros[1] } else { zeros[0] };
         // The lowest lane `zero_lanes` reports holds the fingerprint.
         let i = lanes.slots(zero).trailing_zeros();
-        let tag = self.slots.tags_beside(bits) >> (i * TAG_BITS);
-        Ages::age(tag, g) <= limit || self.other_live_copy(hash, g, limit)
+        let tag = self.slots.tags_window(bits) >> (i * TAG_BITS);
+        Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(hash, g)
     }
 
-    /// Whether a lane of either of `hash`'s buckets holding its fingerprint has a tag at most
-    /// `limit` generations old in generation `g`: every lane, for a lookup whose first match was
-    /// not live. Unvalidated. From the hash, so that the inline lookup passes no more.
+    /// [`Self::live_copy`] of `hash`, for a lookup whose first match was not live, out of line.
+    /// Unvalidated.
+    #[cold]
     #[inline(never)]
-    fn other_live_copy(&self, hash: u64, g: u64, limit: u64) -> bool {
+    fn other_live_copy(&self, hash: u64, g: u64) -> bool {
         let c = self.candidates(hash);
-        let Some(lanes) = self.slots.lanes() else {
-            return false; // Only lookups of tables with lanes get here.
-        };
+        self.slots
+            .lanes()
+            .is_some_and(|lanes| self.live_copy(lanes, &c, g, self.ages.generations))
+    }
+
+    /// Whether a lane of either of `c`'s buckets holding its fingerprint has a tag at most
+    /// `limit` generations old in generation `g`. Unvalidated.
+    #[inline(always)]
+    fn live_copy(&self, lanes: Lanes, c: &Candidates, g: u64, limit: u64) -> bool {
         [c.first, c.second].into_iter().any(|bucket| {
             let bits = self.slots.bucket_bits(bucket);
             let tags = self.slots.tags_of(bucket, bits);

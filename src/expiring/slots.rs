@@ -55,6 +55,8 @@ pub(crate) struct Slots {
     tags_beside: bool,
     /// Where a bucket's tags start in it: `4·f`.
     tags_at: u32,
+    /// `lanes` if `tags_beside`: one test for the inline lookup.
+    lookup_lanes: Option<Lanes>,
 }
 
 impl Slots {
@@ -64,16 +66,19 @@ impl Slots {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
         let words = Self::words_for(bucket_count, width);
         let fingerprint_bits = width - TAG_BITS;
+        let lanes = Lanes::new(fingerprint_bits);
+        let tags_beside = in_two_words(u64::from(width) * BUCKET_SIZE as u64)
+            && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
         Some(Self {
             words: table_words(words, false)?,
             fingerprint_bits,
             fingerprint_mask: (1u64 << fingerprint_bits) - 1,
             bucket_bits: u64::from(width) * BUCKET_SIZE as u64,
             bucket_count,
-            lanes: Lanes::new(fingerprint_bits),
-            tags_beside: in_two_words(u64::from(width) * BUCKET_SIZE as u64)
-                && fingerprint_bits * (BUCKET_SIZE as u32) < 64,
+            lanes,
+            tags_beside,
             tags_at: fingerprint_bits * BUCKET_SIZE as u32,
+            lookup_lanes: lanes.filter(|_| tags_beside),
         })
     }
 
@@ -101,11 +106,12 @@ impl Slots {
         self.lanes
     }
 
-    /// [`Self::lanes`] where they are: a lookup reads each mask where it uses it, not all of
-    /// them up front into registers it then lacks.
+    /// [`Self::lanes`] where they are, if the tags lie [`Self::tags_beside`] the fingerprints:
+    /// what the inline lookup needs. In place: a lookup reads each mask where it uses it, not
+    /// all of them up front into registers it then lacks.
     #[inline(always)]
-    pub(crate) fn lanes_in_place(&self) -> Option<&Lanes> {
-        self.lanes.as_ref()
+    pub(crate) fn lanes_with_tags_beside(&self) -> Option<&Lanes> {
+        self.lookup_lanes.as_ref()
     }
 
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
@@ -177,12 +183,6 @@ impl Slots {
         }
     }
 
-    /// Whether a bucket's tags lie in its [`Self::bucket_bits`], for [`Self::tags_beside`].
-    #[inline(always)]
-    pub(crate) fn has_tags_beside(&self) -> bool {
-        self.tags_beside
-    }
-
     /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if they
     /// hold them.
     #[inline(always)]
@@ -193,13 +193,20 @@ impl Slots {
         self.tags_beside(bits)
     }
 
-    /// The tags among a bucket's `bits`, in a table that [`Self::has_tags_beside`] them: one
-    /// double-word shift.
+    /// The tags among a bucket's `bits`, in a table whose tags lie beside its fingerprints
+    /// ([`Self::lanes_with_tags_beside`]): one double-word shift.
     #[inline(always)]
     pub(crate) fn tags_beside(&self, bits: BucketBits) -> u64 {
+        self.tags_window(bits) & ((1 << TAGS_BITS) - 1)
+    }
+
+    /// [`Self::tags_beside`] with the bits above the tags left in (the next bucket's): for a
+    /// reader that masks the tag it takes.
+    #[inline(always)]
+    pub(crate) fn tags_window(&self, bits: BucketBits) -> u64 {
         debug_assert!(self.tags_beside && self.tags_at < 64);
         let both = u128::from(bits.high) << 64 | u128::from(bits.low);
-        (both >> (self.tags_at % 64)) as u64 & ((1 << TAGS_BITS) - 1)
+        (both >> (self.tags_at % 64)) as u64
     }
 
     /// Fingerprint `i` of a [`Self::fingerprints`] window.
