@@ -26,9 +26,16 @@ impl Table {
     /// out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
+        self.contains_located(|| self.candidates(hash), hash)
+    }
+
+    /// [`Self::contains`] of `hash`, whose candidates `locate` gives (computed, or located
+    /// ahead by a batch). Past the inline read, the hash alone stays live: one register.
+    #[inline(always)]
+    fn contains_located(&self, locate: impl FnOnce() -> Candidates, hash: u64) -> bool {
         if let (Some(lanes), false) = (self.slots.lanes_with_tags_beside(), self.clock.runs_ahead())
         {
-            let c = self.candidates(hash);
+            let c = locate();
             if let Some(answer) = self.try_read(&c, || self.first_match_live(lanes, &c, hash)) {
                 return answer;
             }
@@ -38,7 +45,6 @@ impl Table {
 
     /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
     /// the call), or after a writer got in the way of the first read: every lane that matches.
-    /// From the hash: only it stays live across the inline read.
     #[inline(never)]
     fn contains_out_of_line(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
@@ -119,16 +125,17 @@ impl Table {
     }
 
     /// `answers[i] = contains(hashes[i])`, each group's buckets asked for before the first of
-    /// them is read, so that their cache misses overlap.
+    /// them is read, so that their cache misses overlap, and located once.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        let mut located = [Candidates::default(); AHEAD];
         for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
-            for &hash in hashes {
-                let c = self.candidates(hash);
+            for (c, &hash) in located.iter_mut().zip(hashes) {
+                *c = self.candidates(hash);
                 self.slots.prefetch(c.first);
                 self.slots.prefetch(c.second);
             }
-            for (answer, &hash) in answers.iter_mut().zip(hashes) {
-                *answer = self.contains(hash);
+            for ((answer, &c), &hash) in answers.iter_mut().zip(&located).zip(hashes) {
+                *answer = self.contains_located(|| c, hash);
             }
         }
     }

@@ -120,12 +120,18 @@ impl Slots {
         (self.pair(bit) >> (bit % 64)) as u64
     }
 
-    /// The word holding `bucket`'s first bit and the next, the first in the low half, for a
-    /// bucket below the bucket count (every bucket a placement computes is), without a bounds
-    /// check.
+    /// The word holding `bucket`'s first bit and the next, the first in the low half.
+    #[inline(always)]
+    fn bucket_pair(&self, bucket: usize) -> u128 {
+        let [low, high] = self.bucket_words(bucket);
+        u128::from(low.load(Ordering::Relaxed)) | u128::from(high.load(Ordering::Relaxed)) << 64
+    }
+
+    /// The word holding `bucket`'s first bit and the next, for a bucket below the bucket count
+    /// (every bucket a placement computes is), without a bounds check.
     #[inline(always)]
     #[allow(unsafe_code)]
-    fn bucket_pair(&self, bucket: usize) -> u128 {
+    fn bucket_words(&self, bucket: usize) -> &[AtomicU64; 2] {
         debug_assert!(
             bucket < self.bucket_count,
             "bucket {bucket} of {}",
@@ -140,9 +146,7 @@ impl Slots {
         // changed: `words` holds `words_for(bucket_count, width)` words, those and the spare
         // one, and `bucket_bits` is `4·width`. Two contiguous words are an `[AtomicU64; 2]`,
         // borrowed for as long as `self` is.
-        let pair = unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() };
-        u128::from(pair[0].load(Ordering::Relaxed))
-            | u128::from(pair[1].load(Ordering::Relaxed)) << 64
+        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
     }
 
     /// The word holding `bit` and the next, the first in the low half.
@@ -215,14 +219,16 @@ impl Slots {
         (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
     }
 
-    /// Asks for the words a read of `bucket` loads: the first and the last of them (two words
-    /// on if its tags' window may end there), which may lie in another cache line.
+    /// Asks for the words a read of `bucket` loads, which may lie in two cache lines: the two
+    /// from its first bit's, and the one after if its tags' window may end there.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let first = (bucket as u64 * self.bucket_bits / 64) as usize;
-        let last = first + if self.tags_beside { 1 } else { 2 };
-        for word in [first, last] {
-            if let Some(word) = self.words.get(word) {
+        let words = self.bucket_words(bucket);
+        crate::sync::prefetch(&words[0]);
+        crate::sync::prefetch(&words[1]);
+        if !self.tags_beside {
+            let third = (bucket as u64 * self.bucket_bits / 64) as usize + 2;
+            if let Some(word) = self.words.get(third) {
                 crate::sync::prefetch(word);
             }
         }
@@ -344,6 +350,9 @@ mod tests {
                     let word = (first / 64) as usize;
                     // The last bucket's read ends in the spare word, no further.
                     assert!(word + 2 <= slots.words.len());
+                    let words = slots.bucket_words(bucket);
+                    assert!(core::ptr::eq(&words[0], &slots.words[word]));
+                    assert!(core::ptr::eq(&words[1], &slots.words[word + 1]));
                     assert_eq!(slots.bucket_pair(bucket), slots.pair(first), "{width} {bucket}");
                     assert_eq!(slots.bucket_bits(bucket).low, slots.window(first));
                 }
