@@ -36,7 +36,9 @@ impl Table {
         if let (Some(lanes), false) = (self.slots.lanes_with_tags_beside(), self.clock.runs_ahead())
         {
             let c = locate();
-            if let Some(answer) = self.try_read(&c, || self.first_match_live(lanes, &c, hash)) {
+            let generation = || self.clock.current();
+            let look = || self.first_match_live(lanes, &c, hash, generation);
+            if let Some(answer) = self.try_read(&c, look) {
                 return answer;
             }
         }
@@ -48,8 +50,9 @@ impl Table {
     #[inline(never)]
     fn contains_out_of_line(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
+        let generation = || self.clock.current();
         self.read(&c, || {
-            let g = self.clock.current();
+            let g = generation();
             let lag = self.clock.lag(g);
             match self.slots.lanes() {
                 Some(lanes) => self
@@ -66,10 +69,16 @@ impl Table {
     }
 
     /// Whether `c`'s fingerprint is live in either bucket, by the first lane that may hold it
-    /// (and the others only if it is not live), in the generation read after the buckets.
+    /// (and the others only if it is not live), in the `generation` read after the buckets.
     /// Unvalidated.
     #[inline(always)]
-    fn first_match_live(&self, lanes: &Lanes, c: &Candidates, hash: u64) -> bool {
+    fn first_match_live(
+        &self,
+        lanes: &Lanes,
+        c: &Candidates,
+        hash: u64,
+        generation: impl Fn() -> u64,
+    ) -> bool {
         // Both buckets loaded before either is compared: two cache misses overlap.
         let first = self.slots.bucket_bits(c.first);
         let second = self.slots.bucket_bits(c.second);
@@ -82,7 +91,7 @@ impl Table {
             return false;
         }
         // Only a lookup with a match needs the generation (module comment: why here).
-        let g = self.clock.current();
+        let g = generation();
         // The bucket with a match, the first if both, picked without a branch: a member is in
         // either at random, and a branch on which mispredicts half the time.
         let in_second = zeros[0] == 0;
@@ -143,8 +152,9 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.candidates(hash);
+        let generation = || self.clock.current();
         self.read(&c, || {
-            let g = self.clock.current();
+            let g = generation();
             let lag = self.clock.lag(g);
             let first = self.count_live(c.first, c.fp, g, lag);
             if c.first == c.second {
