@@ -152,9 +152,8 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.candidates(hash);
-        let generation = || self.clock.current();
         self.read(&c, || {
-            let g = generation();
+            let g = self.clock.current();
             let lag = self.clock.lag(g);
             let first = self.count_live(c.first, c.fp, g, lag);
             if c.first == c.second {
