@@ -204,6 +204,24 @@ mod tests {
     const LIVE: u64 = 0;
     const EXPIRED: u64 = 5;
 
+    /// A slot a case fills.
+    #[derive(Clone, Copy, Debug)]
+    struct Filled {
+        bucket: usize,
+        lane: usize,
+        fp: u32,
+        tag: u64,
+    }
+
+    fn at(bucket: usize, lane: usize, fp: u32, tag: u64) -> Filled {
+        Filled {
+            bucket,
+            lane,
+            fp,
+            tag,
+        }
+    }
+
     #[test]
     fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
         let probe = table();
@@ -216,24 +234,31 @@ mod tests {
             })
             .unwrap();
         let c = probe.candidates(hash);
-        let other = c.fp ^ 1;
-        // (bucket, lane, fingerprint, tag) of each slot filled, and whether the key is live.
-        let cases: [(&[(usize, usize, u32, u64)], bool); 8] = [
-            (&[(c.first, 0, c.fp, LIVE)], true),
-            (&[(c.second, 3, c.fp, LIVE)], true),
-            (&[(c.first, 2, c.fp, EXPIRED)], false),
+        let (first, second, fp, other) = (c.first, c.second, c.fp, c.fp ^ 1);
+        // The slots each case fills, and whether the key is live.
+        let cases: [(&[Filled], bool); 8] = [
+            (&[at(first, 0, fp, LIVE)], true),
+            (&[at(second, 3, fp, LIVE)], true),
+            (&[at(first, 2, fp, EXPIRED)], false),
             // The first match expired, a live copy further on or in the other bucket.
-            (&[(c.first, 0, c.fp, EXPIRED), (c.first, 2, c.fp, LIVE)], true),
-            (&[(c.first, 1, c.fp, EXPIRED), (c.second, 3, c.fp, LIVE)], true),
-            (&[(c.second, 0, c.fp, EXPIRED), (c.second, 1, c.fp, LIVE)], true),
+            (&[at(first, 0, fp, EXPIRED), at(first, 2, fp, LIVE)], true),
+            (&[at(first, 1, fp, EXPIRED), at(second, 3, fp, LIVE)], true),
+            (&[at(second, 0, fp, EXPIRED), at(second, 1, fp, LIVE)], true),
             // A live neighbour one bit off above an expired match is no copy.
-            (&[(c.first, 0, c.fp, EXPIRED), (c.first, 1, other, LIVE)], false),
-            (&[(c.first, 3, other, LIVE), (c.second, 0, other, LIVE)], false),
+            (
+                &[at(first, 0, fp, EXPIRED), at(first, 1, other, LIVE)],
+                false,
+            ),
+            (
+                &[at(first, 3, other, LIVE), at(second, 0, other, LIVE)],
+                false,
+            ),
         ];
         for (slots, live) in cases {
             let table = table();
-            for &(bucket, lane, fp, tag) in slots {
-                table.slots.set(bucket, lane, 0, Ages::slot(fp, tag));
+            for slot in slots {
+                let value = Ages::slot(slot.fp, slot.tag);
+                table.slots.set(slot.bucket, slot.lane, 0, value);
             }
             assert_eq!(table.contains(hash), live, "{slots:?}");
             let mut answer = [!live];
@@ -241,7 +266,7 @@ mod tests {
             assert_eq!(answer, [live], "{slots:?}");
             let copies = slots
                 .iter()
-                .filter(|&&(_, _, fp, tag)| fp == c.fp && tag == LIVE)
+                .filter(|slot| slot.fp == fp && slot.tag == LIVE)
                 .count();
             assert_eq!(table.count(hash), copies, "{slots:?}");
         }

@@ -353,7 +353,11 @@ mod tests {
                     let words = slots.bucket_words(bucket);
                     assert!(core::ptr::eq(&words[0], &slots.words[word]));
                     assert!(core::ptr::eq(&words[1], &slots.words[word + 1]));
-                    assert_eq!(slots.bucket_pair(bucket), slots.pair(first), "{width} {bucket}");
+                    assert_eq!(
+                        slots.bucket_pair(bucket),
+                        slots.pair(first),
+                        "{width} {bucket}"
+                    );
                     assert_eq!(slots.bucket_bits(bucket).low, slots.window(first));
                 }
             }
