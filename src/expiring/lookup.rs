@@ -33,8 +33,8 @@ impl Table {
     /// ahead by a batch). Past the inline read, the hash alone stays live: one register.
     #[inline(always)]
     fn contains_located(&self, locate: impl FnOnce() -> Candidates, hash: u64) -> bool {
-        if let (Some(lanes), false) = (self.slots.lanes_with_tags_beside(), self.clock.runs_ahead())
-        {
+        // In place: each mask is read where it is used, not all up front into registers.
+        if let Some(lanes) = self.inline_lanes.as_ref() {
             let c = locate();
             let generation = || self.clock.current();
             let look = || self.first_match_live(lanes, &c, hash, generation);

@@ -55,8 +55,6 @@ pub(crate) struct Slots {
     tags_beside: bool,
     /// Where a bucket's tags start in it: `4·f`.
     tags_at: u32,
-    /// `lanes` if `tags_beside`: one test for the inline lookup.
-    lookup_lanes: Option<Lanes>,
 }
 
 impl Slots {
@@ -78,7 +76,6 @@ impl Slots {
             lanes,
             tags_beside,
             tags_at: fingerprint_bits * BUCKET_SIZE as u32,
-            lookup_lanes: lanes.filter(|_| tags_beside),
         })
     }
 
@@ -106,12 +103,10 @@ impl Slots {
         self.lanes
     }
 
-    /// [`Self::lanes`] where they are, if the tags lie [`Self::tags_beside`] the fingerprints:
-    /// what the inline lookup needs. In place: a lookup reads each mask where it uses it, not
-    /// all of them up front into registers it then lacks.
-    #[inline(always)]
-    pub(crate) fn lanes_with_tags_beside(&self) -> Option<&Lanes> {
-        self.lookup_lanes.as_ref()
+    /// [`Self::lanes`] if the tags lie [`Self::tags_beside`] the fingerprints: what the
+    /// inline lookup needs.
+    pub(crate) fn lanes_with_tags_beside(&self) -> Option<Lanes> {
+        self.lanes.filter(|_| self.tags_beside)
     }
 
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
