@@ -254,7 +254,9 @@ impl Table {
         Ok(Self {
             placement: Placement::new(n, settings.fingerprint_bits),
             stripes,
-            inline_lanes: slots.lanes_with_tags_beside().filter(|_| !clock.runs_ahead()),
+            inline_lanes: slots
+                .lanes_with_tags_beside()
+                .filter(|_| !clock.runs_ahead()),
             slots,
             ages,
             clock,
