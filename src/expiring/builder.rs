@@ -253,12 +253,16 @@ impl Table {
         let sweep_per_insert = (SWEEP_MARGIN * n as u64)
             .div_ceil(ages.sweep_generations() * per_gen)
             .max(1);
+        let clock = Generations::new(ticks, generation, positions, sweep_per_insert);
         Ok(Self {
             placement: Placement::new(n, settings.fingerprint_bits),
             stripes,
+            inline_lanes: slots
+                .lanes_with_tags_beside()
+                .filter(|_| !clock.runs_ahead()),
             slots,
             ages,
-            clock: Generations::new(ticks, generation, positions, sweep_per_insert),
+            clock,
             settings,
             sweep_per_insert,
             early_expiries: AtomicU64::new(0),

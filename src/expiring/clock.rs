@@ -102,6 +102,13 @@ impl Generations {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// Whether the clock runs ahead of the published generation between writes, so that a
+    /// lookup must read it ([`Self::lag`]): only the monotonic clock does.
+    #[inline(always)]
+    pub(crate) fn runs_ahead(&self) -> bool {
+        matches!(self.ticks, Ticks::Monotonic { .. })
+    }
+
     /// How many generations a lookup reading `g` is behind the clock: only a monotonic clock
     /// runs ahead of the published generation between writes.
     #[inline(always)]

@@ -42,6 +42,10 @@ pub(crate) struct Table {
     pub(crate) sweep_per_insert: u64,
     /// Generations moved on early because an insert found no room.
     pub(crate) early_expiries: AtomicU64,
+    /// The lane masks of the inline lookup (`lookup.rs`), tested once a lookup: `None` unless
+    /// a bucket's fingerprints fit one window with its tags beside them and the clock does not
+    /// run ahead of the published generation.
+    pub(crate) inline_lanes: Option<Lanes>,
 }
 
 impl Table {

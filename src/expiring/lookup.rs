@@ -1,54 +1,150 @@
 //! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, as the
-//! plain filter's; the generation is read after the first stamps.
+//! plain filter's; the generation is read after the first stamps and before the validation
+//! (a lookup with no matching lane needs none: it reads none).
 //!
-//! Why after: a writer reads the generation under its stripe lock and stores a tag no newer
-//! than it. A lookup whose first stamp load sees that writer's unlock also sees, by the
-//! unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag, so a
-//! refreshed slot never looks older than it is (a tag newer than the lookup's generation would
-//! read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and the slot
-//! after fails to validate and tries again.
+//! Why after the first stamps: a writer reads the generation under its stripe lock and stores
+//! a tag no newer than it. A lookup whose first stamp load sees that writer's unlock also sees,
+//! by the unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag,
+//! so a refreshed slot never looks older than it is (a tag newer than the lookup's generation
+//! would read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and
+//! the slot after fails to validate and tries again. Why anywhere before the validation: a read
+//! that validates saw its buckets unchanged from the first stamps to the validation, so they and
+//! a generation read in between are one state the table had.
 
 use super::core::Table;
+use super::lanes::Lanes;
+use super::slots::BucketBits;
+use super::window::{Ages, TAG_BITS};
 use crate::raw::{Candidates, AHEAD};
 
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
 
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets.
+    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
+    /// their tags beside, on a clock that does not run ahead, read once inline; anything else
+    /// out of line.
+    #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        let c = self.candidates(hash);
-        if let Some(lanes) = self.slots.lanes() {
-            // Both windows loaded before either is compared: two cache misses overlap.
-            return self.read(&c, |g, lag| {
-                let first = self.slots.fingerprints(c.first);
-                let second = self.slots.fingerprints(c.second);
-                let (hits_first, hits_second) =
-                    (lanes.matches(first, c.fp), lanes.matches(second, c.fp));
-                self.live_among(lanes, c.first, c.fp, hits_first, g, lag)
-                    .is_some()
-                    || self
-                        .live_among(lanes, c.second, c.fp, hits_second, g, lag)
-                        .is_some()
-            });
+        self.contains_located(|| self.candidates(hash), hash)
+    }
+
+    /// [`Self::contains`] of `hash`, whose candidates `locate` gives (computed, or located
+    /// ahead by a batch). Past the inline read, the hash alone stays live: one register.
+    #[inline(always)]
+    fn contains_located(&self, locate: impl FnOnce() -> Candidates, hash: u64) -> bool {
+        // In place: each mask is read where it is used, not all up front into registers.
+        if let Some(lanes) = self.inline_lanes.as_ref() {
+            let c = locate();
+            let generation = || self.clock.current();
+            let look = || self.first_match_live(lanes, &c, hash, generation);
+            if let Some(answer) = self.try_read(&c, look) {
+                return answer;
+            }
         }
-        self.read(&c, |g, lag| {
-            self.find_live(c.first, c.fp, g, lag).is_some()
-                || self.find_live(c.second, c.fp, g, lag).is_some()
+        self.contains_out_of_line(hash)
+    }
+
+    /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
+    /// the call), or after a writer got in the way of the first read: every lane that matches.
+    #[inline(never)]
+    fn contains_out_of_line(&self, hash: u64) -> bool {
+        let c = self.candidates(hash);
+        let generation = || self.clock.current();
+        self.read(&c, || {
+            let g = generation();
+            let lag = self.clock.lag(g);
+            match self.slots.lanes() {
+                Some(lanes) => self
+                    .ages
+                    .generations
+                    .checked_sub(lag)
+                    .is_some_and(|limit| self.live_copy(lanes, &c, g, limit)),
+                None => {
+                    self.find_live(c.first, c.fp, g, lag).is_some()
+                        || self.find_live(c.second, c.fp, g, lag).is_some()
+                }
+            }
+        })
+    }
+
+    /// Whether `c`'s fingerprint is live in either bucket, by the first lane that may hold it
+    /// (and the others only if it is not live), in the `generation` read after the buckets.
+    /// Unvalidated.
+    #[inline(always)]
+    fn first_match_live(
+        &self,
+        lanes: &Lanes,
+        c: &Candidates,
+        hash: u64,
+        generation: impl Fn() -> u64,
+    ) -> bool {
+        // Both buckets loaded before either is compared: two cache misses overlap.
+        let first = self.slots.bucket_bits(c.first);
+        let second = self.slots.bucket_bits(c.second);
+        let pattern = lanes.broadcast(c.fp);
+        let zeros = [
+            lanes.zero_lanes(first.low ^ pattern),
+            lanes.zero_lanes(second.low ^ pattern),
+        ];
+        if zeros[0] | zeros[1] == 0 {
+            return false;
+        }
+        // Only a lookup with a match needs the generation (module comment: why here).
+        let g = generation();
+        // The bucket with a match, the first if both, picked without a branch: a member is in
+        // either at random, and a branch on which mispredicts half the time.
+        let in_second = zeros[0] == 0;
+        let bits = BucketBits::pick(first, second, in_second);
+        let zero = if in_second { zeros[1] } else { zeros[0] };
+        // The lowest lane `zero_lanes` reports holds the fingerprint.
+        let i = lanes.slots(zero).trailing_zeros();
+        let tag = self.slots.tags_window(bits) >> (i * TAG_BITS);
+        Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(hash, g)
+    }
+
+    /// [`Self::live_copy`] of `hash`, for a lookup whose first match was not live, out of line.
+    /// Unvalidated.
+    #[cold]
+    #[inline(never)]
+    fn other_live_copy(&self, hash: u64, g: u64) -> bool {
+        let c = self.candidates(hash);
+        self.slots
+            .lanes()
+            .is_some_and(|lanes| self.live_copy(lanes, &c, g, self.ages.generations))
+    }
+
+    /// Whether a lane of either of `c`'s buckets holding its fingerprint has a tag at most
+    /// `limit` generations old in generation `g`. Unvalidated.
+    #[inline(always)]
+    fn live_copy(&self, lanes: Lanes, c: &Candidates, g: u64, limit: u64) -> bool {
+        [c.first, c.second].into_iter().any(|bucket| {
+            let bits = self.slots.bucket_bits(bucket);
+            let tags = self.slots.tags_of(bucket, bits);
+            let mut hits = lanes.matches(bits.low, c.fp);
+            while hits != 0 {
+                let i = lanes.lane(hits.trailing_zeros());
+                if Ages::age(tags >> (i as u32 * TAG_BITS), g) <= limit {
+                    return true;
+                }
+                hits &= hits - 1;
+            }
+            false
         })
     }
 
     /// `answers[i] = contains(hashes[i])`, each group's buckets asked for before the first of
-    /// them is read, so that their cache misses overlap.
+    /// them is read, so that their cache misses overlap, and located once.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
+        let mut located = [Candidates::default(); AHEAD];
         for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
-            for &hash in hashes {
-                let c = self.candidates(hash);
+            for (c, &hash) in located.iter_mut().zip(hashes) {
+                *c = self.candidates(hash);
                 self.slots.prefetch(c.first);
                 self.slots.prefetch(c.second);
             }
-            for (answer, &hash) in answers.iter_mut().zip(hashes) {
-                *answer = self.contains(hash);
+            for ((answer, &c), &hash) in answers.iter_mut().zip(&located).zip(hashes) {
+                *answer = self.contains_located(|| c, hash);
             }
         }
     }
@@ -56,7 +152,9 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.candidates(hash);
-        self.read(&c, |g, lag| {
+        self.read(&c, || {
+            let g = self.clock.current();
+            let lag = self.clock.lag(g);
             let first = self.count_live(c.first, c.fp, g, lag);
             if c.first == c.second {
                 first
@@ -66,22 +164,111 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets with the generation and lag, in a state they really had:
-    /// optimistically [`READ_TRIES`] times, then under both stripe locks. One call site of
-    /// `look`, so that it is inlined.
+    /// `look` at the two buckets (and the generation) in a state they really had:
+    /// optimistically [`READ_TRIES`] times, then under both stripe locks.
     #[inline(always)]
-    fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
-        let mut tries = 0;
-        loop {
-            let guard =
-                (tries == READ_TRIES).then(|| self.stripes.lock_pair::<false>(c.first, c.second));
-            let read = self.stripes.begin_read(c.first, c.second);
-            let g = self.clock.current();
-            let answer = look(g, self.clock.lag(g));
-            if guard.is_some() || read.validate() {
+    fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
+        for _ in 0..READ_TRIES {
+            if let Some(answer) = self.try_read(c, &look) {
                 return answer;
             }
-            tries += 1;
+        }
+        let _guard = self.stripes.lock_pair::<false>(c.first, c.second);
+        look()
+    }
+
+    /// One optimistic read: the stamps, then `look` at the buckets and the generation; its
+    /// answer if no writer touched either stripe meanwhile.
+    #[inline(always)]
+    fn try_read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> Option<T> {
+        let read = self.stripes.begin_read(c.first, c.second);
+        let answer = look();
+        read.validate().then_some(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expiring::{ExpiringCuckooFilter, Window};
+
+    /// A table of 13-bit fingerprints in generation 0, `G = 8`: tag 0 is live, tag 5 (age 11)
+    /// expired.
+    fn table() -> Table {
+        let settings = ExpiringCuckooFilter::builder(Window::Items(1000))
+            .settings()
+            .unwrap();
+        Table::new(settings, 0, 0, 0).unwrap()
+    }
+
+    const LIVE: u64 = 0;
+    const EXPIRED: u64 = 5;
+
+    /// A slot a case fills.
+    #[derive(Clone, Copy, Debug)]
+    struct Filled {
+        bucket: usize,
+        lane: usize,
+        fp: u32,
+        tag: u64,
+    }
+
+    fn at(bucket: usize, lane: usize, fp: u32, tag: u64) -> Filled {
+        Filled {
+            bucket,
+            lane,
+            fp,
+            tag,
+        }
+    }
+
+    #[test]
+    fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
+        let probe = table();
+        assert_eq!(probe.ages.generations, 8);
+        let hash = (0..)
+            .map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .find(|&h| {
+                let c = probe.candidates(h);
+                c.first != c.second && c.fp > 1
+            })
+            .unwrap();
+        let c = probe.candidates(hash);
+        let (first, second, fp, other) = (c.first, c.second, c.fp, c.fp ^ 1);
+        // The slots each case fills, and whether the key is live.
+        let cases: [(&[Filled], bool); 8] = [
+            (&[at(first, 0, fp, LIVE)], true),
+            (&[at(second, 3, fp, LIVE)], true),
+            (&[at(first, 2, fp, EXPIRED)], false),
+            // The first match expired, a live copy further on or in the other bucket.
+            (&[at(first, 0, fp, EXPIRED), at(first, 2, fp, LIVE)], true),
+            (&[at(first, 1, fp, EXPIRED), at(second, 3, fp, LIVE)], true),
+            (&[at(second, 0, fp, EXPIRED), at(second, 1, fp, LIVE)], true),
+            // A live neighbour one bit off above an expired match is no copy.
+            (
+                &[at(first, 0, fp, EXPIRED), at(first, 1, other, LIVE)],
+                false,
+            ),
+            (
+                &[at(first, 3, other, LIVE), at(second, 0, other, LIVE)],
+                false,
+            ),
+        ];
+        for (slots, live) in cases {
+            let table = table();
+            for slot in slots {
+                let value = Ages::slot(slot.fp, slot.tag);
+                table.slots.set(slot.bucket, slot.lane, 0, value);
+            }
+            assert_eq!(table.contains(hash), live, "{slots:?}");
+            let mut answer = [!live];
+            table.contains_hashes(&[hash], &mut answer);
+            assert_eq!(answer, [live], "{slots:?}");
+            let copies = slots
+                .iter()
+                .filter(|slot| slot.fp == fp && slot.tag == LIVE)
+                .count();
+            assert_eq!(table.count(hash), copies, "{slots:?}");
         }
     }
 }

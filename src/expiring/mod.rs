@@ -228,6 +228,7 @@ impl Kind for Expiring {
         Ok(())
     }
 
+    #[inline(always)]
     fn contains(&self, hash: u64) -> bool {
         self.table.contains(hash)
     }

@@ -20,6 +20,25 @@ pub(crate) const BUCKET_SIZE: usize = super::lanes::BUCKET_SIZE;
 /// Bits of a bucket's tags.
 const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
 
+/// A bucket's bits from its first, as the two words from its first bit's hold them: `low`, the
+/// window of its fingerprints ([`Slots::fingerprints`]), then `high`, the rest of the second word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BucketBits {
+    pub(crate) low: u64,
+    high: u64,
+}
+
+impl BucketBits {
+    /// `b` if `second`, else `a`: two conditional moves.
+    #[inline(always)]
+    pub(crate) fn pick(a: Self, b: Self, second: bool) -> Self {
+        Self {
+            low: if second { b.low } else { a.low },
+            high: if second { b.high } else { a.high },
+        }
+    }
+}
+
 /// The packed slot array.
 #[derive(Debug)]
 pub(crate) struct Slots {
@@ -30,6 +49,12 @@ pub(crate) struct Slots {
     bucket_count: usize,
     /// The one-window matching of a bucket's fingerprints, when they fit 64 bits.
     lanes: Option<Lanes>,
+    /// Whether every bucket lies within the two words from its first bit's and its tags start
+    /// less than 64 bits into it (`f < 16`): then its tags are a shift of the words its
+    /// fingerprints were read from, and a lookup touches no third word.
+    tags_beside: bool,
+    /// Where a bucket's tags start in it: `4·f`.
+    tags_at: u32,
 }
 
 impl Slots {
@@ -39,13 +64,18 @@ impl Slots {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
         let words = Self::words_for(bucket_count, width);
         let fingerprint_bits = width - TAG_BITS;
+        let lanes = Lanes::new(fingerprint_bits);
+        let tags_beside = in_two_words(u64::from(width) * BUCKET_SIZE as u64)
+            && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
         Some(Self {
             words: table_words(words, false)?,
             fingerprint_bits,
             fingerprint_mask: (1u64 << fingerprint_bits) - 1,
             bucket_bits: u64::from(width) * BUCKET_SIZE as u64,
             bucket_count,
-            lanes: Lanes::new(fingerprint_bits),
+            lanes,
+            tags_beside,
+            tags_at: fingerprint_bits * BUCKET_SIZE as u32,
         })
     }
 
@@ -73,14 +103,54 @@ impl Slots {
         self.lanes
     }
 
+    /// [`Self::lanes`] if the tags lie [`Self::tags_beside`] the fingerprints: what the
+    /// inline lookup needs.
+    pub(crate) fn lanes_with_tags_beside(&self) -> Option<Lanes> {
+        self.lanes.filter(|_| self.tags_beside)
+    }
+
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
+        (self.pair(bit) >> (bit % 64)) as u64
+    }
+
+    /// The word holding `bucket`'s first bit and the next, the first in the low half.
+    #[inline(always)]
+    fn bucket_pair(&self, bucket: usize) -> u128 {
+        let [low, high] = self.bucket_words(bucket);
+        u128::from(low.load(Ordering::Relaxed)) | u128::from(high.load(Ordering::Relaxed)) << 64
+    }
+
+    /// The word holding `bucket`'s first bit and the next, for a bucket below the bucket count
+    /// (every bucket a placement computes is), without a bounds check.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn bucket_words(&self, bucket: usize) -> &[AtomicU64; 2] {
+        debug_assert!(
+            bucket < self.bucket_count,
+            "bucket {bucket} of {}",
+            self.bucket_count
+        );
+        let word = (bucket as u64 * self.bucket_bits / 64) as usize;
+        debug_assert!(word + 2 <= self.words.len());
+        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
+        // `bucket_count · bucket_bits` and `word`, that bit's word, below the words of every
+        // bucket, `ceil(bucket_count · bucket_bits / 64)`: `word + 1` is at most the spare word
+        // after them. The fields are private, set by `new` (the only constructor) and never
+        // changed: `words` holds `words_for(bucket_count, width)` words, those and the spare
+        // one, and `bucket_bits` is `4·width`. Two contiguous words are an `[AtomicU64; 2]`,
+        // borrowed for as long as `self` is.
+        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
+    }
+
+    /// The word holding `bit` and the next, the first in the low half.
+    #[inline(always)]
+    fn pair(&self, bit: u64) -> u128 {
         let word = (bit / 64) as usize;
         let pair = &self.words[word..word + 2];
-        let both = u128::from(pair[0].load(Ordering::Relaxed))
-            | u128::from(pair[1].load(Ordering::Relaxed)) << 64;
-        (both >> (bit % 64)) as u64
+        u128::from(pair[0].load(Ordering::Relaxed))
+            | u128::from(pair[1].load(Ordering::Relaxed)) << 64
     }
 
     /// Where slot `i` of `bucket` keeps its fingerprint and its tag.
@@ -98,7 +168,44 @@ impl Slots {
     /// to its tags and the next bucket). Only for a table with [`Self::lanes`].
     #[inline(always)]
     pub(crate) fn fingerprints(&self, bucket: usize) -> u64 {
-        self.window(bucket as u64 * self.bucket_bits)
+        self.bucket_bits(bucket).low
+    }
+
+    /// `bucket`'s bits as its two words hold them.
+    #[inline(always)]
+    pub(crate) fn bucket_bits(&self, bucket: usize) -> BucketBits {
+        let first = bucket as u64 * self.bucket_bits;
+        let bits = self.bucket_pair(bucket) >> (first % 64);
+        BucketBits {
+            low: bits as u64,
+            high: (bits >> 64) as u64,
+        }
+    }
+
+    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if they
+    /// hold them.
+    #[inline(always)]
+    pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
+        if !self.tags_beside {
+            return self.tags(bucket);
+        }
+        self.tags_beside(bits)
+    }
+
+    /// The tags among a bucket's `bits`, in a table whose tags lie beside its fingerprints
+    /// ([`Self::lanes_with_tags_beside`]): one double-word shift.
+    #[inline(always)]
+    pub(crate) fn tags_beside(&self, bits: BucketBits) -> u64 {
+        self.tags_window(bits) & ((1 << TAGS_BITS) - 1)
+    }
+
+    /// [`Self::tags_beside`] with the bits above the tags left in (the next bucket's): for a
+    /// reader that masks the tag it takes.
+    #[inline(always)]
+    pub(crate) fn tags_window(&self, bits: BucketBits) -> u64 {
+        debug_assert!(self.tags_beside && self.tags_at < 64);
+        let both = u128::from(bits.high) << 64 | u128::from(bits.low);
+        (both >> (self.tags_at % 64)) as u64
     }
 
     /// Fingerprint `i` of a [`Self::fingerprints`] window.
@@ -107,13 +214,16 @@ impl Slots {
         (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
     }
 
-    /// Asks for the words a read of `bucket` loads: the first and the last of them (its tags'
-    /// window may end two words on), which may lie in another cache line.
+    /// Asks for the words a read of `bucket` loads, which may lie in two cache lines: the two
+    /// from its first bit's, and the one after if its tags' window may end there.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let first = (bucket as u64 * self.bucket_bits / 64) as usize;
-        for word in [first, first + 2] {
-            if let Some(word) = self.words.get(word) {
+        let words = self.bucket_words(bucket);
+        crate::sync::prefetch(&words[0]);
+        crate::sync::prefetch(&words[1]);
+        if !self.tags_beside {
+            let third = (bucket as u64 * self.bucket_bits / 64) as usize + 2;
+            if let Some(word) = self.words.get(third) {
                 crate::sync::prefetch(word);
             }
         }
@@ -122,6 +232,9 @@ impl Slots {
     /// `bucket`'s tags, slot `i`'s at bit `4·i`.
     #[inline(always)]
     pub(crate) fn tags(&self, bucket: usize) -> u64 {
+        if self.tags_beside {
+            return self.tags_beside(self.bucket_bits(bucket));
+        }
         self.window(self.fields(bucket, 0)[1]) & ((1 << TAGS_BITS) - 1)
     }
 
@@ -196,9 +309,78 @@ impl Slots {
     }
 }
 
+/// Whether every bucket of `bucket_bits` bits lies within the two words from its first bit's:
+/// buckets start at multiples of `gcd(bucket_bits, 64)` within their first word.
+fn in_two_words(bucket_bits: u64) -> bool {
+    let step = 1 << bucket_bits.trailing_zeros().min(6);
+    64 - step + bucket_bits <= 128
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_lie_in_two_words_exactly_when_every_start_leaves_room() {
+        for width in TAG_BITS + 1..=32 {
+            let bucket_bits = u64::from(width) * BUCKET_SIZE as u64;
+            // Buckets start at every offset their multiples reach within a word.
+            let fits = (0..64u64).all(|b| (b * bucket_bits) % 64 + bucket_bits <= 128);
+            assert_eq!(in_two_words(bucket_bits), fits, "width {width}");
+        }
+        // 13-bit fingerprints (68-bit buckets) fit; 15-bit ones (76) do not.
+        assert!(in_two_words(68) && !in_two_words(76));
+    }
+
+    #[test]
+    fn unchecked_bucket_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket() {
+        for width in [5, 8, 16, 17, 19, 20, 21, 32] {
+            for bucket_count in (1..=20).chain([63, 64, 65, 127, 128, 129, 1000]) {
+                let slots = Slots::new(bucket_count, width).unwrap();
+                for bucket in 0..bucket_count {
+                    slots.set(bucket, bucket % BUCKET_SIZE, 0, bucket as u64 % 7 + 1);
+                }
+                for bucket in 0..bucket_count {
+                    let first = bucket as u64 * slots.bucket_bits;
+                    let word = (first / 64) as usize;
+                    // The last bucket's read ends in the spare word, no further.
+                    assert!(word + 2 <= slots.words.len());
+                    let words = slots.bucket_words(bucket);
+                    assert!(core::ptr::eq(&words[0], &slots.words[word]));
+                    assert!(core::ptr::eq(&words[1], &slots.words[word + 1]));
+                    assert_eq!(
+                        slots.bucket_pair(bucket),
+                        slots.pair(first),
+                        "{width} {bucket}"
+                    );
+                    assert_eq!(slots.bucket_bits(bucket).low, slots.window(first));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tags_read_from_two_words_are_the_tags_windows() {
+        for width in TAG_BITS + 1..=20 {
+            let slots = Slots::new(40, width).unwrap();
+            let mask = (1u64 << width) - 1;
+            for b in 0..40 {
+                for i in 0..BUCKET_SIZE {
+                    let value = (b as u64 * 0x9e37 + i as u64 * 0x79b9 + 1) & mask;
+                    slots.set(b, i, 0, value);
+                }
+            }
+            for b in 0..40 {
+                let want = (0..BUCKET_SIZE).fold(0, |tags, i| {
+                    tags | (slots.get(b, i) & Ages::TAG_MASK) << (i as u32 * TAG_BITS)
+                });
+                assert_eq!(slots.tags(b), want, "width {width} bucket {b}");
+                let bits = slots.bucket_bits(b);
+                assert_eq!(bits.low, slots.fingerprints(b));
+                assert_eq!(slots.tags_of(b, bits), want, "width {width} bucket {b}");
+            }
+        }
+    }
 
     #[test]
     fn slots_of_every_width_keep_their_neighbours() {
