@@ -85,12 +85,14 @@ impl Table {
         self.clock.publish(target, true);
     }
 
-    /// The generation an insert stores in moves on past `g`, and the oldest one expires early.
+    /// The generation an insert stores in moves on past `g`, and the oldest one expires early;
+    /// a time window's clock moves on with it.
     pub(crate) fn expire_early(&self, g: u64) {
         if self.clock.current() == g {
             self.early_expiries
                 .fetch_add(1, crate::sync::Ordering::Relaxed);
         }
+        self.clock.move_ahead(g + 1);
         self.advance(g + 1);
     }
 }

@@ -54,6 +54,10 @@ pub(crate) struct Generations {
     /// The generation the table was last emptied in (0 at first): no tag stored since can come
     /// back before `base + 2^TAG_BITS`.
     base: AtomicU64,
+    /// Generations a time window's early expiries moved its clock on by: its generation is its
+    /// time's plus these, so that generations after an early one end on time's grid as before,
+    /// and an item is forgotten within `D·(1 + 1/G)` of its insert whatever came before.
+    ahead: CachePadded<AtomicU64>,
     pub(crate) ticks: Ticks,
 }
 
@@ -65,6 +69,8 @@ impl Generations {
             Ticks::Count { .. } => per_insert,
             _ => 0,
         };
+        // A decoded time window ahead of its time stays as far ahead.
+        let ahead = time_generation(&ticks).map_or(0, |time| generation.saturating_sub(time));
         Self {
             generation: CachePadded::new(AtomicU64::new(generation)),
             positions: CachePadded::new(AtomicU64::new(positions)),
@@ -74,6 +80,7 @@ impl Generations {
             marks: core::array::from_fn(|_| AtomicU64::new(0)),
             advancing: AtomicU64::new(0),
             base: AtomicU64::new(0),
+            ahead: CachePadded::new(AtomicU64::new(ahead)),
             ticks,
         }
     }
@@ -119,14 +126,21 @@ impl Generations {
         }
     }
 
-    /// The generation a time window's clock is in (a count window's: the published one).
+    /// The generation a time window's clock is in, early expiries included (a count window's:
+    /// the published one).
     pub(crate) fn clock_generation(&self) -> u64 {
-        match &self.ticks {
-            Ticks::Count { .. } => self.current(),
-            Ticks::Monotonic { start, nanos } => {
-                (start.elapsed().as_nanos() / u128::from(*nanos)) as u64
-            }
-            Ticks::Manual { now, nanos } => now.load(Ordering::Acquire) / nanos,
+        match time_generation(&self.ticks) {
+            Some(time) => time + self.ahead.load(Ordering::Acquire),
+            None => self.current(),
+        }
+    }
+
+    /// Moves a time window's clock on to generation `g` at least, for an early expiry: later
+    /// generations start on time's grid from there (a count window's positions stay as they are).
+    pub(crate) fn move_ahead(&self, g: u64) {
+        if let Some(time) = time_generation(&self.ticks) {
+            self.ahead
+                .fetch_max(g.saturating_sub(time), Ordering::AcqRel);
         }
     }
 
@@ -231,5 +245,16 @@ impl Generations {
     /// Gives up the right to publish.
     pub(crate) fn end_advance(&self) {
         self.advancing.store(0, Ordering::Release);
+    }
+}
+
+/// The generation a time window's time alone is in; `None` for a count window.
+fn time_generation(ticks: &Ticks) -> Option<u64> {
+    match ticks {
+        Ticks::Count { .. } => None,
+        Ticks::Monotonic { start, nanos } => {
+            Some((start.elapsed().as_nanos() / u128::from(*nanos)) as u64)
+        }
+        Ticks::Manual { now, nanos } => Some(now.load(Ordering::Acquire) / nanos),
     }
 }

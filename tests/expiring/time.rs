@@ -173,3 +173,33 @@ fn bursts_within_the_capacity_never_fill_a_time_window() {
     }
     assert!(key > 10_000, "only {key} inserts");
 }
+
+/// Past its capacity an `ExpireEarly` window forgets early, but what it keeps it still forgets
+/// within `D·(1 + 1/G)`: early expiries do not push later generations' ends out.
+#[test]
+fn early_expiries_keep_the_retention_bound() {
+    let filter = manual(80, 100, Overflow::ExpireEarly);
+    filter.advance_to(Duration::from_secs(1)).unwrap();
+    for i in 0..10_000u64 {
+        filter.insert(&i).unwrap();
+    }
+    assert!(filter.stats().early_expiries > 0);
+    filter.advance_to(Duration::from_secs(2)).unwrap();
+    let later: Vec<u64> = (1_000_000..1_000_050).collect();
+    for k in &later {
+        filter.insert(k).unwrap();
+    }
+    // A decoded copy is as far ahead as the filter.
+    let copy = ExpiringCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    for filter in [&filter, &copy] {
+        filter.advance_to(Duration::from_secs(81)).unwrap();
+        assert!(
+            later.iter().all(|k| filter.contains(k)),
+            "a key lost inside the window"
+        );
+        // Inserted at 2 s: gone by 2 + 90 s, but for false positives.
+        filter.advance_to(Duration::from_secs(92)).unwrap();
+        let kept = later.iter().filter(|k| filter.contains(*k)).count();
+        assert!(kept <= 1, "{kept} of 50 keys kept past D·(1 + 1/G)");
+    }
+}
