@@ -203,3 +203,24 @@ fn early_expiries_keep_the_retention_bound() {
         assert!(kept <= 1, "{kept} of 50 keys kept past D·(1 + 1/G)");
     }
 }
+
+/// Three times its capacity, steadily: each early expiry forgets the oldest generation, and the
+/// keys of the last generation's time are always found (no early expiry empties the table).
+#[test]
+fn a_steady_overflow_forgets_the_oldest_generations_only() {
+    // D = 80 s, G = 8, capacity 800: 10 keys a second; 30 arrive.
+    let filter = manual(80, 800, Overflow::ExpireEarly);
+    let mut key = 0u64;
+    for second in 0..600u64 {
+        filter.advance_to(Duration::from_secs(second)).unwrap();
+        for _ in 0..30 {
+            filter.insert(&key).unwrap();
+            key += 1;
+        }
+        let recent = (key.saturating_sub(300)..key)
+            .filter(|k| !filter.contains(k))
+            .count();
+        assert_eq!(recent, 0, "keys of the last 10 s lost at {second} s");
+    }
+    assert!(filter.stats().early_expiries > 10);
+}
