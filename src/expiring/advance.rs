@@ -105,8 +105,10 @@ const REGIONS: u64 = 64;
 /// region is swept in order. A bijection of `0..n`, so a pass of claims still covers the table.
 #[inline(always)]
 fn spread(x: u64, n: u64) -> usize {
-    let span = n / REGIONS;
-    let spread = span * REGIONS;
+    // Odd: consecutive claims, `span` buckets apart, never share a stripe (a power of two of
+    // them, bucket by bucket).
+    let span = (n / REGIONS).saturating_sub(1) | 1;
+    let spread = (span * REGIONS).min(n);
     (if x < spread {
         (x % REGIONS) * span + x / REGIONS
     } else {
@@ -128,7 +130,11 @@ mod tests {
                 seen[bucket] = true;
             }
             if n >= 2 * REGIONS {
-                assert!(spread(1, n) - spread(0, n) >= (n / REGIONS) as usize);
+                let step = spread(1, n) - spread(0, n);
+                assert!(
+                    step % 2 == 1 && step + 1 >= (n / REGIONS) as usize,
+                    "n {n}: {step}"
+                );
             }
         }
     }

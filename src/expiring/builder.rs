@@ -10,7 +10,7 @@ use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::{Expiring, ExpiringCuckooFilter};
 use crate::error::BuildError;
 use crate::hash::DefaultHashBuilder;
-use crate::raw::{Placement, Stripes, MAX_BUCKET_COUNT};
+use crate::raw::{default_stripe_count, Placement, Stripes, MAX_BUCKET_COUNT};
 use crate::sizing::bucket_count_for;
 use crate::sync::AtomicU64;
 
@@ -235,7 +235,11 @@ impl Table {
     ) -> Result<Self, BuildError> {
         let n = settings.bucket_count;
         let width = settings.fingerprint_bits + TAG_BITS;
-        let stripe_count = n.div_ceil(16).next_power_of_two().min(1 << 14);
+        // The plain filter's rule: at most 4096 stamps (32 KiB, an L1 cache's worth) and one
+        // per 512 bytes of table, so that they stay a small share of its memory.
+        let table_bytes = Slots::words_for(n, width) as u64 * 8;
+        let stripe_count =
+            default_stripe_count(table_bytes, (n as u64).next_power_of_two()) as usize;
         let out_of_memory = BuildError::OutOfMemory {
             bytes: Slots::words_for(n, width) * 8 + stripe_count * 8,
         };

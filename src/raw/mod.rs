@@ -50,7 +50,8 @@ pub(crate) use self::owners::{Registry, STRIDE as SHARED_STRIDE};
 pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
 pub(crate) use self::queue::{with_queue, Node as SearchNode, SearchQueue};
 pub(crate) use self::stripe_count::{
-    accepted_item_locks, accepted_stripes, is_accepted, min_stripes, DEFAULT_ITEM_LOCKS,
+    accepted_item_locks, accepted_stripes, default_stripe_count, is_accepted, min_stripes,
+    DEFAULT_ITEM_LOCKS,
 };
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::table::SPARE_WORDS;

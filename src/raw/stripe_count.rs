@@ -35,10 +35,14 @@ pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
 /// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
 /// a small share of its memory.
 pub(crate) fn default_stripes(bucket_count: u64, codec: &BucketCodec, table_bytes: u64) -> u64 {
+    default_stripe_count(table_bytes, useful_stripes(bucket_count, codec))
+}
+
+/// The stripes a table of `table_bytes` bytes gets by default when `useful` stripes (a power of
+/// two) would each be locked: at most [`DEFAULT_STRIPES`], and one per [`STRIPE_SHARE`] bytes.
+pub(crate) fn default_stripe_count(table_bytes: u64, useful: u64) -> u64 {
     let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
-    useful_stripes(bucket_count, codec)
-        .min(by_size)
-        .min(DEFAULT_STRIPES as u64)
+    useful.min(by_size).min(DEFAULT_STRIPES as u64)
 }
 
 /// The fewest stripes (a power of two) for which no stripe covers 2^32 − 1 slots or more: a
