@@ -126,14 +126,7 @@ impl Filters {
         }
         let held = expiring.len() as u64;
         let chunk = (held / 64).clamp(1, MAX_CHUNK);
-        let plain = ConcurrentCuckooFilter::builder()
-            .capacity((held + chunk) as usize)
-            .fingerprint_bits(13)
-            .bucket_size(4)
-            .semi_sorted(false)
-            .layout(TableLayout::Packed)
-            .build()
-            .expect("the plain filter fits");
+        let plain = plain_packed(held + chunk);
         let default = ConcurrentCuckooFilter::with_capacity((held + chunk) as usize);
         for i in 0..held {
             plain.insert(&key(i)).expect("sized for it");
@@ -160,6 +153,19 @@ impl Filters {
         };
         (0..ops).map(|_| key(base + rng.below(span))).collect()
     }
+}
+
+/// The plain filter of the expiring filter's layout (packed, 4-slot buckets of 13-bit
+/// fingerprints, not semi-sorted), sized for `capacity` items.
+fn plain_packed(capacity: u64) -> ConcurrentCuckooFilter {
+    ConcurrentCuckooFilter::builder()
+        .capacity(capacity as usize)
+        .fingerprint_bits(13)
+        .bucket_size(4)
+        .semi_sorted(false)
+        .layout(TableLayout::Packed)
+        .build()
+        .expect("the plain filter fits")
 }
 
 /// Looks every key up; the number found.
@@ -408,14 +414,7 @@ fn thread_rows(f: &mut Filters, args: &Args) {
         print_thread_row(name, rates, clean, args.passes);
     }
     // The plain filter of the same layout, for what the machine allows two inserting threads.
-    let plain = ConcurrentCuckooFilter::builder()
-        .capacity((f.held + args.ops) as usize)
-        .fingerprint_bits(13)
-        .bucket_size(4)
-        .semi_sorted(false)
-        .layout(TableLayout::Packed)
-        .build()
-        .expect("the plain filter fits");
+    let plain = plain_packed(f.held + args.ops);
     for i in 0..f.held {
         plain.insert(&key(i)).expect("sized for it");
     }

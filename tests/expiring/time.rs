@@ -15,6 +15,26 @@ fn manual(seconds: u64, capacity: u64, overflow: Overflow) -> ExpiringCuckooFilt
         .unwrap()
 }
 
+/// Every key of `inserted` (key, time in seconds) inserted less than `window` seconds before
+/// `second` is found.
+fn assert_found_within(
+    filter: &ExpiringCuckooFilter,
+    inserted: &[(u64, u64)],
+    second: u64,
+    window: u64,
+) {
+    for &(k, at) in inserted
+        .iter()
+        .rev()
+        .take_while(|&&(_, at)| second < at + window)
+    {
+        assert!(
+            filter.contains(&k),
+            "key {k} inserted at {at} missed at {second}"
+        );
+    }
+}
+
 /// A key inserted at `t` is found until `t + D` and forgotten by `t + D·(1 + 1/G)`, over many
 /// windows of a manual clock, with idle jumps past whole windows.
 #[test]
@@ -32,16 +52,7 @@ fn a_time_window_keeps_keys_for_its_duration_and_no_longer() {
             inserted.push((key, second));
             key += 1;
         }
-        for &(k, at) in inserted
-            .iter()
-            .rev()
-            .take_while(|&&(_, at)| second < at + 80)
-        {
-            assert!(
-                filter.contains(&k),
-                "key {k} inserted at {at} missed at {second}"
-            );
-        }
+        assert_found_within(&filter, &inserted, second, 80);
         let gone = inserted
             .iter()
             .filter(|&&(_, at)| second >= at + 90)
@@ -160,16 +171,7 @@ fn bursts_within_the_capacity_never_fill_a_time_window() {
             inserted.push((key, second));
             key += 1;
         }
-        for &(k, at) in inserted
-            .iter()
-            .rev()
-            .take_while(|&&(_, at)| second < at + 80)
-        {
-            assert!(
-                filter.contains(&k),
-                "key {k} inserted at {at} missed at {second}"
-            );
-        }
+        assert_found_within(&filter, &inserted, second, 80);
     }
     assert!(key > 10_000, "only {key} inserts");
 }
