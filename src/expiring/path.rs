@@ -7,7 +7,7 @@
 //! presence, so a failed insert changed nothing.
 //!
 //! The moves are not the plain filter's (`raw/insert.rs`): a slot carries its tag, a source no
-//! longer live is no move, a destination may be an expired slot (reused, so no count changes),
+//! longer live is no move, a destination may be an expired slot (reused: its count stays),
 //! and the last move places nothing: the insert tries its buckets again under their locks, where
 //! it also looks for a live copy to refresh.
 
@@ -30,13 +30,13 @@ struct InGeneration<'a> {
 }
 
 impl PathTable for InGeneration<'_> {
+    /// The insert that searches has just read the roots' tags under its locks.
+    const SKIPS_FULL_ROOTS: bool = true;
+
     #[inline(always)]
     fn has_room(&self, bucket: usize) -> bool {
         self.table.free_lanes(bucket, self.g) != 0
     }
-
-    /// The roots' tags are read by the insert that searches, under its locks.
-    const SKIPS_FULL_ROOTS: bool = true;
 
     /// Its free slots are in its tags: the fingerprints alone are listed, an expired one too (its
     /// move is stale).
@@ -170,7 +170,7 @@ mod tests {
         let live = |table: &Table| (next - window..next).all(|i| table.contains(hash(i)));
         assert!(live(&table));
         let mut queue = SearchQueue::default();
-        let (mut moved, mut hops_seen) = (0, [0; 6]);
+        let (mut moved, mut hops_seen) = (0, [0; LIMITS.max_hops + 1]);
         for j in 0..20_000 {
             let Candidates { first, second, .. } = table.candidates(hash(1 << 40 | j));
             let g = table.clock.current();
