@@ -123,11 +123,11 @@ impl Table {
     fn expired_and_empty(&self, bucket: usize, g: u64) -> [u32; 2] {
         match self.slots.lanes() {
             Some(lanes) => {
-                let fingerprints = self.slots.fingerprints(bucket);
-                let tags = self.slots.tags(bucket);
+                let bits = self.slots.bucket_bits(bucket);
+                let tags = self.slots.tags_of(bucket, bits);
                 [
                     self.ages.expired_lanes(tags, g),
-                    empty_lanes(lanes, fingerprints),
+                    empty_lanes(lanes, bits.low),
                 ]
             }
             None => {

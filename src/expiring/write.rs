@@ -10,7 +10,6 @@
 //! tries again.
 
 use super::core::Table;
-use super::path::Search;
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Overflow, Window};
 use crate::error::InsertError;
@@ -83,16 +82,16 @@ impl Table {
                 g = self.clock.current();
                 // A path's moves are checked as they are made; "no path" by a second search
                 // that validates what it read, which a racing writer sends round again.
-                let end = match self.search([c.first, c.second], g, queue, false) {
-                    Search::Room(end) => end,
-                    Search::NoRoom => match self.search([c.first, c.second], g, queue, true) {
-                        Search::Room(end) => end,
-                        Search::NoRoom if queue.unchanged(&self.stripes) => break,
-                        Search::NoRoom => continue,
+                let path = match self.search([c.first, c.second], g, queue, false) {
+                    Some(path) => path,
+                    None => match self.search([c.first, c.second], g, queue, true) {
+                        Some(path) => path,
+                        None if queue.unchanged(&self.stripes) => break,
+                        None => continue,
                     },
                 };
                 // A path spoiled by a racing writer may still have made room: try again anyway.
-                self.move_back(queue, end);
+                self.move_back(&path);
             }
             // No room, or racing writers spoiled every path. A count window's live items fit its
             // table, so this is a pathological key set; expiring the oldest generation keeps

@@ -161,9 +161,7 @@ impl<P: Place> RawFilter<P> {
         stripes: Option<&Stripes>,
     ) -> Option<CuckooPath> {
         path::search(
-            &self.table,
-            &self.codec,
-            &self.placement,
+            self,
             stripes,
             [c.first, c.second],
             self.geometry.limits,

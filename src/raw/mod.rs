@@ -47,8 +47,10 @@ pub(crate) use self::index::MAX_BUCKET_COUNT;
 pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::owners::{Registry, STRIDE as SHARED_STRIDE};
-pub(crate) use self::path::{default_max_hops, SearchLimits, MAX_HOPS};
-pub(crate) use self::queue::{with_queue, Node as SearchNode, SearchQueue};
+pub(crate) use self::path::{
+    default_max_hops, search, CuckooPath, PathTable, SearchLimits, MAX_HOPS,
+};
+pub(crate) use self::queue::{with_queue, SearchQueue};
 pub(crate) use self::stripe_count::{
     accepted_item_locks, accepted_stripes, default_stripe_count, is_accepted, min_stripes,
     DEFAULT_ITEM_LOCKS,

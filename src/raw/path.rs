@@ -1,4 +1,6 @@
-//! Finding room: a breadth-first search of the cuckoo graph for a path to an empty slot.
+//! Finding room: a breadth-first search of the cuckoo graph for a path to a free slot, in any
+//! table that says what the search needs of it ([`PathTable`]): the plain filter's, and the
+//! expiring filter's, whose slots are also free once their age tags leave the window.
 //!
 //! As in libcuckoo, the search reads buckets without locks, so what it finds may be stale by the
 //! time it is used. [`CuckooPath`] records, for each hop, which fingerprint should move out of
@@ -11,12 +13,11 @@
 //! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
 //! fingerprints move and the fewest locks are taken.
 
-use super::bucket::BucketCodec;
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::queue::Node;
 pub(crate) use super::queue::{with_queue, SearchQueue};
 use super::stripe::Stripes;
-use super::table::Table;
+use super::RawFilter;
 
 /// How far and how wide the search may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +41,93 @@ pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
     }
 }
 
-/// A chain of moves that ends in an empty slot: `fps[k]` moves from `buckets[k]` to its alternate
-/// `buckets[k + 1]`, and `buckets[hops]` had an empty slot when the search read it. Done from the
+/// What the search reads of a table, each bucket without locks. Implemented by tables whose
+/// writers lock the raw core's [`Stripes`], which a validated search is given.
+pub(crate) trait PathTable {
+    /// Whether a search that is not validated skips reading the roots, which its caller has
+    /// just read full under their locks: for a table whose free slots take more than its
+    /// fingerprints to find. A root freed since is then expanded as if full.
+    const SKIPS_FULL_ROOTS: bool = false;
+
+    /// Whether `bucket` has a free slot.
+    fn has_room(&self, bucket: BucketIndex) -> bool;
+
+    /// Hands `bucket`'s fingerprints to `each`, slot by slot, while it returns `true`. A table
+    /// whose read of them also shows its free slots returns `true` instead, listing nothing, if
+    /// the bucket has one: a writer freed it since the search found the bucket full, and a path
+    /// to it is as good (listing fewer children than that read saw could end the search with
+    /// room left).
+    fn fingerprints(&self, bucket: BucketIndex, each: impl FnMut(Fingerprint) -> bool) -> bool;
+
+    /// The other bucket of `fp`, which is in `bucket`.
+    fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex;
+
+    /// Asks for `bucket`'s lines, to be read later.
+    fn prefetch(&self, bucket: BucketIndex);
+
+    /// Whether the table is past the caches: then a ring's buckets are prefetched as they are
+    /// listed and read once it is whole.
+    fn prefetch_rings(&self) -> bool;
+}
+
+impl<P: Place> PathTable for RawFilter<P> {
+    /// Buckets of plain fingerprints in 64 bits are read as one `u64`, inline: the search reads
+    /// every bucket it reaches this way.
+    #[inline(always)]
+    fn has_room(&self, bucket: BucketIndex) -> bool {
+        if self.codec.is_plain_narrow() {
+            self.codec
+                .first_free_narrow(self.table.load_bits(bucket))
+                .is_some()
+        } else {
+            self.codec.has_free(&self.table.load(bucket))
+        }
+    }
+
+    #[inline(always)]
+    fn fingerprints(&self, bucket: BucketIndex, mut each: impl FnMut(Fingerprint) -> bool) -> bool {
+        if self.codec.is_plain_narrow() {
+            let bits = self.table.load_bits(bucket);
+            if self.codec.first_free_narrow(bits).is_some() {
+                return true;
+            }
+            for fp in self.codec.lane_fingerprints(bits) {
+                if !each(fp) {
+                    break;
+                }
+            }
+        } else {
+            let raw = self.table.load(bucket);
+            if self.codec.has_free(&raw) {
+                return true;
+            }
+            for &fp in self.codec.fingerprints(&raw).as_slice() {
+                if !each(fp) {
+                    break;
+                }
+            }
+        }
+        false
+    }
+
+    #[inline(always)]
+    fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex {
+        self.placement.alternate(bucket, fp)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, bucket: BucketIndex) {
+        self.table.prefetch(bucket);
+    }
+
+    #[inline(always)]
+    fn prefetch_rings(&self) -> bool {
+        self.table.writes_worth_prefetching()
+    }
+}
+
+/// A chain of moves that ends in a free slot: `fps[k]` moves from `buckets[k]` to its alternate
+/// `buckets[k + 1]`, and `buckets[hops]` had a free slot when the search read it. Done from the
 /// last hop back to the first, each move fills a hole and opens one a step nearer the start, so
 /// that at the end `buckets[0]`, one of the new item's buckets, has room.
 #[derive(Clone, Copy, Debug)]
@@ -60,9 +146,14 @@ impl CuckooPath {
             .rev()
             .map(|k| (self.buckets[k], self.buckets[k + 1], self.fps[k]))
     }
+
+    /// The buckets the moves write, from the new item's to the free one.
+    pub(crate) fn buckets(&self) -> &[BucketIndex] {
+        &self.buckets[..=self.hops]
+    }
 }
 
-/// Searches from `roots` for the nearest bucket with an empty slot. `None` when there is none
+/// Searches from `roots` for the nearest bucket with a free slot. `None` when there is none
 /// within the limits: the table is, for this item, full, if the search was given `stripes` and
 /// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
 ///
@@ -71,9 +162,7 @@ impl CuckooPath {
 /// as it is listed; in a larger one a ring's buckets are prefetched as listed and read once the
 /// ring is whole (docs/benchmarks.md, "Where an insert's instructions go").
 pub(crate) fn search(
-    table: &Table,
-    codec: &BucketCodec,
-    placement: &impl Place,
+    table: &impl PathTable,
     stripes: Option<&Stripes>,
     roots: [BucketIndex; 2],
     limits: SearchLimits,
@@ -92,12 +181,10 @@ pub(crate) fn search(
     // Each kind of search compiled apart: the flags cost no register in the loop.
     let search = Search {
         table,
-        codec,
-        placement,
         stripes,
         limits,
     };
-    let end = match (stripes.is_some(), table.writes_worth_prefetching()) {
+    let end = match (stripes.is_some(), table.prefetch_rings()) {
         (false, false) => search.rings::<false, false>(queue),
         (false, true) => search.rings::<false, true>(queue),
         (true, false) => search.rings::<true, false>(queue),
@@ -107,15 +194,13 @@ pub(crate) fn search(
 }
 
 /// What a search reads, and how far it may go.
-struct Search<'a, P> {
-    table: &'a Table,
-    codec: &'a BucketCodec,
-    placement: &'a P,
+struct Search<'a, T> {
+    table: &'a T,
     stripes: Option<&'a Stripes>,
     limits: SearchLimits,
 }
 
-impl<P: Place> Search<'_, P> {
+impl<T: PathTable> Search<'_, T> {
     /// The search from the roots queued, ring by ring: the index of the node it ends at. With
     /// `VALIDATE`, each bucket's stripe stamp is recorded before it is read; with `PREFETCH`,
     /// buckets are prefetched as they are listed and read once their ring is whole.
@@ -125,9 +210,10 @@ impl<P: Place> Search<'_, P> {
     ) -> Option<usize> {
         let mut ring = 0..queue.len();
         for depth in 0..=self.limits.max_hops {
-            // Buckets listed unread are read now: the roots, and every ring of a prefetched
-            // table.
-            if depth == 0 || PREFETCH {
+            // Buckets listed unread are read now: the roots (unless the table skips them), and
+            // every ring of a prefetched table.
+            let roots = VALIDATE || !T::SKIPS_FULL_ROOTS;
+            if (depth == 0 && roots) || (depth > 0 && PREFETCH) {
                 if let Some(end) = ring
                     .clone()
                     .find(|&at| self.read::<VALIDATE>(&mut queue.nodes_mut()[at]))
@@ -160,13 +246,11 @@ impl<P: Place> Search<'_, P> {
         if let (true, Some(stripes)) = (VALIDATE, self.stripes) {
             node.stamp = stripes.stamp(bucket);
         }
-        has_room(self.table, self.codec, bucket)
+        self.table.has_room(bucket)
     }
 
-    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to.
-    /// A writer may have made room in the parent since the scan: a path to it is as good, and
-    /// listing fewer children than the scan saw could end the search with room left. Buckets of
-    /// plain fingerprints in 64 bits are read as one `u64`, slot by slot.
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, or ends the
+    /// search at the parent if the table's read shows it has room ([`PathTable::fingerprints`]).
     #[inline(always)]
     fn expand<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
@@ -175,30 +259,19 @@ impl<P: Place> Search<'_, P> {
     ) -> Listed {
         let from = queue.nodes()[parent].bucket as usize;
         let mut listed = Listed::Full;
-        if self.codec.is_plain_narrow() {
-            let bits = self.table.load_bits(from);
-            if self.codec.first_free_narrow(bits).is_some() {
-                return Listed::Room(parent);
-            }
-            for fp in self.codec.lane_fingerprints(bits) {
+        let room = self.table.fingerprints(
+            from,
+            #[inline(always)]
+            |fp| {
                 listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
-                if !matches!(listed, Listed::Full) {
-                    break;
-                }
-            }
+                matches!(listed, Listed::Full)
+            },
+        );
+        if room {
+            Listed::Room(parent)
         } else {
-            let raw = self.table.load(from);
-            if self.codec.has_free(&raw) {
-                return Listed::Room(parent);
-            }
-            for &fp in self.codec.fingerprints(&raw).as_slice() {
-                listed = self.child::<VALIDATE, PREFETCH>(queue, from, parent, fp);
-                if !matches!(listed, Listed::Full) {
-                    break;
-                }
-            }
+            listed
         }
-        listed
     }
 
     /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
@@ -213,7 +286,7 @@ impl<P: Place> Search<'_, P> {
         if queue.len() == self.limits.max_search_buckets {
             return Listed::AtLimit;
         }
-        let to = self.placement.alternate(from, fp);
+        let to = self.table.alternate(from, fp);
         // A fingerprint whose two buckets coincide cannot make room by moving.
         if fp == 0 || to == from {
             return Listed::Full;
@@ -249,17 +322,6 @@ enum Listed {
     AtLimit,
 }
 
-/// Whether the bucket has an empty slot. Buckets of plain fingerprints in 64 bits are read as
-/// one `u64`, inline: the search reads every bucket it reaches this way.
-#[inline(always)]
-fn has_room(table: &Table, codec: &BucketCodec, bucket: BucketIndex) -> bool {
-    if codec.is_plain_narrow() {
-        codec.first_free_narrow(table.load_bits(bucket)).is_some()
-    } else {
-        codec.has_free(&table.load(bucket))
-    }
-}
-
 /// The path to node `end`, by its parents back to a root (the node that is its own parent).
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
     let mut back = [0u32; MAX_HOPS + 1];
@@ -288,38 +350,36 @@ fn path_to(queue: &[Node], end: usize) -> CuckooPath {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::raw::index::Placement;
+    use crate::raw::{Geometry, Shape};
 
-    /// A table of 4-slot buckets to search, with its codec, placement and stripes.
-    struct Searched {
-        table: Table,
-        codec: BucketCodec,
-        placement: Placement,
-        stripes: Stripes,
+    /// [`search`] of this filter, validated against its stripes.
+    fn validated(
+        filter: &RawFilter,
+        roots: [BucketIndex; 2],
+        limits: SearchLimits,
+        queue: &mut SearchQueue,
+    ) -> Option<CuckooPath> {
+        search(filter, Some(&filter.stripes), roots, limits, queue)
     }
 
-    impl Searched {
-        /// [`search`] of this table, validated against the stripes.
-        fn search(
-            &self,
-            roots: [BucketIndex; 2],
-            limits: SearchLimits,
-            queue: &mut SearchQueue,
-        ) -> Option<CuckooPath> {
-            let Self {
-                table,
-                codec,
-                placement,
-                stripes,
-            } = self;
-            search(table, codec, placement, Some(stripes), roots, limits, queue)
-        }
-    }
-
-    /// A table of `bucket_count` 4-slot buckets, each full but for about one in `free_one_in`.
-    fn nearly_full(bucket_count: usize, free_one_in: u64, seed: u64) -> Searched {
-        let codec = BucketCodec::new(4, 12, false);
-        let table = Table::new(bucket_count, &codec).unwrap();
+    /// A filter of `bucket_count` 4-slot buckets of 12-bit fingerprints, each full but for about
+    /// one in `free_one_in`.
+    fn nearly_full(bucket_count: usize, free_one_in: u64, seed: u64) -> RawFilter {
+        let filter = RawFilter::new(&Geometry {
+            shape: Shape {
+                bucket_count,
+                bucket_size: 4,
+                fingerprint_bits: 12,
+                semi_sorted: false,
+                bucket_words: false,
+            },
+            stripes: 64,
+            limits: SearchLimits {
+                max_hops: 5,
+                max_search_buckets: 2000,
+            },
+        })
+        .unwrap();
         let mut state = seed;
         let mut next = move || {
             state = state
@@ -331,33 +391,22 @@ mod tests {
             let mut raw = [0u128; 2];
             let used = if next() % free_one_in == 0 { 3 } else { 4 };
             for _ in 0..used {
-                assert!(codec.insert(&mut raw, (next() % 4095) as u32 + 1));
+                assert!(filter.codec.insert(&mut raw, (next() % 4095) as u32 + 1));
             }
-            table.store(bucket, &raw);
+            filter.table.store(bucket, &raw);
         }
-        let stripes = Stripes::new(64, Table::lock_group_shift(&codec), bucket_count, 4).unwrap();
-        let placement = Placement::new(bucket_count, 12);
-        Searched {
-            table,
-            codec,
-            placement,
-            stripes,
-        }
+        filter
     }
 
     /// Fewest moves to an empty slot from either root, by plain breadth-first search; `None`
     /// beyond `max_hops`.
-    fn fewest_moves(
-        searched: &Searched,
-        roots: [BucketIndex; 2],
-        max_hops: usize,
-    ) -> Option<usize> {
-        let Searched {
+    fn fewest_moves(filter: &RawFilter, roots: [BucketIndex; 2], max_hops: usize) -> Option<usize> {
+        let RawFilter {
             table,
             codec,
             placement,
             ..
-        } = searched;
+        } = filter;
         let mut ring: Vec<BucketIndex> = roots.to_vec();
         for depth in 0..=max_hops {
             if ring.iter().any(|&b| codec.has_free(&table.load(b))) {
@@ -382,13 +431,13 @@ mod tests {
 
     #[test]
     fn paths_are_shortest_and_every_hop_is_a_real_move() {
-        let searched = nearly_full(5000, 40, 7);
+        let filter = nearly_full(5000, 40, 7);
         for max_hops in [2, 3] {
             let limits = SearchLimits {
                 max_hops,
                 max_search_buckets: usize::MAX,
             };
-            let most_nodes = shortest_paths_from_2000_roots(&searched, limits);
+            let most_nodes = shortest_paths_from_2000_roots(&filter, limits);
             // Two hops from two roots of 4 slots list at most 2 + 8 + 32 buckets; three hops
             // read up to 170, and the shorter searches after them reuse a longer buffer.
             assert_eq!(most_nodes > 42, max_hops == 3, "{most_nodes} nodes");
@@ -399,34 +448,34 @@ mod tests {
     fn paths_are_shortest_in_a_table_whose_rings_are_prefetched_and_read_whole() {
         // 800,000 buckets of 48 bits: 4.8 MB, past the prefetch threshold, where a ring's
         // buckets are read once all are listed rather than as each is.
-        let searched = nearly_full(800_000, 40, 7);
-        assert!(searched.table.writes_worth_prefetching());
+        let filter = nearly_full(800_000, 40, 7);
+        assert!(filter.prefetch_rings());
         let limits = SearchLimits {
             max_hops: 2,
             max_search_buckets: usize::MAX,
         };
-        shortest_paths_from_2000_roots(&searched, limits);
+        shortest_paths_from_2000_roots(&filter, limits);
     }
 
     /// Checks the searches from 2000 roots against [`fewest_moves`]; returns the most nodes one
     /// search queued.
-    fn shortest_paths_from_2000_roots(searched: &Searched, limits: SearchLimits) -> usize {
-        let Searched {
+    fn shortest_paths_from_2000_roots(filter: &RawFilter, limits: SearchLimits) -> usize {
+        let RawFilter {
             table,
             codec,
             placement,
             ..
-        } = searched;
+        } = filter;
         let mut queue = SearchQueue::default();
         let (mut found, mut missing, mut most_nodes) = (0, 0, 0);
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            let want = fewest_moves(searched, roots, limits.max_hops);
-            let path = searched.search(roots, limits, &mut queue);
+            let want = fewest_moves(filter, roots, limits.max_hops);
+            let path = validated(filter, roots, limits, &mut queue);
             most_nodes = most_nodes.max(queue.len());
             assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
             // A search that is not validated finds the same shortest path.
-            let unvalidated = search(table, codec, placement, None, roots, limits, &mut queue);
+            let unvalidated = search(filter, None, roots, limits, &mut queue);
             assert_eq!(unvalidated.map(|p| p.hops), want, "roots {roots:?}");
             let Some(path) = path else {
                 missing += 1;
@@ -453,13 +502,13 @@ mod tests {
 
     #[test]
     fn the_bucket_limit_bounds_the_search_but_its_last_ring_is_still_read() {
-        let searched = nearly_full(5000, 12, 11);
-        let Searched {
+        let filter = nearly_full(5000, 12, 11);
+        let RawFilter {
             table,
             codec,
             placement,
             ..
-        } = &searched;
+        } = &filter;
         let mut queue = SearchQueue::default();
         for root in 0..2000 {
             let roots = [root, placement.alternate(root, 1)];
@@ -467,7 +516,7 @@ mod tests {
                 max_hops: 4,
                 max_search_buckets: 2,
             };
-            let path = searched.search(roots, only_roots, &mut queue);
+            let path = validated(&filter, roots, only_roots, &mut queue);
             let root_free = roots.iter().any(|&b| codec.has_free(&table.load(b)));
             assert_eq!(path.is_some(), root_free);
             // Three buckets: the roots and the first child, which is read although the ring
@@ -480,7 +529,7 @@ mod tests {
                 roots[0],
                 codec.fingerprints(&table.load(roots[0])).as_slice()[0],
             );
-            let path = searched.search(roots, three, &mut queue);
+            let path = validated(&filter, roots, three, &mut queue);
             if !root_free && roots[0] != roots[1] && first_child != roots[0] {
                 let child_free = codec.has_free(&table.load(first_child));
                 assert_eq!(path.map(|p| p.hops), child_free.then_some(1));
@@ -490,10 +539,10 @@ mod tests {
 
     #[test]
     fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
-        let searched = nearly_full(5000, 40, 7);
-        let Searched {
+        let filter = nearly_full(5000, 40, 7);
+        let RawFilter {
             placement, stripes, ..
-        } = &searched;
+        } = &filter;
         let mut queue = SearchQueue::default();
         // Three hops queue more nodes than two; the two sizes take turns in one queue, whose
         // buffer keeps the longer searches' nodes past the shorter ones'.
@@ -505,7 +554,7 @@ mod tests {
                 max_search_buckets: usize::MAX,
             };
             let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
-            if searched.search(roots, limits, &mut queue).is_some() {
+            if validated(&filter, roots, limits, &mut queue).is_some() {
                 continue;
             }
             checked[max_hops - 2] += 1;
@@ -518,7 +567,7 @@ mod tests {
             drop(guard);
             assert!(!queue.unchanged(stripes), "a read bucket was written");
             // A search after the write reads the new stamps.
-            assert!(searched.search(roots, limits, &mut queue).is_none());
+            assert!(validated(&filter, roots, limits, &mut queue).is_none());
             assert!(queue.unchanged(stripes));
         }
         assert!(
