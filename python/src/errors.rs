@@ -49,8 +49,9 @@ pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let (errno, message) = match err.raw_os_error() {
         // The system's text alone, as Python's own errors give it.
         Some(code) => {
-            let os = py.import("os");
-            let text = os.and_then(|os| os.call_method1("strerror", (code,))?.extract());
+            let text = py
+                .import("os")
+                .and_then(|os| os.call_method1("strerror", (code,))?.extract());
             (code, text.unwrap_or_else(|_| err.to_string()))
         }
         None => {
@@ -80,15 +81,16 @@ pub fn merge(py: Python<'_>, err: MergeError) -> PyErr {
 pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
     match err {
         SharedError::Io { path, source } => file(py, &source, &path),
-        SharedError::Decode { path, source } => PyValueError::new_err(format!(
-            "{}: not a valid live filter file: {source}",
-            path.display()
-        )),
-        SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
-        SharedError::Busy { ref path, .. } => {
-            let busy = io::Error::new(ErrorKind::ResourceBusy, err.to_string());
-            file(py, &busy, path)
+        SharedError::Decode { path, source } => {
+            let message = format!("{}: not a valid live filter file: {source}", path.display());
+            PyValueError::new_err(message)
         }
+        SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
+        SharedError::Busy { ref path, .. } => file(
+            py,
+            &io::Error::new(ErrorKind::ResourceBusy, err.to_string()),
+            path,
+        ),
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }

@@ -3,20 +3,13 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::DecodeError;
 
-/// The first bytes of a growable filter's file and an expiring one's (`FORMAT.md`); a fixed
-/// filter's differ.
-const GROWABLE_MAGIC: &[u8; 8] = b"\x89CCG\r\n\x1a\n";
-const EXPIRING_MAGIC: &[u8; 8] = b"CCFEXPR1";
-/// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
-const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
-
-/// Which class a filter file is read as.
+/// Which class a filter file is read as, told by its first bytes (`FORMAT.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     Fixed,
@@ -26,8 +19,11 @@ pub enum FileKind {
     Live,
 }
 
-/// Bytes read from a file at a time.
-const READ_BUFFER: usize = 1 << 16;
+const MAGIC: [(&[u8; 8], FileKind); 3] = [
+    (b"\x89CCG\r\n\x1a\n", FileKind::Growable),
+    (b"CCFEXPR1", FileKind::Expiring),
+    (b"\x89CCL\r\n\x1a\n", FileKind::Live),
+];
 
 /// Writes a file at `path` with `write`, through a temporary file in the same directory named
 /// for this process and call.
@@ -68,33 +64,23 @@ impl FilterFile {
     /// refused at once rather than waited on.
     pub fn open(path: &Path) -> io::Result<Self> {
         let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        std::os::unix::fs::OpenOptionsExt::custom_flags(options.read(true), libc::O_NONBLOCK);
         let file = options.open(path)?;
         let kind = file.metadata()?.file_type();
         if !kind.is_file() {
             return Err(not_a_file(file_kind(&kind)));
         }
         Ok(Self {
-            reader: BufReader::with_capacity(READ_BUFFER, file),
+            reader: BufReader::with_capacity(1 << 16, file),
             error: None,
         })
     }
 
     /// The kind of filter the file holds, by its first bytes (read, not consumed).
     pub fn kind(&mut self) -> io::Result<FileKind> {
-        use std::io::BufRead;
         let start = self.reader.fill_buf()?;
-        Ok(if start.starts_with(GROWABLE_MAGIC) {
-            FileKind::Growable
-        } else if start.starts_with(EXPIRING_MAGIC) {
-            FileKind::Expiring
-        } else if start.starts_with(LIVE_MAGIC) {
-            FileKind::Live
-        } else {
-            FileKind::Fixed
-        })
+        let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
+        Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
     }
 
     /// The filter `read` decodes from the file, which must end where the filter does: an error
@@ -110,7 +96,7 @@ impl FilterFile {
         if self.reader.read(&mut [0])? == 0 {
             return Ok(Ok(filter));
         }
-        let expected = io::Seek::stream_position(&mut self.reader)? - 1;
+        let expected = self.reader.stream_position()? - 1;
         let found = self.reader.get_ref().metadata()?.len().max(expected + 1);
         Ok(Err(DecodeError::TrailingBytes { expected, found }))
     }
@@ -138,20 +124,16 @@ pub fn not_a_file(what: &str) -> io::Error {
 
 /// What a file that is not a regular one is, for messages.
 fn file_kind(kind: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kinds = [
-            (kind.is_dir(), "a directory"),
-            (kind.is_fifo(), "a FIFO"),
-            (kind.is_char_device(), "a character device"),
-            (kind.is_block_device(), "a block device"),
-            (kind.is_socket(), "a socket"),
-        ];
-        if let Some((_, name)) = kinds.into_iter().find(|(is, _)| *is) {
-            return name;
-        }
-    }
-    let _ = kind;
-    "another kind of file"
+    use std::os::unix::fs::FileTypeExt;
+    let kinds = [
+        (kind.is_dir(), "a directory"),
+        (kind.is_fifo(), "a FIFO"),
+        (kind.is_char_device(), "a character device"),
+        (kind.is_block_device(), "a block device"),
+        (kind.is_socket(), "a socket"),
+    ];
+    kinds
+        .into_iter()
+        .find_map(|(is, name)| is.then_some(name))
+        .unwrap_or("another kind of file")
 }

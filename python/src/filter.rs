@@ -1,21 +1,19 @@
-//! The Python classes `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
-//! `CuckooFilter<K>` of each kind `K`: the methods every class shares written once in
-//! `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per kind, and
-//! `expiring.rs` makes `ExpiringCuckooFilter` with it), each class's own after.
+//! The Python classes `ConcurrentCuckooFilter`, `GrowableCuckooFilter` and
+//! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
+//! written once in `filter_class!` (a `#[pyclass]` cannot be generic), each class's own after.
 
 use std::path::{Path, PathBuf};
 
-use concurrent_cuckoo_filter::{CuckooFilter, FilterStats};
-use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
+use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, CuckooFilter, Expiring};
+use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
 use crate::args::{self, Arg, Set};
 use crate::files::FilterFile;
 use crate::keys::with_key;
-use crate::shared::{self, Live};
 use crate::{bulk, errors, files};
 
 /// A new dict of these `key => value` pairs.
@@ -26,18 +24,15 @@ macro_rules! py_dict {
         PyResult::Ok(dict)
     }};
 }
-pub(crate) use py_dict;
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
-/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (and with `merge`, the
-/// merge methods) and its own in one `#[pymethods]`.
+/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (with `merge`, the merge
+/// methods too) and its own in one `#[pymethods]`.
 macro_rules! filter_class {
     (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         filter_class!($(#[$attr])* $class($kind), {
             /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
-            fn is_compatible(&self, other: &Self) -> bool {
-                self.inner.is_compatible(&other.inner)
-            }
+            fn is_compatible(&self, other: &Self) -> bool { self.inner.is_compatible(&other.inner) }
 
             /// Adds every key of `other` (compatible, no one writing to it); how many went in.
             /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
@@ -46,10 +41,7 @@ macro_rules! filter_class {
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
                 self.inner.writable()?;
                 let (ours, theirs) = (&self.inner, &other.inner);
-                let merged = py.detach(|| match unique {
-                    true => ours.merge_unique(theirs),
-                    false => ours.merge(theirs),
-                });
+                let merged = py.detach(|| if unique { ours.merge_unique(theirs) } else { ours.merge(theirs) });
                 merged.map_err(|err| errors::merge(py, err))
             }
 
@@ -76,9 +68,7 @@ macro_rules! filter_class {
         }
 
         impl From<CuckooFilter<$kind>> for $class {
-            fn from(inner: CuckooFilter<$kind>) -> Self {
-                Self { inner }
-            }
+            fn from(inner: CuckooFilter<$kind>) -> Self { Self { inner } }
         }
 
         #[pymethods]
@@ -92,8 +82,7 @@ macro_rules! filter_class {
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 self.inner.writable()?;
-                with_key(key, |key| self.inner.insert_unique(&key))?
-                    .map_err(|err| errors::full(py, err, 0))
+                with_key(key, |key| self.inner.insert_unique(&key))?.map_err(|err| errors::full(py, err, 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
@@ -102,7 +91,7 @@ macro_rules! filter_class {
                 with_key(key, |key| self.inner.remove(&key))
             }
 
-            /// Removes one copy of `key`; raises `KeyError` if it is not present.
+            /// Removes one copy of `key`; `KeyError` if it is not present.
             fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
                 let found = self.discard(key)?;
                 found.then_some(()).ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
@@ -124,9 +113,7 @@ macro_rules! filter_class {
 
             /// The false positive rate when full (a growable filter's levels so far, each full).
             #[getter]
-            fn expected_false_positive_rate(&self) -> f64 {
-                self.inner.expected_false_positive_rate()
-            }
+            fn expected_false_positive_rate(&self) -> f64 { self.inner.expected_false_positive_rate() }
 
             /// Keys the filter is sized for (for a growable filter: its levels so far).
             #[getter]
@@ -140,12 +127,11 @@ macro_rules! filter_class {
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
-            /// Adds every key of `keys` (a numpy array or any iterable) in order; how many. At
-            /// the first with no room, `FilterFullError` saying how many went in (`inserted`).
-            /// `threads` splits each segment of keys across that many threads.
+            /// Adds every key of `keys` (a numpy array or any iterable) in order, on `threads`;
+            /// how many. At the first with no room, `FilterFullError` (its `inserted` says how
+            /// many went in).
             #[pyo3(signature = (keys, *, threads = None))]
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
-                        -> PyResult<usize> {
+            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 self.inner.writable()?;
                 bulk::add_many(py, keys, args::threads(threads)?, 0, &self.inner)
             }
@@ -157,16 +143,15 @@ macro_rules! filter_class {
                 bulk::contains_many(py, keys, args::threads(threads)?, &self.inner)
             }
 
-            /// Removes one copy of each key present; how many were removed, on `threads`.
+            /// Removes one copy of each key present, on `threads`; how many were removed.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
-                            -> PyResult<usize> {
+            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 self.inner.writable()?;
                 bulk::discard_many(py, keys, args::threads(threads)?, &self.inner)
             }
 
-            /// Adds every key of each iterable, as `add_many` does (numpy arrays in bulk).
-            /// `FilterFullError.inserted` counts the keys of all of them that went in.
+            /// Adds every key of each iterable, as `add_many` does; `FilterFullError.inserted`
+            /// counts the keys of all of them that went in.
             #[pyo3(signature = (*iterables))]
             fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
                 self.inner.writable()?;
@@ -184,24 +169,23 @@ macro_rules! filter_class {
                 Ok(())
             }
 
-            /// The filter in the crate's portable format (`FORMAT.md`), which Rust, `ccf` and
-            /// `from_bytes` read.
+            /// The filter in the crate's portable format (`FORMAT.md`): Rust, `ccf` and
+            /// `from_bytes` read it.
             fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
                 bytes_of(py, &self.inner)
             }
 
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
             #[classmethod]
-            fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>)
-                          -> PyResult<Self> {
+            fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
                 let bytes = bytes.as_bytes();
-                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(|err| errors::decode(err, None))?;
-                Ok(Self { inner })
+                let inner = py.detach(|| CuckooFilter::from_bytes(bytes));
+                Ok(Self { inner: inner.map_err(|err| errors::decode(err, None))? })
             }
 
-            /// Writes the filter to `path` in the portable format, through a temporary file in
-            /// the same directory renamed over `path` when complete.
+            /// Writes the filter to `path` in the portable format, through a temporary file
+            /// renamed over `path` when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
                 py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
@@ -211,44 +195,34 @@ macro_rules! filter_class {
             /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
             /// not a regular file, `ValueError` for other contents.
             #[classmethod]
-            fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
-                    -> PyResult<Self> {
+            fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                let file = py.detach(|| FilterFile::open(&path));
-                Ok(Self { inner: read_file(py, file, &path)? })
+                read_file(py, &path, py.detach(|| FilterFile::open(&path))).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
-            fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-                Ok(Self { inner: copy_of(py, &self.inner)? })
-            }
+            fn copy(&self, py: Python<'_>) -> PyResult<Self> { copy_of(py, &self.inner).map(Self::from) }
 
             fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
 
-            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-                self.copy(py)
-            }
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> { self.copy(py) }
 
-            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-                self.__reduce_ex__(py, 4)
-            }
+            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> { self.__reduce_ex__(py, 4) }
 
             /// Pickles as `from_bytes(to_bytes())`, the same in any process (from protocol 5 on,
             /// the bytes as a `PickleBuffer`, out of band without a copy); a filter in a live
             /// file as `open_shared(path, readonly)`, the same live filter on this machine.
-            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
-                                  -> PyResult<Bound<'py, PyTuple>> {
+            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64) -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
+                let class = py.get_type::<Self>();
                 if let Some(live) = self.inner.reopen_args(py)? {
-                    let restore = py.get_type::<Self>().getattr("open_shared")?;
-                    return PyTuple::new(py, [restore, live.into_any()]);
+                    return PyTuple::new(py, [class.getattr("open_shared")?, live.into_any()]);
                 }
-                let restore = py.get_type::<Self>().getattr("from_bytes")?;
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
                     bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
                 }
-                PyTuple::new(py, [restore, PyTuple::new(py, [bytes])?.into_any()])
+                PyTuple::new(py, [class.getattr("from_bytes")?, PyTuple::new(py, [bytes])?.into_any()])
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
@@ -256,15 +230,13 @@ macro_rules! filter_class {
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
                 let Ok(other) = other.cast::<Self>() else { return false };
                 let other = other.get();
-                core::ptr::eq(self, other)
-                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
+                core::ptr::eq(self, other) || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
             }
 
             $($own)*
         }
     };
 }
-pub(crate) use filter_class;
 
 filter_class!(merge
     /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
@@ -311,7 +283,7 @@ filter_class!(merge
                    readonly: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
         let readonly = args::flag("readonly", readonly)?.unwrap_or(false);
-        Ok(Self { inner: shared::open(py, &path, readonly)? })
+        open_shared(py, &path, readonly).map(Self::from)
     }
 
     /// Writes the changes so far to the file and waits until they are on disk (`msync`): what
@@ -359,23 +331,16 @@ filter_class!(merge
     fn semi_sorted(&self) -> bool { self.inner.is_semi_sorted() }
 
     /// Shape, fill and accuracy as a dict.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        stats_dict(py, &self.inner.stats())
-    }
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> { stats_dict(py, &self.inner.stats()) }
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
         let semi_sorted = if f.is_semi_sorted() { "True" } else { "False" };
-        format!(
-            "ConcurrentCuckooFilter(len={}, capacity={}, fingerprint_bits={}, bucket_size={}, \
-             semi_sorted={semi_sorted}, seed={:#x})",
-            f.len(), f.capacity(), f.fingerprint_bits(), f.bucket_size(), f.hasher().seed(),
-        )
+        format!("ConcurrentCuckooFilter(len={}, capacity={}, fingerprint_bits={}, bucket_size={}, \
+                 semi_sorted={semi_sorted}, seed={:#x})",
+                f.len(), f.capacity(), f.fingerprint_bits(), f.bucket_size(), f.hasher().seed())
     }
 });
-
-/// The first level's capacity unless one is given, as for `ccf build --grow`.
-const DEFAULT_CAPACITY: usize = 1_000_000;
 
 filter_class!(merge
     /// A cuckoo filter that needs no size up front: when its newest level fills it grows (by
@@ -383,26 +348,22 @@ filter_class!(merge
     /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
     GrowableFilter(Growable), {
-    /// A filter whose first level holds `capacity` keys (default 1,000,000), growing past it
-    /// under `false_positive_rate` (default 0.001): each level splits `2^split_depth` times
-    /// (1 to 10, default 6) before the next is added. Past `max_capacity` (default: none) adds
-    /// raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
+    /// A filter whose first level holds `capacity` keys (default 1,000,000, as `ccf build
+    /// --grow`), growing past it under `false_positive_rate` (default 0.001): each level splits
+    /// `2^split_depth` times (1 to 10, default 6) before the next is added. Past `max_capacity`
+    /// (default: none) adds raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[new]
     #[pyo3(signature = (capacity = None, false_positive_rate = None, *, split_depth = None,
                         max_capacity = None, seed = None))]
     fn new(capacity: Arg, false_positive_rate: Arg, split_depth: Arg, max_capacity: Arg,
            seed: Arg) -> PyResult<Self> {
         let capacity = capacity.map(|c| args::count("capacity", c)).transpose()?;
-        let hasher = args::hasher(seed)?;
-        let rate = args::rate("false_positive_rate", false_positive_rate)?;
-        let split_depth = args::setting("split_depth", split_depth)?;
-        let max_capacity = max_capacity.map(|c| args::count("max_capacity", c)).transpose()?;
         let builder = GrowableCuckooFilter::builder()
-            .capacity(capacity.unwrap_or(DEFAULT_CAPACITY))
-            .hasher(hasher)
-            .set(rate, |builder, rate| builder.false_positive_rate(rate))
-            .set(split_depth, |builder, depth| builder.split_depth(depth))
-            .set(max_capacity, |builder, max| builder.max_capacity(max));
+            .capacity(capacity.unwrap_or(1_000_000))
+            .hasher(args::hasher(seed)?)
+            .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| b.false_positive_rate(rate))
+            .set(args::setting("split_depth", split_depth)?, |b, depth| b.split_depth(depth))
+            .set(max_capacity.map(|c| args::count("max_capacity", c)).transpose()?, |b, max| b.max_capacity(max));
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -435,11 +396,77 @@ filter_class!(merge
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
-        format!(
-            "GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, \
-             seed={:#x})",
-            f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed(),
-        )
+        format!("GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, seed={:#x})",
+                f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed())
+    }
+});
+
+filter_class!(
+    /// A cuckoo filter that forgets: it remembers keys for a sliding window, the last `items`
+    /// adds or the last `seconds`, split into `generations`. A key added (or added again) is
+    /// found for the whole window after, and forgotten within `1 + 1/generations` windows.
+    /// Shared by any number of threads; lookups take no lock. Filters do not merge.
+    #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
+    ExpiringFilter(Expiring), {
+    /// A count window of the last `items` adds, or a time window of the last `seconds` holding
+    /// `capacity` keys per window at a steady rate (at most `capacity·(1 + 1/generations)` adds
+    /// within `seconds·(1 + 1/generations)`, bursts included); past it `overflow="error"`
+    /// (default) raises `FilterFullError` and `"expire_early"` forgets the oldest generation
+    /// early. `clock` is `"monotonic"` (default) or `"manual"` (moved by `advance_to`).
+    /// `false_positive_rate` (default 0.001) holds at every point of a stream of any length;
+    /// `generations` is 1 to 14 (default 8). `seed` as for `ConcurrentCuckooFilter`.
+    #[new]
+    #[pyo3(signature = (*, items = None, seconds = None, capacity = None,
+                        false_positive_rate = None, generations = None, overflow = None,
+                        clock = None, seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(items: Arg, seconds: Arg, capacity: Arg, false_positive_rate: Arg,
+           generations: Arg, overflow: Arg, clock: Arg, seed: Arg) -> PyResult<Self> {
+        let builder = args::window(items, seconds, capacity, overflow, clock)?
+            .hasher(args::hasher(seed)?)
+            .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| b.false_positive_rate(rate))
+            .set(args::setting("generations", generations)?, |b, n| b.generations(n));
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
+    }
+
+    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back),
+    /// forgetting what its window no longer holds; `ValueError` for another clock.
+    fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
+        let time = args::duration("seconds", seconds, true)?;
+        py.detach(|| self.inner.advance_to(time)).map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+
+    /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
+    #[getter]
+    fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        match self.inner.window() {
+            Window::Items(items) => py_dict!(py, "items" => items),
+            Window::Time(time) => py_dict!(py, "seconds" => time.as_secs_f64()),
+            _ => Ok(PyDict::new(py)),
+        }
+    }
+
+    /// Generations the window is split into.
+    #[getter]
+    fn generations(&self) -> u32 { self.inner.generations() }
+
+    /// Shape, clock and fill as a dict (`len` counts the keys not yet freed: those live and
+    /// expired ones not yet cleared).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (f, s) = (&self.inner, self.inner.stats());
+        py_dict!(py,
+            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
+            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
+            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
+            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
+            "bits_per_window_item" => s.bits_per_window_item, "early_expiries" => s.early_expiries,
+            "expected_false_positive_rate" => f.expected_false_positive_rate(), "seed" => f.hasher().seed())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let (f, window) = (&self.inner, self.window(py)?.repr()?);
+        Ok(format!("ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, seed={:#x})",
+                   f.generations(), f.len(), f.capacity(), f.hasher().seed()))
     }
 });
 
@@ -456,11 +483,59 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "format_version" => s.format_version, "serialized_len" => s.serialized_len)
 }
 
-/// The filter in the file opened (or not) from `path`, which messages name.
-pub(crate) fn read_file<K: Kind + Send>(
+/// What a kind's filter does about live files (docs/shared.md), which only a fixed filter is in.
+trait Live {
+    /// `(path, readonly)` for `open_shared` to reopen the same live filter; `None` in memory.
+    fn reopen_args<'py>(&self, _py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        Ok(None)
+    }
+
+    /// `TypeError` if the filter was opened read-only, before a write is tried.
+    fn writable(&self) -> PyResult<()> {
+        Ok(())
+    }
+}
+
+impl Live for CuckooFilter<Growable> {}
+impl Live for CuckooFilter<Expiring> {}
+
+impl Live for CuckooFilter<Fixed> {
+    fn reopen_args<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let args = self.path().map(|path| (path, self.is_read_only()));
+        args.map(|args| args.into_pyobject(py)).transpose()
+    }
+
+    fn writable(&self) -> PyResult<()> {
+        match self.path() {
+            Some(path) if self.is_read_only() => Err(PyTypeError::new_err(format!(
+                "the filter in {} was opened readonly: it cannot be changed",
+                path.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The live file at `path`, mapped (`readonly`: privately, for lookups only).
+pub fn open_shared(
     py: Python<'_>,
-    file: std::io::Result<FilterFile>,
     path: &Path,
+    readonly: bool,
+) -> PyResult<ConcurrentCuckooFilter> {
+    let access = if readonly {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    py.detach(|| ConcurrentCuckooFilter::open_shared(path, access))
+        .map_err(|err| errors::shared(py, err))
+}
+
+/// The filter in the file opened (or not) from `path`, which messages name.
+pub fn read_file<K: Kind + Send>(
+    py: Python<'_>,
+    path: &Path,
+    file: std::io::Result<FilterFile>,
 ) -> PyResult<CuckooFilter<K>> {
     let file = file.map_err(|err| errors::file(py, &err, path))?;
     let read = py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)));
@@ -469,7 +544,7 @@ pub(crate) fn read_file<K: Kind + Send>(
 }
 
 /// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.
-pub(crate) fn copy_of<K: Kind + Send + Sync>(
+pub fn copy_of<K: Kind + Send + Sync>(
     py: Python<'_>,
     filter: &CuckooFilter<K>,
 ) -> PyResult<CuckooFilter<K>> {
@@ -478,28 +553,28 @@ pub(crate) fn copy_of<K: Kind + Send + Sync>(
         .map_err(|_| PyMemoryError::new_err("no memory for a copy of the filter"))
 }
 
-/// `filter`'s bytes, written straight into one bytes object of their exact length. A growable
-/// filter that grew between measuring and writing no longer fits: measured and written again.
-pub(crate) fn bytes_of<'py, K: Kind + Sync>(
+/// `filter`'s bytes, written straight into one bytes object of their exact length; a growable
+/// filter that grew between measuring and writing no longer fits, and is written again.
+fn bytes_of<'py, K: Kind + Sync>(
     py: Python<'py>,
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     loop {
         let len = usize::try_from(filter.serialized_len())
             .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
-        let mut written = None;
+        let mut written = Ok(0);
         let bytes = PyBytes::new_with(py, len, |buffer| {
-            written = py.detach(|| filter.write_to_slice(buffer).ok());
+            written = py.detach(|| filter.write_to_slice(buffer));
             Ok(())
         })?;
         match written {
-            Some(n) if n == len => return Ok(bytes),
-            Some(n) => {
+            Ok(n) if n == len => return Ok(bytes),
+            Ok(n) => {
                 return Err(PyRuntimeError::new_err(format!(
                     "{n} of {len} bytes written"
                 )))
             }
-            None => {}
+            Err(_) => {}
         }
     }
 }
