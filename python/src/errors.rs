@@ -7,8 +7,6 @@ use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError, SharedError}
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::files::not_a_file;
-
 pyo3::create_exception!(
     ccfilter,
     FilterFullError,
@@ -44,7 +42,7 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
 
 /// `OSError` for a file at `path`, with `errno`, `strerror` and `filename` as `open()` gives
 /// them, so that Python picks the subclass (`FileNotFoundError`, ...) by the error number. An
-/// error of ours has the number of its kind (`EINVAL` for a FIFO, a socket or a device).
+/// error without a number has that of its kind (`EINVAL` for a FIFO, a socket or a device).
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let (errno, message) = match err.raw_os_error() {
         // The system's text alone, as Python's own errors give it.
@@ -60,7 +58,8 @@ pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
                 ErrorKind::IsADirectory => libc::EISDIR,
                 ErrorKind::PermissionDenied => libc::EACCES,
                 ErrorKind::ResourceBusy => libc::EBUSY,
-                _ => libc::EINVAL,
+                ErrorKind::InvalidInput => libc::EINVAL,
+                _ => libc::EIO,
             };
             (code, err.to_string())
         }
@@ -94,4 +93,13 @@ pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }
+}
+
+/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
+pub fn not_a_file(what: &str) -> io::Error {
+    let kind = match what {
+        "a directory" => ErrorKind::IsADirectory,
+        _ => ErrorKind::InvalidInput,
+    };
+    io::Error::new(kind, format!("not a regular file but {what}"))
 }

@@ -3,11 +3,15 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use concurrent_cuckoo_filter::DecodeError;
+use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, Kind};
+use pyo3::prelude::*;
+
+use crate::errors::{self, not_a_file};
 
 /// Which class a filter file is read as, told by its first bytes (`FORMAT.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,90 +54,54 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
-/// A filter file, open for reading.
-#[derive(Debug)]
-pub struct FilterFile {
-    reader: BufReader<File>,
-    /// The first error of the file itself, kept whole: the decoder keeps only its text.
-    error: Option<io::Error>,
-}
-
-impl FilterFile {
-    /// Opens `path`, refusing anything but a regular file before reading a byte: a FIFO or a
-    /// device could block or never end. Opened without blocking, so a FIFO with no writer is
-    /// refused at once rather than waited on.
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let mut options = OpenOptions::new();
-        std::os::unix::fs::OpenOptionsExt::custom_flags(options.read(true), libc::O_NONBLOCK);
-        let file = options.open(path)?;
-        let kind = file.metadata()?.file_type();
-        if !kind.is_file() {
-            return Err(not_a_file(file_kind(&kind)));
-        }
-        Ok(Self {
-            reader: BufReader::with_capacity(1 << 16, file),
-            error: None,
-        })
-    }
-
-    /// The kind of filter the file holds, by its first bytes (read, not consumed).
-    pub fn kind(&mut self) -> io::Result<FileKind> {
-        let start = self.reader.fill_buf()?;
-        let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
-        Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
-    }
-
-    /// The filter `read` decodes from the file, which must end where the filter does: an error
-    /// of the file itself, or else the decoder's.
-    pub fn read<F>(
-        mut self,
-        read: impl FnOnce(&mut Self) -> Result<F, DecodeError>,
-    ) -> io::Result<Result<F, DecodeError>> {
-        let filter = match read(&mut self) {
-            Ok(filter) => filter,
-            Err(err) => return self.error.take().map_or(Ok(Err(err)), Err),
-        };
-        if self.reader.read(&mut [0])? == 0 {
-            return Ok(Ok(filter));
-        }
-        let expected = self.reader.stream_position()? - 1;
-        let found = self.reader.get_ref().metadata()?.len().max(expected + 1);
-        Ok(Err(DecodeError::TrailingBytes { expected, found }))
-    }
-}
-
-impl Read for FilterFile {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reader.read(buf).inspect_err(|err| {
-            self.error.get_or_insert_with(|| match err.raw_os_error() {
-                Some(code) => io::Error::from_raw_os_error(code),
-                None => io::Error::new(err.kind(), err.to_string()),
-            });
-        })
-    }
-}
-
-/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
-pub fn not_a_file(what: &str) -> io::Error {
-    let kind = match what {
-        "a directory" => io::ErrorKind::IsADirectory,
-        _ => io::ErrorKind::InvalidInput,
-    };
-    io::Error::new(kind, format!("not a regular file but {what}"))
-}
-
-/// What a file that is not a regular one is, for messages.
-fn file_kind(kind: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
+/// Opens `path` for reading, refusing anything but a regular file before reading a byte: a
+/// FIFO or a device could block or never end. Opened without blocking, so a FIFO with no writer
+/// is refused at once rather than waited on.
+pub fn open(path: &Path) -> io::Result<BufReader<File>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
     let kinds = [
         (kind.is_dir(), "a directory"),
         (kind.is_fifo(), "a FIFO"),
         (kind.is_char_device(), "a character device"),
         (kind.is_block_device(), "a block device"),
         (kind.is_socket(), "a socket"),
+        (!kind.is_file(), "another kind of file"),
     ];
-    kinds
-        .into_iter()
-        .find_map(|(is, name)| is.then_some(name))
-        .unwrap_or("another kind of file")
+    match kinds.into_iter().find(|(is, _)| *is) {
+        Some((_, what)) => Err(not_a_file(what)),
+        None => Ok(BufReader::with_capacity(1 << 16, file)),
+    }
+}
+
+/// The kind of filter the file holds, by its first bytes (read, not consumed).
+pub fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
+    let start = file.fill_buf()?;
+    let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
+    Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
+}
+
+/// The filter in the file opened (or not) from `path`, which must end where the filter does:
+/// `OSError` naming the file for an error of the file itself, else `ValueError`.
+pub fn read<K: Kind + Send>(
+    py: Python<'_>,
+    path: &Path,
+    file: io::Result<BufReader<File>>,
+) -> PyResult<CuckooFilter<K>> {
+    let mut file = file.map_err(|err| errors::file(py, &err, path))?;
+    let read = py.detach(|| {
+        let filter = CuckooFilter::read_from(&mut file)?;
+        let (expected, found) = (file.stream_position()?, file.get_ref().metadata()?.len());
+        match expected < found {
+            true => Err(DecodeError::TrailingBytes { expected, found }),
+            false => Ok(filter),
+        }
+    });
+    read.map_err(|err| match err {
+        DecodeError::Io { kind, message } => errors::file(py, &io::Error::new(kind, message), path),
+        err => errors::decode(err, Some(path)),
+    })
 }

@@ -12,7 +12,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
 use crate::args::{self, Arg, Set};
-use crate::files::FilterFile;
 use crate::keys::with_key;
 use crate::{bulk, errors, files};
 
@@ -34,15 +33,14 @@ macro_rules! filter_class {
             /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
             fn is_compatible(&self, other: &Self) -> bool { self.inner.is_compatible(&other.inner) }
 
-            /// Adds every key of `other` (compatible, no one writing to it); how many went in.
-            /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
-            /// `FilterFullError` if this filter fills up (what went in stays).
+            /// Adds every fingerprint of `other` (only those not present with `unique=True`);
+            /// how many. `ValueError` if incompatible, `FilterFullError` if this filter fills.
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 let (ours, theirs) = (&self.inner, &other.inner);
-                let merged = py.detach(|| if unique { ours.merge_unique(theirs) } else { ours.merge(theirs) });
-                merged.map_err(|err| errors::merge(py, err))
+                py.detach(|| if unique { ours.merge_unique(theirs) } else { ours.merge(theirs) })
+                    .map_err(|err| errors::merge(py, err))
             }
 
             /// `self |= other`: the set union, `merge(other, unique=True)`.
@@ -75,19 +73,20 @@ macro_rules! filter_class {
         impl $class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 with_key(key, |key| self.inner.insert(&key))?.map_err(|err| errors::full(py, err, 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                self.inner.writable()?;
-                with_key(key, |key| self.inner.insert_unique(&key))?.map_err(|err| errors::full(py, err, 0))
+                writable(&self.inner)?;
+                with_key(key, |key| self.inner.insert_unique(&key))?
+                    .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
             fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 with_key(key, |key| self.inner.remove(&key))
             }
 
@@ -114,25 +113,21 @@ macro_rules! filter_class {
             /// The false positive rate when full (a growable filter's levels so far, each full).
             #[getter]
             fn expected_false_positive_rate(&self) -> f64 { self.inner.expected_false_positive_rate() }
-
             /// Keys the filter is sized for (for a growable filter: its levels so far).
             #[getter]
             fn capacity(&self) -> usize { self.inner.capacity() }
-
             /// Bytes of memory the filter takes.
             #[getter]
             fn memory_usage(&self) -> usize { self.inner.memory_usage() }
-
             /// The seed keys are hashed with.
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
             /// Adds every key of `keys` (a numpy array or any iterable) in order, on `threads`;
-            /// how many. At the first with no room, `FilterFullError` (its `inserted` says how
-            /// many went in).
+            /// how many. `FilterFullError` at the first with no room (`inserted`: how many went in).
             #[pyo3(signature = (keys, *, threads = None))]
             fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 bulk::add_many(py, keys, args::threads(threads)?, 0, &self.inner)
             }
 
@@ -146,15 +141,15 @@ macro_rules! filter_class {
             /// Removes one copy of each key present, on `threads`; how many were removed.
             #[pyo3(signature = (keys, *, threads = None))]
             fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 bulk::discard_many(py, keys, args::threads(threads)?, &self.inner)
             }
 
-            /// Adds every key of each iterable, as `add_many` does; `FilterFullError.inserted`
+            /// Adds every key of each iterable as `add_many` does; `FilterFullError.inserted`
             /// counts the keys of all of them that went in.
             #[pyo3(signature = (*iterables))]
             fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 let mut inserted = 0;
                 for keys in iterables.iter() {
                     inserted += bulk::add_many(py, &keys, 1, inserted, &self.inner)?;
@@ -164,13 +159,12 @@ macro_rules! filter_class {
 
             /// Removes every key, keeping the filter's memory and shape.
             fn clear(&self, py: Python<'_>) -> PyResult<()> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 py.detach(|| self.inner.clear());
                 Ok(())
             }
 
-            /// The filter in the crate's portable format (`FORMAT.md`): Rust, `ccf` and
-            /// `from_bytes` read it.
+            /// The filter in the crate's portable format (`FORMAT.md`), as Rust and `ccf` read it.
             fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
                 bytes_of(py, &self.inner)
             }
@@ -197,7 +191,7 @@ macro_rules! filter_class {
             #[classmethod]
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                read_file(py, &path, py.detach(|| FilterFile::open(&path))).map(Self::from)
+                files::read(py, &path, py.detach(|| files::open(&path))).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
@@ -209,14 +203,13 @@ macro_rules! filter_class {
 
             fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> { self.__reduce_ex__(py, 4) }
 
-            /// Pickles as `from_bytes(to_bytes())`, the same in any process (from protocol 5 on,
-            /// the bytes as a `PickleBuffer`, out of band without a copy); a filter in a live
-            /// file as `open_shared(path, readonly)`, the same live filter on this machine.
+            /// Pickles as `from_bytes(to_bytes())`, in any process (from protocol 5 on, the bytes
+            /// as a `PickleBuffer`, out of band); a live filter as `open_shared(path, readonly)`.
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64) -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let class = py.get_type::<Self>();
-                if let Some(live) = self.inner.reopen_args(py)? {
-                    return PyTuple::new(py, [class.getattr("open_shared")?, live.into_any()]);
+                if let Some(live) = self.inner.live() {
+                    return PyTuple::new(py, [class.getattr("open_shared")?, live.into_pyobject(py)?.into_any()]);
                 }
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
@@ -239,14 +232,14 @@ macro_rules! filter_class {
 }
 
 filter_class!(merge
-    /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
-    /// writers lock only the buckets they touch; bulk calls release the interpreter.
+    /// A cuckoo filter of `capacity` keys, shared by any number of threads: lookups take no
+    /// lock, writers lock only the buckets they touch, bulk calls release the interpreter.
+    /// `false_positive_rate` picks the cheapest shape for it; `fingerprint_bits` (4 to 32),
+    /// `bucket_size` (2, 4 or 8) and `semi_sorted` win over it (default: 12-bit fingerprints in
+    /// 4-slot buckets, about 0.19%). `seed` changes every hash (default: `ccf`'s). Impossible
+    /// settings raise `ValueError`.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
     FixedFilter(Fixed), {
-    /// A filter of any `capacity` distinct keys. `false_positive_rate` picks the cheapest
-    /// shape for it; `fingerprint_bits` (4 to 32), `bucket_size` (2, 4 or 8) and `semi_sorted`
-    /// win over it. Default: 12-bit fingerprints in 4-slot buckets (about 0.19%). `seed`
-    /// changes every hash (default: `ccf`'s). Impossible settings raise `ValueError`.
     #[new]
     #[pyo3(signature = (capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -257,9 +250,8 @@ filter_class!(merge
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
-    /// A filter built in a new file at `path` (never over an existing one) that other
-    /// processes open with `open_shared` and use at once; settings as for the constructor.
-    /// `FileExistsError` if `path` exists, `OSError` naming it for what the system refuses.
+    /// A filter built in a new file at `path` (never over one) that other processes map with
+    /// `open_shared`; settings as for the constructor. `OSError` naming `path` if refused.
     #[classmethod]
     #[pyo3(signature = (path, capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -274,9 +266,8 @@ filter_class!(merge
         Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
     }
 
-    /// The filter in the live file at `path` that `create_shared` made, mapped in O(1): the
-    /// same filter as every other process's. `readonly=True` needs only read permission and
-    /// refuses every write (`TypeError`). `ValueError` for a file that is no live filter.
+    /// The filter in the live file at `path`, mapped in O(1): the same filter as every other
+    /// process's. `readonly=True` needs only read permission and refuses writes (`TypeError`).
     #[classmethod]
     #[pyo3(signature = (path, readonly = None))]
     fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
@@ -286,8 +277,7 @@ filter_class!(merge
         open_shared(py, &path, readonly).map(Self::from)
     }
 
-    /// Writes the changes so far to the file and waits until they are on disk (`msync`): what
-    /// a machine crash cannot lose afterwards. Nothing to do in memory or read-only.
+    /// Writes the changes so far to the file and waits until they are on disk (`msync`).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let flushed = py.detach(|| self.inner.flush());
         match self.inner.path() {
@@ -296,8 +286,7 @@ filter_class!(merge
         }
     }
 
-    /// Checks the whole table (O(size)), recovering what a killed writer left; `ValueError`
-    /// for a damaged one.
+    /// Checks the whole table, recovering what a killed writer left; `ValueError` if damaged.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.inner.verify()).map_err(|err| errors::decode(err, None))
     }
@@ -305,27 +294,21 @@ filter_class!(merge
     /// The live file the filter is mapped from, `None` in memory.
     #[getter]
     fn path(&self) -> Option<PathBuf> { self.inner.path().map(Path::to_path_buf) }
-
     /// Whether the filter lives in a file that processes share.
     #[getter]
     fn is_shared(&self) -> bool { self.inner.is_shared() }
-
     /// Whether it was opened `readonly`: every write raises `TypeError`.
     #[getter]
     fn readonly(&self) -> bool { self.inner.is_read_only() }
-
     /// The share of slots in use, from 0 to 1.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.load_factor() }
-
     /// Bits per fingerprint.
     #[getter]
     fn fingerprint_bits(&self) -> u32 { self.inner.fingerprint_bits() }
-
     /// Slots per bucket.
     #[getter]
     fn bucket_size(&self) -> usize { self.inner.bucket_size() }
-
     /// Whether buckets are semi-sorted (one bit per key less).
     #[getter]
     fn semi_sorted(&self) -> bool { self.inner.is_semi_sorted() }
@@ -343,42 +326,38 @@ filter_class!(merge
 });
 
 filter_class!(merge
-    /// A cuckoo filter that needs no size up front: when its newest level fills it grows (by
-    /// splitting, or by adding a larger level), keeping the false positive rate under its target
-    /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
+    /// A cuckoo filter that needs no size up front, shared by any number of threads. Its first
+    /// level holds `capacity` keys (default 1,000,000, as `ccf build --grow`); it grows under
+    /// `false_positive_rate` (default 0.001) however far, each level splitting `2^split_depth`
+    /// times (1 to 10, default 6) before a larger one is added. Past `max_capacity` (default:
+    /// none) adds raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
     GrowableFilter(Growable), {
-    /// A filter whose first level holds `capacity` keys (default 1,000,000, as `ccf build
-    /// --grow`), growing past it under `false_positive_rate` (default 0.001): each level splits
-    /// `2^split_depth` times (1 to 10, default 6) before the next is added. Past `max_capacity`
-    /// (default: none) adds raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[new]
     #[pyo3(signature = (capacity = None, false_positive_rate = None, *, split_depth = None,
                         max_capacity = None, seed = None))]
     fn new(capacity: Arg, false_positive_rate: Arg, split_depth: Arg, max_capacity: Arg,
            seed: Arg) -> PyResult<Self> {
         let capacity = capacity.map(|c| args::count("capacity", c)).transpose()?;
+        let max_capacity = max_capacity.map(|c| args::count("max_capacity", c)).transpose()?;
         let builder = GrowableCuckooFilter::builder()
             .capacity(capacity.unwrap_or(1_000_000))
             .hasher(args::hasher(seed)?)
             .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| b.false_positive_rate(rate))
             .set(args::setting("split_depth", split_depth)?, |b, depth| b.split_depth(depth))
-            .set(max_capacity.map(|c| args::count("max_capacity", c)).transpose()?, |b, max| b.max_capacity(max));
+            .set(max_capacity, |b, max| b.max_capacity(max));
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
     /// Keys stored over the capacity of the levels so far.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.len() as f64 / self.inner.capacity() as f64 }
-
     /// The false positive rate the filter stays under however far it grows.
     #[getter]
     fn false_positive_rate(&self) -> f64 { self.inner.false_positive_rate() }
-
     /// Levels so far; a lookup probes each.
     #[getter]
     fn level_count(&self) -> usize { self.inner.level_count() }
-
     /// Bits per fingerprint of each level, oldest first.
     #[getter]
     fn fingerprint_bits(&self) -> Vec<u32> { self.inner.level_fingerprint_bits() }
@@ -396,25 +375,24 @@ filter_class!(merge
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
-        format!("GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, seed={:#x})",
+        format!("GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, \
+                 seed={:#x})",
                 f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed())
     }
 });
 
 filter_class!(
-    /// A cuckoo filter that forgets: it remembers keys for a sliding window, the last `items`
-    /// adds or the last `seconds`, split into `generations`. A key added (or added again) is
-    /// found for the whole window after, and forgotten within `1 + 1/generations` windows.
-    /// Shared by any number of threads; lookups take no lock. Filters do not merge.
+    /// A cuckoo filter that remembers keys for a sliding window, shared by any number of
+    /// threads. The window is the last `items` adds, or the last `seconds` holding `capacity`
+    /// keys at a steady rate (at most
+    /// `capacity·(1 + 1/generations)` adds within `seconds·(1 + 1/generations)`), past which
+    /// `overflow="error"` (default) raises `FilterFullError` and `"expire_early"` forgets the
+    /// oldest generation early; `clock` is `"monotonic"` (default) or `"manual"` (`advance_to`).
+    /// A key added is found for the whole window after and forgotten within `1 + 1/generations`
+    /// windows; `false_positive_rate` (default 0.001) holds at every point of the stream;
+    /// `generations` is 1 to 14 (default 8); `seed` as for `ConcurrentCuckooFilter`. No merges.
     #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
     ExpiringFilter(Expiring), {
-    /// A count window of the last `items` adds, or a time window of the last `seconds` holding
-    /// `capacity` keys per window at a steady rate (at most `capacity·(1 + 1/generations)` adds
-    /// within `seconds·(1 + 1/generations)`, bursts included); past it `overflow="error"`
-    /// (default) raises `FilterFullError` and `"expire_early"` forgets the oldest generation
-    /// early. `clock` is `"monotonic"` (default) or `"manual"` (moved by `advance_to`).
-    /// `false_positive_rate` (default 0.001) holds at every point of a stream of any length;
-    /// `generations` is 1 to 14 (default 8). `seed` as for `ConcurrentCuckooFilter`.
     #[new]
     #[pyo3(signature = (*, items = None, seconds = None, capacity = None,
                         false_positive_rate = None, generations = None, overflow = None,
@@ -460,13 +438,14 @@ filter_class!(
             "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
             "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
             "bits_per_window_item" => s.bits_per_window_item, "early_expiries" => s.early_expiries,
-            "expected_false_positive_rate" => f.expected_false_positive_rate(), "seed" => f.hasher().seed())
+            "expected_false_positive_rate" => f.expected_false_positive_rate(),
+            "seed" => f.hasher().seed())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let (f, window) = (&self.inner, self.window(py)?.repr()?);
-        Ok(format!("ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, seed={:#x})",
-                   f.generations(), f.len(), f.capacity(), f.hasher().seed()))
+        Ok(format!("ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, \
+                    seed={:#x})", f.generations(), f.len(), f.capacity(), f.hasher().seed()))
     }
 });
 
@@ -483,16 +462,11 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "format_version" => s.format_version, "serialized_len" => s.serialized_len)
 }
 
-/// What a kind's filter does about live files (docs/shared.md), which only a fixed filter is in.
+/// A kind's filter in a live file (docs/shared.md), which only a fixed filter can be in.
 trait Live {
-    /// `(path, readonly)` for `open_shared` to reopen the same live filter; `None` in memory.
-    fn reopen_args<'py>(&self, _py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        Ok(None)
-    }
-
-    /// `TypeError` if the filter was opened read-only, before a write is tried.
-    fn writable(&self) -> PyResult<()> {
-        Ok(())
+    /// The live file's path and whether the filter was opened read-only; `None` in memory.
+    fn live(&self) -> Option<(&Path, bool)> {
+        None
     }
 }
 
@@ -500,19 +474,19 @@ impl Live for CuckooFilter<Growable> {}
 impl Live for CuckooFilter<Expiring> {}
 
 impl Live for CuckooFilter<Fixed> {
-    fn reopen_args<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let args = self.path().map(|path| (path, self.is_read_only()));
-        args.map(|args| args.into_pyobject(py)).transpose()
+    fn live(&self) -> Option<(&Path, bool)> {
+        self.path().map(|path| (path, self.is_read_only()))
     }
+}
 
-    fn writable(&self) -> PyResult<()> {
-        match self.path() {
-            Some(path) if self.is_read_only() => Err(PyTypeError::new_err(format!(
-                "the filter in {} was opened readonly: it cannot be changed",
-                path.display()
-            ))),
-            _ => Ok(()),
-        }
+/// `TypeError` for a write to a filter opened read-only, before the write is tried.
+fn writable(filter: &impl Live) -> PyResult<()> {
+    match filter.live() {
+        Some((path, true)) => Err(PyTypeError::new_err(format!(
+            "the filter in {} was opened readonly: it cannot be changed",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -527,20 +501,8 @@ pub fn open_shared(
     } else {
         Access::ReadWrite
     };
-    py.detach(|| ConcurrentCuckooFilter::open_shared(path, access))
-        .map_err(|err| errors::shared(py, err))
-}
-
-/// The filter in the file opened (or not) from `path`, which messages name.
-pub fn read_file<K: Kind + Send>(
-    py: Python<'_>,
-    path: &Path,
-    file: std::io::Result<FilterFile>,
-) -> PyResult<CuckooFilter<K>> {
-    let file = file.map_err(|err| errors::file(py, &err, path))?;
-    let read = py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)));
-    let read = read.map_err(|err| errors::file(py, &err, path))?;
-    read.map_err(|err| errors::decode(err, Some(path)))
+    let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
+    filter.map_err(|err| errors::shared(py, err))
 }
 
 /// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.
