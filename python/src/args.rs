@@ -10,7 +10,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMemoryView, PyString};
 
-use crate::bulk::MAX_THREADS;
 use crate::keys::{int_bits, type_name, INT_RANGE};
 
 /// An optional argument as the caller gave it.
@@ -82,17 +81,6 @@ pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
         .call_method1("fsdecode", (value,))
         .and_then(|text| text.extract());
     text.map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
-}
-
-/// A bulk call's `threads`: an int from 1 to [`MAX_THREADS`], 1 if not given.
-pub fn threads(value: Arg) -> PyResult<usize> {
-    match value.map(|value| count("threads", value)).transpose()? {
-        None => Ok(1),
-        Some(n @ 1..=MAX_THREADS) => Ok(n),
-        Some(n) => Err(value_error(format!(
-            "threads must be at most {MAX_THREADS}, got {n}"
-        ))),
-    }
 }
 
 /// The hasher of a `seed` (an int in `[-2^63, 2^64)`, mapped as int keys are), the crate's

@@ -40,9 +40,8 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
     PyValueError::new_err(format!("{path}not a valid filter encoding: {err}"))
 }
 
-/// `OSError` for a file at `path`, with `errno`, `strerror` and `filename` as `open()` gives
-/// them, so that Python picks the subclass (`FileNotFoundError`, ...) by the error number. An
-/// error without a number has that of its kind (`EINVAL` for a FIFO, a socket or a device).
+/// `OSError` for `path` with `errno`, `strerror` and `filename` as `open()` gives them, so that
+/// Python picks the subclass by the number; an error without one gets its kind's.
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let (errno, message) = match err.raw_os_error() {
         // The system's text alone, as Python's own errors give it.

@@ -29,8 +29,7 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
     (b"\x89CCL\r\n\x1a\n", FileKind::Live),
 ];
 
-/// Writes a file at `path` with `write`, through a temporary file in the same directory named
-/// for this process and call.
+/// Writes `path` by `write` through a temporary file beside it, named for this process and call.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
@@ -54,9 +53,8 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
-/// Opens `path` for reading, refusing anything but a regular file before reading a byte: a
-/// FIFO or a device could block or never end. Opened without blocking, so a FIFO with no writer
-/// is refused at once rather than waited on.
+/// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
+/// could block or never end); without blocking, so a FIFO with no writer is refused at once.
 pub fn open(path: &Path) -> io::Result<BufReader<File>> {
     let file = OpenOptions::new()
         .read(true)
@@ -84,8 +82,8 @@ pub fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
     Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
 }
 
-/// The filter in the file opened (or not) from `path`, which must end where the filter does:
-/// `OSError` naming the file for an error of the file itself, else `ValueError`.
+/// The filter in the file opened (or not) from `path`, which ends where the filter does:
+/// `OSError` naming the file for an error of the file, else `ValueError`.
 pub fn read<K: Kind + Send>(
     py: Python<'_>,
     path: &Path,

@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, CuckooFilter, Expiring};
+use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
+use concurrent_cuckoo_filter::{
+    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+};
 use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
@@ -31,7 +34,9 @@ macro_rules! filter_class {
     (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         filter_class!($(#[$attr])* $class($kind), {
             /// Whether `merge` can take `other`: the same shape (or growth plan) and seed.
-            fn is_compatible(&self, other: &Self) -> bool { self.inner.is_compatible(&other.inner) }
+            fn is_compatible(&self, other: &Self) -> bool {
+                self.inner.is_compatible(&other.inner)
+            }
 
             /// Adds every fingerprint of `other` (only those not present with `unique=True`);
             /// how many. `ValueError` if incompatible, `FilterFullError` if this filter fills.
@@ -61,9 +66,7 @@ macro_rules! filter_class {
     ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         $(#[$attr])*
         #[derive(Debug)]
-        pub struct $class {
-            inner: CuckooFilter<$kind>,
-        }
+        pub struct $class { inner: CuckooFilter<$kind> }
 
         impl From<CuckooFilter<$kind>> for $class {
             fn from(inner: CuckooFilter<$kind>) -> Self { Self { inner } }
@@ -74,7 +77,8 @@ macro_rules! filter_class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
                 writable(&self.inner)?;
-                with_key(key, |key| self.inner.insert(&key))?.map_err(|err| errors::full(py, err, 0))
+                with_key(key, |key| self.inner.insert(&key))?
+                    .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
@@ -107,12 +111,13 @@ macro_rules! filter_class {
             }
 
             fn __len__(&self) -> usize { self.inner.len() }
-
             fn __sizeof__(&self) -> usize { self.memory_usage() + core::mem::size_of::<Self>() }
 
             /// The false positive rate when full (a growable filter's levels so far, each full).
             #[getter]
-            fn expected_false_positive_rate(&self) -> f64 { self.inner.expected_false_positive_rate() }
+            fn expected_false_positive_rate(&self) -> f64 {
+                self.inner.expected_false_positive_rate()
+            }
             /// Keys the filter is sized for (for a growable filter: its levels so far).
             #[getter]
             fn capacity(&self) -> usize { self.inner.capacity() }
@@ -124,35 +129,35 @@ macro_rules! filter_class {
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
             /// Adds every key of `keys` (a numpy array or any iterable) in order, on `threads`;
-            /// how many. `FilterFullError` at the first with no room (`inserted`: how many went in).
+            /// how many. `FilterFullError` at the first with no room (`inserted`: those in).
             #[pyo3(signature = (keys, *, threads = None))]
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
+            fn add_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 writable(&self.inner)?;
-                bulk::add_many(py, keys, args::threads(threads)?, 0, &self.inner)
+                bulk::Call::new(keys, threads, &self.inner)?.add_many(0)
             }
 
             /// Whether each key may be in the filter, as a numpy `bool` array, on `threads`.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn contains_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>, threads: Arg)
+            fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>, threads: Arg)
                                   -> PyResult<Bound<'py, PyArray1<bool>>> {
-                bulk::contains_many(py, keys, args::threads(threads)?, &self.inner)
+                bulk::Call::new(keys, threads, &self.inner)?.contains_many()
             }
 
             /// Removes one copy of each key present, on `threads`; how many were removed.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
+            fn discard_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 writable(&self.inner)?;
-                bulk::discard_many(py, keys, args::threads(threads)?, &self.inner)
+                bulk::Call::new(keys, threads, &self.inner)?.discard_many()
             }
 
             /// Adds every key of each iterable as `add_many` does; `FilterFullError.inserted`
             /// counts the keys of all of them that went in.
             #[pyo3(signature = (*iterables))]
-            fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
+            fn update(&self, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
                 writable(&self.inner)?;
                 let mut inserted = 0;
                 for keys in iterables.iter() {
-                    inserted += bulk::add_many(py, &keys, 1, inserted, &self.inner)?;
+                    inserted += bulk::Call::new(&keys, None, &self.inner)?.add_many(inserted)?;
                 }
                 Ok(())
             }
@@ -171,7 +176,8 @@ macro_rules! filter_class {
 
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
             #[classmethod]
-            fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+            fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &Bound<'_, PyAny>)
+                          -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
                 let bytes = bytes.as_bytes();
                 let inner = py.detach(|| CuckooFilter::from_bytes(bytes));
@@ -189,33 +195,43 @@ macro_rules! filter_class {
             /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
             /// not a regular file, `ValueError` for other contents.
             #[classmethod]
-            fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+            fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
+                    -> PyResult<Self> {
                 let path = args::path("path", path)?;
                 files::read(py, &path, py.detach(|| files::open(&path))).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
-            fn copy(&self, py: Python<'_>) -> PyResult<Self> { copy_of(py, &self.inner).map(Self::from) }
+            fn copy(&self, py: Python<'_>) -> PyResult<Self> {
+                copy_of(py, &self.inner).map(Self::from)
+            }
 
             fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
 
-            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> { self.copy(py) }
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+                self.copy(py)
+            }
 
-            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> { self.__reduce_ex__(py, 4) }
+            fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                self.__reduce_ex__(py, 4)
+            }
 
             /// Pickles as `from_bytes(to_bytes())`, in any process (from protocol 5 on, the bytes
             /// as a `PickleBuffer`, out of band); a live filter as `open_shared(path, readonly)`.
-            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64) -> PyResult<Bound<'py, PyTuple>> {
+            fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
+                                  -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let class = py.get_type::<Self>();
                 if let Some(live) = self.inner.live() {
-                    return PyTuple::new(py, [class.getattr("open_shared")?, live.into_pyobject(py)?.into_any()]);
+                    let live = live.into_pyobject(py)?.into_any();
+                    return PyTuple::new(py, [class.getattr("open_shared")?, live]);
                 }
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
                     bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
                 }
-                PyTuple::new(py, [class.getattr("from_bytes")?, PyTuple::new(py, [bytes])?.into_any()])
+                let bytes = PyTuple::new(py, [bytes])?.into_any();
+                PyTuple::new(py, [class.getattr("from_bytes")?, bytes])
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
@@ -223,7 +239,8 @@ macro_rules! filter_class {
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
                 let Ok(other) = other.cast::<Self>() else { return false };
                 let other = other.get();
-                core::ptr::eq(self, other) || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
+                core::ptr::eq(self, other)
+                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
             }
 
             $($own)*
@@ -314,7 +331,9 @@ filter_class!(merge
     fn semi_sorted(&self) -> bool { self.inner.is_semi_sorted() }
 
     /// Shape, fill and accuracy as a dict.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> { stats_dict(py, &self.inner.stats()) }
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        stats_dict(py, &self.inner.stats())
+    }
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
@@ -340,12 +359,13 @@ filter_class!(merge
            seed: Arg) -> PyResult<Self> {
         let capacity = capacity.map(|c| args::count("capacity", c)).transpose()?;
         let max_capacity = max_capacity.map(|c| args::count("max_capacity", c)).transpose()?;
+        let rate = args::rate("false_positive_rate", false_positive_rate)?;
         let builder = GrowableCuckooFilter::builder()
             .capacity(capacity.unwrap_or(1_000_000))
             .hasher(args::hasher(seed)?)
-            .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| b.false_positive_rate(rate))
-            .set(args::setting("split_depth", split_depth)?, |b, depth| b.split_depth(depth))
-            .set(max_capacity, |b, max| b.max_capacity(max));
+            .set(rate, GrowableBuilder::false_positive_rate)
+            .set(args::setting("split_depth", split_depth)?, GrowableBuilder::split_depth)
+            .set(max_capacity, GrowableBuilder::max_capacity);
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -400,10 +420,11 @@ filter_class!(
     #[allow(clippy::too_many_arguments)]
     fn new(items: Arg, seconds: Arg, capacity: Arg, false_positive_rate: Arg,
            generations: Arg, overflow: Arg, clock: Arg, seed: Arg) -> PyResult<Self> {
+        let rate = args::rate("false_positive_rate", false_positive_rate)?;
         let builder = args::window(items, seconds, capacity, overflow, clock)?
             .hasher(args::hasher(seed)?)
-            .set(args::rate("false_positive_rate", false_positive_rate)?, |b, rate| b.false_positive_rate(rate))
-            .set(args::setting("generations", generations)?, |b, n| b.generations(n));
+            .set(rate, ExpiringBuilder::false_positive_rate)
+            .set(args::setting("generations", generations)?, ExpiringBuilder::generations);
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
@@ -411,7 +432,8 @@ filter_class!(
     /// forgetting what its window no longer holds; `ValueError` for another clock.
     fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let time = args::duration("seconds", seconds, true)?;
-        py.detach(|| self.inner.advance_to(time)).map_err(|err| PyValueError::new_err(err.to_string()))
+        let advanced = py.detach(|| self.inner.advance_to(time));
+        advanced.map_err(|err| PyValueError::new_err(err.to_string()))
     }
 
     /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.

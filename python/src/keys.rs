@@ -1,7 +1,5 @@
-//! Python keys as the byte streams the Rust hasher sees, one borrowed ([`Key`]) or a bulk call's
-//! segment in memory of our own ([`Keys`]): an `int` in `[-2^63, 2^64)` (or a numpy integer)
-//! hashes as the `u64` of its bits, as Rust's `u64` and `i64` do; a `str` as Rust's `str` (its
-//! UTF-8, then `0xff`), as `ccf build` hashes a line, and bytes-like objects alike.
+//! Python keys as the Rust hasher sees them (docs/python.md, "Keys"), one borrowed ([`Key`]) or
+//! a bulk call's segment in memory of our own ([`Keys`]).
 
 use core::hash::{BuildHasher, Hash, Hasher};
 use core::ops::Range;
@@ -12,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyType};
 
-/// One key, borrowed: an int's 64-bit pattern, or a string's UTF-8 or bytes-like object's bytes.
+/// One key, borrowed: an int's 64-bit pattern, or the bytes of a `str` (UTF-8) or bytes-like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key<'a> {
     Int(u64),
@@ -33,17 +31,15 @@ impl Hash for Key<'_> {
     }
 }
 
-/// A key of a segment read from Python objects: an int, or bytes `.0..=.1` of the segment (its
-/// whole stream, ended by `0xff`).
+/// A key read from a Python object: an int, or `bytes[.0..=.1]` (its stream, ended by `0xff`).
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     Int(u64),
     Bytes(usize, usize),
 }
 
-/// A segment of a bulk call's keys, copied out of Python so that any thread may read or drop
-/// it. A numpy integer array's fill `ints` alone (hashed in one tight loop); keys read from
-/// Python objects fill `slots`, in order, their bytes in `bytes`.
+/// A segment of a bulk call's keys, copied out of Python for any thread to read: a numpy integer
+/// array's in `ints` alone (hashed in one tight loop), others in `slots` and `bytes`.
 #[derive(Debug, Default)]
 pub struct Keys {
     pub ints: Vec<u64>,
@@ -62,8 +58,7 @@ impl Keys {
         self.bytes.clear();
     }
 
-    /// Room for `keys` more keys read from Python objects, 32 bytes each (most text keys), so
-    /// that a segment rarely grows as it is read.
+    /// Room for `keys` more keys of 32 bytes (most text keys): a segment rarely grows as read.
     pub fn reserve(&mut self, keys: usize) {
         self.slots.reserve(keys);
         self.bytes.reserve(keys.saturating_mul(32));
@@ -124,8 +119,8 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     name.map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-/// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
-/// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
+/// `f` of the key `obj` stands for, borrowed where it can be; `TypeError` naming its type, or
+/// `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
     // An exact `str` first: the common key, told by one pointer comparison.
     if let Ok(string) = obj.cast_exact::<PyString>() {
@@ -140,18 +135,18 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
-    // A bytearray any Python code may resize: copied.
-    if let Ok(array) = obj.cast::<PyByteArray>() {
-        return Ok(f(Key::Bytes(&array.to_vec())));
-    }
-    if obj.cast::<PyMemoryView>().is_ok() {
-        let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
+    // A bytearray or memoryview, which Python code may change: copied, as `bytes(obj)`.
+    let py = obj.py();
+    if obj.cast::<PyByteArray>().is_ok() || obj.cast::<PyMemoryView>().is_ok() {
+        let bytes = py
+            .get_type::<PyBytes>()
+            .call1((obj,))?
+            .cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     // A numpy integer or `bool_` scalar is the Python int it equals.
     static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let py = obj.py();
     if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
         || obj.is_instance(BOOL.import(py, "numpy", "bool_")?)?
     {

@@ -1,9 +1,7 @@
-//! Reading a bulk call's keys from Python into [`Keys`], a segment at a time, with the
-//! interpreter held: a numpy integer array's values copied (another Python thread may write the
-//! array meanwhile); an exact `list` or `tuple` by index, and a numpy array of objects, strings
-//! or bytes a slice at a time made a list by numpy (`tolist`, in C); anything else through the
-//! iterator protocol. An exact `str`, the common key, takes one type comparison and its cached
-//! UTF-8, copied, with no reference taken; other keys go through [`with_key`].
+//! Reading a bulk call's keys from Python into [`Keys`] a segment at a time, with the
+//! interpreter held (docs/python.md, "Bulk calls"): numpy integers copied, an exact `list` or
+//! `tuple` by index, a numpy array of objects a slice at a time (`tolist`), anything else by
+//! iteration; an exact `str`, the common key, by its cached UTF-8 with no reference taken.
 
 use numpy::ndarray::s;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
@@ -16,18 +14,17 @@ use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice,
 
 use crate::keys::{type_name, with_key, Keys};
 
-/// The average bytes a segment's keys may take before it ends short of its key count, so that
-/// its memory is bounded whatever the keys' length (a single longer key still goes in whole).
+/// The average bytes a segment's keys may take: its memory is bounded whatever their length.
 const BYTES_PER_KEY: usize = 64;
 
 /// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
 pub enum Reader<'py> {
-    /// A 1-D numpy array of 64-bit integer patterns, viewed in place, and its next index.
+    /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
     Ints(PyReadonlyArray1<'py, u64>, usize),
     Sequence(Sequence<'py>),
-    /// A 1-D numpy array of Python objects of their own (dtype `O`, `U` or `S`), the index of
-    /// its next slice, and the reader of the slice being read.
+    /// A numpy array of Python objects (dtype `O`, `U` or `S`), its next index, and the reader
+    /// of the slice being read.
     Objects(Bound<'py, PyAny>, usize, Option<Box<Self>>),
     Iterator(Bound<'py, PyIterator>),
 }
@@ -90,8 +87,7 @@ impl<'py> Reader<'py> {
     }
 
     /// Appends up to `max` keys to `keys` (fewer once their bytes reach [`BYTES_PER_KEY`] times
-    /// that); whether more may follow. An item that is not a key (or an iterator that raises)
-    /// is an error, the keys before it in `keys`.
+    /// that); whether more may follow. A bad item is an error, the keys before it in `keys`.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
             Self::Ints(array, next) => {
@@ -144,9 +140,8 @@ fn full(keys: &Keys, max: usize) -> bool {
     keys.len() >= max || keys.bytes.len() >= max.saturating_mul(BYTES_PER_KEY)
 }
 
-/// A pandas series or array of integers (numpy-backed, nullable `Int64` and the like, or
-/// Arrow-backed) as a numpy array of their dtype; `ValueError` if it has missing values, which
-/// are not keys; `None` for anything else.
+/// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
+/// `ValueError` if it has missing values, which are not keys; `None` for anything else.
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     if !keys.get_type().module()?.to_str()?.starts_with("pandas") {
         return Ok(None);
@@ -186,10 +181,9 @@ pub struct Sequence<'py> {
 }
 
 impl<'py> Sequence<'py> {
-    /// `keys` read by index, if it is an exact list or tuple (a subclass may override
-    /// `__iter__`, which the iterator protocol then calls). Without a GIL another thread may
-    /// drop a list's item while it is read: such builds take the iterator protocol, whose
-    /// items are references of their own.
+    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`).
+    /// Without a GIL another thread may drop a list's item while it is read: such builds
+    /// iterate, each item a reference of its own.
     fn new(keys: &Bound<'py, PyAny>) -> Option<Self> {
         let get_item = if cfg!(Py_GIL_DISABLED) {
             return None;
