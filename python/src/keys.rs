@@ -84,9 +84,10 @@ impl Keys {
     /// `hasher`'s hashes of keys `range`.
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
+            // `move`: the hasher's words stay in registers through the loop.
             return self.ints[range]
                 .iter()
-                .map(|key| hasher.hash_one(key))
+                .map(move |key| hasher.hash_one(key))
                 .collect();
         }
         let hash = |slot: &Slot| match *slot {
