@@ -83,6 +83,20 @@ pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     text.map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
 }
 
+/// The most threads a bulk call may ask for.
+const MAX_THREADS: usize = 256;
+
+/// A bulk call's `threads`: an int from 1 to [`MAX_THREADS`], 1 if not given.
+pub fn threads(value: Arg) -> PyResult<usize> {
+    match value.map(|value| count("threads", value)).transpose()? {
+        None => Ok(1),
+        Some(n @ 1..=MAX_THREADS) => Ok(n),
+        Some(n) => Err(value_error(format!(
+            "threads must be at most {MAX_THREADS}, got {n}"
+        ))),
+    }
+}
+
 /// The hasher of a `seed` (an int in `[-2^63, 2^64)`, mapped as int keys are), the crate's
 /// default seed (`ccf`'s) if none.
 pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {

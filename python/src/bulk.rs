@@ -2,11 +2,11 @@
 //! through the crate's prehashed batch calls with the interpreter released, on `threads`
 //! threads by the one scheduler of `threads=N` ([`Call::in_pieces`]).
 
+use std::panic;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use concurrent_cuckoo_filter::{CuckooFilter, Kind};
 use numpy::PyArray1;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::args::{self, Arg};
@@ -20,9 +20,6 @@ const SEGMENT: usize = 1 << 16;
 /// Keys a thread takes at a time: one the machine does not run leaves its pieces to others.
 const PIECE: usize = 1 << 13;
 
-/// The most threads a bulk call may ask for.
-const MAX_THREADS: usize = 256;
-
 /// A bulk call: its keys, worked on by `threads` threads, and the filter.
 pub struct Call<'a, 'py, K> {
     keys: &'a Bound<'py, PyAny>,
@@ -31,22 +28,13 @@ pub struct Call<'a, 'py, K> {
 }
 
 impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
-    /// `threads` checked before any key is read (1 to [`MAX_THREADS`], 1 if not given).
+    /// `threads` checked before any key is read.
     pub fn new(
         keys: &'a Bound<'py, PyAny>,
         threads: Arg,
         filter: &'a CuckooFilter<K>,
     ) -> PyResult<Self> {
-        let bad =
-            |n| PyValueError::new_err(format!("threads must be at most {MAX_THREADS}, got {n}"));
-        let threads = match threads
-            .map(|value| args::count("threads", value))
-            .transpose()?
-        {
-            None => 1,
-            Some(n @ 1..=MAX_THREADS) => n,
-            Some(n) => return Err(bad(n)),
-        };
+        let threads = args::threads(threads)?;
         Ok(Self {
             keys,
             threads,
@@ -100,11 +88,8 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
                     let mut done = take();
                     for helper in helpers {
                         // A panic in a piece goes on in the caller; PyO3 makes it an exception.
-                        done.extend(
-                            helper
-                                .join()
-                                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                        );
+                        let theirs = helper.join().unwrap_or_else(|p| panic::resume_unwind(p));
+                        done.extend(theirs);
                     }
                     done
                 })
