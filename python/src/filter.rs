@@ -404,10 +404,10 @@ filter_class!(merge
 filter_class!(
     /// A cuckoo filter that remembers keys for a sliding window, shared by any number of
     /// threads. The window is the last `items` adds, or the last `seconds` holding `capacity`
-    /// keys at a steady rate (at most
-    /// `capacity·(1 + 1/generations)` adds within `seconds·(1 + 1/generations)`), past which
-    /// `overflow="error"` (default) raises `FilterFullError` and `"expire_early"` forgets the
-    /// oldest generation early; `clock` is `"monotonic"` (default) or `"manual"` (`advance_to`).
+    /// keys at a steady rate (at most `capacity·(1 + 1/generations)` adds within
+    /// `seconds·(1 + 1/generations)`), past which `overflow="error"` (default) raises
+    /// `FilterFullError` and `"expire_early"` forgets the oldest generation early; `clock` is
+    /// `"monotonic"` (default) or `"manual"` (`advance_to`).
     /// A key added is found for the whole window after and forgotten within `1 + 1/generations`
     /// windows; `false_positive_rate` (default 0.001) holds at every point of the stream;
     /// `generations` is 1 to 14 (default 8); `seed` as for `ConcurrentCuckooFilter`. No merges.
