@@ -1,13 +1,13 @@
 """One bulk call on a filter holding the same keys, for counting its instructions:
 
     valgrind --tool=callgrind --callgrind-out-file=cg.out python bench/one_call.py str contains_many
-    callgrind_annotate --inclusive=yes cg.out | grep -E 'bulk::(contains|add)_many '
+    callgrind_annotate --inclusive=yes cg.out | grep -E 'bulk::Call<K>::(contains|add)_many '
 
-The inclusive count of `ccfilter_native::bulk::<call>`, divided by the keys (by twice the keys
-for `add_many`, which also fills the filter first), is the call's instructions per key. For
-`str` keys, the inclusive count of `ccfilter_native::reader::Reader::read` (add it
-to the grep), divided by twice the keys (both calls read them), is the reading of the keys with
-the interpreter held.
+The inclusive count of `ccfilter_native::bulk::Call<K>::<call>`, divided by the keys (by twice
+the keys for `add_many`, which also fills the filter first), is the call's instructions per key.
+For `str` keys, the inclusive count of `ccfilter_native::reader::Reader::read` (add it to the
+grep), divided by twice the keys (both calls read them), is the reading of the keys with the
+interpreter held.
 
 `rbloom_update` is rbloom's `Bloom.update` of the same keys (a list; `str` keys with the hash
 each string caches already computed, as in `bench.py`): the inclusive count of

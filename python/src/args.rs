@@ -3,26 +3,22 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use concurrent_cuckoo_filter::{Clock, ConcurrentCuckooFilter, ConcurrentCuckooFilterBuilder};
-use concurrent_cuckoo_filter::{DefaultHashBuilder, ExpiringBuilder, ExpiringCuckooFilter};
-use concurrent_cuckoo_filter::{Overflow, Window};
+use concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder as FixedBuilder;
+use concurrent_cuckoo_filter::{Clock, ConcurrentCuckooFilter, DefaultHashBuilder};
+use concurrent_cuckoo_filter::{ExpiringBuilder, ExpiringCuckooFilter, Overflow, Window};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMemoryView, PyString};
 
 use crate::keys::{int_bits, type_name, INT_RANGE};
-use crate::threads::MAX_THREADS;
 
 /// An optional argument as the caller gave it.
 pub type Arg<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
 
 /// A builder's setting applied only when given.
 pub trait Set: Sized {
-    fn set<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
-        match value {
-            Some(value) => set(self, value),
-            None => self,
-        }
+    fn set<T>(self, value: Option<T>, set: impl FnMut(Self, T) -> Self) -> Self {
+        value.into_iter().fold(self, set)
     }
 }
 
@@ -31,6 +27,10 @@ impl<B> Set for B {}
 /// `TypeError`: argument `name` must be `what`, naming the type it is.
 fn wrong(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("{name} must be {what}, not {}", type_name(value)))
+}
+
+fn value_error(message: String) -> PyErr {
+    PyValueError::new_err(message)
 }
 
 fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
@@ -43,12 +43,9 @@ fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<
 pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     let int = int(name, value)?;
     match int.extract::<i128>() {
-        Ok(n) if n < 1 => Err(PyValueError::new_err(format!(
-            "{name} must be at least 1, got {n}"
-        ))),
-        Ok(n) => usize::try_from(n)
-            .map_err(|_| PyValueError::new_err(format!("{name} {n} is too large"))),
-        Err(_) => Err(PyValueError::new_err(format!("{name} {int} is too large"))),
+        Ok(n) if n < 1 => Err(value_error(format!("{name} must be at least 1, got {n}"))),
+        Ok(n) => usize::try_from(n).map_err(|_| value_error(format!("{name} {n} is too large"))),
+        Err(_) => Err(value_error(format!("{name} {int} is too large"))),
     }
 }
 
@@ -57,17 +54,17 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
     let Some(value) = value else { return Ok(None) };
     let int = int(name, value)?;
     let fits = int.extract::<i128>().ok().and_then(|v| T::try_from(v).ok());
-    let out_of_range = || PyValueError::new_err(format!("{name} {int} is out of range"));
+    let out_of_range = || value_error(format!("{name} {int} is out of range"));
     fits.map(Some).ok_or_else(out_of_range)
 }
 
 /// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`.
 pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
-    let Some(value) = value else { return Ok(None) };
-    let flag = value
-        .cast::<PyBool>()
-        .map_err(|_| wrong(name, "a bool", value))?;
-    Ok(Some(flag.is_true()))
+    let flag = |value: &Bound<'_, PyAny>| match value.cast::<PyBool>() {
+        Ok(flag) => Ok(flag.is_true()),
+        Err(_) => Err(wrong(name, "a bool", value)),
+    };
+    value.map(flag).transpose()
 }
 
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
@@ -80,17 +77,21 @@ pub fn rate(name: &str, value: Arg) -> PyResult<Option<f64>> {
 /// A file path: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
 pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let os = value.py().import("os")?;
-    os.call_method1("fsdecode", (value,))
-        .and_then(|text| text.extract())
-        .map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
+    let text = os
+        .call_method1("fsdecode", (value,))
+        .and_then(|text| text.extract());
+    text.map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
 }
+
+/// The most threads a bulk call may ask for.
+const MAX_THREADS: usize = 256;
 
 /// A bulk call's `threads`: an int from 1 to [`MAX_THREADS`], 1 if not given.
 pub fn threads(value: Arg) -> PyResult<usize> {
     match value.map(|value| count("threads", value)).transpose()? {
         None => Ok(1),
         Some(n @ 1..=MAX_THREADS) => Ok(n),
-        Some(n) => Err(PyValueError::new_err(format!(
+        Some(n) => Err(value_error(format!(
             "threads must be at most {MAX_THREADS}, got {n}"
         ))),
     }
@@ -103,9 +104,8 @@ pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
         return Ok(DefaultHashBuilder::new());
     };
     let int = int("seed", seed)?;
-    let bits = int_bits(int).ok_or_else(|| {
-        PyValueError::new_err(format!("seed {int} is out of range: a seed {INT_RANGE}"))
-    })?;
+    let bits = int_bits(int)
+        .ok_or_else(|| value_error(format!("seed {int} is out of range: a seed {INT_RANGE}")))?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }
 
@@ -125,27 +125,26 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
         .map_err(|_| wrong(name, "a number of seconds", value))?;
     match Duration::try_from_secs_f64(seconds) {
         Ok(time) if zero_ok || !time.is_zero() => Ok(time),
-        _ => Err(PyValueError::new_err(format!(
+        _ => Err(value_error(format!(
             "{name} must be a finite number of seconds above 0, got {seconds}"
         ))),
     }
 }
 
 /// One of `choices` (`overflow`, `clock`), given by its name as a `str`.
-fn choice<T: Copy>(name: &str, value: Arg, choices: &[(&str, T)]) -> PyResult<Option<T>> {
+fn choice<T: Copy>(name: &str, value: Arg, choices: [(&str, T); 2]) -> PyResult<Option<T>> {
     let Some(value) = value else { return Ok(None) };
     let text = value
         .cast::<PyString>()
         .map_err(|_| wrong(name, "a str", value))?;
     let text = text.to_str()?;
-    if let Some(&(_, choice)) = choices.iter().find(|(choice, _)| *choice == text) {
-        return Ok(Some(choice));
+    match choices.iter().find(|(choice, _)| *choice == text) {
+        Some(&(_, choice)) => Ok(Some(choice)),
+        None => Err(value_error(format!(
+            "{name} must be {:?} or {:?}, got {text:?}",
+            choices[0].0, choices[1].0
+        ))),
     }
-    let names: Vec<String> = choices.iter().map(|(n, _)| format!("{n:?}")).collect();
-    let names = names.join(" or ");
-    Err(PyValueError::new_err(format!(
-        "{name} must be {names}, got {text:?}"
-    )))
 }
 
 /// An expiring filter's builder for its window: `items` (a count window) or `seconds` with
@@ -187,19 +186,15 @@ pub fn window(
         ("error", Overflow::Error),
         ("expire_early", Overflow::ExpireEarly),
     ];
-    let overflow = choice("overflow", overflow, &overflows)?;
-    let clock = choice(
-        "clock",
-        clock,
-        &[("monotonic", Clock::Monotonic), ("manual", Clock::Manual)],
-    )?;
+    let clocks = [("monotonic", Clock::Monotonic), ("manual", Clock::Manual)];
     Ok(ExpiringCuckooFilter::builder(Window::Time(time))
         .capacity(capacity)
-        .set(overflow, ExpiringBuilder::overflow)
-        .set(clock, ExpiringBuilder::clock))
+        .set(
+            choice("overflow", overflow, overflows)?,
+            ExpiringBuilder::overflow,
+        )
+        .set(choice("clock", clock, clocks)?, ExpiringBuilder::clock))
 }
-
-type FixedBuilder = ConcurrentCuckooFilterBuilder<DefaultHashBuilder>;
 
 /// The crate's builder for a `ConcurrentCuckooFilter`'s settings (its constructor's and
 /// `create_shared`'s); `TypeError` or `ValueError` naming a bad one.
@@ -210,18 +205,21 @@ pub fn fixed(
     bucket_size: Arg,
     semi_sorted: Arg,
     seed: Arg,
-) -> PyResult<FixedBuilder> {
-    let capacity = count("capacity", capacity)?;
-    let hasher = hasher(seed)?;
-    let rate = rate("false_positive_rate", false_positive_rate)?;
-    let bits = setting("fingerprint_bits", fingerprint_bits)?;
-    let size = setting("bucket_size", bucket_size)?;
-    let semi_sorted = flag("semi_sorted", semi_sorted)?;
+) -> PyResult<FixedBuilder<DefaultHashBuilder>> {
     Ok(ConcurrentCuckooFilter::builder()
-        .capacity(capacity)
-        .hasher(hasher)
-        .set(rate, FixedBuilder::false_positive_rate)
-        .set(bits, FixedBuilder::fingerprint_bits)
-        .set(size, FixedBuilder::bucket_size)
-        .set(semi_sorted, FixedBuilder::semi_sorted))
+        .capacity(count("capacity", capacity)?)
+        .hasher(hasher(seed)?)
+        .set(
+            rate("false_positive_rate", false_positive_rate)?,
+            FixedBuilder::false_positive_rate,
+        )
+        .set(
+            setting("fingerprint_bits", fingerprint_bits)?,
+            FixedBuilder::fingerprint_bits,
+        )
+        .set(
+            setting("bucket_size", bucket_size)?,
+            FixedBuilder::bucket_size,
+        )
+        .set(flag("semi_sorted", semi_sorted)?, FixedBuilder::semi_sorted))
 }

@@ -7,8 +7,6 @@ use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError, SharedError}
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::files::not_a_file;
-
 pyo3::create_exception!(
     ccfilter,
     FilterFullError,
@@ -42,15 +40,15 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
     PyValueError::new_err(format!("{path}not a valid filter encoding: {err}"))
 }
 
-/// `OSError` for a file at `path`, with `errno`, `strerror` and `filename` as `open()` gives
-/// them, so that Python picks the subclass (`FileNotFoundError`, ...) by the error number. An
-/// error of ours has the number of its kind (`EINVAL` for a FIFO, a socket or a device).
+/// `OSError` for `path` with `errno`, `strerror` and `filename` as `open()` gives them, so that
+/// Python picks the subclass by the number; an error without one gets its kind's.
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let (errno, message) = match err.raw_os_error() {
         // The system's text alone, as Python's own errors give it.
         Some(code) => {
-            let os = py.import("os");
-            let text = os.and_then(|os| os.call_method1("strerror", (code,))?.extract());
+            let text = py
+                .import("os")
+                .and_then(|os| os.call_method1("strerror", (code,))?.extract());
             (code, text.unwrap_or_else(|_| err.to_string()))
         }
         None => {
@@ -59,7 +57,8 @@ pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
                 ErrorKind::IsADirectory => libc::EISDIR,
                 ErrorKind::PermissionDenied => libc::EACCES,
                 ErrorKind::ResourceBusy => libc::EBUSY,
-                _ => libc::EINVAL,
+                ErrorKind::InvalidInput => libc::EINVAL,
+                _ => libc::EIO,
             };
             (code, err.to_string())
         }
@@ -80,16 +79,26 @@ pub fn merge(py: Python<'_>, err: MergeError) -> PyErr {
 pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
     match err {
         SharedError::Io { path, source } => file(py, &source, &path),
-        SharedError::Decode { path, source } => PyValueError::new_err(format!(
-            "{}: not a valid live filter file: {source}",
-            path.display()
-        )),
-        SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
-        SharedError::Busy { ref path, .. } => {
-            let busy = io::Error::new(ErrorKind::ResourceBusy, err.to_string());
-            file(py, &busy, path)
+        SharedError::Decode { path, source } => {
+            let message = format!("{}: not a valid live filter file: {source}", path.display());
+            PyValueError::new_err(message)
         }
+        SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
+        SharedError::Busy { ref path, .. } => file(
+            py,
+            &io::Error::new(ErrorKind::ResourceBusy, err.to_string()),
+            path,
+        ),
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }
+}
+
+/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
+pub fn not_a_file(what: &str) -> io::Error {
+    let kind = match what {
+        "a directory" => ErrorKind::IsADirectory,
+        _ => ErrorKind::InvalidInput,
+    };
+    io::Error::new(kind, format!("not a regular file but {what}"))
 }

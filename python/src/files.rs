@@ -3,20 +3,17 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use concurrent_cuckoo_filter::DecodeError;
+use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, Kind};
+use pyo3::prelude::*;
 
-/// The first bytes of a growable filter's file and an expiring one's (`FORMAT.md`); a fixed
-/// filter's differ.
-const GROWABLE_MAGIC: &[u8; 8] = b"\x89CCG\r\n\x1a\n";
-const EXPIRING_MAGIC: &[u8; 8] = b"CCFEXPR1";
-/// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
-const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
+use crate::errors::{self, not_a_file};
 
-/// Which class a filter file is read as.
+/// Which class a filter file is read as, told by its first bytes (`FORMAT.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     Fixed,
@@ -26,11 +23,13 @@ pub enum FileKind {
     Live,
 }
 
-/// Bytes read from a file at a time.
-const READ_BUFFER: usize = 1 << 16;
+const MAGIC: [(&[u8; 8], FileKind); 3] = [
+    (b"\x89CCG\r\n\x1a\n", FileKind::Growable),
+    (b"CCFEXPR1", FileKind::Expiring),
+    (b"\x89CCL\r\n\x1a\n", FileKind::Live),
+];
 
-/// Writes a file at `path` with `write`, through a temporary file in the same directory named
-/// for this process and call.
+/// Writes `path` by `write` through a temporary file beside it, named for this process and call.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
@@ -54,104 +53,53 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
-/// A filter file, open for reading.
-#[derive(Debug)]
-pub struct FilterFile {
-    reader: BufReader<File>,
-    /// The first error of the file itself, kept whole: the decoder keeps only its text.
-    error: Option<io::Error>,
+/// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
+/// could block or never end); without blocking, so a FIFO with no writer is refused at once.
+pub fn open(path: &Path) -> io::Result<BufReader<File>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    let kinds = [
+        (kind.is_dir(), "a directory"),
+        (kind.is_fifo(), "a FIFO"),
+        (kind.is_char_device(), "a character device"),
+        (kind.is_block_device(), "a block device"),
+        (kind.is_socket(), "a socket"),
+        (!kind.is_file(), "another kind of file"),
+    ];
+    match kinds.into_iter().find(|(is, _)| *is) {
+        Some((_, what)) => Err(not_a_file(what)),
+        None => Ok(BufReader::with_capacity(1 << 16, file)),
+    }
 }
 
-impl FilterFile {
-    /// Opens `path`, refusing anything but a regular file before reading a byte: a FIFO or a
-    /// device could block or never end. Opened without blocking, so a FIFO with no writer is
-    /// refused at once rather than waited on.
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-        let file = options.open(path)?;
-        let kind = file.metadata()?.file_type();
-        if !kind.is_file() {
-            return Err(not_a_file(file_kind(&kind)));
+/// The kind of filter the file holds, by its first bytes (read, not consumed).
+pub fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
+    let start = file.fill_buf()?;
+    let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
+    Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
+}
+
+/// The filter in the file opened (or not) from `path`, which ends where the filter does:
+/// `OSError` naming the file for an error of the file, else `ValueError`.
+pub fn read<K: Kind + Send>(
+    py: Python<'_>,
+    path: &Path,
+    file: io::Result<BufReader<File>>,
+) -> PyResult<CuckooFilter<K>> {
+    let mut file = file.map_err(|err| errors::file(py, &err, path))?;
+    let read = py.detach(|| {
+        let filter = CuckooFilter::read_from(&mut file)?;
+        let (expected, found) = (file.stream_position()?, file.get_ref().metadata()?.len());
+        match expected < found {
+            true => Err(DecodeError::TrailingBytes { expected, found }),
+            false => Ok(filter),
         }
-        Ok(Self {
-            reader: BufReader::with_capacity(READ_BUFFER, file),
-            error: None,
-        })
-    }
-
-    /// The kind of filter the file holds, by its first bytes (read, not consumed).
-    pub fn kind(&mut self) -> io::Result<FileKind> {
-        use std::io::BufRead;
-        let start = self.reader.fill_buf()?;
-        Ok(if start.starts_with(GROWABLE_MAGIC) {
-            FileKind::Growable
-        } else if start.starts_with(EXPIRING_MAGIC) {
-            FileKind::Expiring
-        } else if start.starts_with(LIVE_MAGIC) {
-            FileKind::Live
-        } else {
-            FileKind::Fixed
-        })
-    }
-
-    /// The filter `read` decodes from the file, which must end where the filter does: an error
-    /// of the file itself, or else the decoder's.
-    pub fn read<F>(
-        mut self,
-        read: impl FnOnce(&mut Self) -> Result<F, DecodeError>,
-    ) -> io::Result<Result<F, DecodeError>> {
-        let filter = match read(&mut self) {
-            Ok(filter) => filter,
-            Err(err) => return self.error.take().map_or(Ok(Err(err)), Err),
-        };
-        if self.reader.read(&mut [0])? == 0 {
-            return Ok(Ok(filter));
-        }
-        let expected = io::Seek::stream_position(&mut self.reader)? - 1;
-        let found = self.reader.get_ref().metadata()?.len().max(expected + 1);
-        Ok(Err(DecodeError::TrailingBytes { expected, found }))
-    }
-}
-
-impl Read for FilterFile {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reader.read(buf).inspect_err(|err| {
-            self.error.get_or_insert_with(|| match err.raw_os_error() {
-                Some(code) => io::Error::from_raw_os_error(code),
-                None => io::Error::new(err.kind(), err.to_string()),
-            });
-        })
-    }
-}
-
-/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
-pub fn not_a_file(what: &str) -> io::Error {
-    let kind = match what {
-        "a directory" => io::ErrorKind::IsADirectory,
-        _ => io::ErrorKind::InvalidInput,
-    };
-    io::Error::new(kind, format!("not a regular file but {what}"))
-}
-
-/// What a file that is not a regular one is, for messages.
-fn file_kind(kind: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kinds = [
-            (kind.is_dir(), "a directory"),
-            (kind.is_fifo(), "a FIFO"),
-            (kind.is_char_device(), "a character device"),
-            (kind.is_block_device(), "a block device"),
-            (kind.is_socket(), "a socket"),
-        ];
-        if let Some((_, name)) = kinds.into_iter().find(|(is, _)| *is) {
-            return name;
-        }
-    }
-    let _ = kind;
-    "another kind of file"
+    });
+    read.map_err(|err| match err {
+        DecodeError::Io { kind, message } => errors::file(py, &io::Error::new(kind, message), path),
+        err => errors::decode(err, Some(path)),
+    })
 }

@@ -1,21 +1,21 @@
-//! The Python classes `ConcurrentCuckooFilter` and `GrowableCuckooFilter`, the crate's
-//! `CuckooFilter<K>` of each kind `K`: the methods every class shares written once in
-//! `filter_class!` (a `#[pyclass]` cannot be generic, so the macro makes one per kind, and
-//! `expiring.rs` makes `ExpiringCuckooFilter` with it), each class's own after.
+//! The Python classes `ConcurrentCuckooFilter`, `GrowableCuckooFilter` and
+//! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
+//! written once in `filter_class!` (a `#[pyclass]` cannot be generic), each class's own after.
 
 use std::path::{Path, PathBuf};
 
-use concurrent_cuckoo_filter::{CuckooFilter, FilterStats};
-use concurrent_cuckoo_filter::{Fixed, Growable, GrowableCuckooFilter, Kind};
+use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
+use concurrent_cuckoo_filter::{
+    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+};
+use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
 use crate::args::{self, Arg, Set};
-use crate::files::FilterFile;
 use crate::keys::with_key;
-use crate::shared::{self, Live};
 use crate::{bulk, errors, files};
 
 /// A new dict of these `key => value` pairs.
@@ -26,11 +26,10 @@ macro_rules! py_dict {
         PyResult::Ok(dict)
     }};
 }
-pub(crate) use py_dict;
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
-/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (and with `merge`, the
-/// merge methods) and its own in one `#[pymethods]`.
+/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (with `merge`, the merge
+/// methods too) and its own in one `#[pymethods]`.
 macro_rules! filter_class {
     (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         filter_class!($(#[$attr])* $class($kind), {
@@ -39,18 +38,14 @@ macro_rules! filter_class {
                 self.inner.is_compatible(&other.inner)
             }
 
-            /// Adds every key of `other` (compatible, no one writing to it); how many went in.
-            /// `unique=True` adds only fingerprints not yet present. `ValueError` if incompatible,
-            /// `FilterFullError` if this filter fills up (what went in stays).
+            /// Adds every fingerprint of `other` (only those not present with `unique=True`);
+            /// how many. `ValueError` if incompatible, `FilterFullError` if this filter fills.
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 let (ours, theirs) = (&self.inner, &other.inner);
-                let merged = py.detach(|| match unique {
-                    true => ours.merge_unique(theirs),
-                    false => ours.merge(theirs),
-                });
-                merged.map_err(|err| errors::merge(py, err))
+                py.detach(|| if unique { ours.merge_unique(theirs) } else { ours.merge(theirs) })
+                    .map_err(|err| errors::merge(py, err))
             }
 
             /// `self |= other`: the set union, `merge(other, unique=True)`.
@@ -71,38 +66,35 @@ macro_rules! filter_class {
     ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         $(#[$attr])*
         #[derive(Debug)]
-        pub struct $class {
-            inner: CuckooFilter<$kind>,
-        }
+        pub struct $class { inner: CuckooFilter<$kind> }
 
         impl From<CuckooFilter<$kind>> for $class {
-            fn from(inner: CuckooFilter<$kind>) -> Self {
-                Self { inner }
-            }
+            fn from(inner: CuckooFilter<$kind>) -> Self { Self { inner } }
         }
 
         #[pymethods]
         impl $class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-                self.inner.writable()?;
-                with_key(key, |key| self.inner.insert(&key))?.map_err(|err| errors::full(py, err, 0))
+                writable(&self.inner)?;
+                with_key(key, |key| self.inner.insert(&key))?
+                    .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 with_key(key, |key| self.inner.insert_unique(&key))?
                     .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
             fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 with_key(key, |key| self.inner.remove(&key))
             }
 
-            /// Removes one copy of `key`; raises `KeyError` if it is not present.
+            /// Removes one copy of `key`; `KeyError` if it is not present.
             fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
                 let found = self.discard(key)?;
                 found.then_some(()).ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
@@ -119,7 +111,6 @@ macro_rules! filter_class {
             }
 
             fn __len__(&self) -> usize { self.inner.len() }
-
             fn __sizeof__(&self) -> usize { self.memory_usage() + core::mem::size_of::<Self>() }
 
             /// The false positive rate when full (a growable filter's levels so far, each full).
@@ -127,65 +118,58 @@ macro_rules! filter_class {
             fn expected_false_positive_rate(&self) -> f64 {
                 self.inner.expected_false_positive_rate()
             }
-
             /// Keys the filter is sized for (for a growable filter: its levels so far).
             #[getter]
             fn capacity(&self) -> usize { self.inner.capacity() }
-
             /// Bytes of memory the filter takes.
             #[getter]
             fn memory_usage(&self) -> usize { self.inner.memory_usage() }
-
             /// The seed keys are hashed with.
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
-            /// Adds every key of `keys` (a numpy array or any iterable) in order; how many. At
-            /// the first with no room, `FilterFullError` saying how many went in (`inserted`).
-            /// `threads` splits each segment of keys across that many threads.
+            /// Adds every key of `keys` (a numpy array or any iterable) in order, on `threads`;
+            /// how many. `FilterFullError` at the first with no room (`inserted`: those in).
             #[pyo3(signature = (keys, *, threads = None))]
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
-                        -> PyResult<usize> {
-                self.inner.writable()?;
-                bulk::add_many(py, keys, args::threads(threads)?, 0, &self.inner)
+            fn add_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
+                writable(&self.inner)?;
+                bulk::Call::new(keys, threads, &self.inner)?.add_many(0)
             }
 
             /// Whether each key may be in the filter, as a numpy `bool` array, on `threads`.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn contains_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>, threads: Arg)
+            fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>, threads: Arg)
                                   -> PyResult<Bound<'py, PyArray1<bool>>> {
-                bulk::contains_many(py, keys, args::threads(threads)?, &self.inner)
+                bulk::Call::new(keys, threads, &self.inner)?.contains_many()
             }
 
-            /// Removes one copy of each key present; how many were removed, on `threads`.
+            /// Removes one copy of each key present, on `threads`; how many were removed.
             #[pyo3(signature = (keys, *, threads = None))]
-            fn discard_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, threads: Arg)
-                            -> PyResult<usize> {
-                self.inner.writable()?;
-                bulk::discard_many(py, keys, args::threads(threads)?, &self.inner)
+            fn discard_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
+                writable(&self.inner)?;
+                bulk::Call::new(keys, threads, &self.inner)?.discard_many()
             }
 
-            /// Adds every key of each iterable, as `add_many` does (numpy arrays in bulk).
-            /// `FilterFullError.inserted` counts the keys of all of them that went in.
+            /// Adds every key of each iterable as `add_many` does; `FilterFullError.inserted`
+            /// counts the keys of all of them that went in.
             #[pyo3(signature = (*iterables))]
-            fn update(&self, py: Python<'_>, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
-                self.inner.writable()?;
+            fn update(&self, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
+                writable(&self.inner)?;
                 let mut inserted = 0;
                 for keys in iterables.iter() {
-                    inserted += bulk::add_many(py, &keys, 1, inserted, &self.inner)?;
+                    inserted += bulk::Call::new(&keys, None, &self.inner)?.add_many(inserted)?;
                 }
                 Ok(())
             }
 
             /// Removes every key, keeping the filter's memory and shape.
             fn clear(&self, py: Python<'_>) -> PyResult<()> {
-                self.inner.writable()?;
+                writable(&self.inner)?;
                 py.detach(|| self.inner.clear());
                 Ok(())
             }
 
-            /// The filter in the crate's portable format (`FORMAT.md`), which Rust, `ccf` and
-            /// `from_bytes` read.
+            /// The filter in the crate's portable format (`FORMAT.md`), as Rust and `ccf` read it.
             fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
                 bytes_of(py, &self.inner)
             }
@@ -196,12 +180,12 @@ macro_rules! filter_class {
                           -> PyResult<Self> {
                 let bytes = args::bytes_like(data)?;
                 let bytes = bytes.as_bytes();
-                let inner = py.detach(|| CuckooFilter::from_bytes(bytes)).map_err(|err| errors::decode(err, None))?;
-                Ok(Self { inner })
+                let inner = py.detach(|| CuckooFilter::from_bytes(bytes));
+                Ok(Self { inner: inner.map_err(|err| errors::decode(err, None))? })
             }
 
-            /// Writes the filter to `path` in the portable format, through a temporary file in
-            /// the same directory renamed over `path` when complete.
+            /// Writes the filter to `path` in the portable format, through a temporary file
+            /// renamed over `path` when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
                 py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
@@ -214,13 +198,12 @@ macro_rules! filter_class {
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                let file = py.detach(|| FilterFile::open(&path));
-                Ok(Self { inner: read_file(py, file, &path)? })
+                files::read(py, &path, py.detach(|| files::open(&path))).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
             fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-                Ok(Self { inner: copy_of(py, &self.inner)? })
+                copy_of(py, &self.inner).map(Self::from)
             }
 
             fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
@@ -233,22 +216,22 @@ macro_rules! filter_class {
                 self.__reduce_ex__(py, 4)
             }
 
-            /// Pickles as `from_bytes(to_bytes())`, the same in any process (from protocol 5 on,
-            /// the bytes as a `PickleBuffer`, out of band without a copy); a filter in a live
-            /// file as `open_shared(path, readonly)`, the same live filter on this machine.
+            /// Pickles as `from_bytes(to_bytes())`, in any process (from protocol 5 on, the bytes
+            /// as a `PickleBuffer`, out of band); a live filter as `open_shared(path, readonly)`.
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
-                if let Some(live) = self.inner.reopen_args(py)? {
-                    let restore = py.get_type::<Self>().getattr("open_shared")?;
-                    return PyTuple::new(py, [restore, live.into_any()]);
+                let class = py.get_type::<Self>();
+                if let Some(live) = self.inner.live() {
+                    let live = live.into_pyobject(py)?.into_any();
+                    return PyTuple::new(py, [class.getattr("open_shared")?, live]);
                 }
-                let restore = py.get_type::<Self>().getattr("from_bytes")?;
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
                     bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
                 }
-                PyTuple::new(py, [restore, PyTuple::new(py, [bytes])?.into_any()])
+                let bytes = PyTuple::new(py, [bytes])?.into_any();
+                PyTuple::new(py, [class.getattr("from_bytes")?, bytes])
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
@@ -264,17 +247,16 @@ macro_rules! filter_class {
         }
     };
 }
-pub(crate) use filter_class;
 
 filter_class!(merge
-    /// A cuckoo filter sized up front, shared by any number of threads. Lookups take no lock;
-    /// writers lock only the buckets they touch; bulk calls release the interpreter.
+    /// A cuckoo filter of `capacity` keys, shared by any number of threads: lookups take no
+    /// lock, writers lock only the buckets they touch, bulk calls release the interpreter.
+    /// `false_positive_rate` picks the cheapest shape for it; `fingerprint_bits` (4 to 32),
+    /// `bucket_size` (2, 4 or 8) and `semi_sorted` win over it (default: 12-bit fingerprints in
+    /// 4-slot buckets, about 0.19%). `seed` changes every hash (default: `ccf`'s). Impossible
+    /// settings raise `ValueError`.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
     FixedFilter(Fixed), {
-    /// A filter of any `capacity` distinct keys. `false_positive_rate` picks the cheapest
-    /// shape for it; `fingerprint_bits` (4 to 32), `bucket_size` (2, 4 or 8) and `semi_sorted`
-    /// win over it. Default: 12-bit fingerprints in 4-slot buckets (about 0.19%). `seed`
-    /// changes every hash (default: `ccf`'s). Impossible settings raise `ValueError`.
     #[new]
     #[pyo3(signature = (capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -285,9 +267,8 @@ filter_class!(merge
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
-    /// A filter built in a new file at `path` (never over an existing one) that other
-    /// processes open with `open_shared` and use at once; settings as for the constructor.
-    /// `FileExistsError` if `path` exists, `OSError` naming it for what the system refuses.
+    /// A filter built in a new file at `path` (never over one) that other processes map with
+    /// `open_shared`; settings as for the constructor. `OSError` naming `path` if refused.
     #[classmethod]
     #[pyo3(signature = (path, capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -302,20 +283,18 @@ filter_class!(merge
         Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
     }
 
-    /// The filter in the live file at `path` that `create_shared` made, mapped in O(1): the
-    /// same filter as every other process's. `readonly=True` needs only read permission and
-    /// refuses every write (`TypeError`). `ValueError` for a file that is no live filter.
+    /// The filter in the live file at `path`, mapped in O(1): the same filter as every other
+    /// process's. `readonly=True` needs only read permission and refuses writes (`TypeError`).
     #[classmethod]
     #[pyo3(signature = (path, readonly = None))]
     fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
                    readonly: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
         let readonly = args::flag("readonly", readonly)?.unwrap_or(false);
-        Ok(Self { inner: shared::open(py, &path, readonly)? })
+        open_shared(py, &path, readonly).map(Self::from)
     }
 
-    /// Writes the changes so far to the file and waits until they are on disk (`msync`): what
-    /// a machine crash cannot lose afterwards. Nothing to do in memory or read-only.
+    /// Writes the changes so far to the file and waits until they are on disk (`msync`).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let flushed = py.detach(|| self.inner.flush());
         match self.inner.path() {
@@ -324,8 +303,7 @@ filter_class!(merge
         }
     }
 
-    /// Checks the whole table (O(size)), recovering what a killed writer left; `ValueError`
-    /// for a damaged one.
+    /// Checks the whole table, recovering what a killed writer left; `ValueError` if damaged.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.inner.verify()).map_err(|err| errors::decode(err, None))
     }
@@ -333,27 +311,21 @@ filter_class!(merge
     /// The live file the filter is mapped from, `None` in memory.
     #[getter]
     fn path(&self) -> Option<PathBuf> { self.inner.path().map(Path::to_path_buf) }
-
     /// Whether the filter lives in a file that processes share.
     #[getter]
     fn is_shared(&self) -> bool { self.inner.is_shared() }
-
     /// Whether it was opened `readonly`: every write raises `TypeError`.
     #[getter]
     fn readonly(&self) -> bool { self.inner.is_read_only() }
-
     /// The share of slots in use, from 0 to 1.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.load_factor() }
-
     /// Bits per fingerprint.
     #[getter]
     fn fingerprint_bits(&self) -> u32 { self.inner.fingerprint_bits() }
-
     /// Slots per bucket.
     #[getter]
     fn bucket_size(&self) -> usize { self.inner.bucket_size() }
-
     /// Whether buckets are semi-sorted (one bit per key less).
     #[getter]
     fn semi_sorted(&self) -> bool { self.inner.is_semi_sorted() }
@@ -366,58 +338,46 @@ filter_class!(merge
     fn __repr__(&self) -> String {
         let f = &self.inner;
         let semi_sorted = if f.is_semi_sorted() { "True" } else { "False" };
-        format!(
-            "ConcurrentCuckooFilter(len={}, capacity={}, fingerprint_bits={}, bucket_size={}, \
-             semi_sorted={semi_sorted}, seed={:#x})",
-            f.len(), f.capacity(), f.fingerprint_bits(), f.bucket_size(), f.hasher().seed(),
-        )
+        format!("ConcurrentCuckooFilter(len={}, capacity={}, fingerprint_bits={}, bucket_size={}, \
+                 semi_sorted={semi_sorted}, seed={:#x})",
+                f.len(), f.capacity(), f.fingerprint_bits(), f.bucket_size(), f.hasher().seed())
     }
 });
 
-/// The first level's capacity unless one is given, as for `ccf build --grow`.
-const DEFAULT_CAPACITY: usize = 1_000_000;
-
 filter_class!(merge
-    /// A cuckoo filter that needs no size up front: when its newest level fills it grows (by
-    /// splitting, or by adding a larger level), keeping the false positive rate under its target
-    /// however far it grows. Shared by any number of threads like `ConcurrentCuckooFilter`.
+    /// A cuckoo filter that needs no size up front, shared by any number of threads. Its first
+    /// level holds `capacity` keys (default 1,000,000, as `ccf build --grow`); it grows under
+    /// `false_positive_rate` (default 0.001) however far, each level splitting `2^split_depth`
+    /// times (1 to 10, default 6) before a larger one is added. Past `max_capacity` (default:
+    /// none) adds raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
     GrowableFilter(Growable), {
-    /// A filter whose first level holds `capacity` keys (default 1,000,000), growing past it
-    /// under `false_positive_rate` (default 0.001): each level splits `2^split_depth` times
-    /// (1 to 10, default 6) before the next is added. Past `max_capacity` (default: none) adds
-    /// raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
     #[new]
     #[pyo3(signature = (capacity = None, false_positive_rate = None, *, split_depth = None,
                         max_capacity = None, seed = None))]
     fn new(capacity: Arg, false_positive_rate: Arg, split_depth: Arg, max_capacity: Arg,
            seed: Arg) -> PyResult<Self> {
         let capacity = capacity.map(|c| args::count("capacity", c)).transpose()?;
-        let hasher = args::hasher(seed)?;
-        let rate = args::rate("false_positive_rate", false_positive_rate)?;
-        let split_depth = args::setting("split_depth", split_depth)?;
         let max_capacity = max_capacity.map(|c| args::count("max_capacity", c)).transpose()?;
+        let rate = args::rate("false_positive_rate", false_positive_rate)?;
         let builder = GrowableCuckooFilter::builder()
-            .capacity(capacity.unwrap_or(DEFAULT_CAPACITY))
-            .hasher(hasher)
-            .set(rate, |builder, rate| builder.false_positive_rate(rate))
-            .set(split_depth, |builder, depth| builder.split_depth(depth))
-            .set(max_capacity, |builder, max| builder.max_capacity(max));
+            .capacity(capacity.unwrap_or(1_000_000))
+            .hasher(args::hasher(seed)?)
+            .set(rate, GrowableBuilder::false_positive_rate)
+            .set(args::setting("split_depth", split_depth)?, GrowableBuilder::split_depth)
+            .set(max_capacity, GrowableBuilder::max_capacity);
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
     /// Keys stored over the capacity of the levels so far.
     #[getter]
     fn load_factor(&self) -> f64 { self.inner.len() as f64 / self.inner.capacity() as f64 }
-
     /// The false positive rate the filter stays under however far it grows.
     #[getter]
     fn false_positive_rate(&self) -> f64 { self.inner.false_positive_rate() }
-
     /// Levels so far; a lookup probes each.
     #[getter]
     fn level_count(&self) -> usize { self.inner.level_count() }
-
     /// Bits per fingerprint of each level, oldest first.
     #[getter]
     fn fingerprint_bits(&self) -> Vec<u32> { self.inner.level_fingerprint_bits() }
@@ -435,11 +395,79 @@ filter_class!(merge
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
-        format!(
-            "GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, \
-             seed={:#x})",
-            f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed(),
-        )
+        format!("GrowableCuckooFilter(len={}, capacity={}, levels={}, false_positive_rate={}, \
+                 seed={:#x})",
+                f.len(), f.capacity(), f.level_count(), f.false_positive_rate(), f.hasher().seed())
+    }
+});
+
+filter_class!(
+    /// A cuckoo filter that remembers keys for a sliding window, shared by any number of
+    /// threads. The window is the last `items` adds, or the last `seconds` holding `capacity`
+    /// keys at a steady rate (at most `capacity·(1 + 1/generations)` adds within
+    /// `seconds·(1 + 1/generations)`), past which `overflow="error"` (default) raises
+    /// `FilterFullError` and `"expire_early"` forgets the oldest generation early; `clock` is
+    /// `"monotonic"` (default) or `"manual"` (`advance_to`).
+    /// A key added is found for the whole window after and forgotten within `1 + 1/generations`
+    /// windows; `false_positive_rate` (default 0.001) holds at every point of the stream;
+    /// `generations` is 1 to 14 (default 8); `seed` as for `ConcurrentCuckooFilter`. No merges.
+    #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
+    ExpiringFilter(Expiring), {
+    #[new]
+    #[pyo3(signature = (*, items = None, seconds = None, capacity = None,
+                        false_positive_rate = None, generations = None, overflow = None,
+                        clock = None, seed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(items: Arg, seconds: Arg, capacity: Arg, false_positive_rate: Arg,
+           generations: Arg, overflow: Arg, clock: Arg, seed: Arg) -> PyResult<Self> {
+        let rate = args::rate("false_positive_rate", false_positive_rate)?;
+        let builder = args::window(items, seconds, capacity, overflow, clock)?
+            .hasher(args::hasher(seed)?)
+            .set(rate, ExpiringBuilder::false_positive_rate)
+            .set(args::setting("generations", generations)?, ExpiringBuilder::generations);
+        Ok(Self { inner: builder.build().map_err(errors::build)? })
+    }
+
+    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back),
+    /// forgetting what its window no longer holds; `ValueError` for another clock.
+    fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
+        let time = args::duration("seconds", seconds, true)?;
+        let advanced = py.detach(|| self.inner.advance_to(time));
+        advanced.map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+
+    /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
+    #[getter]
+    fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        match self.inner.window() {
+            Window::Items(items) => py_dict!(py, "items" => items),
+            Window::Time(time) => py_dict!(py, "seconds" => time.as_secs_f64()),
+            _ => Ok(PyDict::new(py)),
+        }
+    }
+
+    /// Generations the window is split into.
+    #[getter]
+    fn generations(&self) -> u32 { self.inner.generations() }
+
+    /// Shape, clock and fill as a dict (`len` counts the keys not yet freed: those live and
+    /// expired ones not yet cleared).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (f, s) = (&self.inner, self.inner.stats());
+        py_dict!(py,
+            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
+            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
+            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
+            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
+            "bits_per_window_item" => s.bits_per_window_item, "early_expiries" => s.early_expiries,
+            "expected_false_positive_rate" => f.expected_false_positive_rate(),
+            "seed" => f.hasher().seed())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let (f, window) = (&self.inner, self.window(py)?.repr()?);
+        Ok(format!("ExpiringCuckooFilter(window={window}, generations={}, len={}, capacity={}, \
+                    seed={:#x})", f.generations(), f.len(), f.capacity(), f.hasher().seed()))
     }
 });
 
@@ -456,20 +484,51 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "format_version" => s.format_version, "serialized_len" => s.serialized_len)
 }
 
-/// The filter in the file opened (or not) from `path`, which messages name.
-pub(crate) fn read_file<K: Kind + Send>(
+/// A kind's filter in a live file (docs/shared.md), which only a fixed filter can be in.
+trait Live {
+    /// The live file's path and whether the filter was opened read-only; `None` in memory.
+    fn live(&self) -> Option<(&Path, bool)> {
+        None
+    }
+}
+
+impl Live for CuckooFilter<Growable> {}
+impl Live for CuckooFilter<Expiring> {}
+
+impl Live for CuckooFilter<Fixed> {
+    fn live(&self) -> Option<(&Path, bool)> {
+        self.path().map(|path| (path, self.is_read_only()))
+    }
+}
+
+/// `TypeError` for a write to a filter opened read-only, before the write is tried.
+fn writable(filter: &impl Live) -> PyResult<()> {
+    match filter.live() {
+        Some((path, true)) => Err(PyTypeError::new_err(format!(
+            "the filter in {} was opened readonly: it cannot be changed",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The live file at `path`, mapped (`readonly`: privately, for lookups only).
+pub fn open_shared(
     py: Python<'_>,
-    file: std::io::Result<FilterFile>,
     path: &Path,
-) -> PyResult<CuckooFilter<K>> {
-    let file = file.map_err(|err| errors::file(py, &err, path))?;
-    let read = py.detach(|| file.read(|reader| CuckooFilter::read_from(reader)));
-    let read = read.map_err(|err| errors::file(py, &err, path))?;
-    read.map_err(|err| errors::decode(err, Some(path)))
+    readonly: bool,
+) -> PyResult<ConcurrentCuckooFilter> {
+    let access = if readonly {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
+    filter.map_err(|err| errors::shared(py, err))
 }
 
 /// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.
-pub(crate) fn copy_of<K: Kind + Send + Sync>(
+pub fn copy_of<K: Kind + Send + Sync>(
     py: Python<'_>,
     filter: &CuckooFilter<K>,
 ) -> PyResult<CuckooFilter<K>> {
@@ -478,28 +537,28 @@ pub(crate) fn copy_of<K: Kind + Send + Sync>(
         .map_err(|_| PyMemoryError::new_err("no memory for a copy of the filter"))
 }
 
-/// `filter`'s bytes, written straight into one bytes object of their exact length. A growable
-/// filter that grew between measuring and writing no longer fits: measured and written again.
-pub(crate) fn bytes_of<'py, K: Kind + Sync>(
+/// `filter`'s bytes, written straight into one bytes object of their exact length; a growable
+/// filter that grew between measuring and writing no longer fits, and is written again.
+fn bytes_of<'py, K: Kind + Sync>(
     py: Python<'py>,
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     loop {
         let len = usize::try_from(filter.serialized_len())
             .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
-        let mut written = None;
+        let mut written = Ok(0);
         let bytes = PyBytes::new_with(py, len, |buffer| {
-            written = py.detach(|| filter.write_to_slice(buffer).ok());
+            written = py.detach(|| filter.write_to_slice(buffer));
             Ok(())
         })?;
         match written {
-            Some(n) if n == len => return Ok(bytes),
-            Some(n) => {
+            Ok(n) if n == len => return Ok(bytes),
+            Ok(n) => {
                 return Err(PyRuntimeError::new_err(format!(
                     "{n} of {len} bytes written"
                 )))
             }
-            None => {}
+            Err(_) => {}
         }
     }
 }

@@ -1,10 +1,5 @@
-//! Python keys as the byte streams the Rust hasher sees, one at a time ([`Key`]) or a segment
-//! of a bulk call in memory of our own ([`Keys`]); the mapping that makes a filter portable
-//! between Python, Rust and `ccf`:
-//! - an `int` in `[-2^63, 2^64)` hashes as the `u64` of its bits (two's complement), as Rust's
-//!   `u64` and `i64` do, and so does a numpy integer (or `bool_`) scalar or array element;
-//! - a `str` hashes as Rust's `str` (its UTF-8, then `0xff`), as `ccf build` hashes a line, and
-//!   `bytes`, `bytearray` and `memoryview` by the same formula, so `"key"` and `b"key"` are one.
+//! Python keys as the Rust hasher sees them (docs/python.md, "Keys"), one borrowed ([`Key`]) or
+//! a bulk call's segment in memory of our own ([`Keys`]).
 
 use core::hash::{BuildHasher, Hash, Hasher};
 use core::ops::Range;
@@ -15,14 +10,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString, PyType};
 
-use crate::threads::Segment;
-
-/// One key, borrowed: an integer or the bytes of a string.
+/// One key, borrowed: an int's 64-bit pattern, or the bytes of a `str` (UTF-8) or bytes-like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key<'a> {
-    /// An `int`, as its 64-bit pattern.
     Int(u64),
-    /// A `str`'s UTF-8 bytes, or a bytes-like object's bytes.
     Bytes(&'a [u8]),
 }
 
@@ -40,51 +31,37 @@ impl Hash for Key<'_> {
     }
 }
 
-/// Bytes a key read from a Python object is given room for: enough for most text keys.
-const RESERVED_BYTES_PER_KEY: usize = 32;
-
-/// A key of a segment read from Python objects: an int, or bytes `.0..=.1` of the segment (its
-/// whole stream, ended by `0xff`).
+/// A key read from a Python object: an int, or `bytes[.0..=.1]` (its stream, ended by `0xff`).
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     Int(u64),
     Bytes(usize, usize),
 }
 
-/// A segment of a bulk call's keys, copied out of Python so that any thread may read or drop
-/// it, attached or not. A segment of a numpy integer array fills `ints` alone (hashed in one
-/// tight loop); one read from Python objects fills `slots`, in order.
+/// A segment of a bulk call's keys, copied out of Python for any thread to read: a numpy integer
+/// array's in `ints` alone (hashed in one tight loop), others in `slots` and `bytes`.
 #[derive(Debug, Default)]
 pub struct Keys {
     pub ints: Vec<u64>,
     slots: Vec<Slot>,
-    bytes: Vec<u8>,
+    pub bytes: Vec<u8>,
 }
 
-impl Segment for Keys {
-    fn len(&self) -> usize {
+impl Keys {
+    pub fn len(&self) -> usize {
         self.ints.len() + self.slots.len()
     }
 
-    fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.ints.clear();
         self.slots.clear();
         self.bytes.clear();
     }
-}
 
-impl Keys {
-    /// Room for `keys` more keys read from Python objects, so that a segment rarely grows as
-    /// it is read (its memory is reused for the next).
+    /// Room for `keys` more keys of 32 bytes (most text keys): a segment rarely grows as read.
     pub fn reserve(&mut self, keys: usize) {
         self.slots.reserve(keys);
-        self.bytes
-            .reserve(keys.saturating_mul(RESERVED_BYTES_PER_KEY));
-    }
-
-    /// Bytes of `str` and bytes-like keys held.
-    pub fn byte_len(&self) -> usize {
-        self.bytes.len()
+        self.bytes.reserve(keys.saturating_mul(32));
     }
 
     #[inline]
@@ -101,13 +78,13 @@ impl Keys {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(bytes);
         self.bytes.push(0xff);
-        let end = start + bytes.len();
-        self.slots.push(Slot::Bytes(start, end));
+        self.slots.push(Slot::Bytes(start, start + bytes.len()));
     }
 
     /// `hasher`'s hashes of keys `range`.
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
+            // `move`: the hasher's words stay in registers through the loop.
             return self.ints[range]
                 .iter()
                 .map(move |key| hasher.hash_one(key))
@@ -126,32 +103,32 @@ pub const INT_RANGE: &str = "must be in [-2**63, 2**64)";
 
 /// The 64-bit pattern of an int in `[-2^63, 2^64)` (two's complement for a negative one).
 pub fn int_bits(int: &Bound<'_, PyInt>) -> Option<u64> {
-    int.extract::<u64>()
-        .ok()
-        .or_else(|| int.extract::<i64>().ok().map(|value| value as u64))
+    let signed = || int.extract::<i64>().ok().map(|value| value as u64);
+    int.extract::<u64>().ok().or_else(signed)
 }
 
-fn int_key(int: &Bound<'_, PyInt>) -> PyResult<u64> {
+fn int_key(int: &Bound<'_, PyInt>) -> PyResult<Key<'static>> {
     let message = || format!("int key {int} is out of range: int keys {INT_RANGE}");
-    int_bits(int).ok_or_else(|| PyValueError::new_err(message()))
+    int_bits(int)
+        .map(Key::Int)
+        .ok_or_else(|| PyValueError::new_err(message()))
 }
 
 /// An object's type name, for messages.
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
+    let name = obj.get_type().name();
+    name.map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-/// Runs `f` on the key `obj` stands for, borrowed where its bytes can be (a `str`'s UTF-8, a
-/// `bytes`); a `TypeError` naming its type, or a `ValueError`, if it is not a key.
+/// `f` of the key `obj` stands for, borrowed where it can be; `TypeError` naming its type, or
+/// `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
     // An exact `str` first: the common key, told by one pointer comparison.
     if let Ok(string) = obj.cast_exact::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(int) = obj.cast::<PyInt>() {
-        return Ok(f(Key::Int(int_key(int)?)));
+        return Ok(f(int_key(int)?));
     }
     if let Ok(string) = obj.cast::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
@@ -159,23 +136,22 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
-    // A bytearray any Python code may resize: copied.
-    if let Ok(array) = obj.cast::<PyByteArray>() {
-        return Ok(f(Key::Bytes(&array.to_vec())));
-    }
-    if obj.cast::<PyMemoryView>().is_ok() {
-        let bytes = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
+    // A bytearray or memoryview, which Python code may change: copied, as `bytes(obj)`.
+    let py = obj.py();
+    if obj.cast::<PyByteArray>().is_ok() || obj.cast::<PyMemoryView>().is_ok() {
+        let bytes = py
+            .get_type::<PyBytes>()
+            .call1((obj,))?
+            .cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     // A numpy integer or `bool_` scalar is the Python int it equals.
     static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let py = obj.py();
     if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
         || obj.is_instance(BOOL.import(py, "numpy", "bool_")?)?
     {
-        let int = py.get_type::<PyInt>().call1((obj,))?;
-        return Ok(f(Key::Int(int_key(int.cast()?)?)));
+        return Ok(f(int_key(py.get_type::<PyInt>().call1((obj,))?.cast()?)?));
     }
     Err(PyTypeError::new_err(format!(
         "a key must be an int, str, bytes, bytearray, memoryview or numpy integer, not {}",

@@ -5,13 +5,10 @@
 mod args;
 mod bulk;
 mod errors;
-mod expiring;
 mod files;
 mod filter;
 mod keys;
 mod reader;
-mod shared;
-mod threads;
 
 use core::hash::BuildHasher;
 
@@ -19,9 +16,8 @@ use concurrent_cuckoo_filter::DefaultHashBuilder;
 use pyo3::prelude::*;
 
 use crate::args::Arg;
-use crate::expiring::ExpiringFilter;
-use crate::files::{FileKind, FilterFile};
-use crate::filter::{copy_of, read_file, FixedFilter, GrowableFilter};
+use crate::files::FileKind;
+use crate::filter::{copy_of, open_shared, ExpiringFilter, FixedFilter, GrowableFilter};
 
 /// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
 /// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
@@ -37,30 +33,34 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
 /// `mmap=False` copies it into memory; other files are read into memory.
 #[pyfunction]
 #[pyo3(signature = (path, *, mmap = None))]
-fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<Py<PyAny>> {
+fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<AnyFilter> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
-    let mut file = py.detach(|| FilterFile::open(&path));
+    let mut file = py.detach(|| files::open(&path));
     let kind = match &mut file {
-        Ok(file) => py.detach(|| file.kind()),
-        Err(_) => Ok(FileKind::Fixed),
+        Ok(file) => py.detach(|| files::kind(file)),
+        Err(_) => Ok(FileKind::Fixed), // `files::read` raises the error
     };
-    let kind = kind.map_err(|err| errors::file(py, &err, &path))?;
-    Ok(match kind {
-        FileKind::Fixed => Py::new(py, FixedFilter::from(read_file(py, file, &path)?))?.into_any(),
-        FileKind::Growable => {
-            Py::new(py, GrowableFilter::from(read_file(py, file, &path)?))?.into_any()
-        }
-        FileKind::Expiring => {
-            Py::new(py, ExpiringFilter::from(read_file(py, file, &path)?))?.into_any()
-        }
+    let path = &path;
+    Ok(match kind.map_err(|err| errors::file(py, &err, path))? {
+        FileKind::Fixed => AnyFilter::Fixed(files::read(py, path, file)?.into()),
+        FileKind::Growable => AnyFilter::Growable(files::read(py, path, file)?.into()),
+        FileKind::Expiring => AnyFilter::Expiring(files::read(py, path, file)?.into()),
+        // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
         FileKind::Live => {
-            // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
-            let mapped = shared::open(py, &path, true)?;
-            let filter = if mmap { mapped } else { copy_of(py, &mapped)? };
-            Py::new(py, FixedFilter::from(filter))?.into_any()
+            let mapped = open_shared(py, path, true)?;
+            AnyFilter::Fixed(if mmap { mapped } else { copy_of(py, &mapped)? }.into())
         }
     })
+}
+
+/// A filter of whichever class, handed straight to Python (so its size does not matter).
+#[derive(IntoPyObject)]
+#[allow(clippy::large_enum_variant)]
+enum AnyFilter {
+    Fixed(FixedFilter),
+    Growable(GrowableFilter),
+    Expiring(ExpiringFilter),
 }
 
 #[pymodule]

@@ -1,38 +1,31 @@
-//! Reading a bulk call's keys from Python into [`Keys`], a segment at a time, with the
-//! interpreter held.
-//!
-//! A numpy integer array's values are copied (another Python thread may write the array
-//! meanwhile). An exact `list` or `tuple` is read by index, and a numpy array of objects,
-//! strings or bytes a slice at a time made a list by numpy (`tolist`, in C); anything else
-//! through the iterator protocol. An exact `str`, the common key, takes one type comparison and
-//! its cached UTF-8, copied, with no reference taken; other keys go through [`with_key`].
+//! Reading a bulk call's keys from Python into [`Keys`] a segment at a time, with the
+//! interpreter held (docs/python.md, "Bulk calls"): numpy integers copied, an exact `list` or
+//! `tuple` by index, a numpy array of objects a slice at a time (`tolist`), anything else by
+//! iteration; an exact `str`, the common key, by its cached UTF-8 with no reference taken.
 
 use numpy::ndarray::s;
-use numpy::{PyArray1, PyArrayDescrMethods, PyReadonlyArray1, PyUntypedArray};
-use numpy::{PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{
-    IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString, PyTuple,
-};
+use pyo3::types::PyTuple;
+use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString};
 
 use crate::keys::{type_name, with_key, Keys};
-use crate::threads::Segment;
 
-/// The average bytes a segment's keys may take before it ends short of its key count, so that
-/// its memory is bounded whatever the keys' length (a single longer key still goes in whole).
+/// The average bytes a segment's keys may take: its memory is bounded whatever their length.
 const BYTES_PER_KEY: usize = 64;
 
 /// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
 pub enum Reader<'py> {
-    /// A 1-D numpy array of 64-bit integer patterns, viewed in place, and its next index.
+    /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
     Ints(PyReadonlyArray1<'py, u64>, usize),
     Sequence(Sequence<'py>),
-    /// A 1-D numpy array whose items are Python objects of their own (dtype `O`, `U` or `S`), the
-    /// index of its next slice, and the slice being read.
-    Objects(Bound<'py, PyAny>, usize, Option<Sequence<'py>>),
+    /// A numpy array of Python objects (dtype `O`, `U` or `S`), its next index, and the reader
+    /// of the slice being read.
+    Objects(Bound<'py, PyAny>, usize, Option<Box<Self>>),
     Iterator(Bound<'py, PyIterator>),
 }
 
@@ -52,31 +45,28 @@ impl<'py> Reader<'py> {
         let converted = pandas_integers(keys)?;
         let keys = converted.as_ref().unwrap_or(keys);
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
-            return Ok(match Sequence::new(keys) {
-                Some(sequence) => Self::Sequence(sequence),
-                None => Self::Iterator(keys.try_iter()?),
-            });
+            return Self::items(keys);
         };
         if array.ndim() != 1 {
-            return Err(PyValueError::new_err(format!(
+            let message = format!(
                 "expected a 1-D array of keys, got {} dimensions",
                 array.ndim()
-            )));
+            );
+            return Err(PyValueError::new_err(message));
         }
         let dtype = array.dtype();
         match dtype.kind() {
             // Text and objects: their elements are keys of their own.
             b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
+            // Narrower integers and booleans widen to the 64-bit type of their sign, which keeps
+            // every value, so each hashes as the Python int it equals; `int64` is viewed as the
+            // `uint64` of its bits.
             kind @ (b'i' | b'u' | b'b') => {
-                // Narrower integers and booleans widen to the 64-bit type of their sign, which
-                // keeps every value, so each hashes as the Python int it equals; `int64` is
-                // viewed as the `uint64` of its bits.
-                let wide = if kind == b'i' { "int64" } else { "uint64" };
                 let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
-                let array = if native && kind != b'b' {
-                    keys.clone()
-                } else {
-                    keys.call_method1("astype", (wide,))?
+                let array = match (native && kind != b'b', kind) {
+                    (true, _) => keys.clone(),
+                    (false, b'i') => keys.call_method1("astype", ("int64",))?,
+                    (false, _) => keys.call_method1("astype", ("uint64",))?,
                 };
                 let bits = array.call_method1("view", ("uint64",))?;
                 Ok(Self::Ints(bits.cast::<PyArray1<u64>>()?.try_readonly()?, 0))
@@ -88,16 +78,22 @@ impl<'py> Reader<'py> {
         }
     }
 
+    /// A reader of an iterable's items: by index if it is an exact list or tuple.
+    fn items(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match Sequence::new(keys) {
+            Some(sequence) => Self::Sequence(sequence),
+            None => Self::Iterator(keys.try_iter()?),
+        })
+    }
+
     /// Appends up to `max` keys to `keys` (fewer once their bytes reach [`BYTES_PER_KEY`] times
-    /// that); whether more may follow. An item that is not a key (or an iterator that raises)
-    /// is an error, the keys before it in `keys`.
+    /// that); whether more may follow. A bad item is an error, the keys before it in `keys`.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
             Self::Ints(array, next) => {
+                let end = (*next + max).min(array.len());
+                let view = array.as_array().slice_move(s![*next..end]);
                 // A contiguous array as one slice, copied as one block.
-                let view = array.as_array();
-                let end = (*next + max).min(view.len());
-                let view = view.slice_move(s![*next..end]);
                 match view.as_slice() {
                     Some(values) => keys.ints.extend_from_slice(values),
                     None => keys.ints.extend(view.iter()),
@@ -105,14 +101,12 @@ impl<'py> Reader<'py> {
                 *next = end;
                 Ok(end < array.len())
             }
-            Self::Iterator(items) => read_items(items, max, keys),
             Self::Sequence(sequence) => sequence.read(max, keys),
             Self::Objects(array, next, slice) => loop {
-                if let Some(sequence) = slice {
-                    if sequence.read(max, keys)? {
+                if let Some(items) = slice {
+                    if items.read(max, keys)? {
                         return Ok(true);
                     }
-                    *slice = None;
                 }
                 let len = array.len()?;
                 if *next >= len {
@@ -121,39 +115,33 @@ impl<'py> Reader<'py> {
                 let end = (*next + max - keys.len()).min(len);
                 let items = PySlice::new(array.py(), *next as isize, end as isize, 1);
                 let list = array.get_item(items)?.call_method0("tolist")?;
-                *slice = Some(
-                    Sequence::new(&list)
-                        .ok_or_else(|| PyRuntimeError::new_err("numpy's tolist gave no list"))?,
-                );
+                *slice = Some(Box::new(Self::items(&list)?));
                 *next = end;
             },
+            Self::Iterator(items) => {
+                while !full(keys, max) {
+                    let Some(item) = items.next().transpose()? else {
+                        return Ok(false);
+                    };
+                    match item.cast_exact::<PyString>() {
+                        Ok(text) => keys.push_bytes(text.to_str()?.as_bytes()),
+                        Err(_) => with_key(&item, |key| keys.push(key))?,
+                    }
+                }
+                Ok(true)
+            }
         }
     }
-}
-
-/// Appends the items of `items` to `keys` until it is full (then `true`) or they run out.
-fn read_items(items: &mut Bound<'_, PyIterator>, max: usize, keys: &mut Keys) -> PyResult<bool> {
-    while !full(keys, max) {
-        let Some(item) = items.next().transpose()? else {
-            return Ok(false);
-        };
-        match item.cast_exact::<PyString>() {
-            Ok(text) => keys.push_bytes(text.to_str()?.as_bytes()),
-            Err(_) => with_key(&item, |key| keys.push(key))?,
-        }
-    }
-    Ok(true)
 }
 
 /// Whether `keys` holds `max` keys, or their bytes [`BYTES_PER_KEY`] times that.
 #[inline]
 fn full(keys: &Keys, max: usize) -> bool {
-    keys.len() >= max || keys.byte_len() >= max.saturating_mul(BYTES_PER_KEY)
+    keys.len() >= max || keys.bytes.len() >= max.saturating_mul(BYTES_PER_KEY)
 }
 
-/// A pandas series or array of integers (numpy-backed, nullable `Int64` and the like, or
-/// Arrow-backed) as a numpy array of their dtype; `ValueError` if it has missing values, which
-/// are not keys; `None` for anything else.
+/// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
+/// `ValueError` if it has missing values, which are not keys; `None` for anything else.
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     if !keys.get_type().module()?.to_str()?.starts_with("pandas") {
         return Ok(None);
@@ -161,15 +149,17 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     let Ok(dtype) = keys.getattr("dtype") else {
         return Ok(None);
     };
-    let kind: String = dtype
+    let kind = dtype
         .getattr("kind")
-        .and_then(|kind| kind.extract())
-        .unwrap_or_default();
-    if !matches!(kind.as_str(), "i" | "u" | "b") {
+        .and_then(|kind| kind.extract::<String>());
+    if !matches!(kind.as_deref(), Ok("i" | "u" | "b")) {
         return Ok(None);
     }
-    let missing = keys.call_method0("isna")?.call_method0("any")?;
-    if missing.is_truthy()? {
+    if keys
+        .call_method0("isna")?
+        .call_method0("any")?
+        .is_truthy()?
+    {
         return Err(PyValueError::new_err(format!(
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \
              (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
@@ -191,30 +181,30 @@ pub struct Sequence<'py> {
 }
 
 impl<'py> Sequence<'py> {
-    /// `keys` read by index, if it is an exact list or tuple.
+    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`).
+    /// Without a GIL another thread may drop a list's item while it is read: such builds
+    /// iterate, each item a reference of its own.
     fn new(keys: &Bound<'py, PyAny>) -> Option<Self> {
-        // Without a GIL another thread may drop a list's item while it is read: such builds
-        // take the iterator protocol, whose items are references of their own.
-        if cfg!(Py_GIL_DISABLED) {
+        let get_item = if cfg!(Py_GIL_DISABLED) {
             return None;
-        }
-        // Exact types only: a subclass may override `__iter__`, which the iterator protocol
-        // then calls.
-        let get_item = if keys.is_exact_instance_of::<PyList>() {
+        } else if keys.is_exact_instance_of::<PyList>() {
             ffi::PyList_GetItem
         } else if keys.is_exact_instance_of::<PyTuple>() {
             ffi::PyTuple_GetItem
         } else {
             return None;
         };
+        let object = keys.clone();
         Some(Self {
-            object: keys.clone(),
+            object,
             get_item,
             next: 0,
         })
     }
 
-    /// Reads items from `next` on into `keys` until it is full (then `true`) or the end.
+    /// Reads items from `next` on into `keys` until it is full (then `true`) or the end. Out of
+    /// line: inlined into [`Reader::read`] its loop takes 2 instructions a key more.
+    #[inline(never)]
     fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         let py = self.object.py();
         let left = self.object.len()?.saturating_sub(self.next);
