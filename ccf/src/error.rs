@@ -64,6 +64,11 @@ pub enum CliError {
         /// The input it is, as given, or `standard input`.
         input: PathBuf,
     },
+    /// An output that exists and holds something other than a filter, without `--force`.
+    OutputNotAFilter {
+        /// The output as given.
+        output: PathBuf,
+    },
     /// A new filter larger than the memory the machine has available.
     TooLarge {
         /// What is allocated up front: the table, or a growable filter's first level.
@@ -160,6 +165,12 @@ impl fmt::Display for CliError {
                 "{}: is the same file as the input {}; nothing was written: give another output",
                 output.display(),
                 input.display()
+            ),
+            Self::OutputNotAFilter { output } => write!(
+                f,
+                "{}: exists and is not a filter file; nothing was written: give another output, \
+                 or --force to replace it",
+                output.display()
             ),
             Self::TooLarge {
                 what,
