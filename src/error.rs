@@ -130,7 +130,8 @@ pub enum BuildError {
         /// The window asked for.
         items: u64,
     },
-    /// An expiring filter's `Window::Time` was shorter than one nanosecond per generation.
+    /// An expiring filter's `Window::Time` was shorter than one nanosecond per generation, or
+    /// longer than `u64::MAX` nanoseconds (about 584 years).
     WindowDuration {
         /// The window asked for.
         duration: core::time::Duration,
@@ -218,7 +219,8 @@ impl fmt::Display for BuildError {
             ),
             Self::WindowDuration { duration } => write!(
                 f,
-                "Window::Time must be at least one nanosecond per generation, got {duration:?}"
+                "Window::Time must be at least one nanosecond per generation and at most \
+                 2^64 - 1 nanoseconds (about 584 years), got {duration:?}"
             ),
             Self::WindowCapacity {
                 capacity,

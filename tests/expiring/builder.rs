@@ -61,6 +61,20 @@ fn bad_values_give_errors_naming_them() {
         items(u64::MAX).build().unwrap_err(),
         BuildError::WindowItems { .. }
     ));
+    for duration in [
+        Duration::MAX,
+        Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+    ] {
+        let err = ExpiringCuckooFilter::builder(Window::Time(duration))
+            .capacity(10)
+            .build()
+            .unwrap_err();
+        assert_eq!(err, BuildError::WindowDuration { duration });
+        assert!(
+            err.to_string().contains("at most"),
+            "a long window named as such: {err}"
+        );
+    }
     assert!(time.capacity(10).build().is_ok());
 }
 
