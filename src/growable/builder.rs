@@ -183,10 +183,13 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         // would add to the directory's cost what a fixed filter's lookup never pays.
         plan.table.request.semi_sorted = Some(false);
         if let Err(
-            BuildError::FalsePositiveRateTooSmall { .. } | BuildError::FingerprintBits { .. },
+            BuildError::FalsePositiveRateTooSmall { .. }
+            | BuildError::FingerprintBits { .. }
+            | BuildError::FalsePositiveRate { .. },
         ) = plan.split_level_shape(0)
         {
-            // Said of the target the user gave, not of the first level's share of it.
+            // Said of the target the user gave, not of the first level's share of it (which is
+            // 0 for the smallest subnormal rate).
             return Err(BuildError::FalsePositiveRateTooSmall {
                 rate,
                 smallest: smallest_target(&plan),
