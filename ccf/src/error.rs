@@ -64,10 +64,13 @@ pub enum CliError {
         /// The input it is, as given, or `standard input`.
         input: PathBuf,
     },
-    /// An output that exists and holds something other than a filter, without `--force`.
+    /// An output that exists and holds something other than a filter's snapshot, without
+    /// `--force`.
     OutputNotAFilter {
         /// The output as given.
         output: PathBuf,
+        /// What it is instead.
+        what: &'static str,
     },
     /// A new filter larger than the memory the machine has available.
     TooLarge {
@@ -166,10 +169,10 @@ impl fmt::Display for CliError {
                 output.display(),
                 input.display()
             ),
-            Self::OutputNotAFilter { output } => write!(
+            Self::OutputNotAFilter { output, what } => write!(
                 f,
-                "{}: exists and is not a filter file; nothing was written: give another output, \
-                 or --force to replace it",
+                "{}: exists and {what}; nothing was written: give another output, or --force to \
+                 replace it",
                 output.display()
             ),
             Self::TooLarge {

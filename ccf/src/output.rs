@@ -174,18 +174,16 @@ pub fn refuse_input_as_output(output: Option<&Path>, inputs: &[Source]) -> Resul
     Ok(())
 }
 
-/// The first eight bytes of the files the library writes: a fixed, growable or expiring
-/// filter's snapshot, and a live file.
-const FILTER_MAGICS: [&[u8; 8]; 4] = [
-    b"\x89CCF\r\n\x1a\n",
-    b"\x89CCG\r\n\x1a\n",
-    b"\x89CCL\r\n\x1a\n",
-    b"CCFEXPR1",
-];
+/// The first eight bytes of a fixed, growable or expiring filter's snapshot.
+const FILTER_MAGICS: [&[u8; 8]; 3] = [b"\x89CCF\r\n\x1a\n", b"\x89CCG\r\n\x1a\n", b"CCFEXPR1"];
+/// The first eight bytes of a live file, which processes map: renamed over, it would vanish
+/// from under them.
+const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
 
-/// Refuses `-o PATH` (its links followed) when it holds contents that are not a filter, unless
-/// `force`: a file of the user's that is not a filter is not ours to replace. An empty file, a
-/// filter file, a missing one and a device without contents (`/dev/null`, a FIFO) are written.
+/// Refuses `-o PATH` (its links followed) when it holds contents that are not a filter's
+/// snapshot, unless `force`: a file of the user's that is not a filter, or a live filter file,
+/// is not ours to replace. An empty file, a snapshot, a missing one and a device without
+/// contents (`/dev/null`, a FIFO) are written.
 pub fn refuse_foreign_output(path: &Path, force: bool) -> Result<(), CliError> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
@@ -200,15 +198,16 @@ pub fn refuse_foreign_output(path: &Path, force: bool) -> Result<(), CliError> {
         use std::io::Read;
         file.read_exact(&mut head)
     });
+    let refused = |what| CliError::OutputNotAFilter {
+        output: path.to_owned(),
+        what,
+    };
     match read {
         Ok(()) if FILTER_MAGICS.contains(&&head) => Ok(()),
-        Ok(()) => Err(CliError::OutputNotAFilter {
-            output: path.to_owned(),
-        }),
+        Ok(()) if &head == LIVE_MAGIC => Err(refused("is a live filter file")),
+        Ok(()) => Err(refused("is not a filter file")),
         Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
-            Err(CliError::OutputNotAFilter {
-                output: path.to_owned(),
-            })
+            Err(refused("is not a filter file"))
         }
         Err(error) => Err(CliError::file(path, error)),
     }

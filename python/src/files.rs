@@ -39,6 +39,14 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let call = CALLS.fetch_add(1, Ordering::Relaxed);
     temporary.push(format!(".{}.{call}.tmp", std::process::id()));
     let temporary = path.with_file_name(temporary);
+    if is_live_file(path) {
+        // Renamed over, it would vanish from under the processes that map it, and its next
+        // opener would find a snapshot.
+        return Err(io::Error::new(
+            io::ErrorKind::ResourceBusy,
+            "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
+        ));
+    }
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
         write(&mut out)?;
@@ -52,6 +60,16 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         let _ = fs::remove_file(&temporary);
     }
     written
+}
+
+/// Whether `path` is a regular file that starts as a live filter file does.
+fn is_live_file(path: &Path) -> bool {
+    let mut head = [0u8; 8];
+    fs::metadata(path).is_ok_and(|meta| meta.is_file())
+        && File::open(path)
+            .and_then(|mut file| file.read_exact(&mut head))
+            .is_ok()
+        && &head == LIVE_MAGIC
 }
 
 /// A filter file, open for reading.
