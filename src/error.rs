@@ -111,9 +111,10 @@ pub enum BuildError {
         /// The depth asked for.
         depth: u32,
     },
-    /// A growable filter's `max_capacity` was below its `capacity`.
+    /// A growable filter's `max_capacity` was below its `capacity`, or below what one bucket of
+    /// its first level holds.
     MaxCapacity {
-        /// The capacity asked for.
+        /// The capacity asked for, or, if larger, what one bucket of the first level holds.
         capacity: usize,
         /// The limit asked for.
         max_capacity: usize,
