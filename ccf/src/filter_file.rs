@@ -38,6 +38,8 @@ pub enum Kind {
 const GROWABLE_MAGIC: &[u8] = b"\x89CCG\r\n\x1a\n";
 /// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
 const LIVE_MAGIC: &[u8] = b"\x89CCL\r\n\x1a\n";
+/// The first bytes of an expiring filter's file, which no command but `dedup --window` uses.
+const EXPIRING_MAGIC: &[u8] = b"CCFEXPR1";
 
 impl Filter {
     pub fn hasher(&self) -> &DefaultHashBuilder {
@@ -104,6 +106,12 @@ fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
         .take(GROWABLE_MAGIC.len() as u64)
         .read_to_end(&mut head)
         .map_err(|error| CliError::file(path, error))?;
+    if head == EXPIRING_MAGIC {
+        return Err(CliError::Unsupported {
+            path: path.to_owned(),
+            reason: "an expiring filter's file: ccf reads fixed-size and growable filters",
+        });
+    }
     let reader = BufReader::with_capacity(1 << 20, file);
     let kind = if head == GROWABLE_MAGIC {
         Kind::Growable

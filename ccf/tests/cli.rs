@@ -267,6 +267,30 @@ fn missing_and_corrupt_files_are_named_in_words() {
         &ccf(&["query", path(&text)], b"a\n"),
         "not a readable filter: not a serialized cuckoo filter",
     );
+    // An expiring filter's file is named as such, by every command that reads filters.
+    let expiring = dir.join("expiring.bin");
+    let window = concurrent_cuckoo_filter::ExpiringCuckooFilter::builder(
+        concurrent_cuckoo_filter::Window::Items(100),
+    )
+    .build()
+    .unwrap();
+    fs::write(&expiring, window.to_bytes()).unwrap();
+    for args in [
+        vec!["query", path(&expiring)],
+        vec!["info", path(&expiring)],
+        vec![
+            "merge",
+            path(&expiring),
+            path(&expiring),
+            "-o",
+            path(&dir.join("union.ccf")),
+        ],
+    ] {
+        assert_fails(
+            &ccf(&args, b"a\n"),
+            "expiring.bin: an expiring filter's file: ccf reads fixed-size and growable filters",
+        );
+    }
     let filter = dir.join("f.ccf");
     assert!(ccf(
         &["build", "--capacity", "1000", "-o", path(&filter)],
