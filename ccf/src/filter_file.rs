@@ -232,8 +232,8 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
         Some(capacity) => capacity,
         None => count_lines(sources)?.ok_or_else(|| {
             CliError::Usage(
-                "reading standard input needs --capacity N (the filter is sized before the \
-                 first line arrives) or --grow"
+                "reading standard input or a pipe needs --capacity N (the filter is sized \
+                 before the first line arrives, and a pipe cannot be read twice) or --grow"
                     .into(),
             )
         })?,
