@@ -111,9 +111,10 @@ pub enum BuildError {
         /// The depth asked for.
         depth: u32,
     },
-    /// A growable filter's `max_capacity` was below its `capacity`.
+    /// A growable filter's `max_capacity` was below its `capacity`, or below what one bucket of
+    /// its first level holds.
     MaxCapacity {
-        /// The capacity asked for.
+        /// The capacity asked for, or, if larger, what one bucket of the first level holds.
         capacity: usize,
         /// The limit asked for.
         max_capacity: usize,
@@ -130,7 +131,8 @@ pub enum BuildError {
         /// The window asked for.
         items: u64,
     },
-    /// An expiring filter's `Window::Time` was shorter than one nanosecond per generation.
+    /// An expiring filter's `Window::Time` was shorter than one nanosecond per generation, or
+    /// longer than `u64::MAX` nanoseconds (about 584 years).
     WindowDuration {
         /// The window asked for.
         duration: core::time::Duration,
@@ -218,7 +220,8 @@ impl fmt::Display for BuildError {
             ),
             Self::WindowDuration { duration } => write!(
                 f,
-                "Window::Time must be at least one nanosecond per generation, got {duration:?}"
+                "Window::Time must be at least one nanosecond per generation and at most \
+                 2^64 - 1 nanoseconds (about 584 years), got {duration:?}"
             ),
             Self::WindowCapacity {
                 capacity,

@@ -200,6 +200,48 @@ fn a_growable_builder_names_its_errors_and_its_memory() {
         .unwrap_err();
     assert_eq!(err.to_string(), "split_depth must be in 1..=10, got 11");
 
+    // A limit below what one 4-slot bucket holds at its target load (3 items) names the limit;
+    // from there on the filter is built and holds its limit.
+    for max_capacity in [1, 2] {
+        let builder = GrowableCuckooFilter::builder()
+            .capacity(1)
+            .max_capacity(max_capacity);
+        let refused = BuildError::MaxCapacity {
+            capacity: 3,
+            max_capacity,
+        };
+        assert_eq!(builder.memory_bytes().unwrap_err(), refused);
+        assert_eq!(builder.build().unwrap_err(), refused);
+    }
+    let smallest = GrowableCuckooFilter::builder()
+        .capacity(1)
+        .max_capacity(3)
+        .build()
+        .unwrap();
+    for key in 0..3u64 {
+        smallest.insert(&key).unwrap();
+    }
+
+    // Rates in (0, 1) too small for 32-bit fingerprints name the rate given, down to the
+    // smallest subnormal, whose first level's half of it is 0.
+    for rate in [1e-12, 1e-300, f64::MIN_POSITIVE, 1e-320, 5e-324] {
+        for builder in [
+            GrowableCuckooFilter::builder(),
+            GrowableCuckooFilter::builder().capacity(10),
+        ] {
+            let builder = builder.false_positive_rate(rate);
+            for err in [
+                builder.memory_bytes().unwrap_err(),
+                builder.build().unwrap_err(),
+            ] {
+                assert!(
+                    matches!(err, BuildError::FalsePositiveRateTooSmall { rate: got, .. } if got == rate),
+                    "{rate:e}: {err}"
+                );
+            }
+        }
+    }
+
     let builder = GrowableCuckooFilter::builder().capacity(1_000_000);
     let bytes = builder.memory_bytes().unwrap();
     let filter = builder.build().unwrap();

@@ -116,9 +116,13 @@ pub struct BuildArgs {
     /// The filter file to write (default: standard output, if it is not a terminal). A
     /// regular file is replaced whole, through a temporary file renamed over it; a device or
     /// FIFO is written to in place; a symbolic link is followed to the file it names. A file
-    /// that is one of the inputs is refused.
+    /// that is one of the inputs is refused, and so is one that holds something other than a
+    /// filter, unless --force.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an --output that exists and is not a filter file.
+    #[arg(long)]
+    pub force: bool,
     /// Input files (default, or `-`: standard input).
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
@@ -230,9 +234,13 @@ pub struct MergeArgs {
     /// Filter files, all of one kind (fixed-size or growable), shape and hasher.
     #[arg(required = true, num_args = 2.., value_name = "FILTER")]
     pub filters: Vec<PathBuf>,
-    /// The filter file to write, as `build -o` writes it; one of the filters is refused.
+    /// The filter file to write, as `build -o` writes it; one of the filters is refused, and
+    /// so is a file that holds something other than a filter, unless --force.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace an --output that exists and is not a filter file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// A count of keys from the command line as a capacity: at least 1, at most what a `usize`

@@ -14,7 +14,7 @@ use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
-use crate::output::refuse_input_as_output;
+use crate::output::{refuse_foreign_output, refuse_input_as_output};
 use crate::window;
 
 /// Runs a command; `Ok` carries the exit status.
@@ -111,6 +111,9 @@ fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> Cli
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(args.output.as_deref(), &sources)?;
+    if let Some(output) = &args.output {
+        refuse_foreign_output(output, args.force)?;
+    }
     let filter = new_filter(&args.sizing, &sources)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
@@ -235,6 +238,7 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         .ok_or_else(|| CliError::Usage("merge needs at least two filters".into()))?;
     let read: Vec<Source> = args.filters.iter().cloned().map(Source::File).collect();
     refuse_input_as_output(Some(&args.output), &read)?;
+    refuse_foreign_output(&args.output, args.force)?;
     let mixed = |path: &Path| CliError::Unsupported {
         path: path.to_owned(),
         reason: "a fixed-size filter and a growable one cannot be merged: give files of one kind",

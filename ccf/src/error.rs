@@ -64,6 +64,14 @@ pub enum CliError {
         /// The input it is, as given, or `standard input`.
         input: PathBuf,
     },
+    /// An output that exists and holds something other than a filter's snapshot, without
+    /// `--force`.
+    OutputNotAFilter {
+        /// The output as given.
+        output: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
     /// A new filter larger than the memory the machine has available.
     TooLarge {
         /// What is allocated up front: the table, or a growable filter's first level.
@@ -160,6 +168,12 @@ impl fmt::Display for CliError {
                 "{}: is the same file as the input {}; nothing was written: give another output",
                 output.display(),
                 input.display()
+            ),
+            Self::OutputNotAFilter { output, what } => write!(
+                f,
+                "{}: exists and {what}; nothing was written: give another output, or --force to \
+                 replace it",
+                output.display()
             ),
             Self::TooLarge {
                 what,

@@ -38,6 +38,8 @@ pub enum Kind {
 const GROWABLE_MAGIC: &[u8] = b"\x89CCG\r\n\x1a\n";
 /// The first bytes of a live file (`FORMAT.md`, "The live file"): a fixed filter, mapped.
 const LIVE_MAGIC: &[u8] = b"\x89CCL\r\n\x1a\n";
+/// The first bytes of an expiring filter's file, which no command but `dedup --window` uses.
+const EXPIRING_MAGIC: &[u8] = b"CCFEXPR1";
 
 impl Filter {
     pub fn hasher(&self) -> &DefaultHashBuilder {
@@ -104,6 +106,12 @@ fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
         .take(GROWABLE_MAGIC.len() as u64)
         .read_to_end(&mut head)
         .map_err(|error| CliError::file(path, error))?;
+    if head == EXPIRING_MAGIC {
+        return Err(CliError::Unsupported {
+            path: path.to_owned(),
+            reason: "an expiring filter's file: ccf reads fixed-size and growable filters",
+        });
+    }
     let reader = BufReader::with_capacity(1 << 20, file);
     let kind = if head == GROWABLE_MAGIC {
         Kind::Growable
@@ -224,8 +232,8 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
         Some(capacity) => capacity,
         None => count_lines(sources)?.ok_or_else(|| {
             CliError::Usage(
-                "reading standard input needs --capacity N (the filter is sized before the \
-                 first line arrives) or --grow"
+                "reading standard input or a pipe needs --capacity N (the filter is sized \
+                 before the first line arrives, and a pipe cannot be read twice) or --grow"
                     .into(),
             )
         })?,

@@ -54,6 +54,21 @@ impl Source {
         }
     }
 
+    /// Whether the source is read once only: standard input, or a file that is a pipe or a
+    /// socket. A file that cannot be looked at is left to its read to report.
+    fn is_stream(&self) -> bool {
+        match self {
+            Source::Stdin => true,
+            #[cfg(unix)]
+            Source::File(path) => std::fs::metadata(path).is_ok_and(|meta| {
+                use std::os::unix::fs::FileTypeExt;
+                meta.file_type().is_fifo() || meta.file_type().is_socket()
+            }),
+            #[cfg(not(unix))]
+            Source::File(_) => false,
+        }
+    }
+
     pub(crate) fn error(&self, error: io::Error) -> CliError {
         match self {
             Source::Stdin => CliError::Stdio(error),
@@ -71,13 +86,14 @@ pub fn total_bytes(sources: &[Source]) -> Option<u64> {
 }
 
 /// Lines in every source (a last line without a newline counts), if all are files: a first pass
-/// that sizes the filter. `Ok(None)` if a source is standard input, which cannot be read twice.
+/// that sizes the filter. `Ok(None)` if a source is standard input, or a pipe or socket named as
+/// a file (`<(command)`, a FIFO): none can be read twice.
 pub fn count_lines(sources: &[Source]) -> Result<Option<u64>, CliError> {
+    if sources.iter().any(Source::is_stream) {
+        return Ok(None);
+    }
     let mut lines = 0u64;
     for source in sources {
-        if let Source::Stdin = source {
-            return Ok(None);
-        }
         let mut reader = source.open()?;
         let mut buf = vec![0u8; 1 << 20];
         let mut last = b'\n';

@@ -174,6 +174,45 @@ pub fn refuse_input_as_output(output: Option<&Path>, inputs: &[Source]) -> Resul
     Ok(())
 }
 
+/// The first eight bytes of a fixed, growable or expiring filter's snapshot.
+const FILTER_MAGICS: [&[u8; 8]; 3] = [b"\x89CCF\r\n\x1a\n", b"\x89CCG\r\n\x1a\n", b"CCFEXPR1"];
+/// The first eight bytes of a live file, which processes map: renamed over, it would vanish
+/// from under them.
+const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
+
+/// Refuses `-o PATH` (its links followed) when it holds contents that are not a filter's
+/// snapshot, unless `force`: a file of the user's that is not a filter, or a live filter file,
+/// is not ours to replace. An empty file, a snapshot, a missing one and a device without
+/// contents (`/dev/null`, a FIFO) are written.
+pub fn refuse_foreign_output(path: &Path, force: bool) -> Result<(), CliError> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        // Left for the write to create, or to report.
+        Err(_) => return Ok(()),
+    };
+    if force || !has_contents(&meta) || meta.len() == 0 && meta.is_file() {
+        return Ok(());
+    }
+    let mut head = [0u8; 8];
+    let read = File::open(path).and_then(|mut file| {
+        use std::io::Read;
+        file.read_exact(&mut head)
+    });
+    let refused = |what| CliError::OutputNotAFilter {
+        output: path.to_owned(),
+        what,
+    };
+    match read {
+        Ok(()) if FILTER_MAGICS.contains(&&head) => Ok(()),
+        Ok(()) if &head == LIVE_MAGIC => Err(refused("is a live filter file")),
+        Ok(()) => Err(refused("is not a filter file")),
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+            Err(refused("is not a filter file"))
+        }
+        Err(error) => Err(CliError::file(path, error)),
+    }
+}
+
 /// Whether writing to the file would replace or change contents it holds.
 fn has_contents(meta: &fs::Metadata) -> bool {
     #[cfg(unix)]

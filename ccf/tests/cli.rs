@@ -178,6 +178,40 @@ fn dedup_of_files_counts_their_lines_for_its_capacity_and_reports_expected_error
     assert!(stderr(&out).contains("expected unique lines wrongly dropped: "));
 }
 
+/// A pipe named as a file (`/dev/stdin` here, `<(command)` or a FIFO in a shell) cannot be read
+/// twice: it needs --capacity as standard input does, instead of being counted, then found empty.
+#[cfg(unix)]
+#[test]
+fn a_pipe_named_as_a_file_is_not_counted_away() {
+    let dir = scratch("pipe-input");
+    let filter = dir.join("keys.ccf");
+    for args in [
+        vec!["build", "-o", path(&filter), "/dev/stdin"],
+        vec!["dedup", "/dev/stdin"],
+    ] {
+        assert_fails(&ccf(&args, b"a\nb\na\n"), "a pipe needs --capacity N");
+        assert!(!filter.exists());
+    }
+    let built = ccf(
+        &[
+            "build",
+            "--capacity",
+            "10",
+            "-o",
+            path(&filter),
+            "/dev/stdin",
+        ],
+        b"a\nb\n",
+    );
+    assert!(built.status.success(), "{}", stderr(&built));
+    let found = ccf(&["query", path(&filter)], b"a\nb\nc\n");
+    assert_eq!(lines(&found), ["a", "b"]);
+    let deduped = ccf(&["dedup", "--capacity", "10", "/dev/stdin"], b"a\nb\na\n");
+    assert_eq!(lines(&deduped), ["a", "b"]);
+    let grown = ccf(&["dedup", "--grow", "/dev/stdin"], b"a\nb\na\n");
+    assert_eq!(lines(&grown), ["a", "b"]);
+}
+
 #[test]
 fn merge_writes_the_union_of_compatible_filters() {
     let dir = scratch("merge");
@@ -267,6 +301,30 @@ fn missing_and_corrupt_files_are_named_in_words() {
         &ccf(&["query", path(&text)], b"a\n"),
         "not a readable filter: not a serialized cuckoo filter",
     );
+    // An expiring filter's file is named as such, by every command that reads filters.
+    let expiring = dir.join("expiring.bin");
+    let window = concurrent_cuckoo_filter::ExpiringCuckooFilter::builder(
+        concurrent_cuckoo_filter::Window::Items(100),
+    )
+    .build()
+    .unwrap();
+    fs::write(&expiring, window.to_bytes()).unwrap();
+    for args in [
+        vec!["query", path(&expiring)],
+        vec!["info", path(&expiring)],
+        vec![
+            "merge",
+            path(&expiring),
+            path(&expiring),
+            "-o",
+            path(&dir.join("union.ccf")),
+        ],
+    ] {
+        assert_fails(
+            &ccf(&args, b"a\n"),
+            "expiring.bin: an expiring filter's file: ccf reads fixed-size and growable filters",
+        );
+    }
     let filter = dir.join("f.ccf");
     assert!(ccf(
         &["build", "--capacity", "1000", "-o", path(&filter)],

@@ -139,3 +139,32 @@ fn a_live_file_through_a_pipe_is_read_as_a_stream_and_refused_in_words() {
         "not a readable filter",
     );
 }
+
+#[test]
+fn a_live_file_given_as_the_output_is_not_replaced_unless_forced() {
+    let dir = scratch("live-output");
+    let file = dir.join("keys.live");
+    let filter = live_file(&file, 100, false);
+    let keys = dir.join("keys.txt");
+    fs::write(&keys, "a\nb\n").unwrap();
+    let snapshot = dir.join("snapshot.ccf");
+    assert!(ccf(&["build", "-o", path(&snapshot), path(&keys)], b"")
+        .status
+        .success());
+    let bytes = fs::read(&file).unwrap();
+    for args in [
+        vec!["build", "-o", path(&file), path(&keys)],
+        vec!["merge", path(&snapshot), path(&snapshot), "-o", path(&file)],
+    ] {
+        assert_fails(&ccf(&args, b""), "exists and is a live filter file");
+        assert_eq!(fs::read(&file).unwrap(), bytes, "{args:?}");
+    }
+    filter.insert("still live").unwrap();
+    assert!(
+        ConcurrentCuckooFilter::open_shared(&file, concurrent_cuckoo_filter::Access::ReadOnly)
+            .unwrap()
+            .contains("still live")
+    );
+    let forced = ccf(&["build", "--force", "-o", path(&file), path(&keys)], b"");
+    assert!(forced.status.success(), "{}", stderr(&forced));
+}

@@ -133,7 +133,7 @@ fn a_symlink_stays_a_link_and_its_target_gets_the_filter() {
     let link_to_link = dir.join("link2.ccf");
     std::os::unix::fs::symlink("target.ccf", &link).unwrap();
     std::os::unix::fs::symlink(&link, &link_to_link).unwrap();
-    let built = ccf(&["build", "-o", path(&link_to_link), &keys], b"");
+    let built = ccf(&["build", "--force", "-o", path(&link_to_link), &keys], b"");
     let stored = items_stored(&built);
     for link in [&link, &link_to_link] {
         assert!(file_type(link).is_symlink());

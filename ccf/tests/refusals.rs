@@ -173,7 +173,8 @@ fn a_merge_that_would_fill_the_target_names_the_capacity_and_writes_nothing() {
         filters.push((keys, filter));
     }
     let union = dir.join("union.ccf");
-    write_marker(&union);
+    let older = std::fs::read(&filters[0].1).unwrap();
+    std::fs::write(&union, &older).unwrap();
     let merged = merge(&filters[0].1, &filters[1].1, &union);
     assert_fails(&merged, "merging would need a filter of capacity >= ");
     let err = stderr(&merged);
@@ -193,7 +194,7 @@ fn a_merge_that_would_fill_the_target_names_the_capacity_and_writes_nothing() {
     );
     assert_eq!(
         std::fs::read(&union).unwrap(),
-        MARKER,
+        older,
         "the output is untouched"
     );
 
@@ -224,12 +225,6 @@ fn a_merge_that_would_fill_the_target_names_the_capacity_and_writes_nothing() {
 /// `ccf merge a b -o union`.
 fn merge(a: &Path, b: &Path, union: &Path) -> Output {
     ccf(&["merge", path(a), path(b), "-o", path(union)], b"")
-}
-
-const MARKER: &[u8] = b"an older file\n";
-
-fn write_marker(file: &Path) {
-    std::fs::write(file, MARKER).unwrap();
 }
 
 /// A refusal on one line of standard error.
@@ -489,4 +484,53 @@ fn a_rate_below_the_smallest_reachable_names_the_smallest() {
         let built = ccf(&args, b"a\n");
         assert!(built.status.success(), "{at}: {}", stderr(&built));
     }
+}
+
+#[test]
+fn an_output_that_holds_something_else_than_a_filter_is_kept_unless_forced() {
+    let dir = scratch("foreign-output");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..100).map(|i| format!("key-{i}")));
+    let notes = dir.join("notes.txt");
+    let short = dir.join("short.txt");
+    let filter = dir.join("keys.ccf");
+    let built = ccf(&["build", "-o", path(&filter), path(&keys)], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let link = dir.join("link.ccf");
+    std::os::unix::fs::symlink("notes.txt", &link).unwrap();
+    for output in [&notes, &short, &link] {
+        for grow in [false, true] {
+            std::fs::write(&notes, "my notes, not a filter\n").unwrap();
+            std::fs::write(&short, b"\x89CCF").unwrap();
+            let mut args = vec!["build", "-o", path(output), path(&keys)];
+            if grow {
+                args.insert(1, "--grow");
+            }
+            let refused = ccf(&args, b"");
+            assert_refused_in_one_line(&refused, "exists and is not a filter file");
+            assert!(stderr(&refused).contains("--force"), "{}", stderr(&refused));
+            let merged = ccf(
+                &["merge", path(&filter), path(&filter), "-o", path(output)],
+                b"",
+            );
+            assert_refused_in_one_line(&merged, "exists and is not a filter file");
+            assert_eq!(std::fs::read(&notes).unwrap(), b"my notes, not a filter\n");
+            assert_eq!(std::fs::read(&short).unwrap(), b"\x89CCF");
+        }
+    }
+    // Told to, or over a filter or an empty file, it writes.
+    let forced = ccf(&["build", "--force", "-o", path(&notes), path(&keys)], b"");
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    let rebuilt = ccf(&["build", "--grow", "-o", path(&notes), path(&keys)], b"");
+    assert!(rebuilt.status.success(), "{}", stderr(&rebuilt));
+    let merged = ccf(
+        &["merge", path(&filter), path(&filter), "-o", path(&notes)],
+        b"",
+    );
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    std::fs::write(&short, b"").unwrap();
+    let over_empty = ccf(&["build", "-o", path(&short), path(&keys)], b"");
+    assert!(over_empty.status.success(), "{}", stderr(&over_empty));
+    let absent = ccf(&["query", "-v", path(&short), path(&keys)], b"");
+    assert_eq!(absent.status.code(), Some(1), "{}", stderr(&absent));
 }

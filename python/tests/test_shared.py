@@ -224,6 +224,23 @@ def test_bad_files_and_arguments_raise_clear_errors(live_path, tmp_path):
     assert not (tmp_path / "y.live").exists()
 
 
+
+def test_save_never_replaces_a_live_file(live_path):
+    shared = ccfilter.create_shared(live_path, 1000)
+    shared.add_many(np.arange(500))
+    other = ccfilter.open_shared(live_path)
+    whole = open(live_path, "rb").read()
+    for filter, kind in [(shared, "its own"), (ConcurrentCuckooFilter(10), "another's")]:
+        with pytest.raises(OSError, match="live filter file") as error:
+            filter.save(live_path)
+        assert error.value.filename == live_path, kind
+        assert open(live_path, "rb").read() == whole, kind
+    name = os.path.basename(live_path)
+    left = [file for file in os.listdir(os.path.dirname(live_path)) if file.startswith(f".{name}")]
+    assert not left
+    other.add("after")
+    assert "after" in ccfilter.open_shared(live_path) and all(k in shared for k in range(500))
+
 def refused_read_write(path):
     """Opening `path` writable is refused naming it; read-only works."""
     with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:

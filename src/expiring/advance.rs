@@ -86,14 +86,18 @@ impl Table {
     }
 
     /// The generation an insert stores in moves on past `g`, and the oldest one expires early;
-    /// a time window's clock moves on with it.
-    pub(crate) fn expire_early(&self, g: u64) {
+    /// a time window's clock moves on with it. `false` if `g` is the last generation there is.
+    pub(crate) fn expire_early(&self, g: u64) -> bool {
+        let Some(next) = g.checked_add(1) else {
+            return false;
+        };
         if self.clock.current() == g {
             self.early_expiries
                 .fetch_add(1, crate::sync::Ordering::Relaxed);
         }
-        self.clock.move_ahead(g + 1);
-        self.advance(g + 1);
+        self.clock.move_ahead(next);
+        self.advance(next);
+        true
     }
 }
 

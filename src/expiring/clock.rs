@@ -130,7 +130,7 @@ impl Generations {
     /// the published one).
     pub(crate) fn clock_generation(&self) -> u64 {
         match time_generation(&self.ticks) {
-            Some(time) => time + self.ahead.load(Ordering::Acquire),
+            Some(time) => time.saturating_add(self.ahead.load(Ordering::Acquire)),
             None => self.current(),
         }
     }
@@ -213,7 +213,12 @@ impl Generations {
     /// `next` was published, so that every slot dead by then is cleared before its tag returns.
     pub(crate) fn sweep_debt(&self, next: u64, ages: Ages, buckets: u64) -> u64 {
         let behind = ages.sweep_generations();
-        if next < self.base.load(Ordering::Relaxed) + (1 << TAG_BITS) {
+        if next
+            < self
+                .base
+                .load(Ordering::Relaxed)
+                .saturating_add(1 << TAG_BITS)
+        {
             return 0; // No slot is old enough for its tag to come back.
         }
         let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);

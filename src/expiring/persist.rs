@@ -333,6 +333,15 @@ impl Header {
         if settings.bucket_count as u64 != self.bucket_count {
             return Err(invalid("bucket_count", self.bucket_count));
         }
+        // A count window's clock: no filter counts 2^63 inserts, and below that its arithmetic
+        // (positions, and generations counted from them) cannot reach `u64::MAX`.
+        if self.kind == 0 {
+            for (field, value) in [("generation", self.generation), ("inserts", self.positions)] {
+                if value >= 1 << 63 {
+                    return Err(invalid(field, value));
+                }
+            }
+        }
         Ok(settings)
     }
 }

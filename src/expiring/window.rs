@@ -23,6 +23,8 @@ pub enum Overflow {
     Error,
     /// The oldest generation expires early (the generation moves on by one) and the insert is
     /// tried again: items inserted before then are found for less than the window.
+    /// At the last generation a `u64` counts, there is none to move on to: the insert fails as
+    /// with `Error`.
     ExpireEarly,
 }
 

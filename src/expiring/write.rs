@@ -98,10 +98,9 @@ impl Table {
             // the promise of never answering `Full`.
             let expire = matches!(self.settings.window, Window::Items(_))
                 || self.settings.overflow == Overflow::ExpireEarly;
-            if !expire {
+            if !expire || !self.expire_early(g) {
                 return Err(InsertError::Full);
             }
-            self.expire_early(g);
         }
     }
 

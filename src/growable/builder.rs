@@ -9,6 +9,7 @@ use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
 use crate::settings::TableSettings;
+use crate::sizing::target_load_permille;
 
 /// The target false positive rate unless one is set: 0.1%.
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
@@ -183,14 +184,28 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         // would add to the directory's cost what a fixed filter's lookup never pays.
         plan.table.request.semi_sorted = Some(false);
         if let Err(
-            BuildError::FalsePositiveRateTooSmall { .. } | BuildError::FingerprintBits { .. },
+            BuildError::FalsePositiveRateTooSmall { .. }
+            | BuildError::FingerprintBits { .. }
+            | BuildError::FalsePositiveRate { .. },
         ) = plan.split_level_shape(0)
         {
-            // Said of the target the user gave, not of the first level's share of it.
+            // Said of the target the user gave, not of the first level's share of it (which is
+            // 0 for the smallest subnormal rate).
             return Err(BuildError::FalsePositiveRateTooSmall {
                 rate,
                 smallest: smallest_target(&plan),
             });
+        }
+        // A limit below what one bucket of the first level holds leaves it no table.
+        if let Ok(geometry) = plan.geometry(0) {
+            let size = geometry.shape.bucket_size;
+            let smallest = (size as u64 * target_load_permille(size) / 1000).max(1) as usize;
+            if plan.max_capacity < smallest {
+                return Err(BuildError::MaxCapacity {
+                    capacity: smallest,
+                    max_capacity: plan.max_capacity,
+                });
+            }
         }
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.

@@ -61,6 +61,20 @@ fn bad_values_give_errors_naming_them() {
         items(u64::MAX).build().unwrap_err(),
         BuildError::WindowItems { .. }
     ));
+    for duration in [
+        Duration::MAX,
+        Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+    ] {
+        let err = ExpiringCuckooFilter::builder(Window::Time(duration))
+            .capacity(10)
+            .build()
+            .unwrap_err();
+        assert_eq!(err, BuildError::WindowDuration { duration });
+        assert!(
+            err.to_string().contains("at most"),
+            "a long window named as such: {err}"
+        );
+    }
     assert!(time.capacity(10).build().is_ok());
 }
 
@@ -94,6 +108,39 @@ fn bytes_round_trip_and_keep_the_window_going() {
     assert_eq!(read.to_bytes(), bytes);
     let cloned = filter.clone();
     assert_eq!(cloned.to_bytes(), filter.to_bytes());
+}
+
+/// A count window's clock at 2^63 inserts or generations or more, checksummed as a writer would,
+/// is refused naming the field: its arithmetic would reach `u64::MAX` (a panic in debug builds,
+/// a clock wrapped back to generation 0 in release). Just below, it decodes and counts on.
+#[test]
+fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
+    let filter = ExpiringCuckooFilter::builder(Window::Items(100))
+        .build()
+        .unwrap();
+    for i in 0..150u64 {
+        filter.insert(&i).unwrap();
+    }
+    let bytes = filter.to_bytes();
+    let with = |at: usize, value: u64| {
+        let mut bytes = bytes.clone();
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        let end = bytes.len() - 8;
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+        bytes[end..].copy_from_slice(&checksum.to_le_bytes());
+        bytes
+    };
+    for (at, field) in [(48, "generation"), (56, "inserts")] {
+        for value in [1 << 63, u64::MAX - 3, u64::MAX] {
+            let err = ExpiringCuckooFilter::from_bytes(&with(at, value)).unwrap_err();
+            assert_eq!(err, DecodeError::InvalidGeometry { field, value });
+        }
+        let copy = ExpiringCuckooFilter::from_bytes(&with(at, (1 << 63) - 1)).unwrap();
+        for i in 1000..1300u64 {
+            copy.insert(&i).unwrap();
+            assert!(copy.contains(&i));
+        }
+    }
 }
 
 #[test]

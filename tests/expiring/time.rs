@@ -226,3 +226,57 @@ fn a_steady_overflow_forgets_the_oldest_generations_only() {
     }
     assert!(filter.stats().early_expiries > 10);
 }
+
+/// A manual clock run to its end on a window of one nanosecond per generation: the generation
+/// arithmetic saturates (a clock early expiries moved ahead included), and once no generation
+/// is left to move on to, an overflowing `ExpireEarly` insert answers `Full` instead of looping.
+#[test]
+fn a_clock_at_its_end_saturates_and_answers_full() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let nanosecond_generations = || {
+            ExpiringCuckooFilter::builder(Window::Time(Duration::from_nanos(8)))
+                .capacity(100)
+                .overflow(Overflow::ExpireEarly)
+                .clock(Clock::Manual)
+                .build()
+                .unwrap()
+        };
+        let ahead = nanosecond_generations();
+        for key in 0..1000u64 {
+            ahead.insert(&key).unwrap();
+        }
+        assert!(ahead.stats().early_expiries > 0);
+        ahead.advance_to(Duration::MAX).unwrap();
+        assert_eq!(ahead.stats().generation, u64::MAX);
+        assert!(ahead.is_empty(), "the end of time expired every key");
+
+        let filter = nanosecond_generations();
+        filter
+            .advance_to(Duration::from_nanos(u64::MAX - 5))
+            .unwrap();
+        filter
+            .advance_to(Duration::from_nanos(u64::MAX - 4))
+            .unwrap();
+        filter.advance_to(Duration::MAX).unwrap();
+        assert_eq!(filter.stats().generation, u64::MAX);
+        let mut inserted = Vec::new();
+        for key in 0..1000u64 {
+            match filter.insert(&key) {
+                Ok(()) => inserted.push(key),
+                Err(InsertError::Full) => {}
+                Err(err) => panic!("{err}"),
+            }
+        }
+        assert!(
+            inserted.len() >= 100 && inserted.len() < 1000,
+            "{}",
+            inserted.len()
+        );
+        assert!(inserted.iter().all(|key| filter.contains(key)));
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a filter at the end of its clock answered every insert");
+}
