@@ -56,6 +56,9 @@ fn child() {
         assert!(reader.contains(&3u64), "a read-only opener misses a key");
         return;
     }
+    if role == "creator" {
+        return creator(&path, &std::env::var("CCF_ACKS").unwrap());
+    }
     let filter = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap();
     match role.as_str() {
         "mixed" => mixed(&filter, var("CCF_P"), var("CCF_N")),
@@ -111,5 +114,16 @@ fn writer(filter: &ConcurrentCuckooFilter, base: u64, acks: &str) {
         let scratch = key | 1 << 63;
         filter.insert(&scratch).unwrap();
         assert!(filter.remove(&scratch));
+    }
+}
+
+/// Creates the files `{prefix}0`, `{prefix}1`, ... one after the other, inserting `n` into the
+/// `n`-th and appending `n` to the file `acks` once both returned. Runs until killed.
+fn creator(prefix: &str, acks: &str) {
+    let mut acks = std::fs::OpenOptions::new().append(true).open(acks).unwrap();
+    for n in 0u64.. {
+        let filter = crate::create(Path::new(&format!("{prefix}{n}")), n % 2 == 0, 4_000_000);
+        filter.insert(&n).unwrap();
+        acks.write_all(&n.to_le_bytes()).unwrap();
     }
 }

@@ -5,6 +5,7 @@
 
 mod bad_files;
 mod child;
+mod creation;
 mod kills;
 mod processes;
 mod round_trip;
