@@ -9,6 +9,7 @@ mod creation;
 mod kills;
 mod processes;
 mod round_trip;
+mod survivors;
 
 use std::path::PathBuf;
 
