@@ -72,24 +72,33 @@ pub(crate) struct Opened {
 /// not read), and maps it.
 pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
     let io_err = |source| SharedError::io(path, source);
-    refuse_special(path, std::fs::metadata(path).map_err(io_err)?.file_type())?;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(access == Access::ReadWrite)
-        // A FIFO put in its place meanwhile must not block the open.
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| SharedError::open(path, access, source))?;
-    let meta = file.metadata().map_err(io_err)?;
-    refuse_special(path, meta.file_type())?;
-    wait_for_shared_flock(&file, path)?;
+    let start = Instant::now();
+    let (file, len) = loop {
+        refuse_special(path, std::fs::metadata(path).map_err(io_err)?.file_type())?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(access == Access::ReadWrite)
+            // A FIFO put in its place meanwhile must not block the open.
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|source| SharedError::open(path, access, source))?;
+        refuse_special(path, file.metadata().map_err(io_err)?.file_type())?;
+        wait_for_flock(&file, path, false)?;
+        // Empty under our shared flock: a creator that has not yet taken its exclusive one.
+        let len = file.metadata().map_err(io_err)?.len();
+        if len > 0 || start.elapsed() > CREATION_WAIT {
+            break (file, len);
+        }
+        drop(file);
+        std::thread::sleep(Duration::from_millis(1));
+    };
     // The file was just opened: reading starts at its first byte.
     let mut bytes = Vec::with_capacity(LIVE_HEADER_LEN);
     (&file)
         .take(LIVE_HEADER_LEN as u64)
         .read_to_end(&mut bytes)
         .map_err(io_err)?;
-    let parsed = header::parse(&bytes, meta.len()).map_err(|source| SharedError::Decode {
+    let parsed = header::parse(&bytes, len).map_err(|source| SharedError::Decode {
         path: path.to_path_buf(),
         source,
     })?;
@@ -124,8 +133,9 @@ pub(crate) fn create(
         .open(path)
         .map_err(io_err)?;
     let made = (|| {
-        // Openers wait on this until the header is whole.
-        try_flock(&file, true).map_err(io_err)?;
+        // Openers wait on this until the header is whole; one that opened the empty file
+        // first lets go of its shared flock at once.
+        wait_for_flock(&file, path, true)?;
         // Blocks reserved now: a page the file system cannot give later would fault instead.
         reserve(&file, layout.file_len).map_err(io_err)?;
         let page = header::encode(geometry, &layout, capacity, hasher);
@@ -161,15 +171,15 @@ fn refuse_special(path: &Path, kind: std::fs::FileType) -> Result<(), SharedErro
     })
 }
 
-/// Takes the shared `flock` every opener holds, waiting up to [`CREATION_WAIT`] for a creator
-/// that holds the exclusive one.
-fn wait_for_shared_flock(file: &File, path: &Path) -> Result<(), SharedError> {
+/// Takes the shared `flock` every opener holds (or the creator's exclusive one), waiting up to
+/// [`CREATION_WAIT`] for a holder of a conflicting one.
+fn wait_for_flock(file: &File, path: &Path, exclusive: bool) -> Result<(), SharedError> {
     let start = Instant::now();
-    while !try_flock(file, false).map_err(|source| SharedError::io(path, source))? {
+    while !try_flock(file, exclusive).map_err(|source| SharedError::io(path, source))? {
         if start.elapsed() > CREATION_WAIT {
             return Err(SharedError::Busy {
                 path: path.to_path_buf(),
-                what: "another program holds an exclusive flock on the file",
+                what: "another program holds a conflicting flock on the file",
             });
         }
         std::thread::sleep(Duration::from_millis(1));

@@ -56,6 +56,9 @@ fn child() {
         assert!(reader.contains(&3u64), "a read-only opener misses a key");
         return;
     }
+    if role == "creator" {
+        return creator(&path, &std::env::var("CCF_ACKS").unwrap());
+    }
     let filter = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap();
     match role.as_str() {
         "mixed" => mixed(&filter, var("CCF_P"), var("CCF_N")),
@@ -63,6 +66,12 @@ fn child() {
             &filter,
             var("CCF_BASE"),
             &std::env::var("CCF_ACKS").unwrap(),
+        ),
+        "survivor" => survivor(
+            &filter,
+            var("CCF_BASE"),
+            &std::env::var("CCF_ACKS").unwrap(),
+            var("CCF_MILLIS"),
         ),
         other => panic!("no role {other}"),
     }
@@ -111,5 +120,51 @@ fn writer(filter: &ConcurrentCuckooFilter, base: u64, acks: &str) {
         let scratch = key | 1 << 63;
         filter.insert(&scratch).unwrap();
         assert!(filter.remove(&scratch));
+        if std::env::var_os("CCF_FLUSH").is_some() && key % 16 == 0 {
+            filter.flush().unwrap();
+        }
+    }
+}
+
+/// For `millis` ms: inserts `base` up to `base + 399` (each appended to `acks` once its insert
+/// returned) with a scratch key inserted and removed after each, then only the scratch churn,
+/// looking up its acknowledged keys as it goes. Then appends the slowest single call it made, in
+/// microseconds, to `acks` as the last word, and exits.
+fn survivor(filter: &ConcurrentCuckooFilter, base: u64, acks: &str, millis: u64) {
+    let mut acks = std::fs::OpenOptions::new().append(true).open(acks).unwrap();
+    let start = std::time::Instant::now();
+    let mut slowest = std::time::Duration::ZERO;
+    let mut timed = |call: &mut dyn FnMut()| {
+        let began = std::time::Instant::now();
+        call();
+        slowest = slowest.max(began.elapsed());
+    };
+    let mut key = base;
+    while start.elapsed().as_millis() < u128::from(millis) {
+        if key - base < 400 {
+            timed(&mut || filter.insert(&key).unwrap());
+            acks.write_all(&key.to_le_bytes()).unwrap();
+        }
+        let scratch = key | 1 << 63;
+        timed(&mut || filter.insert(&scratch).unwrap());
+        timed(&mut || assert!(filter.remove(&scratch)));
+        let kept = base + key.wrapping_mul(7919) % (key - base + 1).min(400);
+        timed(&mut || assert!(filter.contains(&kept), "false negative {kept}"));
+        key += 1;
+    }
+    // The marker of a finished run, then the slowest call.
+    acks.write_all(&u64::MAX.to_le_bytes()).unwrap();
+    acks.write_all(&(slowest.as_micros() as u64).to_le_bytes())
+        .unwrap();
+}
+
+/// Creates the files `{prefix}0`, `{prefix}1`, ... one after the other, inserting `n` into the
+/// `n`-th and appending `n` to the file `acks` once both returned. Runs until killed.
+fn creator(prefix: &str, acks: &str) {
+    let mut acks = std::fs::OpenOptions::new().append(true).open(acks).unwrap();
+    for n in 0u64.. {
+        let filter = crate::create(Path::new(&format!("{prefix}{n}")), n % 2 == 0, 4_000_000);
+        filter.insert(&n).unwrap();
+        acks.write_all(&n.to_le_bytes()).unwrap();
     }
 }

@@ -5,9 +5,11 @@
 
 mod bad_files;
 mod child;
+mod creation;
 mod kills;
 mod processes;
 mod round_trip;
+mod survivors;
 
 use std::path::PathBuf;
 
