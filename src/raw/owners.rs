@@ -186,6 +186,8 @@ impl SharedLocks {
     /// them), before the stamp is unlocked.
     #[inline]
     pub(crate) fn clear_journal(&self, stripe: usize) {
+        #[cfg(test)]
+        super::stall::point();
         self.record(stripe)[1].store(0, Ordering::Release);
     }
 

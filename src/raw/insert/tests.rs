@@ -89,3 +89,6 @@ fn an_insert_under_every_lock_does_what_an_uncontended_optimistic_one_does() {
         Insertion::Present
     );
 }
+
+#[cfg(target_os = "linux")]
+mod killed;
