@@ -155,10 +155,11 @@ impl SharedLocks {
         &self.records[stripe * STRIDE..(stripe + 1) * STRIDE]
     }
 
-    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller has
-    /// just locked and has not yet written: published (`Release`, fenced before the stores that
-    /// follow) as one more entry. Nothing for a table of bucket words. Inline into the shared
-    /// lock, its one caller, wherever the two are compiled.
+    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller holds
+    /// and has not yet written since it locked it or last emptied its journal: published
+    /// (`Release`, fenced before the stores that follow) as one more entry. Nothing for a table
+    /// of bucket words. Inline into its callers (the shared lock, and the journal of a holder
+    /// of every stripe), wherever they are compiled.
     #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {

@@ -65,6 +65,26 @@ impl Stripes {
         held
     }
 
+    /// Journals `buckets` in their stripes' records, for the holder of every stripe that is
+    /// about to write them (`AllStripesGuard::journal`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn journal_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
+        for bucket in buckets {
+            shared.journal(self.of(bucket), bucket);
+        }
+    }
+
+    /// Empties the journals of `buckets`' stripes, the last-named's first
+    /// (`AllStripesGuard::settle`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
+        for bucket in buckets.into_iter().rev() {
+            shared.clear_journal(self.of(bucket));
+        }
+    }
+
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
     /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so that a kill
     /// in between never undoes one stripe's half of a move whose other half another stripe
