@@ -393,7 +393,9 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// Up to three stripes, ascending and each once: the ones a [`StripeGuard`] holds.
+/// Up to three stripes, each once: the ones a [`StripeGuard`] holds. Ascending, the order they
+/// are locked in; a live file's lock moves the stripe of the bucket it named first to the front
+/// (`stripe/shared_lock.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
     /// The stripes, in `stripes[..len]`.
