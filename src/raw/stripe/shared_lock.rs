@@ -1,5 +1,6 @@
-//! Taking and releasing a stripe that other processes share, and recovering one whose holder
-//! died (the protocol is in [`crate::raw::owners`]'s docs).
+//! Taking and releasing a stripe that other processes share, journaling the buckets its holder
+//! writes, and recovering one whose holder died (the protocol is in [`crate::raw::owners`]'s
+//! docs).
 
 use std::time::Instant;
 
