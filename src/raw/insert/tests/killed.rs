@@ -16,9 +16,9 @@ const DEAD: u64 = 200 << 32 | 1;
 /// Keys whose inserts are stopped at every point, each in its own table.
 const PROBES: usize = 4;
 
-/// Points of the least insert [`probe`] picks: three word stores (a bucket straddles two
-/// words) and two journals emptied (a hop crosses stripes).
-const MIN_STOPS: usize = 5;
+/// Points of the least insert [`probe`] picks: two hops of two bucket stores each, one bucket
+/// in two words, and the two journals of each hop emptied (both hops cross stripes).
+const MIN_STOPS: usize = 9;
 
 /// How the stopped writer inserts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +78,9 @@ fn straddles(raw: &RawFilter, bucket: usize) -> bool {
 }
 
 /// The `nth` key not yet inserted whose buckets are both full and whose path has a hop from a
-/// stripe to a higher one and writes a bucket that straddles two words: its insert can tear a
-/// bucket, and split a hop across two journals.
+/// stripe to a higher one, a hop from a stripe to a lower one, and writes a bucket that
+/// straddles two words: its insert can tear a bucket, and split a hop across two journals
+/// emptied in either order of the stripes.
 fn probe(raw: &RawFilter, from_key: u64, nth: usize) -> Candidates {
     let mut queue = SearchQueue::default();
     (from_key..from_key + 10_000)
@@ -91,10 +92,13 @@ fn probe(raw: &RawFilter, from_key: u64, nth: usize) -> Candidates {
             let Some(path) = full.then(|| raw.search(c, &mut queue, None)).flatten() else {
                 return false;
             };
-            let upwards = path
+            let crossings = path
                 .moves_backwards()
-                .any(|(from, to, _)| raw.stripes.of(from) < raw.stripes.of(to));
-            upwards && path.buckets().iter().any(|&b| straddles(raw, b))
+                .map(|(from, to, _)| raw.stripes.of(from).cmp(&raw.stripes.of(to)));
+            let both = crossings.fold([false; 2], |[up, down], crossing| {
+                [up || crossing.is_lt(), down || crossing.is_gt()]
+            });
+            both == [true, true] && path.buckets().iter().any(|&b| straddles(raw, b))
         })
         .nth(nth)
         .expect("a key that needs such a path")
