@@ -66,8 +66,9 @@ impl Stripes {
             }
         }
         let first = self.of(buckets[0]);
-        let at = held.as_slice().iter().position(|&stripe| stripe == first);
-        held.stripes[..=at.unwrap_or(0)].rotate_right(1);
+        if let Some(at) = held.as_slice().iter().position(|&stripe| stripe == first) {
+            held.stripes[..=at].rotate_right(1);
+        }
         held
     }
 
