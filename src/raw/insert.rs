@@ -141,7 +141,10 @@ impl<P: Place> RawFilter<P> {
         if !self.admits(Some(c.fp)) {
             return Insertion::Full;
         }
-        if let Some(done) = self.place(&c, unique, &mut all) {
+        all.journal([c.first, c.second]);
+        let placed = self.place(&c, unique, &mut all);
+        all.settle([c.first, c.second]);
+        if let Some(done) = placed {
             return done;
         }
         let Some(path) = self.search(&c, queue, None) else {
@@ -376,7 +379,13 @@ impl<P: Place> RawFilter<P> {
         while let Some((from, to, moved)) = moves.next() {
             let placing = moves.peek().is_none().then_some((c, unique));
             let hop = match all.as_deref_mut() {
-                Some(all) => self.move_held(from, to, moved, placing, all),
+                // One hop at a time in a live file's journal: earlier hops are final.
+                Some(all) => {
+                    all.journal([from, to]);
+                    let hop = self.move_held(from, to, moved, placing, all);
+                    all.settle([from, to]);
+                    hop
+                }
                 None => self.move_fingerprint::<SHARED>(from, to, moved, placing),
             };
             match hop {

@@ -23,6 +23,8 @@ mod owners;
 mod path;
 mod queue;
 mod semisort;
+#[cfg(all(test, not(loom)))]
+mod stall;
 mod stripe;
 mod stripe_count;
 mod table;

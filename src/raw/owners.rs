@@ -19,7 +19,11 @@
 //! `lock_buckets`), so the shared lock copies those buckets' words (up to three buckets of up
 //! to five words) into the records of their stripes before the first store. Recovery puts them
 //! back: what the dead writer did under those locks is undone whole, including a bucket it tore
-//! between two word stores, and a move hop it half made. The in-memory filter's stores pay
+//! between two word stores, and a move hop it half made. A guard empties its journals before
+//! it unlocks, the stripe of the bucket it named first (a move's source) last, so a kill in
+//! between leaves at most a second copy. A holder of every stripe (`lock_all`) journals each
+//! pair of buckets before it writes them instead (`AllStripesGuard::journal`): only `clear()`
+//! writes unjournaled, and it removes every item anyway. The in-memory filter's stores pay
 //! nothing for it. Tables of bucket words journal nothing: each store is one whole word, and a
 //! move stores its destination before clearing its source, so a kill leaves at most a second
 //! copy; restoring one word of a pair without the other could hide an item from their lookup,
@@ -155,10 +159,11 @@ impl SharedLocks {
         &self.records[stripe * STRIDE..(stripe + 1) * STRIDE]
     }
 
-    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller has
-    /// just locked and has not yet written: published (`Release`, fenced before the stores that
-    /// follow) as one more entry. Nothing for a table of bucket words. Inline into the shared
-    /// lock, its one caller, wherever the two are compiled.
+    /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller holds
+    /// and has not yet written since it locked it or last emptied its journal: published
+    /// (`Release`, fenced before the stores that follow) as one more entry. Nothing for a table
+    /// of bucket words. Inline into its callers (the shared lock, and the journal of a holder
+    /// of every stripe), wherever they are compiled.
     #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {
@@ -186,6 +191,8 @@ impl SharedLocks {
     /// them), before the stamp is unlocked.
     #[inline]
     pub(crate) fn clear_journal(&self, stripe: usize) {
+        #[cfg(test)]
+        super::stall::point();
         self.record(stripe)[1].store(0, Ordering::Release);
     }
 

@@ -393,7 +393,9 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// Up to three stripes, ascending and each once: the ones a [`StripeGuard`] holds.
+/// Up to three stripes, each once: the ones a [`StripeGuard`] holds. Ascending, the order they
+/// are locked in; a live file's lock moves the stripe of the bucket it named first to the front
+/// (`stripe/shared_lock.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
     /// The stripes, in `stripes[..len]`.
@@ -502,6 +504,29 @@ impl Guard for AllStripesGuard<'_> {
 }
 
 impl AllStripesGuard<'_> {
+    /// Journals both buckets in their stripes' records before the holder writes them, in a
+    /// live file's table (in memory, nothing): a kill before [`Self::settle`] is undone whole.
+    #[inline]
+    pub(crate) fn journal(&self, buckets: [usize; 2]) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.stripes.shared.as_deref() {
+            self.stripes.journal_held(shared, buckets);
+        }
+        let _ = buckets;
+    }
+
+    /// Empties the journals [`Self::journal`] wrote once the holder's stores to both buckets
+    /// are done, the last-named bucket's stripe first: for a move `[from, to]`, a kill in
+    /// between leaves a second copy, never a fingerprint in neither bucket.
+    #[inline]
+    pub(crate) fn settle(&self, buckets: [usize; 2]) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.stripes.shared.as_deref() {
+            self.stripes.settle_held(shared, buckets);
+        }
+        let _ = buckets;
+    }
+
     /// Sets every stripe's count to 0, for a table whose buckets the holder emptied.
     pub(crate) fn clear_counts(&mut self) {
         for stamp in self.stripes.stamps.iter() {

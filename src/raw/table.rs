@@ -359,6 +359,8 @@ impl Table {
         let offset = (bit % 64) as u32;
         let mask = low_bits(self.limb_bits) as u64;
         let slot = &self.words[word];
+        #[cfg(all(test, not(loom)))]
+        super::stall::point();
         slot.store(
             (slot.load(Relaxed) & !(mask << offset)) | value << offset,
             Relaxed,
@@ -366,6 +368,8 @@ impl Table {
         if offset + self.limb_bits > 64 {
             let slot = &self.words[word + 1];
             let rest = 64 - offset;
+            #[cfg(all(test, not(loom)))]
+            super::stall::point();
             slot.store(
                 (slot.load(Relaxed) & !(mask >> rest)) | value >> rest,
                 Relaxed,
@@ -382,6 +386,8 @@ impl Table {
         for i in 0..3 {
             if mask[i] != 0 {
                 let slot = &self.words[word + i];
+                #[cfg(all(test, not(loom)))]
+                super::stall::point();
                 slot.store((slot.load(Relaxed) & !mask[i]) | value[i], Relaxed);
             }
         }

@@ -1,5 +1,6 @@
-//! Taking and releasing a stripe that other processes share, and recovering one whose holder
-//! died (the protocol is in [`crate::raw::owners`]'s docs).
+//! Taking and releasing a stripe that other processes share, journaling the buckets its holder
+//! writes, and recovering one whose holder died (the protocol is in [`crate::raw::owners`]'s
+//! docs).
 
 use std::time::Instant;
 
@@ -48,12 +49,14 @@ impl Stripes {
 
     /// Locks the stripes of `buckets` (repeat one to lock fewer) in index order, as
     /// [`Self::lock_buckets`] does, and journals each bucket's words in its stripe's record
-    /// before the caller stores anything. The caller's guard unlocks the stripes it returns.
+    /// before the caller stores anything. The caller's guard unlocks the stripes it returns,
+    /// the first-named bucket's stripe first among them: a move names its source first, and
+    /// [`Self::unlock_all_shared`] empties that stripe's journal last.
     /// Not generic, so that it and the journal are compiled once, together.
     #[cold]
     #[inline(never)]
     pub(super) fn lock_shared_buckets(&self, shared: &SharedLocks, buckets: [usize; 3]) -> Held {
-        let held = self.held(buckets);
+        let mut held = self.held(buckets);
         for &stripe in held.as_slice() {
             self.lock_shared(shared, stripe);
         }
@@ -62,13 +65,39 @@ impl Stripes {
                 shared.journal(self.of(bucket), bucket);
             }
         }
+        let first = self.of(buckets[0]);
+        if let Some(at) = held.as_slice().iter().position(|&stripe| stripe == first) {
+            held.stripes[..=at].rotate_right(1);
+        }
         held
+    }
+
+    /// Journals `buckets` in their stripes' records, for the holder of every stripe that is
+    /// about to write them (`AllStripesGuard::journal`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn journal_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
+        for bucket in buckets {
+            shared.journal(self.of(bucket), bucket);
+        }
+    }
+
+    /// Empties the journals of `buckets`' stripes, the last-named's first
+    /// (`AllStripesGuard::settle`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn settle_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
+        for bucket in buckets.into_iter().rev() {
+            shared.clear_journal(self.of(bucket));
+        }
     }
 
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
     /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so that a kill
     /// in between never undoes one stripe's half of a move whose other half another stripe
-    /// already made final.
+    /// already made final. The journals go in reverse order, `held[0]`'s (a move's source's)
+    /// last: a kill between two of them restores the source, whose fingerprint the final
+    /// destination holds too (a second copy), and never the destination alone (none).
     #[cold]
     #[inline(never)]
     pub(super) fn unlock_all_shared(
@@ -77,7 +106,7 @@ impl Stripes {
         held: &[StripeIndex],
         deltas: &[i32],
     ) {
-        for &stripe in held {
+        for &stripe in held.iter().rev() {
             shared.clear_journal(stripe);
         }
         for (&stripe, &delta) in held.iter().zip(deltas).rev() {
