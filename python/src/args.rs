@@ -123,10 +123,15 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
     let seconds: f64 = value
         .extract()
         .map_err(|_| wrong(name, "a number of seconds", value))?;
+    let bound = if zero_ok {
+        "at least 0"
+    } else {
+        "at least one nanosecond"
+    };
     match Duration::try_from_secs_f64(seconds) {
         Ok(time) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
-            "{name} must be a finite number of seconds above 0, got {seconds}"
+            "{name} must be a finite number of seconds, {bound}, got {seconds}"
         ))),
     }
 }

@@ -253,6 +253,7 @@ def test_merging_is_not_offered():
         ({"seconds": float("inf"), "capacity": 10}, ValueError, "seconds must be a finite"),
         ({"seconds": "5", "capacity": 10}, TypeError, "seconds must be a number of seconds"),
         ({"seconds": 5, "capacity": 0}, ValueError, "capacity must be at least 1"),
+        ({"seconds": 1e-12, "capacity": 10}, ValueError, "seconds must be a finite number of seconds, at least one nanosecond"),
         ({"seconds": 5, "capacity": 10, "overflow": "drop"}, ValueError, "overflow must be"),
         ({"seconds": 5, "capacity": 10, "overflow": 1}, TypeError, "overflow must be a str"),
         ({"seconds": 5, "capacity": 10, "clock": "wall"}, ValueError, "clock must be"),
@@ -276,6 +277,9 @@ def test_bad_advance_to_is_named(seconds, error):
     f = ExpiringCuckooFilter(seconds=5, capacity=10, clock="manual")
     with pytest.raises(error, match="seconds"):
         f.advance_to(seconds)
+    if error is ValueError:
+        with pytest.raises(ValueError, match="seconds must be a finite number of seconds, at least 0"):
+            f.advance_to(seconds)
     with pytest.raises(ValueError, match="advance_to needs"):
         ExpiringCuckooFilter(items=10).advance_to(1)
 
