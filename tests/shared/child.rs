@@ -12,6 +12,18 @@ pub fn spawn(role: &str, path: &Path, vars: &[(&str, String)]) -> Child {
     command(role, path, vars).spawn().unwrap()
 }
 
+/// Lets `child` run for `least` plus a random part of `spread` microseconds (from `seed`, an
+/// xorshift state moved on), then kills it (SIGKILL) and checks that the kill ended it.
+pub fn kill_after(child: &mut Child, seed: &mut u64, least: u64, spread: u64) {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    std::thread::sleep(std::time::Duration::from_micros(least + *seed % spread));
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the child ran until killed: {status:?}");
+}
+
 /// The command [`spawn`] starts, to adjust before starting it.
 pub fn command(role: &str, path: &Path, vars: &[(&str, String)]) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, SharedError};
 
-use crate::child::spawn;
+use crate::child::{self, spawn};
 use crate::{create, TempPath};
 
 /// What an opener racing the creator may get: not found yet, or the filter. A file being
@@ -69,15 +69,7 @@ fn a_creator_killed_half_way_leaves_an_error_or_a_filter() {
             &prefix,
             &[("CCF_ACKS", acks.display().to_string())],
         );
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(5_000 + seed % 20_000));
-        child.kill().unwrap();
-        assert!(
-            !child.wait().unwrap().success(),
-            "the creator ran until killed"
-        );
+        child::kill_after(&mut child, &mut seed, 5_000, 20_000);
         let made = std::fs::read(&acks).unwrap().len() as u64 / 8;
         for n in 0.. {
             let path = dir.0.join(format!("r{round}-{n}"));

@@ -1,6 +1,6 @@
 use std::time::{Duration, Instant};
 
-use crate::child::spawn;
+use crate::child::{self, spawn};
 use crate::{create, TempPath};
 
 /// Kills of writer processes in this test; `SHARED_KILLS=n` runs more.
@@ -9,14 +9,6 @@ fn kills() -> u64 {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(300)
-}
-
-/// A small xorshift, seeded by the test's own clock.
-fn random(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
 }
 
 /// Writer processes killed (SIGKILL) at random points while inserting, removing and moving
@@ -50,10 +42,7 @@ fn killed_writers_lose_nothing_acknowledged_and_block_no_one() {
                     ("CCF_ACKS", acks.0.display().to_string()),
                 ],
             );
-            std::thread::sleep(Duration::from_micros(3_000 + random(&mut seed) % 12_000));
-            child.kill().unwrap();
-            let status = child.wait().unwrap();
-            assert!(!status.success(), "the writer ran until killed: {status:?}");
+            child::kill_after(&mut child, &mut seed, 3_000, 12_000);
             let bytes = std::fs::read(&acks.0).unwrap();
             acked.extend(
                 bytes

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
 
-use crate::child::{command, spawn};
+use crate::child::{self, command, spawn};
 use crate::{create, TempPath};
 
 /// The words a child appended to `path`.
@@ -71,15 +71,7 @@ fn survivors_of_killed_writers_wait_a_bounded_time_and_lose_nothing() {
                 let path = path.0.clone();
                 move || ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).map(drop)
             });
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            std::thread::sleep(Duration::from_micros(2_000 + seed % 15_000));
-            victim.kill().unwrap();
-            assert!(
-                !victim.wait().unwrap().success(),
-                "a writer ran until killed"
-            );
+            child::kill_after(&mut victim, &mut seed, 2_000, 15_000);
             opener.join().unwrap().unwrap();
             acked.extend(words(&acks.0));
         }
