@@ -11,7 +11,7 @@ use super::core::{Settings, Table};
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
-use crate::persist::encoding::{check_checksum, check_len, hasher_of};
+use crate::persist::encoding::{check_checksum, check_len, hasher_of, read_up_to, u64_at};
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::Guard;
 use crate::sync::Ordering;
@@ -194,50 +194,27 @@ impl Table {
     }
 
     pub(crate) fn decode_from<S: StableHashBuilder, R: Read>(
-        reader: R,
+        mut reader: R,
     ) -> Result<(Self, S), DecodeError> {
-        let mut reader = reader;
-        let mut head = [0u8; HEADER_LEN];
-        let got = read_up_to(&mut reader, &mut head)?;
-        if got < HEADER_LEN {
+        let mut bytes = Vec::new();
+        read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
+        if bytes.len() < HEADER_LEN {
             // The header's own checks name what is wrong with a short one.
-            return Self::decode(&head[..got]);
+            return Self::decode(&bytes);
         }
-        let settings = Header::parse(&head)?.settings()?;
+        let settings = Header::parse(&bytes)?.settings()?;
         let words = super::slots::Slots::words_for(
             settings.bucket_count,
             settings.fingerprint_bits + TAG_BITS,
         );
-        let rest = (words * 8 + CHECKSUM_LEN) as u64;
-        let mut bytes = head.to_vec();
         // Grows with what arrives, never with what the header promises.
-        reader
-            .take(rest)
-            .read_to_end(&mut bytes)
-            .map_err(|_| DecodeError::Truncated {
-                needed: HEADER_LEN as u64 + rest,
-                found: HEADER_LEN as u64,
-            })?;
+        read_up_to(
+            &mut reader,
+            &mut bytes,
+            (HEADER_LEN + CHECKSUM_LEN) as u64 + words as u64 * 8,
+        )?;
         Self::decode(&bytes)
     }
-}
-
-/// Reads until `out` is full or the input ends; the bytes read.
-fn read_up_to(reader: &mut impl Read, out: &mut [u8]) -> Result<usize, DecodeError> {
-    let mut got = 0;
-    while got < out.len() {
-        match reader.read(&mut out[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    Ok(got)
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
 }
 
 /// The header's fields, checked one by one.

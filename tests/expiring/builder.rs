@@ -243,3 +243,41 @@ fn the_golden_file_reads_and_is_what_the_filter_writes() {
     }
     assert_eq!(read.hasher().seed(), 7);
 }
+
+/// A reader that fails part-way passes its error on, at any point: it is not called truncated.
+#[test]
+fn reader_errors_are_passed_on() {
+    struct FailingAfter<'a>(&'a [u8]);
+    impl std::io::Read for FailingAfter<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "peer went away",
+                ));
+            }
+            let n = buf.len().min(self.0.len()).min(40);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
+        .build()
+        .unwrap();
+    filter.insert(&1u64).unwrap();
+    let bytes = filter.to_bytes();
+    for len in [0, 40, 96, 200, bytes.len() - 1] {
+        let err = ExpiringCuckooFilter::read_from(FailingAfter(&bytes[..len])).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DecodeError::Io {
+                    kind: std::io::ErrorKind::ConnectionReset,
+                    ..
+                }
+            ),
+            "{len}: {err}"
+        );
+    }
+}
