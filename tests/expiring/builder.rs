@@ -173,11 +173,13 @@ fn damaged_bytes_are_errors() {
         flipped[at] ^= 0x10;
         assert!(ExpiringCuckooFilter::from_bytes(&flipped).is_err(), "{at}");
     }
-    // A plain filter's bytes are not an expiring filter's.
+    // A plain filter's bytes are not an expiring filter's, and the error says whose they are.
     let plain = concurrent_cuckoo_filter::ConcurrentCuckooFilter::with_capacity(100);
     assert_eq!(
         ExpiringCuckooFilter::from_bytes(&plain.to_bytes()).unwrap_err(),
-        DecodeError::BadMagic
+        DecodeError::OtherFilterType {
+            found: "ConcurrentCuckooFilter"
+        }
     );
 }
 
