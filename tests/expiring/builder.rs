@@ -47,6 +47,15 @@ fn bad_values_give_errors_naming_them() {
         }
     );
     assert!(err.to_string().contains("capacity"), "{err}");
+    // Too large is too large, not "at least 1".
+    for capacity in [(1 << 32) + 1, 1_000_000_000_000, u64::MAX] {
+        let err = time.clone().capacity(capacity).build().unwrap_err();
+        assert!(
+            matches!(err, BuildError::CapacityTooLarge { .. }),
+            "{capacity}: {err}"
+        );
+        assert!(err.to_string().contains("too large"), "{err}");
+    }
     let err = ExpiringCuckooFilter::builder(Window::Time(Duration::from_nanos(3)))
         .capacity(10)
         .build()
