@@ -199,6 +199,17 @@ fn bad_window_values_are_refused_naming_the_option() {
 }
 
 #[test]
+fn a_window_too_long_for_a_duration_says_so() {
+    for value in ["213503982334602d", "300000000000000000000s"] {
+        let out = ccf(&["dedup", "--window", value], b"x\n");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{value}: {err}");
+        assert!(err.contains("at most"), "{value}: {err}");
+        assert!(!err.contains("longer than 0"), "{value}: {err}");
+    }
+}
+
+#[test]
 fn dedup_help_documents_the_window() {
     let help = ccf(&["dedup", "--help"], b"");
     let text = String::from_utf8(help.stdout).unwrap();
