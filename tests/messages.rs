@@ -1,7 +1,8 @@
 //! Errors that say what to do: the smallest reachable rate, and the other filter type's bytes.
 
 use concurrent_cuckoo_filter::{
-    BuildError, ConcurrentCuckooFilter, DecodeError, GrowableCuckooFilter,
+    BuildError, ConcurrentCuckooFilter, DecodeError, ExpiringCuckooFilter, GrowableCuckooFilter,
+    Window,
 };
 
 #[test]
@@ -124,6 +125,43 @@ fn each_decoder_says_when_it_is_given_the_other_filter_types_bytes() {
     // Anything else is still not a filter at all.
     assert_eq!(
         ConcurrentCuckooFilter::from_bytes(b"\x89PNG\r\n\x1a\n").unwrap_err(),
+        DecodeError::BadMagic
+    );
+}
+
+#[test]
+fn each_decoder_says_when_it_is_given_an_expiring_filters_bytes_and_back() {
+    let expiring = ExpiringCuckooFilter::builder(Window::Items(100))
+        .build()
+        .unwrap()
+        .to_bytes();
+    let found = |found| DecodeError::OtherFilterType { found };
+    let errors = [
+        ConcurrentCuckooFilter::from_bytes(&expiring).err(),
+        ConcurrentCuckooFilter::read_from(&expiring[..]).err(),
+        GrowableCuckooFilter::from_bytes(&expiring).err(),
+        GrowableCuckooFilter::read_from(&expiring[..]).err(),
+    ];
+    for error in errors {
+        assert_eq!(error, Some(found("ExpiringCuckooFilter")));
+    }
+    let fixed = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
+    let growable = GrowableCuckooFilter::with_capacity(100).to_bytes();
+    for (bytes, name) in [
+        (fixed, "ConcurrentCuckooFilter"),
+        (growable, "GrowableCuckooFilter"),
+    ] {
+        assert_eq!(
+            ExpiringCuckooFilter::from_bytes(&bytes).unwrap_err(),
+            found(name)
+        );
+        assert_eq!(
+            ExpiringCuckooFilter::read_from(&bytes[..]).unwrap_err(),
+            found(name)
+        );
+    }
+    assert_eq!(
+        ExpiringCuckooFilter::from_bytes(b"\x89PNG\r\n\x1a\n").unwrap_err(),
         DecodeError::BadMagic
     );
 }

@@ -153,7 +153,8 @@ pub struct DedupArgs {
     /// Forget lines after a window, and read an endless input in memory fixed by the window: N
     /// (a line seen again within the last N lines is dropped) or a duration with a unit, ms, s,
     /// m, h or d, e.g. 30s, 10m, 2h (seen again within that time of its arrival). A line is
-    /// forgotten within 1 + 1/G windows (G: --generations). Each kept line is written before
+    /// forgotten within 1 + 1/G windows (G: --generations; for N lines, (G + 1)·ceil(N/G) lines,
+    /// which is more where G does not divide N). Each kept line is written before
     /// the input is read further when the output is a pipe or a terminal, so
     /// `tail -F app.log | ccf dedup --window 1000000` passes lines on as they come. With a
     /// duration, --capacity is the lines one window holds at a steady rate (default 1000000;
@@ -168,7 +169,8 @@ pub struct DedupArgs {
     )]
     pub window: Option<WindowArg>,
     /// With --window: generations the window is split into, 1 to 14 (default 8): more forget
-    /// sooner after the window (within 1 + 1/G windows) at the cost of a little speed.
+    /// sooner after the window (within 1 + 1/G windows where G divides the window) at the cost
+    /// of a little speed.
     #[arg(
         long,
         value_name = "G",
@@ -216,8 +218,12 @@ fn window(text: &str) -> Result<WindowArg, String> {
         .find(|(name, _)| *name == unit)
         .map(|&(_, s)| s);
     let seconds = number.parse::<f64>().ok().zip(scale).map(|(n, s)| n * s);
-    match seconds.map(Duration::try_from_secs_f64) {
-        Some(Ok(time)) if !time.is_zero() => Ok(WindowArg::Time(time)),
+    match seconds.map(|s| (s, Duration::try_from_secs_f64(s))) {
+        Some((_, Ok(time))) if !time.is_zero() => Ok(WindowArg::Time(time)),
+        // Positive, yet past what a duration holds (2^64 seconds).
+        Some((s, Err(_))) if s > 0.0 => Err(format!(
+            "a window must be at most 2^64 - 1 nanoseconds (about 584 years); {advice}"
+        )),
         Some(_) => Err(format!("a window must be longer than 0; {advice}")),
         None => Err(advice.to_string()),
     }

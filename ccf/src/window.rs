@@ -131,10 +131,22 @@ pub fn dedup(args: &DedupArgs, window: WindowArg) -> Result<i32, CliError> {
         counts.lines - counts.printed,
         shown(window),
         stats.generations,
-        1.0 + 1.0 / f64::from(stats.generations),
+        retention(window, stats.generations),
         filter.expected_false_positive_rate() * 100.0,
     );
     Ok(0)
+}
+
+/// Windows after which a line is forgotten: `G + 1` generations, each of `ceil(N/G)` lines in a
+/// count window, so `1 + 1/G` only where `G` divides `N`.
+fn retention(window: WindowArg, generations: u32) -> f64 {
+    let generations = u64::from(generations);
+    match window {
+        WindowArg::Lines(lines) => {
+            ((generations + 1) * lines.div_ceil(generations)) as f64 / lines as f64
+        }
+        WindowArg::Time(_) => 1.0 + 1.0 / generations as f64,
+    }
 }
 
 /// The window as the user gave it.

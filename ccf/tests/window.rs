@@ -101,6 +101,33 @@ fn a_count_window_drops_repeats_within_n_lines_and_forgets_after_n_times_1_plus_
     }
 }
 
+/// The closing note's "forgotten within X windows" of a `--window N --generations G` run.
+fn stated_retention(window: u64, generations: u64) -> f64 {
+    let args = [
+        "dedup",
+        "--window",
+        &window.to_string(),
+        "--generations",
+        &generations.to_string(),
+    ];
+    let out = ccf(&args, b"x\n");
+    let err = stderr(&out);
+    let after = err.split("forgotten within ").nth(1).expect(&err);
+    after.split(' ').next().unwrap().parse().expect(&err)
+}
+
+#[test]
+fn the_stated_retention_holds_also_where_g_does_not_divide_n() {
+    let trials = 40;
+    for (n, g) in [(10u64, 8u64), (3, 8), (200, 8), (1001, 4)] {
+        let stated = stated_retention(n, g);
+        // A repeat past the stated windows is printed again, but for the rate of 1e-6.
+        let distance = (stated * n as f64).ceil() as u64 + 1;
+        let printed = repeats_printed(n, g, distance, trials);
+        assert_eq!(printed, trials as usize, "n {n} g {g}: stated {stated}");
+    }
+}
+
 #[test]
 fn a_time_window_drops_repeats_within_it_and_forgets_after_it() {
     let out = ccf(&["dedup", "--window", "1h"], b"a\nb\na\nb\nc\n");
@@ -168,6 +195,17 @@ fn bad_window_values_are_refused_naming_the_option() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(message), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_window_too_long_for_a_duration_says_so() {
+    for value in ["213503982334602d", "300000000000000000000s"] {
+        let out = ccf(&["dedup", "--window", value], b"x\n");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{value}: {err}");
+        assert!(err.contains("at most"), "{value}: {err}");
+        assert!(!err.contains("longer than 0"), "{value}: {err}");
     }
 }
 

@@ -6,7 +6,8 @@ use std::panic;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use concurrent_cuckoo_filter::{CuckooFilter, Kind};
-use numpy::PyArray1;
+use numpy::{PyArray1, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 
 use crate::args::{self, Arg};
@@ -111,9 +112,22 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
             self.filter.contains_hash_batch_into(hashes, &mut answers);
             answers
         };
+        // An array view (a stride of 0) may claim more keys than memory holds answers for.
+        let mut all = Vec::new();
+        if let Ok(array) = self.keys.cast::<PyUntypedArray>() {
+            all.try_reserve_exact(array.len()).map_err(|_| {
+                let message = format!("no memory for the answers to {} keys", array.len());
+                PyMemoryError::new_err(message)
+            })?;
+        }
         let answers = self.in_pieces(look_up, |_| true)?;
         let py = self.keys.py();
-        Ok(PyArray1::from_vec(py, py.detach(|| answers.concat())))
+        py.detach(|| {
+            answers
+                .iter()
+                .for_each(|piece| all.extend_from_slice(piece))
+        });
+        Ok(PyArray1::from_vec(py, all))
     }
 
     /// Inserts every key; how many, or `FilterFullError` at the first with no room counting

@@ -409,7 +409,8 @@ filter_class!(
     /// `FilterFullError` and `"expire_early"` forgets the oldest generation early; `clock` is
     /// `"monotonic"` (default) or `"manual"` (`advance_to`).
     /// A key added is found for the whole window after and forgotten within `1 + 1/generations`
-    /// windows; `false_positive_rate` (default 0.001) holds at every point of the stream;
+    /// windows (for `items=N`, `(generations + 1)·ceil(N/generations)` adds: more where
+    /// `generations` does not divide `N`); `false_positive_rate` (default 0.001) holds at every point of the stream;
     /// `generations` is 1 to 14 (default 8); `seed` as for `ConcurrentCuckooFilter`. No merges.
     #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
     ExpiringFilter(Expiring), {

@@ -5,6 +5,8 @@ and lengths, and stopping at a bad key with the keys before it done."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -171,3 +173,30 @@ def test_python_code_that_changes_the_list_during_a_call_is_harmless():
         f.add_many(victim)
     assert victim == [] and len(f) == 50
     assert f.contains_many([f"fresh-{i}-" + "z" * 40 for i in range(50)]).all()
+
+
+def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_error():
+    # 2**40 keys of a stride-0 view (32 bytes of data), in a child whose address space is
+    # limited to what it has plus 1 GiB: contains_many cannot hold a TiB of answers, and says
+    # so at once rather than growing until the allocator aborts or the kernel kills it.
+    script = (
+        "import resource, numpy as np, ccfilter\n"
+        "from numpy.lib.stride_tricks import as_strided\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30),) * 2)\n"
+        "huge = as_strided(np.arange(4, dtype=np.uint64), shape=(1 << 40,), strides=(0,))\n"
+        "f = ccfilter.ConcurrentCuckooFilter(1000)\n"
+        "try:\n"
+        "    f.contains_many(huge)\n"
+        "except MemoryError as err:\n"
+        "    print('MemoryError', err)\n"
+        "print(f.add_many(huge[:8]), len(f))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        f"MemoryError no memory for the answers to {1 << 40} keys",
+        "8 8",
+    ], out.stderr

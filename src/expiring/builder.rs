@@ -167,10 +167,17 @@ impl<S> ExpiringBuilder<S> {
                 {
                     return Err(BuildError::WindowDuration { duration });
                 }
-                if self.capacity == 0 || self.capacity > MAX_BUCKET_COUNT {
+                if self.capacity == 0 {
                     return Err(BuildError::WindowCapacity {
-                        capacity: self.capacity,
+                        capacity: 0,
                         time_window: true,
+                    });
+                }
+                // Past this no table holds it; bounded before the sizing multiplies it.
+                if self.capacity > MAX_BUCKET_COUNT {
+                    return Err(BuildError::CapacityTooLarge {
+                        capacity: usize::try_from(self.capacity).unwrap_or(usize::MAX),
+                        max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
                     });
                 }
                 self.capacity

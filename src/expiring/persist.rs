@@ -11,13 +11,14 @@ use super::core::{Settings, Table};
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
-use crate::persist::encoding::{check_checksum, check_len, hasher_of, read_up_to, u64_at};
+use crate::persist::encoding::{
+    check_checksum, check_len, hasher_of, not_this_magic, read_up_to, u64_at,
+    EXPIRING_MAGIC as MAGIC,
+};
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::Guard;
 use crate::sync::Ordering;
 
-/// The first eight bytes.
-pub(crate) const MAGIC: [u8; 8] = *b"CCFEXPR1";
 /// The one version written.
 const VERSION: u16 = 1;
 /// Bytes before the slot words.
@@ -236,7 +237,7 @@ struct Header {
 impl Header {
     fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-            return Err(DecodeError::BadMagic);
+            return Err(not_this_magic(bytes, &MAGIC));
         }
         if bytes.len() < HEADER_LEN {
             return Err(DecodeError::Truncated {

@@ -18,6 +18,14 @@ const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
 /// A growable filter's magic: the fixed filter's with `G` for `F`, so that neither reader
 /// mistakes the other's bytes, and each can say whose they are.
 pub(crate) const GROWABLE_MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
+/// An expiring filter's magic.
+pub(crate) const EXPIRING_MAGIC: [u8; 8] = *b"CCFEXPR1";
+/// Every filter type's magic and name, so that each decoder can say whose bytes it was given.
+const MAGICS: [(&[u8; 8], &str); 3] = [
+    (&MAGIC, "ConcurrentCuckooFilter"),
+    (&GROWABLE_MAGIC, "GrowableCuckooFilter"),
+    (&EXPIRING_MAGIC, "ExpiringCuckooFilter"),
+];
 /// The format version this build writes, and the only one it reads.
 pub(crate) const VERSION: u16 = 1;
 /// Flag bit 0: the buckets are semi-sorted.
@@ -275,6 +283,19 @@ pub(crate) fn sealed_record<const N: usize>(prefix: &[u8], fields: &[u64]) -> [u
     out
 }
 
+/// The error for bytes that do not start with `magic`: whose they are if another filter type's
+/// magic is recognised (past the byte where the fixed and growable magics differ), else bad magic.
+pub(crate) fn not_this_magic(bytes: &[u8], magic: &[u8; 8]) -> DecodeError {
+    let prefix = bytes.len().min(magic.len());
+    let other = MAGICS
+        .iter()
+        .find(|(other, _)| *other != magic && prefix > 3 && bytes[..prefix] == other[..prefix]);
+    match other {
+        Some(&(_, found)) => DecodeError::OtherFilterType { found },
+        None => DecodeError::BadMagic,
+    }
+}
+
 /// Checks the start of an encoding, in order: the magic (on as many bytes as there are), the
 /// version (if it is there; the one version known), that the `fields_len` bytes of header fields and the header
 /// checksum after them are all there, and that checksum.
@@ -285,16 +306,7 @@ pub(crate) fn check_sealed_header(
 ) -> Result<(), DecodeError> {
     let prefix = bytes.len().min(magic.len());
     if bytes[..prefix] != magic[..prefix] {
-        // Past the byte where the two magics differ, the other type's magic is recognised.
-        let (other, found) = if *magic == MAGIC {
-            (&GROWABLE_MAGIC, "GrowableCuckooFilter")
-        } else {
-            (&MAGIC, "ConcurrentCuckooFilter")
-        };
-        if prefix > 3 && bytes[..prefix] == other[..prefix] {
-            return Err(DecodeError::OtherFilterType { found });
-        }
-        return Err(DecodeError::BadMagic);
+        return Err(not_this_magic(bytes, magic));
     }
     if bytes.len() >= 10 {
         let version = u16::from_le_bytes([bytes[8], bytes[9]]);

@@ -47,6 +47,15 @@ fn bad_values_give_errors_naming_them() {
         }
     );
     assert!(err.to_string().contains("capacity"), "{err}");
+    // Too large is too large, not "at least 1".
+    for capacity in [(1 << 32) + 1, 1_000_000_000_000, u64::MAX] {
+        let err = time.clone().capacity(capacity).build().unwrap_err();
+        assert!(
+            matches!(err, BuildError::CapacityTooLarge { .. }),
+            "{capacity}: {err}"
+        );
+        assert!(err.to_string().contains("too large"), "{err}");
+    }
     let err = ExpiringCuckooFilter::builder(Window::Time(Duration::from_nanos(3)))
         .capacity(10)
         .build()
@@ -173,11 +182,13 @@ fn damaged_bytes_are_errors() {
         flipped[at] ^= 0x10;
         assert!(ExpiringCuckooFilter::from_bytes(&flipped).is_err(), "{at}");
     }
-    // A plain filter's bytes are not an expiring filter's.
+    // A plain filter's bytes are not an expiring filter's, and the error says whose they are.
     let plain = concurrent_cuckoo_filter::ConcurrentCuckooFilter::with_capacity(100);
     assert_eq!(
         ExpiringCuckooFilter::from_bytes(&plain.to_bytes()).unwrap_err(),
-        DecodeError::BadMagic
+        DecodeError::OtherFilterType {
+            found: "ConcurrentCuckooFilter"
+        }
     );
 }
 

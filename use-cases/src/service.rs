@@ -11,8 +11,9 @@
 //! | `GET /stats` | | `{"filter": …, "len": …, "capacity": …}` |
 //!
 //! Errors answer `{"error": "…"}`: 400 for a body that is not the JSON asked for and for an
-//! empty key, 413 for a batch of more keys than the service's limit, and 507 Insufficient Storage
-//! when the filter has no room for an insert (nothing was changed; the filter holds what it held).
+//! empty key, 413 for a batch of more keys than the service's limit or a body past axum's
+//! default limit of 2 MiB, and 507 Insufficient Storage when the filter has no room for an
+//! insert (nothing was changed; the filter holds what it held).
 //! As with any cuckoo filter, remove only keys that were inserted: removing another may remove a
 //! different key's fingerprint.
 
@@ -23,6 +24,7 @@ use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -172,6 +174,11 @@ struct BatchRequest {
     keys: Vec<String>,
 }
 
+/// The body, or the reason it was not read (413 past the body size limit) as a JSON error.
+fn read(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|rejection| ApiError(rejection.status(), rejection.body_text()))
+}
+
 /// The body parsed as `T`, or a 400 naming what is wrong.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body)
@@ -188,9 +195,9 @@ fn parse_key(body: &[u8]) -> Result<String, ApiError> {
 
 async fn insert<F: SharedFilter>(
     State(app): State<App<F>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let key = parse_key(&body)?;
+    let key = parse_key(&read(body)?)?;
     if !app.filter.insert(&key) {
         return Err(ApiError(
             StatusCode::INSUFFICIENT_STORAGE,
@@ -206,25 +213,25 @@ async fn insert<F: SharedFilter>(
 
 async fn lookup<F: SharedFilter>(
     State(app): State<App<F>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let key = parse_key(&body)?;
+    let key = parse_key(&read(body)?)?;
     Ok(Json(json!({ "present": app.filter.contains(&key) })))
 }
 
 async fn remove<F: SharedFilter>(
     State(app): State<App<F>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let key = parse_key(&body)?;
+    let key = parse_key(&read(body)?)?;
     Ok(Json(json!({ "removed": app.filter.remove(&key) })))
 }
 
 async fn lookup_batch<F: SharedFilter>(
     State(app): State<App<F>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let BatchRequest { keys } = parse(&body)?;
+    let BatchRequest { keys } = parse(&read(body)?)?;
     if keys.len() > app.max_batch {
         return Err(ApiError(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -147,6 +147,18 @@ fn bad_requests_get_a_4xx_that_says_what_is_wrong() {
 }
 
 #[test]
+fn a_body_past_the_size_limit_gets_a_413_in_json_and_changes_nothing() {
+    let server = start(ConcurrentCuckooFilter::with_capacity(1000));
+    let key = "k".repeat(3 << 20);
+    for path in ["/insert", "/lookup", "/lookup-batch"] {
+        let (status, error) = error_of(post(&server, path, json!({ "key": key })));
+        assert_eq!(status, 413, "{path}");
+        assert!(error.contains("length limit"), "{path}: {error}");
+    }
+    assert_eq!(call(&server, "GET", "/stats", "").1["len"], json!(0));
+}
+
+#[test]
 fn a_full_filter_answers_507_and_keeps_every_key_it_took() {
     let filter = ConcurrentCuckooFilter::builder()
         .capacity(8)
