@@ -45,8 +45,9 @@ pub enum SharedError {
         /// What it names.
         what: &'static str,
     },
-    /// The file cannot be opened now: its creator has not finished, or every registration slot
-    /// is held by a process that has it open for writing.
+    /// The file cannot be opened now: its creator has not finished, every registration slot
+    /// is held by a process that has it open for writing, or another file was put at the path
+    /// while it was being opened.
     Busy {
         /// The file.
         path: PathBuf,

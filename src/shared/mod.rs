@@ -8,7 +8,7 @@ mod info;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,6 +132,7 @@ pub(crate) fn create(
         .custom_flags(libc::O_CLOEXEC)
         .open(path)
         .map_err(io_err)?;
+    let ours = file.metadata().map_err(io_err)?;
     let made = (|| {
         // Openers wait on this until the header is whole; one that opened the empty file
         // first lets go of its shared flock at once.
@@ -146,7 +147,8 @@ pub(crate) fn create(
         try_flock(&handle, false).map_err(io_err)?;
         Ok(made)
     })();
-    if made.is_err() {
+    // Only the file made here: another put at the path meanwhile is not ours to remove.
+    if made.is_err() && std::fs::symlink_metadata(path).is_ok_and(|now| same_file(&now, &ours)) {
         let _ = std::fs::remove_file(path);
     }
     made
@@ -185,6 +187,11 @@ fn wait_for_flock(file: &File, path: &Path, exclusive: bool) -> Result<(), Share
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
+}
+
+/// Whether two files' metadata are of one file, told by device and inode.
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino()
 }
 
 /// Maps a checked file and builds its raw filter, registering the opener if it writes.
@@ -230,6 +237,16 @@ fn map(
             .custom_flags(libc::O_CLOEXEC)
             .open(path)
             .map_err(io_err)?;
+        // The slot's lock must be on the mapped file, or the others would call us dead.
+        if !same_file(
+            &file.metadata().map_err(io_err)?,
+            &own.metadata().map_err(io_err)?,
+        ) {
+            return Err(SharedError::Busy {
+                path: path.to_path_buf(),
+                what: "the path was replaced by another file while it was being opened",
+            });
+        }
         Registry::register(file, own, epochs, layout.registration)
             .map_err(io_err)?
             .ok_or_else(|| SharedError::Busy {
@@ -253,3 +270,6 @@ fn map(
         },
     ))
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;
