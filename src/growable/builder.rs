@@ -1,10 +1,9 @@
 //! Configuring a growable filter.
 
-use super::item_locks::ItemLocks;
+use super::chunks::Chunks;
+use super::levels::{Levels, Plan};
+use super::{item_locks, Growable, GrowableCuckooFilter};
 use crate::error::BuildError;
-use crate::growable::chunks::Chunks;
-use crate::growable::levels::{Levels, Plan};
-use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
@@ -240,7 +239,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
         let plan = self.checked_plan()?;
         let levels = Levels::new(plan)?;
-        let item_locks = ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
+        let item_locks = item_locks(self.item_locks).ok_or(BuildError::OutOfMemory {
             bytes: self.item_locks * 8,
         })?;
         let core = Growable { levels, item_locks };

@@ -2,11 +2,9 @@
 //! wider fingerprints than the one before.
 
 mod builder;
-mod bulk;
 mod chunk_shape;
 mod chunk_slots;
 mod chunks;
-mod item_locks;
 mod levels;
 mod merge;
 mod persist;
@@ -16,7 +14,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
-use self::item_locks::ItemLocks;
+use self::chunks::Located;
 use self::split::route_of;
 use crate::error::{InsertError, MergeError};
 use crate::filter::kind::{Kind, Sealed};
@@ -24,7 +22,7 @@ use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
-use crate::raw::{level_hash, Insertion};
+use crate::raw::{level_hash, Insertion, Stripes, AHEAD};
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableCuckooFilterBuilder;
@@ -97,7 +95,14 @@ pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S
 /// one step across them.
 pub struct Growable {
     levels: Levels,
-    item_locks: ItemLocks,
+    /// Locks by item hash, apart from every level's stripes: nothing else takes them, and a
+    /// holder takes level stripes only after, so they add no lock-order cycle.
+    item_locks: Stripes,
+}
+
+/// `count` item locks, a power of two; `None` if their memory cannot be had.
+pub(crate) fn item_locks(count: usize) -> Option<Stripes> {
+    Stripes::new(count, 0, count, 1)
 }
 
 impl fmt::Debug for Growable {
@@ -199,9 +204,19 @@ impl Kind for Growable {
         loop {
             // Held while the levels are counted, checked and the item inserted: a racing unique
             // insert of the item then sees this one's copy, in whatever level it went.
-            let guard = self.item_locks.lock(hash);
+            let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
+            let guard = self.item_locks.lock_pair::<false>(lock, lock);
             let newest = self.levels.count() - 1;
-            match insert_unique_into(&self.levels, hash, newest) {
+            let levels = &self.levels;
+            let inserted = if (0..newest).any(|i| levels.level(i).contains(level_hash(hash, i))) {
+                Insertion::Present
+            } else {
+                let level = levels.level(newest);
+                level
+                    .insert(level_hash(hash, newest), true)
+                    .unwrap_or(Insertion::Full)
+            };
+            match inserted {
                 Insertion::Inserted => return Ok(true),
                 Insertion::Present => return Ok(false),
                 Insertion::Full => {
@@ -218,8 +233,19 @@ impl Kind for Growable {
         }
     }
 
+    /// The buckets of a group of hashes are requested before the first is written.
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
-        self.insert_hashes(hashes)
+        for (group, hashes) in hashes.chunks(AHEAD).enumerate() {
+            let newest = self.levels.count() - 1;
+            let chunks = self.levels.level(newest);
+            for &hash in hashes {
+                chunks.locate_and_prefetch(level_hash(hash, newest));
+            }
+            for (i, &hash) in hashes.iter().enumerate() {
+                insert_into(&self.levels, hash).map_err(|_| group * AHEAD + i)?;
+            }
+        }
+        Ok(())
     }
 
     #[inline]
@@ -232,8 +258,22 @@ impl Kind for Growable {
         }
     }
 
+    /// A level at a time, newest first: the buckets of a group of hashes are requested before
+    /// the first of them is probed.
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-        self.contains_hashes_by_level(hashes, answers);
+        answers.fill(false);
+        for level in (0..self.levels.count()).rev() {
+            let chunks = self.levels.level(level);
+            for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
+                let mut located: [Option<Located<'_>>; AHEAD] = [None; AHEAD];
+                for (at, &hash) in located.iter_mut().zip(hashes) {
+                    *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
+                }
+                for (answer, at) in answers.iter_mut().zip(located.into_iter().flatten()) {
+                    *answer = *answer || chunks.contains_located(at);
+                }
+            }
+        }
     }
 
     fn count(&self, hash: u64) -> usize {
@@ -243,8 +283,21 @@ impl Kind for Growable {
             .sum()
     }
 
+    /// From the one level holding the hash's fingerprint; `false` if none or several do.
     fn remove(&self, hash: u64) -> bool {
-        remove_from(&self.levels, hash)
+        let levels = &self.levels;
+        loop {
+            let mut holding = (0..levels.count())
+                .rev()
+                .filter(|&level| levels.level(level).contains(level_hash(hash, level)));
+            let (Some(level), None) = (holding.next(), holding.next()) else {
+                return false;
+            };
+            if levels.level(level).remove(level_hash(hash, level)) {
+                return true;
+            }
+            // A racing remove took the copy between the look and the lock: look again.
+        }
     }
 
     fn len(&self) -> usize {
@@ -302,7 +355,7 @@ impl Kind for Growable {
         let (levels, item_locks) = self
             .levels
             .duplicate()
-            .zip(ItemLocks::new(self.item_locks.count()))?;
+            .zip(item_locks(self.item_locks.count()))?;
         Some(Self { levels, item_locks })
     }
 
@@ -372,7 +425,7 @@ fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
 }
 
 /// Inserts one copy of the hash into the newest level, adding a level first if it is full.
-pub(crate) fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
+fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
     loop {
         let newest = levels.count() - 1;
         let level = levels.level(newest);
@@ -383,34 +436,5 @@ pub(crate) fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError>
             Insertion::Full => return Err(InsertError::Full),
             _ => return Ok(()),
         }
-    }
-}
-
-/// The unique insert into level `newest`, unless an older level holds the hash: the caller
-/// holds the item's lock.
-pub(crate) fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
-    if (0..newest).any(|level| levels.level(level).contains(level_hash(hash, level))) {
-        return Insertion::Present;
-    }
-    levels
-        .level(newest)
-        .insert(level_hash(hash, newest), true)
-        .unwrap_or(Insertion::Full)
-}
-
-/// Removes the hash's copy from the one level holding its fingerprint; `false` if none or
-/// several do.
-pub(crate) fn remove_from(levels: &Levels, hash: u64) -> bool {
-    loop {
-        let mut holding = (0..levels.count())
-            .rev()
-            .filter(|&level| levels.level(level).contains(level_hash(hash, level)));
-        let (Some(level), None) = (holding.next(), holding.next()) else {
-            return false;
-        };
-        if levels.level(level).remove(level_hash(hash, level)) {
-            return true;
-        }
-        // A racing remove took the copy between the look and the lock: look again.
     }
 }
