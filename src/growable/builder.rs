@@ -186,7 +186,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
             BuildError::FalsePositiveRateTooSmall { .. }
             | BuildError::FingerprintBits { .. }
             | BuildError::FalsePositiveRate { .. },
-        ) = plan.split_level_shape(0)
+        ) = plan.level_shape(0)
         {
             // Said of the target the user gave, not of the first level's share of it (which is
             // 0 for the smallest subnormal rate).
@@ -209,9 +209,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
         // later level starts the size the one before can grow to.
         if plan.initial_buckets == 0 {
-            if let Ok(shape) = plan.split_level_shape(0) {
-                let first =
-                    (shape.chunk_capacity << shape.chunks.first_depth).min(plan.max_capacity);
+            if let Ok(shape) = plan.level_shape(0) {
+                let first = (shape.chunk_capacity() << shape.first_depth).min(plan.max_capacity);
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }
@@ -225,8 +224,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     ///
     /// Those of [`build`](Self::build) but [`BuildError::OutOfMemory`].
     pub fn memory_bytes(&self) -> Result<u64, BuildError> {
-        let first = self.checked_plan()?.split_level_shape(0)?;
-        Ok(Chunks::planned_memory(&first.chunks).saturating_add(self.item_locks as u64 * 8))
+        let first = self.checked_plan()?.level_shape(0)?;
+        Ok(Chunks::planned_memory(&first).saturating_add(self.item_locks as u64 * 8))
     }
 
     /// Builds the filter with its first level, or says which parameter is impossible.
@@ -253,7 +252,7 @@ fn smallest_target(plan: &Plan) -> f64 {
     let builds = |rate: f64| {
         let mut plan = plan.clone();
         plan.false_positive_rate = rate;
-        plan.split_level_shape(0).is_ok()
+        plan.level_shape(0).is_ok()
     };
     let (mut fails, mut reached) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {

@@ -1,24 +1,17 @@
-//! A level that grows in place, by splitting chunks: extendible hashing over cuckoo tables.
-//!
-//! The level starts as one chunk; a chunk that is full splits in two (see `split.rs`), its keys
-//! divided by their next route bit, so the level grows one chunk at a time and only the writers
-//! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
-//! chunk that holds it, and beside it a pointer to that chunk: a lookup reads the pointer and
-//! probes one chunk, however many splits there have been. Every chunk may be split `route_bits`
-//! deep, after which a full chunk is full for good.
-//!
-//! A key lives in one chunk only, the one its route leads to, so a unique insert needs no lock
-//! of its own: the chunk's stripes serialize it, as in a fixed-size filter.
+//! A level that grows in place by splitting chunks (`split.rs`): extendible hashing over cuckoo
+//! tables. A directory indexed by a key's route bits names the chunk that holds it, and beside
+//! it a pointer to that chunk: a lookup reads the pointer and probes one chunk, however many
+//! splits there have been. A key lives in one chunk only, so the chunk's stripes serialize a
+//! unique insert, as in a fixed-size filter.
 
 use core::fmt;
 
-use super::split::{route_of, Placed, SplitPlacement, SplitState};
-use crate::raw::{Candidates, Geometry, Insertion, LockedTable};
-use crate::sync::{fence, AtomicU64, Ordering, Waiters};
-
-use super::chunk_shape::{chunk_capacity, ChunkShape, MAX_ROUTE_BITS};
+use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS};
 pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
+use super::split::{route_of, Placed, SplitPlacement, SplitState};
+use crate::raw::{Candidates, Insertion, LockedTable};
+use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
 /// Where a lookup found a hash: the chunk its route led to and its candidates there, for
 /// [`Chunks::contains_located`].
@@ -40,24 +33,19 @@ pub(crate) enum Refusal {
 }
 
 pub(crate) struct Chunks {
-    /// Route bits the directory resolves: how deep a chunk can be split.
-    route_bits: u32,
-    /// 2^route_bits - 1.
+    /// 2^route_bits - 1: a route's directory slot is its low `route_bits` bits.
     route_mask: u32,
-    /// Every chunk's geometry but its fingerprint width, which grows with the route bits it
-    /// still carries.
-    template: Geometry,
+    shape: ChunkShape,
     /// The id of the chunk holding each route (a key's [`route_of`] in `route_bits` bits).
     directory: Box<[AtomicU64]>,
-    /// The chunks by id, the route bits every key in them starts with, and the chunk each
-    /// route leads lookups to, always the one the directory names. A split `d` deep of chunk
-    /// `id` creates chunk `id | 1 << d`, so each slot is filled at most once.
+    /// The chunks by id, and the chunk each route leads lookups to, always the one the
+    /// directory names. A split `d` deep of chunk `id` creates chunk `id | 1 << d`, so each slot
+    /// is filled at most once.
     chunks: ChunkSlots,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
-    /// Chunks published so far, and how many there may be (a filter's `max_capacity`).
+    /// Chunks published so far, at most `shape.max_chunks`.
     chunk_count: AtomicU64,
-    max_chunks: u64,
 }
 
 /// A chunk with every stripe locked, and its id.
@@ -76,71 +64,61 @@ struct Writable<'a> {
 }
 
 impl Chunks {
-    /// A level of `2^first_depth` empty chunks of `shape`, as [`PlannedChunks::of`](super::chunk_shape::PlannedChunks::of) gives it.
+    /// A level of `2^first_depth` empty chunks of `shape`; `None` without the memory.
     pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
-        let ChunkShape {
-            template,
-            route_bits,
-            first_depth,
-        } = shape;
-        if route_bits > MAX_ROUTE_BITS {
+        let (placement, depth) = (shape.placement(shape.first_depth), shape.first_depth);
+        let chunks = (0..1u64 << depth)
+            .map(|id| Some((id, Chunk::new_chunk(shape.template, placement, depth)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Self::from_chunks(shape, chunks)
+    }
+
+    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says;
+    /// `None` if they do not cover every route exactly once or a chunk's id or depth does not
+    /// fit the shape.
+    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
+        if shape.route_bits > MAX_ROUTE_BITS {
             return None;
         }
-        let first = 1u64 << first_depth;
-        let level = Self::unfilled(template, route_bits, |route| route % first, first);
-        let placement = first_placement(&shape);
-        for id in 0..first {
-            level
-                .chunks
-                .publish(id, level.build(placement, first_depth)?);
+        let routes = 1usize << shape.route_bits;
+        let count = chunks.len() as u64;
+        let level = Self {
+            route_mask: (routes - 1) as u32,
+            shape: ChunkShape {
+                max_chunks: shape.max_chunks.max(count),
+                ..shape
+            },
+            directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            chunks: ChunkSlots::new(routes),
+            waiters: Waiters::new(),
+            chunk_count: AtomicU64::new(count),
+        };
+        for (id, chunk) in chunks {
+            let depth = chunk.split_state().depth();
+            if depth > shape.route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
+                return None;
+            }
+            for route in (id as usize..routes).step_by(1 << depth) {
+                let entry = &level.directory[route];
+                if entry.load(Ordering::Relaxed) != u64::MAX {
+                    return None;
+                }
+                entry.store(id, Ordering::Relaxed);
+            }
+            level.chunks.publish(id, chunk);
         }
-        for route in 0..1 << route_bits {
-            level.chunks.lead(route, route as u64 % first);
+        for (route, entry) in level.directory.iter().enumerate() {
+            match entry.load(Ordering::Relaxed) {
+                u64::MAX => return None,
+                id => level.chunks.lead(route, id),
+            }
         }
         Some(level)
     }
 
-    /// A level whose directory names `named(route)` for each route, with no chunk published.
-    fn unfilled(
-        template: Geometry,
-        route_bits: u32,
-        named: impl Fn(u64) -> u64,
-        chunk_count: u64,
-    ) -> Self {
-        let routes = 1u64 << route_bits;
-        Self {
-            route_bits,
-            route_mask: (routes - 1) as u32,
-            template,
-            directory: (0..routes)
-                .map(|route| AtomicU64::new(named(route)))
-                .collect(),
-            chunks: ChunkSlots::new(routes as usize),
-            waiters: Waiters::new(),
-            chunk_count: AtomicU64::new(chunk_count),
-            max_chunks: u64::MAX,
-        }
-    }
-
-    /// The level with at most `max` chunks (at least the ones it has): a split past them is
-    /// refused as `Full`.
-    pub(crate) fn with_max_chunks(mut self, max: u64) -> Self {
-        self.max_chunks = max.max(self.chunk_count.load(Ordering::Relaxed));
-        self
-    }
-
-    /// How many chunks the level may have.
-    pub(crate) fn max_chunks(&self) -> u64 {
-        self.max_chunks
-    }
-
-    /// Items one chunk is sized for.
-    pub(crate) fn chunk_capacity(&self) -> usize {
-        chunk_capacity(&self.template.shape)
-    }
-
-    fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
-        Chunk::new_chunk(&chunk_geometry(self.template, placement), placement, depth)
+    /// The level's shape, its limit on chunks included.
+    pub(crate) fn shape(&self) -> ChunkShape {
+        self.shape
     }
 
     #[inline(always)]
@@ -148,20 +126,9 @@ impl Chunks {
         self.slot_of(route_of(hash))
     }
 
-    /// The directory slot of a route: its low `route_bits` bits.
     #[inline(always)]
     fn slot_of(&self, route: u32) -> usize {
         (route & self.route_mask) as usize
-    }
-
-    /// The chunk `id`. Panics for one the directory never named: the directory is written only
-    /// after the chunk it names is published.
-    #[inline(always)]
-    fn chunk(&self, id: u64) -> &Chunk {
-        match self.chunks.get(id) {
-            Some(chunk) => chunk,
-            None => unreachable!("chunk {id} is named before it is published"),
-        }
     }
 
     /// Whether the level holds the hash's fingerprint.
@@ -177,7 +144,7 @@ impl Chunks {
         let chunk = self.chunks.of_route(self.slot_of(route));
         Located {
             chunk,
-            candidates: chunk.candidates_on(hash, route),
+            candidates: chunk.placement().candidates_on(hash, route),
             hash,
             route,
         }
@@ -217,7 +184,7 @@ impl Chunks {
         route: u32,
     ) -> bool {
         loop {
-            if chunk.contains_on(hash, route) {
+            if chunk.contains_located(chunk.placement().candidates_on(hash, route)) {
                 return true;
             }
             let now = self.chunks.of_route(slot);
@@ -230,21 +197,22 @@ impl Chunks {
 
     /// The hash's fingerprint and buckets in the chunk its route leads to now, for tests.
     pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
-        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
-        self.chunk(id).debug_candidates(hash)
+        self.chunks
+            .of_route(self.route(hash))
+            .debug_candidates(hash)
     }
 
     /// Copies of the hash's fingerprint in its chunk.
     pub(crate) fn count(&self, hash: u64) -> usize {
-        let entry = &self.directory[self.route(hash)];
-        let mut id = entry.load(Ordering::Acquire);
+        let slot = self.route(hash);
+        let mut chunk = self.chunks.of_route(slot);
         loop {
-            let count = self.chunk(id).count(hash);
-            let now = entry.load(Ordering::Acquire);
-            if now == id {
+            let count = chunk.count(hash);
+            let now = self.chunks.of_route(slot);
+            if core::ptr::eq(now, chunk) {
                 return count;
             }
-            id = now;
+            chunk = now;
         }
     }
 
@@ -252,7 +220,9 @@ impl Chunks {
     fn writable(&self, route: usize) -> Writable<'_> {
         loop {
             let id = self.directory[route].load(Ordering::Acquire);
-            let chunk = self.chunk(id);
+            let Some(chunk) = self.chunks.get(id) else {
+                unreachable!("chunk {id} is named before it is published")
+            };
             let state = chunk.split_state();
             if state.is_sealed() {
                 self.waiters.wait_while(|| chunk.split_state().is_sealed());
@@ -271,17 +241,19 @@ impl Chunks {
     /// On an error nothing changed, though a split may have been made.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<Insertion, Refusal> {
         let route = route_of(hash);
-        self.insert_on(route, unique, |chunk| chunk.candidates_on(hash, route))
+        self.insert_on(route, unique, |chunk| {
+            chunk.placement().candidates_on(hash, route)
+        })
     }
 
     /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
     /// merge's insert, which has no hash.
     pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Result<Insertion, Refusal> {
-        self.insert_on(placed.route, unique, |chunk| chunk.candidates_of(placed))
+        self.insert_on(placed.route, unique, |chunk| {
+            chunk.placement().candidates_of(placed)
+        })
     }
 
-    /// Inserts into the chunk `route` leads to the candidates `locate` gives in it, splitting
-    /// the chunk first if it is full.
     fn insert_on(
         &self,
         route: u32,
@@ -300,12 +272,11 @@ impl Chunks {
             if chunk.split_state() != state {
                 continue;
             }
-            // However full the level is as a whole: keys that share a bucket or route bits
-            // fill one chunk before the others, and splitting it divides them. Not so copies
-            // of the item's own fingerprint, which a split moves together.
-            if state.depth() == self.route_bits
+            // Keys that share a bucket or route bits fill one chunk before the others, and
+            // splitting it divides them; not so copies of one fingerprint, which move together.
+            if state.depth() == self.shape.route_bits
                 || chunk.copies_fill(c)
-                || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
+                || self.chunk_count.load(Ordering::Relaxed) >= self.shape.max_chunks
             {
                 return Err(Refusal::Full);
             }
@@ -317,15 +288,16 @@ impl Chunks {
     /// it really had. A chunk split meanwhile may show a moving fingerprint twice (in the old
     /// chunk before its purge and in the new one), never not at all.
     pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
-        self.with_ids()
+        self.chunks
+            .with_ids()
             .flat_map(|(id, chunk)| chunk.placed_fingerprints(id))
     }
 
-    /// Whether copies of the hash's fingerprint fill its buckets in the chunk its route leads
-    /// to.
+    /// Whether copies of the hash's fingerprint fill its buckets in its chunk.
     pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
-        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
-        self.chunk(id).copies_fill_buckets(hash)
+        self.chunks
+            .of_route(self.route(hash))
+            .copies_fill_buckets(hash)
     }
 
     /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
@@ -348,19 +320,22 @@ impl Chunks {
         if !chunk.try_seal(seen) {
             return Ok(());
         }
+        let refuse = |refusal| {
+            chunk.unseal_unsplit();
+            self.waiters.wake_all();
+            Err(refusal)
+        };
         // Only the thread that sealed counts the new chunk, so racing splits of other chunks
         // cannot pass the limit together.
-        if !self.count_chunk(1) {
-            chunk.unseal_unsplit();
-            self.waiters.wake_all();
-            return Err(Refusal::Full);
+        if !self.count_chunk() {
+            return refuse(Refusal::Full);
         }
         let depth = seen.depth();
-        let Some(mut child) = self.build(chunk.placement().child(depth), depth + 1) else {
-            self.count_chunk(-1);
-            chunk.unseal_unsplit();
-            self.waiters.wake_all();
-            return Err(Refusal::OutOfMemory);
+        let placement = chunk.placement().child(depth);
+        let Some(mut child) = Chunk::new_chunk(self.shape.template, placement, depth + 1) else {
+            // Uncounted again: adding `u64::MAX` wraps to one fewer.
+            self.chunk_count.fetch_add(u64::MAX, Ordering::Relaxed);
+            return refuse(Refusal::OutOfMemory);
         };
         chunk.copy_moving_into(&mut child);
         let child_id = id | 1 << depth;
@@ -374,17 +349,13 @@ impl Chunks {
         Ok(())
     }
 
-    /// Counts a chunk more (`1`), unless that would pass the limit, or one fewer (`-1`).
-    fn count_chunk(&self, change: i64) -> bool {
+    /// Counts one chunk more, unless the level has as many as it may.
+    fn count_chunk(&self) -> bool {
         let mut count = self.chunk_count.load(Ordering::Relaxed);
-        loop {
-            let next = count.saturating_add_signed(change);
-            if change > 0 && next > self.max_chunks {
-                return false;
-            }
+        while count < self.shape.max_chunks {
             match self.chunk_count.compare_exchange_weak(
                 count,
-                next,
+                count + 1,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
@@ -392,30 +363,12 @@ impl Chunks {
                 Err(now) => count = now,
             }
         }
+        false
     }
 
     /// The published chunks, by id.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunk> + '_ {
-        self.with_ids().map(|(_, chunk)| chunk)
-    }
-
-    /// The published chunks and their ids, by id.
-    pub(crate) fn with_ids(&self) -> impl Iterator<Item = (u64, &Chunk)> + '_ {
-        self.chunks.with_ids()
-    }
-
-    /// The geometry every chunk shares but its fingerprint width (which is the core bits), the
-    /// route bits, and how deep the first chunks were born.
-    pub(crate) fn shape(&self) -> ChunkShape {
-        let first_depth = self
-            .chunks
-            .get(0)
-            .map_or(0, |root| root.placement().born_at());
-        ChunkShape {
-            template: self.template,
-            route_bits: self.route_bits,
-            first_depth,
-        }
+        self.chunks.with_ids().map(|(_, chunk)| chunk)
     }
 
     /// Every chunk with all its stripes locked, by id, once no split is under way: no writer is
@@ -427,6 +380,7 @@ impl Chunks {
                 self.waiters.wait_while(|| chunk.split_state().is_sealed());
             }
             let locked: Vec<_> = self
+                .chunks
                 .with_ids()
                 .map(|(id, chunk)| LockedChunk {
                     id,
@@ -446,39 +400,6 @@ impl Chunks {
         }
     }
 
-    /// A level of decoded chunks, each with its id and its split state set, shaped as
-    /// [`Self::shape`] says; `None` if the chunks do not cover every route exactly once or a
-    /// chunk's id or depth does not fit the shape.
-    pub(crate) fn from_chunks(
-        template: Geometry,
-        route_bits: u32,
-        chunks: Vec<(u64, Chunk)>,
-    ) -> Option<Self> {
-        let routes = 1usize << route_bits;
-        let level = Self::unfilled(template, route_bits, |_| u64::MAX, chunks.len() as u64);
-        for (id, chunk) in chunks {
-            let depth = chunk.split_state().depth();
-            if depth > route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
-                return None;
-            }
-            for route in (id as usize..routes).step_by(1 << depth) {
-                let entry = &level.directory[route];
-                if entry.load(Ordering::Relaxed) != u64::MAX {
-                    return None;
-                }
-                entry.store(id, Ordering::Relaxed);
-            }
-            level.chunks.publish(id, chunk);
-        }
-        for (route, entry) in level.directory.iter().enumerate() {
-            match entry.load(Ordering::Relaxed) {
-                u64::MAX => return None,
-                id => level.chunks.lead(route, id),
-            }
-        }
-        Some(level)
-    }
-
     /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
     /// counts the fingerprints it moves twice until it removes them from the old chunk.
     pub(crate) fn len(&self) -> usize {
@@ -496,20 +417,19 @@ impl Chunks {
     /// Fingerprint bits every item keeps: a chunk's fingerprints have these and the route bits
     /// it may still be split on.
     pub(crate) fn core_bits(&self) -> u32 {
-        self.template.shape.fingerprint_bits
+        self.shape.template.shape.fingerprint_bits
     }
 
     /// The false positive rate of a lookup in the level as it is now. A chunk split `D` deep
     /// takes the lookups of `2^-D` of the routes, and compares the core bits and the `R − D`
     /// route bits it has not been split on with the fingerprints in the two buckets it probes:
-    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`. So the rate starts low, while
-    /// fingerprints still carry many route bits, and rises towards the core's as chunks split.
+    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`.
     pub(crate) fn false_positive_rate_at_load(&self) -> f64 {
         let cores = ((1u64 << self.core_bits()) - 1) as f64;
         self.iter()
             .map(|chunk| {
                 let depth = chunk.split_state().depth();
-                let compared = cores * f64::from(1u32 << (self.route_bits - depth));
+                let compared = cores * f64::from(1u32 << (self.shape.route_bits - depth));
                 let per_bucket = chunk.len() as f64 / chunk.bucket_count() as f64;
                 let miss = (1.0 - 1.0 / compared).powf(2.0 * per_bucket);
                 (1.0 - miss) / f64::from(1u32 << depth)
@@ -522,26 +442,16 @@ impl Chunks {
         self.iter().map(Chunk::bucket_count).sum()
     }
 
-    /// Slots per bucket, the same in every chunk.
-    pub(crate) fn bucket_size(&self) -> usize {
-        self.template.shape.bucket_size
-    }
-
-    /// Whether buckets are semi-sorted, the same in every chunk.
-    pub(crate) fn is_semi_sorted(&self) -> bool {
-        self.template.shape.semi_sorted
-    }
-
     /// Items the chunks published so far are sized for together.
     pub(crate) fn capacity(&self) -> usize {
-        self.iter().count() * self.chunk_capacity()
+        self.iter().count() * self.shape.chunk_capacity()
     }
 
     /// Bytes [`Self::with_shape`] allocates for a level of `shape`: its first chunks, the
     /// directory and the slots, nothing allocated.
     pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
         let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
-        let chunk = chunk_geometry(shape.template, first_placement(shape))
+        let chunk = (shape.placement(shape.first_depth).geometry(shape.template))
             .memory_bytes()
             .saturating_add(core::mem::size_of::<Chunk>() as u64);
         chunk
@@ -559,25 +469,10 @@ impl Chunks {
     }
 }
 
-/// The placement of a level's first chunks.
-fn first_placement(shape: &ChunkShape) -> SplitPlacement {
-    let table = &shape.template.shape;
-    let (buckets, bits) = (table.bucket_count, table.fingerprint_bits);
-    SplitPlacement::new(buckets, bits, shape.first_depth, shape.route_bits)
-}
-
-/// A chunk's geometry: the level's template with the fingerprints its placement stores, the
-/// core bits and the route bits not yet split on.
-fn chunk_geometry(template: Geometry, placement: SplitPlacement) -> Geometry {
-    let mut geometry = template;
-    geometry.shape.fingerprint_bits = placement.fingerprint_bits();
-    geometry
-}
-
 impl fmt::Debug for Chunks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Chunks")
-            .field("route_bits", &self.route_bits)
+            .field("route_bits", &self.shape.route_bits)
             .field("chunks", &self.iter().count())
             .field("len", &self.len())
             .finish()

@@ -8,7 +8,7 @@
 
 use core::fmt;
 
-use super::chunk_shape::{ChunkShape, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use super::chunks::{Chunks, LockedChunk};
 use crate::error::BuildError;
 use crate::raw::Geometry;
@@ -22,13 +22,12 @@ pub(crate) const MAX_LEVELS: usize = 32;
 
 /// Level `level` of `plan`, or why it cannot be built.
 pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildError> {
-    let shape = plan.split_level_shape(level)?;
-    let chunks = Chunks::with_shape(shape.chunks).ok_or(BuildError::OutOfMemory {
-        bytes: Chunks::planned_memory(&shape.chunks)
+    let shape = plan.level_shape(level)?;
+    Chunks::with_shape(shape).ok_or(BuildError::OutOfMemory {
+        bytes: Chunks::planned_memory(&shape)
             .try_into()
             .unwrap_or(usize::MAX),
-    })?;
-    Ok(chunks.with_max_chunks(shape.max_chunks))
+    })
 }
 
 /// How each level is built.
@@ -53,11 +52,10 @@ impl Plan {
         1 << self.split_depth
     }
 
-    /// What level `level` of a split plan is, as the level is built and as the decoder expects
-    /// it, or why the plan cannot have it; nothing allocated. A level of chunks starts the size
-    /// its predecessor may grow to, and grows `2^split_depth` times, or until all levels' chunks
-    /// together reach the plan's `max_capacity`.
-    pub(crate) fn split_level_shape(&self, level: usize) -> Result<LevelShape, BuildError> {
+    /// Level `level`'s shape, as it is built and as the decoder expects it, or why the plan
+    /// cannot have it; nothing allocated. A level starts the size its predecessor may grow to,
+    /// and grows `2^split_depth` times, or until all levels together reach `max_capacity`.
+    pub(crate) fn level_shape(&self, level: usize) -> Result<ChunkShape, BuildError> {
         let depth = self.split_depth_of(level);
         let mut geometry = self.geometry(level)?;
         if depth == 0 {
@@ -65,15 +63,11 @@ impl Plan {
                 bits: geometry.shape.fingerprint_bits + 1,
             });
         }
-        let too_large = || BuildError::CapacityTooLarge {
-            capacity: self.initial_capacity,
-            max: self.max_capacity,
-        };
         // What the older levels may have grown to.
         let room = self
             .capacity_of_levels(1..=level)
             .and_then(|older| self.max_capacity.checked_sub(older))
-            .ok_or_else(too_large)?;
+            .ok_or_else(|| self.too_large())?;
         // A first level raised to the smallest chunk, as far as the limit allows.
         if self.initial_buckets == 0 {
             let shape = &geometry.shape;
@@ -84,24 +78,21 @@ impl Plan {
             // filter's slack for small tables may not.
             geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
-        let PlannedChunks {
-            shape: chunks,
-            chunk_capacity,
-        } = PlannedChunks::of(geometry, depth);
-        if chunks.route_bits > MAX_ROUTE_BITS {
+        let shape = ChunkShape::of(geometry, depth);
+        let chunk_capacity = shape.chunk_capacity();
+        if shape.route_bits > MAX_ROUTE_BITS {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity_of(level).unwrap_or(usize::MAX),
                 max: chunk_capacity << (MAX_ROUTE_BITS - depth),
             });
         }
-        let first_capacity = (1usize << chunks.first_depth).checked_mul(chunk_capacity);
+        let first_capacity = (1usize << shape.first_depth).checked_mul(chunk_capacity);
         if first_capacity.map_or(true, |capacity| capacity > room) {
-            return Err(too_large());
+            return Err(self.too_large());
         }
-        Ok(LevelShape {
-            chunks,
-            chunk_capacity,
+        Ok(ChunkShape {
             max_chunks: (room / chunk_capacity) as u64,
+            ..shape
         })
     }
 
@@ -140,24 +131,16 @@ impl Plan {
         self.false_positive_rate / 2f64.powi(level as i32 + 1)
     }
 
-    /// The geometry level `level` gets, or why it cannot be built, with nothing allocated.
+    /// The geometry level `level` gets, if the plan's limit allows that level, with nothing
+    /// allocated.
     pub(crate) fn geometry(&self, level: usize) -> Result<Geometry, BuildError> {
-        self.table_of(level)?.geometry()
-    }
-
-    /// The table settings of level `level`, if the plan's limit allows that level.
-    fn table_of(&self, level: usize) -> Result<TableSettings, BuildError> {
-        let too_large = || BuildError::CapacityTooLarge {
-            capacity: self.initial_capacity,
-            max: self.max_capacity,
-        };
-        let capacity = self.capacity_of(level).ok_or_else(too_large)?;
+        let capacity = self.capacity_of(level).ok_or_else(|| self.too_large())?;
         if level > 0
             && self
                 .capacity_of_levels(0..=level)
                 .map_or(true, |total| total > self.max_capacity)
         {
-            return Err(too_large());
+            return Err(self.too_large());
         }
         let mut table = self.table;
         table.capacity = capacity;
@@ -166,18 +149,15 @@ impl Plan {
             let growth = capacity / self.initial_capacity;
             table.bucket_count = self.initial_buckets.saturating_mul(growth);
         }
-        Ok(table)
+        table.geometry()
     }
-}
 
-/// What the plan gives a level, as it is built, with nothing allocated.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct LevelShape {
-    pub(crate) chunks: ChunkShape,
-    /// Items each chunk is sized for, which its header records.
-    pub(crate) chunk_capacity: usize,
-    /// How many chunks the level may have by the plan's limit.
-    pub(crate) max_chunks: u64,
+    fn too_large(&self) -> BuildError {
+        BuildError::CapacityTooLarge {
+            capacity: self.initial_capacity,
+            max: self.max_capacity,
+        }
+    }
 }
 
 /// A level with every chunk locked.
@@ -296,9 +276,7 @@ impl Levels {
                     .iter()
                     .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
                     .collect::<Option<Vec<_>>>()?;
-                let shape = locked.level.shape();
-                let level = Chunks::from_chunks(shape.template, shape.route_bits, chunks)?;
-                Some(level.with_max_chunks(locked.level.max_chunks()))
+                Chunks::from_chunks(locked.level.shape(), chunks)
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Self::from_levels(self.plan.clone(), levels))
@@ -412,17 +390,14 @@ mod tests {
         plans.push(by_rate);
         for plan in &plans {
             for level in 0..3 {
-                match (plan.split_level_shape(level), build_level(plan, level)) {
-                    (Ok(shape), Ok(built)) => {
-                        assert_eq!(built.shape(), shape.chunks, "{plan:?} {level}");
-                        assert_eq!(built.chunk_capacity(), shape.chunk_capacity);
-                    }
+                match (plan.level_shape(level), build_level(plan, level)) {
+                    (Ok(shape), Ok(built)) => assert_eq!(built.shape(), shape, "{plan:?} {level}"),
                     (Err(shape), Err(built)) => assert_eq!(shape, built, "{plan:?} {level}"),
                     (shape, built) => panic!("{plan:?} {level}: {shape:?} and {built:?}"),
                 }
             }
         }
-        assert!(plans[1].split_level_shape(0).unwrap().chunks.first_depth > 0);
-        assert!(plans[3].split_level_shape(1).is_ok() && plans[3].split_level_shape(2).is_err());
+        assert!(plans[1].level_shape(0).unwrap().first_depth > 0);
+        assert!(plans[3].level_shape(1).is_ok() && plans[3].level_shape(2).is_err());
     }
 }

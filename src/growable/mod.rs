@@ -329,11 +329,11 @@ impl Kind for Growable {
     }
 
     fn bucket_size(&self) -> usize {
-        self.levels.first().bucket_size()
+        self.levels.first().shape().template.shape.bucket_size
     }
 
     fn is_semi_sorted(&self) -> bool {
-        self.levels.first().is_semi_sorted()
+        self.levels.first().shape().template.shape.semi_sorted
     }
 
     fn expected_false_positive_rate(&self) -> f64 {

@@ -96,6 +96,13 @@ impl SplitPlacement {
         self.born_at + self.growth_bits
     }
 
+    /// A chunk's geometry: its level's `template` with the fingerprints this placement stores.
+    pub(crate) fn geometry(&self, template: Geometry) -> Geometry {
+        let mut geometry = template;
+        geometry.shape.fingerprint_bits = self.fingerprint_bits();
+        geometry
+    }
+
     /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
     fn moves(&self, fp: Fingerprint, depth: u32) -> bool {
         (fp >> (depth - self.born_at)) & 1 == 1
@@ -112,7 +119,7 @@ impl SplitPlacement {
 
     /// [`Place::candidates`] of a hash whose route is known.
     #[inline(always)]
-    fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
+    pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
         let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
         let growth = (route >> self.born_at) & self.growth_mask;
         let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
@@ -125,7 +132,7 @@ impl SplitPlacement {
 
     /// The candidates of a fingerprint known by its core, its route and one of its buckets: a
     /// merge's view of another chunk's fingerprint, placed in this chunk.
-    fn candidates_of(&self, placed: Placed) -> Candidates {
+    pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
         let growth = (placed.route >> self.born_at) & self.growth_mask;
         Candidates {
             fp: placed.core << self.growth_bits | growth,
@@ -223,11 +230,6 @@ impl SplitState {
 }
 
 impl RawFilter<SplitPlacement> {
-    /// The candidates in this chunk of a fingerprint known by its core, route and bucket.
-    pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
-        self.placement().candidates_of(placed)
-    }
-
     /// Every fingerprint of this chunk, `id`, as [`Placed`]: each bucket read as a state it
     /// really had.
     pub(crate) fn placed_fingerprints(&self, id: u64) -> impl Iterator<Item = Placed> + '_ {
@@ -243,29 +245,18 @@ impl RawFilter<SplitPlacement> {
         })
     }
 
-    /// Whether the chunk holds the fingerprint of a hash whose route is known.
-    #[inline(always)]
-    pub(crate) fn contains_on(&self, hash: u64, route: u32) -> bool {
-        self.contains_located(self.candidates_on(hash, route))
-    }
-
-    /// The candidates in this chunk of a hash whose route is known.
-    #[inline(always)]
-    pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
-        self.placement().candidates_on(hash, route)
-    }
-
-    /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
+    /// A new empty chunk of a level of `template`, split `depth` deep from the start; `None` if
+    /// its memory cannot be had.
     pub(crate) fn new_chunk(
-        geometry: &Geometry,
+        template: Geometry,
         placement: SplitPlacement,
         depth: u32,
     ) -> Option<Self> {
-        debug_assert_eq!(
-            geometry.shape.fingerprint_bits,
-            placement.fingerprint_bits()
-        );
-        Self::with_placement(geometry, placement, SplitGate::new(depth))
+        Self::with_placement(
+            &placement.geometry(template),
+            placement,
+            SplitGate::new(depth),
+        )
     }
 
     /// The chunk's split state, `Acquire`: a caller that sees a split finished also sees the
@@ -402,7 +393,7 @@ mod tests {
                 max_search_buckets: 2000,
             },
         };
-        RawFilter::new_chunk(&geometry, placement, depth).unwrap()
+        RawFilter::new_chunk(geometry, placement, depth).unwrap()
     }
 
     fn hashes(count: u64, salt: u64) -> impl Iterator<Item = u64> {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::growable::chunk_shape::{PlannedChunks, MIN_CHUNK_BUCKETS};
-use crate::raw::{default_max_hops, level_hash, SearchLimits, Shape};
+use crate::growable::chunk_shape::MIN_CHUNK_BUCKETS;
+use crate::raw::{default_max_hops, level_hash, Geometry, SearchLimits, Shape};
 
 fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
     let template = Geometry {
@@ -18,7 +18,7 @@ fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
         },
     };
     // A level of chunks shaped like `template` together, each splitting `route_bits` times.
-    Chunks::with_shape(PlannedChunks::of(template, route_bits).shape).unwrap()
+    Chunks::with_shape(ChunkShape::of(template, route_bits)).unwrap()
 }
 
 /// At least the smallest chunk a filter builds.
@@ -33,7 +33,7 @@ fn key(i: u64) -> u64 {
 /// Every route leads lookups to the chunk the directory names for it.
 fn assert_routes_lead_to_their_chunks(level: &Chunks) {
     for (route, entry) in level.directory.iter().enumerate() {
-        let named = level.chunk(entry.load(Ordering::Relaxed));
+        let named = level.chunks.get(entry.load(Ordering::Relaxed)).unwrap();
         assert!(
             core::ptr::eq(level.chunks.of_route(route), named),
             "route {route}"

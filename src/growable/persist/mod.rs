@@ -9,9 +9,9 @@ mod header;
 use std::io::{self, Read, Write};
 
 use self::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
+use super::chunk_shape::ChunkShape;
 use super::chunks::{Chunk, Chunks, LockedChunk};
-use super::levels::{LevelShape, Levels, LockedLevel};
-use super::split::SplitPlacement;
+use super::levels::{Levels, LockedLevel};
 use super::{item_locks, Growable};
 use crate::persist::encoding::{
     check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
@@ -82,7 +82,7 @@ fn write_locked<W: Write>(
             writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&[], &record))?;
             let header = Header::new(
                 chunk.geometry(),
-                level.chunk_capacity(),
+                level.shape().chunk_capacity(),
                 hasher,
                 table.items(),
                 table.data_words(),
@@ -142,7 +142,7 @@ pub(super) fn decode_from<S: StableHashBuilder, R: Read>(
         .map(|level| {
             header
                 .plan
-                .split_level_shape(level)
+                .level_shape(level)
                 .map_err(|error| DecodeError::InvalidPlan {
                     level: level as u64,
                     error,
@@ -212,7 +212,7 @@ impl<R: Read> Parts<R> {
 /// Decodes one level: its record, then each chunk's record and table, then that its chunks
 /// hold every route once.
 fn decode_level<R: Read>(
-    shape: &LevelShape,
+    shape: &ChunkShape,
     hasher: RecordedHasher,
     parts: &mut Parts<R>,
 ) -> Result<Chunks, DecodeError> {
@@ -221,8 +221,8 @@ fn decode_level<R: Read>(
     check_record(record)?;
     let count = u64_at(record, 0);
     // Every route's first `first_depth` bits need a chunk of their own.
-    let routes = shape.chunks.route_bits;
-    if !(1u64 << shape.chunks.first_depth..=1u64 << routes).contains(&count) {
+    let routes = shape.route_bits;
+    if !(1u64 << shape.first_depth..=1u64 << routes).contains(&count) {
         return Err(invalid("chunk_count", count));
     }
     // Grown as chunks arrive, not by the count: each takes bytes of the input.
@@ -235,18 +235,11 @@ fn decode_level<R: Read>(
         if !(u64::from(born_at)..=u64::from(routes)).contains(&depth) {
             return Err(invalid("split_depth", depth));
         }
-        let template = shape.chunks.template;
-        let placement = SplitPlacement::new(
-            template.shape.bucket_count,
-            template.shape.fingerprint_bits,
-            born_at,
-            routes,
-        );
-        let mut geometry = template;
-        geometry.shape.fingerprint_bits = placement.fingerprint_bits();
+        let placement = shape.placement(born_at);
+        let geometry = placement.geometry(shape.template);
         // Every field but the item count is the plan's.
         let words = data_words(&geometry) as usize;
-        let expected = Header::new(&geometry, shape.chunk_capacity, hasher, 0, words);
+        let expected = Header::new(&geometry, shape.chunk_capacity(), hasher, 0, words);
         let bytes = &parts.more((CHUNK_RECORD_LEN + TABLE_HEADER_LEN) as u64)?[CHUNK_RECORD_LEN..];
         let header = Header::parse(bytes)?;
         let mut fields = expected
@@ -281,9 +274,7 @@ fn decode_level<R: Read>(
             return Err(invalid("split_depth", depth.into()));
         }
     }
-    let level = Chunks::from_chunks(shape.chunks.template, routes, chunks)
-        .ok_or(invalid("chunk_count", count))?;
-    Ok(level.with_max_chunks(shape.max_chunks))
+    Chunks::from_chunks(*shape, chunks).ok_or(invalid("chunk_count", count))
 }
 
 /// The chunk `id` among `chunks`, which are in id order.
@@ -295,13 +286,13 @@ fn find(chunks: &[(u64, Chunk)], id: u64) -> Option<&Chunk> {
 /// How many route bits chunk `id`, the `index`th of its level, was born with, if a level can
 /// have it there after `chunks`: ids in increasing order, the first chunks `0..2^first_depth`,
 /// and each later one the child of a chunk before it that was split past its bit.
-fn born_at(shape: &LevelShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
+fn born_at(shape: &ChunkShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
     let after_last = chunks.last().map_or(true, |(last, _)| id > *last);
-    if !after_last || id >> shape.chunks.route_bits != 0 {
+    if !after_last || id >> shape.route_bits != 0 {
         return None;
     }
-    if index < 1 << shape.chunks.first_depth {
-        return (id == index).then_some(shape.chunks.first_depth);
+    if index < 1 << shape.first_depth {
+        return (id == index).then_some(shape.first_depth);
     }
     // The split that made it was `born_at - 1` deep, of the chunk without that bit.
     let born_at = 64 - id.leading_zeros();
