@@ -164,16 +164,13 @@ impl Chunks {
         if at.chunk.contains_located(at.candidates) {
             return true;
         }
-        // A split may have removed the key from this chunk since, after publishing the new one:
-        // a read that saw the removal saw the stamps of its stripe move, which orders the new
-        // route before this load.
+        // A split may have purged the key since it published the new route (`split.rs`).
         let slot = self.slot_of(at.route);
         let now = self.chunks.of_route(slot);
         !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
     }
 
-    /// [`Self::contains`] after a split moved the route from under a lookup, out of line so
-    /// that the common lookup keeps its registers.
+    /// [`Self::contains`] after a split moved the route, out of line to keep the lookup lean.
     #[cold]
     #[inline(never)]
     fn contains_after_split<'a>(
@@ -285,8 +282,7 @@ impl Chunks {
     }
 
     /// Every fingerprint of the level, chunk by chunk in id order, each bucket read as a state
-    /// it really had. A chunk split meanwhile may show a moving fingerprint twice (in the old
-    /// chunk before its purge and in the new one), never not at all.
+    /// it really had: a moving fingerprint of a split meanwhile shows once or twice.
     pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
         self.chunks
             .with_ids()
@@ -371,9 +367,8 @@ impl Chunks {
         self.chunks.with_ids().map(|(_, chunk)| chunk)
     }
 
-    /// Every chunk with all its stripes locked, by id, once no split is under way: no writer is
-    /// in any chunk, and no split can start, until the guards drop. A split that is under way
-    /// is waited for (its chunk is sealed), as a writer of that chunk would.
+    /// Every chunk with all its stripes locked, by id, once no split is under way (one under
+    /// way is waited for): no write nor split until the guards drop.
     pub(crate) fn lock_all(&self) -> Vec<LockedChunk<'_>> {
         loop {
             for chunk in self.iter() {
@@ -403,8 +398,7 @@ impl Chunks {
     /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
     /// counts the fingerprints it moves twice until it removes them from the old chunk.
     pub(crate) fn len(&self) -> usize {
-        // By id, so a chunk before the ones split from it, with an acquire fence after each: a
-        // count that shows a split's removals then sees the new chunk they were copied to.
+        // By id, a fence after each: a count that shows a split's purge sees the chunk it copied to.
         self.iter()
             .map(|chunk| {
                 let len = chunk.len();
@@ -414,8 +408,7 @@ impl Chunks {
             .sum()
     }
 
-    /// Fingerprint bits every item keeps: a chunk's fingerprints have these and the route bits
-    /// it may still be split on.
+    /// Fingerprint bits every item keeps, route bits aside.
     pub(crate) fn core_bits(&self) -> u32 {
         self.shape.template.shape.fingerprint_bits
     }
@@ -447,8 +440,7 @@ impl Chunks {
         self.iter().count() * self.shape.chunk_capacity()
     }
 
-    /// Bytes [`Self::with_shape`] allocates for a level of `shape`: its first chunks, the
-    /// directory and the slots, nothing allocated.
+    /// Bytes [`Self::with_shape`] allocates for a level of `shape`.
     pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
         let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
         let chunk = (shape.placement(shape.first_depth).geometry(shape.template))
@@ -465,7 +457,7 @@ impl Chunks {
         let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
         chunks
             + self.directory.len() * core::mem::size_of::<AtomicU64>()
-            + self.chunks.memory_usage()
+            + ChunkSlots::memory_for(self.directory.len())
     }
 }
 

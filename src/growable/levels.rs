@@ -1,10 +1,6 @@
-//! The append-only list of levels: a fixed array of write-once slots, filled in order.
-//!
-//! Level `i` is a level of [`Chunks`] that starts the size its predecessor may grow to and
-//! grows `2^split_depth` times by splitting, with fingerprints sized for the rate `ε/2^(i+1)`,
-//! so that the rates of all levels ever added sum to less than `ε`. A lookup reads the slots
-//! without locks; a writer whose newest level is full fills the next slot, and writers that race
-//! it wait for that one fill, parked.
+//! The plan of every level, and the append-only list of levels: a fixed array of write-once
+//! slots, filled in order. A lookup reads the slots without locks; a writer whose newest level
+//! is full fills the next slot, and writers that race it wait for that one fill, parked.
 
 use core::fmt;
 
@@ -167,14 +163,12 @@ pub(crate) struct LockedLevel<'a> {
 }
 
 pub(crate) struct Levels {
-    /// Level 0, which every filter has: held in place, so that a lookup in a filter that has
-    /// not added a level reads no slot.
+    /// Level 0, held in place: a lookup in a filter of one level reads no slot.
     first: Chunks,
     /// Levels 1 and on.
     slots: Box<[OnceSlot<Option<Chunks>>]>,
-    /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
-    /// slot filled before it returns from [`Self::grow`]: one `Acquire` load tells a lookup how
-    /// many levels to probe, instead of one load per slot.
+    /// Levels published, raised (`Release`) by every thread that saw a slot filled before it
+    /// returns from [`Self::grow`]: one load tells a lookup how many levels to probe.
     published: AtomicU64,
     plan: Plan,
 }
@@ -182,22 +176,17 @@ pub(crate) struct Levels {
 impl Levels {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
-        Ok(Self {
-            first: build_level(&plan, 0)?,
-            slots: Self::empty_slots(),
-            published: AtomicU64::new(1),
-            plan,
-        })
+        let first = build_level(&plan, 0)?;
+        Ok(Self::from_levels(plan, vec![first]))
     }
 
-    /// The list holding `levels`, decoded and checked against `plan`: at least one, at most
-    /// [`MAX_LEVELS`].
+    /// The list holding `levels`: at least one, at most [`MAX_LEVELS`].
     pub(crate) fn from_levels(plan: Plan, levels: Vec<Chunks>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
         let published = AtomicU64::new(levels.len() as u64);
         let mut levels = levels.into_iter();
         let first = levels.next().expect("a filter has at least one level");
-        let slots = Self::empty_slots();
+        let slots: Box<[_]> = (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         for (slot, level) in slots.iter().zip(levels) {
             slot.get_or_init(|| Some(level));
         }
@@ -207,10 +196,6 @@ impl Levels {
             published,
             plan,
         }
-    }
-
-    fn empty_slots() -> Box<[OnceSlot<Option<Chunks>>]> {
-        (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect()
     }
 
     pub(crate) fn plan(&self) -> &Plan {
@@ -246,10 +231,8 @@ impl Levels {
         core::iter::once(&self.first).chain(added)
     }
 
-    /// Every published level with every chunk locked (levels oldest first, each level's
-    /// chunks by [`Chunks::lock_all`]): no writer is anywhere in the filter until the guards
-    /// drop. A level published while the others were being locked is locked too; one still
-    /// being built holds nothing yet, as items enter a level only once it is published.
+    /// Every published level, oldest first, with every chunk locked: no writer is anywhere in
+    /// the filter until the guards drop. A level still being built holds nothing yet.
     pub(crate) fn lock_all(&self) -> Vec<LockedLevel<'_>> {
         let mut locked = Vec::new();
         while locked.len() < self.count() {
@@ -264,8 +247,7 @@ impl Levels {
         locked
     }
 
-    /// A copy of every level, taken under [`Self::lock_all`]; `None` if its memory cannot be
-    /// had.
+    /// A copy of every level, taken under [`Self::lock_all`]; `None` without the memory.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         let levels = self
             .lock_all()

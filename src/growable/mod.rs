@@ -29,8 +29,9 @@ pub use self::builder::GrowableCuckooFilterBuilder;
 use self::chunks::Chunks;
 use self::levels::Levels;
 
-/// Levels whose buckets one lookup loads at once.
-pub(crate) const PROBE_WINDOW: usize = 8;
+/// Levels whose buckets a lookup requests at once: eight keep more loads in flight than a core
+/// tracks.
+const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
@@ -202,8 +203,8 @@ impl Kind for Growable {
             return insert_into(&self.levels, hash).map(|()| true);
         }
         loop {
-            // Held while the levels are counted, checked and the item inserted: a racing unique
-            // insert of the item then sees this one's copy, in whatever level it went.
+            // Held while every level is checked and the item inserted: a racing unique insert of
+            // the item sees this copy.
             let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
             let guard = self.item_locks.lock_pair::<false>(lock, lock);
             let newest = self.levels.count() - 1;
@@ -220,7 +221,7 @@ impl Kind for Growable {
                 Insertion::Inserted => return Ok(true),
                 Insertion::Present => return Ok(false),
                 Insertion::Full => {
-                    // Others waiting for the item's lock should not wait for the growth too.
+                    // Not held while the filter grows.
                     drop(guard);
                     let level_hash = level_hash(hash, newest);
                     if self.levels.level(newest).copies_fill_buckets(level_hash)
@@ -251,8 +252,7 @@ impl Kind for Growable {
     #[inline]
     fn contains(&self, hash: u64) -> bool {
         match self.levels.count() {
-            // Until the filter has grown past its first level (64× with the default split
-            // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
+            // `level_hash` of level 0 is the hash.
             1 => self.levels.first().contains(hash),
             count => contains_in_levels(&self.levels, hash, count),
         }
@@ -301,9 +301,7 @@ impl Kind for Growable {
     }
 
     fn len(&self) -> usize {
-        // Oldest first, with an acquire fence after each level: a count that shows a write to
-        // one level then shows every write its thread made before it, including inserts into
-        // any newer level, so that `len` never sees a remove without the insert that preceded it.
+        // Oldest first, a fence after each: a remove is never counted without its insert.
         self.levels
             .iter()
             .map(|level| {
@@ -395,15 +393,10 @@ impl Kind for Growable {
     }
 }
 
-/// A lookup in several levels, out of line, so that the one-level lookup inlined in the caller
-/// keeps its registers.
+/// A lookup in several levels, out of line to keep the one-level lookup lean: newest (largest)
+/// first, a window of levels' buckets requested before any is probed.
 #[inline(never)]
 fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
-    // Newest first: it is the largest, and holds the most items. Every level of a window is
-    // located once, its buckets' loads started, before any is probed: the probes then find
-    // their buckets arriving together instead of missing one after another. A window of
-    // eight levels already keeps more loads in flight than a core can track, and keeps the
-    // array each lookup fills small.
     let mut newest = count;
     while newest > 0 {
         let oldest = newest.saturating_sub(PROBE_WINDOW);
