@@ -199,37 +199,28 @@ impl Kind for Growable {
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        if !unique {
-            return insert_into(&self.levels, hash).map(|()| true);
-        }
         loop {
-            // Held while every level is checked and the item inserted: a racing unique insert of
-            // the item sees this copy.
-            let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
-            let guard = self.item_locks.lock_pair::<false>(lock, lock);
-            let newest = self.levels.count() - 1;
+            // A unique insert holds the item's lock while it counts and checks every level and
+            // inserts: a racing unique insert of the item sees this copy.
+            let guard = unique.then(|| {
+                let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
+                self.item_locks.lock_pair::<false>(lock, lock)
+            });
             let levels = &self.levels;
-            let inserted = if (0..newest).any(|i| levels.level(i).contains(level_hash(hash, i))) {
-                Insertion::Present
-            } else {
-                let level = levels.level(newest);
-                level
-                    .insert(level_hash(hash, newest), true)
-                    .unwrap_or(Insertion::Full)
-            };
+            let newest = levels.count() - 1;
+            let (level, in_level) = (levels.level(newest), level_hash(hash, newest));
+            let inserted =
+                if unique && (0..newest).any(|i| levels.level(i).contains(level_hash(hash, i))) {
+                    Insertion::Present
+                } else {
+                    // A chunk that cannot split (or whose split found no memory) is full for the level.
+                    level.insert(in_level, unique).unwrap_or(Insertion::Full)
+                };
+            drop(guard);
             match inserted {
-                Insertion::Inserted => return Ok(true),
-                Insertion::Present => return Ok(false),
-                Insertion::Full => {
-                    // Not held while the filter grows.
-                    drop(guard);
-                    let level_hash = level_hash(hash, newest);
-                    if self.levels.level(newest).copies_fill_buckets(level_hash)
-                        || !self.levels.grow(newest)
-                    {
-                        return Err(InsertError::Full);
-                    }
-                }
+                Insertion::Full if !level.copies_fill_buckets(in_level) && levels.grow(newest) => {}
+                Insertion::Full => return Err(InsertError::Full),
+                done => return Ok(done == Insertion::Inserted),
             }
         }
     }
@@ -243,7 +234,7 @@ impl Kind for Growable {
                 chunks.locate_and_prefetch(level_hash(hash, newest));
             }
             for (i, &hash) in hashes.iter().enumerate() {
-                insert_into(&self.levels, hash).map_err(|_| group * AHEAD + i)?;
+                self.insert(hash, false).map_err(|_| group * AHEAD + i)?;
             }
         }
         Ok(())
@@ -415,19 +406,4 @@ fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
         newest = oldest;
     }
     false
-}
-
-/// Inserts one copy of the hash into the newest level, adding a level first if it is full.
-fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
-    loop {
-        let newest = levels.count() - 1;
-        let level = levels.level(newest);
-        let level_hash = level_hash(hash, newest);
-        // A chunk that cannot split (or whose split found no memory) is full for the level.
-        match level.insert(level_hash, false).unwrap_or(Insertion::Full) {
-            Insertion::Full if !level.copies_fill_buckets(level_hash) && levels.grow(newest) => {}
-            Insertion::Full => return Err(InsertError::Full),
-            _ => return Ok(()),
-        }
-    }
 }
