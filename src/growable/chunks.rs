@@ -23,15 +23,6 @@ pub(crate) struct Located<'a> {
     route: u32,
 }
 
-/// Why a write could not be made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// The key's chunk is full and split as deep as it can be.
-    Full,
-    /// The key's chunk is full and the chunk a split needs could not be allocated.
-    OutOfMemory,
-}
-
 pub(crate) struct Chunks {
     /// 2^route_bits - 1: a route's directory slot is its low `route_bits` bits.
     route_mask: u32,
@@ -235,8 +226,9 @@ impl Chunks {
     }
 
     /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
-    /// On an error nothing changed, though a split may have been made.
-    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<Insertion, Refusal> {
+    /// `Full` (the chunk split as deep as it may, or no memory for a split) changed nothing,
+    /// though a split may have been made.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
         let route = route_of(hash);
         self.insert_on(route, unique, |chunk| {
             chunk.placement().candidates_on(hash, route)
@@ -245,7 +237,7 @@ impl Chunks {
 
     /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
     /// merge's insert, which has no hash.
-    pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Result<Insertion, Refusal> {
+    pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Insertion {
         self.insert_on(placed.route, unique, |chunk| {
             chunk.placement().candidates_of(placed)
         })
@@ -256,14 +248,14 @@ impl Chunks {
         route: u32,
         unique: bool,
         locate: impl Fn(&Chunk) -> Candidates,
-    ) -> Result<Insertion, Refusal> {
+    ) -> Insertion {
         let slot = self.slot_of(route);
         loop {
             let Writable { id, chunk, state } = self.writable(slot);
             let c = locate(chunk);
             match chunk.insert_located::<false>(c, unique) {
                 Insertion::Full => {}
-                done => return Ok(done),
+                done => return done,
             }
             // The chunk refuses writes only once its state moved: then it is time to look again.
             if chunk.split_state() != state {
@@ -275,9 +267,11 @@ impl Chunks {
                 || chunk.copies_fill(c)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.shape.max_chunks
             {
-                return Err(Refusal::Full);
+                return Insertion::Full;
             }
-            self.split(id, chunk, state)?;
+            if !self.split(id, chunk, state) {
+                return Insertion::Full;
+            }
         }
     }
 
@@ -310,28 +304,29 @@ impl Chunks {
         }
     }
 
-    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first.
+    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first; `false`
+    /// if it may have no more chunks or no memory for one.
     #[cold]
-    fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> Result<(), Refusal> {
+    fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> bool {
         if !chunk.try_seal(seen) {
-            return Ok(());
+            return true;
         }
-        let refuse = |refusal| {
+        let refuse = || {
             chunk.unseal_unsplit();
             self.waiters.wake_all();
-            Err(refusal)
+            false
         };
         // Only the thread that sealed counts the new chunk, so racing splits of other chunks
         // cannot pass the limit together.
         if !self.count_chunk() {
-            return refuse(Refusal::Full);
+            return refuse();
         }
         let depth = seen.depth();
         let placement = chunk.placement().child(depth);
         let Some(mut child) = Chunk::new_chunk(self.shape.template, placement, depth + 1) else {
             // Uncounted again: adding `u64::MAX` wraps to one fewer.
             self.chunk_count.fetch_add(u64::MAX, Ordering::Relaxed);
-            return refuse(Refusal::OutOfMemory);
+            return refuse();
         };
         chunk.copy_moving_into(&mut child);
         let child_id = id | 1 << depth;
@@ -342,7 +337,7 @@ impl Chunks {
         }
         chunk.purge_moved_and_unseal();
         self.waiters.wake_all();
-        Ok(())
+        true
     }
 
     /// Counts one chunk more, unless the level has as many as it may.

@@ -209,13 +209,12 @@ impl Kind for Growable {
             let levels = &self.levels;
             let newest = levels.count() - 1;
             let (level, in_level) = (levels.level(newest), level_hash(hash, newest));
-            let inserted =
-                if unique && (0..newest).any(|i| levels.level(i).contains(level_hash(hash, i))) {
-                    Insertion::Present
-                } else {
-                    // A chunk that cannot split (or whose split found no memory) is full for the level.
-                    level.insert(in_level, unique).unwrap_or(Insertion::Full)
-                };
+            let older = |i| levels.level(i).contains(level_hash(hash, i));
+            let inserted = if unique && (0..newest).any(older) {
+                Insertion::Present
+            } else {
+                level.insert(in_level, unique)
+            };
             drop(guard);
             match inserted {
                 Insertion::Full if !level.copies_fill_buckets(in_level) && levels.grow(newest) => {}
