@@ -157,12 +157,6 @@ impl SplitPlacement {
         let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
         fp & decided == 0
     }
-
-    /// Whether some key of the chunk's routes, split `depth` deep, has `fp`: its core is not 0
-    /// (every key's is at least 1) and the chunk owns it.
-    fn admits_stored(&self, fp: Fingerprint, depth: u32) -> bool {
-        fp >> self.growth_bits != 0 && self.owns(fp, depth)
-    }
 }
 
 /// A fingerprint of a level of chunks, known without its key: what a merge carries from one
@@ -339,14 +333,17 @@ impl RawFilter<SplitPlacement> {
     }
 
     /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
-    /// have, for a table read from outside: a route a split gave away, or a core of 0.
+    /// have, for a table read from outside: a route a split gave away, or a core of 0 (every
+    /// key's is at least 1).
     pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
-        let depth = self.split_state().depth();
+        let (depth, placement) = (self.split_state().depth(), self.placement());
+        let unowned = |fp| fp >> placement.growth_bits == 0 || !placement.owns(fp, depth);
         (0..self.bucket_count()).find(|&bucket| {
-            self.bucket_fingerprints(bucket)
+            let fingerprints = self.bucket_fingerprints(bucket);
+            fingerprints
                 .as_slice()
                 .iter()
-                .any(|&fp| fp != 0 && !self.placement().admits_stored(fp, depth))
+                .any(|&fp| fp != 0 && unowned(fp))
         })
     }
 }
