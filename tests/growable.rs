@@ -156,16 +156,6 @@ fn unique_inserts_once_while_threads_grow(filter: GrowableCuckooFilter) {
 }
 
 #[test]
-fn an_items_own_copies_do_not_make_the_filter_grow() {
-    let filter = split(1000, 0.01, 1);
-    let copies = (0..100)
-        .take_while(|_| filter.insert("same").is_ok())
-        .count();
-    assert_eq!(copies, 8, "two buckets of four slots");
-    assert_eq!(filter.level_count(), 1);
-}
-
-#[test]
 fn remove_takes_the_one_copy_and_refuses_when_two_levels_hold_one() {
     let filter = split(100, 0.001, 1);
     filter.insert("twice").unwrap();

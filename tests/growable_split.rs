@@ -85,17 +85,6 @@ fn a_full_filter_refuses_and_keeps_what_it_held() {
 }
 
 #[test]
-fn an_items_own_copies_split_nothing() {
-    let filter = split(1000, 0.01, 6);
-    let copies = (0..100)
-        .take_while(|_| filter.insert("same").is_ok())
-        .count();
-    assert_eq!(copies, 8, "two buckets of four slots");
-    assert_eq!(filter.level_count(), 1);
-    assert_eq!(filter.level_stats()[0].buckets, 1024, "one chunk");
-}
-
-#[test]
 fn threads_splitting_at_once_never_pass_the_limit() {
     for _ in 0..8 {
         let filter = GrowableCuckooFilter::builder()
@@ -189,6 +178,11 @@ fn copies_of_one_item_are_refused_without_growing() {
             .count();
         assert_eq!(copies, 8, "two buckets of four slots");
         assert_eq!(filter.level_count(), 1);
+        assert_eq!(
+            filter.level_stats()[0].buckets,
+            1024,
+            "one chunk, not split"
+        );
         assert_eq!(filter.len(), 508);
     }
 }

@@ -1,10 +1,9 @@
 //! Configuring a growable filter.
 
-use super::item_locks::ItemLocks;
+use super::chunks::Chunks;
+use super::levels::{Levels, Plan};
+use super::{item_locks, Growable, GrowableCuckooFilter};
 use crate::error::BuildError;
-use crate::growable::chunks::Chunks;
-use crate::growable::levels::{Levels, Plan};
-use crate::growable::{Growable, GrowableCuckooFilter};
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
 use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
@@ -15,8 +14,8 @@ use crate::sizing::target_load_permille;
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
 /// Each level's chunks split this many times unless set otherwise: it grows 64× before the next.
 const DEFAULT_SPLIT_DEPTH: u32 = 6;
-/// The deepest split: the route bits a level's directory resolves beyond its first chunks. Its
-/// directory is allocated whole, 24 bytes per route: at depth 10, 24 KB per first chunk.
+/// The deepest split. A level's directory is allocated whole, 24 bytes per route: at depth 10,
+/// 24 KB per first chunk.
 pub(crate) const MAX_SPLIT_DEPTH: u32 = 10;
 
 /// Builds a [`GrowableCuckooFilter`].
@@ -150,8 +149,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         }
     }
 
-    /// The plan `build` builds from: the settings checked, and the first level raised to a
-    /// chunk.
+    /// The settings checked, and the first level raised to a chunk.
     fn checked_plan(&self) -> Result<Plan, BuildError> {
         if !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth) {
             return Err(BuildError::SplitDepth {
@@ -179,18 +177,15 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 max_capacity: plan.max_capacity,
             });
         }
-        // Chunks keep their fingerprints plain: a bit more per item than semi-sorted, for
-        // lookups that compare the slots in place instead of decoding the prefixes first, which
-        // would add to the directory's cost what a fixed filter's lookup never pays.
+        // Plain fingerprints: compared in place, not decoded first (docs/growth.md).
         plan.table.request.semi_sorted = Some(false);
         if let Err(
             BuildError::FalsePositiveRateTooSmall { .. }
             | BuildError::FingerprintBits { .. }
             | BuildError::FalsePositiveRate { .. },
-        ) = plan.split_level_shape(0)
+        ) = plan.level_shape(0)
         {
-            // Said of the target the user gave, not of the first level's share of it (which is
-            // 0 for the smallest subnormal rate).
+            // Said of the user's target, not of the first level's share of it.
             return Err(BuildError::FalsePositiveRateTooSmall {
                 rate,
                 smallest: smallest_target(&plan),
@@ -207,12 +202,10 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 });
             }
         }
-        // A first level of chunks holds at least a chunk: recorded as its capacity, so that each
-        // later level starts the size the one before can grow to.
+        // At least a chunk, recorded so that each level starts the size the one before grows to.
         if plan.initial_buckets == 0 {
-            if let Ok(shape) = plan.split_level_shape(0) {
-                let first =
-                    (shape.chunk_capacity << shape.chunks.first_depth).min(plan.max_capacity);
+            if let Ok(shape) = plan.level_shape(0) {
+                let first = (shape.chunk_capacity() << shape.first_depth).min(plan.max_capacity);
                 plan.initial_capacity = plan.initial_capacity.max(first);
             }
         }
@@ -226,8 +219,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     ///
     /// Those of [`build`](Self::build) but [`BuildError::OutOfMemory`].
     pub fn memory_bytes(&self) -> Result<u64, BuildError> {
-        let first = self.checked_plan()?.split_level_shape(0)?;
-        Ok(Chunks::planned_memory(&first.chunks).saturating_add(self.item_locks as u64 * 8))
+        let first = self.checked_plan()?.level_shape(0)?;
+        Ok(Chunks::planned_memory(&first).saturating_add(self.item_locks as u64 * 8))
     }
 
     /// Builds the filter with its first level, or says which parameter is impossible.
@@ -240,7 +233,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError> {
         let plan = self.checked_plan()?;
         let levels = Levels::new(plan)?;
-        let item_locks = ItemLocks::new(self.item_locks).ok_or(BuildError::OutOfMemory {
+        let item_locks = item_locks(self.item_locks).ok_or(BuildError::OutOfMemory {
             bytes: self.item_locks * 8,
         })?;
         let core = Growable { levels, item_locks };
@@ -248,13 +241,12 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     }
 }
 
-/// The smallest target rate whose first level `plan`'s fingerprints reach, found by halving the
-/// gap between a rate that fails and one that builds.
+/// The smallest target rate whose first level `plan` builds, found by bisection.
 fn smallest_target(plan: &Plan) -> f64 {
     let builds = |rate: f64| {
         let mut plan = plan.clone();
         plan.false_positive_rate = rate;
-        plan.split_level_shape(0).is_ok()
+        plan.level_shape(0).is_ok()
     };
     let (mut fails, mut reached) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {

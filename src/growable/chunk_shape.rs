@@ -1,7 +1,8 @@
-//! How a level of chunks is shaped: how many chunks it starts as, their buckets, and how many
-//! route bits it resolves, planned from the level's geometry before anything is allocated.
+//! How a level of chunks is shaped: how many chunks it starts as, their buckets, how many route
+//! bits it resolves and how many chunks it may have, planned before anything is allocated.
 
-use crate::raw::{Geometry, Shape};
+use super::split::SplitPlacement;
+use crate::raw::Geometry;
 use crate::sizing::target_load_permille;
 
 /// Buckets a chunk has at most: a split copies one chunk while that chunk's writers wait, so a
@@ -17,8 +18,8 @@ pub(crate) const MAX_ROUTE_BITS: u32 = 24;
 /// as well as one table (92% when the first of 64 such chunks fills, against 95%).
 pub(crate) const MIN_CHUNK_BUCKETS: usize = 1 << 10;
 
-/// How a level's chunks are shaped: what [`PlannedChunks::of`] plans and
-/// [`Chunks::shape`](super::chunks::Chunks::shape) reads back.
+/// How a level's chunks are shaped, as the builder and the decoder plan it and
+/// [`Chunks::shape`](super::chunks::Chunks::shape) reads it back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct ChunkShape {
     /// Every chunk's geometry but its fingerprint width, which is the core bits here.
@@ -27,19 +28,14 @@ pub(crate) struct ChunkShape {
     pub(crate) route_bits: u32,
     /// How many route bits the level's first chunks have.
     pub(crate) first_depth: u32,
+    /// How many chunks the level may have (a filter's `max_capacity`).
+    pub(crate) max_chunks: u64,
 }
 
-/// A level's [`ChunkShape`] as planned, and the items each chunk is sized for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PlannedChunks {
-    pub(crate) shape: ChunkShape,
-    pub(crate) chunk_capacity: usize,
-}
-
-impl PlannedChunks {
-    /// What the level `template` (all its buckets together) splitting `growth_depth` times
-    /// becomes: one chunk's template, the route bits and the first chunks' depth, and the items
-    /// each chunk is sized for. Nothing is built: the builder and the decoder start from it.
+impl ChunkShape {
+    /// What the level `template` (all its buckets together) becomes when it is to split
+    /// `growth_depth` times: one chunk's template, the route bits and the first chunks' depth,
+    /// with no limit on its chunks.
     pub(crate) fn of(template: Geometry, growth_depth: u32) -> Self {
         let buckets = template.shape.bucket_count;
         let first_depth = buckets
@@ -48,20 +44,26 @@ impl PlannedChunks {
             .trailing_zeros();
         let mut template = template;
         template.shape.bucket_count = buckets.div_ceil(1 << first_depth);
-        PlannedChunks {
-            shape: ChunkShape {
-                template,
-                route_bits: first_depth + growth_depth,
-                first_depth,
-            },
-            chunk_capacity: chunk_capacity(&template.shape),
+        Self {
+            template,
+            route_bits: first_depth + growth_depth,
+            first_depth,
+            max_chunks: u64::MAX,
         }
     }
-}
 
-/// Items a chunk of `shape` is sized for: its slots at the target load (past the small-table
-/// slack a fixed filter's sizing adds, as chunks are large), at least 1.
-pub(crate) fn chunk_capacity(shape: &Shape) -> usize {
-    let slots = (shape.bucket_count * shape.bucket_size) as u64;
-    (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
+    /// Items a chunk is sized for: its slots at the target load (past the small-table slack a
+    /// fixed filter's sizing adds, as chunks are large), at least 1. Its header records it.
+    pub(crate) fn chunk_capacity(&self) -> usize {
+        let shape = &self.template.shape;
+        let slots = (shape.bucket_count * shape.bucket_size) as u64;
+        (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
+    }
+
+    /// The placement of a chunk of the level whose id has `born_at` route bits.
+    pub(crate) fn placement(&self, born_at: u32) -> SplitPlacement {
+        let table = &self.template.shape;
+        let (buckets, core_bits) = (table.bucket_count, table.fingerprint_bits);
+        SplitPlacement::new(buckets, core_bits, born_at, self.route_bits)
+    }
 }

@@ -1,10 +1,8 @@
-//! A split level's chunks by id, and for each route a pointer to the chunk that holds it.
-//!
-//! Writers go from a route to a chunk id through the directory, then to the chunk's slot. A
-//! lookup takes the pointer instead: one load from a route to its chunk's fields, where the id
-//! and the slot are two in a row, on the path of every lookup before its buckets can be fetched.
+//! A split level's chunks by id, and for each route a pointer to the chunk that holds it: a
+//! lookup's one load from a route to its chunk's fields, where the directory's id and the
+//! chunk's slot would be two in a row before its buckets can be fetched.
 
-use core::{fmt, ptr};
+use core::ptr;
 
 use super::split::SplitPlacement;
 use crate::raw::RawFilter;
@@ -79,24 +77,10 @@ impl ChunkSlots {
             .filter_map(|(id, slot)| slot.get().map(|chunk| (id as u64, &**chunk)))
     }
 
-    /// Bytes of the slots and the route pointers, without the chunks.
-    pub(crate) fn memory_usage(&self) -> usize {
-        Self::memory_for(self.by_id.len())
-    }
-
     /// Bytes of [`Self::new`]`(count)`'s slots and route pointers.
     pub(crate) fn memory_for(count: usize) -> usize {
         count
             * (core::mem::size_of::<OnceSlot<Box<Chunk>>>()
                 + core::mem::size_of::<AtomicPtr<Chunk>>())
-    }
-}
-
-impl fmt::Debug for ChunkSlots {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChunkSlots")
-            .field("slots", &self.by_id.len())
-            .field("published", &self.with_ids().count())
-            .finish()
     }
 }

@@ -1,24 +1,17 @@
-//! A level that grows in place, by splitting chunks: extendible hashing over cuckoo tables.
-//!
-//! The level starts as one chunk; a chunk that is full splits in two (see `split.rs`), its keys
-//! divided by their next route bit, so the level grows one chunk at a time and only the writers
-//! of the chunk being split wait, parked. A directory indexed by a key's route bits names the
-//! chunk that holds it, and beside it a pointer to that chunk: a lookup reads the pointer and
-//! probes one chunk, however many splits there have been. Every chunk may be split `route_bits`
-//! deep, after which a full chunk is full for good.
-//!
-//! A key lives in one chunk only, the one its route leads to, so a unique insert needs no lock
-//! of its own: the chunk's stripes serialize it, as in a fixed-size filter.
+//! A level that grows in place by splitting chunks (`split.rs`): extendible hashing over cuckoo
+//! tables. A directory indexed by a key's route bits names the chunk that holds it, and beside
+//! it a pointer to that chunk: a lookup reads the pointer and probes one chunk, however many
+//! splits there have been. A key lives in one chunk only, so the chunk's stripes serialize a
+//! unique insert, as in a fixed-size filter.
 
 use core::fmt;
 
-use super::split::{route_of, Placed, SplitPlacement, SplitState};
-use crate::raw::{Candidates, Geometry, Insertion, LockedTable};
-use crate::sync::{fence, AtomicU64, Ordering, Waiters};
-
-use super::chunk_shape::{chunk_capacity, ChunkShape, MAX_ROUTE_BITS};
+use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS};
 pub(crate) use super::chunk_slots::Chunk;
 use super::chunk_slots::ChunkSlots;
+use super::split::{route_of, Placed, SplitPlacement, SplitState};
+use crate::raw::{Candidates, Insertion, LockedTable};
+use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
 /// Where a lookup found a hash: the chunk its route led to and its candidates there, for
 /// [`Chunks::contains_located`].
@@ -30,34 +23,20 @@ pub(crate) struct Located<'a> {
     route: u32,
 }
 
-/// Why a write could not be made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// The key's chunk is full and split as deep as it can be.
-    Full,
-    /// The key's chunk is full and the chunk a split needs could not be allocated.
-    OutOfMemory,
-}
-
 pub(crate) struct Chunks {
-    /// Route bits the directory resolves: how deep a chunk can be split.
-    route_bits: u32,
-    /// 2^route_bits - 1.
+    /// 2^route_bits - 1: a route's directory slot is its low `route_bits` bits.
     route_mask: u32,
-    /// Every chunk's geometry but its fingerprint width, which grows with the route bits it
-    /// still carries.
-    template: Geometry,
+    shape: ChunkShape,
     /// The id of the chunk holding each route (a key's [`route_of`] in `route_bits` bits).
     directory: Box<[AtomicU64]>,
-    /// The chunks by id, the route bits every key in them starts with, and the chunk each
-    /// route leads lookups to, always the one the directory names. A split `d` deep of chunk
-    /// `id` creates chunk `id | 1 << d`, so each slot is filled at most once.
+    /// The chunks by id, and the chunk each route leads lookups to, always the one the
+    /// directory names. A split `d` deep of chunk `id` creates chunk `id | 1 << d`, so each slot
+    /// is filled at most once.
     chunks: ChunkSlots,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
-    /// Chunks published so far, and how many there may be (a filter's `max_capacity`).
+    /// Chunks published so far, at most `shape.max_chunks`.
     chunk_count: AtomicU64,
-    max_chunks: u64,
 }
 
 /// A chunk with every stripe locked, and its id.
@@ -76,389 +55,38 @@ struct Writable<'a> {
 }
 
 impl Chunks {
-    /// A level of `2^first_depth` empty chunks of `shape`, as [`PlannedChunks::of`](super::chunk_shape::PlannedChunks::of) gives it.
+    /// A level of `2^first_depth` empty chunks of `shape`; `None` without the memory.
     pub(crate) fn with_shape(shape: ChunkShape) -> Option<Self> {
-        let ChunkShape {
-            template,
-            route_bits,
-            first_depth,
-        } = shape;
-        if route_bits > MAX_ROUTE_BITS {
+        let (placement, depth) = (shape.placement(shape.first_depth), shape.first_depth);
+        let chunks = (0..1u64 << depth)
+            .map(|id| Some((id, Chunk::new_chunk(shape.template, placement, depth)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Self::from_chunks(shape, chunks)
+    }
+
+    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says;
+    /// `None` if they do not cover every route exactly once or a chunk's id or depth does not
+    /// fit the shape.
+    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
+        if shape.route_bits > MAX_ROUTE_BITS {
             return None;
         }
-        let first = 1u64 << first_depth;
-        let level = Self::unfilled(template, route_bits, |route| route % first, first);
-        let placement = first_placement(&shape);
-        for id in 0..first {
-            level
-                .chunks
-                .publish(id, level.build(placement, first_depth)?);
-        }
-        for route in 0..1 << route_bits {
-            level.chunks.lead(route, route as u64 % first);
-        }
-        Some(level)
-    }
-
-    /// A level whose directory names `named(route)` for each route, with no chunk published.
-    fn unfilled(
-        template: Geometry,
-        route_bits: u32,
-        named: impl Fn(u64) -> u64,
-        chunk_count: u64,
-    ) -> Self {
-        let routes = 1u64 << route_bits;
-        Self {
-            route_bits,
+        let routes = 1usize << shape.route_bits;
+        let count = chunks.len() as u64;
+        let level = Self {
             route_mask: (routes - 1) as u32,
-            template,
-            directory: (0..routes)
-                .map(|route| AtomicU64::new(named(route)))
-                .collect(),
-            chunks: ChunkSlots::new(routes as usize),
+            shape: ChunkShape {
+                max_chunks: shape.max_chunks.max(count),
+                ..shape
+            },
+            directory: (0..routes).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            chunks: ChunkSlots::new(routes),
             waiters: Waiters::new(),
-            chunk_count: AtomicU64::new(chunk_count),
-            max_chunks: u64::MAX,
-        }
-    }
-
-    /// The level with at most `max` chunks (at least the ones it has): a split past them is
-    /// refused as `Full`.
-    pub(crate) fn with_max_chunks(mut self, max: u64) -> Self {
-        self.max_chunks = max.max(self.chunk_count.load(Ordering::Relaxed));
-        self
-    }
-
-    /// How many chunks the level may have.
-    pub(crate) fn max_chunks(&self) -> u64 {
-        self.max_chunks
-    }
-
-    /// Items one chunk is sized for.
-    pub(crate) fn chunk_capacity(&self) -> usize {
-        chunk_capacity(&self.template.shape)
-    }
-
-    fn build(&self, placement: SplitPlacement, depth: u32) -> Option<Chunk> {
-        Chunk::new_chunk(&chunk_geometry(self.template, placement), placement, depth)
-    }
-
-    #[inline(always)]
-    fn route(&self, hash: u64) -> usize {
-        self.slot_of(route_of(hash))
-    }
-
-    /// The directory slot of a route: its low `route_bits` bits.
-    #[inline(always)]
-    fn slot_of(&self, route: u32) -> usize {
-        (route & self.route_mask) as usize
-    }
-
-    /// The chunk `id`. Panics for one the directory never named: the directory is written only
-    /// after the chunk it names is published.
-    #[inline(always)]
-    fn chunk(&self, id: u64) -> &Chunk {
-        match self.chunks.get(id) {
-            Some(chunk) => chunk,
-            None => unreachable!("chunk {id} is named before it is published"),
-        }
-    }
-
-    /// Whether the level holds the hash's fingerprint.
-    #[inline(always)]
-    pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.contains_located(self.locate(hash))
-    }
-
-    /// The chunk the hash's route leads to now, and the hash's candidates in it.
-    #[inline(always)]
-    fn locate(&self, hash: u64) -> Located<'_> {
-        let route = route_of(hash);
-        let chunk = self.chunks.of_route(self.slot_of(route));
-        Located {
-            chunk,
-            candidates: chunk.candidates_on(hash, route),
-            hash,
-            route,
-        }
-    }
-
-    /// [`Self::locate`], with the candidate buckets' loads started.
-    #[inline(always)]
-    pub(crate) fn locate_and_prefetch(&self, hash: u64) -> Located<'_> {
-        let located = self.locate(hash);
-        located.chunk.prefetch_candidates(&located.candidates);
-        located
-    }
-
-    /// Whether the level holds the located hash's fingerprint.
-    #[inline(always)]
-    pub(crate) fn contains_located(&self, at: Located<'_>) -> bool {
-        if at.chunk.contains_located(at.candidates) {
-            return true;
-        }
-        // A split may have removed the key from this chunk since, after publishing the new one:
-        // a read that saw the removal saw the stamps of its stripe move, which orders the new
-        // route before this load.
-        let slot = self.slot_of(at.route);
-        let now = self.chunks.of_route(slot);
-        !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
-    }
-
-    /// [`Self::contains`] after a split moved the route from under a lookup, out of line so
-    /// that the common lookup keeps its registers.
-    #[cold]
-    #[inline(never)]
-    fn contains_after_split<'a>(
-        &'a self,
-        slot: usize,
-        mut chunk: &'a Chunk,
-        hash: u64,
-        route: u32,
-    ) -> bool {
-        loop {
-            if chunk.contains_on(hash, route) {
-                return true;
-            }
-            let now = self.chunks.of_route(slot);
-            if core::ptr::eq(now, chunk) {
-                return false;
-            }
-            chunk = now;
-        }
-    }
-
-    /// The hash's fingerprint and buckets in the chunk its route leads to now, for tests.
-    pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
-        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
-        self.chunk(id).debug_candidates(hash)
-    }
-
-    /// Copies of the hash's fingerprint in its chunk.
-    pub(crate) fn count(&self, hash: u64) -> usize {
-        let entry = &self.directory[self.route(hash)];
-        let mut id = entry.load(Ordering::Acquire);
-        loop {
-            let count = self.chunk(id).count(hash);
-            let now = entry.load(Ordering::Acquire);
-            if now == id {
-                return count;
-            }
-            id = now;
-        }
-    }
-
-    /// The chunk a write of the hash goes to, once it is not sealed and owns the hash's route.
-    fn writable(&self, route: usize) -> Writable<'_> {
-        loop {
-            let id = self.directory[route].load(Ordering::Acquire);
-            let chunk = self.chunk(id);
-            let state = chunk.split_state();
-            if state.is_sealed() {
-                self.waiters.wait_while(|| chunk.split_state().is_sealed());
-                continue;
-            }
-            // A split that finished after the directory was read: its new route, written before
-            // the chunk was unsealed, is there on the next read.
-            let decided = (1u64 << state.depth()) - 1;
-            if route as u64 & decided == id {
-                return Writable { id, chunk, state };
-            }
-        }
-    }
-
-    /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
-    /// On an error nothing changed, though a split may have been made.
-    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Result<Insertion, Refusal> {
-        let route = route_of(hash);
-        self.insert_on(route, unique, |chunk| chunk.candidates_on(hash, route))
-    }
-
-    /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
-    /// merge's insert, which has no hash.
-    pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Result<Insertion, Refusal> {
-        self.insert_on(placed.route, unique, |chunk| chunk.candidates_of(placed))
-    }
-
-    /// Inserts into the chunk `route` leads to the candidates `locate` gives in it, splitting
-    /// the chunk first if it is full.
-    fn insert_on(
-        &self,
-        route: u32,
-        unique: bool,
-        locate: impl Fn(&Chunk) -> Candidates,
-    ) -> Result<Insertion, Refusal> {
-        let slot = self.slot_of(route);
-        loop {
-            let Writable { id, chunk, state } = self.writable(slot);
-            let c = locate(chunk);
-            match chunk.insert_located::<false>(c, unique) {
-                Insertion::Full => {}
-                done => return Ok(done),
-            }
-            // The chunk refuses writes only once its state moved: then it is time to look again.
-            if chunk.split_state() != state {
-                continue;
-            }
-            // However full the level is as a whole: keys that share a bucket or route bits
-            // fill one chunk before the others, and splitting it divides them. Not so copies
-            // of the item's own fingerprint, which a split moves together.
-            if state.depth() == self.route_bits
-                || chunk.copies_fill(c)
-                || self.chunk_count.load(Ordering::Relaxed) >= self.max_chunks
-            {
-                return Err(Refusal::Full);
-            }
-            self.split(id, chunk, state)?;
-        }
-    }
-
-    /// Every fingerprint of the level, chunk by chunk in id order, each bucket read as a state
-    /// it really had. A chunk split meanwhile may show a moving fingerprint twice (in the old
-    /// chunk before its purge and in the new one), never not at all.
-    pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
-        self.with_ids()
-            .flat_map(|(id, chunk)| chunk.placed_fingerprints(id))
-    }
-
-    /// Whether copies of the hash's fingerprint fill its buckets in the chunk its route leads
-    /// to.
-    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
-        let id = self.directory[self.route(hash)].load(Ordering::Acquire);
-        self.chunk(id).copies_fill_buckets(hash)
-    }
-
-    /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
-    pub(crate) fn remove(&self, hash: u64) -> bool {
-        let route = self.route(hash);
-        loop {
-            let Writable { chunk, state, .. } = self.writable(route);
-            if chunk.remove::<false>(hash) {
-                return true;
-            }
-            if chunk.split_state() == state {
-                return false;
-            }
-        }
-    }
-
-    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first.
-    #[cold]
-    fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> Result<(), Refusal> {
-        if !chunk.try_seal(seen) {
-            return Ok(());
-        }
-        // Only the thread that sealed counts the new chunk, so racing splits of other chunks
-        // cannot pass the limit together.
-        if !self.count_chunk(1) {
-            chunk.unseal_unsplit();
-            self.waiters.wake_all();
-            return Err(Refusal::Full);
-        }
-        let depth = seen.depth();
-        let Some(mut child) = self.build(chunk.placement().child(depth), depth + 1) else {
-            self.count_chunk(-1);
-            chunk.unseal_unsplit();
-            self.waiters.wake_all();
-            return Err(Refusal::OutOfMemory);
+            chunk_count: AtomicU64::new(count),
         };
-        chunk.copy_moving_into(&mut child);
-        let child_id = id | 1 << depth;
-        self.chunks.publish(child_id, child);
-        for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
-            self.chunks.lead(route, child_id);
-            self.directory[route].store(child_id, Ordering::Release);
-        }
-        chunk.purge_moved_and_unseal();
-        self.waiters.wake_all();
-        Ok(())
-    }
-
-    /// Counts a chunk more (`1`), unless that would pass the limit, or one fewer (`-1`).
-    fn count_chunk(&self, change: i64) -> bool {
-        let mut count = self.chunk_count.load(Ordering::Relaxed);
-        loop {
-            let next = count.saturating_add_signed(change);
-            if change > 0 && next > self.max_chunks {
-                return false;
-            }
-            match self.chunk_count.compare_exchange_weak(
-                count,
-                next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(now) => count = now,
-            }
-        }
-    }
-
-    /// The published chunks, by id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunk> + '_ {
-        self.with_ids().map(|(_, chunk)| chunk)
-    }
-
-    /// The published chunks and their ids, by id.
-    pub(crate) fn with_ids(&self) -> impl Iterator<Item = (u64, &Chunk)> + '_ {
-        self.chunks.with_ids()
-    }
-
-    /// The geometry every chunk shares but its fingerprint width (which is the core bits), the
-    /// route bits, and how deep the first chunks were born.
-    pub(crate) fn shape(&self) -> ChunkShape {
-        let first_depth = self
-            .chunks
-            .get(0)
-            .map_or(0, |root| root.placement().born_at());
-        ChunkShape {
-            template: self.template,
-            route_bits: self.route_bits,
-            first_depth,
-        }
-    }
-
-    /// Every chunk with all its stripes locked, by id, once no split is under way: no writer is
-    /// in any chunk, and no split can start, until the guards drop. A split that is under way
-    /// is waited for (its chunk is sealed), as a writer of that chunk would.
-    pub(crate) fn lock_all(&self) -> Vec<LockedChunk<'_>> {
-        loop {
-            for chunk in self.iter() {
-                self.waiters.wait_while(|| chunk.split_state().is_sealed());
-            }
-            let locked: Vec<_> = self
-                .with_ids()
-                .map(|(id, chunk)| LockedChunk {
-                    id,
-                    chunk,
-                    table: chunk.lock_table(),
-                })
-                .collect();
-            // Sealing takes every stripe of a chunk, and only a sealed chunk's splitter
-            // publishes a chunk: with none sealed while all are held, the set is complete.
-            if locked
-                .iter()
-                .all(|locked| !locked.chunk.split_state().is_sealed())
-                && locked.len() == self.iter().count()
-            {
-                return locked;
-            }
-        }
-    }
-
-    /// A level of decoded chunks, each with its id and its split state set, shaped as
-    /// [`Self::shape`] says; `None` if the chunks do not cover every route exactly once or a
-    /// chunk's id or depth does not fit the shape.
-    pub(crate) fn from_chunks(
-        template: Geometry,
-        route_bits: u32,
-        chunks: Vec<(u64, Chunk)>,
-    ) -> Option<Self> {
-        let routes = 1usize << route_bits;
-        let level = Self::unfilled(template, route_bits, |_| u64::MAX, chunks.len() as u64);
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
-            if depth > route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
+            if depth > shape.route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
                 return None;
             }
             for route in (id as usize..routes).step_by(1 << depth) {
@@ -479,11 +107,293 @@ impl Chunks {
         Some(level)
     }
 
+    /// The level's shape, its limit on chunks included.
+    pub(crate) fn shape(&self) -> ChunkShape {
+        self.shape
+    }
+
+    #[inline(always)]
+    fn route(&self, hash: u64) -> usize {
+        self.slot_of(route_of(hash))
+    }
+
+    #[inline(always)]
+    fn slot_of(&self, route: u32) -> usize {
+        (route & self.route_mask) as usize
+    }
+
+    /// Whether the level holds the hash's fingerprint.
+    #[inline(always)]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        self.contains_located(self.locate(hash))
+    }
+
+    /// The chunk the hash's route leads to now, and the hash's candidates in it.
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Located<'_> {
+        let route = route_of(hash);
+        let chunk = self.chunks.of_route(self.slot_of(route));
+        Located {
+            chunk,
+            candidates: chunk.placement().candidates_on(hash, route),
+            hash,
+            route,
+        }
+    }
+
+    /// [`Self::locate`], with the candidate buckets' loads started.
+    #[inline(always)]
+    pub(crate) fn locate_and_prefetch(&self, hash: u64) -> Located<'_> {
+        let located = self.locate(hash);
+        located.chunk.prefetch_candidates(&located.candidates);
+        located
+    }
+
+    /// Whether the level holds the located hash's fingerprint.
+    #[inline(always)]
+    pub(crate) fn contains_located(&self, at: Located<'_>) -> bool {
+        if at.chunk.contains_located(at.candidates) {
+            return true;
+        }
+        // A split may have purged the key since it published the new route (`split.rs`).
+        let slot = self.slot_of(at.route);
+        let now = self.chunks.of_route(slot);
+        !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
+    }
+
+    /// [`Self::contains`] after a split moved the route, out of line to keep the lookup lean.
+    #[cold]
+    #[inline(never)]
+    fn contains_after_split<'a>(
+        &'a self,
+        slot: usize,
+        mut chunk: &'a Chunk,
+        hash: u64,
+        route: u32,
+    ) -> bool {
+        loop {
+            if chunk.contains_located(chunk.placement().candidates_on(hash, route)) {
+                return true;
+            }
+            let now = self.chunks.of_route(slot);
+            if core::ptr::eq(now, chunk) {
+                return false;
+            }
+            chunk = now;
+        }
+    }
+
+    /// The hash's fingerprint and buckets in the chunk its route leads to now, for tests.
+    pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
+        self.chunks
+            .of_route(self.route(hash))
+            .debug_candidates(hash)
+    }
+
+    /// Copies of the hash's fingerprint in its chunk.
+    pub(crate) fn count(&self, hash: u64) -> usize {
+        let slot = self.route(hash);
+        let mut chunk = self.chunks.of_route(slot);
+        loop {
+            let count = chunk.count(hash);
+            let now = self.chunks.of_route(slot);
+            if core::ptr::eq(now, chunk) {
+                return count;
+            }
+            chunk = now;
+        }
+    }
+
+    /// The chunk a write of the hash goes to, once it is not sealed and owns the hash's route.
+    fn writable(&self, route: usize) -> Writable<'_> {
+        loop {
+            let id = self.directory[route].load(Ordering::Acquire);
+            let Some(chunk) = self.chunks.get(id) else {
+                unreachable!("chunk {id} is named before it is published")
+            };
+            let state = chunk.split_state();
+            if state.is_sealed() {
+                self.waiters.wait_while(|| chunk.split_state().is_sealed());
+                continue;
+            }
+            // A split that finished after the directory was read: its new route, written before
+            // the chunk was unsealed, is there on the next read.
+            let decided = (1u64 << state.depth()) - 1;
+            if route as u64 & decided == id {
+                return Writable { id, chunk, state };
+            }
+        }
+    }
+
+    /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
+    /// `Full` (the chunk split as deep as it may, or no memory for a split) changed nothing,
+    /// though a split may have been made.
+    pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
+        let route = route_of(hash);
+        self.insert_on(route, unique, |chunk| {
+            chunk.placement().candidates_on(hash, route)
+        })
+    }
+
+    /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
+    /// merge's insert, which has no hash.
+    pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Insertion {
+        self.insert_on(placed.route, unique, |chunk| {
+            chunk.placement().candidates_of(placed)
+        })
+    }
+
+    fn insert_on(
+        &self,
+        route: u32,
+        unique: bool,
+        locate: impl Fn(&Chunk) -> Candidates,
+    ) -> Insertion {
+        let slot = self.slot_of(route);
+        loop {
+            let Writable { id, chunk, state } = self.writable(slot);
+            let c = locate(chunk);
+            match chunk.insert_located::<false>(c, unique) {
+                Insertion::Full => {}
+                done => return done,
+            }
+            // The chunk refuses writes only once its state moved: then it is time to look again.
+            if chunk.split_state() != state {
+                continue;
+            }
+            // Keys that share a bucket or route bits fill one chunk before the others, and
+            // splitting it divides them; not so copies of one fingerprint, which move together.
+            if state.depth() == self.shape.route_bits
+                || chunk.copies_fill(c)
+                || self.chunk_count.load(Ordering::Relaxed) >= self.shape.max_chunks
+            {
+                return Insertion::Full;
+            }
+            if !self.split(id, chunk, state) {
+                return Insertion::Full;
+            }
+        }
+    }
+
+    /// Every fingerprint of the level, chunk by chunk in id order, each bucket read as a state
+    /// it really had: a moving fingerprint of a split meanwhile shows once or twice.
+    pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
+        self.chunks
+            .with_ids()
+            .flat_map(|(id, chunk)| chunk.placed_fingerprints(id))
+    }
+
+    /// Whether copies of the hash's fingerprint fill its buckets in its chunk.
+    pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
+        self.chunks
+            .of_route(self.route(hash))
+            .copies_fill_buckets(hash)
+    }
+
+    /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
+    pub(crate) fn remove(&self, hash: u64) -> bool {
+        let route = self.route(hash);
+        loop {
+            let Writable { chunk, state, .. } = self.writable(route);
+            if chunk.remove::<false>(hash) {
+                return true;
+            }
+            if chunk.split_state() == state {
+                return false;
+            }
+        }
+    }
+
+    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first; `false`
+    /// if it may have no more chunks or no memory for one.
+    #[cold]
+    fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> bool {
+        if !chunk.try_seal(seen) {
+            return true;
+        }
+        let refuse = || {
+            chunk.unseal_unsplit();
+            self.waiters.wake_all();
+            false
+        };
+        // Only the thread that sealed counts the new chunk, so racing splits of other chunks
+        // cannot pass the limit together.
+        if !self.count_chunk() {
+            return refuse();
+        }
+        let depth = seen.depth();
+        let placement = chunk.placement().child(depth);
+        let Some(mut child) = Chunk::new_chunk(self.shape.template, placement, depth + 1) else {
+            // Uncounted again: adding `u64::MAX` wraps to one fewer.
+            self.chunk_count.fetch_add(u64::MAX, Ordering::Relaxed);
+            return refuse();
+        };
+        chunk.copy_moving_into(&mut child);
+        let child_id = id | 1 << depth;
+        self.chunks.publish(child_id, child);
+        for route in (child_id as usize..self.directory.len()).step_by(1 << (depth + 1)) {
+            self.chunks.lead(route, child_id);
+            self.directory[route].store(child_id, Ordering::Release);
+        }
+        chunk.purge_moved_and_unseal();
+        self.waiters.wake_all();
+        true
+    }
+
+    /// Counts one chunk more, unless the level has as many as it may.
+    fn count_chunk(&self) -> bool {
+        let mut count = self.chunk_count.load(Ordering::Relaxed);
+        while count < self.shape.max_chunks {
+            match self.chunk_count.compare_exchange_weak(
+                count,
+                count + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => count = now,
+            }
+        }
+        false
+    }
+
+    /// The published chunks, by id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunk> + '_ {
+        self.chunks.with_ids().map(|(_, chunk)| chunk)
+    }
+
+    /// Every chunk with all its stripes locked, by id, once no split is under way (one under
+    /// way is waited for): no write nor split until the guards drop.
+    pub(crate) fn lock_all(&self) -> Vec<LockedChunk<'_>> {
+        loop {
+            for chunk in self.iter() {
+                self.waiters.wait_while(|| chunk.split_state().is_sealed());
+            }
+            let locked: Vec<_> = self
+                .chunks
+                .with_ids()
+                .map(|(id, chunk)| LockedChunk {
+                    id,
+                    chunk,
+                    table: chunk.lock_table(),
+                })
+                .collect();
+            // Sealing takes every stripe of a chunk, and only a sealed chunk's splitter
+            // publishes a chunk: with none sealed while all are held, the set is complete.
+            if locked
+                .iter()
+                .all(|locked| !locked.chunk.split_state().is_sealed())
+                && locked.len() == self.iter().count()
+            {
+                return locked;
+            }
+        }
+    }
+
     /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
     /// counts the fingerprints it moves twice until it removes them from the old chunk.
     pub(crate) fn len(&self) -> usize {
-        // By id, so a chunk before the ones split from it, with an acquire fence after each: a
-        // count that shows a split's removals then sees the new chunk they were copied to.
+        // By id, a fence after each: a count that shows a split's purge sees the chunk it copied to.
         self.iter()
             .map(|chunk| {
                 let len = chunk.len();
@@ -493,23 +403,21 @@ impl Chunks {
             .sum()
     }
 
-    /// Fingerprint bits every item keeps: a chunk's fingerprints have these and the route bits
-    /// it may still be split on.
+    /// Fingerprint bits every item keeps, route bits aside.
     pub(crate) fn core_bits(&self) -> u32 {
-        self.template.shape.fingerprint_bits
+        self.shape.template.shape.fingerprint_bits
     }
 
     /// The false positive rate of a lookup in the level as it is now. A chunk split `D` deep
     /// takes the lookups of `2^-D` of the routes, and compares the core bits and the `R − D`
     /// route bits it has not been split on with the fingerprints in the two buckets it probes:
-    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`. So the rate starts low, while
-    /// fingerprints still carry many route bits, and rises towards the core's as chunks split.
+    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`.
     pub(crate) fn false_positive_rate_at_load(&self) -> f64 {
         let cores = ((1u64 << self.core_bits()) - 1) as f64;
         self.iter()
             .map(|chunk| {
                 let depth = chunk.split_state().depth();
-                let compared = cores * f64::from(1u32 << (self.route_bits - depth));
+                let compared = cores * f64::from(1u32 << (self.shape.route_bits - depth));
                 let per_bucket = chunk.len() as f64 / chunk.bucket_count() as f64;
                 let miss = (1.0 - 1.0 / compared).powf(2.0 * per_bucket);
                 (1.0 - miss) / f64::from(1u32 << depth)
@@ -522,26 +430,15 @@ impl Chunks {
         self.iter().map(Chunk::bucket_count).sum()
     }
 
-    /// Slots per bucket, the same in every chunk.
-    pub(crate) fn bucket_size(&self) -> usize {
-        self.template.shape.bucket_size
-    }
-
-    /// Whether buckets are semi-sorted, the same in every chunk.
-    pub(crate) fn is_semi_sorted(&self) -> bool {
-        self.template.shape.semi_sorted
-    }
-
     /// Items the chunks published so far are sized for together.
     pub(crate) fn capacity(&self) -> usize {
-        self.iter().count() * self.chunk_capacity()
+        self.iter().count() * self.shape.chunk_capacity()
     }
 
-    /// Bytes [`Self::with_shape`] allocates for a level of `shape`: its first chunks, the
-    /// directory and the slots, nothing allocated.
+    /// Bytes [`Self::with_shape`] allocates for a level of `shape`.
     pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
         let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
-        let chunk = chunk_geometry(shape.template, first_placement(shape))
+        let chunk = (shape.placement(shape.first_depth).geometry(shape.template))
             .memory_bytes()
             .saturating_add(core::mem::size_of::<Chunk>() as u64);
         chunk
@@ -555,29 +452,14 @@ impl Chunks {
         let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
         chunks
             + self.directory.len() * core::mem::size_of::<AtomicU64>()
-            + self.chunks.memory_usage()
+            + ChunkSlots::memory_for(self.directory.len())
     }
-}
-
-/// The placement of a level's first chunks.
-fn first_placement(shape: &ChunkShape) -> SplitPlacement {
-    let table = &shape.template.shape;
-    let (buckets, bits) = (table.bucket_count, table.fingerprint_bits);
-    SplitPlacement::new(buckets, bits, shape.first_depth, shape.route_bits)
-}
-
-/// A chunk's geometry: the level's template with the fingerprints its placement stores, the
-/// core bits and the route bits not yet split on.
-fn chunk_geometry(template: Geometry, placement: SplitPlacement) -> Geometry {
-    let mut geometry = template;
-    geometry.shape.fingerprint_bits = placement.fingerprint_bits();
-    geometry
 }
 
 impl fmt::Debug for Chunks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Chunks")
-            .field("route_bits", &self.route_bits)
+            .field("route_bits", &self.shape.route_bits)
             .field("chunks", &self.iter().count())
             .field("len", &self.len())
             .finish()

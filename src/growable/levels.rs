@@ -1,14 +1,10 @@
-//! The append-only list of levels: a fixed array of write-once slots, filled in order.
-//!
-//! Level `i` is a level of [`Chunks`] that starts the size its predecessor may grow to and
-//! grows `2^split_depth` times by splitting, with fingerprints sized for the rate `ε/2^(i+1)`,
-//! so that the rates of all levels ever added sum to less than `ε`. A lookup reads the slots
-//! without locks; a writer whose newest level is full fills the next slot, and writers that race
-//! it wait for that one fill, parked.
+//! The plan of every level, and the append-only list of levels: a fixed array of write-once
+//! slots, filled in order. A lookup reads the slots without locks; a writer whose newest level
+//! is full fills the next slot, and writers that race it wait for that one fill, parked.
 
 use core::fmt;
 
-use super::chunk_shape::{ChunkShape, PlannedChunks, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
+use super::chunk_shape::{ChunkShape, MAX_ROUTE_BITS, MIN_CHUNK_BUCKETS};
 use super::chunks::{Chunks, LockedChunk};
 use crate::error::BuildError;
 use crate::raw::Geometry;
@@ -22,13 +18,12 @@ pub(crate) const MAX_LEVELS: usize = 32;
 
 /// Level `level` of `plan`, or why it cannot be built.
 pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildError> {
-    let shape = plan.split_level_shape(level)?;
-    let chunks = Chunks::with_shape(shape.chunks).ok_or(BuildError::OutOfMemory {
-        bytes: Chunks::planned_memory(&shape.chunks)
+    let shape = plan.level_shape(level)?;
+    Chunks::with_shape(shape).ok_or(BuildError::OutOfMemory {
+        bytes: Chunks::planned_memory(&shape)
             .try_into()
             .unwrap_or(usize::MAX),
-    })?;
-    Ok(chunks.with_max_chunks(shape.max_chunks))
+    })
 }
 
 /// How each level is built.
@@ -53,11 +48,10 @@ impl Plan {
         1 << self.split_depth
     }
 
-    /// What level `level` of a split plan is, as the level is built and as the decoder expects
-    /// it, or why the plan cannot have it; nothing allocated. A level of chunks starts the size
-    /// its predecessor may grow to, and grows `2^split_depth` times, or until all levels' chunks
-    /// together reach the plan's `max_capacity`.
-    pub(crate) fn split_level_shape(&self, level: usize) -> Result<LevelShape, BuildError> {
+    /// Level `level`'s shape, as it is built and as the decoder expects it, or why the plan
+    /// cannot have it; nothing allocated. A level starts the size its predecessor may grow to,
+    /// and grows `2^split_depth` times, or until all levels together reach `max_capacity`.
+    pub(crate) fn level_shape(&self, level: usize) -> Result<ChunkShape, BuildError> {
         let depth = self.split_depth_of(level);
         let mut geometry = self.geometry(level)?;
         if depth == 0 {
@@ -65,15 +59,11 @@ impl Plan {
                 bits: geometry.shape.fingerprint_bits + 1,
             });
         }
-        let too_large = || BuildError::CapacityTooLarge {
-            capacity: self.initial_capacity,
-            max: self.max_capacity,
-        };
         // What the older levels may have grown to.
         let room = self
             .capacity_of_levels(1..=level)
             .and_then(|older| self.max_capacity.checked_sub(older))
-            .ok_or_else(too_large)?;
+            .ok_or_else(|| self.too_large())?;
         // A first level raised to the smallest chunk, as far as the limit allows.
         if self.initial_buckets == 0 {
             let shape = &geometry.shape;
@@ -84,24 +74,21 @@ impl Plan {
             // filter's slack for small tables may not.
             geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
-        let PlannedChunks {
-            shape: chunks,
-            chunk_capacity,
-        } = PlannedChunks::of(geometry, depth);
-        if chunks.route_bits > MAX_ROUTE_BITS {
+        let shape = ChunkShape::of(geometry, depth);
+        let chunk_capacity = shape.chunk_capacity();
+        if shape.route_bits > MAX_ROUTE_BITS {
             return Err(BuildError::CapacityTooLarge {
                 capacity: self.capacity_of(level).unwrap_or(usize::MAX),
                 max: chunk_capacity << (MAX_ROUTE_BITS - depth),
             });
         }
-        let first_capacity = (1usize << chunks.first_depth).checked_mul(chunk_capacity);
+        let first_capacity = (1usize << shape.first_depth).checked_mul(chunk_capacity);
         if first_capacity.map_or(true, |capacity| capacity > room) {
-            return Err(too_large());
+            return Err(self.too_large());
         }
-        Ok(LevelShape {
-            chunks,
-            chunk_capacity,
+        Ok(ChunkShape {
             max_chunks: (room / chunk_capacity) as u64,
+            ..shape
         })
     }
 
@@ -140,24 +127,16 @@ impl Plan {
         self.false_positive_rate / 2f64.powi(level as i32 + 1)
     }
 
-    /// The geometry level `level` gets, or why it cannot be built, with nothing allocated.
+    /// The geometry level `level` gets, if the plan's limit allows that level, with nothing
+    /// allocated.
     pub(crate) fn geometry(&self, level: usize) -> Result<Geometry, BuildError> {
-        self.table_of(level)?.geometry()
-    }
-
-    /// The table settings of level `level`, if the plan's limit allows that level.
-    fn table_of(&self, level: usize) -> Result<TableSettings, BuildError> {
-        let too_large = || BuildError::CapacityTooLarge {
-            capacity: self.initial_capacity,
-            max: self.max_capacity,
-        };
-        let capacity = self.capacity_of(level).ok_or_else(too_large)?;
+        let capacity = self.capacity_of(level).ok_or_else(|| self.too_large())?;
         if level > 0
             && self
                 .capacity_of_levels(0..=level)
                 .map_or(true, |total| total > self.max_capacity)
         {
-            return Err(too_large());
+            return Err(self.too_large());
         }
         let mut table = self.table;
         table.capacity = capacity;
@@ -166,18 +145,15 @@ impl Plan {
             let growth = capacity / self.initial_capacity;
             table.bucket_count = self.initial_buckets.saturating_mul(growth);
         }
-        Ok(table)
+        table.geometry()
     }
-}
 
-/// What the plan gives a level, as it is built, with nothing allocated.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct LevelShape {
-    pub(crate) chunks: ChunkShape,
-    /// Items each chunk is sized for, which its header records.
-    pub(crate) chunk_capacity: usize,
-    /// How many chunks the level may have by the plan's limit.
-    pub(crate) max_chunks: u64,
+    fn too_large(&self) -> BuildError {
+        BuildError::CapacityTooLarge {
+            capacity: self.initial_capacity,
+            max: self.max_capacity,
+        }
+    }
 }
 
 /// A level with every chunk locked.
@@ -187,14 +163,12 @@ pub(crate) struct LockedLevel<'a> {
 }
 
 pub(crate) struct Levels {
-    /// Level 0, which every filter has: held in place, so that a lookup in a filter that has
-    /// not added a level reads no slot.
+    /// Level 0, held in place: a lookup in a filter of one level reads no slot.
     first: Chunks,
     /// Levels 1 and on.
     slots: Box<[OnceSlot<Option<Chunks>>]>,
-    /// How many slots are filled with a level, raised (`Release`) by every thread that saw a
-    /// slot filled before it returns from [`Self::grow`]: one `Acquire` load tells a lookup how
-    /// many levels to probe, instead of one load per slot.
+    /// Levels published, raised (`Release`) by every thread that saw a slot filled before it
+    /// returns from [`Self::grow`]: one load tells a lookup how many levels to probe.
     published: AtomicU64,
     plan: Plan,
 }
@@ -202,22 +176,17 @@ pub(crate) struct Levels {
 impl Levels {
     /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
-        Ok(Self {
-            first: build_level(&plan, 0)?,
-            slots: Self::empty_slots(),
-            published: AtomicU64::new(1),
-            plan,
-        })
+        let first = build_level(&plan, 0)?;
+        Ok(Self::from_levels(plan, vec![first]))
     }
 
-    /// The list holding `levels`, decoded and checked against `plan`: at least one, at most
-    /// [`MAX_LEVELS`].
+    /// The list holding `levels`: at least one, at most [`MAX_LEVELS`].
     pub(crate) fn from_levels(plan: Plan, levels: Vec<Chunks>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
         let published = AtomicU64::new(levels.len() as u64);
         let mut levels = levels.into_iter();
         let first = levels.next().expect("a filter has at least one level");
-        let slots = Self::empty_slots();
+        let slots: Box<[_]> = (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect();
         for (slot, level) in slots.iter().zip(levels) {
             slot.get_or_init(|| Some(level));
         }
@@ -227,10 +196,6 @@ impl Levels {
             published,
             plan,
         }
-    }
-
-    fn empty_slots() -> Box<[OnceSlot<Option<Chunks>>]> {
-        (1..MAX_LEVELS).map(|_| OnceSlot::new()).collect()
     }
 
     pub(crate) fn plan(&self) -> &Plan {
@@ -266,10 +231,8 @@ impl Levels {
         core::iter::once(&self.first).chain(added)
     }
 
-    /// Every published level with every chunk locked (levels oldest first, each level's
-    /// chunks by [`Chunks::lock_all`]): no writer is anywhere in the filter until the guards
-    /// drop. A level published while the others were being locked is locked too; one still
-    /// being built holds nothing yet, as items enter a level only once it is published.
+    /// Every published level, oldest first, with every chunk locked: no writer is anywhere in
+    /// the filter until the guards drop. A level still being built holds nothing yet.
     pub(crate) fn lock_all(&self) -> Vec<LockedLevel<'_>> {
         let mut locked = Vec::new();
         while locked.len() < self.count() {
@@ -284,8 +247,7 @@ impl Levels {
         locked
     }
 
-    /// A copy of every level, taken under [`Self::lock_all`]; `None` if its memory cannot be
-    /// had.
+    /// A copy of every level, taken under [`Self::lock_all`]; `None` without the memory.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         let levels = self
             .lock_all()
@@ -296,9 +258,7 @@ impl Levels {
                     .iter()
                     .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
                     .collect::<Option<Vec<_>>>()?;
-                let shape = locked.level.shape();
-                let level = Chunks::from_chunks(shape.template, shape.route_bits, chunks)?;
-                Some(level.with_max_chunks(locked.level.max_chunks()))
+                Chunks::from_chunks(locked.level.shape(), chunks)
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Self::from_levels(self.plan.clone(), levels))
@@ -351,27 +311,30 @@ impl fmt::Debug for Levels {
 mod tests {
     use super::*;
 
-    fn plan(max_capacity: usize) -> Plan {
+    /// Plain buckets, exact ones of 4 × 8 bits when `initial_buckets` is set, else by the rate.
+    fn plan(initial_capacity: usize, initial_buckets: usize, depth: u32, max: usize) -> Plan {
+        let mut table = TableSettings {
+            layout: Some(crate::TableLayout::Packed),
+            ..TableSettings::default()
+        };
+        table.request.semi_sorted = Some(false);
+        if initial_buckets != 0 {
+            table.request.bucket_size = Some(4);
+            table.request.fingerprint_bits = Some(8);
+        }
         Plan {
-            table: TableSettings {
-                layout: Some(crate::TableLayout::Packed),
-                request: crate::sizing::Request {
-                    semi_sorted: Some(false),
-                    ..Default::default()
-                },
-                ..TableSettings::default()
-            },
-            initial_capacity: 4_000,
-            initial_buckets: 0,
+            table,
+            initial_capacity,
+            initial_buckets,
             false_positive_rate: 0.01,
-            max_capacity,
-            split_depth: 2,
+            max_capacity: max,
+            split_depth: depth,
         }
     }
 
     #[test]
     fn the_rates_of_all_levels_stay_under_the_target() {
-        let plan = plan(usize::MAX);
+        let plan = plan(4_000, 0, 2, usize::MAX);
         let rates: Vec<f64> = (0..MAX_LEVELS).map(|level| plan.rate_of(level)).collect();
         assert!(rates.iter().sum::<f64>() < plan.false_positive_rate);
         assert!(rates.windows(2).all(|pair| pair[1] * 2.0 == pair[0]));
@@ -379,7 +342,7 @@ mod tests {
 
     #[test]
     fn a_level_past_the_plan_limit_is_refused_for_good() {
-        let levels = Levels::new(plan(4_000)).unwrap();
+        let levels = Levels::new(plan(4_000, 0, 2, 4_000)).unwrap();
         assert!(!levels.grow(0));
         assert!(matches!(levels.slots[0].get(), Some(None)));
         assert_eq!(levels.count(), 1);
@@ -387,10 +350,36 @@ mod tests {
 
     #[test]
     fn a_level_within_the_limit_is_added_once() {
-        let levels = Levels::new(plan(usize::MAX)).unwrap();
+        let levels = Levels::new(plan(4_000, 0, 2, usize::MAX)).unwrap();
         assert!(levels.grow(0));
         assert!(levels.grow(0), "a level already added counts as grown");
         assert_eq!(levels.count(), 2);
         assert!(levels.level(1).capacity() > 3 * levels.level(0).capacity());
+    }
+
+    /// The shapes the decoder expects are those the levels are built with.
+    #[test]
+    fn the_decoders_level_shapes_are_the_built_ones() {
+        let mut plans = vec![
+            plan(1_000, 0, 2, usize::MAX),
+            plan(400_000, 0, 3, usize::MAX),
+            plan(20, 16, 2, usize::MAX),
+            plan(5_000, 0, 1, 30_000),
+        ];
+        // And semi-sorted buckets, which a header that leaves them to the rate asks for.
+        let mut by_rate = plans[0].clone();
+        by_rate.table.request.semi_sorted = None;
+        plans.push(by_rate);
+        for plan in &plans {
+            for level in 0..3 {
+                match (plan.level_shape(level), build_level(plan, level)) {
+                    (Ok(shape), Ok(built)) => assert_eq!(built.shape(), shape, "{plan:?} {level}"),
+                    (Err(shape), Err(built)) => assert_eq!(shape, built, "{plan:?} {level}"),
+                    (shape, built) => panic!("{plan:?} {level}: {shape:?} and {built:?}"),
+                }
+            }
+        }
+        assert!(plans[1].level_shape(0).unwrap().first_depth > 0);
+        assert!(plans[3].level_shape(1).is_ok() && plans[3].level_shape(2).is_err());
     }
 }

@@ -53,8 +53,7 @@ impl Growable {
         }
         let mut merged = 0;
         let mut put = |level: usize, placed: Placed| {
-            let inserted = self.levels.level(level).insert_placed(placed, unique);
-            match inserted.unwrap_or(Insertion::Full) {
+            match self.levels.level(level).insert_placed(placed, unique) {
                 Insertion::Inserted => merged += 1,
                 Insertion::Present => {}
                 Insertion::Full => return Err(MergeError::Full { merged }),

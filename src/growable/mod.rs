@@ -2,11 +2,9 @@
 //! wider fingerprints than the one before.
 
 mod builder;
-mod bulk;
 mod chunk_shape;
 mod chunk_slots;
 mod chunks;
-mod item_locks;
 mod levels;
 mod merge;
 mod persist;
@@ -16,7 +14,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
-use self::item_locks::ItemLocks;
+use self::chunks::Located;
 use self::split::route_of;
 use crate::error::{InsertError, MergeError};
 use crate::filter::kind::{Kind, Sealed};
@@ -24,15 +22,16 @@ use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
-use crate::raw::{level_hash, Insertion};
+use crate::raw::{level_hash, Insertion, Stripes, AHEAD};
 use crate::sync::{fence, Ordering};
 
 pub use self::builder::GrowableCuckooFilterBuilder;
 use self::chunks::Chunks;
 use self::levels::Levels;
 
-/// Levels whose buckets one lookup loads at once.
-pub(crate) const PROBE_WINDOW: usize = 8;
+/// Levels whose buckets a lookup requests at once: eight keep more loads in flight than a core
+/// tracks.
+const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
@@ -97,7 +96,14 @@ pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S
 /// one step across them.
 pub struct Growable {
     levels: Levels,
-    item_locks: ItemLocks,
+    /// Locks by item hash, apart from every level's stripes: nothing else takes them, and a
+    /// holder takes level stripes only after, so they add no lock-order cycle.
+    item_locks: Stripes,
+}
+
+/// `count` item locks, a power of two; `None` if their memory cannot be had.
+pub(crate) fn item_locks(count: usize) -> Option<Stripes> {
+    Stripes::new(count, 0, count, 1)
 }
 
 impl fmt::Debug for Growable {
@@ -193,47 +199,71 @@ impl Kind for Growable {
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
-        if !unique {
-            return insert_into(&self.levels, hash).map(|()| true);
-        }
         loop {
-            // Held while the levels are counted, checked and the item inserted: a racing unique
-            // insert of the item then sees this one's copy, in whatever level it went.
-            let guard = self.item_locks.lock(hash);
-            let newest = self.levels.count() - 1;
-            match insert_unique_into(&self.levels, hash, newest) {
-                Insertion::Inserted => return Ok(true),
-                Insertion::Present => return Ok(false),
-                Insertion::Full => {
-                    // Others waiting for the item's lock should not wait for the growth too.
-                    drop(guard);
-                    let level_hash = level_hash(hash, newest);
-                    if self.levels.level(newest).copies_fill_buckets(level_hash)
-                        || !self.levels.grow(newest)
-                    {
-                        return Err(InsertError::Full);
-                    }
-                }
+            // A unique insert holds the item's lock while it counts and checks every level and
+            // inserts: a racing unique insert of the item sees this copy.
+            let guard = unique.then(|| {
+                let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
+                self.item_locks.lock_pair::<false>(lock, lock)
+            });
+            let levels = &self.levels;
+            let newest = levels.count() - 1;
+            let (level, in_level) = (levels.level(newest), level_hash(hash, newest));
+            let older = |i| levels.level(i).contains(level_hash(hash, i));
+            let inserted = if unique && (0..newest).any(older) {
+                Insertion::Present
+            } else {
+                level.insert(in_level, unique)
+            };
+            drop(guard);
+            match inserted {
+                Insertion::Full if !level.copies_fill_buckets(in_level) && levels.grow(newest) => {}
+                Insertion::Full => return Err(InsertError::Full),
+                done => return Ok(done == Insertion::Inserted),
             }
         }
     }
 
+    /// The buckets of a group of hashes are requested before the first is written.
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
-        self.insert_hashes(hashes)
+        for (group, hashes) in hashes.chunks(AHEAD).enumerate() {
+            let newest = self.levels.count() - 1;
+            let chunks = self.levels.level(newest);
+            for &hash in hashes {
+                chunks.locate_and_prefetch(level_hash(hash, newest));
+            }
+            for (i, &hash) in hashes.iter().enumerate() {
+                self.insert(hash, false).map_err(|_| group * AHEAD + i)?;
+            }
+        }
+        Ok(())
     }
 
     #[inline]
     fn contains(&self, hash: u64) -> bool {
         match self.levels.count() {
-            // Until the filter has grown past its first level (64× with the default split
-            // depth), one directory pointer and one chunk; `level_hash` of level 0 is the hash.
+            // `level_hash` of level 0 is the hash.
             1 => self.levels.first().contains(hash),
             count => contains_in_levels(&self.levels, hash, count),
         }
     }
 
+    /// A level at a time, newest first: the buckets of a group of hashes are requested before
+    /// the first of them is probed.
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-        self.contains_hashes_by_level(hashes, answers);
+        answers.fill(false);
+        for level in (0..self.levels.count()).rev() {
+            let chunks = self.levels.level(level);
+            for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
+                let mut located: [Option<Located<'_>>; AHEAD] = [None; AHEAD];
+                for (at, &hash) in located.iter_mut().zip(hashes) {
+                    *at = Some(chunks.locate_and_prefetch(level_hash(hash, level)));
+                }
+                for (answer, at) in answers.iter_mut().zip(located.into_iter().flatten()) {
+                    *answer = *answer || chunks.contains_located(at);
+                }
+            }
+        }
     }
 
     fn count(&self, hash: u64) -> usize {
@@ -243,14 +273,25 @@ impl Kind for Growable {
             .sum()
     }
 
+    /// From the one level holding the hash's fingerprint; `false` if none or several do.
     fn remove(&self, hash: u64) -> bool {
-        remove_from(&self.levels, hash)
+        let levels = &self.levels;
+        loop {
+            let mut holding = (0..levels.count())
+                .rev()
+                .filter(|&level| levels.level(level).contains(level_hash(hash, level)));
+            let (Some(level), None) = (holding.next(), holding.next()) else {
+                return false;
+            };
+            if levels.level(level).remove(level_hash(hash, level)) {
+                return true;
+            }
+            // A racing remove took the copy between the look and the lock: look again.
+        }
     }
 
     fn len(&self) -> usize {
-        // Oldest first, with an acquire fence after each level: a count that shows a write to
-        // one level then shows every write its thread made before it, including inserts into
-        // any newer level, so that `len` never sees a remove without the insert that preceded it.
+        // Oldest first, a fence after each: a remove is never counted without its insert.
         self.levels
             .iter()
             .map(|level| {
@@ -276,11 +317,11 @@ impl Kind for Growable {
     }
 
     fn bucket_size(&self) -> usize {
-        self.levels.first().bucket_size()
+        self.levels.first().shape().template.shape.bucket_size
     }
 
     fn is_semi_sorted(&self) -> bool {
-        self.levels.first().is_semi_sorted()
+        self.levels.first().shape().template.shape.semi_sorted
     }
 
     fn expected_false_positive_rate(&self) -> f64 {
@@ -302,7 +343,7 @@ impl Kind for Growable {
         let (levels, item_locks) = self
             .levels
             .duplicate()
-            .zip(ItemLocks::new(self.item_locks.count()))?;
+            .zip(item_locks(self.item_locks.count()))?;
         Some(Self { levels, item_locks })
     }
 
@@ -342,15 +383,10 @@ impl Kind for Growable {
     }
 }
 
-/// A lookup in several levels, out of line, so that the one-level lookup inlined in the caller
-/// keeps its registers.
+/// A lookup in several levels, out of line to keep the one-level lookup lean: newest (largest)
+/// first, a window of levels' buckets requested before any is probed.
 #[inline(never)]
 fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
-    // Newest first: it is the largest, and holds the most items. Every level of a window is
-    // located once, its buckets' loads started, before any is probed: the probes then find
-    // their buckets arriving together instead of missing one after another. A window of
-    // eight levels already keeps more loads in flight than a core can track, and keeps the
-    // array each lookup fills small.
     let mut newest = count;
     while newest > 0 {
         let oldest = newest.saturating_sub(PROBE_WINDOW);
@@ -369,48 +405,4 @@ fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
         newest = oldest;
     }
     false
-}
-
-/// Inserts one copy of the hash into the newest level, adding a level first if it is full.
-pub(crate) fn insert_into(levels: &Levels, hash: u64) -> Result<(), InsertError> {
-    loop {
-        let newest = levels.count() - 1;
-        let level = levels.level(newest);
-        let level_hash = level_hash(hash, newest);
-        // A chunk that cannot split (or whose split found no memory) is full for the level.
-        match level.insert(level_hash, false).unwrap_or(Insertion::Full) {
-            Insertion::Full if !level.copies_fill_buckets(level_hash) && levels.grow(newest) => {}
-            Insertion::Full => return Err(InsertError::Full),
-            _ => return Ok(()),
-        }
-    }
-}
-
-/// The unique insert into level `newest`, unless an older level holds the hash: the caller
-/// holds the item's lock.
-pub(crate) fn insert_unique_into(levels: &Levels, hash: u64, newest: usize) -> Insertion {
-    if (0..newest).any(|level| levels.level(level).contains(level_hash(hash, level))) {
-        return Insertion::Present;
-    }
-    levels
-        .level(newest)
-        .insert(level_hash(hash, newest), true)
-        .unwrap_or(Insertion::Full)
-}
-
-/// Removes the hash's copy from the one level holding its fingerprint; `false` if none or
-/// several do.
-pub(crate) fn remove_from(levels: &Levels, hash: u64) -> bool {
-    loop {
-        let mut holding = (0..levels.count())
-            .rev()
-            .filter(|&level| levels.level(level).contains(level_hash(hash, level)));
-        let (Some(level), None) = (holding.next(), holding.next()) else {
-            return false;
-        };
-        if levels.level(level).remove(level_hash(hash, level)) {
-            return true;
-        }
-        // A racing remove took the copy between the look and the lock: look again.
-    }
 }

@@ -96,6 +96,13 @@ impl SplitPlacement {
         self.born_at + self.growth_bits
     }
 
+    /// A chunk's geometry: its level's `template` with the fingerprints this placement stores.
+    pub(crate) fn geometry(&self, template: Geometry) -> Geometry {
+        let mut geometry = template;
+        geometry.shape.fingerprint_bits = self.fingerprint_bits();
+        geometry
+    }
+
     /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
     fn moves(&self, fp: Fingerprint, depth: u32) -> bool {
         (fp >> (depth - self.born_at)) & 1 == 1
@@ -112,7 +119,7 @@ impl SplitPlacement {
 
     /// [`Place::candidates`] of a hash whose route is known.
     #[inline(always)]
-    fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
+    pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
         let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
         let growth = (route >> self.born_at) & self.growth_mask;
         let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
@@ -125,7 +132,7 @@ impl SplitPlacement {
 
     /// The candidates of a fingerprint known by its core, its route and one of its buckets: a
     /// merge's view of another chunk's fingerprint, placed in this chunk.
-    fn candidates_of(&self, placed: Placed) -> Candidates {
+    pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
         let growth = (placed.route >> self.born_at) & self.growth_mask;
         Candidates {
             fp: placed.core << self.growth_bits | growth,
@@ -149,12 +156,6 @@ impl SplitPlacement {
     fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
         let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
         fp & decided == 0
-    }
-
-    /// Whether some key of the chunk's routes, split `depth` deep, has `fp`: its core is not 0
-    /// (every key's is at least 1) and the chunk owns it.
-    fn admits_stored(&self, fp: Fingerprint, depth: u32) -> bool {
-        fp >> self.growth_bits != 0 && self.owns(fp, depth)
     }
 }
 
@@ -223,11 +224,6 @@ impl SplitState {
 }
 
 impl RawFilter<SplitPlacement> {
-    /// The candidates in this chunk of a fingerprint known by its core, route and bucket.
-    pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
-        self.placement().candidates_of(placed)
-    }
-
     /// Every fingerprint of this chunk, `id`, as [`Placed`]: each bucket read as a state it
     /// really had.
     pub(crate) fn placed_fingerprints(&self, id: u64) -> impl Iterator<Item = Placed> + '_ {
@@ -243,29 +239,18 @@ impl RawFilter<SplitPlacement> {
         })
     }
 
-    /// Whether the chunk holds the fingerprint of a hash whose route is known.
-    #[inline(always)]
-    pub(crate) fn contains_on(&self, hash: u64, route: u32) -> bool {
-        self.contains_located(self.candidates_on(hash, route))
-    }
-
-    /// The candidates in this chunk of a hash whose route is known.
-    #[inline(always)]
-    pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
-        self.placement().candidates_on(hash, route)
-    }
-
-    /// A new empty chunk, split `depth` deep from the start; `None` if its memory cannot be had.
+    /// A new empty chunk of a level of `template`, split `depth` deep from the start; `None` if
+    /// its memory cannot be had.
     pub(crate) fn new_chunk(
-        geometry: &Geometry,
+        template: Geometry,
         placement: SplitPlacement,
         depth: u32,
     ) -> Option<Self> {
-        debug_assert_eq!(
-            geometry.shape.fingerprint_bits,
-            placement.fingerprint_bits()
-        );
-        Self::with_placement(geometry, placement, SplitGate::new(depth))
+        Self::with_placement(
+            &placement.geometry(template),
+            placement,
+            SplitGate::new(depth),
+        )
     }
 
     /// The chunk's split state, `Acquire`: a caller that sees a split finished also sees the
@@ -348,14 +333,17 @@ impl RawFilter<SplitPlacement> {
     }
 
     /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
-    /// have, for a table read from outside: a route a split gave away, or a core of 0.
+    /// have, for a table read from outside: a route a split gave away, or a core of 0 (every
+    /// key's is at least 1).
     pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
-        let depth = self.split_state().depth();
+        let (depth, placement) = (self.split_state().depth(), self.placement());
+        let unowned = |fp| fp >> placement.growth_bits == 0 || !placement.owns(fp, depth);
         (0..self.bucket_count()).find(|&bucket| {
-            self.bucket_fingerprints(bucket)
+            let fingerprints = self.bucket_fingerprints(bucket);
+            fingerprints
                 .as_slice()
                 .iter()
-                .any(|&fp| fp != 0 && !self.placement().admits_stored(fp, depth))
+                .any(|&fp| fp != 0 && unowned(fp))
         })
     }
 }
@@ -402,7 +390,7 @@ mod tests {
                 max_search_buckets: 2000,
             },
         };
-        RawFilter::new_chunk(&geometry, placement, depth).unwrap()
+        RawFilter::new_chunk(geometry, placement, depth).unwrap()
     }
 
     fn hashes(count: u64, salt: u64) -> impl Iterator<Item = u64> {
@@ -492,65 +480,5 @@ mod tests {
         let fp = 0b1010_1010_1010 << 6 | 0b101_100;
         assert!(root.moves(fp, 2) && !root.moves(fp, 0));
         assert_eq!(root.moved(fp, 2), 0b1010_1010_1010 << 3 | 0b101);
-    }
-
-    /// A chunk's table words, read back as a fixed filter's and made a chunk again.
-    fn read_back(chunk: &RawFilter<SplitPlacement>, depth: u32) -> RawFilter<SplitPlacement> {
-        let words = chunk.snapshot().words;
-        let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
-        RawFilter::from_le_bytes(chunk.geometry(), &bytes)
-            .unwrap()
-            .into_chunk(*chunk.placement(), depth)
-    }
-
-    #[test]
-    fn a_chunk_read_back_from_its_words_holds_and_owns_what_it_held() {
-        let root = chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
-        let keys: Vec<u64> = hashes(3000, 5).collect();
-        for &hash in &keys {
-            assert_eq!(root.insert::<false>(hash, false), Insertion::Inserted);
-        }
-        let child = split(&root);
-        for chunk in [&root, &child] {
-            let copy = read_back(chunk, 1);
-            assert_eq!(copy.split_state(), chunk.split_state());
-            assert_eq!(copy.len(), chunk.len());
-            assert_eq!(copy.first_unowned_bucket(), None);
-            let held: Vec<u64> = keys
-                .iter()
-                .copied()
-                .filter(|&h| chunk.contains(h))
-                .collect();
-            assert!(held.len() > 1000);
-            assert!(held.iter().all(|&hash| copy.contains(hash)));
-            // It splits on as the original would.
-            let grandchild = split(&copy);
-            assert!(held
-                .iter()
-                .all(|&hash| copy.contains(hash) || grandchild.contains(hash)));
-            // Read as split one deeper than it is, it holds keys a split would have moved.
-            assert!(read_back(chunk, 2).first_unowned_bucket().is_some());
-        }
-        // Split no deeper than born, a chunk owns every route, but never a core of 0.
-        assert_eq!(read_back(&child, 1).first_unowned_bucket(), None);
-        let empty = self::chunk(SplitPlacement::new(BUCKETS, CORE_BITS, 0, ROUTE_BITS), 0);
-        let words = empty.snapshot().words;
-        let growth = ROUTE_BITS;
-        for (fp, owned) in [
-            (1u64, false),
-            ((1 << growth) - 1, false),
-            (1 << growth, true),
-        ] {
-            let mut words = words.clone();
-            // Bucket 1, slot 0: plain buckets of 4 fingerprints of 12 bits.
-            words[0] |= fp << (4 * 12);
-            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
-            let copy = RawFilter::from_le_bytes(empty.geometry(), &bytes)
-                .unwrap()
-                .into_chunk(*empty.placement(), 0);
-            assert_eq!(copy.len(), 1);
-            let expected = if owned { None } else { Some(1) };
-            assert_eq!(copy.first_unowned_bucket(), expected, "{fp:#x}");
-        }
     }
 }

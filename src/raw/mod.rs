@@ -36,7 +36,7 @@ pub(crate) use self::index::Placement;
 pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
 use self::stripe::AllStripesGuard;
 pub(crate) use self::stripe::Guard;
-pub(crate) use self::stripe::{StripeGuard, Stripes};
+pub(crate) use self::stripe::Stripes;
 use self::table::Table;
 use crate::sync::MODEL_CHECKED;
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::growable::chunk_shape::{PlannedChunks, MIN_CHUNK_BUCKETS};
-use crate::raw::{default_max_hops, level_hash, SearchLimits, Shape};
+use crate::growable::chunk_shape::MIN_CHUNK_BUCKETS;
+use crate::raw::{default_max_hops, level_hash, Geometry, SearchLimits, Shape};
 
 fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
     let template = Geometry {
@@ -18,7 +18,7 @@ fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
         },
     };
     // A level of chunks shaped like `template` together, each splitting `route_bits` times.
-    Chunks::with_shape(PlannedChunks::of(template, route_bits).shape).unwrap()
+    Chunks::with_shape(ChunkShape::of(template, route_bits)).unwrap()
 }
 
 /// At least the smallest chunk a filter builds.
@@ -33,7 +33,7 @@ fn key(i: u64) -> u64 {
 /// Every route leads lookups to the chunk the directory names for it.
 fn assert_routes_lead_to_their_chunks(level: &Chunks) {
     for (route, entry) in level.directory.iter().enumerate() {
-        let named = level.chunk(entry.load(Ordering::Relaxed));
+        let named = level.chunks.get(entry.load(Ordering::Relaxed)).unwrap();
         assert!(
             core::ptr::eq(level.chunks.of_route(route), named),
             "route {route}"
@@ -47,7 +47,7 @@ fn a_level_grows_by_splits_and_loses_nothing() {
     assert_routes_lead_to_their_chunks(&level);
     let items = 200_000u64;
     for i in 0..items {
-        assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");
+        assert_eq!(level.insert(key(i), false), Insertion::Inserted, "{i}");
     }
     assert_routes_lead_to_their_chunks(&level);
     assert_eq!(level.len(), items as usize);
@@ -74,14 +74,14 @@ fn a_level_grows_by_splits_and_loses_nothing() {
 fn a_chunk_split_as_deep_as_it_can_be_is_full_and_changes_nothing() {
     let level = level_at_least(64, 8, 2);
     let mut stored = 0;
-    let refused = (0..30_000u64).find_map(|i| match level.insert(key(i), false) {
-        Ok(_) => {
+    let refused = (0..30_000u64).find(|&i| match level.insert(key(i), false) {
+        Insertion::Full => true,
+        _ => {
             stored += 1;
-            None
+            false
         }
-        Err(refusal) => Some(refusal),
     });
-    assert_eq!(refused, Some(Refusal::Full));
+    assert!(refused.is_some());
     assert_eq!(level.len(), stored);
     assert!((0..stored as u64).all(|i| level.contains(key(i))));
     // Four chunks of the smallest size, 4,096 slots: near full when the first refuses.
@@ -98,7 +98,7 @@ fn a_level_sized_past_one_chunk_starts_as_several() {
     assert_routes_lead_to_their_chunks(&level);
     let items = 700_000u64;
     for i in 0..items {
-        assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted), "{i}");
+        assert_eq!(level.insert(key(i), false), Insertion::Inserted, "{i}");
     }
     assert!((0..items).all(|i| level.contains(key(i))));
     assert_eq!(level.len(), items as usize);
@@ -111,12 +111,12 @@ fn a_unique_insert_finds_the_copy_wherever_splits_moved_it() {
     // A key whose fingerprint an earlier key already shows is taken as present: rare with
     // 16-bit cores.
     let inserted = (0..20_000u64)
-        .filter(|&i| level.insert(key(i), true) == Ok(Insertion::Inserted))
+        .filter(|&i| level.insert(key(i), true) == Insertion::Inserted)
         .count();
     assert!(inserted > 19_990, "{inserted}");
     assert!(level.iter().count() > 4);
     for i in 0..20_000u64 {
-        assert_eq!(level.insert(key(i), true), Ok(Insertion::Present));
+        assert_eq!(level.insert(key(i), true), Insertion::Present);
         assert!(level.count(key(i)) >= 1);
     }
     assert_eq!(level.len(), inserted);
@@ -140,7 +140,7 @@ fn readers_racing_splits_never_miss_an_inserted_key() {
             scope.spawn(move || {
                 let _stop = Stop(passed);
                 for i in (writer..120_000).step_by(2) {
-                    assert_eq!(level.insert(key(i), false), Ok(Insertion::Inserted));
+                    assert_eq!(level.insert(key(i), false), Insertion::Inserted);
                     passed.store(i, Ordering::Release);
                 }
             });

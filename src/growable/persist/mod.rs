@@ -1,40 +1,301 @@
-//! Persistence of the growable kind: its header (the plan, [`header`]), then its levels chunk by
-//! chunk ([`records`]). The layout is in `FORMAT.md` ("The byte format of a
-//! `GrowableCuckooFilter`").
+//! Persistence of the growable kind (`FORMAT.md`, "The byte format of a
+//! `GrowableCuckooFilter`"): its header (the plan, [`header`]), then each level's record and its
+//! chunks, each a record and a fixed filter's encoding; and a level's statistics. A level's
+//! length is known only chunk by chunk, so it is read a checked part at a time, allocating only
+//! for bytes that have arrived.
 
 mod header;
-mod records;
 
-use std::io::Read;
+use std::io::{self, Read, Write};
 
-use self::header::{GrowableHeader, HEADER_LEN};
-use super::levels::Levels;
-use super::Growable;
-use crate::persist::encoding::read_up_to;
-use crate::persist::{DecodeError, StableHashBuilder};
+use self::header::{GrowableHeader, HEADER_LEN, VERSION_SPLIT};
+use super::chunk_shape::ChunkShape;
+use super::chunks::{Chunk, Chunks, LockedChunk};
+use super::levels::{Levels, LockedLevel};
+use super::{item_locks, Growable};
+use crate::persist::encoding::{
+    check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
+    read_up_to, sealed_record, u64_at, write_encoding, Header, HEADER_LEN as TABLE_HEADER_LEN,
+};
+use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
+use crate::raw::DEFAULT_ITEM_LOCKS;
 
-pub(crate) use self::records::{stats, to_bytes, write_to};
+/// Bytes of a level's record: its chunk count and the record's checksum.
+const LEVEL_RECORD_LEN: usize = 16;
+/// Bytes of a chunk's record: its id, its split depth and the record's checksum.
+const CHUNK_RECORD_LEN: usize = 24;
+
+/// Bytes the encoding of `levels` takes now, from their chunks' shapes.
+pub(super) fn serialized_len(levels: &Levels) -> u64 {
+    HEADER_LEN as u64 + levels.iter().map(level_len).sum::<u64>()
+}
+
+/// Bytes of a level's encoding: its record, and each chunk's record and table.
+fn level_len(level: &Chunks) -> u64 {
+    let chunks: u64 = level
+        .iter()
+        .map(|chunk| CHUNK_RECORD_LEN as u64 + encoded_len(chunk.geometry()))
+        .sum();
+    LEVEL_RECORD_LEN as u64 + chunks
+}
+
+/// Writes the plan and every level's chunks from one snapshot: every chunk of every level
+/// locked ([`Levels::lock_all`]) while the whole encoding goes to `writer`.
+pub(super) fn write_to<W: Write>(
+    levels: &Levels,
+    hasher: RecordedHasher,
+    writer: W,
+) -> io::Result<()> {
+    write_locked(levels, &levels.lock_all(), hasher, writer)
+}
+
+/// The bytes of [`write_to`], in a vector allocated at their exact length once every chunk is
+/// locked, when the length can no longer change.
+pub(super) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> Vec<u8> {
+    let locked = levels.lock_all();
+    let len = HEADER_LEN as u64 + locked.iter().map(|l| level_len(l.level)).sum::<u64>();
+    let mut out = Vec::with_capacity(len as usize);
+    write_locked(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
+    debug_assert_eq!(out.len() as u64, len);
+    out
+}
+
+fn write_locked<W: Write>(
+    levels: &Levels,
+    locked: &[LockedLevel<'_>],
+    hasher: RecordedHasher,
+    mut writer: W,
+) -> io::Result<()> {
+    let chunks = || locked.iter().flat_map(|level| &level.chunks);
+    let header = GrowableHeader {
+        plan: levels.plan().clone(),
+        hasher,
+        level_count: locked.len(),
+        items: chunks().map(|chunk| chunk.table.items() as u64).sum(),
+    };
+    writer.write_all(&header.to_bytes())?;
+    for LockedLevel { level, chunks } in locked {
+        let count = [chunks.len() as u64];
+        writer.write_all(&sealed_record::<LEVEL_RECORD_LEN>(&[], &count))?;
+        for LockedChunk { id, chunk, table } in chunks {
+            let record = [*id, chunk.split_state().depth().into()];
+            writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&[], &record))?;
+            let header = Header::new(
+                chunk.geometry(),
+                level.shape().chunk_capacity(),
+                hasher,
+                table.items(),
+                table.data_words(),
+            );
+            write_encoding(&mut writer, header, |from, out| table.read_words(from, out))?;
+        }
+    }
+    Ok(())
+}
+
+/// A split level's statistics: its chunks' buckets, items and memory together.
+pub(super) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
+    let shape = level.shape().template.shape;
+    let (buckets, len, memory_bytes) = (level.bucket_count(), level.len(), level.memory_usage());
+    FilterStats {
+        buckets,
+        bucket_size: shape.bucket_size,
+        fingerprint_bits: level.core_bits(),
+        semi_sorted: shape.semi_sorted,
+        stripes: level.iter().map(Chunk::stripe_count).sum(),
+        len,
+        capacity: level.capacity(),
+        load_factor: len as f64 / (buckets * shape.bucket_size) as f64,
+        memory_bytes,
+        bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
+        // Fully split at the load it is sized for, every lookup compares the core bits alone.
+        expected_false_positive_rate: shape.expected_false_positive_rate(),
+        false_positive_rate_at_load: level.false_positive_rate_at_load(),
+        hasher_id: hasher.id,
+        hasher_seed: hasher.seed,
+        format_version: VERSION_SPLIT,
+        serialized_len: level_len(level),
+    }
+}
 
 /// Decodes a whole encoding: `bytes` must be exactly one growable filter.
 pub(super) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Growable, S), DecodeError> {
-    let header = GrowableHeader::parse(bytes)?;
-    let plan = header.plan()?;
-    records::decode_slice(&header, plan, bytes).map(|filter| filter.into_parts())
+    let mut rest = bytes;
+    let decoded = decode_from(&mut rest)?;
+    check_len((bytes.len() - rest.len()) as u64, bytes.len())?;
+    Ok(decoded)
 }
 
 /// Reads one whole encoding from `reader`: the header first, then, once it is checked, as many
 /// bytes as the levels it describes take, and not one more.
 pub(super) fn decode_from<S: StableHashBuilder, R: Read>(
-    mut reader: R,
+    reader: R,
 ) -> Result<(Growable, S), DecodeError> {
-    let mut bytes = Vec::new();
-    read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
-    let header = GrowableHeader::parse(&bytes)?;
-    let plan = header.plan()?;
-    records::decode_stream(&header, plan, reader).map(|filter| filter.into_parts())
+    let mut parts = Parts {
+        reader,
+        part: Vec::new(),
+        before: 0,
+    };
+    read_up_to(&mut parts.reader, &mut parts.part, HEADER_LEN as u64)?;
+    let header = GrowableHeader::parse(&parts.part)?;
+    let shapes = (0..header.level_count)
+        .map(|level| {
+            header
+                .plan
+                .level_shape(level)
+                .map_err(|error| DecodeError::InvalidPlan {
+                    level: level as u64,
+                    error,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let hasher = hasher_of::<S>(header.hasher)?;
+    let mut levels = Vec::with_capacity(shapes.len());
+    for (index, shape) in shapes.iter().enumerate() {
+        levels.push(decode_level(shape, header.hasher, &mut parts).map_err(
+            |error| match error {
+                // The input's end and the reader's faults are the whole filter's.
+                DecodeError::Truncated { .. } | DecodeError::Io { .. } => error,
+                error => DecodeError::Level {
+                    level: index as u64,
+                    error: Box::new(error),
+                },
+            },
+        )?);
+    }
+    let held = levels.iter().map(|level| level.len() as u64).sum();
+    if header.items != held {
+        return Err(DecodeError::ItemCountMismatch {
+            header: header.items,
+            table: held,
+        });
+    }
+    let item_locks = item_locks(DEFAULT_ITEM_LOCKS).ok_or(DecodeError::OutOfMemory {
+        bytes: DEFAULT_ITEM_LOCKS as u64 * 8,
+    })?;
+    let levels = Levels::from_levels(header.plan, levels);
+    Ok((Growable { levels, item_locks }, hasher))
 }
 
-/// Bytes the encoding of `levels` takes now, from their chunks' shapes.
-pub(super) fn serialized_len(levels: &Levels) -> u64 {
-    HEADER_LEN as u64 + levels.iter().map(records::level_len).sum::<u64>()
+/// The input after the header, one part (a record, or a record and the table after it) at a
+/// time, of which only the current part is held.
+struct Parts<R> {
+    reader: R,
+    part: Vec<u8>,
+    /// Bytes of the parts before the current one, the header included.
+    before: u64,
+}
+
+impl<R: Read> Parts<R> {
+    /// The next part's first `len` bytes, after the current part.
+    fn next(&mut self, len: u64) -> Result<&[u8], DecodeError> {
+        self.before += self.part.len() as u64;
+        self.part.clear();
+        self.more(len)
+    }
+
+    /// The current part's first `len` bytes, read if need be; [`DecodeError::Truncated`] if the
+    /// input ends first, with the bytes up to the end of the part as `needed`.
+    fn more(&mut self, len: u64) -> Result<&[u8], DecodeError> {
+        read_up_to(&mut self.reader, &mut self.part, len)?;
+        let found = self.part.len() as u64;
+        if found < len {
+            return Err(DecodeError::Truncated {
+                needed: self.before + len,
+                found: self.before + found,
+            });
+        }
+        Ok(&self.part[..len as usize])
+    }
+}
+
+/// Decodes one level: its record, then each chunk's record and table, then that its chunks
+/// hold every route once.
+fn decode_level<R: Read>(
+    shape: &ChunkShape,
+    hasher: RecordedHasher,
+    parts: &mut Parts<R>,
+) -> Result<Chunks, DecodeError> {
+    let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+    let record = parts.next(LEVEL_RECORD_LEN as u64)?;
+    check_record(record)?;
+    let count = u64_at(record, 0);
+    // Every route's first `first_depth` bits need a chunk of their own.
+    let routes = shape.route_bits;
+    if !(1u64 << shape.first_depth..=1u64 << routes).contains(&count) {
+        return Err(invalid("chunk_count", count));
+    }
+    // Grown as chunks arrive, not by the count: each takes bytes of the input.
+    let mut chunks: Vec<(u64, Chunk)> = Vec::new();
+    for index in 0..count {
+        let record = parts.next(CHUNK_RECORD_LEN as u64)?;
+        check_record(record)?;
+        let (id, depth) = (u64_at(record, 0), u64_at(record, 8));
+        let born_at = born_at(shape, &chunks, index, id).ok_or(invalid("chunk_id", id))?;
+        if !(u64::from(born_at)..=u64::from(routes)).contains(&depth) {
+            return Err(invalid("split_depth", depth));
+        }
+        let placement = shape.placement(born_at);
+        let geometry = placement.geometry(shape.template);
+        // Every field but the item count is the plan's.
+        let words = data_words(&geometry) as usize;
+        let expected = Header::new(&geometry, shape.chunk_capacity(), hasher, 0, words);
+        let bytes = &parts.more((CHUNK_RECORD_LEN + TABLE_HEADER_LEN) as u64)?[CHUNK_RECORD_LEN..];
+        let header = Header::parse(bytes)?;
+        let mut fields = expected
+            .shape_fields()
+            .into_iter()
+            .zip(header.shape_fields());
+        if let Some(((field, expected), (_, found))) = fields.find(|(e, f)| e != f) {
+            return Err(DecodeError::PlanMismatch {
+                field,
+                expected,
+                found,
+            });
+        }
+        let geometry = header.geometry()?;
+        let len = CHUNK_RECORD_LEN as u64 + header.total_len();
+        let bytes = &parts.more(len)?[CHUNK_RECORD_LEN..];
+        check_checksum(bytes)?;
+        let chunk = decode_table(&header, &geometry, bytes)?.into_chunk(placement, depth as u32);
+        if let Some(bucket) = chunk.first_unowned_bucket() {
+            return Err(DecodeError::UnownedFingerprint {
+                chunk: id,
+                bucket: bucket as u64,
+            });
+        }
+        chunks.push((id, chunk));
+    }
+    // Each split a chunk's depth says it made must have left its chunk.
+    for (id, chunk) in &chunks {
+        let depth = chunk.split_state().depth();
+        let born_at = chunk.placement().born_at();
+        if (born_at..depth).any(|bit| find(&chunks, id | 1 << bit).is_none()) {
+            return Err(invalid("split_depth", depth.into()));
+        }
+    }
+    Chunks::from_chunks(*shape, chunks).ok_or(invalid("chunk_count", count))
+}
+
+/// The chunk `id` among `chunks`, which are in id order.
+fn find(chunks: &[(u64, Chunk)], id: u64) -> Option<&Chunk> {
+    let index = chunks.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+    Some(&chunks[index].1)
+}
+
+/// How many route bits chunk `id`, the `index`th of its level, was born with, if a level can
+/// have it there after `chunks`: ids in increasing order, the first chunks `0..2^first_depth`,
+/// and each later one the child of a chunk before it that was split past its bit.
+fn born_at(shape: &ChunkShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
+    let after_last = chunks.last().map_or(true, |(last, _)| id > *last);
+    if !after_last || id >> shape.route_bits != 0 {
+        return None;
+    }
+    if index < 1 << shape.first_depth {
+        return (id == index).then_some(shape.first_depth);
+    }
+    // The split that made it was `born_at - 1` deep, of the chunk without that bit.
+    let born_at = 64 - id.leading_zeros();
+    let parent = find(chunks, id ^ 1 << (born_at - 1))?;
+    (parent.split_state().depth() >= born_at).then_some(born_at)
 }
