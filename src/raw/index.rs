@@ -247,10 +247,18 @@ impl<'a> Buckets<'a> {
     /// the following buckets above its own: the narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
     pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
-        [a, b].map(|bucket| {
-            let bit = bucket as u64 * self.bucket_bits;
-            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
-        })
+        [a, b].map(|bucket| self.bits(bucket) as u64)
+    }
+
+    /// The bits of the two words from the one that holds `bucket`'s first bit, shifted down to
+    /// it: the bucket's bits, with the following buckets' above them. Unvalidated.
+    #[inline(always)]
+    pub(crate) fn bits(self, bucket: usize) -> u128 {
+        let bit = bucket as u64 * self.bucket_bits;
+        let words = self.words_of(bucket, (bit / 64) as usize);
+        let both = u128::from(words[0].load(Ordering::Relaxed))
+            | u128::from(words[1].load(Ordering::Relaxed)) << 64;
+        both >> (bit % 64)
     }
 
     /// Starts bringing a bucket word into cache.

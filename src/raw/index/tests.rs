@@ -75,6 +75,9 @@ fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket()
                 assert!(core::ptr::eq(&pair[1], &table.words[word + 1]));
                 // The last bucket's window reads into the spare words, no further.
                 assert!(word + 2 <= table.words.len());
+                let both = u128::from(table.words[word].load(Ordering::Relaxed))
+                    | u128::from(table.words[word + 1].load(Ordering::Relaxed)) << 64;
+                assert_eq!(buckets.bits(bucket), both >> (bit % 64));
                 if codec.is_word() {
                     assert!(core::ptr::eq(buckets.word(bucket), &table.words[bucket]));
                 }
