@@ -1,7 +1,7 @@
 //! The slots of an expiring filter: buckets of [`BUCKET_SIZE`] slots, each a fingerprint of `f`
 //! bits and a 4-bit age tag, packed end to end in atomic 64-bit words. A bucket is `4·f` bits of
 //! fingerprints (slot `i`'s at bit `i·f`), then 16 bits of tags (slot `i`'s at bit `4·f + 4·i`),
-//! so that a lookup reads all four fingerprints as one 64-bit window (`lanes.rs`). The words are
+//! so that a lookup reads all four fingerprints as one 64-bit window, the raw core's [`Lanes`]. The words are
 //! the raw core's [`Words`], whose bounds its unchecked bucket reads rest on.
 //!
 //! A field may straddle two words, and a word may hold fields of buckets under different
@@ -11,13 +11,12 @@
 //! neighbouring slots under other stripes change other bits of the same word, and no update is
 //! lost.
 
-use super::lanes::Lanes;
 use super::window::{Ages, TAG_BITS};
-use crate::raw::{window, Words};
+use crate::raw::{window, Lanes, Words};
 use crate::sync::{table_words, AtomicU64, Ordering};
 
 /// Slots per bucket.
-pub(crate) const BUCKET_SIZE: usize = super::lanes::BUCKET_SIZE;
+pub(crate) const BUCKET_SIZE: usize = 4;
 
 /// Bits of a bucket's tags.
 const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
@@ -64,7 +63,11 @@ impl Slots {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
         let words = table_words(Self::words_for(bucket_count, width), false)?;
         let fingerprint_bits = width - TAG_BITS;
-        let lanes = Lanes::new(fingerprint_bits);
+        // Four fingerprints in one window, and at least as wide as the lanes are many
+        // ([`Lanes::slots`]).
+        let lanes = (4..=16)
+            .contains(&fingerprint_bits)
+            .then(|| Lanes::new(BUCKET_SIZE, fingerprint_bits));
         let bucket_bits = u64::from(width) * BUCKET_SIZE as u64;
         let tags_beside = in_two_words(bucket_bits) && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
         Some(Self {
