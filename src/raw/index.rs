@@ -439,11 +439,9 @@ pub(crate) struct Lanes {
     rest: u64,
     /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
     reciprocal: u32,
-    /// Bit `65 − count + i − (i + 1)·f` for every lane `i`: a multiply takes lane `i`'s top bit
-    /// to bit `64 − count + i` ([`Self::slots`]).
+    /// Bit `61 + i − (i + 1)·f` for every lane `i` of at most four: a multiply takes lane `i`'s
+    /// top bit to bit `60 + i` ([`Self::slots`]).
     gather: u64,
-    /// `64 − count`: where [`Self::slots`] finds the lanes' bits.
-    gather_shift: u32,
 }
 
 impl Lanes {
@@ -460,10 +458,9 @@ impl Lanes {
             // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
             rest: high - low,
             reciprocal: (1u32 << 16).div_ceil(f),
-            gather: (0..count)
-                .filter_map(|i| (65 - count + i).checked_sub((i + 1) * f))
+            gather: (0..count.min(4))
+                .filter_map(|i| (61 + i).checked_sub((i + 1) * f))
                 .fold(0, |acc, bit| acc | 1 << bit),
-            gather_shift: 64 - count,
         }
     }
 
@@ -506,13 +503,14 @@ impl Lanes {
     }
 
     /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, by one multiply. Exact
-    /// for `f ≥ count`: the term of top bit `j` times the gather's bit `i` lands at bit
-    /// `64 − count + i + (j − i)·f`, past bit 63 for `j > i` and below `64 − count` for `j < i`;
-    /// two terms' bits differ by `(i − i') + k·f` with `|i − i'| < count ≤ f`, zero only for the
-    /// same term, so no two add and nothing carries.
+    /// for at most four lanes of `f ≥ 4` bits that end by bit `60 + count` (four of up to 16
+    /// bits: every gather bit is then at least 0): the term of top bit `j` times the gather's bit `i`
+    /// lands at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two
+    /// terms' bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same
+    /// term, so no two add and nothing carries.
     #[inline(always)]
     pub(crate) fn slots(self, tops: u64) -> u32 {
-        (tops.wrapping_mul(self.gather) >> self.gather_shift) as u32
+        (tops.wrapping_mul(self.gather) >> 60) as u32
     }
 
     /// The index of the lane whose top bit is bit `top`.

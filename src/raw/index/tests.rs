@@ -198,7 +198,7 @@ fn zero_lanes_finds_a_zero_lane_exactly_when_there_is_one_and_its_lowest_is_one(
 
 #[test]
 fn slots_gathers_every_set_of_lane_tops() {
-    for (count, f) in (4..=16).map(|f| (4, f)).chain([(2, 2), (2, 32), (8, 8)]) {
+    for (count, f) in (4..=16).map(|f| (4, f)).chain([(2, 4), (2, 31), (3, 21)]) {
         let lanes = Lanes::new(count, f);
         for set in 0..1u32 << count {
             let tops = (0..count as u32)
