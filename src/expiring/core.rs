@@ -1,10 +1,9 @@
 //! The expiring table: its parts, and the reads every operation shares.
 
 use super::clock::Generations;
-use super::lanes::Lanes;
 use super::slots::{Slots, BUCKET_SIZE};
 use super::window::{Ages, Overflow, Window, TAG_BITS};
-use crate::raw::{Candidates, Place, Placement, Stripes};
+use crate::raw::{Candidates, Lanes, Place, Placement, Stripes};
 use crate::sync::{AtomicU64, Ordering};
 
 /// What a builder settled, kept for `stats`, the encoding and `Debug`.

@@ -12,10 +12,9 @@
 //! a generation read in between are one state the table had.
 
 use super::core::Table;
-use super::lanes::Lanes;
 use super::slots::BucketBits;
 use super::window::{Ages, TAG_BITS};
-use crate::raw::{Candidates, AHEAD};
+use crate::raw::{Candidates, Lanes, AHEAD};
 
 /// Optimistic tries before a lookup locks.
 const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };

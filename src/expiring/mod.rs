@@ -1,7 +1,7 @@
 //! The expiring kind: a cuckoo filter that forgets, over a sliding window of inserts or of time
 //! (docs/expiry.md). Each slot holds a fingerprint and a 4-bit age tag; a slot whose tag is out
 //! of the window is free. Parts, one idea each: `window.rs` (the public choices and the tag
-//! arithmetic), `slots.rs` (the packed slots), `lanes.rs` (a bucket's fingerprints matched at once), `clock.rs` (generations), `core.rs` (the table),
+//! arithmetic), `slots.rs` (the packed slots), `clock.rs` (generations), `core.rs` (the table),
 //! `lookup.rs`, `write.rs`, `path.rs`, `advance.rs` (generations and the sweep), `builder.rs`,
 //! `persist.rs`.
 
@@ -9,7 +9,6 @@ mod advance;
 mod builder;
 mod clock;
 mod core;
-mod lanes;
 mod lookup;
 mod path;
 mod persist;

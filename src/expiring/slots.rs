@@ -1,7 +1,8 @@
 //! The slots of an expiring filter: buckets of [`BUCKET_SIZE`] slots, each a fingerprint of `f`
 //! bits and a 4-bit age tag, packed end to end in atomic 64-bit words. A bucket is `4·f` bits of
 //! fingerprints (slot `i`'s at bit `i·f`), then 16 bits of tags (slot `i`'s at bit `4·f + 4·i`),
-//! so that a lookup reads all four fingerprints as one 64-bit window (`lanes.rs`).
+//! so that a lookup reads all four fingerprints as one 64-bit window, the raw core's [`Lanes`]. The words are
+//! the raw core's [`Words`], whose bounds its unchecked bucket reads rest on.
 //!
 //! A field may straddle two words, and a word may hold fields of buckets under different
 //! stripes. Readers load words `Relaxed` and trust what they read only once their stripes' stamps
@@ -10,12 +11,12 @@
 //! neighbouring slots under other stripes change other bits of the same word, and no update is
 //! lost.
 
-use super::lanes::Lanes;
 use super::window::{Ages, TAG_BITS};
-use crate::sync::{table_words, AtomicU64, Ordering, TableWords};
+use crate::raw::{window, Lanes, Words};
+use crate::sync::{table_words, AtomicU64, Ordering};
 
 /// Slots per bucket.
-pub(crate) const BUCKET_SIZE: usize = super::lanes::BUCKET_SIZE;
+pub(crate) const BUCKET_SIZE: usize = 4;
 
 /// Bits of a bucket's tags.
 const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
@@ -42,11 +43,9 @@ impl BucketBits {
 /// The packed slot array.
 #[derive(Debug)]
 pub(crate) struct Slots {
-    words: TableWords,
+    words: Words,
     fingerprint_bits: u32,
     fingerprint_mask: u64,
-    bucket_bits: u64,
-    bucket_count: usize,
     /// The one-window matching of a bucket's fingerprints, when they fit 64 bits.
     lanes: Option<Lanes>,
     /// Whether every bucket lies within the two words from its first bit's and its tags start
@@ -62,39 +61,42 @@ impl Slots {
     /// and a tag; at most 32); `None` if the memory cannot be had.
     pub(crate) fn new(bucket_count: usize, width: u32) -> Option<Self> {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
-        let words = Self::words_for(bucket_count, width);
+        let words = table_words(Self::words_for(bucket_count, width), false)?;
         let fingerprint_bits = width - TAG_BITS;
-        let lanes = Lanes::new(fingerprint_bits);
-        let tags_beside = in_two_words(u64::from(width) * BUCKET_SIZE as u64)
-            && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
+        // Four fingerprints in one window, and at least as wide as the lanes are many
+        // ([`Lanes::slots`]).
+        let lanes = (4..=16)
+            .contains(&fingerprint_bits)
+            .then(|| Lanes::new(BUCKET_SIZE, fingerprint_bits));
+        let bucket_bits = u64::from(width) * BUCKET_SIZE as u64;
+        let tags_beside = in_two_words(bucket_bits) && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
         Some(Self {
-            words: table_words(words, false)?,
+            words: Words::new(words, bucket_bits, bucket_count)?,
             fingerprint_bits,
             fingerprint_mask: (1u64 << fingerprint_bits) - 1,
-            bucket_bits: u64::from(width) * BUCKET_SIZE as u64,
-            bucket_count,
             lanes,
             tags_beside,
             tags_at: fingerprint_bits * BUCKET_SIZE as u32,
         })
     }
 
-    /// Words of `bucket_count` buckets, and one more so that a window read never checks.
+    /// Words of `bucket_count` buckets, and one more so that a window read never checks
+    /// ([`Words::new`] checks that it is there).
     pub(crate) fn words_for(bucket_count: usize, width: u32) -> usize {
         (bucket_count * BUCKET_SIZE * width as usize).div_ceil(64) + 1
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
-        self.bucket_count
+        self.words.bucket_count()
     }
 
     /// Bits of every bucket together: the words' bits past them are zero.
     pub(crate) fn used_bits(&self) -> usize {
-        self.bucket_count * self.bucket_bits as usize
+        self.bucket_count() * self.words.bucket_bits() as usize
     }
 
     pub(crate) fn words(&self) -> &[AtomicU64] {
-        &self.words
+        &self.words[..]
     }
 
     /// The one-window matching, if a bucket's fingerprints fit 64 bits.
@@ -112,51 +114,13 @@ impl Slots {
     /// The 64 bits from `bit`: two words, of which the second may be the spare one.
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
-        (self.pair(bit) >> (bit % 64)) as u64
-    }
-
-    /// The word holding `bucket`'s first bit and the next, the first in the low half.
-    #[inline(always)]
-    fn bucket_pair(&self, bucket: usize) -> u128 {
-        let [low, high] = self.bucket_words(bucket);
-        u128::from(low.load(Ordering::Relaxed)) | u128::from(high.load(Ordering::Relaxed)) << 64
-    }
-
-    /// The word holding `bucket`'s first bit and the next, for a bucket below the bucket count
-    /// (every bucket a placement computes is), without a bounds check.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn bucket_words(&self, bucket: usize) -> &[AtomicU64; 2] {
-        debug_assert!(
-            bucket < self.bucket_count,
-            "bucket {bucket} of {}",
-            self.bucket_count
-        );
-        let word = (bucket as u64 * self.bucket_bits / 64) as usize;
-        debug_assert!(word + 2 <= self.words.len());
-        // SAFETY: `bucket < bucket_count` (the caller's, see above), so its first bit is below
-        // `bucket_count · bucket_bits` and `word`, that bit's word, below the words of every
-        // bucket, `ceil(bucket_count · bucket_bits / 64)`: `word + 1` is at most the spare word
-        // after them. The fields are private, set by `new` (the only constructor) and never
-        // changed: `words` holds `words_for(bucket_count, width)` words, those and the spare
-        // one, and `bucket_bits` is `4·width`. Two contiguous words are an `[AtomicU64; 2]`,
-        // borrowed for as long as `self` is.
-        unsafe { &*self.words.as_ptr().add(word).cast::<[AtomicU64; 2]>() }
-    }
-
-    /// The word holding `bit` and the next, the first in the low half.
-    #[inline(always)]
-    fn pair(&self, bit: u64) -> u128 {
-        let word = (bit / 64) as usize;
-        let pair = &self.words[word..word + 2];
-        u128::from(pair[0].load(Ordering::Relaxed))
-            | u128::from(pair[1].load(Ordering::Relaxed)) << 64
+        window(&self.words, (bit / 64) as usize, bit)
     }
 
     /// Where slot `i` of `bucket` keeps its fingerprint and its tag.
     #[inline(always)]
     fn fields(&self, bucket: usize, i: usize) -> [u64; 2] {
-        let first = bucket as u64 * self.bucket_bits;
+        let first = bucket as u64 * self.words.bucket_bits();
         let fingerprints = u64::from(self.fingerprint_bits) * BUCKET_SIZE as u64;
         [
             first + i as u64 * u64::from(self.fingerprint_bits),
@@ -174,8 +138,7 @@ impl Slots {
     /// `bucket`'s bits as its two words hold them.
     #[inline(always)]
     pub(crate) fn bucket_bits(&self, bucket: usize) -> BucketBits {
-        let first = bucket as u64 * self.bucket_bits;
-        let bits = self.bucket_pair(bucket) >> (first % 64);
+        let bits = self.words.buckets().bits(bucket);
         BucketBits {
             low: bits as u64,
             high: (bits >> 64) as u64,
@@ -218,11 +181,9 @@ impl Slots {
     /// from its first bit's, and the one after if its tags' window may end there.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
-        let words = self.bucket_words(bucket);
-        crate::sync::prefetch(&words[0]);
-        crate::sync::prefetch(&words[1]);
+        self.words.buckets().prefetch_narrow(bucket);
         if !self.tags_beside {
-            let third = (bucket as u64 * self.bucket_bits / 64) as usize + 2;
+            let third = (bucket as u64 * self.words.bucket_bits() / 64) as usize + 2;
             if let Some(word) = self.words.get(third) {
                 crate::sync::prefetch(word);
             }
@@ -298,7 +259,7 @@ impl Slots {
 
     /// Empties every slot; the caller holds every stripe lock.
     pub(crate) fn clear(&self) {
-        for word in self.words.iter() {
+        for word in &self.words[..] {
             word.store(0, Ordering::Relaxed);
         }
     }
@@ -330,33 +291,6 @@ mod tests {
         }
         // 13-bit fingerprints (68-bit buckets) fit; 15-bit ones (76) do not.
         assert!(in_two_words(68) && !in_two_words(76));
-    }
-
-    #[test]
-    fn unchecked_bucket_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket() {
-        for width in [5, 8, 16, 17, 19, 20, 21, 32] {
-            for bucket_count in (1..=20).chain([63, 64, 65, 127, 128, 129, 1000]) {
-                let slots = Slots::new(bucket_count, width).unwrap();
-                for bucket in 0..bucket_count {
-                    slots.set(bucket, bucket % BUCKET_SIZE, 0, bucket as u64 % 7 + 1);
-                }
-                for bucket in 0..bucket_count {
-                    let first = bucket as u64 * slots.bucket_bits;
-                    let word = (first / 64) as usize;
-                    // The last bucket's read ends in the spare word, no further.
-                    assert!(word + 2 <= slots.words.len());
-                    let words = slots.bucket_words(bucket);
-                    assert!(core::ptr::eq(&words[0], &slots.words[word]));
-                    assert!(core::ptr::eq(&words[1], &slots.words[word + 1]));
-                    assert_eq!(
-                        slots.bucket_pair(bucket),
-                        slots.pair(first),
-                        "{width} {bucket}"
-                    );
-                    assert_eq!(slots.bucket_bits(bucket).low, slots.window(first));
-                }
-            }
-        }
     }
 
     #[test]

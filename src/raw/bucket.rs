@@ -11,6 +11,7 @@
 //! [`super::semisort`]: its operations decode the bucket, work on its four fingerprints and encode
 //! it again.
 
+use super::index::Lanes;
 use super::semisort;
 
 /// Bits of a bucket word's version (`bucket_word.rs`).
@@ -51,14 +52,16 @@ pub(crate) enum BucketForm {
 pub(crate) struct BucketCodec {
     /// Read directly by the lookup's dispatch (`lookup.rs`).
     pub(super) form: BucketForm,
+    /// The lanes of a bucket of at most 64 bits (read by `lookup.rs`'s `Probe`).
+    pub(super) narrow: Lanes,
     semi_sorted: bool,
     fingerprint_bits: u32,
     /// For semi-sorted buckets of at most 64 bits, the paper's, compared encoded.
     semi_sorted_lanes: Option<semisort::NarrowLanes>,
-    /// 1 at the lowest bit of every lane of a limb (read by `lookup.rs`'s `LaneMasks`).
-    pub(super) lane_low: u128,
-    /// 1 at the highest bit of every lane of a limb (read by `lookup.rs`'s `LaneMasks`).
-    pub(super) lane_high: u128,
+    /// 1 at the lowest bit of every lane of a limb.
+    lane_low: u128,
+    /// 1 at the highest bit of every lane of a limb.
+    lane_high: u128,
     /// Every bit of every lane but the highest.
     lane_rest: u128,
     bucket_size: usize,
@@ -89,6 +92,7 @@ impl BucketCodec {
         let narrow_lanes = semi_sorted && fingerprint_bits <= semisort::MAX_LANE_FINGERPRINT_BITS;
         Self {
             form,
+            narrow: Lanes::new(lanes, fingerprint_bits),
             semi_sorted,
             fingerprint_bits,
             bucket_size,
@@ -161,19 +165,10 @@ impl BucketCodec {
         }
     }
 
-    /// The highest bit of each lane that is zero, and no other bit. Exact: the sum inside cannot
-    /// carry out of a lane, so one lane never disturbs its neighbour.
+    /// The highest bit of each lane that is zero, and no other bit: [`Lanes::zeros`] of a limb.
     #[inline]
     fn zero_lanes(&self, limb: u128) -> u128 {
         !(((limb & self.lane_rest) + self.lane_rest) | limb) & self.lane_high
-    }
-
-    /// [`Self::zero_lanes`] of a narrow bucket, in 64 bits: its lanes end below bit 64, so the
-    /// sum cannot overflow.
-    #[inline(always)]
-    fn zero_lanes_narrow(&self, limb: u64) -> u64 {
-        let (rest, high) = (self.lane_rest as u64, self.lane_high as u64);
-        !(((limb & rest) + rest) | limb) & high
     }
 
     /// Whether the bucket's plain fingerprints fit in 64 bits: a packed narrow bucket or a
@@ -193,14 +188,14 @@ impl BucketCodec {
     /// A mask of the empty slots of a bucket whose bits are `bits`.
     #[inline(always)]
     pub(crate) fn free_lanes_narrow(&self, bits: u64) -> u64 {
-        self.zero_lanes_narrow(bits)
+        self.narrow.zeros(bits)
     }
 
     /// The shift of the first slot holding `fp` in a bucket whose bits are `bits` (see
     /// [`Self::is_plain_narrow`]); `None` if no slot does.
     #[inline(always)]
     pub(crate) fn slot_of_narrow(&self, bits: u64, fp: u32) -> Option<u32> {
-        let hits = self.zero_lanes_narrow(bits ^ self.broadcast_narrow(fp));
+        let hits = self.narrow.matches(bits, fp);
         (hits != 0).then(|| hits.trailing_zeros() + 1 - self.fingerprint_bits)
     }
 
@@ -210,12 +205,6 @@ impl BucketCodec {
         self.semi_sorted_lanes.as_ref()
     }
 
-    /// [`Self::broadcast`] for a narrow bucket.
-    #[inline]
-    pub(crate) fn broadcast_narrow(&self, fp: u32) -> u64 {
-        self.lane_low as u64 * fp as u64
-    }
-
     /// Whether any slot of `bucket` holds the fingerprint whose [`Self::broadcast`] is `pattern`.
     #[inline]
     pub(crate) fn matches(&self, bucket: &RawBucket, pattern: u128) -> bool {
@@ -223,7 +212,7 @@ impl BucketCodec {
             return semisort::holds(bucket[0], self.fingerprint_bits, pattern as u32);
         }
         if self.is_plain_narrow() {
-            return self.zero_lanes_narrow((bucket[0] ^ pattern) as u64) != 0;
+            return self.narrow.zeros((bucket[0] ^ pattern) as u64) != 0;
         }
         let mut hit = self.zero_lanes(bucket[0] ^ pattern);
         if self.limbs == 2 {
@@ -274,7 +263,7 @@ impl BucketCodec {
         if !self.is_plain_narrow() {
             return self.replace_first_wide(bucket, from, to);
         }
-        let hits = self.zero_lanes_narrow(bucket[0] as u64 ^ self.broadcast_narrow(from));
+        let hits = self.narrow.matches(bucket[0] as u64, from);
         if hits == 0 {
             return false;
         }

@@ -25,6 +25,8 @@
 //! check the bounds once, when they are made, and keep their fields here, so that the proofs of
 //! the unchecked reads rest on nothing outside this file but the placement's promise that every
 //! index it returns is below the bucket count.
+//!
+//! And how a lookup compares the fingerprints it read there with its own: [`Lanes`].
 
 use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 
@@ -247,10 +249,18 @@ impl<'a> Buckets<'a> {
     /// the following buckets above its own: the narrow comparisons ignore them. Unvalidated.
     #[inline(always)]
     pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
-        [a, b].map(|bucket| {
-            let bit = bucket as u64 * self.bucket_bits;
-            window(self.words_of(bucket, (bit / 64) as usize), 0, bit)
-        })
+        [a, b].map(|bucket| self.bits(bucket) as u64)
+    }
+
+    /// The bits of the two words from the one that holds `bucket`'s first bit, shifted down to
+    /// it: the bucket's bits, with the following buckets' above them. Unvalidated.
+    #[inline(always)]
+    pub(crate) fn bits(self, bucket: usize) -> u128 {
+        let bit = bucket as u64 * self.bucket_bits;
+        let words = self.words_of(bucket, (bit / 64) as usize);
+        let both = u128::from(words[0].load(Ordering::Relaxed))
+            | u128::from(words[1].load(Ordering::Relaxed)) << 64;
+        both >> (bit % 64)
     }
 
     /// Starts bringing a bucket word into cache.
@@ -411,6 +421,104 @@ impl OptimisticRead<'_> {
         let moved_b = self.words[1].load(Ordering::Relaxed) ^ self.seen[1];
         // One branch for both stripes: it is taken on every lookup.
         (moved_a | moved_b) == 0
+    }
+}
+
+// SWAR lanes: the fingerprints of a bucket of at most 64 bits, `f` bits each side by side from
+// bit 0, compared with one fingerprint all at once. A plain narrow bucket, a bucket word, the
+// remainders of a narrow semi-sorted bucket and an expiring bucket's fingerprint window are all
+// such lanes; wider buckets' limbs take the codec's `u128` test.
+/// The lane masks of `count` lanes of `f` bits, kept in registers by a lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lanes {
+    /// 1 at the lowest bit of every lane.
+    low: u64,
+    /// 1 at the highest bit of every lane.
+    high: u64,
+    /// Every bit of every lane but the highest.
+    rest: u64,
+    /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
+    reciprocal: u32,
+    /// Bit `61 + i − (i + 1)·f` for every lane `i` of at most four: a multiply takes lane `i`'s
+    /// top bit to bit `60 + i` ([`Self::slots`]).
+    gather: u64,
+}
+
+impl Lanes {
+    /// The masks of the first `count` lanes of `f` bits, `f` in `1..=32`, as many of them as
+    /// end within 64 bits.
+    pub(crate) fn new(count: usize, f: u32) -> Self {
+        debug_assert!((1..=32).contains(&f));
+        let count = (count as u32).min(64 / f);
+        let low = (0..count).fold(0u64, |acc, lane| acc | 1 << (lane * f));
+        let high = low << (f - 1);
+        Self {
+            low,
+            high,
+            // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
+            rest: high - low,
+            reciprocal: (1u32 << 16).div_ceil(f),
+            gather: (0..count.min(4))
+                .filter_map(|i| (61 + i).checked_sub((i + 1) * f))
+                .fold(0, |acc, bit| acc | 1 << bit),
+        }
+    }
+
+    /// `fp` in every lane.
+    #[inline(always)]
+    pub(crate) fn broadcast(self, fp: u32) -> u64 {
+        self.low.wrapping_mul(u64::from(fp))
+    }
+
+    /// The top bit of every lane of `x` (its lanes; the bits above them are ignored) that is
+    /// zero, and no other bit. Exact: within a lane, `(x & rest) + rest` cannot carry out of it,
+    /// so one lane never disturbs another.
+    #[inline(always)]
+    pub(crate) fn zeros(self, x: u64) -> u64 {
+        !(((x & self.rest).wrapping_add(self.rest)) | x) & self.high
+    }
+
+    /// The top bit of every lane of `window` that equals `fp`, exactly ([`Self::zeros`]).
+    #[inline(always)]
+    pub(crate) fn matches(self, window: u64, fp: u32) -> u64 {
+        self.zeros(window ^ self.broadcast(fp))
+    }
+
+    /// The top bits of lanes of `x` (a window XOR [`Self::broadcast`]) that may be zero, in
+    /// four operations where [`Self::zeros`] takes five: none iff no lane is zero, and the lowest
+    /// one reported always is. (A lane above a zero one reads as zero too if it is 1: the zero
+    /// lane's borrow reaches it; borrows only run upwards, so bits above the lanes never do.)
+    #[inline(always)]
+    pub(crate) fn zero_lanes(self, x: u64) -> u64 {
+        x.wrapping_sub(self.low) & !x & self.high
+    }
+
+    /// Whether either of two windows, each XORed with a [`Self::broadcast`], has a zero lane:
+    /// [`Self::zero_lanes`] of both under one mask.
+    #[inline(always)]
+    pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
+        let zero_a = a.wrapping_sub(self.low) & !a;
+        let zero_b = b.wrapping_sub(self.low) & !b;
+        (zero_a | zero_b) & self.high != 0
+    }
+
+    /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, by one multiply. Exact
+    /// for at most four lanes of `f ≥ 4` bits that end by bit `60 + count` (four of up to 16
+    /// bits: every gather bit is then at least 0): the term of top bit `j` times the gather's bit `i`
+    /// lands at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two
+    /// terms' bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same
+    /// term, so no two add and nothing carries.
+    #[inline(always)]
+    pub(crate) fn slots(self, tops: u64) -> u32 {
+        (tops.wrapping_mul(self.gather) >> 60) as u32
+    }
+
+    /// The index of the lane whose top bit is bit `top`.
+    #[inline(always)]
+    pub(crate) fn lane(self, top: u32) -> usize {
+        // `top + 1` is `(i + 1)·f` with `(i + 1)·f ≤ 64`: the rounding of the reciprocal adds
+        // less than 64 / 2^16, so the quotient is exact.
+        (((top + 1) * self.reciprocal) >> 16) as usize - 1
     }
 }
 

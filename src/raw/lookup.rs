@@ -8,8 +8,8 @@
 //! flags it dispatches on and the lane masks as fields, not through the table's or the codec's
 //! methods.
 
-use super::bucket::{BucketCodec, BucketForm};
-use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Place, Stamps};
+use super::bucket::BucketForm;
+use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Lanes, Place, Stamps};
 use super::semisort::NarrowLanes;
 use super::{RawFilter, READ_RETRIES};
 use crate::sync::{Backoff, Ordering};
@@ -363,7 +363,7 @@ struct Probe<'a, P> {
     placement: P,
     buckets: Buckets<'a>,
     stamps: Stamps<'a>,
-    lanes: LaneMasks,
+    lanes: Lanes,
 }
 
 impl<P: Place> RawFilter<P> {
@@ -374,7 +374,7 @@ impl<P: Place> RawFilter<P> {
             placement: self.placement,
             buckets: self.table.words.buckets(),
             stamps: self.stripes.stamps.stamps(),
-            lanes: LaneMasks::of(&self.codec),
+            lanes: self.codec.narrow,
         }
     }
 }
@@ -402,43 +402,5 @@ impl<P: Place> Probe<'_, P> {
         let pattern = self.lanes.broadcast(c.fp);
         let [first, second] = self.buckets.narrow_pair(c.first, c.second);
         self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
-    }
-}
-
-/// The lanes of a bucket of at most 64 bits, as two masks: a lookup that copies them before its
-/// loads keeps them in registers (an `Acquire` load makes the compiler read a struct again).
-#[derive(Clone, Copy, Debug)]
-struct LaneMasks {
-    /// 1 at the lowest bit of every lane.
-    low: u64,
-    /// 1 at the highest bit of every lane.
-    high: u64,
-}
-
-impl LaneMasks {
-    /// The lane masks of the codec's buckets, which must be of at most 64 bits.
-    #[inline(always)]
-    fn of(codec: &BucketCodec) -> Self {
-        Self {
-            low: codec.lane_low as u64,
-            high: codec.lane_high as u64,
-        }
-    }
-
-    /// `fp` copied into every lane.
-    #[inline(always)]
-    fn broadcast(self, fp: u32) -> u64 {
-        self.low * u64::from(fp)
-    }
-
-    /// Whether either of two narrow buckets, each already XORed with a pattern, has a zero lane.
-    /// Bits above the bucket's lanes are ignored: borrows only run upwards, so they cannot reach
-    /// a lane. `(x - low) & !x` sets a lane's top bit iff the lane is zero, or when a borrow from
-    /// a zero lane below ran into it, which does not change whether any lane is zero.
-    #[inline(always)]
-    fn zero_lane_pair(self, a: u64, b: u64) -> bool {
-        let zero_a = a.wrapping_sub(self.low) & !a;
-        let zero_b = b.wrapping_sub(self.low) & !b;
-        (zero_a | zero_b) & self.high != 0
     }
 }

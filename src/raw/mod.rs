@@ -34,6 +34,7 @@ use core::fmt;
 use self::bucket::BucketCodec;
 pub(crate) use self::index::Placement;
 pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
+pub(crate) use self::index::{window, Lanes, Words};
 use self::stripe::AllStripesGuard;
 pub(crate) use self::stripe::Guard;
 pub(crate) use self::stripe::Stripes;

@@ -18,6 +18,7 @@
 //! [`PREFIXES`], a table of 4096 `u16`s (8 KiB, one per 12-bit code, so a code indexes it without
 //! a bounds check), small enough to stay in cache.
 
+use super::index::Lanes;
 /// Multisets of four 4-bit prefixes: C(19, 4).
 #[cfg(test)]
 const CODES: usize = 3876;
@@ -113,12 +114,8 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
 pub(crate) struct NarrowLanes {
     /// Remainder bits: 1 to 13.
     rest: u32,
-    /// 1 at the lowest bit of each remainder lane.
-    lane_low: u64,
-    /// Every bit of each remainder lane but its highest.
-    lane_rest: u64,
-    /// 1 at the highest bit of each remainder lane.
-    lane_high: u64,
+    /// The four remainder lanes.
+    lanes: Lanes,
     /// For each set of slots (bit `i` = slot `i`), the highest bits of their remainder lanes:
     /// this width's row of [`SLOTS_TO_LANES`].
     slots_to_lanes: &'static [u64; 16],
@@ -163,13 +160,9 @@ impl NarrowLanes {
     pub(crate) fn new(fingerprint_bits: u32) -> Self {
         debug_assert!((5..=MAX_LANE_FINGERPRINT_BITS).contains(&fingerprint_bits));
         let rest = fingerprint_bits - 4;
-        let lane_low = (0..4).fold(0u64, |acc, i| acc | 1 << (i * rest));
-        let lane_high = lane_low << (rest - 1);
         Self {
             rest,
-            lane_low,
-            lane_rest: lane_low * ((1 << (rest - 1)) - 1),
-            lane_high,
+            lanes: Lanes::new(4, rest),
             slots_to_lanes: &SLOTS_TO_LANES[rest as usize],
         }
     }
@@ -178,7 +171,7 @@ impl NarrowLanes {
     pub(crate) fn probe(&self, fp: u32) -> NarrowProbe {
         NarrowProbe {
             prefixes: (fp >> self.rest) * 0x1111,
-            remainders: self.lane_low * (fp & ((1 << self.rest) - 1)) as u64,
+            remainders: self.lanes.broadcast(fp & ((1 << self.rest) - 1)),
         }
     }
 
@@ -187,10 +180,7 @@ impl NarrowLanes {
     #[inline(always)]
     pub(crate) fn holds(&self, bucket: u64, probe: &NarrowProbe) -> bool {
         let (code, remainders) = (bucket, bucket >> CODE_BITS);
-        // Exact per-lane zero test (no borrow crosses lanes): the highest bit of a lane is set
-        // iff it is all zero.
-        let lanes = remainders ^ probe.remainders;
-        let zero_lanes = !(((lanes & self.lane_rest) + self.lane_rest) | lanes) & self.lane_high;
+        let zero_lanes = self.lanes.zeros(remainders ^ probe.remainders);
         zero_lanes & self.slots_to_lanes[prefix_slots(code, probe.prefixes)] != 0
     }
 }

@@ -3,7 +3,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::sync::mapping::byte_is_locked;
-use crate::ConcurrentCuckooFilter;
+use crate::settings::TableSettings;
+use crate::hash::DefaultHashBuilder;
 
 fn temp_path(name: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!("ccf-shared-{}-{name}", std::process::id()));
@@ -17,9 +18,10 @@ fn temp_path(name: &str) -> PathBuf {
 #[test]
 fn a_path_replaced_between_the_two_opens_is_refused_not_registered_on_the_other_file() {
     let (path, other) = (temp_path("replaced"), temp_path("replacement"));
+    let geometry = TableSettings::default().geometry().unwrap();
     for at in [&path, &other] {
-        let filter = ConcurrentCuckooFilter::builder().capacity(1000);
-        drop(filter.create_shared(at).unwrap());
+        let hasher = RecordedHasher::of(&DefaultHashBuilder::default());
+        drop(create(at, &geometry, 1000, hasher).unwrap());
     }
     let opened = OpenOptions::new()
         .read(true)

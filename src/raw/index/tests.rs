@@ -75,6 +75,9 @@ fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket()
                 assert!(core::ptr::eq(&pair[1], &table.words[word + 1]));
                 // The last bucket's window reads into the spare words, no further.
                 assert!(word + 2 <= table.words.len());
+                let both = u128::from(table.words[word].load(Ordering::Relaxed))
+                    | u128::from(table.words[word + 1].load(Ordering::Relaxed)) << 64;
+                assert_eq!(buckets.bits(bucket), both >> (bit % 64));
                 if codec.is_word() {
                     assert!(core::ptr::eq(buckets.word(bucket), &table.words[bucket]));
                 }
@@ -124,4 +127,90 @@ fn words_too_short_for_their_buckets_are_refused() {
     assert!(Words::new(table_words(0, false).unwrap(), 48, 0).is_some());
     assert!(StampWords::new(table_words(8, false).unwrap(), 2).is_some());
     assert!(StampWords::new(table_words(6, false).unwrap(), 2).is_none());
+}
+
+#[test]
+fn every_lane_matches_exactly_its_own_fingerprint() {
+    for (count, f) in (4..=16).map(|f| (4, f)).chain((1..=8).map(|f| (8, f))) {
+        let lanes = Lanes::new(count, f);
+        let mask = (1u64 << f) - 1;
+        // Neighbouring lanes that differ from the key by one bit, a borrow's worth, or not.
+        let key = (0x5a5a_5a5a & mask as u32).max(1);
+        for fill in [0, 1, mask, u64::from(key) ^ 1, (u64::from(key) + 1) & mask] {
+            for target in 0..count {
+                // Ones above the lanes: the test must ignore them.
+                let mut window = u64::MAX.checked_shl(count as u32 * f).unwrap_or(0);
+                for i in 0..count {
+                    let value = if i == target { u64::from(key) } else { fill };
+                    window |= value << (i as u32 * f);
+                }
+                let hits = lanes.matches(window, key);
+                let expected: Vec<usize> = (0..count)
+                    .filter(|&i| i == target || fill == u64::from(key))
+                    .collect();
+                let mut found = Vec::new();
+                let mut rest = hits;
+                while rest != 0 {
+                    found.push(lanes.lane(rest.trailing_zeros()));
+                    rest &= rest - 1;
+                }
+                assert_eq!(found, expected, "f {f} fill {fill:#x} target {target}");
+                let pattern = lanes.broadcast(key);
+                let other = lanes.broadcast(key) ^ lanes.low;
+                assert!(lanes.zero_lane_pair(window ^ pattern, window ^ other));
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_lanes_finds_a_zero_lane_exactly_when_there_is_one_and_its_lowest_is_one() {
+    for f in 4..=6 {
+        let lanes = Lanes::new(4, f);
+        let values = 1u64 << f;
+        // Every bucket of four lanes, with the bits above them set or not.
+        for bucket in 0..values.pow(4) {
+            let mut window = 0;
+            for i in 0..4 {
+                window |= (bucket / values.pow(i) % values) << (i * f);
+            }
+            for above in [0, u64::MAX.checked_shl(4 * f).unwrap_or(0)] {
+                let x = window | above;
+                let zeros = lanes.zero_lanes(x);
+                let exact = lanes.zeros(x);
+                assert_eq!(zeros == 0, exact == 0, "f {f} window {window:#x}");
+                assert_eq!(lanes.zero_lane_pair(x, u64::MAX), exact != 0);
+                if zeros != 0 {
+                    assert_eq!(zeros & zeros.wrapping_neg(), exact & exact.wrapping_neg());
+                }
+                // What it reports past the lowest are lanes of 1 above a zero one.
+                let mut rest = zeros & !exact;
+                while rest != 0 {
+                    let lane = lanes.lane(rest.trailing_zeros());
+                    assert_eq!(x >> (lane as u32 * f) & (values - 1), 1);
+                    assert!(exact & ((1 << (lane as u32 * f)) - 1) != 0);
+                    rest &= rest - 1;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn slots_gathers_every_set_of_lane_tops() {
+    for (count, f) in (4..=16).map(|f| (4, f)).chain([(2, 4), (2, 31), (3, 21)]) {
+        let lanes = Lanes::new(count, f);
+        for set in 0..1u32 << count {
+            let tops = (0..count as u32)
+                .filter(|i| set >> i & 1 == 1)
+                .fold(0u64, |acc, i| acc | 1 << ((i + 1) * f - 1));
+            assert_eq!(lanes.slots(tops), set, "{count} lanes of {f}");
+        }
+    }
+}
+
+#[test]
+fn lanes_past_64_bits_are_left_out() {
+    assert_eq!(Lanes::new(4, 17).high.count_ones(), 3);
+    assert_eq!(Lanes::new(8, 32).high.count_ones(), 2);
 }
