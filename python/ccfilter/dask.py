@@ -91,10 +91,16 @@ def _merge_filters(settings: dict, count: Optional[int], *filters: Filter) -> Fi
     return first
 
 
+def _is_frame(collection: Any) -> bool:
+    """Whether ``collection`` is a dataframe: columns in two dimensions (a dask series has
+    ``columns`` too)."""
+    return hasattr(collection, "columns") and getattr(collection, "ndim", 1) == 2
+
+
 def _column(collection: Any, column: Optional[str]) -> Any:
     if column is not None:
         return collection[column]
-    if hasattr(collection, "columns"):
+    if _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     return collection
 
@@ -223,6 +229,6 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
             raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")
         mask = collection.map_blocks(_keep_block, shared, dtype=bool, meta=np.array([], bool))
         return collection[mask]
-    if column is None and hasattr(collection, "columns"):
+    if column is None and _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     return collection.map_partitions(_keep_rows, shared, column, meta=collection._meta)

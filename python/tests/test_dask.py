@@ -155,3 +155,17 @@ def test_semi_joins_run_on_the_workers_and_keep_every_match(client):
     words = [f"w{i}" for i in range(1000)]
     kept_words = semi_join(db.from_sequence(words, npartitions=4), f).compute()
     assert kept_words == [w for w in words if w in f]
+
+
+def test_a_series_is_taken_without_column(client):
+    frame = pd.DataFrame({"user": [f"u{i}" for i in range(1000)], "n": np.arange(1000)})
+    ddf = dd.from_pandas(frame, npartitions=4)
+    f = build_filter(ddf["n"], seed=1)
+    assert len(f) == 1000 and f.contains_many(np.arange(1000)).all()
+    g = build_filter(ddf.user, growable=True, capacity=100)
+    assert g.contains_many(frame["user"].tolist()).all()
+    probes = dd.from_pandas(pd.Series(np.arange(2000), name="n"), npartitions=3)
+    kept = semi_join(probes, f).compute()
+    assert set(range(1000)).issubset(set(kept.tolist()))
+    with pytest.raises(TypeError, match="column="):
+        semi_join(ddf, f)
