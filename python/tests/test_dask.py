@@ -169,3 +169,30 @@ def test_a_series_is_taken_without_column(client):
     assert set(range(1000)).issubset(set(kept.tolist()))
     with pytest.raises(TypeError, match="column="):
         semi_join(ddf, f)
+
+
+def test_nulls_and_keys_of_a_wrong_type_are_refused_naming_the_column(client):
+    frame = pd.DataFrame({
+        "n": pd.array([1, None, 3, 4, 5, 6], dtype="Int64"),
+        "s": ["a", "b", None, "d", "e", "f"],
+        "x": pd.Series([1, 2, None, 4, 5, 6], dtype=object),
+        "f": [1.5, 2.0, 3.0, 4.0, 5.0, 6.0],
+        "k": np.arange(6),
+    })
+    ddf = dd.from_pandas(frame, npartitions=3)
+    f = build_filter(ddf, column="k")
+    for column in ["n", "s", "x"]:
+        for growable in [False, True]:
+            with pytest.raises(ValueError, match=rf"column '{column}' has missing values.*dropna"):
+                build_filter(ddf, 100, column=column, growable=growable)
+        with pytest.raises(ValueError, match=rf"column '{column}' has missing values.*dropna"):
+            semi_join(ddf, f, column=column).compute()
+    # Dropped first, the rest goes in.
+    g = build_filter(ddf["n"].dropna())
+    assert len(g) == 5 and g.contains_many([1, 3, 4, 5, 6]).all()
+    with pytest.raises(TypeError, match="column 'f': .*float64"):
+        build_filter(ddf, 100, column="f")
+    with pytest.raises(KeyError, match="missing"):
+        build_filter(ddf, column="missing")
+    # A partition left empty by a filter is no key, and no error.
+    assert len(build_filter(ddf[ddf.k > 3], column="k")) == 2
