@@ -16,7 +16,12 @@ import dask.array as da  # noqa: E402
 import dask.bag as db  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter  # noqa: E402
+from ccfilter import (  # noqa: E402
+    ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
+    FilterFullError,
+    GrowableCuckooFilter,
+)
 from ccfilter.dask import build_filter, semi_join  # noqa: E402
 
 N = 40_000
@@ -196,3 +201,40 @@ def test_nulls_and_keys_of_a_wrong_type_are_refused_naming_the_column(client):
         build_filter(ddf, column="missing")
     # A partition left empty by a filter is no key, and no error.
     assert len(build_filter(ddf[ddf.k > 3], column="k")) == 2
+
+
+def _fill(f, start, stop):
+    f.add_many(np.arange(start, stop))
+    return f
+
+
+def test_filters_pickled_to_worker_processes_come_back_whole(client):
+    # Growable and expiring filters shipped to the workers, filled there and brought back.
+    for empty in [GrowableCuckooFilter(10_000, seed=4), ExpiringCuckooFilter(items=100_000)]:
+        parts = client.gather([
+            client.submit(_fill, empty, i * 20_000, (i + 1) * 20_000, pure=False)
+            for i in range(4)
+        ])
+        assert all(part.contains_many(np.arange(i * 20_000, (i + 1) * 20_000)).all()
+                   for i, part in enumerate(parts))
+        if isinstance(empty, GrowableCuckooFilter):
+            union = parts[0]
+            for part in parts[1:]:
+                union.merge(part)
+            assert len(union) == 80_000 and union.contains_many(np.arange(80_000)).all()
+
+
+def _die_once(key, marker):
+    if key == 12_345 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return key
+
+
+def test_a_worker_killed_while_building_leaves_a_complete_filter(client, tmp_path):
+    marker = str(tmp_path / "killed")
+    bag = db.from_sequence(range(40_000), npartitions=8).map(_die_once, marker)
+    f = build_filter(bag, growable=True, capacity=1000)
+    assert os.path.exists(marker)  # a worker died during the build, and its tasks ran again
+    assert len(f) == 40_000 and f.contains_many(np.arange(40_000)).all()
+    client.wait_for_workers(2)
