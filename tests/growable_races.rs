@@ -127,7 +127,11 @@ fn threads_reaching_the_limit_together_change_nothing_by_their_failed_inserts() 
             if filter.insert(&k).is_ok() {
                 taken.push(k);
             } else {
-                assert_eq!(filter.to_bytes(), was, "the failed insert of {k} changed it");
+                assert_eq!(
+                    filter.to_bytes(),
+                    was,
+                    "the failed insert of {k} changed it"
+                );
                 failed += 1;
                 if failed == 20 {
                     break;
