@@ -36,10 +36,33 @@ AnyFilter = Union[ConcurrentCuckooFilter, GrowableCuckooFilter, Delayed]
 
 def _keys(partition: Any) -> Any:
     """A partition as keys for the bulk calls: numpy arrays as they are, pandas columns as
-    numpy arrays, anything else (a bag's list) as it is."""
+    numpy arrays, anything else (a bag's list) as it is. ``ValueError`` naming the column if it
+    has nulls, which ``to_numpy`` would turn into floats or ``NA`` objects."""
     if hasattr(partition, "to_numpy"):
+        if partition.isna().any():
+            raise ValueError(
+                f"{_named(partition)} has missing values (None, NaN or NA), which are not "
+                "keys: drop them first (dropna())"
+            )
         return partition.to_numpy()
     return partition
+
+
+def _named(partition: Any) -> str:
+    name = getattr(partition, "name", None)
+    return "the keys" if name is None else f"column {name!r}"
+
+
+def _keys_of_column(call: Any, partition: Any) -> Any:
+    """``call(keys)`` on the partition's keys; a key's ``TypeError`` or ``ValueError`` says
+    which column it came from."""
+    keys = _keys(partition)
+    try:
+        return call(keys)
+    except (TypeError, ValueError) as err:
+        if isinstance(err, FilterFullError) or not hasattr(partition, "name"):
+            raise
+        raise type(err)(f"{_named(partition)}: {err}") from err
 
 
 def _too_small(
@@ -72,7 +95,7 @@ def _partition_filter(
     """The filter of one partition's keys, built on the worker that holds it."""
     f = kind(**settings)
     try:
-        f.add_many(_keys(partition))
+        _keys_of_column(f.add_many, partition)
     except FilterFullError as err:
         raise _too_small(err, "with the keys of one partition", kind, settings, count) from err
     return f
@@ -91,10 +114,16 @@ def _merge_filters(settings: dict, count: Optional[int], *filters: Filter) -> Fi
     return first
 
 
+def _is_frame(collection: Any) -> bool:
+    """Whether ``collection`` is a dataframe: columns in two dimensions (a dask series has
+    ``columns`` too)."""
+    return hasattr(collection, "columns") and getattr(collection, "ndim", 1) == 2
+
+
 def _column(collection: Any, column: Optional[str]) -> Any:
     if column is not None:
         return collection[column]
-    if hasattr(collection, "columns"):
+    if _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     return collection
 
@@ -153,8 +182,8 @@ def build_filter(
     merge raises ``FilterFullError``: give a larger ``capacity`` (or ``split_depth``) for more.
 
     Keys are as for the filter classes: nulls (``None``, ``NaN``) are not keys, so drop them
-    first (``dropna()``). Raises ``FilterFullError`` if ``capacity`` is too small, saying so
-    and what to pass instead.
+    first (``dropna()``): a column with nulls raises ``ValueError`` naming it. Raises
+    ``FilterFullError`` if ``capacity`` is too small, saying so and what to pass instead.
     """
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
@@ -200,7 +229,7 @@ def _keep_block(block: np.ndarray, f: Filter) -> np.ndarray:
 
 def _keep_rows(frame: Any, f: Filter, column: Optional[str]) -> Any:
     keys = frame if column is None else frame[column]
-    return frame[f.contains_many(keys.to_numpy())]
+    return frame[_keys_of_column(f.contains_many, keys)]
 
 
 def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) -> Any:
@@ -223,6 +252,6 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
             raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")
         mask = collection.map_blocks(_keep_block, shared, dtype=bool, meta=np.array([], bool))
         return collection[mask]
-    if column is None and hasattr(collection, "columns"):
+    if column is None and _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     return collection.map_partitions(_keep_rows, shared, column, meta=collection._meta)

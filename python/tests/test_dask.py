@@ -16,7 +16,12 @@ import dask.array as da  # noqa: E402
 import dask.bag as db  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter  # noqa: E402
+from ccfilter import (  # noqa: E402
+    ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
+    FilterFullError,
+    GrowableCuckooFilter,
+)
 from ccfilter.dask import build_filter, semi_join  # noqa: E402
 
 N = 40_000
@@ -155,3 +160,81 @@ def test_semi_joins_run_on_the_workers_and_keep_every_match(client):
     words = [f"w{i}" for i in range(1000)]
     kept_words = semi_join(db.from_sequence(words, npartitions=4), f).compute()
     assert kept_words == [w for w in words if w in f]
+
+
+def test_a_series_is_taken_without_column(client):
+    frame = pd.DataFrame({"user": [f"u{i}" for i in range(1000)], "n": np.arange(1000)})
+    ddf = dd.from_pandas(frame, npartitions=4)
+    f = build_filter(ddf["n"], seed=1)
+    assert len(f) == 1000 and f.contains_many(np.arange(1000)).all()
+    g = build_filter(ddf.user, growable=True, capacity=100)
+    assert g.contains_many(frame["user"].tolist()).all()
+    probes = dd.from_pandas(pd.Series(np.arange(2000), name="n"), npartitions=3)
+    kept = semi_join(probes, f).compute()
+    assert set(range(1000)).issubset(set(kept.tolist()))
+    with pytest.raises(TypeError, match="column="):
+        semi_join(ddf, f)
+
+
+def test_nulls_and_keys_of_a_wrong_type_are_refused_naming_the_column(client):
+    frame = pd.DataFrame({
+        "n": pd.array([1, None, 3, 4, 5, 6], dtype="Int64"),
+        "s": ["a", "b", None, "d", "e", "f"],
+        "x": pd.Series([1, 2, None, 4, 5, 6], dtype=object),
+        "f": [1.5, 2.0, 3.0, 4.0, 5.0, 6.0],
+        "k": np.arange(6),
+    })
+    ddf = dd.from_pandas(frame, npartitions=3)
+    f = build_filter(ddf, column="k")
+    for column in ["n", "s", "x"]:
+        for growable in [False, True]:
+            with pytest.raises(ValueError, match=rf"column '{column}' has missing values.*dropna"):
+                build_filter(ddf, 100, column=column, growable=growable)
+        with pytest.raises(ValueError, match=rf"column '{column}' has missing values.*dropna"):
+            semi_join(ddf, f, column=column).compute()
+    # Dropped first, the rest goes in.
+    g = build_filter(ddf["n"].dropna())
+    assert len(g) == 5 and g.contains_many([1, 3, 4, 5, 6]).all()
+    with pytest.raises(TypeError, match="column 'f': .*float64"):
+        build_filter(ddf, 100, column="f")
+    with pytest.raises(KeyError, match="missing"):
+        build_filter(ddf, column="missing")
+    # A partition left empty by a filter is no key, and no error.
+    assert len(build_filter(ddf[ddf.k > 3], column="k")) == 2
+
+
+def _fill(f, start, stop):
+    f.add_many(np.arange(start, stop))
+    return f
+
+
+def test_filters_pickled_to_worker_processes_come_back_whole(client):
+    # Growable and expiring filters shipped to the workers, filled there and brought back.
+    for empty in [GrowableCuckooFilter(10_000, seed=4), ExpiringCuckooFilter(items=100_000)]:
+        parts = client.gather([
+            client.submit(_fill, empty, i * 20_000, (i + 1) * 20_000, pure=False)
+            for i in range(4)
+        ])
+        assert all(part.contains_many(np.arange(i * 20_000, (i + 1) * 20_000)).all()
+                   for i, part in enumerate(parts))
+        if isinstance(empty, GrowableCuckooFilter):
+            union = parts[0]
+            for part in parts[1:]:
+                union.merge(part)
+            assert len(union) == 80_000 and union.contains_many(np.arange(80_000)).all()
+
+
+def _die_once(key, marker):
+    if key == 12_345 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return key
+
+
+def test_a_worker_killed_while_building_leaves_a_complete_filter(client, tmp_path):
+    marker = str(tmp_path / "killed")
+    bag = db.from_sequence(range(40_000), npartitions=8).map(_die_once, marker)
+    f = build_filter(bag, growable=True, capacity=1000)
+    assert os.path.exists(marker)  # a worker died during the build, and its tasks ran again
+    assert len(f) == 40_000 and f.contains_many(np.arange(40_000)).all()
+    client.wait_for_workers(2)
