@@ -36,11 +36,7 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         filter: &'a CuckooFilter<K>,
     ) -> PyResult<Self> {
         let threads = args::threads(threads)?;
-        Ok(Self {
-            keys,
-            threads,
-            filter,
-        })
+        Ok(Self { keys, threads, filter })
     }
 
     /// `op` on the filter's hashes of every piece of the keys, by the calling thread and
@@ -122,11 +118,7 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         }
         let answers = self.in_pieces(look_up, |_| true)?;
         let py = self.keys.py();
-        py.detach(|| {
-            answers
-                .iter()
-                .for_each(|piece| all.extend_from_slice(piece))
-        });
+        py.detach(|| answers.iter().for_each(|piece| all.extend_from_slice(piece)));
         Ok(PyArray1::from_vec(py, all))
     }
 
@@ -151,12 +143,8 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
 
     /// Removes one copy of each key that is present; how many were.
     pub fn discard_many(&self) -> PyResult<usize> {
-        let remove = |hashes: &[u64]| {
-            hashes
-                .iter()
-                .filter(|&&h| self.filter.remove_hash(h))
-                .count()
-        };
+        let remove =
+            |hashes: &[u64]| hashes.iter().filter(|&&h| self.filter.remove_hash(h)).count();
         Ok(self.in_pieces(remove, |_| true)?.into_iter().sum())
     }
 }
