@@ -29,7 +29,6 @@ pub struct Call<'a, 'py, K> {
 }
 
 impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
-    /// `threads` checked before any key is read.
     pub fn new(
         keys: &'a Bound<'py, PyAny>,
         threads: Arg,
@@ -101,7 +100,6 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         }
     }
 
-    /// Whether each key may be in the filter, as numpy bools.
     pub fn contains_many(&self) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let look_up = |hashes: &[u64]| {
             let mut answers = vec![false; hashes.len()];
@@ -141,7 +139,6 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         Err(errors::full(self.keys.py(), message, inserted))
     }
 
-    /// Removes one copy of each key that is present; how many were.
     pub fn discard_many(&self) -> PyResult<usize> {
         let remove =
             |hashes: &[u64]| hashes.iter().filter(|&&h| self.filter.remove_hash(h)).count();

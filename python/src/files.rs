@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{self, not_a_file};
 
-/// Which class a filter file is read as, told by its first bytes (`FORMAT.md`).
+/// The class a filter file is read as, by its first bytes (`FORMAT.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     Fixed,

@@ -18,13 +18,15 @@ use crate::args::{self, Arg, Set};
 use crate::keys::with_key;
 use crate::{bulk, errors, files};
 
-/// A new dict of these `key => value` pairs.
+/// A new dict of `stats`' `fields` by their names (if given), then of `key => value` pairs.
 macro_rules! py_dict {
-    ($py:expr, $($key:literal => $value:expr),* $(,)?) => {{
+    ($py:expr, $stats:ident.{$($field:ident),*} $(, $key:literal => $value:expr)* $(,)?) => {{
         let dict = PyDict::new($py);
+        $(dict.set_item(stringify!($field), $stats.$field)?;)*
         $(dict.set_item($key, $value)?;)*
         PyResult::Ok(dict)
     }};
+    ($py:expr, $($key:literal => $value:expr),* $(,)?) => { py_dict!($py, none.{} $(, $key => $value)*) };
 }
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
@@ -439,12 +441,10 @@ filter_class!(
     /// Shape, clock and fill as a dict (`len`: keys not yet freed, expired ones included).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (f, s) = (&self.inner, self.inner.stats());
-        py_dict!(py,
-            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
-            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
-            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
-            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
-            "bits_per_window_item" => s.bits_per_window_item, "early_expiries" => s.early_expiries,
+        py_dict!(py, s.{len, generations, generation, inserts, capacity, fingerprint_bits,
+                        tag_bits, bits_per_window_item, early_expiries},
+            "window" => self.window(py)?, "buckets" => s.bucket_count,
+            "memory_bytes" => s.memory_usage,
             "expected_false_positive_rate" => f.expected_false_positive_rate(),
             "seed" => f.hasher().seed())
     }
@@ -458,15 +458,10 @@ filter_class!(
 
 /// A [`FilterStats`] as a dict of the same field names.
 fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {
-    py_dict!(py,
-        "len" => s.len, "capacity" => s.capacity, "buckets" => s.buckets,
-        "bucket_size" => s.bucket_size, "fingerprint_bits" => s.fingerprint_bits,
-        "semi_sorted" => s.semi_sorted, "stripes" => s.stripes, "load_factor" => s.load_factor,
-        "memory_bytes" => s.memory_bytes, "bits_per_item" => s.bits_per_item,
-        "expected_false_positive_rate" => s.expected_false_positive_rate,
-        "false_positive_rate_at_load" => s.false_positive_rate_at_load,
-        "hasher_id" => s.hasher_id, "seed" => s.hasher_seed,
-        "format_version" => s.format_version, "serialized_len" => s.serialized_len)
+    py_dict!(py, s.{len, capacity, buckets, bucket_size, fingerprint_bits, semi_sorted, stripes,
+                    load_factor, memory_bytes, bits_per_item, expected_false_positive_rate,
+                    false_positive_rate_at_load, hasher_id, format_version, serialized_len},
+        "seed" => s.hasher_seed)
 }
 
 /// A filter in a live file (docs/shared.md), which only a fixed filter can be in.

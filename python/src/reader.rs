@@ -13,7 +13,6 @@ use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice,
 
 use crate::keys::{type_name, with_key, Keys};
 
-/// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
 pub enum Reader<'py> {
     /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
@@ -159,9 +158,8 @@ pub struct Sequence<'py> {
 }
 
 impl<'py> Sequence<'py> {
-    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`).
-    /// Without a GIL another thread may drop a list's item while it is read: such builds
-    /// iterate, each item a reference of its own.
+    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`);
+    /// `None` without a GIL, where another thread may drop a list's item while it is read.
     fn new(keys: &Bound<'py, PyAny>) -> Option<Self> {
         let get_item = match keys {
             _ if cfg!(Py_GIL_DISABLED) => return None,
