@@ -29,18 +29,13 @@ pub struct Call<'a, 'py, K> {
 }
 
 impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
-    /// `threads` checked before any key is read.
     pub fn new(
         keys: &'a Bound<'py, PyAny>,
         threads: Arg,
         filter: &'a CuckooFilter<K>,
     ) -> PyResult<Self> {
         let threads = args::threads(threads)?;
-        Ok(Self {
-            keys,
-            threads,
-            filter,
-        })
+        Ok(Self { keys, threads, filter })
     }
 
     /// `op` on the filter's hashes of every piece of the keys, by the calling thread and
@@ -105,7 +100,6 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         }
     }
 
-    /// Whether each key may be in the filter, as numpy bools.
     pub fn contains_many(&self) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let look_up = |hashes: &[u64]| {
             let mut answers = vec![false; hashes.len()];
@@ -122,11 +116,7 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         }
         let answers = self.in_pieces(look_up, |_| true)?;
         let py = self.keys.py();
-        py.detach(|| {
-            answers
-                .iter()
-                .for_each(|piece| all.extend_from_slice(piece))
-        });
+        py.detach(|| answers.iter().for_each(|piece| all.extend_from_slice(piece)));
         Ok(PyArray1::from_vec(py, all))
     }
 
@@ -149,14 +139,9 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         Err(errors::full(self.keys.py(), message, inserted))
     }
 
-    /// Removes one copy of each key that is present; how many were.
     pub fn discard_many(&self) -> PyResult<usize> {
-        let remove = |hashes: &[u64]| {
-            hashes
-                .iter()
-                .filter(|&&h| self.filter.remove_hash(h))
-                .count()
-        };
+        let remove =
+            |hashes: &[u64]| hashes.iter().filter(|&&h| self.filter.remove_hash(h)).count();
         Ok(self.in_pieces(remove, |_| true)?.into_iter().sum())
     }
 }

@@ -43,26 +43,19 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
 /// `OSError` for `path` with `errno`, `strerror` and `filename` as `open()` gives them, so that
 /// Python picks the subclass by the number; an error without one gets its kind's.
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
-    let (errno, message) = match err.raw_os_error() {
-        // The system's text alone, as Python's own errors give it.
-        Some(code) => {
-            let text = py
-                .import("os")
-                .and_then(|os| os.call_method1("strerror", (code,))?.extract());
-            (code, text.unwrap_or_else(|_| err.to_string()))
-        }
-        None => {
-            let code = match err.kind() {
-                ErrorKind::NotFound => libc::ENOENT,
-                ErrorKind::IsADirectory => libc::EISDIR,
-                ErrorKind::PermissionDenied => libc::EACCES,
-                ErrorKind::ResourceBusy => libc::EBUSY,
-                ErrorKind::InvalidInput => libc::EINVAL,
-                _ => libc::EIO,
-            };
-            (code, err.to_string())
-        }
-    };
+    let errno = err.raw_os_error().unwrap_or(match err.kind() {
+        ErrorKind::NotFound => libc::ENOENT,
+        ErrorKind::IsADirectory => libc::EISDIR,
+        ErrorKind::PermissionDenied => libc::EACCES,
+        ErrorKind::ResourceBusy => libc::EBUSY,
+        ErrorKind::InvalidInput => libc::EINVAL,
+        _ => libc::EIO,
+    });
+    // A system error by the system's text alone, as Python's own errors give it.
+    let strerror =
+        || -> PyResult<String> { py.import("os")?.call_method1("strerror", (errno,))?.extract() };
+    let message = err.raw_os_error().and_then(|_| strerror().ok());
+    let message = message.unwrap_or_else(|| err.to_string());
     PyOSError::new_err((errno, message, path.as_os_str().to_owned()))
 }
 
@@ -84,11 +77,9 @@ pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
             PyValueError::new_err(message)
         }
         SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
-        SharedError::Busy { ref path, .. } => file(
-            py,
-            &io::Error::new(ErrorKind::ResourceBusy, err.to_string()),
-            path,
-        ),
+        SharedError::Busy { ref path, .. } => {
+            file(py, &io::Error::new(ErrorKind::ResourceBusy, err.to_string()), path)
+        }
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{self, not_a_file};
 
-/// Which class a filter file is read as, told by its first bytes (`FORMAT.md`).
+/// The class a filter file is read as, by its first bytes (`FORMAT.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
     Fixed,
@@ -49,9 +49,7 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
         write(&mut out)?;
-        out.into_inner()
-            .map_err(io::IntoInnerError::into_error)?
-            .sync_all()?;
+        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
         fs::rename(&temporary, path)
     })();
     if written.is_err() {
@@ -63,18 +61,13 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
 
 /// Whether `path` is a regular file that starts as a live filter file does.
 fn is_live_file(path: &Path) -> bool {
-    open(path)
-        .and_then(|mut file| kind(&mut file))
-        .is_ok_and(|kind| kind == FileKind::Live)
+    open(path).and_then(|mut file| kind(&mut file)).is_ok_and(|kind| kind == FileKind::Live)
 }
 
 /// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
 /// could block or never end); without blocking, so a FIFO with no writer is refused at once.
-pub fn open(path: &Path) -> io::Result<BufReader<File>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+fn open(path: &Path) -> io::Result<BufReader<File>> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
     let kind = file.metadata()?.file_type();
     let kinds = [
         (kind.is_dir(), "a directory"),
@@ -91,20 +84,26 @@ pub fn open(path: &Path) -> io::Result<BufReader<File>> {
 }
 
 /// The kind of filter the file holds, by its first bytes (read, not consumed).
-pub fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
+fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
     let start = file.fill_buf()?;
     let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
     Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
 }
 
-/// The filter in the file opened (or not) from `path`, which ends where the filter does:
-/// `OSError` naming the file for an error of the file, else `ValueError`.
+/// `path` opened ([`open`]) and the kind of filter it holds; `OSError` naming the file.
+pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(BufReader<File>, FileKind)> {
+    let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
+    let (kind, file) = opened.map_err(|err| errors::file(py, &err, path))?;
+    Ok((file, kind))
+}
+
+/// The filter in `file` (from `path`), which ends where the filter does: `OSError` naming the
+/// file for an error of the file, else `ValueError`.
 pub fn read<K: Kind + Send>(
     py: Python<'_>,
     path: &Path,
-    file: io::Result<BufReader<File>>,
+    mut file: BufReader<File>,
 ) -> PyResult<CuckooFilter<K>> {
-    let mut file = file.map_err(|err| errors::file(py, &err, path))?;
     let read = py.detach(|| {
         let filter = CuckooFilter::read_from(&mut file)?;
         let (expected, found) = (file.stream_position()?, file.get_ref().metadata()?.len());

@@ -18,13 +18,15 @@ use crate::args::{self, Arg, Set};
 use crate::keys::with_key;
 use crate::{bulk, errors, files};
 
-/// A new dict of these `key => value` pairs.
+/// A new dict of `stats`' `fields` by their names (if given), then of `key => value` pairs.
 macro_rules! py_dict {
-    ($py:expr, $($key:literal => $value:expr),* $(,)?) => {{
+    ($py:expr, $stats:ident.{$($field:ident),*} $(, $key:literal => $value:expr)* $(,)?) => {{
         let dict = PyDict::new($py);
+        $(dict.set_item(stringify!($field), $stats.$field)?;)*
         $(dict.set_item($key, $value)?;)*
         PyResult::Ok(dict)
     }};
+    ($py:expr, $($key:literal => $value:expr),* $(,)?) => { py_dict!($py, none.{} $(, $key => $value)*) };
 }
 
 /// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
@@ -38,8 +40,8 @@ macro_rules! filter_class {
                 self.inner.is_compatible(&other.inner)
             }
 
-            /// Adds every fingerprint of `other` (only those not present with `unique=True`);
-            /// how many. `ValueError` if incompatible, `FilterFullError` if this filter fills.
+            /// Adds `other`'s fingerprints (with `unique=True`, those not present); how many.
+            /// `ValueError` if incompatible, `FilterFullError` if this filter fills.
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
                 writable(&self.inner)?;
@@ -128,8 +130,8 @@ macro_rules! filter_class {
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
-            /// Adds every key of `keys` (a numpy array or any iterable) in order, on `threads`;
-            /// how many. `FilterFullError` at the first with no room (`inserted`: those in).
+            /// Adds every key of `keys` in order, on `threads`; how many. `FilterFullError` at the
+            /// first with no room (`inserted`: those in).
             #[pyo3(signature = (keys, *, threads = None))]
             fn add_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 writable(&self.inner)?;
@@ -150,8 +152,7 @@ macro_rules! filter_class {
                 bulk::Call::new(keys, threads, &self.inner)?.discard_many()
             }
 
-            /// Adds every key of each iterable as `add_many` does; `FilterFullError.inserted`
-            /// counts the keys of all of them that went in.
+            /// Adds every key of each iterable as `add_many` does (`inserted` counts them all).
             #[pyo3(signature = (*iterables))]
             fn update(&self, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
                 writable(&self.inner)?;
@@ -184,8 +185,7 @@ macro_rules! filter_class {
                 Ok(Self { inner: inner.map_err(|err| errors::decode(err, None))? })
             }
 
-            /// Writes the filter to `path` in the portable format, through a temporary file
-            /// renamed over `path` when complete.
+            /// Writes the filter to `path`, through a temporary file renamed over it when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
                 py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
@@ -198,7 +198,7 @@ macro_rules! filter_class {
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                files::read(py, &path, py.detach(|| files::open(&path))).map(Self::from)
+                files::read(py, &path, files::open_kind(py, &path)?.0).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
@@ -216,8 +216,8 @@ macro_rules! filter_class {
                 self.__reduce_ex__(py, 4)
             }
 
-            /// Pickles as `from_bytes(to_bytes())`, in any process (from protocol 5 on, the bytes
-            /// as a `PickleBuffer`, out of band); a live filter as `open_shared(path, readonly)`.
+            /// Pickles as `from_bytes(to_bytes())` (a `PickleBuffer` from protocol 5 on), a live
+            /// filter as `open_shared(path, readonly)`.
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
@@ -234,8 +234,7 @@ macro_rules! filter_class {
                 PyTuple::new(py, [class.getattr("from_bytes")?, bytes])
             }
 
-            /// Whether both are of this class with the same bytes (`to_bytes`), and so answer
-            /// alike; the same keys added in another order may differ. Not hashable.
+            /// Whether both are of this class with the same bytes (`to_bytes`). Not hashable.
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
                 let Ok(other) = other.cast::<Self>() else { return false };
                 let other = other.get();
@@ -249,12 +248,9 @@ macro_rules! filter_class {
 }
 
 filter_class!(merge
-    /// A cuckoo filter of `capacity` keys, shared by any number of threads: lookups take no
-    /// lock, writers lock only the buckets they touch, bulk calls release the interpreter.
-    /// `false_positive_rate` picks the cheapest shape for it; `fingerprint_bits` (4 to 32),
-    /// `bucket_size` (2, 4 or 8) and `semi_sorted` win over it (default: 12-bit fingerprints in
-    /// 4-slot buckets, about 0.19%). `seed` changes every hash (default: `ccf`'s). Impossible
-    /// settings raise `ValueError`.
+    /// A cuckoo filter of `capacity` keys, shared by any number of threads (docs/python.md).
+    /// `false_positive_rate` picks the cheapest shape; `fingerprint_bits` (4 to 32),
+    /// `bucket_size` (2, 4 or 8) and `semi_sorted` win over it. `ValueError` if impossible.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
     FixedFilter(Fixed), {
     #[new]
@@ -267,8 +263,8 @@ filter_class!(merge
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
-    /// A filter built in a new file at `path` (never over one) that other processes map with
-    /// `open_shared`; settings as for the constructor. `OSError` naming `path` if refused.
+    /// A filter built in a new live file at `path` that other processes map with `open_shared`;
+    /// settings as for the constructor. `OSError` naming `path` if refused.
     #[classmethod]
     #[pyo3(signature = (path, capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -345,11 +341,9 @@ filter_class!(merge
 });
 
 filter_class!(merge
-    /// A cuckoo filter that needs no size up front, shared by any number of threads. Its first
-    /// level holds `capacity` keys (default 1,000,000, as `ccf build --grow`); it grows under
-    /// `false_positive_rate` (default 0.001) however far, each level splitting `2^split_depth`
-    /// times (1 to 10, default 6) before a larger one is added. Past `max_capacity` (default:
-    /// none) adds raise `FilterFullError`. `seed` as for `ConcurrentCuckooFilter`.
+    /// A cuckoo filter that grows under `false_positive_rate` from a first level of `capacity`
+    /// keys, each level splitting `2^split_depth` times (1 to 10) before a larger one is added;
+    /// past `max_capacity`, `FilterFullError` (docs/python.md).
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
     GrowableFilter(Growable), {
     #[new]
@@ -402,16 +396,9 @@ filter_class!(merge
 });
 
 filter_class!(
-    /// A cuckoo filter that remembers keys for a sliding window, shared by any number of
-    /// threads. The window is the last `items` adds, or the last `seconds` holding `capacity`
-    /// keys at a steady rate (at most `capacity·(1 + 1/generations)` adds within
-    /// `seconds·(1 + 1/generations)`), past which `overflow="error"` (default) raises
-    /// `FilterFullError` and `"expire_early"` forgets the oldest generation early; `clock` is
-    /// `"monotonic"` (default) or `"manual"` (`advance_to`).
-    /// A key added is found for the whole window after and forgotten within `1 + 1/generations`
-    /// windows (for `items=N`, `(generations + 1)·ceil(N/generations)` adds: more where
-    /// `generations` does not divide `N`); `false_positive_rate` (default 0.001) holds at every point of the stream;
-    /// `generations` is 1 to 14 (default 8); `seed` as for `ConcurrentCuckooFilter`. No merges.
+    /// A cuckoo filter that remembers keys for the last `items` adds, or the last `seconds`
+    /// holding `capacity` keys (past which `overflow`: "error" or "expire_early"), by `clock`
+    /// ("monotonic" or "manual"), split into `generations` (1 to 14) (docs/python.md).
     #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
     ExpiringFilter(Expiring), {
     #[new]
@@ -451,16 +438,13 @@ filter_class!(
     #[getter]
     fn generations(&self) -> u32 { self.inner.generations() }
 
-    /// Shape, clock and fill as a dict (`len` counts the keys not yet freed: those live and
-    /// expired ones not yet cleared).
+    /// Shape, clock and fill as a dict (`len`: keys not yet freed, expired ones included).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (f, s) = (&self.inner, self.inner.stats());
-        py_dict!(py,
-            "len" => s.len, "window" => self.window(py)?, "generations" => s.generations,
-            "generation" => s.generation, "inserts" => s.inserts, "capacity" => s.capacity,
-            "buckets" => s.bucket_count, "fingerprint_bits" => s.fingerprint_bits,
-            "tag_bits" => s.tag_bits, "memory_bytes" => s.memory_usage,
-            "bits_per_window_item" => s.bits_per_window_item, "early_expiries" => s.early_expiries,
+        py_dict!(py, s.{len, generations, generation, inserts, capacity, fingerprint_bits,
+                        tag_bits, bits_per_window_item, early_expiries},
+            "window" => self.window(py)?, "buckets" => s.bucket_count,
+            "memory_bytes" => s.memory_usage,
             "expected_false_positive_rate" => f.expected_false_positive_rate(),
             "seed" => f.hasher().seed())
     }
@@ -474,18 +458,13 @@ filter_class!(
 
 /// A [`FilterStats`] as a dict of the same field names.
 fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDict>> {
-    py_dict!(py,
-        "len" => s.len, "capacity" => s.capacity, "buckets" => s.buckets,
-        "bucket_size" => s.bucket_size, "fingerprint_bits" => s.fingerprint_bits,
-        "semi_sorted" => s.semi_sorted, "stripes" => s.stripes, "load_factor" => s.load_factor,
-        "memory_bytes" => s.memory_bytes, "bits_per_item" => s.bits_per_item,
-        "expected_false_positive_rate" => s.expected_false_positive_rate,
-        "false_positive_rate_at_load" => s.false_positive_rate_at_load,
-        "hasher_id" => s.hasher_id, "seed" => s.hasher_seed,
-        "format_version" => s.format_version, "serialized_len" => s.serialized_len)
+    py_dict!(py, s.{len, capacity, buckets, bucket_size, fingerprint_bits, semi_sorted, stripes,
+                    load_factor, memory_bytes, bits_per_item, expected_false_positive_rate,
+                    false_positive_rate_at_load, hasher_id, format_version, serialized_len},
+        "seed" => s.hasher_seed)
 }
 
-/// A kind's filter in a live file (docs/shared.md), which only a fixed filter can be in.
+/// A filter in a live file (docs/shared.md), which only a fixed filter can be in.
 trait Live {
     /// The live file's path and whether the filter was opened read-only; `None` in memory.
     fn live(&self) -> Option<(&Path, bool)> {
@@ -504,13 +483,11 @@ impl Live for CuckooFilter<Fixed> {
 
 /// `TypeError` for a write to a filter opened read-only, before the write is tried.
 fn writable(filter: &impl Live) -> PyResult<()> {
-    match filter.live() {
-        Some((path, true)) => Err(PyTypeError::new_err(format!(
-            "the filter in {} was opened readonly: it cannot be changed",
-            path.display()
-        ))),
-        _ => Ok(()),
-    }
+    let Some((path, true)) = filter.live() else { return Ok(()) };
+    let path = path.display();
+    Err(PyTypeError::new_err(format!(
+        "the filter in {path} was opened readonly: it cannot be changed"
+    )))
 }
 
 /// The live file at `path`, mapped (`readonly`: privately, for lookups only).
@@ -519,11 +496,7 @@ pub fn open_shared(
     path: &Path,
     readonly: bool,
 ) -> PyResult<ConcurrentCuckooFilter> {
-    let access = if readonly {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
+    let access = if readonly { Access::ReadOnly } else { Access::ReadWrite };
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
     filter.map_err(|err| errors::shared(py, err))
 }
@@ -554,12 +527,8 @@ fn bytes_of<'py, K: Kind + Sync>(
         })?;
         match written {
             Ok(n) if n == len => return Ok(bytes),
-            Ok(n) => {
-                return Err(PyRuntimeError::new_err(format!(
-                    "{n} of {len} bytes written"
-                )))
-            }
-            Err(_) => {}
+            Ok(n) => return Err(PyRuntimeError::new_err(format!("{n} of {len} bytes written"))),
+            Err(_) => {} // It grew: measured again.
         }
     }
 }

@@ -38,16 +38,25 @@ enum Slot {
     Bytes(usize, usize),
 }
 
+/// The average bytes a segment's keys may take: its memory is bounded whatever their length.
+const BYTES_PER_KEY: usize = 64;
+
 /// A segment of a bulk call's keys, copied out of Python for any thread to read: a numpy integer
 /// array's in `ints` alone (hashed in one tight loop), others in `slots` and `bytes`.
 #[derive(Debug, Default)]
 pub struct Keys {
     pub ints: Vec<u64>,
     slots: Vec<Slot>,
-    pub bytes: Vec<u8>,
+    bytes: Vec<u8>,
 }
 
 impl Keys {
+    /// Whether `max` keys are held, or their bytes [`BYTES_PER_KEY`] times that.
+    #[inline]
+    pub fn is_full(&self, max: usize) -> bool {
+        self.len() >= max || self.bytes.len() >= max.saturating_mul(BYTES_PER_KEY)
+    }
+
     pub fn len(&self) -> usize {
         self.ints.len() + self.slots.len()
     }
@@ -85,10 +94,7 @@ impl Keys {
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
             // `move`: the hasher's words stay in registers through the loop.
-            return self.ints[range]
-                .iter()
-                .map(move |key| hasher.hash_one(key))
-                .collect();
+            return self.ints[range].iter().map(move |key| hasher.hash_one(key)).collect();
         }
         let hash = |slot: &Slot| match *slot {
             Slot::Int(value) => hasher.hash_one(value),
@@ -109,9 +115,7 @@ pub fn int_bits(int: &Bound<'_, PyInt>) -> Option<u64> {
 
 fn int_key(int: &Bound<'_, PyInt>) -> PyResult<Key<'static>> {
     let message = || format!("int key {int} is out of range: int keys {INT_RANGE}");
-    int_bits(int)
-        .map(Key::Int)
-        .ok_or_else(|| PyValueError::new_err(message()))
+    int_bits(int).map(Key::Int).ok_or_else(|| PyValueError::new_err(message()))
 }
 
 /// An object's type name, for messages.
@@ -123,15 +127,11 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// `f` of the key `obj` stands for, borrowed where it can be; `TypeError` naming its type, or
 /// `ValueError`, if it is not a key.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
-    // An exact `str` first: the common key, told by one pointer comparison.
-    if let Ok(string) = obj.cast_exact::<PyString>() {
+    if let Ok(string) = obj.cast::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(int) = obj.cast::<PyInt>() {
         return Ok(f(int_key(int)?));
-    }
-    if let Ok(string) = obj.cast::<PyString>() {
-        return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
     }
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         return Ok(f(Key::Bytes(bytes.as_bytes())));
@@ -139,10 +139,7 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     // A bytearray or memoryview, which Python code may change: copied, as `bytes(obj)`.
     let py = obj.py();
     if obj.cast::<PyByteArray>().is_ok() || obj.cast::<PyMemoryView>().is_ok() {
-        let bytes = py
-            .get_type::<PyBytes>()
-            .call1((obj,))?
-            .cast_into::<PyBytes>()?;
+        let bytes = py.get_type::<PyBytes>().call1((obj,))?.cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     // A numpy integer or `bool_` scalar is the Python int it equals.

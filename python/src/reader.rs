@@ -1,7 +1,6 @@
-//! Reading a bulk call's keys from Python into [`Keys`] a segment at a time, with the
-//! interpreter held (docs/python.md, "Bulk calls"): numpy integers copied, an exact `list` or
-//! `tuple` by index, a numpy array of objects a slice at a time (`tolist`), anything else by
-//! iteration; an exact `str`, the common key, by its cached UTF-8 with no reference taken.
+//! A bulk call's keys read from Python into [`Keys`] a segment at a time, interpreter held
+//! (docs/python.md, "Bulk calls"): numpy integers copied, lists and tuples by index, the rest
+//! by iteration.
 
 use numpy::ndarray::s;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
@@ -14,10 +13,6 @@ use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice,
 
 use crate::keys::{type_name, with_key, Keys};
 
-/// The average bytes a segment's keys may take: its memory is bounded whatever their length.
-const BYTES_PER_KEY: usize = 64;
-
-/// A bulk call's keys, read a segment at a time.
 #[derive(Debug)]
 pub enum Reader<'py> {
     /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
@@ -36,10 +31,10 @@ impl<'py> Reader<'py> {
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
         {
+            let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
-                "expected a collection of keys, got one {}: pass a list of it, or use the \
-                 single-key method",
-                type_name(keys)
+                "expected a collection of keys, got one {what}: pass a list of it, or use the \
+                 single-key method"
             )));
         }
         let converted = pandas_integers(keys)?;
@@ -47,26 +42,22 @@ impl<'py> Reader<'py> {
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
             return Self::items(keys);
         };
-        if array.ndim() != 1 {
-            let message = format!(
-                "expected a 1-D array of keys, got {} dimensions",
-                array.ndim()
-            );
+        let (dtype, ndim) = (array.dtype(), array.ndim());
+        if ndim != 1 {
+            let message = format!("expected a 1-D array of keys, got {ndim} dimensions");
             return Err(PyValueError::new_err(message));
         }
-        let dtype = array.dtype();
         match dtype.kind() {
             // Text and objects: their elements are keys of their own.
             b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
-            // Narrower integers and booleans widen to the 64-bit type of their sign, which keeps
-            // every value, so each hashes as the Python int it equals; `int64` is viewed as the
-            // `uint64` of its bits.
+            // Narrower integers and booleans widen to the 64-bit type of their sign, so each
+            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits.
             kind @ (b'i' | b'u' | b'b') => {
                 let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
-                let array = match (native && kind != b'b', kind) {
-                    (true, _) => keys.clone(),
-                    (false, b'i') => keys.call_method1("astype", ("int64",))?,
-                    (false, _) => keys.call_method1("astype", ("uint64",))?,
+                let wide = if kind == b'i' { "int64" } else { "uint64" };
+                let array = match native && kind != b'b' {
+                    true => keys.clone(),
+                    false => keys.call_method1("astype", (wide,))?,
                 };
                 let bits = array.call_method1("view", ("uint64",))?;
                 Ok(Self::Ints(bits.cast::<PyArray1<u64>>()?.try_readonly()?, 0))
@@ -86,8 +77,8 @@ impl<'py> Reader<'py> {
         })
     }
 
-    /// Appends up to `max` keys to `keys` (fewer once their bytes reach [`BYTES_PER_KEY`] times
-    /// that); whether more may follow. A bad item is an error, the keys before it in `keys`.
+    /// Appends up to `max` keys to `keys` (fewer
+    /// if [`Keys::is_full`] first); whether more may follow. A bad item is an error, the keys before it in `keys`.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
             Self::Ints(array, next) => {
@@ -119,25 +110,16 @@ impl<'py> Reader<'py> {
                 *next = end;
             },
             Self::Iterator(items) => {
-                while !full(keys, max) {
+                while !keys.is_full(max) {
                     let Some(item) = items.next().transpose()? else {
                         return Ok(false);
                     };
-                    match item.cast_exact::<PyString>() {
-                        Ok(text) => keys.push_bytes(text.to_str()?.as_bytes()),
-                        Err(_) => with_key(&item, |key| keys.push(key))?,
-                    }
+                    with_key(&item, |key| keys.push(key))?;
                 }
                 Ok(true)
             }
         }
     }
-}
-
-/// Whether `keys` holds `max` keys, or their bytes [`BYTES_PER_KEY`] times that.
-#[inline]
-fn full(keys: &Keys, max: usize) -> bool {
-    keys.len() >= max || keys.bytes.len() >= max.saturating_mul(BYTES_PER_KEY)
 }
 
 /// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
@@ -149,17 +131,12 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     let Ok(dtype) = keys.getattr("dtype") else {
         return Ok(None);
     };
-    let kind = dtype
-        .getattr("kind")
-        .and_then(|kind| kind.extract::<String>());
+    let kind = dtype.getattr("kind").and_then(|kind| kind.extract::<String>());
     if !matches!(kind.as_deref(), Ok("i" | "u" | "b")) {
         return Ok(None);
     }
-    if keys
-        .call_method0("isna")?
-        .call_method0("any")?
-        .is_truthy()?
-    {
+    let missing = keys.call_method0("isna")?.call_method0("any")?;
+    if missing.is_truthy()? {
         return Err(PyValueError::new_err(format!(
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \
              (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
@@ -181,25 +158,17 @@ pub struct Sequence<'py> {
 }
 
 impl<'py> Sequence<'py> {
-    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`).
-    /// Without a GIL another thread may drop a list's item while it is read: such builds
-    /// iterate, each item a reference of its own.
+    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`);
+    /// `None` without a GIL, where another thread may drop a list's item while it is read.
     fn new(keys: &Bound<'py, PyAny>) -> Option<Self> {
-        let get_item = if cfg!(Py_GIL_DISABLED) {
-            return None;
-        } else if keys.is_exact_instance_of::<PyList>() {
-            ffi::PyList_GetItem
-        } else if keys.is_exact_instance_of::<PyTuple>() {
-            ffi::PyTuple_GetItem
-        } else {
-            return None;
+        let get_item = match keys {
+            _ if cfg!(Py_GIL_DISABLED) => return None,
+            _ if keys.is_exact_instance_of::<PyList>() => ffi::PyList_GetItem,
+            _ if keys.is_exact_instance_of::<PyTuple>() => ffi::PyTuple_GetItem,
+            _ => return None,
         };
-        let object = keys.clone();
-        Some(Self {
-            object,
-            get_item,
-            next: 0,
-        })
+        let (object, next) = (keys.clone(), 0);
+        Some(Self { object, get_item, next })
     }
 
     /// Reads items from `next` on into `keys` until it is full (then `true`) or the end. Out of
@@ -209,7 +178,7 @@ impl<'py> Sequence<'py> {
         let py = self.object.py();
         let left = self.object.len()?.saturating_sub(self.next);
         keys.reserve(left.min(max.saturating_sub(keys.len())));
-        while !full(keys, max) {
+        while !keys.is_full(max) {
             let Ok(index) = ffi::Py_ssize_t::try_from(self.next) else {
                 return Ok(false);
             };
