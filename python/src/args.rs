@@ -34,7 +34,9 @@ fn value_error(message: String) -> PyErr {
 }
 
 fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
-    value.cast::<PyInt>().map_err(|_| wrong(name, "an int", value))
+    value
+        .cast::<PyInt>()
+        .map_err(|_| wrong(name, "an int", value))
 }
 
 /// A count (`capacity`, `items`, `threads`, ...): an `int` of at least 1.
@@ -67,13 +69,17 @@ pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
 
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
 pub fn rate(name: &str, value: Arg) -> PyResult<Option<f64>> {
-    value.map(|value| value.extract().map_err(|_| wrong(name, "a number", value))).transpose()
+    value
+        .map(|value| value.extract().map_err(|_| wrong(name, "a number", value)))
+        .transpose()
 }
 
 /// A file path: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
 pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let os = value.py().import("os")?;
-    let text = os.call_method1("fsdecode", (value,)).and_then(|text| text.extract());
+    let text = os
+        .call_method1("fsdecode", (value,))
+        .and_then(|text| text.extract());
     text.map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
 }
 
@@ -85,7 +91,9 @@ pub fn threads(value: Arg) -> PyResult<usize> {
     match value.map(|value| count("threads", value)).transpose()? {
         None => Ok(1),
         Some(n @ 1..=MAX_THREADS) => Ok(n),
-        Some(n) => Err(value_error(format!("threads must be at most {MAX_THREADS}, got {n}"))),
+        Some(n) => Err(value_error(format!(
+            "threads must be at most {MAX_THREADS}, got {n}"
+        ))),
     }
 }
 
@@ -112,8 +120,14 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
 
 /// A time in seconds: a real number, finite and at least 0 (above 0 unless `zero_ok`).
 pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
-    let seconds: f64 = value.extract().map_err(|_| wrong(name, "a number of seconds", value))?;
-    let bound = if zero_ok { "at least 0" } else { "at least one nanosecond" };
+    let seconds: f64 = value
+        .extract()
+        .map_err(|_| wrong(name, "a number of seconds", value))?;
+    let bound = if zero_ok {
+        "at least 0"
+    } else {
+        "at least one nanosecond"
+    };
     match Duration::try_from_secs_f64(seconds) {
         Ok(time) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
@@ -125,7 +139,9 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
 /// One of `choices` (`overflow`, `clock`), given by its name as a `str`.
 fn choice<T: Copy>(name: &str, value: Arg, choices: [(&str, T); 2]) -> PyResult<Option<T>> {
     let Some(value) = value else { return Ok(None) };
-    let text = value.cast::<PyString>().map_err(|_| wrong(name, "a str", value))?;
+    let text = value
+        .cast::<PyString>()
+        .map_err(|_| wrong(name, "a str", value))?;
     let text = text.to_str()?;
     match choices.iter().find(|(choice, _)| *choice == text) {
         Some(&(_, choice)) => Ok(Some(choice)),
@@ -145,13 +161,19 @@ pub fn window(
     overflow: Arg,
     clock: Arg,
 ) -> PyResult<ExpiringBuilder> {
-    let time_only = [("capacity", capacity), ("overflow", overflow), ("clock", clock)];
+    let time_only = [
+        ("capacity", capacity),
+        ("overflow", overflow),
+        ("clock", clock),
+    ];
     match (items, seconds, capacity) {
         (Some(items), None, _) => match time_only.iter().find(|(_, given)| given.is_some()) {
             Some((name, _)) => Err(PyTypeError::new_err(format!(
                 "{name} is for a time window (seconds=...), not a count window (items=...)"
             ))),
-            None => Ok(ExpiringCuckooFilter::builder(Window::Items(count("items", items)? as u64))),
+            None => Ok(ExpiringCuckooFilter::builder(Window::Items(
+                count("items", items)? as u64,
+            ))),
         },
         (None, Some(_), None) => Err(PyTypeError::new_err(
             "a time window (seconds=...) needs capacity=, the most keys one window holds",
@@ -159,11 +181,17 @@ pub fn window(
         (None, Some(seconds), Some(capacity)) => {
             let time = duration("seconds", seconds, false)?;
             let capacity = count("capacity", capacity)? as u64;
-            let overflows = [("error", Overflow::Error), ("expire_early", Overflow::ExpireEarly)];
+            let overflows = [
+                ("error", Overflow::Error),
+                ("expire_early", Overflow::ExpireEarly),
+            ];
             let clocks = [("monotonic", Clock::Monotonic), ("manual", Clock::Manual)];
             Ok(ExpiringCuckooFilter::builder(Window::Time(time))
                 .capacity(capacity)
-                .set(choice("overflow", overflow, overflows)?, ExpiringBuilder::overflow)
+                .set(
+                    choice("overflow", overflow, overflows)?,
+                    ExpiringBuilder::overflow,
+                )
                 .set(choice("clock", clock, clocks)?, ExpiringBuilder::clock))
         }
         _ => Err(PyTypeError::new_err(
@@ -185,8 +213,17 @@ pub fn fixed(
     Ok(ConcurrentCuckooFilter::builder()
         .capacity(count("capacity", capacity)?)
         .hasher(hasher(seed)?)
-        .set(rate("false_positive_rate", false_positive_rate)?, FixedBuilder::false_positive_rate)
-        .set(setting("fingerprint_bits", fingerprint_bits)?, FixedBuilder::fingerprint_bits)
-        .set(setting("bucket_size", bucket_size)?, FixedBuilder::bucket_size)
+        .set(
+            rate("false_positive_rate", false_positive_rate)?,
+            FixedBuilder::false_positive_rate,
+        )
+        .set(
+            setting("fingerprint_bits", fingerprint_bits)?,
+            FixedBuilder::fingerprint_bits,
+        )
+        .set(
+            setting("bucket_size", bucket_size)?,
+            FixedBuilder::bucket_size,
+        )
         .set(flag("semi_sorted", semi_sorted)?, FixedBuilder::semi_sorted))
 }

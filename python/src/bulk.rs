@@ -35,7 +35,11 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         filter: &'a CuckooFilter<K>,
     ) -> PyResult<Self> {
         let threads = args::threads(threads)?;
-        Ok(Self { keys, threads, filter })
+        Ok(Self {
+            keys,
+            threads,
+            filter,
+        })
     }
 
     /// `op` on the filter's hashes of every piece of the keys, by the calling thread and
@@ -116,7 +120,11 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         }
         let answers = self.in_pieces(look_up, |_| true)?;
         let py = self.keys.py();
-        py.detach(|| answers.iter().for_each(|piece| all.extend_from_slice(piece)));
+        py.detach(|| {
+            answers
+                .iter()
+                .for_each(|piece| all.extend_from_slice(piece))
+        });
         Ok(PyArray1::from_vec(py, all))
     }
 
@@ -140,8 +148,12 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
     }
 
     pub fn discard_many(&self) -> PyResult<usize> {
-        let remove =
-            |hashes: &[u64]| hashes.iter().filter(|&&h| self.filter.remove_hash(h)).count();
+        let remove = |hashes: &[u64]| {
+            hashes
+                .iter()
+                .filter(|&&h| self.filter.remove_hash(h))
+                .count()
+        };
         Ok(self.in_pieces(remove, |_| true)?.into_iter().sum())
     }
 }

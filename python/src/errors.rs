@@ -52,8 +52,11 @@ pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
         _ => libc::EIO,
     });
     // A system error by the system's text alone, as Python's own errors give it.
-    let strerror =
-        || -> PyResult<String> { py.import("os")?.call_method1("strerror", (errno,))?.extract() };
+    let strerror = || -> PyResult<String> {
+        py.import("os")?
+            .call_method1("strerror", (errno,))?
+            .extract()
+    };
     let message = err.raw_os_error().and_then(|_| strerror().ok());
     let message = message.unwrap_or_else(|| err.to_string());
     PyOSError::new_err((errno, message, path.as_os_str().to_owned()))
@@ -77,9 +80,11 @@ pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
             PyValueError::new_err(message)
         }
         SharedError::NotAFile { path, what } => file(py, &not_a_file(what), &path),
-        SharedError::Busy { ref path, .. } => {
-            file(py, &io::Error::new(ErrorKind::ResourceBusy, err.to_string()), path)
-        }
+        SharedError::Busy { ref path, .. } => file(
+            py,
+            &io::Error::new(ErrorKind::ResourceBusy, err.to_string()),
+            path,
+        ),
         SharedError::Build(err) => build(err),
         other => PyOSError::new_err(other.to_string()),
     }

@@ -49,7 +49,9 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
         write(&mut out)?;
-        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
+        out.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()?;
         fs::rename(&temporary, path)
     })();
     if written.is_err() {
@@ -61,13 +63,18 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
 
 /// Whether `path` is a regular file that starts as a live filter file does.
 fn is_live_file(path: &Path) -> bool {
-    open(path).and_then(|mut file| kind(&mut file)).is_ok_and(|kind| kind == FileKind::Live)
+    open(path)
+        .and_then(|mut file| kind(&mut file))
+        .is_ok_and(|kind| kind == FileKind::Live)
 }
 
 /// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
 /// could block or never end); without blocking, so a FIFO with no writer is refused at once.
 fn open(path: &Path) -> io::Result<BufReader<File>> {
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
     let kind = file.metadata()?.file_type();
     let kinds = [
         (kind.is_dir(), "a directory"),

@@ -483,7 +483,9 @@ impl Live for CuckooFilter<Fixed> {
 
 /// `TypeError` for a write to a filter opened read-only, before the write is tried.
 fn writable(filter: &impl Live) -> PyResult<()> {
-    let Some((path, true)) = filter.live() else { return Ok(()) };
+    let Some((path, true)) = filter.live() else {
+        return Ok(());
+    };
     let path = path.display();
     Err(PyTypeError::new_err(format!(
         "the filter in {path} was opened readonly: it cannot be changed"
@@ -496,7 +498,11 @@ pub fn open_shared(
     path: &Path,
     readonly: bool,
 ) -> PyResult<ConcurrentCuckooFilter> {
-    let access = if readonly { Access::ReadOnly } else { Access::ReadWrite };
+    let access = if readonly {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
     filter.map_err(|err| errors::shared(py, err))
 }
@@ -527,7 +533,11 @@ fn bytes_of<'py, K: Kind + Sync>(
         })?;
         match written {
             Ok(n) if n == len => return Ok(bytes),
-            Ok(n) => return Err(PyRuntimeError::new_err(format!("{n} of {len} bytes written"))),
+            Ok(n) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{n} of {len} bytes written"
+                )))
+            }
             Err(_) => {} // It grew: measured again.
         }
     }

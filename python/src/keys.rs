@@ -94,7 +94,10 @@ impl Keys {
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
             // `move`: the hasher's words stay in registers through the loop.
-            return self.ints[range].iter().map(move |key| hasher.hash_one(key)).collect();
+            return self.ints[range]
+                .iter()
+                .map(move |key| hasher.hash_one(key))
+                .collect();
         }
         let hash = |slot: &Slot| match *slot {
             Slot::Int(value) => hasher.hash_one(value),
@@ -115,7 +118,9 @@ pub fn int_bits(int: &Bound<'_, PyInt>) -> Option<u64> {
 
 fn int_key(int: &Bound<'_, PyInt>) -> PyResult<Key<'static>> {
     let message = || format!("int key {int} is out of range: int keys {INT_RANGE}");
-    int_bits(int).map(Key::Int).ok_or_else(|| PyValueError::new_err(message()))
+    int_bits(int)
+        .map(Key::Int)
+        .ok_or_else(|| PyValueError::new_err(message()))
 }
 
 /// An object's type name, for messages.
@@ -139,7 +144,10 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     // A bytearray or memoryview, which Python code may change: copied, as `bytes(obj)`.
     let py = obj.py();
     if obj.cast::<PyByteArray>().is_ok() || obj.cast::<PyMemoryView>().is_ok() {
-        let bytes = py.get_type::<PyBytes>().call1((obj,))?.cast_into::<PyBytes>()?;
+        let bytes = py
+            .get_type::<PyBytes>()
+            .call1((obj,))?
+            .cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
     // A numpy integer or `bool_` scalar is the Python int it equals.

@@ -131,7 +131,9 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     let Ok(dtype) = keys.getattr("dtype") else {
         return Ok(None);
     };
-    let kind = dtype.getattr("kind").and_then(|kind| kind.extract::<String>());
+    let kind = dtype
+        .getattr("kind")
+        .and_then(|kind| kind.extract::<String>());
     if !matches!(kind.as_deref(), Ok("i" | "u" | "b")) {
         return Ok(None);
     }
@@ -168,7 +170,11 @@ impl<'py> Sequence<'py> {
             _ => return None,
         };
         let (object, next) = (keys.clone(), 0);
-        Some(Self { object, get_item, next })
+        Some(Self {
+            object,
+            get_item,
+            next,
+        })
     }
 
     /// Reads items from `next` on into `keys` until it is full (then `true`) or the end. Out of

@@ -2,9 +2,9 @@ use std::fs::OpenOptions;
 use std::path::PathBuf;
 
 use super::*;
-use crate::sync::mapping::byte_is_locked;
-use crate::settings::TableSettings;
 use crate::hash::DefaultHashBuilder;
+use crate::settings::TableSettings;
+use crate::sync::mapping::byte_is_locked;
 
 fn temp_path(name: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!("ccf-shared-{}-{name}", std::process::id()));
