@@ -11,8 +11,8 @@ use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::encoding::VERSION;
 use crate::persist::encoding::{
-    check_checksum, check_len, decode_table, encoded_len, hasher_of, read_up_to, write_encoding,
-    Header, HEADER_LEN,
+    check_checksum, check_len, decode_table, encoded_len, hasher_of, parse_table, read_up_to,
+    write_encoding, Header, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{Geometry, Insertion, RawFilter};
@@ -322,8 +322,7 @@ impl Kind for Fixed {
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
-        let header = Header::parse(bytes)?;
-        let geometry = header.geometry()?;
+        let (header, geometry) = parse_table(bytes, None)?;
         check_len(header.total_len(), bytes.len())?;
         check_checksum(bytes)?;
         let hasher = hasher_of::<S>(header.recorded_hasher())?;
@@ -336,8 +335,7 @@ impl Kind for Fixed {
         // Memory grows with the bytes that arrive, never ahead of them on a length field's word.
         let mut bytes = Vec::new();
         read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
-        let header = Header::parse(&bytes)?;
-        header.geometry()?;
+        let (header, _) = parse_table(&bytes, None)?;
         read_up_to(&mut reader, &mut bytes, header.total_len())?;
         Self::decode(&bytes)
     }
