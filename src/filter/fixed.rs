@@ -411,9 +411,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
         let slots = self.bucket_count() * self.bucket_size();
         let load_factor = len as f64 / slots as f64;
         let memory_bytes = self.memory_usage();
-        let serialized_len = encoded_len(self.raw().geometry());
-        let fingerprints = ((1u64 << self.fingerprint_bits()) - 1) as f64;
-        let compared = 2.0 * self.bucket_size() as f64 * load_factor;
+        let shape = &self.raw().geometry().shape;
         FilterStats {
             buckets: self.bucket_count(),
             bucket_size: self.bucket_size(),
@@ -426,11 +424,11 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
             memory_bytes,
             bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
             expected_false_positive_rate: self.expected_false_positive_rate(),
-            false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
+            false_positive_rate_at_load: shape.false_positive_rate_at(load_factor),
             hasher_id: hasher.id,
             hasher_seed: hasher.seed,
             format_version: VERSION,
-            serialized_len,
+            serialized_len: self.serialized_len(),
         }
     }
 }
