@@ -262,7 +262,10 @@ pub(crate) fn parse_table(
 ) -> Result<(Header, Geometry), DecodeError> {
     let header = Header::parse(bytes)?;
     if let Some(expected) = expected {
-        let mut fields = expected.shape_fields().into_iter().zip(header.shape_fields());
+        let mut fields = expected
+            .shape_fields()
+            .into_iter()
+            .zip(header.shape_fields());
         if let Some(((field, expected), (_, found))) = fields.find(|(e, f)| e != f) {
             return Err(DecodeError::PlanMismatch {
                 field,
