@@ -102,10 +102,15 @@ impl Shape {
             / (self.bucket_size as u64 * target_load_permille(self.bucket_size))
     }
 
-    /// The false positive rate when filled to the target load: each lookup compares against
-    /// `2·b·α` stored fingerprints, each equal to its own with probability `1/(2^f − 1)`.
+    /// The false positive rate when filled to the target load.
     pub(crate) fn expected_false_positive_rate(&self) -> f64 {
         let load = target_load_permille(self.bucket_size) as f64 / 1000.0;
+        self.false_positive_rate_at(load)
+    }
+
+    /// The false positive rate at `load`: each lookup compares against `2·b·load` stored
+    /// fingerprints, each equal to its own with probability `1/(2^f − 1)`.
+    pub(crate) fn false_positive_rate_at(&self, load: f64) -> f64 {
         let compared = 2.0 * self.bucket_size as f64 * load;
         let fingerprints = ((1u64 << self.fingerprint_bits) - 1) as f64;
         1.0 - (1.0 - 1.0 / fingerprints).powf(compared)

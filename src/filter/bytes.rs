@@ -13,11 +13,10 @@ use crate::persist::{DecodeError, StableHashBuilder};
 /// # Consistency
 ///
 /// The bytes are a state the filter really had, even while other threads write: they are
-/// encoded while every stripe lock is held (a growable filter's: of every chunk of every
-/// level), taken in index order as writers take them, so each insert or remove is in them
-/// entirely or not at all and a fingerprint being moved is in exactly one of its buckets. Writers, and lookups that meet a
-/// locked stripe, wait while the bytes are encoded in memory. A level of a growable filter
-/// still being built holds nothing yet and is left out.
+/// encoded under every stripe lock (a growable filter's: of every chunk of every level), so each
+/// insert or remove is in them entirely or not at all, and a fingerprint being moved is in
+/// exactly one of its buckets. Writers wait meanwhile. A growable filter's level still being
+/// built holds nothing yet and is left out.
 impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// The filter's bytes, with checksums, in a vector allocated once at its exact length;
     /// [`from_bytes`](CuckooFilter::from_bytes) reads them back on any platform.
@@ -39,9 +38,8 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
         self.core().to_bytes(self.hasher())
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, which runs only after every lock
-    /// is released (it may even use this filter). Takes one copy of the bytes in memory; see
-    /// [`write_to_slice`](Self::write_to_slice) for none.
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, which runs with no lock held (it
+    /// may even use this filter). [`write_to_slice`](Self::write_to_slice) copies nothing.
     ///
     /// # Errors
     ///
@@ -112,13 +110,11 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
 /// Deserialization with the default hasher, on its type as
 /// [`with_capacity`](CuckooFilter::with_capacity) is, so that it needs no type annotation.
 impl<K: Kind> CuckooFilter<K> {
-    /// Reads a filter from the bytes [`to_bytes`](CuckooFilter::to_bytes) made, on any platform,
-    /// by this version of the crate or an earlier one, written with the default hasher (its seed
-    /// is restored).
-    ///
-    /// Every field and both checksums are checked: a truncated, extended, corrupted or foreign
-    /// input gets a [`DecodeError`], never a panic nor a filter that answers differently. Each
-    /// length is checked against the input before anything is allocated for it.
+    /// Reads a filter from the bytes [`to_bytes`](CuckooFilter::to_bytes) made with the default
+    /// hasher (its seed restored), on any platform, by this version of the crate or an earlier
+    /// one. Every field and both checksums are checked: a truncated, extended, corrupted or
+    /// foreign input gets a [`DecodeError`], never a panic nor a filter that answers
+    /// differently; nothing is allocated for a length before the input is checked to hold it.
     ///
     /// # Examples
     ///
@@ -136,9 +132,7 @@ impl<K: Kind> CuckooFilter<K> {
     /// # Errors
     ///
     /// A [`DecodeError`] naming the first check the input fails, in the order `FORMAT.md`
-    /// lists them. A growable filter's level's own fault comes as [`DecodeError::Level`], a
-    /// level shaped other than the plan says as a [`DecodeError::PlanMismatch`] inside that, a
-    /// plan that cannot build a recorded level as [`DecodeError::InvalidPlan`].
+    /// lists them (a growable filter's level's own fault inside [`DecodeError::Level`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
         Self::from_bytes_with_hasher(bytes)
     }

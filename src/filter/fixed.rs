@@ -11,8 +11,8 @@ use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
 use crate::persist::encoding::VERSION;
 use crate::persist::encoding::{
-    check_checksum, check_len, decode_table, encoded_len, hasher_of, read_up_to, write_encoding,
-    Header, HEADER_LEN,
+    check_checksum, check_len, decode_table, encoded_len, hasher_of, parse_table, read_up_to,
+    write_encoding, Header, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{Geometry, Insertion, RawFilter};
@@ -322,8 +322,7 @@ impl Kind for Fixed {
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
-        let header = Header::parse(bytes)?;
-        let geometry = header.geometry()?;
+        let (header, geometry) = parse_table(bytes, None)?;
         check_len(header.total_len(), bytes.len())?;
         check_checksum(bytes)?;
         let hasher = hasher_of::<S>(header.recorded_hasher())?;
@@ -336,8 +335,7 @@ impl Kind for Fixed {
         // Memory grows with the bytes that arrive, never ahead of them on a length field's word.
         let mut bytes = Vec::new();
         read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
-        let header = Header::parse(&bytes)?;
-        header.geometry()?;
+        let (header, _) = parse_table(&bytes, None)?;
         read_up_to(&mut reader, &mut bytes, header.total_len())?;
         Self::decode(&bytes)
     }
@@ -413,9 +411,7 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
         let slots = self.bucket_count() * self.bucket_size();
         let load_factor = len as f64 / slots as f64;
         let memory_bytes = self.memory_usage();
-        let serialized_len = encoded_len(self.raw().geometry());
-        let fingerprints = ((1u64 << self.fingerprint_bits()) - 1) as f64;
-        let compared = 2.0 * self.bucket_size() as f64 * load_factor;
+        let shape = &self.raw().geometry().shape;
         FilterStats {
             buckets: self.bucket_count(),
             bucket_size: self.bucket_size(),
@@ -428,11 +424,11 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
             memory_bytes,
             bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
             expected_false_positive_rate: self.expected_false_positive_rate(),
-            false_positive_rate_at_load: 1.0 - (1.0 - 1.0 / fingerprints).powf(compared),
+            false_positive_rate_at_load: shape.false_positive_rate_at(load_factor),
             hasher_id: hasher.id,
             hasher_seed: hasher.seed,
             format_version: VERSION,
-            serialized_len,
+            serialized_len: self.serialized_len(),
         }
     }
 }

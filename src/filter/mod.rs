@@ -173,12 +173,11 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// [`InsertError::Full`] if the item finds no room, and then nothing changed (a growable
-    /// filter may have added an empty level or chunk). A fixed filter is full for an item when
-    /// neither bucket has room and no short chain of moves makes some, also under concurrency
-    /// (see [Consistency](crate::ConcurrentCuckooFilter#consistency)); a growable filter only
-    /// when it can add no level. Either way the `2 · bucket_size + 1`-th copy of one item is
-    /// `Full` (the `bucket_size + 1`-th if its two buckets are one).
+    /// [`InsertError::Full`] if the item finds no room (see
+    /// [Consistency](crate::ConcurrentCuckooFilter#consistency); a growable filter only when it
+    /// can add no level), and then nothing changed (a growable filter may have added an empty
+    /// level or chunk). The `2 · bucket_size + 1`-th copy of one item is always `Full` (the
+    /// `bucket_size + 1`-th if its two buckets are one).
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         self.core

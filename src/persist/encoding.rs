@@ -107,7 +107,7 @@ impl Header {
 
     /// Each field but the item count, named as in `FORMAT.md`, to compare a header with the one
     /// expected of it.
-    pub(crate) fn shape_fields(&self) -> [(&'static str, u64); 11] {
+    fn shape_fields(&self) -> [(&'static str, u64); 11] {
         [
             ("flags", self.flags.into()),
             ("bucket_size", self.bucket_size.into()),
@@ -251,6 +251,30 @@ impl Header {
     pub(crate) fn total_len(&self) -> u64 {
         (HEADER_LEN + CHECKSUM_LEN) as u64 + self.table_words * 8
     }
+}
+
+/// The header at the start of `bytes` and the geometry it describes, every decoder's first step;
+/// with `expected` (a growable chunk's, from its plan), every field but the item count must equal
+/// it before the geometry is checked.
+pub(crate) fn parse_table(
+    bytes: &[u8],
+    expected: Option<&Header>,
+) -> Result<(Header, Geometry), DecodeError> {
+    let header = Header::parse(bytes)?;
+    if let Some(expected) = expected {
+        let mut fields = expected
+            .shape_fields()
+            .into_iter()
+            .zip(header.shape_fields());
+        if let Some(((field, expected), (_, found))) = fields.find(|(e, f)| e != f) {
+            return Err(DecodeError::PlanMismatch {
+                field,
+                expected,
+                found,
+            });
+        }
+    }
+    Ok((header, header.geometry()?))
 }
 
 /// A header of `N` bytes as both formats lay theirs out: the magic, the version, the flags, four

@@ -15,7 +15,8 @@ use super::levels::{Levels, LockedLevel};
 use super::{item_locks, Growable};
 use crate::persist::encoding::{
     check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
-    read_up_to, sealed_record, u64_at, write_encoding, Header, HEADER_LEN as TABLE_HEADER_LEN,
+    parse_table, read_up_to, sealed_record, u64_at, write_encoding, Header,
+    HEADER_LEN as TABLE_HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::DEFAULT_ITEM_LOCKS;
@@ -241,19 +242,7 @@ fn decode_level<R: Read>(
         let words = data_words(&geometry) as usize;
         let expected = Header::new(&geometry, shape.chunk_capacity(), hasher, 0, words);
         let bytes = &parts.more((CHUNK_RECORD_LEN + TABLE_HEADER_LEN) as u64)?[CHUNK_RECORD_LEN..];
-        let header = Header::parse(bytes)?;
-        let mut fields = expected
-            .shape_fields()
-            .into_iter()
-            .zip(header.shape_fields());
-        if let Some(((field, expected), (_, found))) = fields.find(|(e, f)| e != f) {
-            return Err(DecodeError::PlanMismatch {
-                field,
-                expected,
-                found,
-            });
-        }
-        let geometry = header.geometry()?;
+        let (header, geometry) = parse_table(bytes, Some(&expected))?;
         let len = CHUNK_RECORD_LEN as u64 + header.total_len();
         let bytes = &parts.more(len)?[CHUNK_RECORD_LEN..];
         check_checksum(bytes)?;
