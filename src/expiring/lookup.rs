@@ -16,9 +16,6 @@ use super::slots::BucketBits;
 use super::window::{Ages, TAG_BITS};
 use crate::raw::{Candidates, Lanes, AHEAD};
 
-/// Optimistic tries before a lookup locks.
-const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
-
 impl Table {
     /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
     /// their tags beside, on a clock that does not run ahead, read once inline; anything else
@@ -37,7 +34,7 @@ impl Table {
             let c = locate();
             let generation = || self.clock.current();
             let look = || self.first_match_live(lanes, &c, hash, generation);
-            if let Some(answer) = self.try_read(&c, look) {
+            if let Some(answer) = self.stripes.try_read_pair(c.first, c.second, &look) {
                 return answer;
             }
         }
@@ -163,26 +160,10 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets (and the generation) in a state they really had:
-    /// optimistically [`READ_TRIES`] times, then under both stripe locks.
+    /// `look` at the two buckets (and the generation) in a state they really had.
     #[inline(always)]
     fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
-        for _ in 0..READ_TRIES {
-            if let Some(answer) = self.try_read(c, &look) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair::<false>(c.first, c.second);
-        look()
-    }
-
-    /// One optimistic read: the stamps, then `look` at the buckets and the generation; its
-    /// answer if no writer touched either stripe meanwhile.
-    #[inline(always)]
-    fn try_read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> Option<T> {
-        let read = self.stripes.begin_read(c.first, c.second);
-        let answer = look();
-        read.validate().then_some(answer)
+        self.stripes.read_pair(c.first, c.second, look)
     }
 }
 

@@ -138,38 +138,16 @@ impl<P: Place> RawFilter<P> {
         self.count_located(c) >= buckets * self.bucket_size()
     }
 
-    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps; retries
-    /// out of line, so the common case inlines.
+    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps.
     #[inline(always)]
     pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        match self.try_read_pair(&c, &look) {
-            Some(answer) => answer,
-            None => self.read_pair_contended(c, look),
-        }
+        self.stripes.read_pair(c.first, c.second, look)
     }
 
-    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
+    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`.
     #[inline(always)]
-    fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stripes.stamps.begin_read(c.first, c.second);
-        let answer = look();
-        read.validate().then_some(answer)
-    }
-
-    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
-    /// locks, so that a reader cannot starve.
-    #[cold]
-    #[inline(never)]
     fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        let backoff = Backoff::new();
-        for _ in 0..READ_RETRIES {
-            backoff.snooze();
-            if let Some(answer) = self.try_read_pair(&c, &look) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair::<true>(c.first, c.second);
-        look()
+        self.stripes.read_pair_contended(c.first, c.second, look)
     }
 }
 
