@@ -144,8 +144,10 @@ impl<P: Place> RawFilter<P> {
         self.stripes.read_pair(c.first, c.second, look)
     }
 
-    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`.
-    #[inline(always)]
+    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`, called
+    /// with `c` whole: the batch loop then keeps what it kept before the call.
+    #[cold]
+    #[inline(never)]
     fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
         self.stripes.read_pair_contended(c.first, c.second, look)
     }
