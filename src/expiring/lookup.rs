@@ -14,10 +14,7 @@
 use super::core::Table;
 use super::slots::BucketBits;
 use super::window::{Ages, TAG_BITS};
-use crate::raw::{Candidates, Lanes, AHEAD};
-
-/// Optimistic tries before a lookup locks.
-const READ_TRIES: usize = if crate::sync::MODEL_CHECKED { 2 } else { 8 };
+use crate::raw::{contains_blocks, Candidates, Lanes};
 
 impl Table {
     /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
@@ -25,30 +22,30 @@ impl Table {
     /// out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.contains_located(|| self.candidates(hash), hash)
+        self.contains_located(move || self.candidates(hash))
     }
 
-    /// [`Self::contains`] of `hash`, whose candidates `locate` gives (computed, or located
-    /// ahead by a batch). Past the inline read, the hash alone stays live: one register.
+    /// [`Self::contains`] of the candidates `locate` gives (computed from the hash, or located
+    /// ahead by a batch). Past the inline read, only what `locate` keeps stays live.
     #[inline(always)]
-    fn contains_located(&self, locate: impl FnOnce() -> Candidates, hash: u64) -> bool {
+    fn contains_located(&self, locate: impl Fn() -> Candidates + Copy) -> bool {
         // In place: each mask is read where it is used, not all up front into registers.
         if let Some(lanes) = self.inline_lanes.as_ref() {
             let c = locate();
             let generation = || self.clock.current();
-            let look = || self.first_match_live(lanes, &c, hash, generation);
-            if let Some(answer) = self.try_read(&c, look) {
+            let look = || self.first_match_live(lanes, &c, locate, generation);
+            if let Some(answer) = self.stripes.try_read_pair(c.first, c.second, &look) {
                 return answer;
             }
         }
-        self.contains_out_of_line(hash)
+        self.contains_out_of_line(locate)
     }
 
     /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
     /// the call), or after a writer got in the way of the first read: every lane that matches.
     #[inline(never)]
-    fn contains_out_of_line(&self, hash: u64) -> bool {
-        let c = self.candidates(hash);
+    fn contains_out_of_line(&self, locate: impl Fn() -> Candidates) -> bool {
+        let c = locate();
         let generation = || self.clock.current();
         self.read(&c, || {
             let g = generation();
@@ -75,7 +72,7 @@ impl Table {
         &self,
         lanes: &Lanes,
         c: &Candidates,
-        hash: u64,
+        locate: impl Fn() -> Candidates,
         generation: impl Fn() -> u64,
     ) -> bool {
         // Both buckets loaded before either is compared: two cache misses overlap.
@@ -99,15 +96,15 @@ impl Table {
         // The lowest lane `zero_lanes` reports holds the fingerprint.
         let i = lanes.slots(zero).trailing_zeros();
         let tag = self.slots.tags_window(bits) >> (i * TAG_BITS);
-        Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(hash, g)
+        Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(locate, g)
     }
 
-    /// [`Self::live_copy`] of `hash`, for a lookup whose first match was not live, out of line.
-    /// Unvalidated.
+    /// [`Self::live_copy`] of `locate`'s candidates, for a lookup whose first match was not
+    /// live, out of line. Unvalidated.
     #[cold]
     #[inline(never)]
-    fn other_live_copy(&self, hash: u64, g: u64) -> bool {
-        let c = self.candidates(hash);
+    fn other_live_copy(&self, locate: impl Fn() -> Candidates, g: u64) -> bool {
+        let c = locate();
         self.slots
             .lanes()
             .is_some_and(|lanes| self.live_copy(lanes, &c, g, self.ages.generations))
@@ -132,20 +129,13 @@ impl Table {
         })
     }
 
-    /// `answers[i] = contains(hashes[i])`, each group's buckets asked for before the first of
-    /// them is read, so that their cache misses overlap, and located once.
+    /// `answers[i] = contains(hashes[i])`, each key's buckets prefetched [`AHEAD`](crate::raw::AHEAD) keys before
+    /// its probe ([`contains_blocks`]), so that their cache misses overlap.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
-        let mut located = [Candidates::default(); AHEAD];
-        for (hashes, answers) in hashes.chunks(AHEAD).zip(answers.chunks_mut(AHEAD)) {
-            for (c, &hash) in located.iter_mut().zip(hashes) {
-                *c = self.candidates(hash);
-                self.slots.prefetch(c.first);
-                self.slots.prefetch(c.second);
-            }
-            for ((answer, &c), &hash) in answers.iter_mut().zip(&located).zip(hashes) {
-                *answer = self.contains_located(|| c, hash);
-            }
-        }
+        let prefetch = |bucket| self.slots.prefetch(bucket);
+        contains_blocks(hashes, answers, self.placement, prefetch, |&c| {
+            self.contains_located(move || c)
+        });
     }
 
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
@@ -163,26 +153,10 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets (and the generation) in a state they really had:
-    /// optimistically [`READ_TRIES`] times, then under both stripe locks.
+    /// `look` at the two buckets (and the generation) in a state they really had.
     #[inline(always)]
     fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
-        for _ in 0..READ_TRIES {
-            if let Some(answer) = self.try_read(c, &look) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair::<false>(c.first, c.second);
-        look()
-    }
-
-    /// One optimistic read: the stamps, then `look` at the buckets and the generation; its
-    /// answer if no writer touched either stripe meanwhile.
-    #[inline(always)]
-    fn try_read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> Option<T> {
-        let read = self.stripes.begin_read(c.first, c.second);
-        let answer = look();
-        read.validate().then_some(answer)
+        self.stripes.read_pair(c.first, c.second, look)
     }
 }
 

@@ -251,17 +251,14 @@ impl Slots {
 
     /// Every word, for a copy taken under every stripe lock.
     pub(crate) fn copy_words(&self) -> Vec<u64> {
-        self.words
-            .iter()
-            .map(|word| word.load(Ordering::Relaxed))
-            .collect()
+        let mut words = vec![0; self.words.len()];
+        self.words.read(0, &mut words, u64::MAX);
+        words
     }
 
     /// Empties every slot; the caller holds every stripe lock.
     pub(crate) fn clear(&self) {
-        for word in &self.words[..] {
-            word.store(0, Ordering::Relaxed);
-        }
+        self.words.clear(self.words.len());
     }
 
     /// Bytes of the words.

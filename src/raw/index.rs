@@ -193,6 +193,25 @@ impl Words {
         self.bucket_count
     }
 
+    /// Copies the words from `from` on into `out`, each masked by `keep`. The caller holds
+    /// every stripe, or the copy may be torn.
+    pub(crate) fn read(&self, from: usize, out: &mut [u64], keep: u64) {
+        let words = &self.words[from..from + out.len()];
+        for (out, word) in out.iter_mut().zip(words) {
+            *out = word.load(Ordering::Relaxed) & keep;
+        }
+    }
+
+    /// Zeroes the first `count` words (storing only where one is not: a zero page stays
+    /// untouched). The caller holds every stripe.
+    pub(crate) fn clear(&self, count: usize) {
+        for word in &self.words[..count] {
+            if word.load(Ordering::Relaxed) != 0 {
+                word.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Another handle on the same mapped words; `None` for words on the heap.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self) -> Option<TableWords> {

@@ -138,38 +138,18 @@ impl<P: Place> RawFilter<P> {
         self.count_located(c) >= buckets * self.bucket_size()
     }
 
-    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps; retries
-    /// out of line, so the common case inlines.
+    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps.
     #[inline(always)]
     pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        match self.try_read_pair(&c, &look) {
-            Some(answer) => answer,
-            None => self.read_pair_contended(c, look),
-        }
+        self.stripes.read_pair(c.first, c.second, look)
     }
 
-    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
-    #[inline(always)]
-    fn try_read_pair<R>(&self, c: &Candidates, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stripes.stamps.begin_read(c.first, c.second);
-        let answer = look();
-        read.validate().then_some(answer)
-    }
-
-    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
-    /// locks, so that a reader cannot starve.
+    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`, called
+    /// with `c` whole: the batch loop then keeps what it kept before the call.
     #[cold]
     #[inline(never)]
     fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        let backoff = Backoff::new();
-        for _ in 0..READ_RETRIES {
-            backoff.snooze();
-            if let Some(answer) = self.try_read_pair(&c, &look) {
-                return answer;
-            }
-        }
-        let _guard = self.stripes.lock_pair::<true>(c.first, c.second);
-        look()
+        self.stripes.read_pair_contended(c.first, c.second, look)
     }
 }
 
@@ -228,20 +208,20 @@ impl<P: Place> RawFilter<P> {
             (BucketForm::Narrow, true) => self.contains_blocks_narrow(hashes, answers),
             (_, true) => {
                 let prefetch = |bucket| self.table.prefetch(bucket);
-                self.contains_blocks(hashes, answers, self.placement, prefetch, |c| {
+                contains_blocks(hashes, answers, self.placement, prefetch, |c| {
                     self.contains_located(*c)
                 });
             }
         }
     }
 
-    /// [`Self::contains_blocks`] of bucket words, with what the lookups read of the filter in
+    /// [`contains_blocks`] of bucket words, with what the lookups read of the filter in
     /// registers.
     #[inline(never)]
     fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
-        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
+        contains_blocks(hashes, answers, probe.placement, prefetch, |c| match probe
             .try_read_words(c)
         {
             Some(answer) => answer,
@@ -254,7 +234,7 @@ impl<P: Place> RawFilter<P> {
     fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
         let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
-        self.contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
+        contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
             let read = probe.stamps.begin_read(c.first, c.second);
             let hit = probe.holds_narrow(c);
             if read.validate() {
@@ -263,54 +243,6 @@ impl<P: Place> RawFilter<P> {
                 self.read_pair_contended(*c, move || self.holds_narrow(c))
             }
         });
-    }
-
-    /// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
-    /// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
-    /// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
-    /// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
-    /// end, a loop small enough that what the lookups read of the filter stays in registers.
-    /// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
-    #[inline(always)]
-    fn contains_blocks(
-        &self,
-        hashes: &[u64],
-        answers: &mut [bool],
-        placement: P,
-        prefetch: impl Fn(BucketIndex),
-        look: impl Fn(&Candidates) -> bool,
-    ) {
-        let locate = |hash| {
-            let c = placement.candidates(hash);
-            prefetch(c.first);
-            prefetch(c.second);
-            c
-        };
-        let len = hashes.len().min(answers.len());
-        let lead = len.min(AHEAD);
-        let mut ring = [Candidates::default(); AHEAD];
-        for (slot, &hash) in ring.iter_mut().zip(hashes) {
-            *slot = locate(hash);
-        }
-        let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
-        let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
-        let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
-        for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
-            // Indexed, not zipped: no bounds check is left, and fewer pointers stay live.
-            for (j, slot) in ring.iter_mut().enumerate() {
-                answers[j] = look(slot);
-                *slot = locate(hashes[j]);
-            }
-        }
-        let rest = answer_laps.into_remainder();
-        for ((slot, answer), &hash) in ring.iter_mut().zip(&mut *rest).zip(hash_laps.remainder()) {
-            *answer = look(slot);
-            *slot = locate(hash);
-        }
-        ring.rotate_left(rest.len());
-        for (answer, c) in tail.iter_mut().zip(&ring) {
-            *answer = look(c);
-        }
     }
 
     /// [`Self::contains_hashes`] of bucket words in a table the caches hold; out of line, so
@@ -402,5 +334,52 @@ impl<P: Place> Probe<'_, P> {
         let pattern = self.lanes.broadcast(c.fp);
         let [first, second] = self.buckets.narrow_pair(c.first, c.second);
         self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern)
+    }
+}
+
+/// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
+/// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
+/// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
+/// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
+/// end, a loop small enough that what the lookups read of the filter stays in registers.
+/// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
+#[inline(always)]
+pub(crate) fn contains_blocks<P: Place>(
+    hashes: &[u64],
+    answers: &mut [bool],
+    placement: P,
+    prefetch: impl Fn(BucketIndex),
+    look: impl Fn(&Candidates) -> bool,
+) {
+    let locate = |hash| {
+        let c = placement.candidates(hash);
+        prefetch(c.first);
+        prefetch(c.second);
+        c
+    };
+    let len = hashes.len().min(answers.len());
+    let lead = len.min(AHEAD);
+    let mut ring = [Candidates::default(); AHEAD];
+    for (slot, &hash) in ring.iter_mut().zip(hashes) {
+        *slot = locate(hash);
+    }
+    let (probed_ahead, tail) = answers[..len].split_at_mut(len - lead);
+    let mut answer_laps = probed_ahead.chunks_exact_mut(AHEAD);
+    let mut hash_laps = hashes[lead..len].chunks_exact(AHEAD);
+    for (answers, hashes) in (&mut answer_laps).zip(&mut hash_laps) {
+        // Indexed, not zipped: no bounds check is left, and fewer pointers stay live.
+        for (j, slot) in ring.iter_mut().enumerate() {
+            answers[j] = look(slot);
+            *slot = locate(hashes[j]);
+        }
+    }
+    let rest = answer_laps.into_remainder();
+    for ((slot, answer), &hash) in ring.iter_mut().zip(&mut *rest).zip(hash_laps.remainder()) {
+        *answer = look(slot);
+        *slot = locate(hash);
+    }
+    ring.rotate_left(rest.len());
+    for (answer, c) in tail.iter_mut().zip(&ring) {
+        *answer = look(c);
     }
 }

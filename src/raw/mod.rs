@@ -14,7 +14,7 @@ mod geometry;
 mod index;
 mod insert;
 mod lookup;
-pub(crate) use self::lookup::AHEAD;
+pub(crate) use self::lookup::{contains_blocks, AHEAD};
 #[cfg(all(target_os = "linux", not(loom)))]
 mod mapped;
 mod merge;

@@ -131,6 +131,40 @@ impl Stripes {
         self.stamps.begin_read(bucket_a, bucket_b)
     }
 
+    /// `look` at two buckets in a state they really had: validated by their stripes' stamps,
+    /// retried out of line, so the common case inlines.
+    #[inline(always)]
+    pub(crate) fn read_pair<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
+        match self.try_read_pair(a, b, &look) {
+            Some(answer) => answer,
+            None => self.read_pair_contended(a, b, look),
+        }
+    }
+
+    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
+    #[inline(always)]
+    pub(crate) fn try_read_pair<R>(&self, a: usize, b: usize, look: &impl Fn() -> R) -> Option<R> {
+        let read = self.stamps.begin_read(a, b);
+        let answer = look();
+        read.validate().then_some(answer)
+    }
+
+    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
+    /// locks, so that a reader cannot starve.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn read_pair_contended<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
+        let backoff = Backoff::new();
+        for _ in 0..super::READ_RETRIES {
+            backoff.snooze();
+            if let Some(answer) = self.try_read_pair(a, b, &look) {
+                return answer;
+            }
+        }
+        let _guard = self.lock_pair::<true>(a, b);
+        look()
+    }
+
     /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
     /// [`Self::unchanged`] validates once every bucket of a search is read.
     #[inline]

@@ -133,11 +133,8 @@ impl Table {
         } else {
             u64::MAX
         };
-        let words = &self.words[from..from + out.len()];
         debug_assert!(from + out.len() <= self.data_words());
-        for (out, word) in out.iter_mut().zip(words) {
-            *out = word.load(Relaxed) & keep;
-        }
+        self.words.read(from, out, keep);
     }
 
     /// Empties every bucket. The caller holds every stripe. A bucket word is stored as its
@@ -149,11 +146,7 @@ impl Table {
             }
             return;
         }
-        for word in &self.words[..self.data_words()] {
-            if word.load(Relaxed) != 0 {
-                word.store(0, Relaxed);
-            }
-        }
+        self.words.clear(self.data_words());
     }
 
     /// A new table holding this one's words, versions included; `None` if the memory cannot
