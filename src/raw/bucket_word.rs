@@ -21,7 +21,7 @@
 //! anyway: one branch on "hit or unchanged" costs less than a branch on the answer, which a mix
 //! of hits and misses mispredicts). A miss is trusted only when the reload of `A` returns the
 //! very same word, version included; otherwise the lookup tries again, and after
-//! [`super::READ_RETRIES`] tries it reads under the locks of both stripes, as a packed lookup
+//! [`super::stripe::READ_RETRIES`] tries it reads under the locks of both stripes, as a packed lookup
 //! does, so a reader cannot starve.
 //!
 //! # Why no stored item is missed

@@ -11,7 +11,8 @@
 use super::bucket::BucketForm;
 use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Lanes, Place, Stamps};
 use super::semisort::NarrowLanes;
-use super::{RawFilter, READ_RETRIES};
+use super::stripe::READ_RETRIES;
+use super::RawFilter;
 use crate::sync::{Backoff, Ordering};
 
 /// How many keys ahead of its probe a batch prefetches a key's buckets ([`RawFilter::contains_hashes`],

@@ -39,7 +39,6 @@ use self::stripe::AllStripesGuard;
 pub(crate) use self::stripe::Guard;
 pub(crate) use self::stripe::Stripes;
 use self::table::Table;
-use crate::sync::MODEL_CHECKED;
 
 pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
@@ -61,10 +60,6 @@ pub(crate) use self::stripe_count::{
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::table::SPARE_WORDS;
 pub(crate) use self::table::WRITE_PREFETCH_MIN_BYTES;
-
-/// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
-/// docs count all of them: 9).
-const READ_RETRIES: usize = if MODEL_CHECKED { 2 } else { 8 };
 
 /// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
