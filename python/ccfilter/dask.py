@@ -120,12 +120,19 @@ def _is_frame(collection: Any) -> bool:
     return hasattr(collection, "columns") and getattr(collection, "ndim", 1) == 2
 
 
-def _column(collection: Any, column: Optional[str]) -> Any:
-    if column is not None:
-        return collection[column]
-    if _is_frame(collection):
+def _check_column(collection: Any, column: Optional[str]) -> None:
+    """``TypeError`` unless ``column`` is given exactly when ``collection`` is a dataframe."""
+    if column is None and _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
-    return collection
+    if column is not None and not _is_frame(collection):
+        raise TypeError(
+            f"column= is for a dataframe; a {type(collection).__name__}'s elements are the keys"
+        )
+
+
+def _column(collection: Any, column: Optional[str]) -> Any:
+    _check_column(collection, column)
+    return collection if column is None else collection[column]
 
 
 def _partitions(collection: Any) -> list:
@@ -243,6 +250,7 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
         raise TypeError(
             f"expected a dask bag, array or dataframe, not {type(collection).__name__}"
         )
+    _check_column(collection, column)
     shared = f if isinstance(f, Delayed) else delayed(f)
     kind = type(collection).__module__
     if kind.startswith("dask.bag"):
@@ -252,6 +260,4 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
             raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")
         mask = collection.map_blocks(_keep_block, shared, dtype=bool, meta=np.array([], bool))
         return collection[mask]
-    if column is None and _is_frame(collection):
-        raise TypeError("a dataframe needs column=: the column whose values are the keys")
     return collection.map_partitions(_keep_rows, shared, column, meta=collection._meta)

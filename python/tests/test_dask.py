@@ -174,6 +174,12 @@ def test_a_series_is_taken_without_column(client):
     assert set(range(1000)).issubset(set(kept.tolist()))
     with pytest.raises(TypeError, match="column="):
         semi_join(ddf, f)
+    # column= names a dataframe's column; a series or a bag given one is a TypeError saying so.
+    for collection in [ddf["n"], db.from_sequence(range(10), npartitions=2)]:
+        with pytest.raises(TypeError, match="column= is for a dataframe"):
+            build_filter(collection, column="n")
+        with pytest.raises(TypeError, match="column= is for a dataframe"):
+            semi_join(collection, f, column="n")
 
 
 def test_nulls_and_keys_of_a_wrong_type_are_refused_naming_the_column(client):
