@@ -121,20 +121,14 @@ pub(crate) fn prefetch(_word: &AtomicU64) {}
 #[inline(always)]
 pub(crate) fn prefetch_write(_word: &AtomicU64) {}
 
-/// `len` words, every one 0, or `None` if the memory cannot be had. Loom's atomics are not plain
-/// integers, so they are built one by one.
-pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
-    let mut words = Vec::new();
-    words.try_reserve_exact(len).ok()?;
-    words.extend((0..len).map(|_| AtomicU64::new(0)));
-    Some(words.into_boxed_slice())
-}
-
 /// A table's words: loom's atomics are not plain integers, and memory placement is nothing loom
 /// could observe, so a boxed slice of them.
 pub(crate) type TableWords = Box<[AtomicU64]>;
 
-/// `len` table words, every one 0, or `None` if the memory cannot be had.
+/// `len` table words, every one 0, or `None` if the memory cannot be had; built one by one.
 pub(crate) fn table_words(len: usize, _huge_pages: bool) -> Option<TableWords> {
-    zeroed_words(len)
+    let mut words = Vec::new();
+    words.try_reserve_exact(len).ok()?;
+    words.extend((0..len).map(|_| AtomicU64::new(0)));
+    Some(words.into_boxed_slice())
 }
