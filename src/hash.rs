@@ -197,7 +197,14 @@ impl BuildHasher for DefaultHashBuilder {
 
     #[inline]
     fn build_hasher(&self) -> FilterHasher {
-        FilterHasher::new(self.seed, self.flip_4to8, self.mix)
+        FilterHasher {
+            state: self.seed,
+            flip_4to8: self.flip_4to8,
+            mix: self.mix,
+            buf: [0; BUFFER_BYTES],
+            len: 0,
+            folded: 0,
+        }
     }
 
     /// The provided method, inlined, so that a fixed-size key hashes with no call.
@@ -225,19 +232,6 @@ pub struct FilterHasher {
 }
 
 impl FilterHasher {
-    /// A hasher of an empty stream under the builder's seed, flip and mix.
-    #[inline(always)]
-    fn new(seed: u64, flip_4to8: u64, mix: WordMix) -> Self {
-        Self {
-            state: seed,
-            flip_4to8,
-            mix,
-            buf: [0; BUFFER_BYTES],
-            len: 0,
-            folded: 0,
-        }
-    }
-
     /// Appends bytes; inlined, so a fixed-size key's writes reduce to a few stores.
     #[inline(always)]
     fn push(&mut self, bytes: &[u8]) {
