@@ -282,17 +282,14 @@ impl FilterHasher {
         )
     }
 
-    /// XXH3 of the block's first `N` bytes, `N` from 4 to 8 and nothing folded, with the
+    /// XXH3 of the block's first 4 bytes, nothing folded, by its 4-to-8-byte path with the
     /// seed's part taken from the builder.
     #[inline(always)]
-    fn finish_4to8<const N: usize>(&self) -> u64 {
-        let word = |at: usize| {
-            let mut bytes = [0; 4];
-            bytes.copy_from_slice(&self.buf[at..at + 4]);
-            u64::from(u32::from_le_bytes(bytes))
-        };
-        let input = word(N - 4).wrapping_add(word(0) << 32);
-        strong_avalanche(input ^ self.flip_4to8, N as u64)
+    fn finish_4(&self) -> u64 {
+        let mut bytes = [0; 4];
+        bytes.copy_from_slice(&self.buf[..4]);
+        let word = u64::from(u32::from_le_bytes(bytes));
+        strong_avalanche(word.wrapping_add(word << 32) ^ self.flip_4to8, 4)
     }
 
     /// The first eight bytes of the block.
@@ -331,7 +328,7 @@ impl Hasher for FilterHasher {
             match self.len {
                 1 => return self.finish_short::<1>(),
                 2 => return self.finish_short::<2>(),
-                4 => return self.finish_4to8::<4>(),
+                4 => return self.finish_4(),
                 8 => return self.mix.hash(self.first_word()),
                 16 => return self.finish_short::<16>(),
                 _ => {}
