@@ -1,9 +1,5 @@
 pub(crate) use loom::sync::atomic::{fence, Ordering};
 
-/// Whether loom explores this build: yes. Loom's threads share one system thread, and every retry
-/// multiplies the interleavings it explores.
-pub(crate) const MODEL_CHECKED: bool = true;
-
 /// The word every access to one of loom's atomics touches first, so that loom's partial-order
 /// reduction sees every access.
 ///

@@ -1,27 +1,11 @@
 pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
-/// Whether loom explores this build: no. Retry budgets and per-thread caches that would only
-/// widen loom's search read it.
-pub(crate) const MODEL_CHECKED: bool = false;
-
 use core::ptr::NonNull;
 use std::alloc::Layout;
 
 /// Waits a little before a spin loop tries again: a few CPU pause hints first, then yielding the
 /// thread so that a lock holder that was preempted (likely when threads outnumber cores) can run.
-#[derive(Debug, Default)]
-pub(crate) struct Backoff(crossbeam_utils::Backoff);
-
-impl Backoff {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    #[inline]
-    pub(crate) fn snooze(&self) {
-        self.0.snooze();
-    }
-}
+pub(crate) use crossbeam_utils::Backoff;
 
 /// Asks the CPU to start bringing `word`'s cache line in, without waiting for it. A hint only:
 /// it never faults, changes nothing and may be ignored.
