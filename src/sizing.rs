@@ -144,46 +144,43 @@ impl Shape {
             return Err(BuildError::FalsePositiveRate { rate });
         }
         let mut best: Option<Self> = None;
-        for bucket_size in [4, 2, 8] {
-            if request.bucket_size.is_some_and(|size| size != bucket_size) {
+        // In this order, which wins ties; only 4-slot buckets are semi-sorted.
+        for (bucket_size, semi_sorted) in [(4, true), (4, false), (2, false), (8, false)] {
+            if request.bucket_size.is_some_and(|size| size != bucket_size)
+                || request.semi_sorted.is_some_and(|s| s != semi_sorted)
+            {
                 continue;
             }
-            for semi_sorted in [true, false] {
-                if request.semi_sorted.is_some_and(|s| s != semi_sorted)
-                    || (semi_sorted && bucket_size != 4)
-                {
-                    continue;
-                }
-                let min_bits = if semi_sorted {
-                    MIN_SEMI_SORTED_BITS
-                } else {
-                    MIN_FINGERPRINT_BITS
-                };
-                // Eq. (6), f ≥ log2(2b/ε), then one bit more if rounding left the rate above ε.
-                let bits = request.fingerprint_bits.unwrap_or_else(|| {
-                    let needed = (2.0 * bucket_size as f64 / rate)
-                        .log2()
-                        .ceil()
-                        .max(min_bits as f64);
-                    needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
-                });
-                let candidate = Self {
-                    bucket_count: 0,
-                    fingerprint_bits: bits,
-                    bucket_size,
-                    semi_sorted,
-                    bucket_words: false,
-                };
-                if bits > MAX_FINGERPRINT_BITS
-                    || bits < min_bits
-                    || (request.fingerprint_bits.is_none()
-                        && candidate.expected_false_positive_rate() > rate)
-                {
-                    continue;
-                }
-                if best.map_or(true, |b| candidate.cost() < b.cost()) {
-                    best = Some(candidate);
-                }
+            let min_bits = if semi_sorted {
+                MIN_SEMI_SORTED_BITS
+            } else {
+                MIN_FINGERPRINT_BITS
+            };
+            // Eq. (6), f ≥ log2(2b/ε); a width whose rate at the target load is still above ε
+            // is passed over.
+            let bits = request.fingerprint_bits.unwrap_or_else(|| {
+                let needed = (2.0 * bucket_size as f64 / rate)
+                    .log2()
+                    .ceil()
+                    .max(min_bits as f64);
+                needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
+            });
+            let candidate = Self {
+                bucket_count: 0,
+                fingerprint_bits: bits,
+                bucket_size,
+                semi_sorted,
+                bucket_words: false,
+            };
+            if bits > MAX_FINGERPRINT_BITS
+                || bits < min_bits
+                || (request.fingerprint_bits.is_none()
+                    && candidate.expected_false_positive_rate() > rate)
+            {
+                continue;
+            }
+            if best.map_or(true, |b| candidate.cost() < b.cost()) {
+                best = Some(candidate);
             }
         }
         best.ok_or_else(|| match request.fingerprint_bits {
