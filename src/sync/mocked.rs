@@ -4,12 +4,13 @@ pub(crate) use loom::sync::atomic::{fence, Ordering};
 /// reduction sees every access.
 ///
 /// Loom 0.7 remembers only the *last* access to each atomic when it looks for races. A writer
-/// here always loads a word before it stores it, so its own load hides the readers' earlier
-/// loads, and loom never runs those readers after the writer (tokio-rs/loom#166, #392): a model
-/// of a reader racing a writer would explore one execution and prove nothing. A compare-exchange
-/// on the shadow that always fails counts as a read-modify-write, which races with every access
-/// to the word, so every pair of accesses is explored in both orders; it stores nothing, so it
-/// carries no thread's view to another and the filter is checked under its real atomics' model.
+/// here always loads a word before it stores it (a stamp before its CAS, a table word before its
+/// masked store), so its own load hides the readers' earlier loads, and loom never runs those
+/// readers after the writer (tokio-rs/loom#166, #392): a model of a reader racing a writer would
+/// explore one execution and prove nothing. A compare-exchange on the shadow that always fails
+/// counts as a read-modify-write, which races with every access to the word, so every pair of
+/// accesses is explored in both orders; it stores nothing, so it carries no thread's view to
+/// another and the filter is checked under its real atomics' memory model.
 #[derive(Debug)]
 struct Shadow(loom::sync::atomic::AtomicUsize);
 
