@@ -282,30 +282,26 @@ impl FilterHasher {
         )
     }
 
+    /// The block's first `N` bytes, `N` a constant.
+    #[inline(always)]
+    fn first<const N: usize>(&self) -> [u8; N] {
+        let mut bytes = [0; N];
+        bytes.copy_from_slice(&self.buf[..N]);
+        bytes
+    }
+
     /// XXH3 of the block's first 4 bytes, nothing folded, by its 4-to-8-byte path with the
     /// seed's part taken from the builder.
     #[inline(always)]
     fn finish_4(&self) -> u64 {
-        let mut bytes = [0; 4];
-        bytes.copy_from_slice(&self.buf[..4]);
-        let word = u64::from(u32::from_le_bytes(bytes));
+        let word = u64::from(u32::from_le_bytes(self.first()));
         strong_avalanche(word.wrapping_add(word << 32) ^ self.flip_4to8, 4)
     }
 
-    /// The first eight bytes of the block.
-    #[inline(always)]
-    fn first_word(&self) -> u64 {
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(&self.buf[..8]);
-        u64::from_le_bytes(bytes)
-    }
-
-    /// XXH3 of the block's first `N` bytes, `N` a constant: XXH3's short path for it.
+    /// XXH3 of the block's first `N` bytes: XXH3's short path for it.
     #[inline(always)]
     fn finish_short<const N: usize>(&self) -> u64 {
-        let mut bytes = [0; N];
-        bytes.copy_from_slice(&self.buf[..N]);
-        xxh3_64_with_seed(&bytes, self.state)
+        xxh3_64_with_seed(&self.first::<N>(), self.state)
     }
 }
 
@@ -329,7 +325,7 @@ impl Hasher for FilterHasher {
                 1 => return self.finish_short::<1>(),
                 2 => return self.finish_short::<2>(),
                 4 => return self.finish_4(),
-                8 => return self.mix.hash(self.first_word()),
+                8 => return self.mix.hash(u64::from_le_bytes(self.first())),
                 16 => return self.finish_short::<16>(),
                 _ => {}
             }
