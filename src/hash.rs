@@ -197,7 +197,14 @@ impl BuildHasher for DefaultHashBuilder {
 
     #[inline]
     fn build_hasher(&self) -> FilterHasher {
-        FilterHasher::new(self.seed, self.flip_4to8, self.mix)
+        FilterHasher {
+            state: self.seed,
+            flip_4to8: self.flip_4to8,
+            mix: self.mix,
+            buf: [0; BUFFER_BYTES],
+            len: 0,
+            folded: 0,
+        }
     }
 
     /// The provided method, inlined, so that a fixed-size key hashes with no call.
@@ -225,19 +232,6 @@ pub struct FilterHasher {
 }
 
 impl FilterHasher {
-    /// A hasher of an empty stream under the builder's seed, flip and mix.
-    #[inline(always)]
-    fn new(seed: u64, flip_4to8: u64, mix: WordMix) -> Self {
-        Self {
-            state: seed,
-            flip_4to8,
-            mix,
-            buf: [0; BUFFER_BYTES],
-            len: 0,
-            folded: 0,
-        }
-    }
-
     /// Appends bytes; inlined, so a fixed-size key's writes reduce to a few stores.
     #[inline(always)]
     fn push(&mut self, bytes: &[u8]) {
@@ -288,33 +282,26 @@ impl FilterHasher {
         )
     }
 
-    /// XXH3 of the block's first `N` bytes, `N` from 4 to 8 and nothing folded, with the
-    /// seed's part taken from the builder.
+    /// The block's first `N` bytes, `N` a constant.
     #[inline(always)]
-    fn finish_4to8<const N: usize>(&self) -> u64 {
-        let word = |at: usize| {
-            let mut bytes = [0; 4];
-            bytes.copy_from_slice(&self.buf[at..at + 4]);
-            u64::from(u32::from_le_bytes(bytes))
-        };
-        let input = word(N - 4).wrapping_add(word(0) << 32);
-        strong_avalanche(input ^ self.flip_4to8, N as u64)
-    }
-
-    /// The first eight bytes of the block.
-    #[inline(always)]
-    fn first_word(&self) -> u64 {
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(&self.buf[..8]);
-        u64::from_le_bytes(bytes)
-    }
-
-    /// XXH3 of the block's first `N` bytes, `N` a constant: XXH3's short path for it.
-    #[inline(always)]
-    fn finish_short<const N: usize>(&self) -> u64 {
+    fn first<const N: usize>(&self) -> [u8; N] {
         let mut bytes = [0; N];
         bytes.copy_from_slice(&self.buf[..N]);
-        xxh3_64_with_seed(&bytes, self.state)
+        bytes
+    }
+
+    /// XXH3 of the block's first 4 bytes, nothing folded, by its 4-to-8-byte path with the
+    /// seed's part taken from the builder.
+    #[inline(always)]
+    fn finish_4(&self) -> u64 {
+        let word = u64::from(u32::from_le_bytes(self.first()));
+        strong_avalanche(word.wrapping_add(word << 32) ^ self.flip_4to8, 4)
+    }
+
+    /// XXH3 of the block's first `N` bytes: XXH3's short path for it.
+    #[inline(always)]
+    fn finish_short<const N: usize>(&self) -> u64 {
+        xxh3_64_with_seed(&self.first::<N>(), self.state)
     }
 }
 
@@ -337,8 +324,8 @@ impl Hasher for FilterHasher {
             match self.len {
                 1 => return self.finish_short::<1>(),
                 2 => return self.finish_short::<2>(),
-                4 => return self.finish_4to8::<4>(),
-                8 => return self.mix.hash(self.first_word()),
+                4 => return self.finish_4(),
+                8 => return self.mix.hash(u64::from_le_bytes(self.first())),
                 16 => return self.finish_short::<16>(),
                 _ => {}
             }

@@ -33,9 +33,7 @@ impl TableLayout {
 
 impl fmt::Display for TableLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Packed => "Packed",
-            Self::BucketWord => "BucketWord",
-        })
+        // The variant's name, as `Debug` writes it.
+        fmt::Debug::fmt(self, f)
     }
 }

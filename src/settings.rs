@@ -92,13 +92,12 @@ impl TableSettings {
                 max: *accepted.end() as usize,
             });
         }
-        let stripes = self.stripes;
         let geometry = Geometry {
             shape: Shape {
                 bucket_count: bucket_count as usize,
                 ..resolved
             },
-            stripes,
+            stripes: self.stripes,
             limits: SearchLimits {
                 max_hops,
                 max_search_buckets: self.max_search_buckets,

@@ -31,26 +31,17 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs, by bucket size: the fewer its buckets, the more the items it
-/// takes before a failed insert vary between key sets, and this covers the worst of many
-/// thousands (`cargo test --release --test capacity -- --ignored --nocapture worst_fill`). Past
-/// about 21,000 items for 2 slots (990 for 4, 550 for 8) the target load demands more.
-fn small_table_slack(bucket_size: usize) -> Slack {
-    let (extra_items, load_permille) = match bucket_size {
+/// The slack a small table needs, by bucket size: room for `.0` more items at a load of `.1`
+/// thousandths. The fewer its buckets, the more the items a table takes before a failed insert
+/// vary between key sets, and this covers the worst of many thousands (`cargo test --release
+/// --test capacity -- --ignored --nocapture worst_fill`). Past about 21,000 items for 2 slots
+/// (990 for 4, 550 for 8) the target load demands more.
+fn small_table_slack(bucket_size: usize) -> (u128, u128) {
+    match bucket_size {
         2 => (250, 850),
         4 => (52, 1000),
         _ => (17, 1000),
-    };
-    Slack {
-        extra_items,
-        load_permille,
     }
-}
-
-/// Room for `extra_items` more items at a load of `load_permille` thousandths.
-struct Slack {
-    extra_items: u64,
-    load_permille: u64,
 }
 
 /// Buckets of `bucket_size` slots a filter for `capacity` items gets: enough for `capacity` at
@@ -60,12 +51,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
         .div_ceil(size * u128::from(target_load_permille(bucket_size)));
-    let Slack {
-        extra_items: extra,
-        load_permille: load,
-    } = small_table_slack(bucket_size);
-    let with_slack =
-        ((u128::from(capacity) + u128::from(extra)) * 1000).div_ceil(size * u128::from(load));
+    let (extra, load) = small_table_slack(bucket_size);
+    let with_slack = ((u128::from(capacity) + extra) * 1000).div_ceil(size * load);
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
 }
 
@@ -75,11 +62,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
-    let Slack {
-        extra_items: extra,
-        load_permille: load,
-    } = small_table_slack(bucket_size);
-    let with_slack = (slots * u128::from(load) / 1000).saturating_sub(u128::from(extra));
+    let (extra, load) = small_table_slack(bucket_size);
+    let with_slack = (slots * load / 1000).saturating_sub(extra);
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
@@ -132,16 +116,13 @@ impl Shape {
         }
         let shape = match request.false_positive_rate {
             Some(rate) => Self::for_rate(rate, request)?,
-            None => {
-                let bucket_size = request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE);
-                Self {
-                    bucket_count: 0,
-                    fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
-                    bucket_size,
-                    semi_sorted: request.semi_sorted.unwrap_or(false),
-                    bucket_words: false,
-                }
-            }
+            None => Self {
+                bucket_count: 0,
+                fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
+                bucket_size: request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE),
+                semi_sorted: request.semi_sorted.unwrap_or(false),
+                bucket_words: false,
+            },
         };
         if shape.semi_sorted && shape.bucket_size != 4 {
             return Err(BuildError::SemiSortedBucketSize {
@@ -163,46 +144,43 @@ impl Shape {
             return Err(BuildError::FalsePositiveRate { rate });
         }
         let mut best: Option<Self> = None;
-        for bucket_size in [4, 2, 8] {
-            if request.bucket_size.is_some_and(|size| size != bucket_size) {
+        // In this order, which wins ties; only 4-slot buckets are semi-sorted.
+        for (bucket_size, semi_sorted) in [(4, true), (4, false), (2, false), (8, false)] {
+            if request.bucket_size.is_some_and(|size| size != bucket_size)
+                || request.semi_sorted.is_some_and(|s| s != semi_sorted)
+            {
                 continue;
             }
-            for semi_sorted in [true, false] {
-                if request.semi_sorted.is_some_and(|s| s != semi_sorted)
-                    || (semi_sorted && bucket_size != 4)
-                {
-                    continue;
-                }
-                let min_bits = if semi_sorted {
-                    MIN_SEMI_SORTED_BITS
-                } else {
-                    MIN_FINGERPRINT_BITS
-                };
-                // Eq. (6), f ≥ log2(2b/ε), then one bit more if rounding left the rate above ε.
-                let bits = request.fingerprint_bits.unwrap_or_else(|| {
-                    let needed = (2.0 * bucket_size as f64 / rate)
-                        .log2()
-                        .ceil()
-                        .max(min_bits as f64);
-                    needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
-                });
-                let candidate = Self {
-                    bucket_count: 0,
-                    fingerprint_bits: bits,
-                    bucket_size,
-                    semi_sorted,
-                    bucket_words: false,
-                };
-                if bits > MAX_FINGERPRINT_BITS
-                    || bits < min_bits
-                    || (request.fingerprint_bits.is_none()
-                        && candidate.expected_false_positive_rate() > rate)
-                {
-                    continue;
-                }
-                if best.map_or(true, |b| candidate.cost() < b.cost()) {
-                    best = Some(candidate);
-                }
+            let min_bits = if semi_sorted {
+                MIN_SEMI_SORTED_BITS
+            } else {
+                MIN_FINGERPRINT_BITS
+            };
+            // Eq. (6), f ≥ log2(2b/ε); a width whose rate at the target load is still above ε
+            // is passed over.
+            let bits = request.fingerprint_bits.unwrap_or_else(|| {
+                let needed = (2.0 * bucket_size as f64 / rate)
+                    .log2()
+                    .ceil()
+                    .max(min_bits as f64);
+                needed.min(MAX_FINGERPRINT_BITS as f64 + 1.0) as u32
+            });
+            let candidate = Self {
+                bucket_count: 0,
+                fingerprint_bits: bits,
+                bucket_size,
+                semi_sorted,
+                bucket_words: false,
+            };
+            if bits > MAX_FINGERPRINT_BITS
+                || bits < min_bits
+                || (request.fingerprint_bits.is_none()
+                    && candidate.expected_false_positive_rate() > rate)
+            {
+                continue;
+            }
+            if best.map_or(true, |b| candidate.cost() < b.cost()) {
+                best = Some(candidate);
             }
         }
         best.ok_or_else(|| match request.fingerprint_bits {
@@ -217,12 +195,11 @@ impl Shape {
     /// The smallest rate a request's bucket settings reach: eq. (6) with 32-bit fingerprints,
     /// `2b/2^32`, for the smallest bucket size allowed.
     fn smallest_rate(request: &Request) -> f64 {
-        let sizes: &[usize] = match (request.bucket_size, request.semi_sorted) {
-            (Some(size), _) => &[size],
-            (None, Some(true)) => &[4],
-            (None, _) => &[2, 4, 8],
+        let smallest_size = match (request.bucket_size, request.semi_sorted) {
+            (Some(size), _) => size,
+            (None, Some(true)) => 4,
+            (None, _) => 2,
         };
-        let smallest_size = sizes.iter().copied().min().unwrap_or(DEFAULT_BUCKET_SIZE);
         (2 * smallest_size) as f64 / 2f64.powi(MAX_FINGERPRINT_BITS as i32)
     }
 }

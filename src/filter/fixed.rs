@@ -122,14 +122,13 @@ impl Fixed {
         file: crate::shared::SharedFile,
     ) -> Self {
         Self {
-            raw,
-            capacity,
             writes: if file.is_read_only() {
                 Writes::ReadOnly
             } else {
                 Writes::Shared
             },
             file: Some(Box::new(file)),
+            ..Self::new(raw, capacity)
         }
     }
 

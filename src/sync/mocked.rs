@@ -1,24 +1,16 @@
 pub(crate) use loom::sync::atomic::{fence, Ordering};
 
-/// Whether loom explores this build: yes. Loom's threads share one system thread, and every retry
-/// multiplies the interleavings it explores.
-pub(crate) const MODEL_CHECKED: bool = true;
-
 /// The word every access to one of loom's atomics touches first, so that loom's partial-order
 /// reduction sees every access.
 ///
-/// Loom 0.7 remembers only the *last* access to each atomic when it looks for racing accesses.
-/// A writer here always loads a word before it stores it (a stripe's stamp before its CAS and its
-/// unlock, a table word before its masked store), so the writer's own load hides every load that
-/// readers made before it, and loom never tries the schedules in which those readers run after
-/// the writer (tokio-rs/loom#166, #392): a model of a reader racing a writer then explores a
-/// single execution and proves nothing.
-///
-/// So each access first "touches" a shadow word with a compare-exchange that always fails. Loom
-/// counts it as a read-modify-write, which races with every other access to the same word, so
-/// every pair of accesses to a word is explored in both orders. A failed compare-exchange stores
-/// nothing, so the shadow carries no release fence's view from one thread to another: the memory
-/// model the filter is checked under is exactly that of its real atomics.
+/// Loom 0.7 remembers only the *last* access to each atomic when it looks for races. A writer
+/// here always loads a word before it stores it (a stamp before its CAS, a table word before its
+/// masked store), so its own load hides the readers' earlier loads, and loom never runs those
+/// readers after the writer (tokio-rs/loom#166, #392): a model of a reader racing a writer would
+/// explore one execution and prove nothing. A compare-exchange on the shadow that always fails
+/// counts as a read-modify-write, which races with every access to the word, so every pair of
+/// accesses is explored in both orders; it stores nothing, so it carries no thread's view to
+/// another and the filter is checked under its real atomics' memory model.
 #[derive(Debug)]
 struct Shadow(loom::sync::atomic::AtomicUsize);
 
@@ -121,20 +113,14 @@ pub(crate) fn prefetch(_word: &AtomicU64) {}
 #[inline(always)]
 pub(crate) fn prefetch_write(_word: &AtomicU64) {}
 
-/// `len` words, every one 0, or `None` if the memory cannot be had. Loom's atomics are not plain
-/// integers, so they are built one by one.
-pub(crate) fn zeroed_words(len: usize) -> Option<Box<[AtomicU64]>> {
-    let mut words = Vec::new();
-    words.try_reserve_exact(len).ok()?;
-    words.extend((0..len).map(|_| AtomicU64::new(0)));
-    Some(words.into_boxed_slice())
-}
-
 /// A table's words: loom's atomics are not plain integers, and memory placement is nothing loom
 /// could observe, so a boxed slice of them.
 pub(crate) type TableWords = Box<[AtomicU64]>;
 
-/// `len` table words, every one 0, or `None` if the memory cannot be had.
+/// `len` table words, every one 0, or `None` if the memory cannot be had; built one by one.
 pub(crate) fn table_words(len: usize, _huge_pages: bool) -> Option<TableWords> {
-    zeroed_words(len)
+    let mut words = Vec::new();
+    words.try_reserve_exact(len).ok()?;
+    words.extend((0..len).map(|_| AtomicU64::new(0)));
+    Some(words.into_boxed_slice())
 }

@@ -22,3 +22,7 @@ pub(crate) use self::once::OnceSlot;
 pub(crate) use self::waiters::Waiters;
 /// A value on cache lines of its own, so that writes to its neighbours do not evict it.
 pub(crate) use crossbeam_utils::CachePadded;
+
+/// Whether loom explores this build: retry budgets and per-thread caches read it, for loom's
+/// threads share one system thread and every retry multiplies the interleavings it explores.
+pub(crate) const MODEL_CHECKED: bool = cfg!(loom);

@@ -1,27 +1,11 @@
 pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 
-/// Whether loom explores this build: no. Retry budgets and per-thread caches that would only
-/// widen loom's search read it.
-pub(crate) const MODEL_CHECKED: bool = false;
-
 use core::ptr::NonNull;
 use std::alloc::Layout;
 
 /// Waits a little before a spin loop tries again: a few CPU pause hints first, then yielding the
 /// thread so that a lock holder that was preempted (likely when threads outnumber cores) can run.
-#[derive(Debug, Default)]
-pub(crate) struct Backoff(crossbeam_utils::Backoff);
-
-impl Backoff {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    #[inline]
-    pub(crate) fn snooze(&self) {
-        self.0.snooze();
-    }
-}
+pub(crate) use crossbeam_utils::Backoff;
 
 /// Asks the CPU to start bringing `word`'s cache line in, without waiting for it. A hint only:
 /// it never faults, changes nothing and may be ignored.
@@ -110,48 +94,39 @@ pub(crate) struct TableWords {
     mapping: Option<std::sync::Arc<dyn Send + Sync>>,
 }
 
-impl TableWords {
-    /// `len` words, every one 0, or `None` if the memory cannot be had.
-    pub(crate) fn zeroed(len: usize, huge_pages: bool) -> Option<Self> {
-        let slack = if huge_pages { HUGE_PAGE } else { 0 };
-        let bytes = len.checked_mul(8)?.checked_add(slack)?;
-        let layout = Layout::from_size_align(bytes, core::mem::align_of::<AtomicU64>()).ok()?;
-        if layout.size() == 0 {
-            let (words, block) = (NonNull::dangling(), NonNull::dangling());
-            return Some(Self {
-                words,
-                len,
-                block,
-                layout,
-                #[cfg(target_os = "linux")]
-                mapping: None,
-            });
-        }
+/// `len` table words, every one 0, or `None` if the memory cannot be had (see [`TableWords`]).
+pub(crate) fn table_words(len: usize, huge_pages: bool) -> Option<TableWords> {
+    let slack = if huge_pages { HUGE_PAGE } else { 0 };
+    let bytes = len.checked_mul(8)?.checked_add(slack)?;
+    let layout = Layout::from_size_align(bytes, core::mem::align_of::<AtomicU64>()).ok()?;
+    let block = if layout.size() == 0 {
+        NonNull::<AtomicU64>::dangling().cast::<u8>()
+    } else {
         // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` needs; a null result is
         // returned as `None` before anything else.
         #[allow(unsafe_code)]
-        let block = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
-        // Bytes up to the first 2 MiB boundary: fewer than `slack`, and a multiple of 8 (the
-        // block is 8-aligned, a boundary too), so the words are aligned and inside the block.
-        let offset = if huge_pages {
-            (block.as_ptr() as usize).wrapping_neg() % HUGE_PAGE
-        } else {
-            0
-        };
-        let words = NonNull::new(block.as_ptr().wrapping_add(offset).cast::<AtomicU64>())?;
-        let words = Self {
-            words,
-            len,
-            block,
-            layout,
-            #[cfg(target_os = "linux")]
-            mapping: None,
-        };
-        if huge_pages {
-            advise_huge_pages(&words);
-        }
-        Some(words)
+        let block = unsafe { std::alloc::alloc_zeroed(layout) };
+        NonNull::new(block)?
+    };
+    // Bytes up to the first 2 MiB boundary: fewer than `slack`, and a multiple of 8 (the
+    // block is 8-aligned, a boundary too), so the words are aligned and inside the block.
+    let offset = if huge_pages {
+        (block.as_ptr() as usize).wrapping_neg() % HUGE_PAGE
+    } else {
+        0
+    };
+    let words = TableWords {
+        words: NonNull::new(block.as_ptr().wrapping_add(offset).cast::<AtomicU64>())?,
+        len,
+        block,
+        layout,
+        #[cfg(target_os = "linux")]
+        mapping: None,
+    };
+    if huge_pages {
+        advise_huge_pages(&words);
     }
+    Some(words)
 }
 
 #[cfg(target_os = "linux")]
@@ -181,19 +156,14 @@ impl TableWords {
     }
 }
 
-/// `len` table words, every one 0, or `None` if the memory cannot be had (see [`TableWords`]).
-pub(crate) fn table_words(len: usize, huge_pages: bool) -> Option<TableWords> {
-    TableWords::zeroed(len, huge_pages)
-}
-
 impl core::ops::Deref for TableWords {
     type Target = [AtomicU64];
 
     #[inline(always)]
     fn deref(&self) -> &[AtomicU64] {
         // SAFETY: `words` is non-null and aligned for `AtomicU64` (a dangling one when `len` is
-        // 0), and its `len` words lie inside the block (`zeroed` reserves `slack` bytes beyond
-        // them for the offset), which `alloc_zeroed` zero-filled: `AtomicU64` has the
+        // 0), and its `len` words lie inside the block (`table_words` reserves `slack` bytes
+        // beyond them for the offset), which `alloc_zeroed` zero-filled: `AtomicU64` has the
         // representation of `u64`, whose all-zero bit pattern is 0, so each is a valid atomic.
         // The block belongs to `self`, which frees it only when dropped, so it outlives the
         // borrow, and shared access to atomics needs nothing more. Mapped words (`mapped`) lie
@@ -261,7 +231,7 @@ mod tests {
     fn table_words_are_zero_writable_aligned_and_refused_when_impossible() {
         for huge_pages in [false, true] {
             for len in [0usize, 1, 3, 1000, (4 << 20) / 8 + 5, (6 << 20) / 8] {
-                let words = TableWords::zeroed(len, huge_pages).unwrap();
+                let words = table_words(len, huge_pages).unwrap();
                 assert_eq!(words.len(), len);
                 if huge_pages && len > 0 {
                     assert_eq!(words.as_ptr() as usize % HUGE_PAGE, 0, "{len} words");
@@ -282,8 +252,8 @@ mod tests {
                 .unwrap();
                 assert!(format!("{words:?}").contains(&format!("len: {len}")));
             }
-            assert!(TableWords::zeroed(usize::MAX / 4, huge_pages).is_none());
-            assert!(TableWords::zeroed(1 << 45, huge_pages).is_none());
+            assert!(table_words(usize::MAX / 4, huge_pages).is_none());
+            assert!(table_words(1 << 45, huge_pages).is_none());
         }
     }
 
