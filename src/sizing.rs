@@ -31,17 +31,26 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs, by bucket size: room for `.0` more items at a load of `.1`
-/// thousandths. The fewer its buckets, the more the items a table takes before a failed insert
-/// vary between key sets, and this covers the worst of many thousands (`cargo test --release
-/// --test capacity -- --ignored --nocapture worst_fill`). Past about 21,000 items for 2 slots
-/// (990 for 4, 550 for 8) the target load demands more.
-fn small_table_slack(bucket_size: usize) -> (u128, u128) {
-    match bucket_size {
+/// The slack a small table needs, by bucket size. The fewer its buckets, the more the items a
+/// table takes before a failed insert vary between key sets, and this covers the worst of many
+/// thousands (`cargo test --release --test capacity -- --ignored --nocapture worst_fill`). Past
+/// about 21,000 items for 2 slots (990 for 4, 550 for 8) the target load demands more.
+fn small_table_slack(bucket_size: usize) -> Slack {
+    let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
         4 => (52, 1000),
         _ => (17, 1000),
+    };
+    Slack {
+        extra_items,
+        load_permille,
     }
+}
+
+/// Room for `extra_items` more items at a load of `load_permille` thousandths.
+struct Slack {
+    extra_items: u128,
+    load_permille: u128,
 }
 
 /// Buckets of `bucket_size` slots a filter for `capacity` items gets: enough for `capacity` at
@@ -51,8 +60,9 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
         .div_ceil(size * u128::from(target_load_permille(bucket_size)));
-    let (extra, load) = small_table_slack(bucket_size);
-    let with_slack = ((u128::from(capacity) + extra) * 1000).div_ceil(size * load);
+    let slack = small_table_slack(bucket_size);
+    let with_slack =
+        ((u128::from(capacity) + slack.extra_items) * 1000).div_ceil(size * slack.load_permille);
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
 }
 
@@ -62,8 +72,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
-    let (extra, load) = small_table_slack(bucket_size);
-    let with_slack = (slots * load / 1000).saturating_sub(extra);
+    let slack = small_table_slack(bucket_size);
+    let with_slack = (slots * slack.load_permille / 1000).saturating_sub(slack.extra_items);
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
