@@ -27,6 +27,24 @@ pub(crate) enum Ticks {
     Manual { now: AtomicU64, nanos: u64 },
 }
 
+impl Ticks {
+    /// A time window's: `nanos` a generation on `clock`, `elapsed` nanoseconds on.
+    pub(crate) fn time(clock: Clock, nanos: u64, elapsed: u64) -> Self {
+        match clock {
+            Clock::Manual => Self::Manual {
+                now: AtomicU64::new(elapsed),
+                nanos,
+            },
+            Clock::Monotonic => Self::Monotonic {
+                start: Instant::now()
+                    .checked_sub(core::time::Duration::from_nanos(elapsed))
+                    .unwrap_or_else(Instant::now),
+                nanos,
+            },
+        }
+    }
+}
+
 /// The generation state shared by every operation.
 #[derive(Debug)]
 pub(crate) struct Generations {
@@ -82,24 +100,6 @@ impl Generations {
             base: AtomicU64::new(0),
             ahead: CachePadded::new(AtomicU64::new(ahead)),
             ticks,
-        }
-    }
-
-    /// A count window of `per_generation` inserts per generation, or a time window of `nanos`
-    /// per generation on `clock`.
-    pub(crate) fn ticks(count: Option<u64>, nanos: u64, clock: Clock, elapsed: u64) -> Ticks {
-        match (count, clock) {
-            (Some(per_generation), _) => Ticks::Count { per_generation },
-            (None, Clock::Manual) => Ticks::Manual {
-                now: AtomicU64::new(elapsed),
-                nanos,
-            },
-            (None, _) => Ticks::Monotonic {
-                start: Instant::now()
-                    .checked_sub(core::time::Duration::from_nanos(elapsed))
-                    .unwrap_or_else(Instant::now),
-                nanos,
-            },
         }
     }
 
