@@ -132,7 +132,7 @@ impl<S> ExpiringBuilder<S> {
         let settings = self.settings()?;
         let table = Table::new(settings, 0, 0, 0)?;
         Ok(ExpiringCuckooFilter::from_parts(
-            Expiring::new(table),
+            Expiring { table },
             self.hasher,
         ))
     }

@@ -76,12 +76,6 @@ pub struct Expiring {
     table: Table,
 }
 
-impl Expiring {
-    pub(crate) fn new(table: Table) -> Self {
-        Self { table }
-    }
-}
-
 /// Why [`advance_to`](ExpiringCuckooFilter::advance_to) could not move the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -210,7 +204,7 @@ impl Kind for Expiring {
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
         let builder = ExpiringCuckooFilter::builder(Window::Items(capacity as u64));
         match builder.settings().and_then(|s| Table::new(s, 0, 0, 0)) {
-            Ok(table) => (Self::new(table), hasher),
+            Ok(table) => (Self { table }, hasher),
             Err(err) => panic!("an ExpiringCuckooFilter for {capacity} items: {err}"),
         }
     }
@@ -286,7 +280,7 @@ impl Kind for Expiring {
     }
 
     fn duplicate(&self) -> Option<Self> {
-        self.table.duplicate().map(Self::new)
+        self.table.duplicate().map(|table| Self { table })
     }
 
     fn check_compatible(&self, _other: &Self) -> Result<(), MergeError> {
@@ -306,11 +300,11 @@ impl Kind for Expiring {
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
-        Table::decode(bytes).map(|(table, hasher)| (Self::new(table), hasher))
+        Table::decode(bytes).map(|(table, hasher)| (Self { table }, hasher))
     }
 
     fn decode_from<S: StableHashBuilder, R: Read>(reader: R) -> Result<(Self, S), DecodeError> {
-        Table::decode_from(reader).map(|(table, hasher)| (Self::new(table), hasher))
+        Table::decode_from(reader).map(|(table, hasher)| (Self { table }, hasher))
     }
 
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {
