@@ -116,8 +116,7 @@ impl Generations {
         matches!(self.ticks, Ticks::Monotonic { .. })
     }
 
-    /// How many generations a lookup reading `g` is behind the clock: only a monotonic clock
-    /// runs ahead of the published generation between writes.
+    /// How many generations a lookup reading `g` is behind the clock ([`Self::runs_ahead`]).
     #[inline(always)]
     pub(crate) fn lag(&self, g: u64) -> u64 {
         match &self.ticks {

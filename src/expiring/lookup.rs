@@ -17,9 +17,8 @@ use super::window::{Ages, TAG_BITS};
 use crate::raw::{contains_blocks, Candidates, Lanes};
 
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
-    /// their tags beside, on a clock that does not run ahead, read once inline; anything else
-    /// out of line.
+    /// Whether `hash`'s fingerprint is live in one of its buckets: read inline where
+    /// [`Table::inline_lanes`] allows, else out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         self.contains_located(move || self.candidates(hash))

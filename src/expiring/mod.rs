@@ -28,6 +28,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::{DecodeError, StableHashBuilder};
+use crate::sync::Ordering;
 
 pub use self::builder::{ExpiringBuilder, DEFAULT_FALSE_POSITIVE_RATE, DEFAULT_GENERATIONS};
 pub use self::window::{Clock, Overflow, Window};
@@ -173,7 +174,7 @@ impl<S> ExpiringCuckooFilter<S> {
             tag_bits: window::TAG_BITS,
             memory_usage,
             bits_per_window_item: memory_usage as f64 * 8.0 / table.settings.capacity as f64,
-            early_expiries: table.early_expiries(),
+            early_expiries: table.early_expiries.load(Ordering::Relaxed),
         }
     }
 }
