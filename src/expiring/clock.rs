@@ -232,7 +232,7 @@ impl Generations {
     }
 
     /// Publishes generation `g`, then records the sweep's progress at it (in this order, so a
-    /// bucket claimed after the mark is swept in `g` or later), and gives up the right.
+    /// bucket claimed after the mark is swept in `g` or later).
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
         let swept = self.claimed();
