@@ -1,9 +1,7 @@
 //! The expiring filter's builder: a window, its generations, a false positive rate, and for a
 //! time window its capacity, overflow choice and clock, checked into a [`Table`].
 
-use core::time::Duration;
-
-use super::clock::Generations;
+use super::clock::{Generations, Ticks};
 use super::core::{Settings, Table};
 use super::slots::{Slots, BUCKET_SIZE};
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
@@ -134,13 +132,17 @@ impl<S> ExpiringBuilder<S> {
         let settings = self.settings()?;
         let table = Table::new(settings, 0, 0, 0)?;
         Ok(ExpiringCuckooFilter::from_parts(
-            Expiring::new(table),
+            Expiring { table },
             self.hasher,
         ))
     }
 
     /// The settings these choices give, or the first value at fault.
     pub(crate) fn settings(&self) -> Result<Settings, BuildError> {
+        let too_large = |capacity: u64| BuildError::CapacityTooLarge {
+            capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
+            max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
+        };
         let generations = self.generations;
         if generations == 0 || generations > Ages::MAX_GENERATIONS {
             return Err(BuildError::Generations {
@@ -175,10 +177,7 @@ impl<S> ExpiringBuilder<S> {
                 }
                 // Past this no table holds it; bounded before the sizing multiplies it.
                 if self.capacity > MAX_BUCKET_COUNT {
-                    return Err(BuildError::CapacityTooLarge {
-                        capacity: usize::try_from(self.capacity).unwrap_or(usize::MAX),
-                        max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
-                    });
+                    return Err(too_large(self.capacity));
                 }
                 self.capacity
             }
@@ -194,10 +193,7 @@ impl<S> ExpiringBuilder<S> {
             || usize::try_from(buckets).is_err()
             || buckets.checked_mul(BUCKET_SIZE as u64 * 32).is_none()
         {
-            return Err(BuildError::CapacityTooLarge {
-                capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
-                max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
-            });
+            return Err(too_large(capacity));
         }
         Ok(Settings {
             window: self.window,
@@ -242,13 +238,12 @@ impl Table {
     ) -> Result<Self, BuildError> {
         let n = settings.bucket_count;
         let width = settings.fingerprint_bits + TAG_BITS;
-        // The plain filter's rule: at most 4096 stamps (32 KiB, an L1 cache's worth) and one
-        // per 512 bytes of table, so that they stay a small share of its memory.
-        let table_bytes = Slots::words_for(n, width) as u64 * 8;
+        // The plain filter's rule, which keeps the stamps a small share of the memory.
+        let table_bytes = Slots::words_for(n, width) * 8;
         let stripe_count =
-            default_stripe_count(table_bytes, (n as u64).next_power_of_two()) as usize;
+            default_stripe_count(table_bytes as u64, (n as u64).next_power_of_two()) as usize;
         let out_of_memory = BuildError::OutOfMemory {
-            bytes: Slots::words_for(n, width) * 8 + stripe_count * 8,
+            bytes: table_bytes + stripe_count * 8,
         };
         let slots = Slots::new(n, width).ok_or(out_of_memory.clone())?;
         let stripes = Stripes::new(stripe_count, 0, n, BUCKET_SIZE).ok_or(out_of_memory)?;
@@ -256,11 +251,17 @@ impl Table {
             generations: u64::from(settings.generations),
         };
         let per_gen = per_generation(settings.capacity, settings.generations);
-        let (count, nanos) = match settings.window {
-            Window::Items(_) => (Some(per_gen), 1),
-            Window::Time(duration) => (None, nanos_per_generation(duration, settings.generations)),
+        let ticks = match settings.window {
+            Window::Items(_) => Ticks::Count {
+                per_generation: per_gen,
+            },
+            Window::Time(duration) => {
+                // Rounded up, so that `G` generations are at least the window.
+                let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+                let each = nanos.div_ceil(u64::from(settings.generations));
+                Ticks::time(settings.clock, each, elapsed)
+            }
         };
-        let ticks = Generations::ticks(count, nanos, settings.clock, elapsed);
         let sweep_per_insert = (SWEEP_MARGIN * n as u64)
             .div_ceil(ages.sweep_generations() * per_gen)
             .max(1);
@@ -279,10 +280,4 @@ impl Table {
             early_expiries: AtomicU64::new(0),
         })
     }
-}
-
-/// A generation of a time window, rounded up so that `G` of them are at least the window.
-fn nanos_per_generation(duration: Duration, generations: u32) -> u64 {
-    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-    nanos.div_ceil(u64::from(generations))
 }

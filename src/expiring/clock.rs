@@ -27,6 +27,24 @@ pub(crate) enum Ticks {
     Manual { now: AtomicU64, nanos: u64 },
 }
 
+impl Ticks {
+    /// A time window's: `nanos` a generation on `clock`, `elapsed` nanoseconds on.
+    pub(crate) fn time(clock: Clock, nanos: u64, elapsed: u64) -> Self {
+        match clock {
+            Clock::Manual => Self::Manual {
+                now: AtomicU64::new(elapsed),
+                nanos,
+            },
+            Clock::Monotonic => Self::Monotonic {
+                start: Instant::now()
+                    .checked_sub(core::time::Duration::from_nanos(elapsed))
+                    .unwrap_or_else(Instant::now),
+                nanos,
+            },
+        }
+    }
+}
+
 /// The generation state shared by every operation.
 #[derive(Debug)]
 pub(crate) struct Generations {
@@ -85,24 +103,6 @@ impl Generations {
         }
     }
 
-    /// A count window of `per_generation` inserts per generation, or a time window of `nanos`
-    /// per generation on `clock`.
-    pub(crate) fn ticks(count: Option<u64>, nanos: u64, clock: Clock, elapsed: u64) -> Ticks {
-        match (count, clock) {
-            (Some(per_generation), _) => Ticks::Count { per_generation },
-            (None, Clock::Manual) => Ticks::Manual {
-                now: AtomicU64::new(elapsed),
-                nanos,
-            },
-            (None, _) => Ticks::Monotonic {
-                start: Instant::now()
-                    .checked_sub(core::time::Duration::from_nanos(elapsed))
-                    .unwrap_or_else(Instant::now),
-                nanos,
-            },
-        }
-    }
-
     /// The published generation.
     #[inline(always)]
     pub(crate) fn current(&self) -> u64 {
@@ -116,8 +116,7 @@ impl Generations {
         matches!(self.ticks, Ticks::Monotonic { .. })
     }
 
-    /// How many generations a lookup reading `g` is behind the clock: only a monotonic clock
-    /// runs ahead of the published generation between writes.
+    /// How many generations a lookup reading `g` is behind the clock ([`Self::runs_ahead`]).
     #[inline(always)]
     pub(crate) fn lag(&self, g: u64) -> u64 {
         match &self.ticks {
@@ -233,7 +232,7 @@ impl Generations {
     }
 
     /// Publishes generation `g`, then records the sweep's progress at it (in this order, so a
-    /// bucket claimed after the mark is swept in `g` or later), and gives up the right.
+    /// bucket claimed after the mark is swept in `g` or later).
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
         let swept = self.claimed();

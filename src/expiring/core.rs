@@ -4,7 +4,7 @@ use super::clock::Generations;
 use super::slots::{Slots, BUCKET_SIZE};
 use super::window::{Ages, Overflow, Window, TAG_BITS};
 use crate::raw::{Candidates, Lanes, Place, Placement, Stripes};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::AtomicU64;
 
 /// What a builder settled, kept for `stats`, the encoding and `Debug`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -191,11 +191,6 @@ impl Table {
                 Ages::fingerprint(slot) == u64::from(fp) && self.ages.is_live(slot, g, lag)
             })
             .count()
-    }
-
-    /// Generations moved on early.
-    pub(crate) fn early_expiries(&self) -> u64 {
-        self.early_expiries.load(Ordering::Relaxed)
     }
 }
 

@@ -17,9 +17,8 @@ use super::window::{Ages, TAG_BITS};
 use crate::raw::{contains_blocks, Candidates, Lanes};
 
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets: buckets of one window with
-    /// their tags beside, on a clock that does not run ahead, read once inline; anything else
-    /// out of line.
+    /// Whether `hash`'s fingerprint is live in one of its buckets: read inline where
+    /// [`Table::inline_lanes`] allows, else out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         self.contains_located(move || self.candidates(hash))
@@ -177,23 +176,9 @@ mod tests {
     const LIVE: u64 = 0;
     const EXPIRED: u64 = 5;
 
-    /// A slot a case fills.
+    /// A slot a case fills: bucket, lane, fingerprint, tag.
     #[derive(Clone, Copy, Debug)]
-    struct Filled {
-        bucket: usize,
-        lane: usize,
-        fp: u32,
-        tag: u64,
-    }
-
-    fn at(bucket: usize, lane: usize, fp: u32, tag: u64) -> Filled {
-        Filled {
-            bucket,
-            lane,
-            fp,
-            tag,
-        }
-    }
+    struct At(usize, usize, u32, u64);
 
     #[test]
     fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
@@ -209,29 +194,28 @@ mod tests {
         let c = probe.candidates(hash);
         let (first, second, fp, other) = (c.first, c.second, c.fp, c.fp ^ 1);
         // The slots each case fills, and whether the key is live.
-        let cases: [(&[Filled], bool); 8] = [
-            (&[at(first, 0, fp, LIVE)], true),
-            (&[at(second, 3, fp, LIVE)], true),
-            (&[at(first, 2, fp, EXPIRED)], false),
+        let cases: [(&[At], bool); 8] = [
+            (&[At(first, 0, fp, LIVE)], true),
+            (&[At(second, 3, fp, LIVE)], true),
+            (&[At(first, 2, fp, EXPIRED)], false),
             // The first match expired, a live copy further on or in the other bucket.
-            (&[at(first, 0, fp, EXPIRED), at(first, 2, fp, LIVE)], true),
-            (&[at(first, 1, fp, EXPIRED), at(second, 3, fp, LIVE)], true),
-            (&[at(second, 0, fp, EXPIRED), at(second, 1, fp, LIVE)], true),
+            (&[At(first, 0, fp, EXPIRED), At(first, 2, fp, LIVE)], true),
+            (&[At(first, 1, fp, EXPIRED), At(second, 3, fp, LIVE)], true),
+            (&[At(second, 0, fp, EXPIRED), At(second, 1, fp, LIVE)], true),
             // A live neighbour one bit off above an expired match is no copy.
             (
-                &[at(first, 0, fp, EXPIRED), at(first, 1, other, LIVE)],
+                &[At(first, 0, fp, EXPIRED), At(first, 1, other, LIVE)],
                 false,
             ),
             (
-                &[at(first, 3, other, LIVE), at(second, 0, other, LIVE)],
+                &[At(first, 3, other, LIVE), At(second, 0, other, LIVE)],
                 false,
             ),
         ];
         for (slots, live) in cases {
             let table = table();
-            for slot in slots {
-                let value = Ages::slot(slot.fp, slot.tag);
-                table.slots.set(slot.bucket, slot.lane, 0, value);
+            for &At(bucket, lane, f, tag) in slots {
+                table.slots.set(bucket, lane, 0, Ages::slot(f, tag));
             }
             assert_eq!(table.contains(hash), live, "{slots:?}");
             let mut answer = [!live];
@@ -239,7 +223,7 @@ mod tests {
             assert_eq!(answer, [live], "{slots:?}");
             let copies = slots
                 .iter()
-                .filter(|slot| slot.fp == fp && slot.tag == LIVE)
+                .filter(|&&At(_, _, f, tag)| f == fp && tag == LIVE)
                 .count();
             assert_eq!(table.count(hash), copies, "{slots:?}");
         }

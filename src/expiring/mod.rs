@@ -28,6 +28,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::{DecodeError, StableHashBuilder};
+use crate::sync::Ordering;
 
 pub use self::builder::{ExpiringBuilder, DEFAULT_FALSE_POSITIVE_RATE, DEFAULT_GENERATIONS};
 pub use self::window::{Clock, Overflow, Window};
@@ -74,12 +75,6 @@ pub type ExpiringCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Expiring, S
 /// The expiring kind (see [`ExpiringCuckooFilter`]).
 pub struct Expiring {
     table: Table,
-}
-
-impl Expiring {
-    pub(crate) fn new(table: Table) -> Self {
-        Self { table }
-    }
 }
 
 /// Why [`advance_to`](ExpiringCuckooFilter::advance_to) could not move the clock.
@@ -179,7 +174,7 @@ impl<S> ExpiringCuckooFilter<S> {
             tag_bits: window::TAG_BITS,
             memory_usage,
             bits_per_window_item: memory_usage as f64 * 8.0 / table.settings.capacity as f64,
-            early_expiries: table.early_expiries(),
+            early_expiries: table.early_expiries.load(Ordering::Relaxed),
         }
     }
 }
@@ -210,7 +205,7 @@ impl Kind for Expiring {
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
         let builder = ExpiringCuckooFilter::builder(Window::Items(capacity as u64));
         match builder.settings().and_then(|s| Table::new(s, 0, 0, 0)) {
-            Ok(table) => (Self::new(table), hasher),
+            Ok(table) => (Self { table }, hasher),
             Err(err) => panic!("an ExpiringCuckooFilter for {capacity} items: {err}"),
         }
     }
@@ -286,7 +281,7 @@ impl Kind for Expiring {
     }
 
     fn duplicate(&self) -> Option<Self> {
-        self.table.duplicate().map(Self::new)
+        self.table.duplicate().map(|table| Self { table })
     }
 
     fn check_compatible(&self, _other: &Self) -> Result<(), MergeError> {
@@ -306,11 +301,11 @@ impl Kind for Expiring {
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
-        Table::decode(bytes).map(|(table, hasher)| (Self::new(table), hasher))
+        Table::decode(bytes).map(|(table, hasher)| (Self { table }, hasher))
     }
 
     fn decode_from<S: StableHashBuilder, R: Read>(reader: R) -> Result<(Self, S), DecodeError> {
-        Table::decode_from(reader).map(|(table, hasher)| (Self::new(table), hasher))
+        Table::decode_from(reader).map(|(table, hasher)| (Self { table }, hasher))
     }
 
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {

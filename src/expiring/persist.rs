@@ -8,7 +8,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::builder::ExpiringBuilder;
 use super::core::{Settings, Table};
-use super::slots::BUCKET_SIZE;
+use super::slots::{Slots, BUCKET_SIZE};
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
 use crate::persist::encoding::{
@@ -64,22 +64,13 @@ impl Table {
         }
         let mut items = 0;
         for bucket in 0..settings.bucket_count {
-            let used = table
-                .slots
-                .bucket(bucket)
-                .iter()
-                .filter(|&&s| s != 0)
-                .count();
-            if table
-                .slots
-                .bucket(bucket)
-                .iter()
-                .any(|&s| s != 0 && Ages::fingerprint(s) == 0)
-            {
+            let slots = table.slots.bucket(bucket);
+            if slots.iter().any(|&s| s != 0 && Ages::fingerprint(s) == 0) {
                 return Err(DecodeError::InvalidBucket {
                     bucket: bucket as u64,
                 });
             }
+            let used = slots.iter().filter(|&&s| s != 0).count();
             if used > 0 {
                 table
                     .stripes
@@ -90,14 +81,7 @@ impl Table {
         }
         let used_bits = table.slots.used_bits();
         let padding_clear = snapshot.words.iter().enumerate().all(|(i, &word)| {
-            let first = i * 64;
-            if first + 64 <= used_bits {
-                true
-            } else if first >= used_bits {
-                word == 0
-            } else {
-                word >> (used_bits - first) == 0
-            }
+            i * 64 + 64 <= used_bits || word >> used_bits.saturating_sub(i * 64) == 0
         });
         if !padding_clear {
             return Err(DecodeError::NonZeroPadding);
@@ -117,7 +101,7 @@ impl Table {
     }
 
     pub(crate) fn serialized_len(&self) -> u64 {
-        (HEADER_LEN + self.slots.words().len() * 8 + CHECKSUM_LEN) as u64
+        encoded_len(&self.settings)
     }
 
     pub(crate) fn write_to<S: StableHashBuilder, W: Write>(
@@ -134,17 +118,14 @@ impl Table {
         };
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.push(kind);
-        out.push(match settings.clock {
-            Clock::Manual => 1,
-            _ => 0,
-        });
-        out.push(match settings.overflow {
-            Overflow::ExpireEarly => 1,
-            _ => 0,
-        });
-        out.push(settings.generations as u8);
+        out.extend_from_slice(&[
+            0,
+            0,
+            kind,
+            u8::from(settings.clock == Clock::Manual),
+            u8::from(settings.overflow == Overflow::ExpireEarly),
+            settings.generations as u8,
+        ]);
         let fields = [
             window,
             settings.capacity,
@@ -157,13 +138,10 @@ impl Table {
             S::HASHER_ID,
             hasher.seed(),
         ];
-        for field in fields {
+        for field in fields.iter().chain(&snapshot.words) {
             out.extend_from_slice(&field.to_le_bytes());
         }
-        debug_assert_eq!(out.len(), HEADER_LEN);
-        for word in &snapshot.words {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
+        debug_assert_eq!(out.len(), HEADER_LEN + 8 * snapshot.words.len());
         let checksum = xxh3_64(&out);
         out.extend_from_slice(&checksum.to_le_bytes());
         writer.write_all(&out)
@@ -172,20 +150,15 @@ impl Table {
     pub(crate) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
         let header = Header::parse(bytes)?;
         let settings = header.settings()?;
-        let words = super::slots::Slots::words_for(
-            settings.bucket_count,
-            settings.fingerprint_bits + TAG_BITS,
-        );
-        check_len((HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64, bytes.len())?;
+        check_len(encoded_len(&settings), bytes.len())?;
         check_checksum(bytes)?;
         let hasher = hasher_of::<S>(RecordedHasher {
             id: u64_at(bytes, 80),
             seed: u64_at(bytes, 88),
         })?;
+        let words = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
         let snapshot = Snapshot {
-            words: (0..words)
-                .map(|i| u64_at(bytes, HEADER_LEN + i * 8))
-                .collect(),
+            words: words.chunks_exact(8).map(|word| u64_at(word, 0)).collect(),
             generation: header.generation,
             positions: header.positions,
             elapsed: header.elapsed,
@@ -199,23 +172,20 @@ impl Table {
     ) -> Result<(Self, S), DecodeError> {
         let mut bytes = Vec::new();
         read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
-        if bytes.len() < HEADER_LEN {
-            // The header's own checks name what is wrong with a short one.
-            return Self::decode(&bytes);
+        // A short header is left to `decode`, whose checks name what is wrong with it.
+        if bytes.len() == HEADER_LEN {
+            let settings = Header::parse(&bytes)?.settings()?;
+            // Grows with what arrives, never with what the header promises.
+            read_up_to(&mut reader, &mut bytes, encoded_len(&settings))?;
         }
-        let settings = Header::parse(&bytes)?.settings()?;
-        let words = super::slots::Slots::words_for(
-            settings.bucket_count,
-            settings.fingerprint_bits + TAG_BITS,
-        );
-        // Grows with what arrives, never with what the header promises.
-        read_up_to(
-            &mut reader,
-            &mut bytes,
-            (HEADER_LEN + CHECKSUM_LEN) as u64 + words as u64 * 8,
-        )?;
         Self::decode(&bytes)
     }
+}
+
+/// Bytes of the encoding of a table of `settings`.
+fn encoded_len(settings: &Settings) -> u64 {
+    let words = Slots::words_for(settings.bucket_count, settings.fingerprint_bits + TAG_BITS);
+    (HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64
 }
 
 /// The header's fields, checked one by one.
@@ -274,16 +244,13 @@ impl Header {
             1 => Window::Time(core::time::Duration::from_nanos(self.window)),
             kind => return Err(invalid("window_kind", u64::from(kind))),
         };
-        let clock = match self.clock {
-            0 => Clock::Monotonic,
-            1 => Clock::Manual,
-            clock => return Err(invalid("clock", u64::from(clock))),
-        };
-        let overflow = match self.overflow {
-            0 => Overflow::Error,
-            1 => Overflow::ExpireEarly,
-            overflow => return Err(invalid("overflow", u64::from(overflow))),
-        };
+        // Each byte is its value's index.
+        let clock = *[Clock::Monotonic, Clock::Manual]
+            .get(usize::from(self.clock))
+            .ok_or(invalid("clock", u64::from(self.clock)))?;
+        let overflow = *[Overflow::Error, Overflow::ExpireEarly]
+            .get(usize::from(self.overflow))
+            .ok_or(invalid("overflow", u64::from(self.overflow)))?;
         let fingerprint_bits = self.widths & 0xffff_ffff;
         if self.widths >> 32 != u64::from(TAG_BITS) {
             return Err(invalid("tag_bits", self.widths >> 32));

@@ -69,14 +69,14 @@ impl Slots {
             .contains(&fingerprint_bits)
             .then(|| Lanes::new(BUCKET_SIZE, fingerprint_bits));
         let bucket_bits = u64::from(width) * BUCKET_SIZE as u64;
-        let tags_beside = in_two_words(bucket_bits) && fingerprint_bits * (BUCKET_SIZE as u32) < 64;
+        let tags_at = fingerprint_bits * BUCKET_SIZE as u32;
         Some(Self {
             words: Words::new(words, bucket_bits, bucket_count)?,
             fingerprint_bits,
             fingerprint_mask: (1u64 << fingerprint_bits) - 1,
             lanes,
-            tags_beside,
-            tags_at: fingerprint_bits * BUCKET_SIZE as u32,
+            tags_beside: in_two_words(bucket_bits) && tags_at < 64,
+            tags_at,
         })
     }
 
@@ -121,10 +121,9 @@ impl Slots {
     #[inline(always)]
     fn fields(&self, bucket: usize, i: usize) -> [u64; 2] {
         let first = bucket as u64 * self.words.bucket_bits();
-        let fingerprints = u64::from(self.fingerprint_bits) * BUCKET_SIZE as u64;
         [
             first + i as u64 * u64::from(self.fingerprint_bits),
-            first + fingerprints + i as u64 * u64::from(TAG_BITS),
+            first + u64::from(self.tags_at) + i as u64 * u64::from(TAG_BITS),
         ]
     }
 

@@ -1,9 +1,7 @@
 //! The live file's header page and where its regions lie: FORMAT.md, "The live file", gives the
 //! layout and the order of the checks, which [`parse`] follows.
 
-use xxhash_rust::xxh3::xxh3_64;
-
-use crate::persist::encoding::{u64_at, Header, HEADER_LEN};
+use crate::persist::encoding::{check_record, sealed_record, u64_at, Header, HEADER_LEN};
 use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{Geometry, SHARED_STRIDE, SPARE_WORDS};
 
@@ -97,8 +95,8 @@ pub(crate) fn encode(
     let data_words = layout.table_words as usize - SPARE_WORDS;
     let snapshot = Header::new(geometry, capacity, hasher, 0, data_words).to_bytes();
     page[64..64 + HEADER_LEN].copy_from_slice(&snapshot);
-    let checksum = xxh3_64(&page[..FIELDS_LEN]);
-    page[FIELDS_LEN..FIELDS_LEN + 8].copy_from_slice(&checksum.to_le_bytes());
+    let sealed: [u8; LIVE_HEADER_LEN] = sealed_record(&page[..FIELDS_LEN], &[]);
+    page[..LIVE_HEADER_LEN].copy_from_slice(&sealed);
     page
 }
 
@@ -139,10 +137,7 @@ pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> 
             version: version.min(u16::MAX as u32) as u16,
         });
     }
-    let (stored, computed) = (u64_at(bytes, FIELDS_LEN), xxh3_64(&bytes[..FIELDS_LEN]));
-    if stored != computed {
-        return Err(DecodeError::HeaderChecksumMismatch { stored, computed });
-    }
+    check_record(&bytes[..LIVE_HEADER_LEN])?;
     let page = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
     if u64::from(page) != PAGE {
         return Err(invalid("page size", page.into()));
