@@ -176,9 +176,23 @@ mod tests {
     const LIVE: u64 = 0;
     const EXPIRED: u64 = 5;
 
-    /// A slot a case fills: bucket, lane, fingerprint, tag.
+    /// A slot a case fills.
     #[derive(Clone, Copy, Debug)]
-    struct At(usize, usize, u32, u64);
+    struct Filled {
+        bucket: usize,
+        lane: usize,
+        fp: u32,
+        tag: u64,
+    }
+
+    fn at(bucket: usize, lane: usize, fp: u32, tag: u64) -> Filled {
+        Filled {
+            bucket,
+            lane,
+            fp,
+            tag,
+        }
+    }
 
     #[test]
     fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
@@ -194,28 +208,29 @@ mod tests {
         let c = probe.candidates(hash);
         let (first, second, fp, other) = (c.first, c.second, c.fp, c.fp ^ 1);
         // The slots each case fills, and whether the key is live.
-        let cases: [(&[At], bool); 8] = [
-            (&[At(first, 0, fp, LIVE)], true),
-            (&[At(second, 3, fp, LIVE)], true),
-            (&[At(first, 2, fp, EXPIRED)], false),
+        let cases: [(&[Filled], bool); 8] = [
+            (&[at(first, 0, fp, LIVE)], true),
+            (&[at(second, 3, fp, LIVE)], true),
+            (&[at(first, 2, fp, EXPIRED)], false),
             // The first match expired, a live copy further on or in the other bucket.
-            (&[At(first, 0, fp, EXPIRED), At(first, 2, fp, LIVE)], true),
-            (&[At(first, 1, fp, EXPIRED), At(second, 3, fp, LIVE)], true),
-            (&[At(second, 0, fp, EXPIRED), At(second, 1, fp, LIVE)], true),
+            (&[at(first, 0, fp, EXPIRED), at(first, 2, fp, LIVE)], true),
+            (&[at(first, 1, fp, EXPIRED), at(second, 3, fp, LIVE)], true),
+            (&[at(second, 0, fp, EXPIRED), at(second, 1, fp, LIVE)], true),
             // A live neighbour one bit off above an expired match is no copy.
             (
-                &[At(first, 0, fp, EXPIRED), At(first, 1, other, LIVE)],
+                &[at(first, 0, fp, EXPIRED), at(first, 1, other, LIVE)],
                 false,
             ),
             (
-                &[At(first, 3, other, LIVE), At(second, 0, other, LIVE)],
+                &[at(first, 3, other, LIVE), at(second, 0, other, LIVE)],
                 false,
             ),
         ];
         for (slots, live) in cases {
             let table = table();
-            for &At(bucket, lane, f, tag) in slots {
-                table.slots.set(bucket, lane, 0, Ages::slot(f, tag));
+            for slot in slots {
+                let value = Ages::slot(slot.fp, slot.tag);
+                table.slots.set(slot.bucket, slot.lane, 0, value);
             }
             assert_eq!(table.contains(hash), live, "{slots:?}");
             let mut answer = [!live];
@@ -223,7 +238,7 @@ mod tests {
             assert_eq!(answer, [live], "{slots:?}");
             let copies = slots
                 .iter()
-                .filter(|&&At(_, _, f, tag)| f == fp && tag == LIVE)
+                .filter(|slot| slot.fp == fp && slot.tag == LIVE)
                 .count();
             assert_eq!(table.count(hash), copies, "{slots:?}");
         }
