@@ -266,10 +266,8 @@ impl Chunks {
             if state.depth() == self.shape.route_bits
                 || chunk.copies_fill(c)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.shape.max_chunks
+                || !self.split(id, chunk, state)
             {
-                return Insertion::Full;
-            }
-            if !self.split(id, chunk, state) {
                 return Insertion::Full;
             }
         }
