@@ -236,13 +236,11 @@ impl Levels {
     pub(crate) fn lock_all(&self) -> Vec<LockedLevel<'_>> {
         let mut locked = Vec::new();
         while locked.len() < self.count() {
-            for index in locked.len()..self.count() {
-                let level = self.level(index);
-                locked.push(LockedLevel {
-                    level,
-                    chunks: level.lock_all(),
-                });
-            }
+            let level = self.level(locked.len());
+            locked.push(LockedLevel {
+                level,
+                chunks: level.lock_all(),
+            });
         }
         locked
     }
@@ -278,19 +276,14 @@ impl Levels {
         let Some(next) = self.slots.get(newest) else {
             return false;
         };
-        let added = match next.get() {
-            Some(level) => level.is_some(),
-            None => {
-                let built = next.get_or_try_init(|| match build_level(&self.plan, newest + 1) {
-                    Ok(level) => Ok(Some(level)),
-                    // The memory may be had later: the slot stays empty for a later insert.
-                    Err(BuildError::OutOfMemory { .. }) => Err(()),
-                    // Past the plan's limit or the widest fingerprints: never.
-                    Err(_) => Ok(None),
-                });
-                matches!(built, Ok(Some(_)))
-            }
-        };
+        let built = next.get_or_try_init(|| match build_level(&self.plan, newest + 1) {
+            Ok(level) => Ok(Some(level)),
+            // The memory may be had later: the slot stays empty for a later insert.
+            Err(BuildError::OutOfMemory { .. }) => Err(()),
+            // Past the plan's limit or the widest fingerprints: never.
+            Err(_) => Ok(None),
+        });
+        let added = matches!(built, Ok(Some(_)));
         if added {
             // Before returning: the caller's next `count` must show the level, or it would try
             // the full level again.

@@ -52,7 +52,7 @@ impl Growable {
             }
         }
         let mut merged = 0;
-        let mut put = |level: usize, placed: Placed| {
+        let mut put = |(level, placed): (usize, Placed)| {
             match self.levels.level(level).insert_placed(placed, unique) {
                 Insertion::Inserted => merged += 1,
                 Insertion::Present => {}
@@ -68,11 +68,9 @@ impl Growable {
         if core::ptr::eq(self, other) {
             // Its own new fingerprints must not be met again: a copy of them first.
             let copy: Vec<(usize, Placed)> = levels.flat_map(placed).collect();
-            copy.into_iter().try_for_each(|(level, p)| put(level, p))?;
+            copy.into_iter().try_for_each(&mut put)?;
         } else {
-            levels
-                .flat_map(placed)
-                .try_for_each(|(level, p)| put(level, p))?;
+            levels.flat_map(placed).try_for_each(&mut put)?;
         }
         Ok(merged)
     }

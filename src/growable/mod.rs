@@ -188,14 +188,12 @@ impl Kind for Growable {
     const GROWS: bool = true;
 
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
-        match GrowableCuckooFilterBuilder::new()
+        GrowableCuckooFilterBuilder::new()
             .capacity(capacity)
             .hasher(hasher)
             .build()
-        {
-            Ok(filter) => filter.into_parts(),
-            Err(err) => panic!("a GrowableCuckooFilter for {capacity} items: {err}"),
-        }
+            .unwrap_or_else(|err| panic!("a GrowableCuckooFilter for {capacity} items: {err}"))
+            .into_parts()
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {

@@ -1,24 +1,22 @@
-//! Tables that grow by splitting, as extendible hashing grows: each table ("chunk") holds the
-//! keys whose route, bits of the hash independent of bucket and fingerprint, starts with the
-//! chunk's id, and a full chunk hands the keys whose next route bit is 1 to a new chunk of the
-//! same bucket count.
+//! Tables ("chunks") that grow by splitting, as in extendible hashing: a chunk holds the keys
+//! whose route (bits of the hash independent of bucket and fingerprint) starts with its id, and
+//! a full chunk hands those whose next route bit is 1 to a new chunk of as many buckets.
 //!
 //! The split needs no key and no search. A fingerprint carries the route bits its chunk may still
 //! be split on (its *growth* bits, below the *core* bits), and the alternate bucket depends on the
-//! core alone, so a key keeps both its buckets in the new chunk: each fingerprint whose next route
-//! bit is 1 moves to the same bucket of the new chunk, minus the bits that chunk's id implies, and
-//! a bucket of the new chunk never receives more than one old bucket held. Every lookup still
-//! compares all of a fingerprint's bits with the key's, so the growth bits lower the false
-//! positive rate until they are used up.
+//! core alone, so a key keeps both its buckets in the new chunk: a moving fingerprint goes to the
+//! same bucket there, minus the bits the new id implies, and a new bucket receives from one old
+//! bucket only. Lookups compare all of a fingerprint's bits, so unspent growth bits lower the
+//! false positive rate.
 //!
 //! A split runs while other threads read. Its owner seals the chunk (all stripes locked once, to
 //! wait out the writers inside, then a state they check under their locks), copies the moving
 //! fingerprints into the new chunk, publishes it, removes them from the old one under its stripe
 //! locks, and unseals it one split deeper. A sealed or split chunk refuses every write it no
-//! longer owns (its placement's `Place::admits`), as `Full` or a failed remove: the caller sees the
-//! chunk's state changed and routes again. Readers never wait: the old chunk keeps every moving
-//! fingerprint until the new chunk is published, and a reader that finds one gone was racing the
-//! removal, whose stripe stamps carry it to the new route when it checks that again.
+//! longer owns (`Place::admits`) as `Full` or a failed remove, and the caller routes again.
+//! Readers never wait: the old chunk keeps every moving fingerprint until the new chunk is
+//! published, and a reader that finds one gone was racing the removal, whose stripe stamps carry
+//! it to the new route when it checks that again.
 
 use crate::raw::{
     reflect, BucketIndex, Candidates, Fingerprint, Fingerprints, Geometry, Place, RawFilter,
@@ -120,18 +118,16 @@ impl SplitPlacement {
     /// [`Place::candidates`] of a hash whose route is known.
     #[inline(always)]
     pub(crate) fn candidates_on(&self, hash: u64, route: u32) -> Candidates {
-        let core = (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1;
-        let growth = (route >> self.born_at) & self.growth_mask;
-        let first = (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex;
-        Candidates {
-            fp: core << self.growth_bits | growth,
-            first,
-            second: reflect(first, core, self.bucket_count),
-        }
+        self.candidates_of(Placed {
+            core: (((hash & 0xffff_ffff) * self.cores) >> 32) as u32 + 1,
+            route,
+            bucket: (((hash >> 32) * self.bucket_count) >> 32) as BucketIndex,
+        })
     }
 
-    /// The candidates of a fingerprint known by its core, its route and one of its buckets: a
-    /// merge's view of another chunk's fingerprint, placed in this chunk.
+    /// The candidates of a fingerprint known by its core, its route and one of its buckets (for
+    /// a merge, another chunk's fingerprint), placed in this chunk.
+    #[inline(always)]
     pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
         let growth = (placed.route >> self.born_at) & self.growth_mask;
         Candidates {
@@ -228,14 +224,12 @@ impl RawFilter<SplitPlacement> {
     /// really had.
     pub(crate) fn placed_fingerprints(&self, id: u64) -> impl Iterator<Item = Placed> + '_ {
         (0..self.bucket_count()).flat_map(move |bucket| {
-            let fingerprints = self.bucket_fingerprints(bucket);
-            let placed: Vec<Placed> = fingerprints
+            self.bucket_fingerprints(bucket)
                 .as_slice()
                 .iter()
                 .filter(|&&fp| fp != 0)
                 .map(|&fp| self.placement().placed(id, bucket, fp))
-                .collect();
-            placed
+                .collect::<Vec<_>>()
         })
     }
 
@@ -284,31 +278,27 @@ impl RawFilter<SplitPlacement> {
     pub(crate) fn copy_moving_into(&self, child: &mut Self) {
         let depth = self.split_state().depth();
         for bucket in 0..self.bucket_count() {
-            let (moving, _) = self.divide(bucket, depth);
-            if moving.is_empty() {
-                continue;
+            let (moved, _) = self.divide(bucket, depth);
+            if !moved.is_empty() {
+                child.fill_bucket(bucket, moved.as_slice());
             }
-            let mut moved = Fingerprints::default();
-            for &fp in moving.as_slice() {
-                moved.push(self.placement().moved(fp, depth));
-            }
-            child.fill_bucket(bucket, moved.as_slice());
         }
     }
 
-    /// The fingerprints of the sealed chunk's bucket that a split `depth` deep moves, and the
-    /// bucket's slots as it leaves them: each moving one emptied, the others where they were.
+    /// The fingerprints of the sealed chunk's bucket that a split `depth` deep moves, as the new
+    /// chunk holds them, and the bucket's slots as it leaves them: each moving one emptied, the
+    /// others where they were.
     fn divide(&self, bucket: BucketIndex, depth: u32) -> (Fingerprints, Fingerprints) {
-        let (mut moving, mut kept) = (Fingerprints::default(), Fingerprints::default());
+        let (mut moved, mut kept) = (Fingerprints::default(), Fingerprints::default());
         for &fp in self.bucket_fingerprints(bucket).as_slice() {
             if fp != 0 && self.placement().moves(fp, depth) {
-                moving.push(fp);
+                moved.push(self.placement().moved(fp, depth));
                 kept.push(0);
             } else {
                 kept.push(fp);
             }
         }
-        (moving, kept)
+        (moved, kept)
     }
 
     /// Removes from the sealed chunk what [`Self::copy_moving_into`] copied, bucket by bucket
@@ -320,11 +310,10 @@ impl RawFilter<SplitPlacement> {
         let depth = state.depth();
         for bucket in 0..self.bucket_count() {
             // Read unlocked: a sealed chunk changes only here.
-            let (moving, kept) = self.divide(bucket, depth);
-            if moving.is_empty() {
-                continue;
+            let (moved, kept) = self.divide(bucket, depth);
+            if !moved.is_empty() {
+                self.empty_slots_of(bucket, kept.as_slice(), moved.as_slice().len());
             }
-            self.empty_slots_of(bucket, kept.as_slice(), moving.as_slice().len());
         }
         let _all = self.lock_table();
         self.gate()
@@ -339,8 +328,7 @@ impl RawFilter<SplitPlacement> {
         let (depth, placement) = (self.split_state().depth(), self.placement());
         let unowned = |fp| fp >> placement.growth_bits == 0 || !placement.owns(fp, depth);
         (0..self.bucket_count()).find(|&bucket| {
-            let fingerprints = self.bucket_fingerprints(bucket);
-            fingerprints
+            self.bucket_fingerprints(bucket)
                 .as_slice()
                 .iter()
                 .any(|&fp| fp != 0 && unowned(fp))

@@ -321,8 +321,8 @@ pub(crate) fn not_this_magic(bytes: &[u8], magic: &[u8; 8]) -> DecodeError {
 }
 
 /// Checks the start of an encoding, in order: the magic (on as many bytes as there are), the
-/// version (if it is there; the one version known), that the `fields_len` bytes of header fields and the header
-/// checksum after them are all there, and that checksum.
+/// version (if it is there; the one version known), that the `fields_len` bytes of header
+/// fields and the header checksum after them are all there, and that checksum.
 pub(crate) fn check_sealed_header(
     bytes: &[u8],
     (magic, known_version): (&[u8; 8], u16),
@@ -442,9 +442,8 @@ pub(crate) fn decode_table(
     if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
     }
-    // The word count and the padding are checked, so the table's allocation is all that can fail.
-    // The words go straight from the input into the table: the input and the table are all the
-    // memory a decode holds.
+    // Only the allocation can fail now. The words go straight from the input into the table:
+    // the input and the table are all the memory a decode holds.
     let raw = RawFilter::from_le_bytes(geometry, table).ok_or(DecodeError::OutOfMemory {
         bytes: geometry.memory_bytes(),
     })?;

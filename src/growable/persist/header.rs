@@ -12,8 +12,7 @@ use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 use crate::settings::TableSettings;
 
-/// The growable format's version, counted apart from the fixed format's: 3, levels that split.
-/// Versions 1 and 2 (chained fixed-size levels) were never released; they are refused.
+/// The growable format's version, counted apart from the fixed format's (`FORMAT.md`).
 pub(crate) const VERSION_SPLIT: u16 = 3;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
