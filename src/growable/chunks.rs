@@ -64,11 +64,13 @@ impl Chunks {
         Self::from_chunks(shape, chunks)
     }
 
-    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says
-    /// (a plan's: [`MAX_ROUTE_BITS`] at most); `None` if they do not cover every route exactly
-    /// once or a chunk's id or depth does not fit the shape.
+    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says;
+    /// `None` if they do not cover every route exactly once or a chunk's id or depth does not
+    /// fit the shape.
     pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
-        debug_assert!(shape.route_bits <= MAX_ROUTE_BITS);
+        if shape.route_bits > MAX_ROUTE_BITS {
+            return None;
+        }
         let routes = 1usize << shape.route_bits;
         let count = chunks.len() as u64;
         let level = Self {
