@@ -98,10 +98,9 @@ fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
 }
 
 /// `path` opened ([`open`]) and the kind of filter it holds; `OSError` naming the file.
-pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(BufReader<File>, FileKind)> {
+pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(FileKind, BufReader<File>)> {
     let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
-    let (kind, file) = opened.map_err(|err| errors::file(py, &err, path))?;
-    Ok((file, kind))
+    opened.map_err(|err| errors::file(py, &err, path))
 }
 
 /// The filter in `file` (from `path`), which ends where the filter does: `OSError` naming the
