@@ -224,15 +224,13 @@ macro_rules! filter_class {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let class = py.get_type::<Self>();
                 if let Some(live) = live(&self.inner) {
-                    let live = live.into_pyobject(py)?.into_any();
-                    return PyTuple::new(py, [class.getattr("open_shared")?, live]);
+                    return (class.getattr("open_shared")?, live).into_pyobject(py);
                 }
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
                     bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
                 }
-                let bytes = PyTuple::new(py, [bytes])?.into_any();
-                PyTuple::new(py, [class.getattr("from_bytes")?, bytes])
+                (class.getattr("from_bytes")?, (bytes,)).into_pyobject(py)
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`). Not hashable.
