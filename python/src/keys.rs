@@ -31,17 +31,22 @@ impl Hash for Key<'_> {
     }
 }
 
+/// A key read from a Python object: an int, or `bytes[.0..=.1]` (its stream, ended by `0xff`).
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Int(u64),
+    Bytes(usize, usize),
+}
+
 /// The average bytes a segment's keys may take: its memory is bounded whatever their length.
 const BYTES_PER_KEY: usize = 64;
 
 /// A segment of a bulk call's keys, copied out of Python for any thread to read: a numpy integer
-/// array's in `ints` alone (hashed in one tight loop), others as the byte streams their
-/// [`Key`]'s `Hash` writes (`DefaultHashBuilder::hash_stream` hashes them alike), back to back
-/// in `bytes`, key `i` at `spans[i]`.
+/// array's in `ints` alone (hashed in one tight loop), others in `slots` and `bytes`.
 #[derive(Debug, Default)]
 pub struct Keys {
     pub ints: Vec<u64>,
-    spans: Vec<Range<usize>>,
+    slots: Vec<Slot>,
     bytes: Vec<u8>,
 }
 
@@ -53,46 +58,52 @@ impl Keys {
     }
 
     pub fn len(&self) -> usize {
-        self.ints.len() + self.spans.len()
+        self.ints.len() + self.slots.len()
     }
 
     pub fn clear(&mut self) {
         self.ints.clear();
-        self.spans.clear();
+        self.slots.clear();
         self.bytes.clear();
     }
 
     /// Room for `keys` more keys of 32 bytes (most text keys): a segment rarely grows as read.
     pub fn reserve(&mut self, keys: usize) {
-        self.spans.reserve(keys);
+        self.slots.reserve(keys);
         self.bytes.reserve(keys.saturating_mul(32));
     }
 
-    /// Appends `key`'s stream, copied: an int's 8 bytes, or the bytes and the `0xff` after them.
     #[inline]
     pub fn push(&mut self, key: Key<'_>) {
-        let start = self.bytes.len();
         match key {
-            Key::Int(value) => self.bytes.extend_from_slice(&value.to_le_bytes()),
-            Key::Bytes(bytes) => {
-                self.bytes.extend_from_slice(bytes);
-                self.bytes.push(0xff);
-            }
+            Key::Int(value) => self.slots.push(Slot::Int(value)),
+            Key::Bytes(bytes) => self.push_bytes(bytes),
         }
-        self.spans.push(start..self.bytes.len());
+    }
+
+    /// Appends the key of these bytes, copying them and the `0xff` after them.
+    #[inline]
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.bytes.push(0xff);
+        self.slots.push(Slot::Bytes(start, start + bytes.len()));
     }
 
     /// `hasher`'s hashes of keys `range`.
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
-        if self.spans.is_empty() {
+        if self.slots.is_empty() {
             // `move`: the hasher's words stay in registers through the loop.
             return self.ints[range]
                 .iter()
                 .map(move |key| hasher.hash_one(key))
                 .collect();
         }
-        let hash = |span: &Range<usize>| hasher.hash_stream(&self.bytes[span.clone()]);
-        self.spans[range].iter().map(hash).collect()
+        let hash = |slot: &Slot| match *slot {
+            Slot::Int(value) => hasher.hash_one(value),
+            Slot::Bytes(start, end) => hasher.hash_stream(&self.bytes[start..=end]),
+        };
+        self.slots[range].iter().map(hash).collect()
     }
 }
 

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString};
 
-use crate::keys::{type_name, with_key, Key, Keys};
+use crate::keys::{type_name, with_key, Keys};
 
 #[derive(Debug)]
 pub enum Reader<'py> {
@@ -240,7 +240,6 @@ unsafe fn read_str(py: Python<'_>, item: *mut ffi::PyObject, keys: &mut Keys) ->
     };
     // SAFETY: `data` points to `size` initialised bytes owned by `item`, which lives (and, a
     // `str` being immutable, is unchanged) until this returns; they are copied before it does.
-    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), size) };
-    keys.push(Key::Bytes(bytes));
+    keys.push_bytes(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), size) });
     Ok(true)
 }
