@@ -19,10 +19,8 @@ pyo3::create_exception!(
 /// A [`FilterFullError`] with its `inserted` count.
 pub fn full(py: Python<'_>, message: impl std::fmt::Display, inserted: usize) -> PyErr {
     let err = FilterFullError::new_err(message.to_string());
-    match err.value(py).setattr("inserted", inserted) {
-        Ok(()) => err,
-        Err(set) => set,
-    }
+    let set = err.value(py).setattr("inserted", inserted);
+    set.err().unwrap_or(err)
 }
 
 /// `ValueError` with the builder's message, which names the setting; `MemoryError` for a table

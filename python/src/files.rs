@@ -38,9 +38,10 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let call = CALLS.fetch_add(1, Ordering::Relaxed);
     temporary.push(format!(".{}.{call}.tmp", std::process::id()));
     let temporary = path.with_file_name(temporary);
-    if is_live_file(path) {
-        // Renamed over, it would vanish from under the processes that map it, and its next
-        // opener would find a snapshot.
+    let existing = open(path).and_then(|mut file| kind(&mut file));
+    if existing.is_ok_and(|kind| kind == FileKind::Live) {
+        // A live file renamed over would vanish from under the processes that map it, and its
+        // next opener would find a snapshot.
         return Err(io::Error::new(
             io::ErrorKind::ResourceBusy,
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
@@ -59,13 +60,6 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         let _ = fs::remove_file(&temporary);
     }
     written
-}
-
-/// Whether `path` is a regular file that starts as a live filter file does.
-fn is_live_file(path: &Path) -> bool {
-    open(path)
-        .and_then(|mut file| kind(&mut file))
-        .is_ok_and(|kind| kind == FileKind::Live)
 }
 
 /// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
@@ -98,10 +92,9 @@ fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
 }
 
 /// `path` opened ([`open`]) and the kind of filter it holds; `OSError` naming the file.
-pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(BufReader<File>, FileKind)> {
+pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(FileKind, BufReader<File>)> {
     let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
-    let (kind, file) = opened.map_err(|err| errors::file(py, &err, path))?;
-    Ok((file, kind))
+    opened.map_err(|err| errors::file(py, &err, path))
 }
 
 /// The filter in `file` (from `path`), which ends where the filter does: `OSError` naming the

@@ -2,6 +2,7 @@
 //! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
 //! written once in `filter_class!` (a `#[pyclass]` cannot be generic), each class's own after.
 
+use std::any::Any;
 use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
@@ -198,7 +199,7 @@ macro_rules! filter_class {
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                files::read(py, &path, files::open_kind(py, &path)?.0).map(Self::from)
+                files::read(py, &path, files::open_kind(py, &path)?.1).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
@@ -222,16 +223,14 @@ macro_rules! filter_class {
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
                 let class = py.get_type::<Self>();
-                if let Some(live) = self.inner.live() {
-                    let live = live.into_pyobject(py)?.into_any();
-                    return PyTuple::new(py, [class.getattr("open_shared")?, live]);
+                if let Some(live) = live(&self.inner) {
+                    return (class.getattr("open_shared")?, live).into_pyobject(py);
                 }
                 let mut bytes = bytes_of(py, &self.inner)?.into_any();
                 if protocol >= 5 {
                     bytes = py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))?;
                 }
-                let bytes = PyTuple::new(py, [bytes])?.into_any();
-                PyTuple::new(py, [class.getattr("from_bytes")?, bytes])
+                (class.getattr("from_bytes")?, (bytes,)).into_pyobject(py)
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`). Not hashable.
@@ -286,8 +285,11 @@ filter_class!(merge
     fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
                    readonly: Arg) -> PyResult<Self> {
         let path = args::path("path", path)?;
-        let readonly = args::flag("readonly", readonly)?.unwrap_or(false);
-        open_shared(py, &path, readonly).map(Self::from)
+        let access = match args::flag("readonly", readonly)? {
+            Some(true) => Access::ReadOnly,
+            _ => Access::ReadWrite,
+        };
+        open_shared(py, &path, access).map(Self::from)
     }
 
     /// Writes the changes so far to the file and waits until they are on disk (`msync`).
@@ -464,26 +466,16 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "seed" => s.hasher_seed)
 }
 
-/// A filter in a live file (docs/shared.md), which only a fixed filter can be in.
-trait Live {
-    /// The live file's path and whether the filter was opened read-only; `None` in memory.
-    fn live(&self) -> Option<(&Path, bool)> {
-        None
-    }
-}
-
-impl Live for CuckooFilter<Growable> {}
-impl Live for CuckooFilter<Expiring> {}
-
-impl Live for CuckooFilter<Fixed> {
-    fn live(&self) -> Option<(&Path, bool)> {
-        self.path().map(|path| (path, self.is_read_only()))
-    }
+/// The live file `filter` is mapped from (docs/shared.md) and whether it was opened read-only;
+/// `None` in memory, as every filter but a fixed one always is.
+fn live<K: Kind + 'static>(filter: &CuckooFilter<K>) -> Option<(&Path, bool)> {
+    let fixed = (filter as &dyn Any).downcast_ref::<ConcurrentCuckooFilter>()?;
+    fixed.path().map(|path| (path, fixed.is_read_only()))
 }
 
 /// `TypeError` for a write to a filter opened read-only, before the write is tried.
-fn writable(filter: &impl Live) -> PyResult<()> {
-    let Some((path, true)) = filter.live() else {
+fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
+    let Some((path, true)) = live(filter) else {
         return Ok(());
     };
     let path = path.display();
@@ -492,17 +484,12 @@ fn writable(filter: &impl Live) -> PyResult<()> {
     )))
 }
 
-/// The live file at `path`, mapped (`readonly`: privately, for lookups only).
+/// The live file at `path`, mapped (`Access::ReadOnly`: privately, for lookups only).
 pub fn open_shared(
     py: Python<'_>,
     path: &Path,
-    readonly: bool,
+    access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
-    let access = if readonly {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
     filter.map_err(|err| errors::shared(py, err))
 }

@@ -12,7 +12,7 @@ mod reader;
 
 use core::hash::BuildHasher;
 
-use concurrent_cuckoo_filter::DefaultHashBuilder;
+use concurrent_cuckoo_filter::{Access, DefaultHashBuilder};
 use pyo3::prelude::*;
 
 use crate::args::Arg;
@@ -36,14 +36,14 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
 fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<AnyFilter> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
-    let (file, kind) = files::open_kind(py, &path)?;
+    let (kind, file) = files::open_kind(py, &path)?;
     Ok(match kind {
         FileKind::Fixed => AnyFilter::Fixed(files::read(py, &path, file)?.into()),
         FileKind::Growable => AnyFilter::Growable(files::read(py, &path, file)?.into()),
         FileKind::Expiring => AnyFilter::Expiring(files::read(py, &path, file)?.into()),
         // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
         FileKind::Live => {
-            let mapped = open_shared(py, &path, true)?;
+            let mapped = open_shared(py, &path, Access::ReadOnly)?;
             AnyFilter::Fixed(if mmap { mapped } else { copy_of(py, &mapped)? }.into())
         }
     })

@@ -77,8 +77,8 @@ impl<'py> Reader<'py> {
         })
     }
 
-    /// Appends up to `max` keys to `keys` (fewer
-    /// if [`Keys::is_full`] first); whether more may follow. A bad item is an error, the keys before it in `keys`.
+    /// Appends up to `max` keys to `keys` (fewer if [`Keys::is_full`] first); whether more may
+    /// follow. A bad item is an error, the keys before it in `keys`.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
             Self::Ints(array, next) => {
@@ -169,11 +169,10 @@ impl<'py> Sequence<'py> {
             _ if keys.is_exact_instance_of::<PyTuple>() => ffi::PyTuple_GetItem,
             _ => return None,
         };
-        let (object, next) = (keys.clone(), 0);
         Some(Self {
-            object,
+            object: keys.clone(),
             get_item,
-            next,
+            next: 0,
         })
     }
 
@@ -185,16 +184,14 @@ impl<'py> Sequence<'py> {
         let left = self.object.len()?.saturating_sub(self.next);
         keys.reserve(left.min(max.saturating_sub(keys.len())));
         while !keys.is_full(max) {
-            let Ok(index) = ffi::Py_ssize_t::try_from(self.next) else {
-                return Ok(false);
-            };
+            let index = self.next as ffi::Py_ssize_t;
             // SAFETY: `object` is an exact list or tuple (checked in `new`) that this reader
             // holds a reference to, and `get_item` is the C API's getter of that type, which
-            // checks the index against the current length: it returns a borrowed reference to
-            // the item, or null (with `IndexError` set) past the end. The interpreter is held
-            // for the whole of `read` (`py` is its token), and the crate is built only for
-            // interpreters with a GIL here (see `new`), so no other thread changes the list
-            // while this runs.
+            // checks `index` (`next`, never past a length it had: the cast keeps it) against the
+            // current length: it returns a borrowed reference to the item, or null (with
+            // `IndexError` set) past the end. The interpreter is held for the whole of `read`
+            // (`py` is its token), and the crate is built only for interpreters with a GIL here
+            // (see `new`), so no other thread changes the list while this runs.
             let item = unsafe { (self.get_item)(self.object.as_ptr(), index) };
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.
