@@ -14,17 +14,15 @@ pub(crate) const DEFAULT_STRIPES: usize = 4096;
 /// A table gets at most one stripe (8 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
 
-/// Item locks of a growable filter's unique inserts. They are taken only by `insert_unique`, for
-/// no longer than its check and insert, so two threads meet on one only as often as they pick
-/// the same of 256 locks, and a small filter does not carry 32 KiB of them.
+/// Item locks of a growable filter's unique inserts, held only for a check and an insert: 256
+/// rarely collide, and a small filter carries no 32 KiB of them.
 pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 
 /// The most item locks a growable filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;
 
 /// The most stripes a table of `bucket_count` buckets can use: one per lock group, rounded up to a
-/// power of two (more would never be locked). In 64 bits: 2^32 one-bucket groups round to 2^32,
-/// which a 32-bit `usize` cannot hold.
+/// power of two. In 64 bits: 2^32 one-bucket groups round to 2^32, past a 32-bit `usize`.
 pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
     bucket_count
         .div_ceil(1 << Table::lock_group_shift(codec))
