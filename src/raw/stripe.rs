@@ -20,7 +20,7 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
-use super::index::{OptimisticRead, StampWords, Stamps};
+use super::index::{OptimisticRead, StampWords};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
     MODEL_CHECKED,
@@ -111,13 +111,7 @@ impl Stripes {
     /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
     #[inline(always)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
-        self.stamps().of(bucket)
-    }
-
-    /// What a lookup reads of the stripes, to copy into locals.
-    #[inline(always)]
-    pub(crate) fn stamps(&self) -> Stamps<'_> {
-        self.stamps.stamps()
+        self.stamps.stamps().of(bucket)
     }
 
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
@@ -215,12 +209,6 @@ impl Stripes {
             return self.lock_shared(shared, stripe);
         }
         lock_stamp(&self.stamps[stripe]);
-    }
-
-    /// Unlocks the stripe, whose count changed by `delta` while it was held.
-    #[inline]
-    fn unlock(&self, stripe: StripeIndex, delta: i32) {
-        self.unlock_stamp::<true>(&self.stamps[stripe], delta);
     }
 
     /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
@@ -563,8 +551,8 @@ impl AllStripesGuard<'_> {
 
 impl Drop for AllStripesGuard<'_> {
     fn drop(&mut self) {
-        for stripe in (0..self.stripes.count()).rev() {
-            self.stripes.unlock(stripe, 0);
+        for stamp in self.stripes.stamps.iter().rev() {
+            self.stripes.unlock_stamp::<true>(stamp, 0);
         }
     }
 }
