@@ -5,7 +5,7 @@
 use super::bucket::BucketCodec;
 use super::index::MAX_BUCKET_COUNT;
 use super::path::SearchLimits;
-use super::stripe_count::{default_stripes, useful_stripes};
+use super::stripe_count::{default_stripe_count, useful_stripes};
 use super::table::Table;
 
 /// What a table holds: how many buckets, how many fingerprints each, of how many bits, and
@@ -79,7 +79,7 @@ impl Geometry {
             .table_bytes()
             .map_or(u64::MAX, |bytes| bytes as u64);
         // At most DEFAULT_STRIPES, so it fits.
-        default_stripes(self.shape.bucket_count as u64, &self.shape.codec(), bytes) as usize
+        default_stripe_count(bytes, self.max_useful_stripes()) as usize
     }
 
     /// The most stripes a filter of this geometry can use; see [`useful_stripes`].

@@ -510,10 +510,10 @@ impl Lanes {
 
     /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, by one multiply. Exact
     /// for at most four lanes of `f ≥ 4` bits that end by bit `60 + count` (four of up to 16
-    /// bits: every gather bit is then at least 0): the term of top bit `j` times the gather's bit `i`
-    /// lands at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two
-    /// terms' bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same
-    /// term, so no two add and nothing carries.
+    /// bits: every gather bit is then at least 0): top bit `j` times the gather's bit `i` lands
+    /// at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two terms'
+    /// bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same term, so
+    /// no two add and nothing carries.
     #[inline(always)]
     pub(crate) fn slots(self, tops: u64) -> u32 {
         (tops.wrapping_mul(self.gather) >> 60) as u32

@@ -29,15 +29,9 @@ pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
         .next_power_of_two()
 }
 
-/// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
-/// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
-/// a small share of its memory.
-pub(crate) fn default_stripes(bucket_count: u64, codec: &BucketCodec, table_bytes: u64) -> u64 {
-    default_stripe_count(table_bytes, useful_stripes(bucket_count, codec))
-}
-
 /// The stripes a table of `table_bytes` bytes gets by default when `useful` stripes (a power of
-/// two) would each be locked: at most [`DEFAULT_STRIPES`], and one per [`STRIPE_SHARE`] bytes.
+/// two, [`useful_stripes`]) would each be locked: at most [`DEFAULT_STRIPES`], and one per
+/// [`STRIPE_SHARE`] bytes, a small share of a small table's memory.
 pub(crate) fn default_stripe_count(table_bytes: u64, useful: u64) -> u64 {
     let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
     useful.min(by_size).min(DEFAULT_STRIPES as u64)
@@ -95,11 +89,9 @@ mod tests {
         let wide = BucketCodec::new(2, 32, false);
         assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
         assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
-        assert_eq!(
-            default_stripes(0xFFFF_FFFF, &wide, 1 << 35),
-            DEFAULT_STRIPES as u64
-        );
-        assert_eq!(default_stripes(3, &wide, 40), 1);
+        let default = |buckets, bytes| default_stripe_count(bytes, useful_stripes(buckets, &wide));
+        assert_eq!(default(0xFFFF_FFFF, 1 << 35), DEFAULT_STRIPES as u64);
+        assert_eq!(default(3, 40), 1);
         // 2^35 slots need 16 stripes to keep each under 2^32 − 1.
         assert_eq!(min_stripes(1 << 32, 8), 16);
         assert_eq!(min_stripes(1000, 4), 1);
