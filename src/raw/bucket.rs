@@ -334,17 +334,7 @@ impl BucketCodec {
             return out;
         }
         // Lane by lane, with no division by the run-time lane count: the path search reads
-        // every bucket through this.
-        if self.is_plain_narrow() {
-            for (fp, lane) in out
-                .fps
-                .iter_mut()
-                .zip(self.lane_fingerprints(bucket[0] as u64))
-            {
-                *fp = lane;
-            }
-            return out;
-        }
+        // wide buckets through this.
         let mask = (1u128 << self.fingerprint_bits) - 1;
         let mut slots = out.fps[..self.bucket_size].iter_mut();
         for &limb in &bucket[..self.limbs] {
