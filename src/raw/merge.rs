@@ -67,12 +67,8 @@ impl RawFilter {
 impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, read as a state the bucket really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
-        let c = Candidates {
-            fp: 0,
-            first: bucket,
-            second: bucket,
-        };
-        self.read_pair(c, || self.codec.fingerprints(&self.table.load(bucket)))
+        let look = || self.codec.fingerprints(&self.table.load(bucket));
+        self.stripes.read_pair(bucket, bucket, look)
     }
 
     /// Fills an empty bucket of a table no other thread can see yet with `fps`.
