@@ -211,7 +211,7 @@ impl Stripes {
         lock_stamp(&self.stamps[stripe]);
     }
 
-    /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
+    /// Unlocks the stripe whose stamp is `stamp`, its count changed by `delta` while held.
     #[inline]
     fn unlock_stamp<const SHARED: bool>(&self, stamp: &AtomicU64, delta: i32) {
         #[cfg(all(target_os = "linux", not(loom)))]
