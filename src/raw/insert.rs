@@ -34,8 +34,8 @@ impl<P: Place> RawFilter<P> {
         unique: bool,
     ) -> Insertion {
         // Stripe lines (often another core's) travel while the buckets load. A plain narrow
-        // insert fetches its second stripe only if it picks that bucket, and the second bucket
-        // now, as near full load it reads it. A block (`insert_block_with`) fetches keys ahead.
+        // insert fetches its second stripe only if it picks that bucket, but the second bucket
+        // here, as near full load it reads it. A block (`insert_block_with`) fetches keys ahead.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
