@@ -14,9 +14,8 @@ const INSERT_AHEAD: usize = 8;
 
 impl<P: Place> RawFilter<P> {
     /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
-    /// room; the ones before it went in, the ones after were not tried.
-    /// While one key is inserted, the key [`INSERT_AHEAD`] places later has its buckets and
-    /// stripe lines fetched, which the locked instructions would keep from overlapping.
+    /// room; the ones before it went in, the ones after were not tried. The key [`INSERT_AHEAD`]
+    /// places on has its lines fetched meanwhile: locked instructions keep loads from overlapping.
     pub(crate) fn insert_block<const SHARED: bool>(&self, hashes: &[u64]) -> Result<(), usize> {
         self.insert_block_with::<SHARED>(hashes, false, |_, _| {})
     }
@@ -35,8 +34,7 @@ impl<P: Place> RawFilter<P> {
             *c = self.placement.candidates(hash);
         }
         let buckets = self.table.writes_worth_prefetching();
-        // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
-        // that bucket, and fetches it then (see `try_place_narrow`).
+        // A plain narrow insert fetches its second stripe only if it picks it (`try_place_narrow`).
         let second_stripe = unique || !self.codec.is_plain_narrow();
         let prefetch = |c: &Candidates| {
             if buckets {

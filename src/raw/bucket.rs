@@ -1,15 +1,11 @@
 //! Fingerprint and bucket encoding.
 //!
-//! A bucket of `b` fingerprints of `f` bits is `b·f` contiguous bits of the table, with no padding:
-//! a 12-bit fingerprint costs 12 bits. In registers a bucket is one or two `u128` *limbs*, each
-//! holding up to 128 bits of whole fingerprints (only 8-slot buckets with fingerprints over 16 bits
-//! need two). Lookups and slot searches run on a limb with SWAR arithmetic, all lanes at once.
+//! A bucket of `b` fingerprints of `f` bits is `b·f` contiguous bits of the table, unpadded. In
+//! registers it is one or two `u128` *limbs* of whole fingerprints (two only for 8 slots over 16
+//! bits), searched with SWAR arithmetic, all lanes at once. Fingerprint 0 marks an empty slot.
 //!
-//! Fingerprint 0 marks an empty slot, so a stored fingerprint is never 0.
-//!
-//! A semi-sorted codec (4 slots only) keeps the same interface over the encoding of
-//! [`super::semisort`]: its operations decode the bucket, work on its four fingerprints and encode
-//! it again.
+//! A semi-sorted codec (4 slots only) has the same interface over [`super::semisort`]'s
+//! encoding: it decodes the bucket, works on its four fingerprints and encodes it again.
 
 use super::index::Lanes;
 use super::semisort;
@@ -75,11 +71,7 @@ impl BucketCodec {
     pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
         debug_assert!(matches!(bucket_size, 2 | 4 | 8) && (4..=32).contains(&fingerprint_bits));
         debug_assert!(!semi_sorted || (bucket_size == 4 && fingerprint_bits >= 5));
-        let limbs = if bucket_size as u32 * fingerprint_bits > 128 {
-            2
-        } else {
-            1
-        };
+        let limbs = (bucket_size as u32 * fingerprint_bits).div_ceil(128) as usize;
         let lanes = bucket_size / limbs;
         let lane_low = (0..lanes).fold(0u128, |acc, lane| {
             acc | 1 << (lane as u32 * fingerprint_bits)
@@ -256,18 +248,15 @@ impl BucketCodec {
     }
 
     /// Replaces the fingerprint in the first slot that holds `from` by `to`; false if no slot
-    /// holds `from`. Narrow plain buckets (the default filter's) take 64-bit arithmetic inline;
-    /// the rest a call.
+    /// holds `from`. Narrow plain buckets inline, the rest a call.
     #[inline]
     fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
         if !self.is_plain_narrow() {
             return self.replace_first_wide(bucket, from, to);
         }
-        let hits = self.narrow.matches(bucket[0] as u64, from);
-        if hits == 0 {
+        let Some(shift) = self.slot_of_narrow(bucket[0] as u64, from) else {
             return false;
-        }
-        let shift = hits.trailing_zeros() + 1 - self.fingerprint_bits;
+        };
         bucket[0] ^= u128::from(u64::from(from ^ to) << shift);
         true
     }
@@ -305,8 +294,7 @@ impl BucketCodec {
     }
 
     /// The bucket holding `fps` (at most a bucket's worth; 0 for an empty slot), built in one
-    /// pass: for rewriting a whole bucket, where inserting one fingerprint at a time would
-    /// decode and encode a semi-sorted bucket once per fingerprint.
+    /// pass rather than decoding and encoding a semi-sorted bucket per fingerprint.
     pub(crate) fn encode(&self, fps: &[u32]) -> RawBucket {
         debug_assert!(fps.len() <= self.bucket_size);
         if self.semi_sorted {
@@ -327,9 +315,8 @@ impl BucketCodec {
         semisort::decode(bucket[0], self.fingerprint_bits)
     }
 
-    /// The fingerprints of a bucket of plain fingerprints in 64 bits (see
-    /// [`Self::is_plain_narrow`]), given its bits, in slot order, 0 for an empty slot: inline,
-    /// for the path search.
+    /// The fingerprints of a plain narrow bucket given its bits ([`Self::is_plain_narrow`]), in
+    /// slot order, 0 for an empty slot.
     #[inline(always)]
     pub(crate) fn lane_fingerprints(&self, bits: u64) -> impl Iterator<Item = u32> {
         let (width, mask) = (self.fingerprint_bits, (1u64 << self.fingerprint_bits) - 1);
@@ -346,18 +333,8 @@ impl BucketCodec {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
             return out;
         }
-        // Shift each limb down lane by lane: the path search calls this for every bucket it
-        // reads, so no division by the (run-time) lane count; a narrow bucket in 64 bits.
-        if self.is_plain_narrow() {
-            for (fp, lane) in out
-                .fps
-                .iter_mut()
-                .zip(self.lane_fingerprints(bucket[0] as u64))
-            {
-                *fp = lane;
-            }
-            return out;
-        }
+        // Lane by lane, with no division by the run-time lane count: the path search reads
+        // wide buckets through this.
         let mask = (1u128 << self.fingerprint_bits) - 1;
         let mut slots = out.fps[..self.bucket_size].iter_mut();
         for &limb in &bucket[..self.limbs] {

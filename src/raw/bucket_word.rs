@@ -6,23 +6,18 @@
 //!      version (16)   slot b-1 | ... | slot 1 | slot 0     (b·f ≤ 48 bits, the rest 0)
 //! ```
 //!
-//! **Writers** keep the stripe locks and stamps exactly as in a packed table (the lock groups are
-//! single buckets), so writers exclude each other and every other reader of the crate (path
-//! searches, counts, removes, snapshots) still validates against the stamps. A store to a bucket
-//! word is made under the stripe lock of that bucket: a `Relaxed` load of the word (only the
-//! holder writes it, so the load sees the latest store) and a `Release` store of the new
-//! fingerprints with the version plus one. A fingerprint moves between its two buckets by a store
-//! to its new bucket first and then the store that clears it from the old one
-//! ([`RawFilter::move_narrow`](super::RawFilter), the move of every bucket of at most 64 bits,
-//! updates `to` before `from`), both under the locks of both buckets.
+//! **Writers** lock and stamp stripes as in a packed table (lock groups of one bucket), so they
+//! exclude each other and every other reader (path searches, counts, removes, snapshots) still
+//! validates against the stamps. A store to a bucket word, under its stripe lock, is a `Relaxed`
+//! load (only the holder writes it) and a `Release` store of the new fingerprints with the
+//! version plus one. A move stores the fingerprint's new bucket first, then clears the old one
+//! ([`RawFilter::move_narrow`](super::RawFilter) updates `to` before `from`), under both locks.
 //!
-//! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A` and then `B` (`Acquire`), then
-//! `A` again. A fingerprint found in either word is a hit, whatever the reload says (it is made
-//! anyway: one branch on "hit or unchanged" costs less than a branch on the answer, which a mix
-//! of hits and misses mispredicts). A miss is trusted only when the reload of `A` returns the
-//! very same word, version included; otherwise the lookup tries again, and after
-//! [`super::stripe::READ_RETRIES`] tries it reads under the locks of both stripes, as a packed lookup
-//! does, so a reader cannot starve.
+//! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A`, then `B` (`Acquire`), then
+//! `A` again. A fingerprint found in either word is a hit, whatever the reload says. A miss is
+//! trusted only when the reload of `A` returns the very same word, version included; otherwise
+//! the lookup tries again, and after [`super::stripe::READ_RETRIES`] tries reads under both
+//! stripes' locks, so a reader cannot starve.
 //!
 //! # Why no stored item is missed
 //!
@@ -68,11 +63,10 @@ use super::table::Table;
 use crate::sync::Ordering;
 
 impl Table {
-    /// Stores what `change` makes of the bucket's fingerprints, if it makes anything, and moves
-    /// the version on; whether it stored. The caller holds the stripe lock of the bucket, so no
-    /// other store to the word can come between the load and the store; `Release`, so that a
-    /// lookup that reads this word also sees what the holder stored before it (the destination
-    /// of a move, before its source is cleared).
+    /// Stores what `change` makes of the bucket's fingerprints, if anything, and moves the version
+    /// on; whether it stored. The caller holds the bucket's stripe lock, so no store comes between
+    /// the load and the store; `Release`, so a lookup that reads this word also sees what the
+    /// holder stored before (a move's destination, before its source is cleared).
     #[inline(always)]
     pub(super) fn update_word(
         &self,
@@ -105,8 +99,7 @@ impl Table {
         let Some(shift) = codec.first_free_narrow(current & FINGERPRINTS) else {
             return false;
         };
-        // The version is the word's top bits: adding to the word moves it on and wraps it
-        // without touching the fingerprints, and the new one goes into an empty slot.
+        // The version is the top bits: the add wraps it without touching the fingerprints.
         word.store(
             current.wrapping_add(1 << VERSION_SHIFT) | u64::from(fp) << shift,
             Ordering::Release,

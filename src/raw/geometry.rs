@@ -1,14 +1,11 @@
-//! A table's shape, and the geometry of a filter: the shape plus its concurrency settings.
-//!
-//! Each contains the one before: a [`BucketCodec`] is what [`Shape::codec`] derives from a
-//! shape's bucket size, fingerprint width and semi-sorting; a [`Geometry`] is a shape with the
-//! stripe count and the path search limits. The public layer resolves and prices shapes
-//! (`sizing.rs`) and checks geometries (`builder.rs`, `persist/`).
+//! A table's [`Shape`] (whose [`Shape::codec`] is its [`BucketCodec`]), and a filter's
+//! [`Geometry`]: the shape with its stripe count and path search limits. The public layer
+//! resolves and prices shapes (`sizing.rs`) and checks geometries (`builder.rs`, `persist/`).
 
 use super::bucket::BucketCodec;
 use super::index::MAX_BUCKET_COUNT;
 use super::path::SearchLimits;
-use super::stripe_count::{default_stripes, useful_stripes};
+use super::stripe_count::{default_stripe_count, useful_stripes};
 use super::table::Table;
 
 /// What a table holds: how many buckets, how many fingerprints each, of how many bits, and
@@ -69,8 +66,7 @@ pub(crate) struct Geometry {
 
 impl Geometry {
     /// Stripes this geometry ends up with: the requested count or the default, capped at one per
-    /// lock group (more would never be locked; the cap keeps a small growable level from
-    /// allocating a large level's stamps).
+    /// lock group (so a small growable level allocates no large level's stamps).
     pub(crate) fn stripe_count(&self) -> usize {
         if self.stripes != 0 {
             // Both powers of two; the smaller fits in a `usize`.
@@ -83,7 +79,7 @@ impl Geometry {
             .table_bytes()
             .map_or(u64::MAX, |bytes| bytes as u64);
         // At most DEFAULT_STRIPES, so it fits.
-        default_stripes(self.shape.bucket_count as u64, &self.shape.codec(), bytes) as usize
+        default_stripe_count(bytes, self.max_useful_stripes()) as usize
     }
 
     /// The most stripes a filter of this geometry can use; see [`useful_stripes`].

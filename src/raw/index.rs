@@ -1,32 +1,25 @@
 //! From a key's hash to its fingerprint and its two candidate buckets, and to the table words and
 //! stripe stamps a lookup reads there.
 //!
-//! Partial-key cuckoo hashing (paper Section 3.1) stores only a fingerprint, so an item's second
-//! bucket must be computable from the bucket it is in and its fingerprint alone. The paper uses
-//! `i2 = i1 ⊕ hash(fp)`, which needs a power-of-two bucket count and so up to doubles the memory
-//! of a filter sized just above a power of two. Here the bucket count `n` is any number up to
-//! 2^32 and the alternate bucket is
+//! Partial-key cuckoo hashing (paper Section 3.1) computes an item's second bucket from its
+//! bucket and fingerprint alone. The paper's `i2 = i1 ⊕ hash(fp)` needs a power-of-two bucket
+//! count (up to twice the memory); here `n` is any count up to 2^32 and
 //!
 //! ```text
 //! alt(i, fp) = (h(fp) - i) mod n,    h(fp) = fastrange(fibonacci_hash(fp), n)
 //! ```
 //!
-//! which is an involution for every `n`: `alt(alt(i, fp), fp) = h - (h - i) = i (mod n)`. Hashing
-//! the fingerprint (not using it raw) sends a displaced fingerprint to a bucket far away. The first
-//! bucket comes from the hash's high 32 bits and the fingerprint from its low 32 bits, so the two
-//! are independent.
+//! an involution for every `n`: `alt(alt(i, fp), fp) = h - (h - i) = i (mod n)`. Hashing the
+//! fingerprint sends a displaced one far away. The first bucket comes from the hash's high 32
+//! bits, the fingerprint from its low 32, so the two are independent. `h` takes two multiplies:
+//! one clusters the table (docs/benchmarks.md, "Constants of the raw core").
 //!
-//! `h` costs two multiplies: one multiply gives alternates on an evenly spaced grid, which clusters
-//! the table (docs/benchmarks.md, "Constants of the raw core").
-//!
-//! Beside the placement, what a lookup reads at the candidates it gives: a table's words
-//! ([`Words`], read through [`Buckets`]) and the stamps of its stripes ([`StampWords`], read
-//! through [`Stamps`] and [`OptimisticRead`]), both indexed without a bounds check. Their owners
-//! check the bounds once, when they are made, and keep their fields here, so that the proofs of
-//! the unchecked reads rest on nothing outside this file but the placement's promise that every
-//! index it returns is below the bucket count.
-//!
-//! And how a lookup compares the fingerprints it read there with its own: [`Lanes`].
+//! Beside the placement, what a lookup reads at its candidates, indexed without a bounds check:
+//! a table's words ([`Words`], read through [`Buckets`]) and its stripes' stamps ([`StampWords`],
+//! read through [`Stamps`] and [`OptimisticRead`]). Their bounds are checked once, when they are
+//! made, with their fields private here, so the proofs of the unchecked reads rest on nothing
+//! outside this file but the placement's promise that every index it returns is below the
+//! bucket count. And [`Lanes`]: how a lookup compares the fingerprints it read with its own.
 
 use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 
@@ -51,13 +44,12 @@ pub(crate) struct Candidates {
 }
 
 /// Where a table puts a hash's fingerprint: its two candidate buckets, and the other bucket of a
-/// fingerprint found in one. `alternate` must be an involution, and the candidates of a hash must
-/// be a bucket and that bucket's alternate for its fingerprint. Every index either returns is
-/// below the bucket count the placement was made with, which is its table's: lookups read the
-/// buckets of candidates without a bounds check (`Buckets` in `table.rs`).
+/// fingerprint found in one. `alternate` must be an involution, and the candidates a bucket and
+/// its alternate for the fingerprint. Every index either returns is below the table's bucket
+/// count: lookups read candidates' buckets without a bounds check ([`Buckets`]).
 pub(crate) trait Place: Copy + core::fmt::Debug + Send + Sync {
-    /// What a table placed this way checks before each write, held by the table: nothing for a
-    /// fixed-size filter.
+    /// What a table placed this way holds and checks before each write (nothing for a
+    /// fixed-size filter).
     type Gate: core::fmt::Debug + Send + Sync;
 
     fn candidates(&self, hash: u64) -> Candidates;
@@ -77,8 +69,8 @@ pub(crate) struct Placement {
     bucket_count: u64,
     /// 2^fingerprint_bits - 1: how many non-zero fingerprints there are.
     fingerprints: u64,
-    /// [`FIBONACCI`], as a field: a lookup loop reads it as a memory operand, where the constant
-    /// would hold a register (x86-64 multiplies by no 64-bit immediate) that the loop spills.
+    /// [`FIBONACCI`] as a field: a lookup loop reads it as a memory operand, where the constant
+    /// would take a register (x86-64 has no 64-bit immediate multiply).
     fibonacci: u64,
 }
 
@@ -142,10 +134,9 @@ fn reflect_by(bucket: BucketIndex, key: u32, bucket_count: u64, fibonacci: u64) 
     }
 }
 
-/// The hash an item has in level `level`: level 0 uses the item's hash as it is, so that a
-/// one-level filter places items exactly as a fixed-size one; every later level remixes it
-/// (the finalizer of MurmurHash3 over the hash plus a per-level odd constant), so that two items
-/// that share a fingerprint and buckets in one level are independent in every other.
+/// The hash an item has in level `level`: level 0 the item's hash (a one-level filter places
+/// items as a fixed-size one does), later levels remixed (MurmurHash3's finalizer over the hash
+/// plus a per-level odd constant), so items that collide in one level are independent in others.
 #[inline(always)]
 pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     if level == 0 {
@@ -159,9 +150,9 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     x ^ (x >> 33)
 }
 
-/// The words a table's buckets live in, with how wide a bucket is and how many there are: what
-/// [`Buckets`] needs to read a bucket's words without a bounds check. Made only by [`Words::new`],
-/// which checks that the words reach two past the last bucket's first word; never changed.
+/// The words a table's buckets live in, the bucket width and count: what [`Buckets`] needs to
+/// read without a bounds check. Made only by [`Words::new`], which checks that the words reach
+/// two past the last bucket's first word; never changed.
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Words {
@@ -202,7 +193,7 @@ impl Words {
         }
     }
 
-    /// Zeroes the first `count` words (storing only where one is not: a zero page stays
+    /// Zeroes the first `count` words, storing only where one is not (a zero page stays
     /// untouched). The caller holds every stripe.
     pub(crate) fn clear(&self, count: usize) {
         for word in &self.words[..count] {
@@ -238,17 +229,16 @@ impl core::ops::Deref for Words {
     }
 }
 
-/// The words of a table and how wide its buckets are, copied out by [`Words::buckets`] for a
-/// lookup to keep in registers (as `lookup.rs`'s `Probe` says).
+/// A table's words and bucket width, copied out by [`Words::buckets`] for a lookup to keep in
+/// registers (`lookup.rs`'s `Probe`).
 ///
 /// Its reads index the words without a bounds check in a release build: the lookups' only
 /// unchecked indexing, and the bucket words' writers' (`Table::update_word`,
-/// `Table::place_in_word`), which take a word from [`Buckets::word`] and load and store it
-/// under its stripe lock. The bucket they are given must be below the bucket count. Every bucket
-/// index the crate computes is: [`Place::candidates`] and `alternate` return only such
-/// ([`reflect`] is `(h - i) mod n` with `h` and `i` below `n`; a split table's placement keeps
-/// each index below its own count), and every other index is a loop over `0..bucket_count`.
-/// Debug builds, and so every test, check it.
+/// `Table::place_in_word`, loading and storing a [`Buckets::word`] under its stripe lock). The
+/// bucket given must be below the bucket count, as every index the crate computes is:
+/// [`Place::candidates`] and `alternate` return only such ([`reflect`] is `(h - i) mod n` with
+/// `h` and `i` below `n`; a split table's placement keeps each below its own count), and every
+/// other index is a loop over `0..bucket_count`. Debug builds, and so every test, check it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Buckets<'a> {
     words: &'a [AtomicU64],
@@ -325,9 +315,9 @@ pub(crate) fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
     (both >> (bit % 64)) as u64
 }
 
-/// The stamps of a table's stripes (`stripe.rs` gives what a stamp holds), and which stripe
-/// guards which bucket: lock groups of `1 << group_shift` buckets, dealt round the stripes. Made
-/// only by [`StampWords::new`], which refuses a count that is not a power of two; never changed.
+/// The stamps of a table's stripes (`stripe.rs`), and which guards which bucket: lock groups of
+/// `1 << group_shift` buckets, dealt round the stripes. Made only by [`StampWords::new`], which
+/// refuses a count that is not a power of two; never changed.
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct StampWords {
@@ -385,7 +375,7 @@ impl core::ops::Deref for StampWords {
 }
 
 /// The stamps and how buckets map to them, copied out by [`StampWords::stamps`] for a lookup to
-/// keep in registers (as `lookup.rs`'s `Probe` says).
+/// keep in registers.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stamps<'a> {
     stamps: &'a [AtomicU64],
@@ -423,10 +413,9 @@ impl<'a> Stamps<'a> {
 #[derive(Debug)]
 pub(crate) struct OptimisticRead<'a> {
     words: [&'a AtomicU64; 2],
-    /// The stamps when the read began, lock bit cleared. A stamp seen locked is so recorded as
-    /// it was before the lock, a value the stamp does not take again until its version wraps:
-    /// every unlock moves the version on, and a later load cannot read a store older than the
-    /// one this load read. Such a read then fails to validate with no test of the lock bit.
+    /// The stamps when the read began, lock bit cleared: a stamp seen locked is recorded as it
+    /// was before the lock, a value a later load cannot read until the version wraps (every
+    /// unlock moves it on), so such a read fails to validate with no test of the lock bit.
     seen: [u64; 2],
 }
 
@@ -443,11 +432,9 @@ impl OptimisticRead<'_> {
     }
 }
 
-// SWAR lanes: the fingerprints of a bucket of at most 64 bits, `f` bits each side by side from
-// bit 0, compared with one fingerprint all at once. A plain narrow bucket, a bucket word, the
-// remainders of a narrow semi-sorted bucket and an expiring bucket's fingerprint window are all
-// such lanes; wider buckets' limbs take the codec's `u128` test.
-/// The lane masks of `count` lanes of `f` bits, kept in registers by a lookup.
+/// The masks of `count` SWAR lanes of `f` bits from bit 0, kept in registers by a lookup: the
+/// fingerprints of a plain narrow bucket, a bucket word, a narrow semi-sorted bucket's
+/// remainders or an expiring bucket's window, compared with one fingerprint at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Lanes {
     /// 1 at the lowest bit of every lane.
@@ -523,10 +510,10 @@ impl Lanes {
 
     /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, by one multiply. Exact
     /// for at most four lanes of `f ≥ 4` bits that end by bit `60 + count` (four of up to 16
-    /// bits: every gather bit is then at least 0): the term of top bit `j` times the gather's bit `i`
-    /// lands at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two
-    /// terms' bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same
-    /// term, so no two add and nothing carries.
+    /// bits: every gather bit is then at least 0): top bit `j` times the gather's bit `i` lands
+    /// at bit `60 + i + (j − i)·f`, past bit 63 for `j > i` and below 60 for `j < i`; two terms'
+    /// bits differ by `(i − i') + k·f` with `|i − i'| ≤ 3 < f`, zero only for the same term, so
+    /// no two add and nothing carries.
     #[inline(always)]
     pub(crate) fn slots(self, tops: u64) -> u32 {
         (tops.wrapping_mul(self.gather) >> 60) as u32

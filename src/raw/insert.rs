@@ -4,10 +4,7 @@
 //! Both buckets under their locks first; if both are full, a [`CuckooPath`] searched without
 //! locks and moved hop by hop (`path.rs`); "no path" confirmed by a search validated by
 //! [`SearchQueue::unchanged`]; when racing writers keep spoiling all that, every stripe locked.
-//!
-//! Every entry point here, in `block.rs` and `remove` takes `SHARED`, which the stripe locks it
-//! reaches take (see `stripe.rs`): `false` for a table known to be in memory, so that its locks
-//! compile without the test of a live file's lock records.
+//! Every write entry point takes `SHARED`, its locks' (`stripe.rs`).
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
@@ -15,9 +12,8 @@ use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
 use crate::sync::MODEL_CHECKED;
 
-/// Optimistic attempts an insert makes when racing writers keep spoiling its paths or its
-/// searches, before it locks every stripe for an answer no writer can spoil (the filter's
-/// Consistency docs name this count).
+/// Optimistic attempts of an insert whose paths or searches racing writers spoil, before it
+/// locks every stripe (the filter's Consistency docs name this count).
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
 impl<P: Place> RawFilter<P> {
@@ -37,11 +33,9 @@ impl<P: Place> RawFilter<P> {
         c: Candidates,
         unique: bool,
     ) -> Insertion {
-        // The stripe lines (often last written by another core) travel while the buckets load.
-        // A plain insert into narrow buckets locks the second bucket's stripe only when it picks
-        // that bucket, and fetches it then; its second bucket travels while the first loads, as
-        // near full load most such inserts read it. A block of inserts (`insert_block_with`) fetches
-        // these lines keys ahead instead, and does not come here.
+        // Stripe lines (often another core's) travel while the buckets load. A plain narrow
+        // insert fetches its second stripe only if it picks that bucket, but the second bucket
+        // here, as near full load it reads it. A block (`insert_block_with`) fetches keys ahead.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
@@ -78,8 +72,8 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] after a path went stale, out of line: inline, its reads of the filter
-    /// were hoisted ahead of the first attempt, which nearly always succeeds.
+    /// [`Self::try_place`] after a path went stale, out of line so that its reads of the filter
+    /// are not hoisted ahead of the first attempt.
     #[cold]
     #[inline(never)]
     fn try_place_again<const SHARED: bool>(
@@ -108,9 +102,7 @@ impl<P: Place> RawFilter<P> {
                     return done;
                 }
             }
-            // A path's hops are checked as they are made; "no path" is checked by a second
-            // search that validates what it reads. If a writer changed a bucket while it read,
-            // the insert tries again.
+            // Hops are checked as made; "no path" by a second, validated search.
             let path = match self.search(&c, queue, None) {
                 Some(path) => Some(path),
                 None => match self.search(&c, queue, Some(&self.stripes)) {
@@ -201,9 +193,8 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits (the default
-    /// filter's and the packed 12-bit one's): each bucket's bits as one `u64`, the bucket
-    /// [`Self::roomier_narrow`] picks, one stripe locked.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits: each read as one
+    /// `u64`, the bucket [`Self::roomier_narrow`] picks, one stripe locked.
     #[inline(always)]
     fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_bits(c.first);
@@ -217,9 +208,9 @@ impl<P: Place> RawFilter<P> {
         self.place_locked::<SHARED>(c, false)
     }
 
-    /// [`Self::try_place_narrow`] of bucket words, the default filter's: the same bucket picked,
-    /// and filled by [`super::table::Table::place_in_word`]: a copy of its own so the default
-    /// filter's common insert takes no other form's branches (docs/benchmarks.md).
+    /// [`Self::try_place_narrow`] of bucket words, filled by
+    /// [`super::table::Table::place_in_word`]: a copy of its own, so the default filter's
+    /// common insert takes no other form's branches (docs/benchmarks.md).
     #[inline(always)]
     fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_word_fingerprints(c.first);
@@ -254,8 +245,8 @@ impl<P: Place> RawFilter<P> {
         c: &Candidates,
         unique: bool,
     ) -> Option<Insertion> {
-        // A look without locks first: it brings both buckets into cache before the locks are
-        // taken, and near full load it skips locking two buckets that have no room anyway.
+        // A look without locks first: it fetches both buckets before the locks, and near full
+        // load skips locking two that have no room.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
         let free = (self.codec.has_free(&first), self.codec.has_free(&second));
         if !free.0 && !free.1 {
@@ -267,9 +258,8 @@ impl<P: Place> RawFilter<P> {
             }
         }
         if !unique {
-            // A plain insert writes one bucket, so it locks only that bucket's stripe: one stamp
-            // line fewer that the other cores' next reads miss on. The look may be stale; then
-            // both stripes, as below.
+            // One bucket's stripe only (one stamp line fewer for other cores to miss on); both
+            // below if the look was stale.
             let bucket = if free.0 { c.first } else { c.second };
             if self.place_one::<SHARED>(bucket, c.fp) {
                 return Some(Insertion::Inserted);
@@ -363,11 +353,10 @@ impl<P: Place> RawFilter<P> {
         None
     }
 
-    /// Carries out a path's moves from its empty end back, then puts the new fingerprint into the
-    /// slot the last move frees, in one of its buckets. That last move and the placement happen
-    /// under the same locks, as in libcuckoo, so no other insert takes the freed slot meanwhile.
-    /// `None` if a racing writer made a hop invalid (or the path has no hop); the moves already
-    /// made each kept every item in one of its buckets. With `all`, every stripe is held already.
+    /// Carries out a path's moves from its empty end back, the new fingerprint taking the slot
+    /// the last move frees under the same locks (as in libcuckoo: no other insert takes it).
+    /// `None` if a racing writer made a hop invalid (or the path has no hop); each move made kept
+    /// every item in one of its buckets. With `all`, every stripe is held already.
     fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,
@@ -398,10 +387,9 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` still has room. With `placing`, `from` is one of the new item's buckets and the
-    /// new fingerprint takes the slot `fp` leaves; a unique insert first checks, under the locks
-    /// of both its buckets too, that neither holds it yet. A plain insert locks the stripes of
-    /// the two buckets it writes, and no third.
+    /// and `to` has room. With `placing`, `from` is one of the new item's buckets and the new
+    /// fingerprint takes the slot `fp` leaves; a unique insert also locks its other bucket, and
+    /// first checks that neither holds it.
     fn move_fingerprint<const SHARED: bool>(
         &self,
         from: BucketIndex,
@@ -420,8 +408,8 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing uniquely, the new item's other bucket. Out of line: inline, its reads of
-    /// the filter were hoisted ahead of the path's hops and held across them.
+    /// when placing uniquely, the new item's other bucket. Out of line, so that its reads of the
+    /// filter are not hoisted ahead of the hops and held across them.
     #[inline(never)]
     fn move_held(
         &self,
@@ -469,10 +457,9 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// The stores of a move between buckets of plain fingerprints in 64 bits, under the locks of
-    /// both: `to` gains `fp` first, then `from` loses it (and gains `new` in its slot), so that a
-    /// reader of bucket words finds `fp` in one of them at every moment. `false`, storing
-    /// nothing, if `from` does not hold `fp` or `to` has no room.
+    /// The stores of a move between buckets of plain fingerprints in 64 bits, under both locks:
+    /// `to` gains `fp` first, then `from` loses it (and gains `new`), so a reader of bucket words
+    /// finds `fp` at every moment. `false`, storing nothing, if `from` lacks `fp` or `to` room.
     #[inline(always)]
     fn move_narrow(&self, Move { from, to, fp, new }: Move) -> bool {
         let codec = &self.codec;

@@ -1,12 +1,8 @@
-//! Every read of a [`RawFilter`]: one key, a batch of keys with their buckets prefetched, counts
-//! of copies. A key's two buckets are read under an optimistic stamp check and probed in the
-//! form its table stores buckets in ([`BucketForm`], one `match` in [`RawFilter::contains_by`]);
-//! bucket words need no stamps (`bucket_word.rs` gives their protocol).
-//!
-//! A plain lookup of bucket words or narrow packed buckets runs code of this file and of
-//! `index.rs` alone (the placement, and the unchecked reads of words and stamps): it reads the
-//! flags it dispatches on and the lane masks as fields, not through the table's or the codec's
-//! methods.
+//! Every read of a [`RawFilter`]: one key, a batch with prefetching, counts of copies. A key's
+//! two buckets are read under an optimistic stamp check and probed in their table's
+//! [`BucketForm`] (one dispatch, [`RawFilter::contains_by`]); bucket words need no stamps
+//! (`bucket_word.rs`). A lookup of bucket words or narrow packed buckets runs code of this file
+//! and `index.rs` alone, reading flags and lane masks as fields, not through methods.
 
 use super::bucket::BucketForm;
 use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Lanes, Place, Stamps};
@@ -15,16 +11,16 @@ use super::stripe::READ_RETRIES;
 use super::RawFilter;
 use crate::sync::{Backoff, Ordering};
 
-/// How many keys ahead of its probe a batch prefetches a key's buckets ([`RawFilter::contains_hashes`],
-/// and a growable level's groups): docs/benchmarks.md, "Where a lookup's time goes".
+/// How many keys ahead of its probe a batch prefetches a key's buckets (docs/benchmarks.md,
+/// "Where a lookup's time goes").
 pub(crate) const AHEAD: usize = 16;
 
 impl<P: Place> RawFilter<P> {
     /// A lookup of one hash.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        // A retry starts again from the hash: only the hash, not the candidates, stays live
-        // across the optimistic read, which saves the caller's loop registers.
+        // A retry starts again from the hash: only it stays live across the read, not the
+        // candidates, sparing the caller's loop registers.
         self.contains_by(self.placement.candidates(hash), move || {
             self.placement.candidates(hash)
         })
@@ -37,7 +33,7 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// The lookup of every form; `again` gives a retry its candidates. Forms of at most 64 bits
-    /// inline, so consecutive lookups overlap their misses; bucket words first, by their flag.
+    /// inline (consecutive lookups overlap their misses); bucket words first, by their flag.
     #[inline(always)]
     fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates + Copy) -> bool {
         if self.table.word {
@@ -64,8 +60,7 @@ impl<P: Place> RawFilter<P> {
                 }
                 self.contains_contended(again, |c| self.holds_narrow_semi_sorted(lanes, c))
             }
-            // The fields one by one, in registers: a `Candidates` argument would go through
-            // the stack on every lookup.
+            // The fields one by one, in registers, not a `Candidates` through the stack.
             None => self.contains_other(c.fp, c.first, c.second),
         }
     }
@@ -125,10 +120,9 @@ impl<P: Place> RawFilter<P> {
         })
     }
 
-    /// Whether copies of the hash's fingerprint fill every slot of its buckets. Then no path of
-    /// moves can make room for one more (each copy's alternate is the other full bucket), nor can
-    /// a split (a split moves a fingerprint's copies together): only a table hashing the item
-    /// anew could, so growing for it would add a level per copy.
+    /// Whether copies of the hash's fingerprint fill every slot of its buckets: then no path (each
+    /// copy's alternate is the other full bucket) nor split (which moves copies together) makes
+    /// room for one more, and growing for it would add a level per copy.
     pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
         self.copies_fill(self.placement.candidates(hash))
     }
@@ -145,8 +139,8 @@ impl<P: Place> RawFilter<P> {
         self.stripes.read_pair(c.first, c.second, look)
     }
 
-    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`, called
-    /// with `c` whole: the batch loop then keeps what it kept before the call.
+    /// [`Stripes::read_pair_contended`](super::Stripes::read_pair_contended) of `c`, taken
+    /// whole so the batch loop keeps its registers.
     #[cold]
     #[inline(never)]
     fn read_pair_contended<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
@@ -188,15 +182,11 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-// Many keys at once: in a table larger than the caches, each key's buckets prefetched several
-// keys ahead keep that many keys' misses in flight; in one the L2 holds, no prefetches.
 impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`. In a large table each key's buckets are prefetched
-    /// [`AHEAD`] keys before its probe, so that they are on their way from memory meanwhile.
+    /// [`AHEAD`] keys before its probe; in one the caches hold, each key is one `contains`.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        // In a table the caches hold there is nothing to overlap: each key's lookup as one
-        // `contains`, with no candidates stored between passes.
         match (self.codec.form, self.table.lookups_worth_prefetching()) {
             (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
             (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
@@ -288,9 +278,8 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-/// What a lookup in one table of buckets of at most 64 bits reads of the filter besides the
-/// buckets and stamps, copied into locals: a run of lookups keeps it in registers, where the
-/// filter's fields would be read again after every `Acquire` load.
+/// What a lookup in buckets of at most 64 bits reads of the filter, copied into locals: a run of
+/// lookups keeps it in registers, where fields would be read again after every `Acquire` load.
 #[derive(Clone, Copy, Debug)]
 struct Probe<'a, P> {
     placement: P,
@@ -323,8 +312,7 @@ impl<P: Place> Probe<'_, P> {
         let second = second_word.load(Ordering::Acquire);
         // The version bits are above every lane, where the lane test does not look.
         let hit = self.lanes.zero_lane_pair(first ^ pattern, second ^ pattern);
-        // A hit needs no check, but the reload (of a line just read) is cheaper than a branch
-        // on the answer, which a mix of hits and misses mispredicts.
+        // Reloaded on a hit too: cheaper than a branch on the answer, which mispredicts.
         let unchanged = first_word.load(Ordering::Relaxed) == first;
         (hit | unchanged).then_some(hit)
     }
@@ -338,12 +326,10 @@ impl<P: Place> Probe<'_, P> {
     }
 }
 
-/// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`]
-/// keys before its probe. The candidates wait in a ring of `AHEAD` slots, key `i` in slot
-/// `i % AHEAD`: the slot a key is probed from then takes the key `AHEAD` places after it.
-/// The keys go round the ring in whole laps, slot by slot with no branch on where the keys
-/// end, a loop small enough that what the lookups read of the filter stays in registers.
-/// The keys short of a lap follow, then the last `AHEAD`, which are only probed.
+/// `answers[i] = look(candidates of hashes[i])`, each key's buckets prefetched [`AHEAD`] keys
+/// before its probe. Key `i` waits in slot `i % AHEAD` of a ring, which takes key `i + AHEAD`
+/// once `i` is probed: whole laps with no branch on where the keys end (a loop small enough to
+/// keep the filter's fields in registers), then the keys short of a lap, then the last `AHEAD`.
 #[inline(always)]
 pub(crate) fn contains_blocks<P: Place>(
     hashes: &[u64],

@@ -69,7 +69,7 @@ impl RawFilter {
     /// dead process left held).
     pub(crate) fn check_whole(&self) -> Result<(), Damage> {
         let locked = self.lock_table();
-        // A live bucket word's version bits are its own: only its fingerprints are checked.
+        // Only a live bucket word's fingerprints: its version bits are its own.
         let bad = (0..self.bucket_count())
             .find(|&bucket| !self.codec.is_canonical(&self.table.load(bucket)));
         if let Some(bucket) = bad {

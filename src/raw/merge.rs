@@ -1,9 +1,8 @@
 //! Merging: every fingerprint of one table inserted into another of the same geometry.
 //!
-//! With equal bucket counts and fingerprint widths, a fingerprint in bucket `i` of the source
-//! belongs to the pair `(i, alt(i, fp))` in the target too, so no key or hash is needed: each
-//! fingerprint goes through the target's ordinary insert, with its locks, its path search and its
-//! guarantee that a failed insert changes nothing.
+//! With equal geometries, a fingerprint in the source's bucket `i` belongs to the pair
+//! `(i, alt(i, fp))` in the target too, so it goes through the target's ordinary insert, no key
+//! or hash needed, with its locks, path search and guarantee that a failed insert changes nothing.
 
 use super::bucket::Fingerprints;
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
@@ -15,37 +14,24 @@ impl RawFilter {
     /// Whether `other`'s fingerprints mean the same buckets here: the table's shape, field by
     /// field. The first that differs, with this filter's value and `other`'s.
     pub(crate) fn geometry_mismatch(&self, other: &RawFilter) -> Option<(&'static str, u64, u64)> {
-        let fields = [
-            (
-                "buckets",
-                self.bucket_count() as u64,
-                other.bucket_count() as u64,
-            ),
-            (
-                "bucket_size",
-                self.bucket_size() as u64,
-                other.bucket_size() as u64,
-            ),
-            (
-                "fingerprint_bits",
-                self.fingerprint_bits().into(),
-                other.fingerprint_bits().into(),
-            ),
-            (
-                "semi_sorted",
-                self.is_semi_sorted().into(),
-                other.is_semi_sorted().into(),
-            ),
-        ];
-        fields.into_iter().find(|&(_, ours, theirs)| ours != theirs)
+        let shape = |f: &RawFilter| {
+            let (buckets, size) = (f.bucket_count() as u64, f.bucket_size() as u64);
+            let (bits, semi) = (f.fingerprint_bits().into(), f.is_semi_sorted().into());
+            [buckets, size, bits, semi]
+        };
+        let names = ["buckets", "bucket_size", "fingerprint_bits", "semi_sorted"];
+        let fields = names.into_iter().zip(shape(self)).zip(shape(other));
+        fields
+            .map(|((name, ours), theirs)| (name, ours, theirs))
+            .find(|&(_, ours, theirs)| ours != theirs)
     }
 
     /// Inserts every fingerprint of `source` (of the same geometry) into this filter, bucket by
     /// bucket; with `unique`, only those the pair does not hold yet. `Ok(n)`: `n` went in.
     /// `Err(n)`: one found no room after `n` went in; those stay, the failed one changed nothing,
-    /// and the ones after it were not tried. Each source bucket is read validated by its stamp
-    /// (the consistency `CuckooFilter::merge` documents); a filter merged into itself is read
-    /// from a snapshot, so that it never meets its own new fingerprints.
+    /// the rest were not tried. Each source bucket is read validated by its stamp (as
+    /// `CuckooFilter::merge` documents); a filter merged into itself reads a snapshot, so it
+    /// never meets its own new fingerprints.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
@@ -81,12 +67,8 @@ impl RawFilter {
 impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, read as a state the bucket really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
-        let c = Candidates {
-            fp: 0,
-            first: bucket,
-            second: bucket,
-        };
-        self.read_pair(c, || self.codec.fingerprints(&self.table.load(bucket)))
+        let look = || self.codec.fingerprints(&self.table.load(bucket));
+        self.stripes.read_pair(bucket, bucket, look)
     }
 
     /// Fills an empty bucket of a table no other thread can see yet with `fps`.

@@ -72,8 +72,7 @@ pub(crate) enum Insertion {
 }
 
 /// A table, its stripes, and where hashes go in it: [`Placement`] for a fixed-size filter.
-// In this order, and aligned: what a lookup reads first, so that it spans few cache lines (a
-// growable filter's lookups go through many tables).
+// In this order, aligned: what a lookup reads first spans few lines (a growable's many tables).
 #[repr(C, align(64))]
 pub(crate) struct RawFilter<P: Place = Placement> {
     placement: P,
@@ -88,9 +87,7 @@ pub(crate) struct RawFilter<P: Place = Placement> {
 impl RawFilter {
     /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
-        let codec = geometry.shape.codec();
-        let table = Table::new(geometry.shape.bucket_count, &codec)?;
-        Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())
+        Self::with_placement(geometry, Self::placement_for(geometry), ())
     }
 
     fn placement_for(geometry: &Geometry) -> Placement {
@@ -102,8 +99,8 @@ impl RawFilter {
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
-        let placement = Self::placement_for(geometry);
-        let mut filter = Self::with_table(geometry, codec, table, placement, ())?;
+        let mut filter =
+            Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
             let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
@@ -226,9 +223,8 @@ impl<P: Place> RawFilter<P> {
     /// as for an insert (`insert.rs`).
     pub(crate) fn remove<const SHARED: bool>(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
-        // A remove writes one bucket: a look without locks says which, and only its stripe is
-        // locked, so the other cores' reads miss on one stamp line fewer. If the copy has moved
-        // meanwhile (or the look saw none), both stripes: no move can then hide it.
+        // Only the stripe of the bucket an unlocked look names (one stamp line fewer for other
+        // cores to miss on); both stripes if the copy moved meanwhile, so no move can hide it.
         let pattern = self.codec.broadcast(c.fp);
         let seen = [c.first, c.second]
             .into_iter()
@@ -251,7 +247,7 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none
-    /// (or the table refuses the write).
+    /// or the table refuses the write.
     fn remove_from(&self, bucket: BucketIndex, fp: Fingerprint, guard: &mut impl Guard) -> bool {
         if !self.admits(Some(fp)) {
             return false;

@@ -3,31 +3,28 @@
 //!
 //! Each process that opens the file for writing registers: it takes an OFD write lock on the
 //! byte of a free registration slot (the kernel drops it when the process dies) and moves that
-//! slot's epoch on. Its owner id is `(slot + 1) << 32 | epoch`, so an owner is alive iff its
-//! slot's byte is locked by someone and the slot's epoch is still its own: a new process that
-//! reuses the slot (or the dead one's pid) has another epoch.
+//! slot's epoch on. Its owner id is `(slot + 1) << 32 | epoch`: alive iff its slot's byte is
+//! locked and the slot's epoch is still its own (a process reusing the slot has another).
 //!
 //! Each stripe has a lock record of [`STRIDE`] words in the file: its owner word, then a
 //! journal. A writer takes a stripe by a CAS of the owner word from 0 to its id, then the
 //! stamp's lock bit; it releases the journal, the stamp, then the owner word. A waiter that has
-//! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS
-//! of the owner word and recovered (`stripe/shared_lock.rs`): the journal's pre-images restored, the
-//! count recomputed from the buckets, the version moved on.
+//! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS of
+//! the owner word and recovered (`stripe/shared_lock.rs`): the journal's pre-images restored,
+//! the count recomputed from the buckets, the version moved on.
 //!
-//! The journal is written when the stripes are locked, not at each store: every writer locks
-//! the stripes of the buckets it will write, naming them (`lock_one`, `lock_pair`,
-//! `lock_buckets`), so the shared lock copies those buckets' words (up to three buckets of up
-//! to five words) into the records of their stripes before the first store. Recovery puts them
-//! back: what the dead writer did under those locks is undone whole, including a bucket it tore
-//! between two word stores, and a move hop it half made. A guard empties its journals before
-//! it unlocks, the stripe of the bucket it named first (a move's source) last, so a kill in
-//! between leaves at most a second copy. A holder of every stripe (`lock_all`) journals each
-//! pair of buckets before it writes them instead (`AllStripesGuard::journal`): only `clear()`
-//! writes unjournaled, and it removes every item anyway. The in-memory filter's stores pay
-//! nothing for it. Tables of bucket words journal nothing: each store is one whole word, and a
-//! move stores its destination before clearing its source, so a kill leaves at most a second
-//! copy; restoring one word of a pair without the other could hide an item from their lookup,
-//! which reads no stamp.
+//! The journal is written at lock time, not at each store: every writer names the buckets it
+//! will write when it locks (`lock_one`, `lock_pair`, `lock_buckets`), and the shared lock
+//! copies their words (up to three buckets of up to five words) into their stripes' records
+//! before the first store. Recovery puts them back, undoing whole what the dead writer did under
+//! those locks (a bucket torn between two word stores, a half-made hop). A guard empties its
+//! journals before it unlocks, the first-named bucket's stripe (a move's source) last, so a kill
+//! in between leaves at most a second copy. A holder of every stripe journals each pair of
+//! buckets before writing them (`AllStripesGuard::journal`); only `clear()` writes unjournaled,
+//! removing every item anyway. In memory, nothing of this runs. Tables of bucket words journal
+//! nothing: each store is one whole word and a move stores its destination first, so a kill
+//! leaves at most a second copy, while restoring one word of a pair without the other could
+//! hide an item from their lookup, which reads no stamp.
 
 use std::fs::File;
 use std::time::Duration;
@@ -97,10 +94,9 @@ impl Registry {
         }
     }
 
-    /// Whether `owner` may still be running. An id naming no slot is garbage: dead. For an
-    /// unregistered opener every other owner counts as gone: its locks and recoveries happen in
-    /// its private copy of the pages, which no other process sees, and a page it copied no
-    /// longer follows the file, so waiting there for a live writer's release would never end.
+    /// Whether `owner` may still be running; an id naming no slot is dead. For an unregistered
+    /// opener every other owner is: it locks and recovers in its private copy of the pages, which
+    /// no longer follows the file, so waiting there for a live writer's release could never end.
     fn is_alive(&self, owner: u64) -> bool {
         if owner == self.me || self.me == u64::MAX {
             return owner == self.me;
@@ -160,10 +156,8 @@ impl SharedLocks {
     }
 
     /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller holds
-    /// and has not yet written since it locked it or last emptied its journal: published
-    /// (`Release`, fenced before the stores that follow) as one more entry. Nothing for a table
-    /// of bucket words. Inline into its callers (the shared lock, and the journal of a holder
-    /// of every stripe), wherever they are compiled.
+    /// and has not written since it locked it or last emptied its journal: published (`Release`,
+    /// fenced before the stores that follow) as one more entry. Nothing for bucket words.
     #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {

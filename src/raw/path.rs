@@ -1,17 +1,12 @@
 //! Finding room: a breadth-first search of the cuckoo graph for a path to a free slot, in any
-//! table that says what the search needs of it ([`PathTable`]): the plain filter's, and the
-//! expiring filter's, whose slots are also free once their age tags leave the window.
+//! table that implements [`PathTable`] (the plain filter's, and the expiring filter's).
 //!
-//! As in libcuckoo, the search reads buckets without locks, so what it finds may be stale by the
-//! time it is used. [`CuckooPath`] records, for each hop, which fingerprint should move out of
-//! which bucket; the mover checks each hop again under the stripe locks before it moves anything.
-//! A path needs no more: its hops are checked where they are made. But a search that finds
-//! nothing is a claim that the item has no room, so such a claim is checked by a search that is
-//! validated like a lookup: given the stripes, it loads each bucket's stripe stamp before it reads
-//! the bucket, and [`SearchQueue::unchanged`] checks them all again at the end. If any moved, the
-//! buckets were read at different moments, and "no path" may hold at none of them.
-//! Breadth-first (rather than the paper's random walk) finds the shortest path, so the fewest
-//! fingerprints move and the fewest locks are taken.
+//! As in libcuckoo, the search reads buckets without locks, so a [`CuckooPath`] may be stale
+//! when used: the mover checks each hop again under the stripe locks. "No path", a claim that
+//! the item has no room, is checked by a search validated like a lookup: given the stripes, it
+//! loads each bucket's stamp before reading it, and [`SearchQueue::unchanged`] checks them all
+//! at the end; if any moved, "no path" may hold at no moment. Breadth-first (not the paper's
+//! random walk) finds the shortest path: the fewest moves and locks.
 
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::queue::Node;
@@ -44,19 +39,17 @@ pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
 /// What the search reads of a table, each bucket without locks. Implemented by tables whose
 /// writers lock the raw core's [`Stripes`], which a validated search is given.
 pub(crate) trait PathTable {
-    /// Whether a search that is not validated skips reading the roots, which its caller has
-    /// just read full under their locks: for a table whose free slots take more than its
-    /// fingerprints to find. A root freed since is then expanded as if full.
+    /// Whether an unvalidated search skips reading the roots, which its caller has just read
+    /// full under their locks (a table whose free slots cost more to find than its
+    /// fingerprints). A root freed since is expanded as if full.
     const SKIPS_FULL_ROOTS: bool = false;
 
     /// Whether `bucket` has a free slot.
     fn has_room(&self, bucket: BucketIndex) -> bool;
 
-    /// Hands `bucket`'s fingerprints to `each`, slot by slot, while it returns `true`. A table
-    /// whose read of them also shows its free slots returns `true` instead, listing nothing, if
-    /// the bucket has one: a writer freed it since the search found the bucket full, and a path
-    /// to it is as good (listing fewer children than that read saw could end the search with
-    /// room left).
+    /// Hands `bucket`'s fingerprints to `each`, slot by slot, while it returns `true`. If the
+    /// read shows a free slot (freed since the search found the bucket full), returns `true`
+    /// instead, listing nothing: a path to it is as good.
     fn fingerprints(&self, bucket: BucketIndex, each: impl FnMut(Fingerprint) -> bool) -> bool;
 
     /// The other bucket of `fp`, which is in `bucket`.
@@ -65,14 +58,13 @@ pub(crate) trait PathTable {
     /// Asks for `bucket`'s lines, to be read later.
     fn prefetch(&self, bucket: BucketIndex);
 
-    /// Whether the table is past the caches: then a ring's buckets are prefetched as they are
-    /// listed and read once it is whole.
+    /// Whether the table is past the caches: then a ring's buckets are prefetched as listed
+    /// and read once it is whole.
     fn prefetch_rings(&self) -> bool;
 }
 
 impl<P: Place> PathTable for RawFilter<P> {
-    /// Buckets of plain fingerprints in 64 bits are read as one `u64`, inline: the search reads
-    /// every bucket it reaches this way.
+    /// Buckets of plain fingerprints in 64 bits read as one `u64`, inline.
     #[inline(always)]
     fn has_room(&self, bucket: BucketIndex) -> bool {
         if self.codec.is_plain_narrow() {
@@ -127,9 +119,8 @@ impl<P: Place> PathTable for RawFilter<P> {
 }
 
 /// A chain of moves that ends in a free slot: `fps[k]` moves from `buckets[k]` to its alternate
-/// `buckets[k + 1]`, and `buckets[hops]` had a free slot when the search read it. Done from the
-/// last hop back to the first, each move fills a hole and opens one a step nearer the start, so
-/// that at the end `buckets[0]`, one of the new item's buckets, has room.
+/// `buckets[k + 1]`, and `buckets[hops]` had a free slot when read. Done last hop first, each
+/// move fills a hole and opens one nearer `buckets[0]`, one of the new item's buckets.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CuckooPath {
     buckets: [BucketIndex; MAX_HOPS + 1],
@@ -154,13 +145,12 @@ impl CuckooPath {
 }
 
 /// Searches from `roots` for the nearest bucket with a free slot. `None` when there is none
-/// within the limits: the table is, for this item, full, if the search was given `stripes` and
-/// [`SearchQueue::unchanged`] confirms that no writer changed the buckets meanwhile.
+/// within the limits: the table is full for this item if the search was given `stripes` and
+/// [`SearchQueue::unchanged`] confirms no writer changed the buckets meanwhile.
 ///
-/// The search goes a ring at a time (the buckets one more hop from the roots), listing the next
-/// ring only if no bucket of this one has room. In a table the caches hold each bucket is read
-/// as it is listed; in a larger one a ring's buckets are prefetched as listed and read once the
-/// ring is whole (docs/benchmarks.md, "Where an insert's instructions go").
+/// A ring at a time (the buckets one more hop out), the next listed only if none of this one
+/// has room; past the caches a ring is prefetched as listed and read once whole
+/// (docs/benchmarks.md, "Where an insert's instructions go").
 pub(crate) fn search(
     table: &impl PathTable,
     stripes: Option<&Stripes>,
@@ -201,17 +191,15 @@ struct Search<'a, T> {
 }
 
 impl<T: PathTable> Search<'_, T> {
-    /// The search from the roots queued, ring by ring: the index of the node it ends at. With
-    /// `VALIDATE`, each bucket's stripe stamp is recorded before it is read; with `PREFETCH`,
-    /// buckets are prefetched as they are listed and read once their ring is whole.
+    /// The search from the queued roots: the index of the node it ends at. `VALIDATE` records
+    /// each bucket's stamp before reading it; `PREFETCH` reads a ring once it is whole.
     fn rings<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
         queue: &mut SearchQueue,
     ) -> Option<usize> {
         let mut ring = 0..queue.len();
         for depth in 0..=self.limits.max_hops {
-            // Buckets listed unread are read now: the roots (unless the table skips them), and
-            // every ring of a prefetched table.
+            // Listed unread: the roots (unless skipped), and every ring of a prefetched table.
             let roots = VALIDATE || !T::SKIPS_FULL_ROOTS;
             if (depth == 0 && roots) || (depth > 0 && PREFETCH) {
                 if let Some(end) = ring
@@ -224,8 +212,7 @@ impl<T: PathTable> Search<'_, T> {
             if depth == self.limits.max_hops || queue.len() >= self.limits.max_search_buckets {
                 break;
             }
-            // A ring cut short by the bucket limit is still read (as listed, or on the next
-            // turn), then the search ends.
+            // A ring cut short by the bucket limit is still read, then the search ends.
             for parent in ring.clone() {
                 match self.expand::<VALIDATE, PREFETCH>(queue, parent) {
                     Listed::Room(end) => return Some(end),
@@ -238,8 +225,7 @@ impl<T: PathTable> Search<'_, T> {
         None
     }
 
-    /// Whether the node's bucket has room, its stripe's stamp recorded first for a validated
-    /// search.
+    /// Whether the node's bucket has room, its stamp recorded first if `VALIDATE`.
     #[inline(always)]
     fn read<const VALIDATE: bool>(&self, node: &mut Node) -> bool {
         let bucket = node.bucket as usize;
@@ -250,7 +236,7 @@ impl<T: PathTable> Search<'_, T> {
     }
 
     /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, or ends the
-    /// search at the parent if the table's read shows it has room ([`PathTable::fingerprints`]).
+    /// search at the parent if it has room ([`PathTable::fingerprints`]).
     #[inline(always)]
     fn expand<const VALIDATE: bool, const PREFETCH: bool>(
         &self,

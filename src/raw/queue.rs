@@ -16,9 +16,8 @@ pub(crate) struct Node {
     pub(crate) stamp: u64,
 }
 
-/// The search's queue: its nodes in a buffer that only grows, so that a caller that keeps its
-/// queue allocates only for the first searches and zeroes nothing. Inserts take their thread's
-/// queue ([`with_queue`]).
+/// The search's queue, in a buffer that only grows: a kept queue (inserts take their thread's,
+/// [`with_queue`]) allocates only for the first searches and zeroes nothing.
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
     /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
@@ -26,13 +25,11 @@ pub(crate) struct SearchQueue {
     len: usize,
 }
 
-/// Nodes a thread keeps room for between searches: the default search limit's, with room to
-/// spare. A search under a larger limit that queued more frees its buffer when it ends.
+/// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
 const KEPT_NODES: usize = 4096;
 
-/// Runs `work` with this thread's [`SearchQueue`], kept between calls (up to [`KEPT_NODES`]), so
-/// that a searching insert allocates nothing; with a new one where the thread's is out (nested,
-/// torn down) and under loom, whose threads share one system thread.
+/// Runs `work` with this thread's [`SearchQueue`], kept between calls up to [`KEPT_NODES`]; with
+/// a new one where the thread's is out (nested, torn down) and under loom (one system thread).
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {

@@ -1,10 +1,9 @@
 //! Semi-sorted buckets (paper Section 5.2): four fingerprints in `4·f − 4` bits instead of `4·f`.
 //!
-//! The order of a bucket's fingerprints does not matter, so a bucket is stored sorted. Split each
-//! fingerprint into its 4 high bits (the *prefix*) and the rest (the *remainder*): sorted, the four
-//! prefixes are one of the C(16 + 3, 4) = 3876 multisets of four values below 16, which a 12-bit
-//! code names, instead of the 16 bits they would take side by side. The remainders follow in the
-//! same order. An empty slot is fingerprint 0, so it sorts first.
+//! A bucket's order does not matter, so it is stored sorted. Each fingerprint splits into its 4
+//! high bits (the *prefix*) and the rest (the *remainder*): sorted, the four prefixes are one of
+//! the C(16 + 3, 4) = 3876 multisets of four values below 16, named by a 12-bit code instead of
+//! 16 bits. The remainders follow in the same order. An empty slot (0) sorts first.
 //!
 //! ```text
 //! bit 0            12             12 + r          12 + 2r         12 + 3r        12 + 4r
@@ -14,11 +13,11 @@
 //! The code is the multiset's rank in the combinatorial number system: with the prefixes sorted,
 //! `p0 ≤ p1 ≤ p2 ≤ p3`, the values `p_i + i` are distinct and below 19, and
 //! `rank = C(p0, 1) + C(p1 + 1, 2) + C(p2 + 2, 3) + C(p3 + 3, 4)` numbers every such set once,
-//! from 0 to 3875. Encoding takes four lookups in a table of binomials; decoding one lookup in
-//! [`PREFIXES`], a table of 4096 `u16`s (8 KiB, one per 12-bit code, so a code indexes it without
-//! a bounds check), small enough to stay in cache.
+//! from 0 to 3875. Encoding takes four lookups in a table of binomials; decoding one in
+//! [`PREFIXES`], 4096 `u16`s (8 KiB: any 12-bit code indexes it without a bounds check).
 
 use super::index::Lanes;
+
 /// Multisets of four 4-bit prefixes: C(19, 4).
 #[cfg(test)]
 const CODES: usize = 3876;
@@ -26,15 +25,14 @@ const CODES: usize = 3876;
 /// Bits of the prefixes' code.
 pub(crate) const CODE_BITS: u32 = 12;
 
-/// The widest fingerprints whose bucket, code and remainders, fits in one 64-bit word, for
-/// [`NarrowLanes`].
+/// The widest fingerprints whose bucket fits one 64-bit word, for [`NarrowLanes`].
 pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 17;
 
 /// `BINOMIAL[n][k]` = C(n, k) for the ranks above.
 const BINOMIAL: [[u16; 5]; 19] = binomials();
 
-/// The four sorted prefixes of each code, one per nibble, smallest in the low nibble. Codes past
-/// the last multiset (which only a torn optimistic read can see) decode as four zero prefixes.
+/// The four sorted prefixes of each code, one per nibble, smallest lowest. Codes past the last
+/// multiset (only a torn optimistic read sees one) decode as four zero prefixes.
 static PREFIXES: [u16; 1 << CODE_BITS] = prefix_table();
 
 const fn binomials() -> [[u16; 5]; 19] {
@@ -94,8 +92,7 @@ pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
     bucket
 }
 
-/// Four values in ascending order by five compare-exchanges, without branches: every insert into
-/// a semi-sorted bucket sorts one.
+/// Four values in ascending order by five compare-exchanges, without branches.
 #[inline]
 fn sort4(mut v: [u32; 4]) -> [u32; 4] {
     for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
@@ -106,9 +103,8 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
     v
 }
 
-/// Lookups in semi-sorted buckets of at most 64 bits (fingerprints of at most 17 bits), all four
-/// slots at once in the encoded form: the prefixes as the four nibbles [`PREFIXES`] gives, the
-/// remainders as four SWAR lanes; a slot holds the fingerprint when its nibble and lane match.
+/// Lookups in semi-sorted buckets of at most 64 bits, all four slots at once, encoded: a slot
+/// holds the fingerprint when its prefix nibble ([`PREFIXES`]) and remainder lane both match.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub(crate) struct NarrowLanes {
@@ -122,8 +118,8 @@ pub(crate) struct NarrowLanes {
 }
 
 /// `SLOTS_TO_LANES[rest][slots]`: for each set of slots (bit `i` = slot `i`), the highest bits of
-/// their remainder lanes of `rest` bits. One table for every bucket codec, so that lookups over
-/// many tables (a growable filter's chunks) share its cache lines.
+/// their remainder lanes of `rest` bits. One table for every codec, so a growable filter's many
+/// tables share its lines.
 static SLOTS_TO_LANES: [[u64; 16]; 17] = slots_to_lanes();
 
 const fn slots_to_lanes() -> [[u64; 16]; 17] {
@@ -148,8 +144,8 @@ const fn slots_to_lanes() -> [[u64; 16]; 17] {
     table
 }
 
-/// A fingerprint prepared for [`NarrowLanes::holds`]: its prefix in every nibble of a `u16`, its
-/// remainder in every lane.
+/// A fingerprint prepared for [`NarrowLanes::holds`]: its prefix in every nibble, its remainder
+/// in every lane.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NarrowProbe {
     prefixes: u32,
@@ -189,12 +185,10 @@ impl NarrowLanes {
 /// one repeated in the four nibbles of `prefixes`.
 #[inline(always)]
 fn prefix_slots(code: u64, prefixes: u32) -> usize {
-    // Exact per-nibble zero test (no borrow crosses nibbles): the highest bit of a nibble is
-    // set iff it is all zero.
+    // Exact per-nibble zero test: a nibble's top bit is set iff it is zero.
     let nibbles = PREFIXES[(code & 0xfff) as usize] as u32 ^ prefixes;
     let zero_nibbles = !(((nibbles & 0x7777) + 0x7777) | nibbles) & 0x8888;
-    // Bits 3, 7, 11, 15 to bits 12..16: each multiplier bit moves one nibble's flag there, and
-    // no other product reaches those bits or carries into them.
+    // Bits 3, 7, 11, 15 to bits 12..16: no other product reaches or carries into them.
     ((((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf) as usize
 }
 

@@ -1,31 +1,26 @@
 //! Stripes: one seqlock per group of buckets, and a count of the fingerprints each group holds.
 //!
-//! A stripe's stamp is a version counter whose lowest bit is the lock: even means unlocked, and
-//! every unlock adds 2, so a reader that sees the same even stamp before and after reading a
-//! bucket knows no writer touched it meanwhile. The stamp protocol is crossbeam-utils' `SeqLock`:
-//! the reader loads the stamp `Acquire`, reads the data `Relaxed`, issues an `Acquire` fence and
-//! re-loads the stamp `Relaxed`; the writer takes the lock with an `Acquire` CAS followed by a
-//! `Release` fence, and releases it with a `Release` store.
+//! A stripe's stamp is a version whose lowest bit is the lock; every unlock moves it on, so a
+//! reader that sees the same unlocked stamp before and after reading a bucket knows no writer
+//! touched it. The orderings are crossbeam-utils' `SeqLock`: the reader loads the stamp
+//! `Acquire`, the data `Relaxed`, fences `Acquire` and reloads the stamp `Relaxed`; the writer
+//! locks by an `Acquire` CAS and a `Release` fence, and unlocks by a `Release` store.
 //!
-//! Stamps are packed eight to a cache line, and a stamp carries its stripe's count of
-//! fingerprints in its top bits (the version gets the bits the largest count does not need, at
-//! least 31), changed by the store that unlocks; [`Stripes::len`] sums them. Why both:
-//! docs/benchmarks.md, "Constants of the raw core". Readers compare whole stamps.
+//! Stamps are packed eight to a line, each carrying its stripe's fingerprint count in its top
+//! bits (the version keeps at least 31), changed by the unlocking store; [`Stripes::len`] sums
+//! them (docs/benchmarks.md, "Constants of the raw core"). Readers compare whole stamps.
 //!
-//! The stamps' words, which stripe guards a bucket, and the reader's half of the protocol
-//! ([`OptimisticRead`]) are `index.rs`'s, beside the unchecked read of a stamp they rest on;
-//! this file has the writers' half: the locks, their guards and the counts.
+//! The stamps' words and the readers' half ([`OptimisticRead`]) are `index.rs`'s, beside the
+//! unchecked read they rest on; this file has the writers' half: locks, guards and counts.
 //!
-//! The stripes of a live file (docs/shared.md) lock through owner words as well
-//! (`stripe/shared_lock.rs`). Whether a lock may be a live file's is the `SHARED` parameter of
-//! the write paths' locks and guards, not a test of the field alone: with `SHARED = false`, for
-//! writers that know their table is in memory, the test of `Stripes::shared` is compiled away;
-//! with `true` it is made, and the shared path taken when the stripes have lock records.
+//! A live file's stripes (docs/shared.md) also lock through owner words
+//! (`stripe/shared_lock.rs`). Whether a lock may be one is the write paths' `SHARED` parameter:
+//! with `false`, for tables known to be in memory, the test of `Stripes::shared` compiles away.
 
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
-use super::index::{OptimisticRead, StampWords, Stamps};
+use super::index::{OptimisticRead, StampWords};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,
     MODEL_CHECKED,
@@ -63,10 +58,6 @@ impl Stripes {
         bucket_count: usize,
         bucket_size: usize,
     ) -> Option<Self> {
-        // `stamp_of` indexes unchecked, masked by `count - 1` (`StampWords::new` checks it).
-        if !count.is_power_of_two() {
-            return None;
-        }
         Self::with_stamps(
             table_words(count, false)?,
             group_shift,
@@ -75,8 +66,8 @@ impl Stripes {
         )
     }
 
-    /// [`Self::new`] over stamps the caller provides, `stamps.len()` of them (a power of
-    /// two), as they are: zero for a new table.
+    /// [`Self::new`] over the caller's stamps, as they are (zero for a new table); `None`
+    /// unless they are a power of two.
     pub(crate) fn with_stamps(
         stamps: TableWords,
         group_shift: u32,
@@ -120,13 +111,7 @@ impl Stripes {
     /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
     #[inline(always)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
-        self.stamps().of(bucket)
-    }
-
-    /// What a lookup reads of the stripes, to copy into locals.
-    #[inline(always)]
-    pub(crate) fn stamps(&self) -> Stamps<'_> {
-        self.stamps.stamps()
+        self.stamps.stamps().of(bucket)
     }
 
     /// Starts an optimistic read of two buckets: the stamps of their stripes, which
@@ -136,8 +121,8 @@ impl Stripes {
         self.stamps.begin_read(bucket_a, bucket_b)
     }
 
-    /// `look` at two buckets in a state they really had: validated by their stripes' stamps,
-    /// retried out of line, so the common case inlines.
+    /// `look` at two buckets in a state they really had, validated by their stripes' stamps;
+    /// retried out of line.
     #[inline(always)]
     pub(crate) fn read_pair<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
         match self.try_read_pair(a, b, &look) {
@@ -178,9 +163,8 @@ impl Stripes {
     }
 
     /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
-    /// stripe was locked when its bucket was read nor has changed since, so that everything read
-    /// is one state the buckets really had, at the moment between the last stamp load and this
-    /// check. The orderings are [`OptimisticRead::validate`]'s.
+    /// stripe was locked when read nor has changed since, so everything read is one state the
+    /// buckets had. The orderings are [`OptimisticRead::validate`]'s.
     pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
         fence(Ordering::Acquire);
         seen.all(|(bucket, stamp)| {
@@ -188,9 +172,8 @@ impl Stripes {
         })
     }
 
-    /// Starts fetching, for writing, the stamp of the bucket's stripe: a writer that knows which
-    /// stripes it will lock next takes the cache misses of locking them (lines another core
-    /// wrote last, when several threads insert) ahead, many at once.
+    /// Starts fetching, for writing, the stamp of the bucket's stripe, so a writer takes the
+    /// misses of its next locks (lines another core wrote last) ahead, many at once.
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
         prefetch_write(self.stamp_of(bucket));
@@ -203,7 +186,7 @@ impl Stripes {
     }
 
     /// The live file's lock records if `SHARED` and the stripes have them; with `SHARED =
-    /// false` nothing is read, and the stripes must be in memory.
+    /// false`, none (the stripes must be in memory).
     #[cfg(all(target_os = "linux", not(loom)))]
     #[inline(always)]
     fn shared_locks<const SHARED: bool>(&self) -> Option<&super::owners::SharedLocks> {
@@ -228,13 +211,7 @@ impl Stripes {
         lock_stamp(&self.stamps[stripe]);
     }
 
-    /// Unlocks the stripe, whose count changed by `delta` while it was held.
-    #[inline]
-    fn unlock(&self, stripe: StripeIndex, delta: i32) {
-        self.unlock_stamp::<true>(&self.stamps[stripe], delta);
-    }
-
-    /// [`Self::unlock`] of the stripe whose stamp is `stamp`.
+    /// Unlocks the stripe whose stamp is `stamp`, its count changed by `delta` while held.
     #[inline]
     fn unlock_stamp<const SHARED: bool>(&self, stamp: &AtomicU64, delta: i32) {
         #[cfg(all(target_os = "linux", not(loom)))]
@@ -245,9 +222,9 @@ impl Stripes {
     }
 
     /// Unlocks `stamp`, whose count changed by `delta`: the version moved on, the count with it.
+    /// Only the holder changes a locked stamp, so a load and a store suffice.
     #[inline]
     pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
-        // Only the holder changes a locked stamp, so a load and a store suffice.
         let locked = stamp.load(Ordering::Relaxed);
         // The version wraps within its bits rather than carry into the count.
         let version = locked.wrapping_add(1) & self.versions;
@@ -262,10 +239,9 @@ impl Stripes {
     }
 
     /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
-    /// insert's lock, with a guard that keeps one count and unlocks inline.
+    /// insert's lock, whose guard keeps the stamp (unlocking indexes nothing) and one count.
     #[inline]
     pub(crate) fn lock_one<const SHARED: bool>(&self, bucket: usize) -> OneStripeGuard<'_, SHARED> {
-        // The guard keeps the stamp itself, so that unlocking indexes nothing again.
         let stamp = self.stamp_of(bucket);
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
@@ -284,8 +260,7 @@ impl Stripes {
         }
     }
 
-    /// Locks the stripes of two buckets, lower index first (once if they are the same), as
-    /// [`Self::lock_buckets`] does, without its sort: the common insert takes this path.
+    /// Locks the stripes of two buckets as [`Self::lock_buckets`] does, without its sort.
     #[inline]
     pub(crate) fn lock_pair<const SHARED: bool>(
         &self,
@@ -345,7 +320,7 @@ impl Stripes {
     }
 
     /// Locks every stripe, in order: while the guard lives, no writer is anywhere in the table.
-    /// Rare enough to test whether the stripes are shared, for every caller.
+    /// Rare enough to test for shared stripes whatever the caller.
     pub(crate) fn lock_all(&self) -> AllStripesGuard<'_> {
         for stripe in 0..self.count() {
             self.lock(stripe);
@@ -353,9 +328,8 @@ impl Stripes {
         AllStripesGuard { stripes: self }
     }
 
-    /// New stripes over the same buckets with these stripes' counts, every one unlocked; `None`
-    /// if the stamps' memory cannot be had. The caller holds every stripe, so that the counts
-    /// are those of one moment.
+    /// New unlocked stripes over the same buckets with these stripes' counts; `None` if the
+    /// stamps' memory cannot be had. The caller holds every stripe.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         let stamps = table_words(self.count(), false)?;
         for (to, from) in stamps.iter().zip(self.stamps.iter()) {
@@ -432,9 +406,8 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// Up to three stripes, each once: the ones a [`StripeGuard`] holds. Ascending, the order they
-/// are locked in; a live file's lock moves the stripe of the bucket it named first to the front
-/// (`stripe/shared_lock.rs`).
+/// The up to three stripes a [`StripeGuard`] holds, each once, ascending (a live file's lock
+/// moves the first-named bucket's stripe to the front, `stripe/shared_lock.rs`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
     /// The stripes, in `stripes[..len]`.
@@ -554,9 +527,9 @@ impl AllStripesGuard<'_> {
         let _ = buckets;
     }
 
-    /// Empties the journals [`Self::journal`] wrote once the holder's stores to both buckets
-    /// are done, the last-named bucket's stripe first: for a move `[from, to]`, a kill in
-    /// between leaves a second copy, never a fingerprint in neither bucket.
+    /// Empties the journals [`Self::journal`] wrote once the stores to both buckets are done,
+    /// the last-named's stripe first: a kill within a move `[from, to]` leaves a second copy,
+    /// never a fingerprint in neither bucket.
     #[inline]
     pub(crate) fn settle(&self, buckets: [usize; 2]) {
         #[cfg(all(target_os = "linux", not(loom)))]
@@ -578,8 +551,8 @@ impl AllStripesGuard<'_> {
 
 impl Drop for AllStripesGuard<'_> {
     fn drop(&mut self) {
-        for stripe in (0..self.stripes.count()).rev() {
-            self.stripes.unlock(stripe, 0);
+        for stamp in self.stripes.stamps.iter().rev() {
+            self.stripes.unlock_stamp::<true>(stamp, 0);
         }
     }
 }

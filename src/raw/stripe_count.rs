@@ -14,32 +14,24 @@ pub(crate) const DEFAULT_STRIPES: usize = 4096;
 /// A table gets at most one stripe (8 bytes) per this many bytes of table.
 const STRIPE_SHARE: usize = 512;
 
-/// Item locks of a growable filter's unique inserts. They are taken only by `insert_unique`, for
-/// no longer than its check and insert, so two threads meet on one only as often as they pick
-/// the same of 256 locks, and a small filter does not carry 32 KiB of them.
+/// Item locks of a growable filter's unique inserts, held only for a check and an insert: 256
+/// rarely collide, and a small filter carries no 32 KiB of them.
 pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 
 /// The most item locks a growable filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;
 
 /// The most stripes a table of `bucket_count` buckets can use: one per lock group, rounded up to a
-/// power of two (more would never be locked). In 64 bits: 2^32 one-bucket groups round to 2^32,
-/// which a 32-bit `usize` cannot hold.
+/// power of two. In 64 bits: 2^32 one-bucket groups round to 2^32, past a 32-bit `usize`.
 pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
     bucket_count
         .div_ceil(1 << Table::lock_group_shift(codec))
         .next_power_of_two()
 }
 
-/// The stripes a table gets by default: one per lock group, at most [`DEFAULT_STRIPES`], and for
-/// a small table of `table_bytes` bytes at most one per [`STRIPE_SHARE`] bytes, so that they stay
-/// a small share of its memory.
-pub(crate) fn default_stripes(bucket_count: u64, codec: &BucketCodec, table_bytes: u64) -> u64 {
-    default_stripe_count(table_bytes, useful_stripes(bucket_count, codec))
-}
-
 /// The stripes a table of `table_bytes` bytes gets by default when `useful` stripes (a power of
-/// two) would each be locked: at most [`DEFAULT_STRIPES`], and one per [`STRIPE_SHARE`] bytes.
+/// two, [`useful_stripes`]) would each be locked: at most [`DEFAULT_STRIPES`], and one per
+/// [`STRIPE_SHARE`] bytes, a small share of a small table's memory.
 pub(crate) fn default_stripe_count(table_bytes: u64, useful: u64) -> u64 {
     let by_size = 1u64 << (table_bytes / STRIPE_SHARE as u64).max(1).ilog2();
     useful.min(by_size).min(DEFAULT_STRIPES as u64)
@@ -97,11 +89,9 @@ mod tests {
         let wide = BucketCodec::new(2, 32, false);
         assert_eq!(useful_stripes(0xFFFF_FFFF, &wide), 1 << 32);
         assert_eq!(useful_stripes(1 << 32, &wide), 1 << 32);
-        assert_eq!(
-            default_stripes(0xFFFF_FFFF, &wide, 1 << 35),
-            DEFAULT_STRIPES as u64
-        );
-        assert_eq!(default_stripes(3, &wide, 40), 1);
+        let default = |buckets, bytes| default_stripe_count(bytes, useful_stripes(buckets, &wide));
+        assert_eq!(default(0xFFFF_FFFF, 1 << 35), DEFAULT_STRIPES as u64);
+        assert_eq!(default(3, 40), 1);
         // 2^35 slots need 16 stripes to keep each under 2^32 − 1.
         assert_eq!(min_stripes(1 << 32, 8), 16);
         assert_eq!(min_stripes(1000, 4), 1);

@@ -1,10 +1,9 @@
 //! The table: every bucket's bits, packed end to end in atomic 64-bit words.
 //!
-//! All access is atomic. Readers load words `Relaxed` and trust what they saw only after the stripe
-//! seqlock validates it; writers hold the stripe lock of every word they store to, so a plain
-//! `Relaxed` load and store (no read-modify-write) is enough. A bucket may straddle words, and a
-//! word may hold parts of several buckets: [`Table::lock_group_shift`] says how many consecutive
-//! buckets share words, so that the stripes can give each such group a single lock.
+//! Readers load words `Relaxed` and trust them only once the stripe seqlock validates them;
+//! writers hold the stripe lock of every word they store to, so a `Relaxed` load and store (no
+//! read-modify-write) suffice. Buckets may straddle and share words: [`Table::lock_group_shift`]
+//! gives the groups of consecutive buckets that share words, one lock each.
 
 use super::bucket::{BucketCodec, RawBucket};
 use super::index::{window, Words};
@@ -14,8 +13,7 @@ use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 /// L2 cache answers quickly (docs/benchmarks.md, "Constants of the raw core").
 const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
 
-/// Tables at least this large get their buckets prefetched by bulk inserts and path searches:
-/// below, a search that reads each bucket as it lists it ends at the first with room
+/// Tables at least this large get their buckets prefetched by bulk inserts and path searches
 /// (docs/benchmarks.md, "Constants of the raw core").
 pub(crate) const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
@@ -23,29 +21,27 @@ pub(crate) const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 /// from its first, and the spare words keep them all in bounds.
 pub(crate) const SPARE_WORDS: usize = 2;
 
-/// Tables at least this large go on huge pages, as random reads of a big table miss the TLB
-/// (docs/benchmarks.md, "Constants of the raw core"). Such a table starts on a 2 MiB boundary,
-/// so that every whole 2 MiB of it can be a huge page (see `TableWords`).
+/// Tables at least this large go on huge pages, from a 2 MiB boundary (`TableWords`): random
+/// reads of a big table miss the TLB (docs/benchmarks.md, "Constants of the raw core").
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Table {
-    /// The words and where the buckets lie in them, whose bounds the lookups' unchecked reads
-    /// rest on (`index.rs`); read directly by the lookups and by [`super::bucket_word`].
+    /// The words and where the buckets lie in them (`index.rs`, whose unchecked reads rest on
+    /// their bounds); read directly by the lookups and [`super::bucket_word`].
     pub(super) words: Words,
     limb_mask: u128,
     limb_bits: u32,
     limbs: usize,
-    /// One bucket per word, with a version (see [`super::bucket_word`]): the lookup's first
-    /// test, a flag of its own so that the compiler does not fold it into the dispatch on the
-    /// other forms.
+    /// One bucket per word, with a version ([`super::bucket_word`]): the lookup's first test, a
+    /// flag of its own so the compiler does not fold it into the dispatch on the other forms.
     pub(super) word: bool,
 }
 
 impl Table {
-    /// A zeroed table of `bucket_count` buckets; `None` if the memory cannot be had. The words come
-    /// zeroed from the allocator, so the pages of a large table are not touched here.
+    /// A zeroed table of `bucket_count` buckets (its pages untouched: the allocator zeroes
+    /// them); `None` if the memory cannot be had.
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
         let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
@@ -200,23 +196,21 @@ impl Table {
         self.words.len() * 8
     }
 
-    /// Whether the table is large enough that batch lookups pay for prefetching its buckets:
-    /// at least [`LOOKUP_PREFETCH_MIN_BYTES`].
+    /// Whether batch lookups prefetch its buckets: at least [`LOOKUP_PREFETCH_MIN_BYTES`].
     #[inline]
     pub(crate) fn lookups_worth_prefetching(&self) -> bool {
         self.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES
     }
 
-    /// Whether the table is large enough that bulk inserts and path searches pay for
-    /// prefetching its buckets: at least [`WRITE_PREFETCH_MIN_BYTES`].
+    /// Whether bulk inserts and path searches prefetch its buckets: at least
+    /// [`WRITE_PREFETCH_MIN_BYTES`].
     #[inline]
     pub(crate) fn writes_worth_prefetching(&self) -> bool {
         self.memory_usage() >= WRITE_PREFETCH_MIN_BYTES
     }
 
     /// Loads the bucket's bits. Unvalidated: a racing writer can make this a mix of old and new.
-    /// A bucket of at most 64 bits (the default filter's) inline, in two words; wider ones in a
-    /// call.
+    /// Inline for a bucket of at most 64 bits; wider ones in a call.
     #[inline(always)]
     pub(crate) fn load(&self, bucket: usize) -> RawBucket {
         if self.word || self.words.bucket_bits() <= 64 {
@@ -225,9 +219,8 @@ impl Table {
         self.load_wide(bucket)
     }
 
-    /// The bits of a bucket of at most 64 bits: a bucket word's fingerprints without its
-    /// version, or a packed bucket's bits without its neighbours'. Unvalidated, as
-    /// [`Self::load`].
+    /// The bits of a bucket of at most 64 bits, without a bucket word's version or a packed
+    /// bucket's neighbours. Unvalidated, as [`Self::load`].
     #[inline(always)]
     pub(crate) fn load_bits(&self, bucket: usize) -> u64 {
         if self.word {
@@ -265,36 +258,25 @@ impl Table {
     #[inline(never)]
     fn load_wide(&self, bucket: usize) -> RawBucket {
         let first = bucket as u64 * self.words.bucket_bits();
-        if self.limbs == 1 {
-            [self.read(first), 0]
-        } else {
-            self.load_two_limbs(first)
+        let mut raw = [self.read(first), 0];
+        if self.limbs == 2 {
+            raw[1] = self.read(first + self.limb_bits as u64);
         }
+        raw
     }
 
-    /// Loads a bucket of at most 64 bits, with bits of the following buckets above its own: the
-    /// narrow comparisons ignore them. Unvalidated.
+    /// Loads a bucket of at most 64 bits, with bits of the following buckets above its own (the
+    /// narrow comparisons ignore them; the second word may be a spare one). Unvalidated.
     #[inline(always)]
     pub(crate) fn load_narrow(&self, bucket: usize) -> u64 {
-        self.load_window(bucket as u64 * self.words.bucket_bits())
-    }
-
-    /// The 64 table bits from `bit`: two words, of which the second may be a spare one.
-    #[inline(always)]
-    fn load_window(&self, bit: u64) -> u64 {
+        let bit = bucket as u64 * self.words.bucket_bits();
         let word = (bit / 64) as usize;
         window(&self.words[word..word + 2], 0, bit)
     }
 
-    #[inline(never)]
-    fn load_two_limbs(&self, first: u64) -> RawBucket {
-        [self.read(first), self.read(first + self.limb_bits as u64)]
-    }
-
-    /// Starts bringing the bucket into cache, for a load that comes later: the line of its first
-    /// word and the line of the last word its load reads (the word after the bucket's last, as
-    /// loads read one word more rather than branch). They differ for one 48-bit bucket in eight,
-    /// and without the second prefetch that load waits for memory after all.
+    /// Starts bringing the bucket into cache for a later load: the lines of its first word and
+    /// of the last word its load reads (one past the bucket's last, as loads read one word more
+    /// rather than branch), which differ for one 48-bit bucket in eight.
     #[inline]
     pub(crate) fn prefetch(&self, bucket: usize) {
         if self.word {
@@ -334,8 +316,8 @@ impl Table {
         let offset = (bit % 64) as u32;
         // The spare words make `word + 2` always in bounds.
         let words = &self.words[word..word + 3];
-        // Loading the second word even when it is not needed costs less than a branch: it is
-        // almost always on the same cache line.
+        // The second word even when not needed: cheaper than a branch, and nearly always on the
+        // same line.
         let low = words[0].load(Relaxed) as u128 | (words[1].load(Relaxed) as u128) << 64;
         let mut value = low >> offset;
         if offset + self.limb_bits > 128 {

@@ -106,7 +106,7 @@ fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket()
 fn unchecked_stamps_are_the_ones_checked_indexing_names_and_counts_are_powers_of_two() {
     for (count, group_shift) in [(1, 0), (2, 0), (8, 2), (64, 3), (1024, 0)] {
         let stripes = Stripes::new(count, group_shift, 5000, 4).unwrap();
-        let stamps = stripes.stamps();
+        let stamps = stripes.stamps.stamps();
         for bucket in (0..5000).chain([usize::MAX, usize::MAX >> 1, 1 << 40]) {
             assert!(core::ptr::eq(
                 stamps.of(bucket),

@@ -11,7 +11,6 @@ use crate::sync::{fence, AtomicU64, Backoff, Ordering};
 impl Stripes {
     /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
     /// than [`LIVENESS_BOUND`] is asked after; a dead one's stripe is taken over and recovered.
-    /// Out of line: the in-memory filter's locks, which never call it, stay small.
     #[cold]
     #[inline(never)]
     pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
@@ -47,12 +46,10 @@ impl Stripes {
         }
     }
 
-    /// Locks the stripes of `buckets` (repeat one to lock fewer) in index order, as
-    /// [`Self::lock_buckets`] does, and journals each bucket's words in its stripe's record
-    /// before the caller stores anything. The caller's guard unlocks the stripes it returns,
-    /// the first-named bucket's stripe first among them: a move names its source first, and
-    /// [`Self::unlock_all_shared`] empties that stripe's journal last.
-    /// Not generic, so that it and the journal are compiled once, together.
+    /// Locks the stripes of `buckets` (repeat one to lock fewer) as [`Self::lock_buckets`] does,
+    /// and journals each bucket in its stripe's record before the caller stores anything. The
+    /// stripes returned put the first-named bucket's (a move's source) first, whose journal
+    /// [`Self::unlock_all_shared`] empties last. Not generic: compiled once, with the journal.
     #[cold]
     #[inline(never)]
     pub(super) fn lock_shared_buckets(&self, shared: &SharedLocks, buckets: [usize; 3]) -> Held {
@@ -93,11 +90,10 @@ impl Stripes {
     }
 
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
-    /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so that a kill
-    /// in between never undoes one stripe's half of a move whose other half another stripe
-    /// already made final. The journals go in reverse order, `held[0]`'s (a move's source's)
-    /// last: a kill between two of them restores the source, whose fingerprint the final
-    /// destination holds too (a second copy), and never the destination alone (none).
+    /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so a kill in
+    /// between never undoes one half of a move another stripe already made final. The journals
+    /// go in reverse, `held[0]`'s (a move's source's) last: a kill between two restores the
+    /// source while the destination keeps its copy (a second copy), never the destination alone.
     #[cold]
     #[inline(never)]
     pub(super) fn unlock_all_shared(
@@ -127,10 +123,9 @@ impl Stripes {
         shared.owner(stripe).store(0, Ordering::Release);
     }
 
-    /// Makes a dead holder's stripe whole, for the caller that took over its owner word, and
-    /// leaves it locked by the caller: the stamp locked, the journal's pre-image restored, the
-    /// count recomputed from the buckets. The caller's unlock moves the version on, so a reader
-    /// that read during any of it fails to validate.
+    /// Makes a dead holder's stripe whole for the caller that took over its owner word, leaving
+    /// it locked: the stamp locked, the journal restored, the count recomputed. The caller's
+    /// unlock moves the version on, so a reader that read meanwhile fails to validate.
     fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
         let (count_shift, versions) = (self.count_shift, self.versions);

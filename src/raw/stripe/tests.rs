@@ -52,10 +52,21 @@ fn a_version_wraps_without_touching_the_count() {
     assert_eq!(stripes.len(), 6);
 }
 
+/// Each stripe's stamp.
+fn stamps(stripes: &Stripes) -> Vec<u64> {
+    stripes
+        .stamps
+        .iter()
+        .map(|s| s.load(Ordering::Relaxed))
+        .collect()
+}
+
 /// Each stripe's count.
 fn counts(stripes: &Stripes) -> Vec<u64> {
-    let count = |stamp: &AtomicU64| stamp.load(Ordering::Relaxed) >> stripes.count_shift;
-    stripes.stamps.iter().map(count).collect()
+    stamps(stripes)
+        .iter()
+        .map(|s| s >> stripes.count_shift)
+        .collect()
 }
 
 #[test]
@@ -70,10 +81,7 @@ fn a_guard_charges_each_stripe_its_own_changes() {
     drop(guard);
     // Buckets 1 and 5 share stripe 1.
     assert_eq!(counts(&stripes), [1, 2, 0, 0]);
-    assert!(stripes
-        .stamps
-        .iter()
-        .all(|s| s.load(Ordering::Relaxed) & 1 == 0));
+    assert!(stamps(&stripes).iter().all(|s| s & 1 == 0));
     let mut guard = stripes.lock_pair::<false>(4, 0);
     guard.add(4, -1);
     drop(guard);
@@ -83,11 +91,7 @@ fn a_guard_charges_each_stripe_its_own_changes() {
 #[test]
 fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
     let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-    let before: Vec<u64> = stripes
-        .stamps
-        .iter()
-        .map(|s| s.load(Ordering::Relaxed))
-        .collect();
+    let before = stamps(&stripes);
     let mut all = stripes.lock_all();
     all.add(1, 1);
     all.add(5, 1);
@@ -95,8 +99,7 @@ fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
     all.add(2, -1);
     drop(all);
     assert_eq!(counts(&stripes), [0, 2, 0, 0]);
-    for (stamp, before) in stripes.stamps.iter().zip(before) {
-        let after = stamp.load(Ordering::Relaxed);
+    for (after, before) in stamps(&stripes).into_iter().zip(before) {
         assert!(after & 1 == 0 && after != before, "{before} -> {after}");
     }
     assert_eq!(stripes.len(), 2);
@@ -105,24 +108,21 @@ fn the_guard_of_every_stripe_charges_counts_and_moves_every_version() {
 #[test]
 fn locks_that_may_be_shared_lock_in_memory_stripes_by_their_stamps() {
     let stripes = Stripes::new(4, 0, 64, 4).unwrap();
-    let stamps = || -> Vec<u64> {
-        stripes
-            .stamps
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .collect()
-    };
-    let before = stamps();
+    let before = stamps(&stripes);
     let mut one = stripes.lock_one::<true>(1);
-    assert_eq!(stamps()[1] & 1, 1, "locked");
+    assert_eq!(stamps(&stripes)[1] & 1, 1, "locked");
     one.add(1, 1);
     drop(one);
     let mut pair = stripes.lock_pair::<true>(2, 7);
-    assert_eq!(stamps()[2] & stamps()[3] & 1, 1, "both locked");
+    assert_eq!(
+        stamps(&stripes)[2] & stamps(&stripes)[3] & 1,
+        1,
+        "both locked"
+    );
     pair.add(2, 1);
     pair.add(7, 1);
     drop(pair);
-    let after = stamps();
+    let after = stamps(&stripes);
     for stripe in 0..4 {
         assert_eq!(after[stripe] & 1, 0, "stripe {stripe} unlocked");
         assert_eq!(
