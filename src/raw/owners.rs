@@ -95,8 +95,8 @@ impl Registry {
     }
 
     /// Whether `owner` may still be running; an id naming no slot is dead. For an unregistered
-    /// opener every other owner is: it locks and recovers in its private copy of the pages, which
-    /// no longer follows the file, so waiting there for a live writer's release could never end.
+    /// opener every other owner counts as dead: it locks and recovers in its private copy of the
+    /// pages, which no longer follows the file, so waiting there for a release could never end.
     fn is_alive(&self, owner: u64) -> bool {
         if owner == self.me || self.me == u64::MAX {
             return owner == self.me;
