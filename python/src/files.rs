@@ -2,10 +2,10 @@
 //! leaves whatever was at the path untouched; read as a stream, checked as the bytes arrive.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, FileType, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, Kind};
@@ -29,9 +29,21 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
     (b"\x89CCL\r\n\x1a\n", FileKind::Live),
 ];
 
-/// Writes `path` by `write` through a temporary file beside it, named for this process and call.
+/// Writes `path` by `write` through a temporary file beside it, named for this process and call,
+/// created anew (a file or link already at that name is not ours) with the permissions of the
+/// file it replaces. Symbolic links are followed to the file they name, which must be a regular
+/// file or none: a device or FIFO is not replaced by one.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     static CALLS: AtomicU64 = AtomicU64::new(0);
+    let path = &destination(path)?;
+    let old = match fs::metadata(path) {
+        Ok(old) => Some(old),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(err),
+    };
+    if let Some(what) = old.as_ref().and_then(|old| special(old.file_type())) {
+        return Err(not_a_file(what));
+    }
     let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
     let mut temporary = OsString::from(".");
     temporary.push(path.file_name().ok_or_else(no_name)?);
@@ -47,8 +59,15 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
         ));
     }
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)?;
     let written = (|| {
-        let mut out = BufWriter::new(File::create(&temporary)?);
+        if let Some(old) = old {
+            file.set_permissions(old.permissions())?;
+        }
+        let mut out = BufWriter::new(file);
         write(&mut out)?;
         out.into_inner()
             .map_err(io::IntoInnerError::into_error)?
@@ -62,6 +81,27 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
+/// `path` with its symbolic links followed (up to Linux's limit of 40), to what they end at or
+/// would create.
+fn destination(path: &Path) -> io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                // Relative to the link's directory; `join` keeps an absolute target as it is.
+                let target = fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => return Ok(at),
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
 /// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
 /// could block or never end); without blocking, so a FIFO with no writer is refused at once.
 fn open(path: &Path) -> io::Result<BufReader<File>> {
@@ -69,7 +109,14 @@ fn open(path: &Path) -> io::Result<BufReader<File>> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    let kind = file.metadata()?.file_type();
+    match special(file.metadata()?.file_type()) {
+        Some(what) => Err(not_a_file(what)),
+        None => Ok(BufReader::with_capacity(1 << 16, file)),
+    }
+}
+
+/// What a file that is not a regular file is, for its error; `None` for a regular file.
+fn special(kind: FileType) -> Option<&'static str> {
     let kinds = [
         (kind.is_dir(), "a directory"),
         (kind.is_fifo(), "a FIFO"),
@@ -78,10 +125,7 @@ fn open(path: &Path) -> io::Result<BufReader<File>> {
         (kind.is_socket(), "a socket"),
         (!kind.is_file(), "another kind of file"),
     ];
-    match kinds.into_iter().find(|(is, _)| *is) {
-        Some((_, what)) => Err(not_a_file(what)),
-        None => Ok(BufReader::with_capacity(1 << 16, file)),
-    }
+    kinds.into_iter().find(|(is, _)| *is).map(|(_, what)| what)
 }
 
 /// The kind of filter the file holds, by its first bytes (read, not consumed).

@@ -175,6 +175,51 @@ def test_a_failed_save_leaves_the_destination_alone(tmp_path):
     assert same_answers(f, ConcurrentCuckooFilter.load(tmp_path / "f.ccf"))
 
 
+def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
+    f = filled(ConcurrentCuckooFilter)
+    # A file or link already at the temporary name is not followed, written or removed.
+    script = (
+        "import os, sys, ccfilter\n"
+        "d = sys.argv[1]\n"
+        "os.symlink(os.path.join(d, 'victim'), os.path.join(d, f'.f.ccf.{os.getpid()}.0.tmp'))\n"
+        "try:\n"
+        "    ccfilter.ConcurrentCuckooFilter(10).save(os.path.join(d, 'f.ccf'))\n"
+        "except FileExistsError as err:\n"
+        "    print(type(err).__name__)\n"
+    )
+    (tmp_path / "victim").write_bytes(b"precious")
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert out.returncode == 0 and out.stdout == "FileExistsError\n", out.stderr
+    assert (tmp_path / "victim").read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["victim"]
+    # A replaced file keeps its permissions; a link is followed to the file it names.
+    private = tmp_path / "private.ccf"
+    f.save(private)
+    os.chmod(private, 0o600)
+    f.save(private)
+    assert os.stat(private).st_mode & 0o777 == 0o600
+    link = tmp_path / "link.ccf"
+    link.symlink_to("private.ccf")
+    g = filled(ConcurrentCuckooFilter, start=7)
+    g.save(link)
+    assert link.is_symlink() and same_answers(g, ConcurrentCuckooFilter.load(private))
+    dangling = tmp_path / "dangling.ccf"
+    dangling.symlink_to("made.ccf")
+    g.save(dangling)
+    assert dangling.is_symlink() and same_answers(g, ConcurrentCuckooFilter.load(tmp_path / "made.ccf"))
+    # A FIFO is not replaced by a regular file, nor blocked on.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="FIFO") as raised:
+        f.save(fifo)
+    assert raised.value.filename == str(fifo) and fifo.is_fifo()
+    left = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert len(left) == 1 and left[0].is_symlink()  # the squatter, kept
+
+
 @pytest.mark.parametrize("cls", FILTERS)
 def test_merge_is_the_union_of_compatible_filters(cls):
     a = cls(20_000)

@@ -159,6 +159,22 @@ def test_pickles_reopen_the_file_and_keep_readonly(live_path):
     assert not shared.copy().is_shared and shared.copy() == shared
 
 
+def test_a_pickle_reopens_its_file_from_another_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    shared = ccfilter.create_shared("seen.live", 1000)
+    shared.add("in a")
+    filters = [shared, ccfilter.open_shared("seen.live"), ccfilter.open_shared("seen.live", True)]
+    # A worker whose working directory differs, where a file of the same name is another filter.
+    monkeypatch.chdir(tmp_path / "b")
+    ccfilter.create_shared("seen.live", 1000).add("in b")
+    for filter in filters:
+        assert os.fspath(filter.path) == str(tmp_path / "a" / "seen.live")
+        copy = pickle.loads(pickle.dumps(filter))
+        assert "in a" in copy and "in b" not in copy and copy.readonly == filter.readonly
+
+
 def test_load_maps_a_live_file_and_copies_it_when_asked(live_path, tmp_path):
     shared = ccfilter.create_shared(live_path, 10_000)
     shared.add_many(np.arange(5_000))

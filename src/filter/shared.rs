@@ -90,7 +90,9 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.core().file().is_some()
     }
 
-    /// The live file the filter is mapped from, if it is shared.
+    /// The live file the filter is mapped from, if it is shared: absolute, a relative path
+    /// taken against the working directory at the open, so that it names the same file after
+    /// a change of directory and in another process.
     #[must_use]
     pub fn path(&self) -> Option<&Path> {
         self.core().file().map(|file| file.path())

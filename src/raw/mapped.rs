@@ -214,4 +214,49 @@ mod tests {
         drop((reader, writer));
         std::fs::remove_file(&path).unwrap();
     }
+
+    /// A read-only opener whose private copy of the stamps shows a lock a live writer took
+    /// after the opener last copied that stripe's owner word, and released since: the owner
+    /// word it reads is 0, the stamp stays locked in its copy, and it takes the stripe over
+    /// after the liveness bound rather than wait for an unlock its copy will never show.
+    #[test]
+    fn a_read_only_opener_never_waits_on_a_stamp_its_copy_froze_locked() {
+        let path = std::env::temp_dir().join(format!("ccf-ro-frozen-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let writer = ConcurrentCuckooFilter::builder()
+            .capacity(200_000)
+            .layout(TableLayout::Packed)
+            .create_shared(&path)
+            .unwrap();
+        writer.insert(&1u64).unwrap();
+        let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+        let stripes = &writer.raw().stripes;
+        // Stripe 100: its stamp in stripe 0's page of stamps (512 a page), its owner word in
+        // another page of lock records than stripe 0's.
+        let stripe = 100;
+        assert!(stripes.count() > stripe && stripe * super::super::owners::STRIDE * 8 >= 8192);
+        let bucket = (0..writer.raw().bucket_count())
+            .find(|&b| stripes.of(b) == stripe)
+            .unwrap();
+        let held = stripes.lock_one::<true>(bucket);
+        // The reader's copy of the stamps' page, made while the writer holds the last stripe.
+        drop(reader.raw().stripes.lock_one::<true>(0));
+        drop(held);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                reader.verify().unwrap();
+                done.send(reader.contains(&1u64)).unwrap();
+            });
+            let answer = finished.recv_timeout(std::time::Duration::from_secs(20));
+            if answer.is_err() {
+                eprintln!("the reader still waits after 20 s");
+                std::process::abort();
+            }
+            assert_eq!(answer, Ok(true));
+        });
+        writer.verify().unwrap();
+        drop((reader, writer));
+        std::fs::remove_file(&path).unwrap();
+    }
 }

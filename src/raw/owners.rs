@@ -140,6 +140,11 @@ impl SharedLocks {
         self.registry.me
     }
 
+    /// Whether this opener is unregistered: its locks are taken in its private copy.
+    pub(crate) fn is_private(&self) -> bool {
+        self.registry.me == u64::MAX
+    }
+
     /// The owner word of `stripe`.
     #[inline]
     pub(crate) fn owner(&self, stripe: usize) -> &AtomicU64 {

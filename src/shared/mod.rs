@@ -262,7 +262,8 @@ fn map(
     Ok((
         raw,
         SharedFile {
-            path: path.to_path_buf(),
+            // Absolute: a relative path names another file after a `chdir` or in another process.
+            path: std::env::current_dir().map_or_else(|_| path.to_path_buf(), |dir| dir.join(path)),
             mapping,
             read_only,
             layout: *layout,

@@ -50,6 +50,29 @@ fn created_filters_reopen_with_every_item_in_both_layouts() {
     }
 }
 
+/// A live filter opened by a relative path keeps the file's absolute path, which names that
+/// file from any working directory (what a pickle of it hands another process).
+#[test]
+fn a_relative_path_is_kept_absolute() {
+    let path = TempPath::new("relative");
+    let cwd = std::env::current_dir().unwrap();
+    let up = "../".repeat(cwd.components().count() - 1);
+    let relative = std::path::Path::new(&up).join(path.0.strip_prefix("/").unwrap());
+    let filter = create(&relative, false, 1000);
+    filter.insert(&1u64).unwrap();
+    let reader = ConcurrentCuckooFilter::open_shared(&relative, Access::ReadOnly).unwrap();
+    for opened in [&filter, &reader] {
+        let kept = opened.path().unwrap();
+        assert!(kept.is_absolute() && kept.starts_with(&cwd), "{kept:?}");
+        assert_eq!(
+            std::fs::canonicalize(kept).unwrap(),
+            std::fs::canonicalize(&path.0).unwrap()
+        );
+    }
+    let again = ConcurrentCuckooFilter::open_shared(filter.path().unwrap(), Access::ReadOnly);
+    assert!(again.unwrap().contains(&1u64));
+}
+
 #[test]
 fn read_only_filters_answer_and_refuse_every_write() {
     let path = TempPath::new("read-only");

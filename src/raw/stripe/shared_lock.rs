@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::super::owners::{SharedLocks, LIVENESS_BOUND};
-use super::{lock_stamp, Held, StripeIndex, Stripes};
+use super::{lock_stamp, try_lock, Held, StripeIndex, Stripes};
 use crate::sync::{fence, AtomicU64, Backoff, Ordering};
 
 impl Stripes {
@@ -17,7 +17,7 @@ impl Stripes {
         let owner = shared.owner(stripe);
         let me = shared.me();
         let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return lock_stamp(&self.stamps[stripe]),
+            Ok(_) => return self.lock_owned_stamp(shared, stripe),
             Err(held) => held,
         };
         let backoff = Backoff::new();
@@ -25,7 +25,7 @@ impl Stripes {
         loop {
             backoff.snooze();
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return lock_stamp(&self.stamps[stripe]),
+                Ok(_) => return self.lock_owned_stamp(shared, stripe),
                 Err(now) if now != held => {
                     // Another holder: its own time starts now.
                     held = now;
@@ -43,6 +43,24 @@ impl Stripes {
                 }
                 since = Instant::now();
             }
+        }
+    }
+
+    /// Takes the stamp of `stripe`, whose owner word the caller has just taken from 0. Its last
+    /// holder unlocked the stamp before the owner word, so it is free; but an unregistered
+    /// opener's private copy can hold a live writer's lock bit copied after the owner word it
+    /// reads as 0, which never unlocks there: after [`LIVENESS_BOUND`] it takes that over too.
+    fn lock_owned_stamp(&self, shared: &SharedLocks, stripe: StripeIndex) {
+        let stamp = &self.stamps[stripe];
+        if !shared.is_private() {
+            return lock_stamp(stamp);
+        }
+        let (backoff, since) = (Backoff::new(), Instant::now());
+        while !try_lock(stamp) {
+            if since.elapsed() >= LIVENESS_BOUND {
+                return self.recover(shared, stripe);
+            }
+            backoff.snooze();
         }
     }
 
