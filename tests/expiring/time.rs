@@ -143,6 +143,26 @@ fn the_monotonic_clock_forgets_after_the_bound() {
     assert!(!filter.contains(&"a"));
 }
 
+/// An item the monotonic clock has expired, with no write since to publish the generation, is
+/// absent to every call: `remove` finds nothing to remove, as `contains` and `count` find nothing.
+#[test]
+fn an_item_the_monotonic_clock_expired_is_not_removed() {
+    let filter = ExpiringCuckooFilter::builder(Window::Time(Duration::from_millis(40)))
+        .capacity(100)
+        .generations(4)
+        .build()
+        .unwrap();
+    filter.insert(&"a").unwrap();
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(!filter.contains(&"a"));
+    assert_eq!(filter.count(&"a"), 0);
+    assert!(!filter.remove(&"a"), "removed an item that was not found");
+    // A live item is still removed.
+    filter.insert(&"b").unwrap();
+    assert!(filter.remove(&"b"));
+    assert!(!filter.contains(&"b"));
+}
+
 /// A time window holds `capacity·(1 + 1/G)` items inserted within any `D·(1 + 1/G)`: bursts that
 /// fill that bound, each in one second, never answer `Full`, and every key is found for `D`.
 #[test]
