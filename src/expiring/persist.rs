@@ -38,6 +38,10 @@ struct Snapshot {
 
 impl Table {
     fn snapshot(&self) -> Snapshot {
+        // A decoder takes a time window's early expiries (`ahead`) as the generation less its
+        // time's: a monotonic clock that ran on past the published generation must publish
+        // first, or the copy's clock falls behind and keeps what the filter forgot.
+        self.advance(self.clock.clock_generation());
         let _all = self.stripes.lock_all();
         let words = self.slots.copy_words();
         Snapshot {
