@@ -107,7 +107,8 @@ pub struct ExpiringStats {
     pub generations: u32,
     /// The generation writers store in now.
     pub generation: u64,
-    /// Inserts counted (every `insert` and `insert_unique` call).
+    /// A count window's inserts counted, its clock (every `insert` and `insert_unique` call);
+    /// 0 for a time window, whose inserts share no counter.
     pub inserts: u64,
     /// The most items one window holds.
     pub capacity: u64,
