@@ -62,7 +62,8 @@ impl ExpiringCuckooFilter {
 
 impl<S> ExpiringBuilder<S> {
     /// Generations the window is split into, `G`, from 1 to 14 (default 8): an item is found
-    /// for the whole window after its insert and forgotten within `1 + 1/G` windows.
+    /// for the whole window after its insert and forgotten within `G + 1` generations, `1 + 1/G`
+    /// windows where `G` divides a count window (`(G + 1)·ceil(W/G)` inserts otherwise).
     pub fn generations(mut self, generations: u32) -> Self {
         self.generations = generations;
         self
