@@ -142,7 +142,8 @@ impl<S> ExpiringBuilder<S> {
     pub(crate) fn settings(&self) -> Result<Settings, BuildError> {
         let too_large = |capacity: u64| BuildError::CapacityTooLarge {
             capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
-            max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
+            // Any window of up to this many items sizes a table under the bucket limit.
+            max: usize::try_from(MAX_BUCKET_COUNT).unwrap_or(usize::MAX),
         };
         let generations = self.generations;
         if generations == 0 || generations > Ages::MAX_GENERATIONS {

@@ -89,6 +89,31 @@ fn bad_values_give_errors_naming_them() {
     assert!(time.capacity(10).build().is_ok());
 }
 
+/// The most a time window's `CapacityTooLarge` says it holds is what the builder takes: that
+/// capacity is built (or refused for memory only), one more is too large.
+#[test]
+fn the_largest_capacity_an_error_states_is_the_largest_taken() {
+    let time = |capacity| {
+        ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(10)))
+            .capacity(capacity)
+            .build()
+    };
+    let Err(BuildError::CapacityTooLarge { max, .. }) = time(u64::MAX) else {
+        panic!("a capacity of u64::MAX built");
+    };
+    match time(max as u64) {
+        Ok(_) | Err(BuildError::OutOfMemory { .. }) => {}
+        Err(err) => panic!("the stated most, {max}, refused: {err}"),
+    }
+    assert_eq!(
+        time(max as u64 + 1).unwrap_err(),
+        BuildError::CapacityTooLarge {
+            capacity: max + 1,
+            max
+        }
+    );
+}
+
 #[test]
 fn bytes_round_trip_and_keep_the_window_going() {
     let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
