@@ -118,15 +118,16 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
     Ok(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)
 }
 
-/// A time in seconds: a real number, finite and at least 0 (above 0 unless `zero_ok`).
+/// A time in seconds: a real number, finite, at least 0 (above 0 unless `zero_ok`) and below
+/// 2^64 (what a `Duration` holds).
 pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
     let seconds: f64 = value
         .extract()
         .map_err(|_| wrong(name, "a number of seconds", value))?;
     let bound = if zero_ok {
-        "at least 0"
+        "at least 0 and below 2^64"
     } else {
-        "at least one nanosecond"
+        "at least one nanosecond and below 2^64"
     };
     match Duration::try_from_secs_f64(seconds) {
         Ok(time) if zero_ok || !time.is_zero() => Ok(time),

@@ -254,6 +254,7 @@ def test_merging_is_not_offered():
         ({"seconds": "5", "capacity": 10}, TypeError, "seconds must be a number of seconds"),
         ({"seconds": 5, "capacity": 0}, ValueError, "capacity must be at least 1"),
         ({"seconds": 1e-12, "capacity": 10}, ValueError, "seconds must be a finite number of seconds, at least one nanosecond"),
+        ({"seconds": 1e20, "capacity": 10}, ValueError, r"seconds must be .* below 2\^64, got 1"),
         ({"seconds": 5, "capacity": 10, "overflow": "drop"}, ValueError, "overflow must be"),
         ({"seconds": 5, "capacity": 10, "overflow": 1}, TypeError, "overflow must be a str"),
         ({"seconds": 5, "capacity": 10, "clock": "wall"}, ValueError, "clock must be"),
@@ -271,14 +272,15 @@ def test_every_bad_argument_is_named(kwargs, error, message):
 
 
 @pytest.mark.parametrize(
-    "seconds, error", [(-1, ValueError), (float("nan"), ValueError), ("1", TypeError)]
+    "seconds, error",
+    [(-1, ValueError), (float("nan"), ValueError), (1e300, ValueError), ("1", TypeError)],
 )
 def test_bad_advance_to_is_named(seconds, error):
     f = ExpiringCuckooFilter(seconds=5, capacity=10, clock="manual")
     with pytest.raises(error, match="seconds"):
         f.advance_to(seconds)
     if error is ValueError:
-        with pytest.raises(ValueError, match="seconds must be a finite number of seconds, at least 0"):
+        with pytest.raises(ValueError, match="seconds must be a finite number of seconds, at least 0 and below 2\\^64"):
             f.advance_to(seconds)
     with pytest.raises(ValueError, match="advance_to needs"):
         ExpiringCuckooFilter(items=10).advance_to(1)

@@ -62,7 +62,8 @@ impl ExpiringCuckooFilter {
 
 impl<S> ExpiringBuilder<S> {
     /// Generations the window is split into, `G`, from 1 to 14 (default 8): an item is found
-    /// for the whole window after its insert and forgotten within `1 + 1/G` windows.
+    /// for the whole window after its insert and forgotten within `G + 1` generations, `1 + 1/G`
+    /// windows where `G` divides a count window (`(G + 1)·ceil(W/G)` inserts otherwise).
     pub fn generations(mut self, generations: u32) -> Self {
         self.generations = generations;
         self
@@ -141,7 +142,8 @@ impl<S> ExpiringBuilder<S> {
     pub(crate) fn settings(&self) -> Result<Settings, BuildError> {
         let too_large = |capacity: u64| BuildError::CapacityTooLarge {
             capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
-            max: usize::try_from(MAX_BUCKET_COUNT / 2).unwrap_or(usize::MAX),
+            // Any window of up to this many items sizes a table under the bucket limit.
+            max: usize::try_from(MAX_BUCKET_COUNT).unwrap_or(usize::MAX),
         };
         let generations = self.generations;
         if generations == 0 || generations > Ages::MAX_GENERATIONS {

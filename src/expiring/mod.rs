@@ -107,7 +107,8 @@ pub struct ExpiringStats {
     pub generations: u32,
     /// The generation writers store in now.
     pub generation: u64,
-    /// Inserts counted (every `insert` and `insert_unique` call).
+    /// A count window's inserts counted, its clock (every `insert` and `insert_unique` call);
+    /// 0 for a time window, whose inserts share no counter.
     pub inserts: u64,
     /// The most items one window holds.
     pub capacity: u64,
@@ -139,9 +140,11 @@ impl<S> ExpiringCuckooFilter<S> {
     }
 
     /// Moves a manual clock to `t` since the filter's start (never back: an earlier `t` changes
-    /// nothing), expiring what its window no longer holds. Its work is bounded by a constant
-    /// (a share of the sweep) except when `t` jumps past a whole window, which empties the table
-    /// under all its locks, as [`clear`](CuckooFilter::clear) does.
+    /// nothing), expiring what its window no longer holds. Its work is a share of the sweep, and
+    /// for each generation it publishes, what inserts left unswept of the pass over the table
+    /// that generation needs (docs/expiry.md: up to a whole pass, every `15 − G` generations of
+    /// a window with few inserts); a jump past a whole window empties the table under all its
+    /// locks, as [`clear`](CuckooFilter::clear) does.
     ///
     /// # Errors
     ///

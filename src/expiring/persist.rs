@@ -11,6 +11,7 @@ use super::core::{Settings, Table};
 use super::slots::{Slots, BUCKET_SIZE};
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
+use crate::error::BuildError;
 use crate::persist::encoding::{
     check_checksum, check_len, hasher_of, not_this_magic, read_up_to, u64_at,
     EXPIRING_MAGIC as MAGIC,
@@ -37,6 +38,10 @@ struct Snapshot {
 
 impl Table {
     fn snapshot(&self) -> Snapshot {
+        // A decoder takes a time window's early expiries (`ahead`) as the generation less its
+        // time's: a monotonic clock that ran on past the published generation must publish
+        // first, or the copy's clock falls behind and keeps what the filter forgot.
+        self.advance(self.clock.clock_generation());
         let _all = self.stripes.lock_all();
         let words = self.slots.copy_words();
         Snapshot {
@@ -266,9 +271,15 @@ impl Header {
             .capacity(if self.kind == 1 { self.capacity } else { 0 })
             .overflow(overflow)
             .clock(clock);
-        let settings = builder
-            .settings()
-            .map_err(|_| invalid("window", self.window))?;
+        // The builder's error names the value at fault; here, the field that holds it.
+        let settings = builder.settings().map_err(|err| match err {
+            BuildError::Generations { .. } => invalid("generations", u64::from(self.generations)),
+            BuildError::WindowCapacity { .. } => invalid("capacity", self.capacity),
+            BuildError::CapacityTooLarge { .. } if self.kind == 1 => {
+                invalid("capacity", self.capacity)
+            }
+            _ => invalid("window", self.window),
+        })?;
         if self.kind == 0 && self.capacity != self.window {
             return Err(invalid("capacity", self.capacity));
         }

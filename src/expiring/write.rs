@@ -138,13 +138,16 @@ impl Table {
         Some(Stored::Inserted)
     }
 
-    /// Removes one live copy of `hash`'s fingerprint; `false` if neither bucket holds one.
+    /// Removes one live copy of `hash`'s fingerprint (live as [`Self::contains`] reads it); `false`
+    /// if neither bucket holds one.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.candidates(hash);
         let mut guard = self.stripes.lock_pair::<false>(c.first, c.second);
         let g = self.clock.current();
+        // Live as a lookup counts it: a monotonic clock's lag makes some published slots expired.
+        let lag = self.clock.lag(g);
         for bucket in [c.first, c.second] {
-            if let Some((i, slot)) = self.find_live(bucket, c.fp, g, 0) {
+            if let Some((i, slot)) = self.find_live(bucket, c.fp, g, lag) {
                 self.slots.set(bucket, i, slot, 0);
                 guard.add(bucket, -1);
                 return true;

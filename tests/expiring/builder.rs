@@ -2,7 +2,9 @@
 
 use core::time::Duration;
 
-use concurrent_cuckoo_filter::{BuildError, DecodeError, ExpiringCuckooFilter, MergeError, Window};
+use concurrent_cuckoo_filter::{
+    BuildError, Clock, DecodeError, ExpiringCuckooFilter, MergeError, Window,
+};
 
 #[test]
 fn bad_values_give_errors_naming_them() {
@@ -87,6 +89,31 @@ fn bad_values_give_errors_naming_them() {
     assert!(time.capacity(10).build().is_ok());
 }
 
+/// The most a time window's `CapacityTooLarge` says it holds is what the builder takes: that
+/// capacity is built (or refused for memory only), one more is too large.
+#[test]
+fn the_largest_capacity_an_error_states_is_the_largest_taken() {
+    let time = |capacity| {
+        ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(10)))
+            .capacity(capacity)
+            .build()
+    };
+    let Err(BuildError::CapacityTooLarge { max, .. }) = time(u64::MAX) else {
+        panic!("a capacity of u64::MAX built");
+    };
+    match time(max as u64) {
+        Ok(_) | Err(BuildError::OutOfMemory { .. }) => {}
+        Err(err) => panic!("the stated most, {max}, refused: {err}"),
+    }
+    assert_eq!(
+        time(max as u64 + 1).unwrap_err(),
+        BuildError::CapacityTooLarge {
+            capacity: max + 1,
+            max
+        }
+    );
+}
+
 #[test]
 fn bytes_round_trip_and_keep_the_window_going() {
     let filter = ExpiringCuckooFilter::builder(Window::Items(1000))
@@ -149,6 +176,51 @@ fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
             copy.insert(&i).unwrap();
             assert!(copy.contains(&i));
         }
+    }
+}
+
+/// A header whose generations, capacity or window no builder takes, checksummed as a writer
+/// would, is refused naming the field at fault (FORMAT.md's name), not another one.
+#[test]
+fn a_bad_header_field_is_refused_by_its_own_name() {
+    let time = ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(10)))
+        .capacity(100)
+        .clock(Clock::Manual)
+        .build()
+        .unwrap()
+        .to_bytes();
+    let count = ExpiringCuckooFilter::builder(Window::Items(100))
+        .build()
+        .unwrap()
+        .to_bytes();
+    let with = |bytes: &[u8], at: usize, value: &[u8]| {
+        let mut bytes = bytes.to_vec();
+        bytes[at..at + value.len()].copy_from_slice(value);
+        let end = bytes.len() - 8;
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+        bytes[end..].copy_from_slice(&checksum.to_le_bytes());
+        bytes
+    };
+    for bytes in [&time, &count] {
+        for generations in [0u8, 15, 255] {
+            assert_eq!(
+                ExpiringCuckooFilter::from_bytes(&with(bytes, 15, &[generations])).unwrap_err(),
+                DecodeError::InvalidGeometry {
+                    field: "generations",
+                    value: u64::from(generations)
+                }
+            );
+        }
+    }
+    for (at, value, field) in [
+        (24, 0, "capacity"),
+        (24, u64::MAX, "capacity"),
+        (16, 0, "window"),
+    ] {
+        assert_eq!(
+            ExpiringCuckooFilter::from_bytes(&with(&time, at, &value.to_le_bytes())).unwrap_err(),
+            DecodeError::InvalidGeometry { field, value }
+        );
     }
 }
 

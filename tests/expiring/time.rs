@@ -143,6 +143,55 @@ fn the_monotonic_clock_forgets_after_the_bound() {
     assert!(!filter.contains(&"a"));
 }
 
+/// An item the monotonic clock has expired, with no write since to publish the generation, is
+/// absent to every call: `remove` finds nothing to remove, as `contains` and `count` find nothing.
+#[test]
+fn an_item_the_monotonic_clock_expired_is_not_removed() {
+    let filter = ExpiringCuckooFilter::builder(Window::Time(Duration::from_millis(40)))
+        .capacity(100)
+        .generations(4)
+        .build()
+        .unwrap();
+    filter.insert(&"a").unwrap();
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(!filter.contains(&"a"));
+    assert_eq!(filter.count(&"a"), 0);
+    assert!(!filter.remove(&"a"), "removed an item that was not found");
+    // A live item is still removed.
+    filter.insert(&"b").unwrap();
+    assert!(filter.remove(&"b"));
+    assert!(!filter.contains(&"b"));
+}
+
+/// A copy of a monotonic clock's filter keeps the generations its early expiries moved it on,
+/// also when it is made after an idle spell that published no generation: a key is forgotten
+/// within `D·(1 + 1/G)` of its insert by the copy too (waits, not timing assertions: the key
+/// must be gone after at least the bound, however slow the machine).
+#[test]
+fn a_copy_after_an_idle_spell_keeps_the_early_expiries() {
+    // D = 200 ms, G = 8: a generation is 25 ms, and a key is gone 225 ms after its insert.
+    let filter = ExpiringCuckooFilter::builder(Window::Time(Duration::from_millis(200)))
+        .capacity(100)
+        .overflow(Overflow::ExpireEarly)
+        .build()
+        .unwrap();
+    for i in 0..5_000u64 {
+        filter.insert(&i).unwrap();
+    }
+    let early = filter.stats().early_expiries;
+    assert!(early > 20, "{early} early expiries");
+    filter.insert(&"x").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let copies = [
+        ExpiringCuckooFilter::from_bytes(&filter.to_bytes()).unwrap(),
+        filter.clone(),
+    ];
+    assert!(!filter.contains(&"x"));
+    for copy in &copies {
+        assert!(!copy.contains(&"x"), "a copy kept a key past D·(1 + 1/G)");
+    }
+}
+
 /// A time window holds `capacity·(1 + 1/G)` items inserted within any `D·(1 + 1/G)`: bursts that
 /// fill that bound, each in one second, never answer `Full`, and every key is found for `D`.
 #[test]

@@ -118,6 +118,8 @@ fn insert_refreshes_a_live_key_and_insert_unique_tells() {
     assert!(filter.remove(&"k"));
     assert!(!filter.contains(&"k"));
     assert!(filter.insert_unique(&"k").unwrap());
+    // Every call counted, refreshes too: a count window's clock.
+    assert_eq!(filter.stats().inserts, 2 + 20 + 1000 + 1);
 }
 
 /// Space at ε = 0.1% and G = 8: the table's bits per item of a full window, printed, and within
