@@ -248,9 +248,10 @@ fn smallest_target(plan: &Plan) -> f64 {
         plan.false_positive_rate = rate;
         plan.level_shape(0).is_ok()
     };
-    let (mut fails, mut reached) = (plan.false_positive_rate, 0.5);
+    let (mut fails, mut reached): (f64, f64) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {
-        let middle = (fails * reached).sqrt();
+        // The geometric mean, its factors' roots taken first: their product may underflow to 0.
+        let middle = fails.sqrt() * reached.sqrt();
         if builds(middle) {
             reached = middle;
         } else {
