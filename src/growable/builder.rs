@@ -98,6 +98,9 @@ impl<S> GrowableCuckooFilterBuilder<S> {
 
     /// The most items all levels together may be sized for (default: no limit). An insert that
     /// would need a level past it returns [`InsertError::Full`](crate::InsertError::Full).
+    /// Under the limit, an item whose chunk may split no more is refused while other chunks
+    /// have room: a chunk split fewer times than the others takes twice their share of keys and
+    /// fills first, so the first refusal may come at little more than half the limit.
     pub fn max_capacity(mut self, items: usize) -> Self {
         self.plan.max_capacity = items;
         self
