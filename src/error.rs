@@ -253,13 +253,13 @@ pub struct ExtendError {
 }
 
 impl ExtendError {
-    /// The filter had no room: `inserted` items went in, and for an input taken in order the
-    /// failing item is at `position`.
-    pub(crate) fn full(inserted: usize, position: Option<usize>) -> Self {
+    /// The item failed with `error`: `inserted` items went in, and for an input taken in order
+    /// the failing item is at `position`.
+    pub(crate) fn new(error: InsertError, inserted: usize, position: Option<usize>) -> Self {
         Self {
             inserted,
             position,
-            error: InsertError::Full,
+            error,
         }
     }
 

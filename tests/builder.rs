@@ -265,3 +265,29 @@ fn tables_are_sized_for_the_documented_target_load() {
         );
     }
 }
+
+#[test]
+fn the_smallest_rate_a_growable_builder_names_builds_whatever_rate_was_refused() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    let smallest_for = |rate: f64| match GrowableCuckooFilter::builder()
+        .false_positive_rate(rate)
+        .build()
+    {
+        Err(BuildError::FalsePositiveRateTooSmall { smallest, .. }) => smallest,
+        other => panic!("{rate:e}: {other:?}"),
+    };
+    let smallest = smallest_for(1e-12);
+    assert!(GrowableCuckooFilter::builder()
+        .false_positive_rate(smallest)
+        .build()
+        .is_ok());
+    assert!(smallest < 1e-6, "{smallest:e}");
+    for rate in [1e-300, f64::MIN_POSITIVE, 1e-320, 5e-324] {
+        let named = smallest_for(rate);
+        assert!(
+            (named / smallest - 1.0).abs() < 1e-9,
+            "{rate:e}: {named:e}, not {smallest:e}"
+        );
+    }
+}

@@ -27,6 +27,22 @@ fn filter_is_send_and_sync() {
     assert_send_sync::<Arc<ConcurrentCuckooFilter>>();
 }
 
+/// As a `HashMap` is: a panic caught around a use of the filter leaves no broken state to see
+/// (every write is whole, its locks released by their guards).
+#[test]
+fn filters_of_every_kind_are_unwind_safe() {
+    use concurrent_cuckoo_filter::{ExpiringCuckooFilter, GrowableCuckooFilter};
+    use std::panic::{catch_unwind, RefUnwindSafe, UnwindSafe};
+
+    fn assert_unwind_safe<T: UnwindSafe + RefUnwindSafe>() {}
+    assert_unwind_safe::<ConcurrentCuckooFilter>();
+    assert_unwind_safe::<GrowableCuckooFilter>();
+    assert_unwind_safe::<ExpiringCuckooFilter>();
+    let filter = ConcurrentCuckooFilter::with_capacity(100);
+    filter.insert(&1u64).unwrap();
+    assert_eq!(catch_unwind(|| filter.contains(&1u64)).ok(), Some(true));
+}
+
 #[test]
 fn every_inserted_item_is_found() {
     for (b, f) in [(4, 12), (2, 8), (4, 16), (8, 8), (8, 20), (4, 32), (2, 32)] {

@@ -42,7 +42,7 @@ impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
         let flush = |pending: &mut Pending| {
             let outcome = pending.flush(self);
             inserted.fetch_add(outcome.unwrap_or_else(|n| n), Ordering::Relaxed);
-            outcome.map(drop).map_err(|_| InsertError::Full)
+            outcome.map(drop).map_err(|_| self.core().block_error())
         };
         let result = items
             .into_par_iter()
@@ -56,7 +56,7 @@ impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
         let inserted = inserted.into_inner();
         result
             .map(|()| inserted)
-            .map_err(|_| ExtendError::full(inserted, None))
+            .map_err(|error| ExtendError::new(error, inserted, None))
     }
 }
 

@@ -41,6 +41,13 @@ impl Pending {
     }
 }
 
+impl<K: Kind, S> CuckooFilter<K, S> {
+    /// Why a bulk insert stopped after `inserted` items, at `position` of an input in order.
+    pub(crate) fn stopped(&self, inserted: usize, position: Option<usize>) -> ExtendError {
+        ExtendError::new(self.core().block_error(), inserted, position)
+    }
+}
+
 impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// Looks up many items at once, `answers[i] == contains(&items[i])` with the same
     /// guarantees: several times faster than one `contains` at a time in a filter larger than
@@ -106,7 +113,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// [`ExtendError`] when an item finds no room: the items before it stay inserted, and
+    /// [`ExtendError`] when an item finds no room (or the filter is read-only: its
+    /// [`error`](ExtendError::error) says which): the items before it stay inserted, and
     /// [`ExtendError::inserted`] says how many.
     pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
@@ -120,7 +128,7 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
             if pending.push(self.hasher().hash_one(&item)) || items.peek().is_none() {
                 match pending.flush(self) {
                     Ok(n) => inserted += n,
-                    Err(n) => return Err(ExtendError::full(inserted + n, Some(inserted + n))),
+                    Err(n) => return Err(self.stopped(inserted + n, Some(inserted + n))),
                 }
             }
         }

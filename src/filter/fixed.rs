@@ -215,6 +215,13 @@ impl Kind for Fixed {
         }
     }
 
+    fn block_error(&self) -> InsertError {
+        match self.writes {
+            Writes::ReadOnly => InsertError::ReadOnly,
+            _ => InsertError::Full,
+        }
+    }
+
     fn insert_unique_block(&self, hashes: &[u64], new: &mut [bool]) -> Result<(), usize> {
         let done = |i: usize, insertion| new[i] = insertion == Insertion::Inserted;
         match self.writes {

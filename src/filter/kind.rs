@@ -41,9 +41,15 @@ pub trait Kind: Sealed + Sized {
     /// Inserts `hash`: `Ok(true)` if it went in, `Ok(false)` if `unique` and it was present.
     #[doc(hidden)]
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError>;
-    /// Inserts a block of at most `raw::BLOCK` hashes in order; `Err(n)`: only the first `n` went in.
+    /// Inserts a block of at most `raw::BLOCK` hashes in order; `Err(n)`: only the first `n` went
+    /// in, the next failing with [`block_error`](Self::block_error).
     #[doc(hidden)]
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize>;
+    /// Why a block insert stopped: `Full`, unless the kind refuses every write.
+    #[doc(hidden)]
+    fn block_error(&self) -> InsertError {
+        InsertError::Full
+    }
     /// Unique inserts of a block in order, `new[i]` whether `hashes[i]` went in; `Err(i)`:
     /// `hashes[i]` found no room and was the last tried.
     #[doc(hidden)]

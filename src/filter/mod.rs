@@ -116,10 +116,12 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.core.clear();
     }
 
-    /// Items the filter is sized for: any `capacity()` distinct items fit. At least the
-    /// capacity asked for, rounded up to whole buckets (see
+    /// Items the filter is sized for: any `capacity()` distinct items fit, with fingerprints of
+    /// at least 8 bits (a false positive rate of 1/16 or more picks fewer, which fill a little
+    /// less). At least the capacity asked for, rounded up to whole buckets (see
     /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)); a growable filter's is
-    /// its levels' so far, and it grows past it.
+    /// its levels' so far, and it grows past it, up to its
+    /// [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.core.capacity()

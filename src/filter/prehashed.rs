@@ -129,7 +129,7 @@ impl<K: Kind, S> CuckooFilter<K, S> {
             let outcome = self.core().insert_unique_block(block, flags);
             inserted += flags.iter().filter(|&&flag| flag).count();
             if let Err(i) = outcome {
-                return Err(ExtendError::full(inserted, Some(at * BLOCK + i)));
+                return Err(self.stopped(inserted, Some(at * BLOCK + i)));
             }
         }
         Ok(inserted)
@@ -145,7 +145,7 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         for block in hashes.chunks(BLOCK) {
             match self.core().insert_block(block) {
                 Ok(()) => inserted += block.len(),
-                Err(n) => return Err(ExtendError::full(inserted + n, Some(inserted + n))),
+                Err(n) => return Err(self.stopped(inserted + n, Some(inserted + n))),
             }
         }
         Ok(inserted)

@@ -98,6 +98,9 @@ impl<S> GrowableCuckooFilterBuilder<S> {
 
     /// The most items all levels together may be sized for (default: no limit). An insert that
     /// would need a level past it returns [`InsertError::Full`](crate::InsertError::Full).
+    /// Under the limit, an item whose chunk may split no more is refused while other chunks
+    /// have room: a chunk split fewer times than the others takes twice their share of keys and
+    /// fills first, so the first refusal may come at little more than half the limit.
     pub fn max_capacity(mut self, items: usize) -> Self {
         self.plan.max_capacity = items;
         self
@@ -248,9 +251,10 @@ fn smallest_target(plan: &Plan) -> f64 {
         plan.false_positive_rate = rate;
         plan.level_shape(0).is_ok()
     };
-    let (mut fails, mut reached) = (plan.false_positive_rate, 0.5);
+    let (mut fails, mut reached): (f64, f64) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {
-        let middle = (fails * reached).sqrt();
+        // The geometric mean, its factors' roots taken first: their product may underflow to 0.
+        let middle = fails.sqrt() * reached.sqrt();
         if builds(middle) {
             reached = middle;
         } else {

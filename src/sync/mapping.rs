@@ -76,7 +76,7 @@ impl Mapping {
         Some(TableWords::mapped(
             first,
             words,
-            Arc::clone(self) as Arc<dyn Send + Sync>,
+            Arc::clone(self) as Arc<dyn Send + Sync + std::panic::RefUnwindSafe>,
         ))
     }
 

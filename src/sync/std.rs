@@ -89,9 +89,10 @@ pub(crate) struct TableWords {
     block: NonNull<u8>,
     layout: Layout,
     /// For words inside a file mapping: the mapping (whatever owns it), which they keep alive
-    /// (and `block` is unused); `None` for words on the heap.
+    /// (and `block` is unused); `None` for words on the heap. `RefUnwindSafe`, as the mapping
+    /// is, so that every filter stays unwind safe.
     #[cfg(target_os = "linux")]
-    mapping: Option<std::sync::Arc<dyn Send + Sync>>,
+    mapping: Option<std::sync::Arc<dyn Send + Sync + std::panic::RefUnwindSafe>>,
 }
 
 /// `len` table words, every one 0, or `None` if the memory cannot be had (see [`TableWords`]).
@@ -136,7 +137,7 @@ impl TableWords {
     pub(crate) fn mapped(
         words: NonNull<AtomicU64>,
         len: usize,
-        mapping: std::sync::Arc<dyn Send + Sync>,
+        mapping: std::sync::Arc<dyn Send + Sync + std::panic::RefUnwindSafe>,
     ) -> Self {
         Self {
             words,

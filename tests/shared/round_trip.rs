@@ -169,3 +169,33 @@ fn writers_soon(filter: &ConcurrentCuckooFilter, expected: u64) -> u64 {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// Every bulk insert into a read-only filter stops at its first item and says why, as `insert`
+/// does: `ReadOnly`, not `Full`.
+#[test]
+fn bulk_inserts_into_a_read_only_filter_name_the_access() {
+    use rayon::prelude::*;
+
+    let path = TempPath::new("read-only-bulk");
+    drop(create(&path.0, false, 1_000));
+    let reader = ConcurrentCuckooFilter::open_shared(&path.0, Access::ReadOnly).unwrap();
+    let hashes = [1u64, 2, 3];
+    let mut new = [false; 3];
+    let errors = [
+        reader.try_extend(0..10u64).unwrap_err(),
+        reader.try_extend_hashes(&hashes).unwrap_err(),
+        reader
+            .insert_unique_hash_batch_into(&hashes, &mut new)
+            .unwrap_err(),
+        reader
+            .try_par_extend((0..10u64).into_par_iter())
+            .unwrap_err(),
+    ];
+    for err in errors {
+        assert_eq!(err.error(), InsertError::ReadOnly, "{err}");
+        assert_eq!(err.inserted(), 0);
+        assert!(err.to_string().contains("read-only"), "{err}");
+    }
+    assert_eq!(new, [false; 3]);
+    assert!(reader.is_empty());
+}
