@@ -334,11 +334,13 @@ fn delete_then_put_again_keeps_one_copy_per_stored_key() {
     assert!((25..100).all(|i| store.get(&key(i)).unwrap().is_some()));
 }
 
-/// Real redb on memory whose syncs fail while `fail` is set: commits that must reach the disk fail.
+/// Real redb on memory whose syncs fail while `fail` is set: commits that must reach the disk fail;
+/// and which cannot grow while `full` is set: writes that need more room fail.
 #[derive(Debug)]
 struct FailingDisk {
     memory: redb::backends::InMemoryBackend,
     fail: Arc<AtomicBool>,
+    full: Arc<AtomicBool>,
 }
 
 impl redb::StorageBackend for FailingDisk {
@@ -349,6 +351,9 @@ impl redb::StorageBackend for FailingDisk {
         self.memory.read(offset, len)
     }
     fn set_len(&self, len: u64) -> std::io::Result<()> {
+        if self.full.load(Ordering::SeqCst) && len > self.memory.len()? {
+            return Err(std::io::Error::other("disk full"));
+        }
         self.memory.set_len(len)
     }
     fn sync_data(&self, eventual: bool) -> std::io::Result<()> {
@@ -363,15 +368,22 @@ impl redb::StorageBackend for FailingDisk {
 }
 
 fn on_failing_disk() -> (NegativeCache, Arc<AtomicBool>) {
+    let (store, fail, _) = on_failing_or_full_disk();
+    (store, fail)
+}
+
+fn on_failing_or_full_disk() -> (NegativeCache, Arc<AtomicBool>, Arc<AtomicBool>) {
     let fail = Arc::new(AtomicBool::new(false));
+    let full = Arc::new(AtomicBool::new(false));
     let disk = FailingDisk {
         memory: redb::backends::InMemoryBackend::new(),
         fail: Arc::clone(&fail),
+        full: Arc::clone(&full),
     };
     let db = redb::Database::builder().create_with_backend(disk).unwrap();
     let store = NegativeCache::with_database(db, Options::default()).unwrap();
     put_range(&store, 0..100);
-    (store, fail)
+    (store, fail, full)
 }
 
 #[test]
@@ -380,6 +392,18 @@ fn a_put_whose_commit_fails_takes_its_copy_back_out_of_the_filter() {
     fail.store(true, Ordering::SeqCst);
     assert!(store.put(&key(500), &value(500)).is_err());
     assert!(store.put_all([(&key(501)[..], &value(501)[..])]).is_err());
+    assert_eq!(store.filter().unwrap().len(), 100);
+    assert!(store.filter_trusted());
+}
+
+#[test]
+fn a_put_all_that_fails_before_its_commit_takes_its_copies_back_out_of_the_filter() {
+    let (store, _, full) = on_failing_or_full_disk();
+    full.store(true, Ordering::SeqCst);
+    // More keys than the database has room for: an insert into its table fails part way.
+    let pairs: Vec<_> = (1000..100_000).map(|i| (key(i), value(i))).collect();
+    let put = store.put_all(pairs.iter().map(|(k, v)| (&k[..], &v[..])));
+    assert!(matches!(put, Err(StoreError::Database(_))), "{put:?}");
     assert_eq!(store.filter().unwrap().len(), 100);
     assert!(store.filter_trusted());
 }

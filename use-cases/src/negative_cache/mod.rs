@@ -251,16 +251,18 @@ impl NegativeCache {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(self.durability);
         let mut copies = Vec::new();
-        {
+        let written = (|| {
             let mut table = txn.open_table(DATA)?;
             for (key, value) in pairs {
                 if table.insert(key, value)?.is_none() && self.filter_insert(key) {
                     copies.push(key);
                 }
             }
-        }
+            drop(table);
+            bump_sequence(&txn)
+        })();
         // An error before the commit drops the transaction, which aborts it.
-        let committed = bump_sequence(&txn).and_then(|()| Ok(txn.commit()?));
+        let committed = written.and_then(|()| Ok(txn.commit()?));
         if committed.is_err() {
             for key in copies {
                 self.filter_remove(key);
