@@ -416,3 +416,73 @@ fn a_delete_whose_commit_fails_leaves_the_key_in_the_filter() {
     assert_eq!(store.filter().unwrap().len(), 100);
     assert!(store.filter().unwrap().contains(&key(3)[..]));
 }
+
+/// Every key of `keys` that the database holds is found by `get`.
+fn assert_gets_agree_with_the_database(store: &NegativeCache, keys: std::ops::Range<u64>) {
+    for i in keys {
+        let in_db = store.get_from_database(&key(i)).unwrap();
+        assert_eq!(
+            store.get(&key(i)).unwrap(),
+            in_db,
+            "key {i}: {:?}",
+            store.source()
+        );
+    }
+}
+
+/// The child of `a_snapshot_of_commits_a_crash_lost_is_not_trusted_later`: stores keys without
+/// waiting for the disk, snapshots, stores more, says so and waits to be killed.
+const CRASH_CHILD: &str = "CCF_NEGATIVE_CACHE_CRASH_CHILD";
+
+#[test]
+fn a_snapshot_of_commits_a_crash_lost_is_not_trusted_later() {
+    let not_durable = |dir: &Path| Options {
+        snapshot: Some(dir.join("filter.snapshot")),
+        durable: false,
+        ..Options::default()
+    };
+    if let Some(dir) = std::env::var_os(CRASH_CHILD) {
+        let dir = PathBuf::from(dir);
+        let store = open(&dir.join("store.redb"), not_durable(&dir));
+        put_range(&store, 0..100);
+        let sequence = store.write_snapshot().unwrap();
+        put_range(&store, 100..200);
+        println!("snapshot {sequence}");
+        loop {
+            std::thread::park();
+        }
+    }
+    let dir = TempDir::new("crash");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_snapshot_of_commits_a_crash_lost_is_not_trusted_later",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(CRASH_CHILD, &dir.0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let snapshot: u64 = std::io::BufRead::lines(stdout)
+        .map(Result::unwrap)
+        .find_map(|line| line.strip_prefix("snapshot ").map(|s| s.parse().unwrap()))
+        .expect("the child snapshots");
+    child.kill().unwrap(); // SIGKILL: no destructor runs, writes not yet durable are lost
+    child.wait().unwrap();
+
+    let store = open(&dir.db(), not_durable(&dir.0));
+    assert_gets_agree_with_the_database(&store, 0..300);
+    // New writes carry the database's sequence number up to the snapshot's and past it.
+    let mut next = 200;
+    loop {
+        put_range(&store, next..next + 10);
+        next += 10;
+        if store.sequence().unwrap() >= snapshot {
+            break;
+        }
+    }
+    drop(store);
+    let store = open(&dir.db(), not_durable(&dir.0));
+    assert_gets_agree_with_the_database(&store, 0..next);
+}

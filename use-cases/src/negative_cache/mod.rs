@@ -29,9 +29,10 @@
 //! read *before* copying the filter; [`NegativeCache::open`] loads it only if both still match,
 //! and otherwise rebuilds the filter from the database on all cores. A snapshot taken at sequence
 //! `s` holds every key stored at `s`: each was inserted before its commit, and a removal from the
-//! filter follows a delete's commit, which would have moved the sequence past `s`. A crash after a
-//! snapshot, with more writes behind it, leaves a sequence number past the snapshot's: it is
-//! rebuilt, not trusted.
+//! filter follows a delete's commit, which would have moved the sequence past `s`. The snapshot
+//! makes `s` durable before it reads it, so a crash (also of a store whose commits do not wait
+//! for the disk) leaves the database at `s` or past it, never before it to reach `s` again with
+//! other keys; past it, the snapshot is rebuilt over, not trusted.
 
 use std::fmt;
 use std::fs::{self, File};
@@ -336,8 +337,8 @@ impl NegativeCache {
 
     /// Writes the filter to the snapshot path (through a temporary file and a rename, so a crash
     /// leaves the old snapshot or the new one), stamped with the database's identity and the
-    /// sequence number read before the copy. Returns that sequence number. Writers go on
-    /// meanwhile.
+    /// sequence number read before the copy, which it first commits to the disk (also in a store
+    /// that does not wait for it). Returns that sequence number. Writers go on meanwhile.
     ///
     /// # Errors
     ///
@@ -347,7 +348,18 @@ impl NegativeCache {
         let (Some(filter), Some(path)) = (&self.filter, &self.snapshot) else {
             return Err(StoreError::NoSnapshot);
         };
-        let sequence = self.sequence()?;
+        // Made durable first: a crash cannot take the database back before it, to reach the same
+        // number again with other keys.
+        let sequence = {
+            let mut txn = self.db.begin_write()?;
+            txn.set_durability(Durability::Immediate);
+            let sequence = txn
+                .open_table(META)?
+                .get(SEQUENCE)?
+                .map_or(0, |g| g.value());
+            txn.commit()?;
+            sequence
+        };
         // After the sequence read: a put that overflowed before that commit has cleared it.
         if !self.filter_trusted() {
             return Err(StoreError::FilterOverflowed);
