@@ -486,3 +486,25 @@ fn a_snapshot_of_commits_a_crash_lost_is_not_trusted_later() {
     let store = open(&dir.db(), not_durable(&dir.0));
     assert_gets_agree_with_the_database(&store, 0..next);
 }
+
+#[test]
+fn concurrent_snapshots_each_succeed_and_leave_a_current_one() {
+    let dir = TempDir::new("concurrent-snapshots");
+    let owned = open(&dir.db(), with_snapshot(&dir));
+    put_range(&owned, 0..1000);
+    let store = &owned;
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(move || {
+                for _ in 0..50 {
+                    store.write_snapshot().unwrap();
+                }
+            });
+        }
+    });
+    let sequence = store.sequence().unwrap();
+    drop(owned);
+    let store = open(&dir.db(), with_snapshot(&dir));
+    assert_eq!(store.source(), &FilterSource::Snapshot { sequence });
+    assert_gets_agree_with_the_database(&store, 0..1000);
+}

@@ -39,6 +39,7 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use redb::{Database, Durability, ReadableTable, ReadableTableMetadata};
@@ -117,6 +118,8 @@ pub struct NegativeCache {
     durability: Durability,
     instance: u64,
     snapshot: Option<PathBuf>,
+    /// Held while a snapshot is written: two at once would share the temporary file.
+    snapshot_lock: Mutex<()>,
     source: FilterSource,
 }
 
@@ -179,6 +182,7 @@ impl NegativeCache {
             },
             instance,
             snapshot: options.snapshot,
+            snapshot_lock: Mutex::new(()),
             source,
         })
     }
@@ -338,7 +342,8 @@ impl NegativeCache {
     /// Writes the filter to the snapshot path (through a temporary file and a rename, so a crash
     /// leaves the old snapshot or the new one), stamped with the database's identity and the
     /// sequence number read before the copy, which it first commits to the disk (also in a store
-    /// that does not wait for it). Returns that sequence number. Writers go on meanwhile.
+    /// that does not wait for it). Returns that sequence number. Writers go on meanwhile; other
+    /// snapshots wait.
     ///
     /// # Errors
     ///
@@ -348,6 +353,10 @@ impl NegativeCache {
         let (Some(filter), Some(path)) = (&self.filter, &self.snapshot) else {
             return Err(StoreError::NoSnapshot);
         };
+        let _writing = self
+            .snapshot_lock
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         // Made durable first: a crash cannot take the database back before it, to reach the same
         // number again with other keys.
         let sequence = {
