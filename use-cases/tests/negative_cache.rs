@@ -488,6 +488,42 @@ fn a_snapshot_of_commits_a_crash_lost_is_not_trusted_later() {
 }
 
 #[test]
+fn a_snapshot_whose_sequence_number_is_corrupt_is_rebuilt_over() {
+    let dir = TempDir::new("corrupt-sequence");
+    let store = open(&dir.db(), with_snapshot(&dir));
+    put_range(&store, 0..100);
+    let sequence = store.write_snapshot().unwrap();
+    drop(store);
+    // One bit of the sequence number flipped on disk: it names a later state of the database.
+    let mut bytes = std::fs::read(dir.snapshot()).unwrap();
+    let at = bytes
+        .windows(8)
+        .position(|word| word == sequence.to_le_bytes())
+        .unwrap();
+    bytes[at] ^= 0b10;
+    std::fs::write(dir.snapshot(), &bytes).unwrap();
+    let corrupt = sequence ^ 0b10;
+    assert!(corrupt > sequence);
+
+    let store = open(&dir.db(), with_snapshot(&dir));
+    let mut next = 100;
+    while store.sequence().unwrap() < corrupt {
+        put_range(&store, next..next + 10);
+        next += 10;
+    }
+    drop(store);
+    let store = open(&dir.db(), with_snapshot(&dir));
+    assert_gets_agree_with_the_database(&store, 0..next);
+    assert!(matches!(
+        store.source(),
+        FilterSource::Rebuilt {
+            snapshot: SnapshotState::Unreadable(_),
+            ..
+        }
+    ));
+}
+
+#[test]
 fn concurrent_snapshots_each_succeed_and_leave_a_current_one() {
     let dir = TempDir::new("concurrent-snapshots");
     let owned = open(&dir.db(), with_snapshot(&dir));

@@ -26,13 +26,13 @@
 //!
 //! Every write transaction also bumps a sequence number stored in the database. A snapshot
 //! ([`NegativeCache::write_snapshot`]) records the database's identity and the sequence number it
-//! read *before* copying the filter; [`NegativeCache::open`] loads it only if both still match,
-//! and otherwise rebuilds the filter from the database on all cores. A snapshot taken at sequence
-//! `s` holds every key stored at `s`: each was inserted before its commit, and a removal from the
-//! filter follows a delete's commit, which would have moved the sequence past `s`. The snapshot
-//! makes `s` durable before it reads it, so a crash (also of a store whose commits do not wait
-//! for the disk) leaves the database at `s` or past it, never before it to reach `s` again with
-//! other keys; past it, the snapshot is rebuilt over, not trusted.
+//! read *before* copying the filter, under a checksum of their own; [`NegativeCache::open`] loads
+//! it only if both still match, and otherwise rebuilds the filter from the database on all cores.
+//! A snapshot taken at sequence `s` holds every key stored at `s`: each was inserted before its
+//! commit, and a removal from the filter follows a delete's commit, which would have moved the
+//! sequence past `s`. The snapshot makes `s` durable before it reads it, so a crash (also of a
+//! store whose commits do not wait for the disk) leaves the database at `s` or past it, never
+//! before it to reach `s` again with other keys; past it, the snapshot is rebuilt over.
 
 use std::fmt;
 use std::fs::{self, File};
@@ -44,8 +44,8 @@ use std::sync::Mutex;
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use redb::{Database, Durability, ReadableTable, ReadableTableMetadata};
 
+use self::schema::{snapshot_header, DATA, META, SEQUENCE};
 pub use self::schema::{SnapshotState, StoreError};
-use self::schema::{DATA, META, SEQUENCE, SNAPSHOT_MAGIC};
 use self::startup::{init_meta, load_snapshot, rebuild};
 
 mod schema;
@@ -377,9 +377,7 @@ impl NegativeCache {
         let file = File::create(&partial).map_err(StoreError::Io)?;
         let mut out = BufWriter::new(file);
         let write = (|| {
-            out.write_all(&SNAPSHOT_MAGIC)?;
-            out.write_all(&self.instance.to_le_bytes())?;
-            out.write_all(&sequence.to_le_bytes())?;
+            out.write_all(&snapshot_header(self.instance, sequence))?;
             filter.write_to(&mut out)?;
             out.into_inner()
                 .map_err(|err| err.into_error())?
