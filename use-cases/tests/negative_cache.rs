@@ -544,3 +544,28 @@ fn concurrent_snapshots_each_succeed_and_leave_a_current_one() {
     assert_eq!(store.source(), &FilterSource::Snapshot { sequence });
     assert_gets_agree_with_the_database(&store, 0..1000);
 }
+
+#[test]
+fn a_snapshot_sized_for_fewer_items_than_asked_is_rebuilt_over() {
+    let dir = TempDir::new("undersized");
+    let sized = |capacity| Options {
+        capacity,
+        ..with_snapshot(&dir)
+    };
+    let store = open(&dir.db(), sized(100));
+    put_range(&store, 0..10);
+    store.write_snapshot().unwrap();
+    drop(store);
+    let store = open(&dir.db(), sized(100_000));
+    assert!(matches!(
+        store.source(),
+        FilterSource::Rebuilt {
+            keys: 10,
+            snapshot: SnapshotState::Undersized { asked: 100_000, .. }
+        }
+    ));
+    assert!(store.filter().unwrap().capacity() >= 100_000);
+    put_range(&store, 10..10_000);
+    assert!(store.filter_trusted());
+    assert_gets_agree_with_the_database(&store, 0..10_100);
+}

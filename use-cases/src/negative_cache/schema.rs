@@ -43,6 +43,15 @@ pub enum SnapshotState {
     },
     /// The snapshot belongs to another database.
     ForeignDatabase,
+    /// The snapshot's filter is sized for fewer items than [`Options::capacity`] asks.
+    ///
+    /// [`Options::capacity`]: super::Options::capacity
+    Undersized {
+        /// The snapshot's filter's capacity.
+        snapshot: usize,
+        /// The capacity asked.
+        asked: usize,
+    },
     /// The file could not be read as a snapshot.
     Unreadable(String),
 }

@@ -41,11 +41,13 @@ pub(super) fn init_meta(db: &Database) -> Result<(u64, u64), StoreError> {
     Ok(ids)
 }
 
-/// The snapshot's filter if it exists, is readable and matches the database; otherwise why not.
+/// The snapshot's filter if it exists, is readable, matches the database and is sized for
+/// `capacity` items; otherwise why not.
 pub(super) fn load_snapshot(
     path: &Path,
     instance: u64,
     sequence: u64,
+    capacity: usize,
 ) -> Result<ConcurrentCuckooFilter, SnapshotState> {
     let file = match File::open(path) {
         Ok(file) => file,
@@ -73,8 +75,15 @@ pub(super) fn load_snapshot(
             database: sequence,
         });
     }
-    ConcurrentCuckooFilter::read_from(input)
-        .map_err(|err: DecodeError| SnapshotState::Unreadable(err.to_string()))
+    let filter = ConcurrentCuckooFilter::read_from(input)
+        .map_err(|err: DecodeError| SnapshotState::Unreadable(err.to_string()))?;
+    if filter.capacity() < capacity {
+        return Err(SnapshotState::Undersized {
+            snapshot: filter.capacity(),
+            asked: capacity,
+        });
+    }
+    Ok(filter)
 }
 
 /// Keys read from the database, end to end in one buffer.
