@@ -179,10 +179,15 @@ fn read(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     body.map_err(|rejection| ApiError(rejection.status(), rejection.body_text()))
 }
 
-/// The body parsed as `T`, or a 400 naming what is wrong.
+/// The body parsed as `T`, a JSON object, or a 400 naming what is wrong.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|err| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {err}")))
+    let bad =
+        |why: &dyn fmt::Display| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {why}"));
+    // serde would also take a struct from an array of its fields in order.
+    if body.trim_ascii_start().first() == Some(&b'[') {
+        return Err(bad(&"an array, expected an object"));
+    }
+    serde_json::from_slice(body).map_err(|err| bad(&err))
 }
 
 fn parse_key(body: &[u8]) -> Result<String, ApiError> {

@@ -36,3 +36,29 @@ fn threads_racing_on_few_ids_let_each_through_once() {
     assert_eq!(passed.unique, dedup_exact(stream));
     assert_eq!(gate.len() as u64, passed.unique);
 }
+
+#[test]
+fn the_dedup_binary_takes_a_one_record_stream_and_refuses_zero_ids() {
+    let dedup = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dedup"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Its default --ids is half the records: none of one record.
+    let one = dedup(&["--records", "1", "--exact"]);
+    let stdout = String::from_utf8_lossy(&one.stdout);
+    assert!(one.status.success(), "{one:?}");
+    assert!(stdout.contains("let through 1,"), "{stdout}");
+    assert!(
+        stdout.contains("wrongly dropped by the filter: 0 "),
+        "{stdout}"
+    );
+    let zero = dedup(&["--records", "10", "--ids", "0"]);
+    let stderr = String::from_utf8_lossy(&zero.stderr);
+    assert_eq!(zero.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--ids") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

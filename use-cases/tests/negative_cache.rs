@@ -334,11 +334,13 @@ fn delete_then_put_again_keeps_one_copy_per_stored_key() {
     assert!((25..100).all(|i| store.get(&key(i)).unwrap().is_some()));
 }
 
-/// Real redb on memory whose syncs fail while `fail` is set: commits that must reach the disk fail.
+/// Real redb on memory whose syncs fail while `fail` is set: commits that must reach the disk fail;
+/// and which cannot grow while `full` is set: writes that need more room fail.
 #[derive(Debug)]
 struct FailingDisk {
     memory: redb::backends::InMemoryBackend,
     fail: Arc<AtomicBool>,
+    full: Arc<AtomicBool>,
 }
 
 impl redb::StorageBackend for FailingDisk {
@@ -349,6 +351,9 @@ impl redb::StorageBackend for FailingDisk {
         self.memory.read(offset, len)
     }
     fn set_len(&self, len: u64) -> std::io::Result<()> {
+        if self.full.load(Ordering::SeqCst) && len > self.memory.len()? {
+            return Err(std::io::Error::other("disk full"));
+        }
         self.memory.set_len(len)
     }
     fn sync_data(&self, eventual: bool) -> std::io::Result<()> {
@@ -363,15 +368,22 @@ impl redb::StorageBackend for FailingDisk {
 }
 
 fn on_failing_disk() -> (NegativeCache, Arc<AtomicBool>) {
+    let (store, fail, _) = on_failing_or_full_disk();
+    (store, fail)
+}
+
+fn on_failing_or_full_disk() -> (NegativeCache, Arc<AtomicBool>, Arc<AtomicBool>) {
     let fail = Arc::new(AtomicBool::new(false));
+    let full = Arc::new(AtomicBool::new(false));
     let disk = FailingDisk {
         memory: redb::backends::InMemoryBackend::new(),
         fail: Arc::clone(&fail),
+        full: Arc::clone(&full),
     };
     let db = redb::Database::builder().create_with_backend(disk).unwrap();
     let store = NegativeCache::with_database(db, Options::default()).unwrap();
     put_range(&store, 0..100);
-    (store, fail)
+    (store, fail, full)
 }
 
 #[test]
@@ -385,10 +397,175 @@ fn a_put_whose_commit_fails_takes_its_copy_back_out_of_the_filter() {
 }
 
 #[test]
+fn a_put_all_that_fails_before_its_commit_takes_its_copies_back_out_of_the_filter() {
+    let (store, _, full) = on_failing_or_full_disk();
+    full.store(true, Ordering::SeqCst);
+    // More keys than the database has room for: an insert into its table fails part way.
+    let pairs: Vec<_> = (1000..100_000).map(|i| (key(i), value(i))).collect();
+    let put = store.put_all(pairs.iter().map(|(k, v)| (&k[..], &v[..])));
+    assert!(matches!(put, Err(StoreError::Database(_))), "{put:?}");
+    assert_eq!(store.filter().unwrap().len(), 100);
+    assert!(store.filter_trusted());
+}
+
+#[test]
 fn a_delete_whose_commit_fails_leaves_the_key_in_the_filter() {
     let (store, fail) = on_failing_disk();
     fail.store(true, Ordering::SeqCst);
     assert!(store.delete(&key(3)).is_err());
     assert_eq!(store.filter().unwrap().len(), 100);
     assert!(store.filter().unwrap().contains(&key(3)[..]));
+}
+
+/// Every key of `keys` that the database holds is found by `get`.
+fn assert_gets_agree_with_the_database(store: &NegativeCache, keys: std::ops::Range<u64>) {
+    for i in keys {
+        let in_db = store.get_from_database(&key(i)).unwrap();
+        assert_eq!(
+            store.get(&key(i)).unwrap(),
+            in_db,
+            "key {i}: {:?}",
+            store.source()
+        );
+    }
+}
+
+/// The child of `a_snapshot_of_commits_a_crash_lost_is_not_trusted_later`: stores keys without
+/// waiting for the disk, snapshots, stores more, says so and waits to be killed.
+const CRASH_CHILD: &str = "CCF_NEGATIVE_CACHE_CRASH_CHILD";
+
+#[test]
+fn a_snapshot_of_commits_a_crash_lost_is_not_trusted_later() {
+    let not_durable = |dir: &Path| Options {
+        snapshot: Some(dir.join("filter.snapshot")),
+        durable: false,
+        ..Options::default()
+    };
+    if let Some(dir) = std::env::var_os(CRASH_CHILD) {
+        let dir = PathBuf::from(dir);
+        let store = open(&dir.join("store.redb"), not_durable(&dir));
+        put_range(&store, 0..100);
+        let sequence = store.write_snapshot().unwrap();
+        put_range(&store, 100..200);
+        println!("snapshot {sequence}");
+        loop {
+            std::thread::park();
+        }
+    }
+    let dir = TempDir::new("crash");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_snapshot_of_commits_a_crash_lost_is_not_trusted_later",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(CRASH_CHILD, &dir.0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let snapshot: u64 = std::io::BufRead::lines(stdout)
+        .map(Result::unwrap)
+        .find_map(|line| line.strip_prefix("snapshot ").map(|s| s.parse().unwrap()))
+        .expect("the child snapshots");
+    child.kill().unwrap(); // SIGKILL: no destructor runs, writes not yet durable are lost
+    child.wait().unwrap();
+
+    let store = open(&dir.db(), not_durable(&dir.0));
+    assert_gets_agree_with_the_database(&store, 0..300);
+    // New writes carry the database's sequence number up to the snapshot's and past it.
+    let mut next = 200;
+    loop {
+        put_range(&store, next..next + 10);
+        next += 10;
+        if store.sequence().unwrap() >= snapshot {
+            break;
+        }
+    }
+    drop(store);
+    let store = open(&dir.db(), not_durable(&dir.0));
+    assert_gets_agree_with_the_database(&store, 0..next);
+}
+
+#[test]
+fn a_snapshot_whose_sequence_number_is_corrupt_is_rebuilt_over() {
+    let dir = TempDir::new("corrupt-sequence");
+    let store = open(&dir.db(), with_snapshot(&dir));
+    put_range(&store, 0..100);
+    let sequence = store.write_snapshot().unwrap();
+    drop(store);
+    // One bit of the sequence number flipped on disk: it names a later state of the database.
+    let mut bytes = std::fs::read(dir.snapshot()).unwrap();
+    let at = bytes
+        .windows(8)
+        .position(|word| word == sequence.to_le_bytes())
+        .unwrap();
+    bytes[at] ^= 0b10;
+    std::fs::write(dir.snapshot(), &bytes).unwrap();
+    let corrupt = sequence ^ 0b10;
+    assert!(corrupt > sequence);
+
+    let store = open(&dir.db(), with_snapshot(&dir));
+    let mut next = 100;
+    while store.sequence().unwrap() < corrupt {
+        put_range(&store, next..next + 10);
+        next += 10;
+    }
+    drop(store);
+    let store = open(&dir.db(), with_snapshot(&dir));
+    assert_gets_agree_with_the_database(&store, 0..next);
+    assert!(matches!(
+        store.source(),
+        FilterSource::Rebuilt {
+            snapshot: SnapshotState::Unreadable(_),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn concurrent_snapshots_each_succeed_and_leave_a_current_one() {
+    let dir = TempDir::new("concurrent-snapshots");
+    let owned = open(&dir.db(), with_snapshot(&dir));
+    put_range(&owned, 0..1000);
+    let store = &owned;
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(move || {
+                for _ in 0..50 {
+                    store.write_snapshot().unwrap();
+                }
+            });
+        }
+    });
+    let sequence = store.sequence().unwrap();
+    drop(owned);
+    let store = open(&dir.db(), with_snapshot(&dir));
+    assert_eq!(store.source(), &FilterSource::Snapshot { sequence });
+    assert_gets_agree_with_the_database(&store, 0..1000);
+}
+
+#[test]
+fn a_snapshot_sized_for_fewer_items_than_asked_is_rebuilt_over() {
+    let dir = TempDir::new("undersized");
+    let sized = |capacity| Options {
+        capacity,
+        ..with_snapshot(&dir)
+    };
+    let store = open(&dir.db(), sized(100));
+    put_range(&store, 0..10);
+    store.write_snapshot().unwrap();
+    drop(store);
+    let store = open(&dir.db(), sized(100_000));
+    assert!(matches!(
+        store.source(),
+        FilterSource::Rebuilt {
+            keys: 10,
+            snapshot: SnapshotState::Undersized { asked: 100_000, .. }
+        }
+    ));
+    assert!(store.filter().unwrap().capacity() >= 100_000);
+    put_range(&store, 10..10_000);
+    assert!(store.filter_trusted());
+    assert_gets_agree_with_the_database(&store, 0..10_100);
 }

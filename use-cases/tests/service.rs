@@ -212,3 +212,19 @@ fn keys_chosen_against_the_public_seed_all_go_into_a_randomly_seeded_service() {
     ));
     assert_eq!(under_random, keys.len(), "seed {:#x}", random.seed());
 }
+
+#[test]
+fn a_body_that_is_not_a_json_object_gets_a_400_and_changes_nothing() {
+    let server = start(ConcurrentCuckooFilter::with_capacity(1000));
+    for (path, body) in [
+        ("/insert", json!(["a"])),
+        ("/lookup", json!(["a"])),
+        ("/remove", json!(["a"])),
+        ("/lookup-batch", json!([["a", "b"]])),
+    ] {
+        let (status, error) = error_of(post(&server, path, body));
+        assert_eq!(status, 400, "{path}");
+        assert!(error.starts_with("bad JSON body"), "{path}: {error}");
+    }
+    assert_eq!(call(&server, "GET", "/stats", "").1["len"], json!(0));
+}

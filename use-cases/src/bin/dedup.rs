@@ -3,10 +3,10 @@
 //! `cargo run --release -p ccf-use-cases --bin dedup -- [--records N] [--ids N]
 //! [--capacity N] [--exact]`
 //!
-//! Streams `--records` records drawn from `--ids` ids through a filter sized for `--capacity`
-//! (default: `--ids`) with `insert_unique` as the gate, on all of rayon's threads. With
-//! `--exact`, then counts the distinct records with a `HashSet` on one thread, and so the unique
-//! records the filter wrongly dropped.
+//! Streams `--records` records drawn from `--ids` ids (default: half the records, at least 1)
+//! through a filter sized for `--capacity` (default: `--ids`) with `insert_unique` as the gate,
+//! on all of rayon's threads. With `--exact`, then counts the distinct records with a `HashSet`
+//! on one thread, and so the unique records the filter wrongly dropped.
 
 use std::time::Instant;
 
@@ -19,7 +19,11 @@ fn mib(bytes: u64) -> f64 {
 
 fn main() {
     let records: u64 = flag("--records", 100_000_000);
-    let ids: u64 = flag("--ids", records / 2);
+    let ids: u64 = flag("--ids", (records / 2).max(1));
+    if ids == 0 {
+        eprintln!("dedup: --ids must be at least 1: records are drawn from the ids");
+        std::process::exit(2);
+    }
     let capacity: usize = flag("--capacity", ids as usize);
     let stream = Stream {
         records,

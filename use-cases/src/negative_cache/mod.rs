@@ -26,24 +26,27 @@
 //!
 //! Every write transaction also bumps a sequence number stored in the database. A snapshot
 //! ([`NegativeCache::write_snapshot`]) records the database's identity and the sequence number it
-//! read *before* copying the filter; [`NegativeCache::open`] loads it only if both still match,
-//! and otherwise rebuilds the filter from the database on all cores. A snapshot taken at sequence
-//! `s` holds every key stored at `s`: each was inserted before its commit, and a removal from the
-//! filter follows a delete's commit, which would have moved the sequence past `s`. A crash after a
-//! snapshot, with more writes behind it, leaves a sequence number past the snapshot's: it is
-//! rebuilt, not trusted.
+//! read *before* copying the filter, under a checksum of their own; [`NegativeCache::open`] loads
+//! it only if both still match and its filter is sized for [`Options::capacity`], and otherwise
+//! rebuilds the filter from the database on all cores.
+//! A snapshot taken at sequence `s` holds every key stored at `s`: each was inserted before its
+//! commit, and a removal from the filter follows a delete's commit, which would have moved the
+//! sequence past `s`. The snapshot makes `s` durable before it reads it, so a crash (also of a
+//! store whose commits do not wait for the disk) leaves the database at `s` or past it, never
+//! before it to reach `s` again with other keys; past it, the snapshot is rebuilt over.
 
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
 use redb::{Database, Durability, ReadableTable, ReadableTableMetadata};
 
+use self::schema::{snapshot_header, DATA, META, SEQUENCE};
 pub use self::schema::{SnapshotState, StoreError};
-use self::schema::{DATA, META, SEQUENCE, SNAPSHOT_MAGIC};
 use self::startup::{init_meta, load_snapshot, rebuild};
 
 mod schema;
@@ -116,6 +119,8 @@ pub struct NegativeCache {
     durability: Durability,
     instance: u64,
     snapshot: Option<PathBuf>,
+    /// Held while a snapshot is written: two at once would share the temporary file.
+    snapshot_lock: Mutex<()>,
     source: FilterSource,
 }
 
@@ -153,7 +158,7 @@ impl NegativeCache {
         } else {
             let snapshot = match &options.snapshot {
                 None => Err(SnapshotState::NotConfigured),
-                Some(path) => load_snapshot(path, instance, sequence),
+                Some(path) => load_snapshot(path, instance, sequence, options.capacity),
             };
             match snapshot {
                 Ok(filter) => (Some(filter), FilterSource::Snapshot { sequence }),
@@ -178,6 +183,7 @@ impl NegativeCache {
             },
             instance,
             snapshot: options.snapshot,
+            snapshot_lock: Mutex::new(()),
             source,
         })
     }
@@ -251,16 +257,18 @@ impl NegativeCache {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(self.durability);
         let mut copies = Vec::new();
-        {
+        let written = (|| {
             let mut table = txn.open_table(DATA)?;
             for (key, value) in pairs {
                 if table.insert(key, value)?.is_none() && self.filter_insert(key) {
                     copies.push(key);
                 }
             }
-        }
+            drop(table);
+            bump_sequence(&txn)
+        })();
         // An error before the commit drops the transaction, which aborts it.
-        let committed = bump_sequence(&txn).and_then(|()| Ok(txn.commit()?));
+        let committed = written.and_then(|()| Ok(txn.commit()?));
         if committed.is_err() {
             for key in copies {
                 self.filter_remove(key);
@@ -334,8 +342,9 @@ impl NegativeCache {
 
     /// Writes the filter to the snapshot path (through a temporary file and a rename, so a crash
     /// leaves the old snapshot or the new one), stamped with the database's identity and the
-    /// sequence number read before the copy. Returns that sequence number. Writers go on
-    /// meanwhile.
+    /// sequence number read before the copy, which it first commits to the disk (also in a store
+    /// that does not wait for it). Returns that sequence number. Writers go on meanwhile; other
+    /// snapshots wait.
     ///
     /// # Errors
     ///
@@ -345,7 +354,22 @@ impl NegativeCache {
         let (Some(filter), Some(path)) = (&self.filter, &self.snapshot) else {
             return Err(StoreError::NoSnapshot);
         };
-        let sequence = self.sequence()?;
+        let _writing = self
+            .snapshot_lock
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        // Made durable first: a crash cannot take the database back before it, to reach the same
+        // number again with other keys.
+        let sequence = {
+            let mut txn = self.db.begin_write()?;
+            txn.set_durability(Durability::Immediate);
+            let sequence = txn
+                .open_table(META)?
+                .get(SEQUENCE)?
+                .map_or(0, |g| g.value());
+            txn.commit()?;
+            sequence
+        };
         // After the sequence read: a put that overflowed before that commit has cleared it.
         if !self.filter_trusted() {
             return Err(StoreError::FilterOverflowed);
@@ -354,9 +378,7 @@ impl NegativeCache {
         let file = File::create(&partial).map_err(StoreError::Io)?;
         let mut out = BufWriter::new(file);
         let write = (|| {
-            out.write_all(&SNAPSHOT_MAGIC)?;
-            out.write_all(&self.instance.to_le_bytes())?;
-            out.write_all(&sequence.to_le_bytes())?;
+            out.write_all(&snapshot_header(self.instance, sequence))?;
             filter.write_to(&mut out)?;
             out.into_inner()
                 .map_err(|err| err.into_error())?

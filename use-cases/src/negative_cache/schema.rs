@@ -11,8 +11,21 @@ pub(crate) const DATA: TableDefinition<'_, &[u8], &[u8]> = TableDefinition::new(
 pub(crate) const META: TableDefinition<'_, &str, u64> = TableDefinition::new("meta");
 pub(crate) const SEQUENCE: &str = "sequence";
 pub(crate) const INSTANCE: &str = "instance";
-/// The first bytes of a snapshot file, before the database's identity and sequence number.
-pub(crate) const SNAPSHOT_MAGIC: [u8; 8] = *b"CCFNEGC1";
+/// The first bytes of a snapshot file, before the database's identity, sequence number and their
+/// checksum (XXH3-64 of the 24 bytes before it).
+pub(crate) const SNAPSHOT_MAGIC: [u8; 8] = *b"CCFNEGC2";
+
+/// A snapshot's header: the magic, the database's identity and sequence number, and the checksum
+/// that keeps a damaged identity or sequence number from matching another database state.
+pub(crate) fn snapshot_header(instance: u64, sequence: u64) -> [u8; 32] {
+    let mut head = [0u8; 32];
+    head[..8].copy_from_slice(&SNAPSHOT_MAGIC);
+    head[8..16].copy_from_slice(&instance.to_le_bytes());
+    head[16..24].copy_from_slice(&sequence.to_le_bytes());
+    let checksum = xxhash_rust::xxh3::xxh3_64(&head[..24]);
+    head[24..].copy_from_slice(&checksum.to_le_bytes());
+    head
+}
 
 /// Why a snapshot was not loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +43,15 @@ pub enum SnapshotState {
     },
     /// The snapshot belongs to another database.
     ForeignDatabase,
+    /// The snapshot's filter is sized for fewer items than [`Options::capacity`] asks.
+    ///
+    /// [`Options::capacity`]: super::Options::capacity
+    Undersized {
+        /// The snapshot's filter's capacity.
+        snapshot: usize,
+        /// The capacity asked.
+        asked: usize,
+    },
     /// The file could not be read as a snapshot.
     Unreadable(String),
 }

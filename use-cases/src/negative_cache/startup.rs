@@ -12,7 +12,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use redb::{Database, ReadableTable, ReadableTableMetadata};
 
-use super::schema::{SnapshotState, StoreError, DATA, INSTANCE, META, SEQUENCE, SNAPSHOT_MAGIC};
+use super::schema::{
+    snapshot_header, SnapshotState, StoreError, DATA, INSTANCE, META, SEQUENCE, SNAPSHOT_MAGIC,
+};
 
 /// Keys read from the database per block of a rebuild.
 const REBUILD_BLOCK: usize = 1 << 16;
@@ -39,11 +41,13 @@ pub(super) fn init_meta(db: &Database) -> Result<(u64, u64), StoreError> {
     Ok(ids)
 }
 
-/// The snapshot's filter if it exists, is readable and matches the database; otherwise why not.
+/// The snapshot's filter if it exists, is readable, matches the database and is sized for
+/// `capacity` items; otherwise why not.
 pub(super) fn load_snapshot(
     path: &Path,
     instance: u64,
     sequence: u64,
+    capacity: usize,
 ) -> Result<ConcurrentCuckooFilter, SnapshotState> {
     let file = match File::open(path) {
         Ok(file) => file,
@@ -51,7 +55,7 @@ pub(super) fn load_snapshot(
         Err(err) => return Err(SnapshotState::Unreadable(err.to_string())),
     };
     let mut input = BufReader::new(file);
-    let mut head = [0u8; 24];
+    let mut head = [0u8; 32];
     input
         .read_exact(&mut head)
         .map_err(|err| SnapshotState::Unreadable(err.to_string()))?;
@@ -59,6 +63,9 @@ pub(super) fn load_snapshot(
         return Err(SnapshotState::Unreadable("not a snapshot".into()));
     }
     let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap());
+    if head != snapshot_header(word(8), word(16)) {
+        return Err(SnapshotState::Unreadable("header checksum mismatch".into()));
+    }
     if word(8) != instance {
         return Err(SnapshotState::ForeignDatabase);
     }
@@ -68,8 +75,15 @@ pub(super) fn load_snapshot(
             database: sequence,
         });
     }
-    ConcurrentCuckooFilter::read_from(input)
-        .map_err(|err: DecodeError| SnapshotState::Unreadable(err.to_string()))
+    let filter = ConcurrentCuckooFilter::read_from(input)
+        .map_err(|err: DecodeError| SnapshotState::Unreadable(err.to_string()))?;
+    if filter.capacity() < capacity {
+        return Err(SnapshotState::Undersized {
+            snapshot: filter.capacity(),
+            asked: capacity,
+        });
+    }
+    Ok(filter)
 }
 
 /// Keys read from the database, end to end in one buffer.
