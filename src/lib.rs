@@ -45,8 +45,9 @@
 //! - No false negatives: an item whose insert returned `Ok` and that was not removed is found (by
 //!   an expiring filter, for its window after its last insert), also while other threads insert,
 //!   remove and move fingerprints.
-//! - A failed insert changes nothing, and nothing is ever evicted to make room. `Err(Full)` only
-//!   when the item had no room, also while other threads write.
+//! - A failed insert changes nothing, and nothing is evicted to make room but an expiring
+//!   filter's oldest generation. `Err(Full)` only when the item had no room, also while other
+//!   threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No user code (a `Hash` impl, the writer given to `write_to`) runs while one of the
 //!   filter's locks is held.
