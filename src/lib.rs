@@ -30,7 +30,7 @@
 //! assert!(bits_per_item < 17.3, "{bits_per_item}");
 //! assert!(rate < 0.002, "{rate}");
 //!
-//! // The packed layout holds the same fingerprints end to end: 12.6 bits per item.
+//! // The packed layout holds the same fingerprints end to end: 12.8 bits per item.
 //! let packed = ConcurrentCuckooFilter::builder()
 //!     .capacity(1_000_000)
 //!     .layout(TableLayout::Packed)
@@ -42,10 +42,12 @@
 //!
 //! # Guarantees
 //!
-//! - No false negatives: an item whose insert returned `Ok` and that was not removed is found, also
-//!   while other threads insert, remove and move fingerprints.
-//! - A failed insert changes nothing, and nothing is ever evicted to make room. `Err(Full)` only
-//!   when the item had no room, also while other threads write.
+//! - No false negatives: an item whose insert returned `Ok` and that was not removed is found (by
+//!   an expiring filter, for its window after its last insert), also while other threads insert,
+//!   remove and move fingerprints.
+//! - A failed insert changes nothing, and nothing is evicted to make room but an expiring
+//!   filter's oldest generation. `Err(Full)` only when the item had no room, also while other
+//!   threads write.
 //! - An impossible configuration is a [`BuildError`] naming the parameter, not a panic.
 //! - No user code (a `Hash` impl, the writer given to `write_to`) runs while one of the
 //!   filter's locks is held.
@@ -55,14 +57,16 @@
 //!
 //! # Names
 //!
-//! Both filters are one type, [`CuckooFilter`], over a kind ([`Fixed`], [`Growable`]), so they
-//! have the same operations under the same names; each kind adds a few of its own. A `_hash`
+//! Every filter is one type, [`CuckooFilter`], over a kind ([`Fixed`], [`Growable`],
+//! [`Expiring`]), so they have the same operations under the same names; each kind adds a few of
+//! its own. A `_hash`
 //! suffix takes a key's 64-bit hash, computed with [`CuckooFilter::hasher`], instead of the key
 //! (`contains_hash`, `insert_hash`); `_batch` takes a slice of keys and answers each (`contains_batch`, or
 //! `contains_hash_batch_into` for hashes); `_into` writes the answers into the caller's slice;
 //! `extend` calls take any number of keys, and their `try_` form says how many went in before
 //! the filter filled (`try_extend`, `try_extend_hashes`, `try_par_extend`). Each type is built
-//! by its own builder: [`ConcurrentCuckooFilterBuilder`], [`GrowableCuckooFilterBuilder`].
+//! by its own builder: [`ConcurrentCuckooFilterBuilder`], [`GrowableCuckooFilterBuilder`],
+//! [`ExpiringBuilder`].
 //!
 //! # Keys from untrusted clients
 //!
