@@ -59,14 +59,13 @@
 //!
 //! Every filter is one type, [`CuckooFilter`], over a kind ([`Fixed`], [`Growable`],
 //! [`Expiring`]), so they have the same operations under the same names; each kind adds a few of
-//! its own. A `_hash`
-//! suffix takes a key's 64-bit hash, computed with [`CuckooFilter::hasher`], instead of the key
-//! (`contains_hash`, `insert_hash`); `_batch` takes a slice of keys and answers each (`contains_batch`, or
-//! `contains_hash_batch_into` for hashes); `_into` writes the answers into the caller's slice;
-//! `extend` calls take any number of keys, and their `try_` form says how many went in before
-//! the filter filled (`try_extend`, `try_extend_hashes`, `try_par_extend`). Each type is built
-//! by its own builder: [`ConcurrentCuckooFilterBuilder`], [`GrowableCuckooFilterBuilder`],
-//! [`ExpiringBuilder`].
+//! its own. A `_hash` suffix takes a key's 64-bit hash, computed with [`CuckooFilter::hasher`],
+//! instead of the key (`contains_hash`, `insert_hash`); `_batch` takes a slice of keys and answers
+//! each (`contains_batch`, or `contains_hash_batch_into` for hashes); `_into` writes the answers
+//! into the caller's slice; `extend` calls take any number of keys, and their `try_` form says how
+//! many went in before the filter filled (`try_extend`, `try_extend_hashes`, `try_par_extend`).
+//! Each type is built by its own builder: [`ConcurrentCuckooFilterBuilder`],
+//! [`GrowableCuckooFilterBuilder`], [`ExpiringBuilder`].
 //!
 //! # Keys from untrusted clients
 //!
