@@ -224,6 +224,13 @@ impl Header {
         if version != VERSION {
             return Err(DecodeError::UnsupportedVersion { version });
         }
+        let reserved = u16::from_le_bytes([bytes[10], bytes[11]]);
+        if reserved != 0 {
+            return Err(DecodeError::InvalidGeometry {
+                field: "reserved",
+                value: reserved.into(),
+            });
+        }
         Ok(Self {
             kind: bytes[12],
             clock: bytes[13],

@@ -212,6 +212,17 @@ fn a_bad_header_field_is_refused_by_its_own_name() {
             );
         }
     }
+    for bytes in [&time, &count] {
+        for reserved in [[1u8, 0], [0, 0x80]] {
+            assert_eq!(
+                ExpiringCuckooFilter::from_bytes(&with(bytes, 10, &reserved)).unwrap_err(),
+                DecodeError::InvalidGeometry {
+                    field: "reserved",
+                    value: u64::from(u16::from_le_bytes(reserved))
+                }
+            );
+        }
+    }
     for (at, value, field) in [
         (24, 0, "capacity"),
         (24, u64::MAX, "capacity"),
