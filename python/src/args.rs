@@ -33,10 +33,15 @@ fn value_error(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
-    value
-        .cast::<PyInt>()
-        .map_err(|_| wrong(name, "an int", value))
+/// An `int`, or an integer of another type (a numpy one) as the `int` its `__index__` gives, as
+/// Python's own int arguments take it.
+fn int<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyInt>> {
+    let py = value.py();
+    match py.import("operator")?.call_method1("index", (value,)) {
+        Ok(int) => Ok(int.cast_into::<PyInt>()?),
+        Err(err) if err.is_instance_of::<PyTypeError>(py) => Err(wrong(name, "an int", value)),
+        Err(err) => Err(err),
+    }
 }
 
 /// A count (`capacity`, `items`, `threads`, ...): an `int` of at least 1.
@@ -104,7 +109,7 @@ pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
         return Ok(DefaultHashBuilder::new());
     };
     let int = int("seed", seed)?;
-    let bits = int_bits(int)
+    let bits = int_bits(&int)
         .ok_or_else(|| value_error(format!("seed {int} is out of range: a seed {INT_RANGE}")))?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }
