@@ -9,7 +9,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString};
+use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PyMemoryView};
+use pyo3::types::{PySlice, PyString};
 
 use crate::keys::{type_name, with_key, Keys};
 
@@ -27,9 +28,15 @@ pub enum Reader<'py> {
 impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
+        let bytes_view = || -> PyResult<bool> {
+            let format = keys.getattr("format")?.extract::<String>()?;
+            Ok(matches!(format.as_str(), "B" | "c"))
+        };
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
+            || (keys.is_instance_of::<PyMemoryView>() && bytes_view()?)
         {
             let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
