@@ -58,9 +58,14 @@ impl<'py> Reader<'py> {
             // Text and objects: their elements are keys of their own.
             b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
             // Narrower integers and booleans widen to the 64-bit type of their sign, so each
-            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits.
+            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits,
+            // in place only if aligned with whole-item strides, as a Rust view of `u64`s must
+            // be (a record array's field is neither: it is copied).
             kind @ (b'i' | b'u' | b'b') => {
-                let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
+                let native = dtype.itemsize() == 8
+                    && dtype.is_native_byteorder() != Some(false)
+                    && array.is_aligned()
+                    && array.strides()[0] % 8 == 0;
                 let wide = if kind == b'i' { "int64" } else { "uint64" };
                 let array = match native && kind != b'b' {
                     true => keys.clone(),

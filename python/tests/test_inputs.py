@@ -92,6 +92,26 @@ def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     assert "c" in g and "c\x00" not in g
 
 
+@pytest.mark.parametrize("dtype", ["<i8", "<u8", ">i8", "<i4"])
+def test_a_record_arrays_field_reads_as_its_values(dtype):
+    # A field of a packed record array: items 12 or 16 bytes apart, not aligned.
+    records = np.zeros(1000, dtype=[("flag", "u1"), ("a", "<i4"), ("key", dtype)])
+    records["key"] = np.arange(1000) * 7 - 300
+    column = records["key"]
+    assert not column.flags.aligned
+    f = ConcurrentCuckooFilter(2000)
+    assert f.add_many(column, threads=2) == 1000
+    assert all(key in f for key in column.tolist())
+    assert f.contains_many(column).all()
+    assert f.discard_many(column) == 1000 and len(f) == 0
+    # A view of a buffer at an odd offset.
+    buffer = bytearray(8 * 100 + 1)
+    odd = np.ndarray((100,), dtype=dtype, buffer=buffer, offset=1)
+    odd[:] = np.arange(100) - 50
+    assert f.add_many(odd) == 100
+    assert all(key in f for key in range(-50, 50))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_keys_of_every_length_go_in_as_single_adds_put_them(threads):
     # Keys of every length up to 70 bytes and more, ASCII and multi-byte, str and bytes, packed
