@@ -137,7 +137,9 @@ impl<'py> Reader<'py> {
 /// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
 /// `ValueError` if it has missing values, which are not keys; `None` for anything else.
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if !keys.get_type().module()?.to_str()?.starts_with("pandas") {
+    // A class's `__module__` may be anything (or absent): only a `str` naming pandas counts.
+    let module = keys.get_type().module();
+    if !module.is_ok_and(|module| module.to_str().is_ok_and(|m| m.starts_with("pandas"))) {
         return Ok(None);
     }
     let Ok(dtype) = keys.getattr("dtype") else {

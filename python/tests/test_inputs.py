@@ -78,6 +78,20 @@ def test_every_kind_of_input_reads_the_same_keys(cls, threads):
         assert len(f) == 0, name
 
 
+def test_an_iterable_whose_class_has_no_str_module_is_read():
+    # `__module__` is whatever the class says (None, or absent for some built types).
+    class Keys:
+        def __iter__(self):
+            return iter([1, "two", b"three"])
+
+    f = ConcurrentCuckooFilter(100)
+    for module in (None, 5):
+        Keys.__module__ = module
+        assert f.add_many(Keys()) == 3
+        assert f.contains_many(Keys()).all() and f.discard_many(Keys()) == 3
+    assert len(f) == 0
+
+
 @pytest.mark.parametrize("cls", FILTERS)
 def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     words = [f"word-{i}-\u00e9" for i in range(70_000)]
