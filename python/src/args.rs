@@ -63,11 +63,17 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
     fits.map(Some).ok_or_else(out_of_range)
 }
 
-/// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`.
+/// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`, or numpy's `bool_` as the one it is.
 pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
-    let flag = |value: &Bound<'_, PyAny>| match value.cast::<PyBool>() {
-        Ok(flag) => Ok(flag.is_true()),
-        Err(_) => Err(wrong(name, "a bool", value)),
+    let flag = |value: &Bound<'_, PyAny>| {
+        if let Ok(flag) = value.cast::<PyBool>() {
+            return Ok(flag.is_true());
+        }
+        let numpy_bool = value.py().import("numpy")?.getattr("bool_")?;
+        match value.is_instance(&numpy_bool)? {
+            true => value.is_truthy(),
+            false => Err(wrong(name, "a bool", value)),
+        }
     };
     value.map(flag).transpose()
 }

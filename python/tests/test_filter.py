@@ -362,6 +362,14 @@ def test_numpy_integers_are_taken_as_the_int_arguments_they_equal():
         ConcurrentCuckooFilter(np.float64(10))
 
 
+def test_a_numpy_bool_is_taken_as_the_bool_flag_it_equals():
+    # Not "semi_sorted must be a bool, not bool": numpy's bool is a bool.
+    assert ConcurrentCuckooFilter(100, semi_sorted=np.bool_(True)).semi_sorted
+    assert not ConcurrentCuckooFilter(100, 0.01, semi_sorted=np.bool_(False)).semi_sorted
+    with pytest.raises(TypeError, match="semi_sorted must be a bool, not int64"):
+        ConcurrentCuckooFilter(100, semi_sorted=np.int64(1))
+
+
 def test_iterables_on_several_threads_stop_at_a_full_filter_or_a_bad_key():
     # Lists and iterators are read on the calling thread while helpers work on what was read.
     f = ConcurrentCuckooFilter(10_000)
