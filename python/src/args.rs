@@ -33,10 +33,15 @@ fn value_error(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-fn int<'a, 'py>(name: &str, value: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyInt>> {
-    value
-        .cast::<PyInt>()
-        .map_err(|_| wrong(name, "an int", value))
+/// An `int`, or an integer of another type (a numpy one) as the `int` its `__index__` gives, as
+/// Python's own int arguments take it.
+fn int<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyInt>> {
+    let py = value.py();
+    match py.import("operator")?.call_method1("index", (value,)) {
+        Ok(int) => Ok(int.cast_into::<PyInt>()?),
+        Err(err) if err.is_instance_of::<PyTypeError>(py) => Err(wrong(name, "an int", value)),
+        Err(err) => Err(err),
+    }
 }
 
 /// A count (`capacity`, `items`, `threads`, ...): an `int` of at least 1.
@@ -58,11 +63,17 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
     fits.map(Some).ok_or_else(out_of_range)
 }
 
-/// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`.
+/// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`, or numpy's `bool_` as the one it is.
 pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
-    let flag = |value: &Bound<'_, PyAny>| match value.cast::<PyBool>() {
-        Ok(flag) => Ok(flag.is_true()),
-        Err(_) => Err(wrong(name, "a bool", value)),
+    let flag = |value: &Bound<'_, PyAny>| {
+        if let Ok(flag) = value.cast::<PyBool>() {
+            return Ok(flag.is_true());
+        }
+        let numpy_bool = value.py().import("numpy")?.getattr("bool_")?;
+        match value.is_instance(&numpy_bool)? {
+            true => value.is_truthy(),
+            false => Err(wrong(name, "a bool", value)),
+        }
     };
     value.map(flag).transpose()
 }
@@ -104,7 +115,7 @@ pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
         return Ok(DefaultHashBuilder::new());
     };
     let int = int("seed", seed)?;
-    let bits = int_bits(int)
+    let bits = int_bits(&int)
         .ok_or_else(|| value_error(format!("seed {int} is out of range: a seed {INT_RANGE}")))?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }

@@ -82,7 +82,12 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
                 let helpers: Vec<_> = (1..helpers).map(|_| scope.spawn(take)).collect();
                 if matches!(more, Ok(true)) {
                     next.clear();
-                    next_more = reader.read(SEGMENT * self.threads, &mut next);
+                    // A signal's handler runs here (Ctrl-C: `KeyboardInterrupt`), not after
+                    // the last segment: its error ends the call as a bad key's does.
+                    let py = self.keys.py();
+                    next_more = py
+                        .check_signals()
+                        .and_then(|()| reader.read(SEGMENT * self.threads, &mut next));
                 }
                 self.keys.py().detach(|| {
                     let mut done = take();

@@ -9,7 +9,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PySlice, PyString};
+use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PyMemoryView};
+use pyo3::types::{PySlice, PyString};
 
 use crate::keys::{type_name, with_key, Keys};
 
@@ -17,6 +18,9 @@ use crate::keys::{type_name, with_key, Keys};
 pub enum Reader<'py> {
     /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
     Ints(PyReadonlyArray1<'py, u64>, usize),
+    /// A numpy integer array of another width, byte order or layout, its next index, and the
+    /// dtype (`int64` or `uint64`) each segment's slice is copied to, never the whole array.
+    Widened(Bound<'py, PyAny>, usize, &'static str),
     Sequence(Sequence<'py>),
     /// A numpy array of Python objects (dtype `O`, `U` or `S`), its next index, and the reader
     /// of the slice being read.
@@ -27,9 +31,15 @@ pub enum Reader<'py> {
 impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
+        let bytes_view = || -> PyResult<bool> {
+            let format = keys.getattr("format")?.extract::<String>()?;
+            Ok(matches!(format.as_str(), "B" | "c"))
+        };
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
+            || (keys.is_instance_of::<PyMemoryView>() && bytes_view()?)
         {
             let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
@@ -51,16 +61,19 @@ impl<'py> Reader<'py> {
             // Text and objects: their elements are keys of their own.
             b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
             // Narrower integers and booleans widen to the 64-bit type of their sign, so each
-            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits.
+            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits,
+            // in place only if aligned with whole-item strides, as a Rust view of `u64`s must
+            // be (a record array's field is neither: it is widened).
             kind @ (b'i' | b'u' | b'b') => {
-                let native = dtype.itemsize() == 8 && dtype.is_native_byteorder() != Some(false);
+                let native = dtype.itemsize() == 8
+                    && dtype.is_native_byteorder() != Some(false)
+                    && array.is_aligned()
+                    && array.strides()[0] % 8 == 0;
                 let wide = if kind == b'i' { "int64" } else { "uint64" };
-                let array = match native && kind != b'b' {
-                    true => keys.clone(),
-                    false => keys.call_method1("astype", (wide,))?,
-                };
-                let bits = array.call_method1("view", ("uint64",))?;
-                Ok(Self::Ints(bits.cast::<PyArray1<u64>>()?.try_readonly()?, 0))
+                match native && kind != b'b' {
+                    true => Ok(Self::Ints(u64_bits(keys)?, 0)),
+                    false => Ok(Self::Widened(keys.clone(), 0, wide)),
+                }
             }
             _ => Err(PyTypeError::new_err(format!(
                 "keys must be integers, strings or bytes, not an array of dtype {}",
@@ -92,6 +105,16 @@ impl<'py> Reader<'py> {
                 *next = end;
                 Ok(end < array.len())
             }
+            Self::Widened(array, next, wide) => {
+                let len = array.len()?;
+                let end = (*next + max).min(len);
+                let items = PySlice::new(array.py(), *next as isize, end as isize, 1);
+                let slice = array.get_item(items)?.call_method1("astype", (*wide,))?;
+                let mut ints = Self::Ints(u64_bits(&slice)?, 0);
+                ints.read(max, keys)?;
+                *next = end;
+                Ok(end < len)
+            }
             Self::Sequence(sequence) => sequence.read(max, keys),
             Self::Objects(array, next, slice) => loop {
                 if let Some(items) = slice {
@@ -122,10 +145,18 @@ impl<'py> Reader<'py> {
     }
 }
 
+/// A native, aligned 64-bit integer array of whole-item strides viewed as the `u64`s of its bits.
+fn u64_bits<'py>(array: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u64>> {
+    let bits = array.call_method1("view", ("uint64",))?;
+    Ok(bits.cast::<PyArray1<u64>>()?.try_readonly()?)
+}
+
 /// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
 /// `ValueError` if it has missing values, which are not keys; `None` for anything else.
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if !keys.get_type().module()?.to_str()?.starts_with("pandas") {
+    // A class's `__module__` may be anything (or absent): only a `str` naming pandas counts.
+    let module = keys.get_type().module();
+    if !module.is_ok_and(|module| module.to_str().is_ok_and(|m| m.starts_with("pandas"))) {
         return Ok(None);
     }
     let Ok(dtype) = keys.getattr("dtype") else {

@@ -11,7 +11,13 @@ from conftest import distinct_keys, rate_bound
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter, hash64
+from ccfilter import (
+    ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
+    FilterFullError,
+    GrowableCuckooFilter,
+    hash64,
+)
 
 FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
 
@@ -338,6 +344,30 @@ def test_a_bad_thread_count_raises_before_any_work(threads, error, message):
         with pytest.raises(error, match=message):
             call([1, 2], threads=threads)
     assert len(f) == 1
+
+
+def test_numpy_integers_are_taken_as_the_int_arguments_they_equal():
+    # As Python's own int arguments take any `__index__` integer (`range(np.int64(3))`).
+    f = ConcurrentCuckooFilter(np.int64(1000), fingerprint_bits=np.uint8(16), seed=np.uint64(7))
+    assert (f.capacity, f.fingerprint_bits, f.seed) == (ConcurrentCuckooFilter(1000).capacity, 16, 7)
+    assert f.add_many(np.arange(100), threads=np.int32(2)) == 100
+    assert f.contains_many(np.arange(100), threads=np.int64(2)).all()
+    g = GrowableCuckooFilter(np.int16(100), split_depth=np.int8(2), max_capacity=np.int64(10**6))
+    assert g.capacity == GrowableCuckooFilter(100, split_depth=2).capacity
+    e = ExpiringCuckooFilter(items=np.int64(100), generations=np.int64(4))
+    assert (e.window, e.generations) == ({"items": 100}, 4)
+    with pytest.raises(ValueError, match="capacity must be at least 1, got 0"):
+        ConcurrentCuckooFilter(np.int64(0))
+    with pytest.raises(TypeError, match="capacity must be an int, not float64"):
+        ConcurrentCuckooFilter(np.float64(10))
+
+
+def test_a_numpy_bool_is_taken_as_the_bool_flag_it_equals():
+    # Not "semi_sorted must be a bool, not bool": numpy's bool is a bool.
+    assert ConcurrentCuckooFilter(100, semi_sorted=np.bool_(True)).semi_sorted
+    assert not ConcurrentCuckooFilter(100, 0.01, semi_sorted=np.bool_(False)).semi_sorted
+    with pytest.raises(TypeError, match="semi_sorted must be a bool, not int64"):
+        ConcurrentCuckooFilter(100, semi_sorted=np.int64(1))
 
 
 def test_iterables_on_several_threads_stop_at_a_full_filter_or_a_bad_key():

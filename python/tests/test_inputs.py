@@ -78,6 +78,20 @@ def test_every_kind_of_input_reads_the_same_keys(cls, threads):
         assert len(f) == 0, name
 
 
+def test_an_iterable_whose_class_has_no_str_module_is_read():
+    # `__module__` is whatever the class says (None, or absent for some built types).
+    class Keys:
+        def __iter__(self):
+            return iter([1, "two", b"three"])
+
+    f = ConcurrentCuckooFilter(100)
+    for module in (None, 5):
+        Keys.__module__ = module
+        assert f.add_many(Keys()) == 3
+        assert f.contains_many(Keys()).all() and f.discard_many(Keys()) == 3
+    assert len(f) == 0
+
+
 @pytest.mark.parametrize("cls", FILTERS)
 def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     words = [f"word-{i}-\u00e9" for i in range(70_000)]
@@ -90,6 +104,26 @@ def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     g = cls(100)
     g.add_many(np.array(["ab", "c"]))
     assert "c" in g and "c\x00" not in g
+
+
+@pytest.mark.parametrize("dtype", ["<i8", "<u8", ">i8", "<i4"])
+def test_a_record_arrays_field_reads_as_its_values(dtype):
+    # A field of a packed record array: items 12 or 16 bytes apart, not aligned.
+    records = np.zeros(1000, dtype=[("flag", "u1"), ("a", "<i4"), ("key", dtype)])
+    records["key"] = np.arange(1000) * 7 - 300
+    column = records["key"]
+    assert not column.flags.aligned
+    f = ConcurrentCuckooFilter(2000)
+    assert f.add_many(column, threads=2) == 1000
+    assert all(key in f for key in column.tolist())
+    assert f.contains_many(column).all()
+    assert f.discard_many(column) == 1000 and len(f) == 0
+    # A view of a buffer at an odd offset.
+    buffer = bytearray(8 * 100 + 1)
+    odd = np.ndarray((100,), dtype=dtype, buffer=buffer, offset=1)
+    odd[:] = np.arange(100) - 50
+    assert f.add_many(odd) == 100
+    assert all(key in f for key in range(-50, 50))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -201,3 +235,27 @@ def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_err
         f"MemoryError no memory for the answers to {1 << 40} keys",
         "8 8",
     ], out.stderr
+
+
+def test_a_narrow_or_foreign_order_array_is_widened_a_segment_at_a_time(tmp_path):
+    # 2**27 keys of a stride-0 `int32` view and of a big-endian one, in a child whose address
+    # space is limited to what it has plus 1 GiB: widening the whole array would take 1 GiB
+    # for what holds 4 bytes; a segment at a time, the calls run in little memory.
+    script = (
+        "import resource, numpy as np, ccfilter\n"
+        "from numpy.lib.stride_tricks import as_strided\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30),) * 2)\n"
+        "f = ccfilter.ConcurrentCuckooFilter(1000)\n"
+        "f.add(-7)\n"
+        "for dtype in ('<i4', '>i8'):\n"
+        "    huge = as_strided(np.array([-7], dtype=dtype), shape=(1 << 27,), strides=(0,))\n"
+        "    print(int(f.contains_many(huge, threads=2).sum()), f.discard_many(huge[:3]))\n"
+        "    f.add_many(huge[:3])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,  # not python/, whose source package has no native module
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"{1 << 27} 1", f"{1 << 27} 3"], out.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import array
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -130,6 +132,21 @@ def test_wrong_key_types_raise_type_error_naming_the_type(cls):
         f.add_many("abc")
     # The call stopped at the bad key, after adding the keys before it.
     assert len(f) == 2 and 1 in f and 2 in f
+
+
+@pytest.mark.parametrize(
+    "whole", ["key", b"key", bytearray(b"key"), memoryview(b"key"), memoryview(bytearray(b"key"))]
+)
+def test_one_key_passed_whole_to_a_bulk_call_raises_naming_its_type(whole):
+    # A bytes-like key is one key (`f.add(whole)`), never its characters or byte values.
+    f = ConcurrentCuckooFilter(100)
+    for call in (f.add_many, f.contains_many, f.discard_many, f.update):
+        with pytest.raises(TypeError, match=f"got one {type(whole).__name__}"):
+            call(whole)
+    assert len(f) == 0
+    # A view of wider items is a collection of its numbers, as the array it views is.
+    ints = array.array("q", [5, -6])
+    assert f.add_many(memoryview(ints)) == 2 and 5 in f and -6 in f
 
 
 @pytest.mark.parametrize("cls", FILTERS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
@@ -125,3 +127,27 @@ def test_bulk_calls_let_other_python_threads_run(call, threads):
     # At least a fifth of the rate over the call, which lasts far longer than the interval.
     assert seconds > 100 * 1e-4
     assert during > 0.2 * rate * seconds, (during, rate, seconds)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_a_long_bulk_call(threads):
+    # SIGINT sent once the call's first keys are in: `KeyboardInterrupt` comes out of the call
+    # itself, between segments, with the keys before it in and the rest never tried.
+    keys = np.arange(1 << 22, dtype=np.uint64)
+    f = ConcurrentCuckooFilter(len(keys))
+
+    def interrupt():
+        while len(f) == 0:
+            time.sleep(1e-4)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            f.add_many(keys, threads=threads)
+        done = len(f)
+    finally:
+        thread.join()
+    assert 0 < done < len(keys)
+    assert np.asarray(f.contains_many(keys[:done])).all()
