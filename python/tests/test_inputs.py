@@ -213,11 +213,7 @@ def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_err
     # 2**40 keys of a stride-0 view (32 bytes of data), in a child whose address space is
     # limited to what it has plus 1 GiB: contains_many cannot hold a TiB of answers, and says
     # so at once rather than growing until the allocator aborts or the kernel kills it.
-    script = (
-        "import resource, numpy as np, ccfilter\n"
-        "from numpy.lib.stride_tricks import as_strided\n"
-        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30),) * 2)\n"
+    out = in_one_more_gib(tmp_path, (
         "huge = as_strided(np.arange(4, dtype=np.uint64), shape=(1 << 40,), strides=(0,))\n"
         "f = ccfilter.ConcurrentCuckooFilter(1000)\n"
         "try:\n"
@@ -225,12 +221,7 @@ def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_err
         "except MemoryError as err:\n"
         "    print('MemoryError', err)\n"
         "print(f.add_many(huge[:8]), len(f))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-        cwd=tmp_path,  # not python/, whose source package has no native module
-    )
-    assert out.returncode == 0, out.stderr
+    ))
     assert out.stdout.splitlines() == [
         f"MemoryError no memory for the answers to {1 << 40} keys",
         "8 8",
@@ -241,21 +232,29 @@ def test_a_narrow_or_foreign_order_array_is_widened_a_segment_at_a_time(tmp_path
     # 2**27 keys of a stride-0 `int32` view and of a big-endian one, in a child whose address
     # space is limited to what it has plus 1 GiB: widening the whole array would take 1 GiB
     # for what holds 4 bytes; a segment at a time, the calls run in little memory.
-    script = (
-        "import resource, numpy as np, ccfilter\n"
-        "from numpy.lib.stride_tricks import as_strided\n"
-        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30),) * 2)\n"
+    out = in_one_more_gib(tmp_path, (
         "f = ccfilter.ConcurrentCuckooFilter(1000)\n"
         "f.add(-7)\n"
         "for dtype in ('<i4', '>i8'):\n"
         "    huge = as_strided(np.array([-7], dtype=dtype), shape=(1 << 27,), strides=(0,))\n"
         "    print(int(f.contains_many(huge, threads=2).sum()), f.discard_many(huge[:3]))\n"
         "    f.add_many(huge[:3])\n"
-    )
+    ))
+    assert out.stdout.splitlines() == [f"{1 << 27} 1", f"{1 << 27} 3"], out.stderr
+
+
+def in_one_more_gib(tmp_path, body):
+    """Runs `body` in a child whose address space is limited to what it has plus 1 GiB, with
+    numpy, ccfilter and `as_strided` imported; fails unless it exits 0."""
+    script = (
+        "import resource, numpy as np, ccfilter\n"
+        "from numpy.lib.stride_tricks import as_strided\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30),) * 2)\n"
+    ) + body
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
         cwd=tmp_path,  # not python/, whose source package has no native module
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [f"{1 << 27} 1", f"{1 << 27} 3"], out.stderr
+    return out
