@@ -355,4 +355,5 @@ impl Hasher for FilterHasher {
 }
 
 #[cfg(test)]
+#[path = "../tests/unit/hash.rs"]
 mod tests;

@@ -465,4 +465,5 @@ impl fmt::Debug for Chunks {
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/growable/chunks.rs"]
 mod tests;

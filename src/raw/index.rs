@@ -529,4 +529,5 @@ impl Lanes {
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/raw/index.rs"]
 mod tests;

@@ -524,4 +524,5 @@ enum Hop {
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/raw/insert.rs"]
 mod tests;

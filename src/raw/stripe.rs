@@ -558,4 +558,5 @@ impl Drop for AllStripesGuard<'_> {
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/raw/stripe.rs"]
 mod tests;

@@ -389,4 +389,5 @@ fn spread(value: u128, offset: u32) -> [u64; 3] {
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/raw/table.rs"]
 mod tests;

@@ -273,4 +273,5 @@ fn map(
 }
 
 #[cfg(all(test, not(loom)))]
+#[path = "../../tests/unit/shared.rs"]
 mod tests;

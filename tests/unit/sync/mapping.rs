@@ -1,0 +1,62 @@
+use super::*;
+use crate::sync::Ordering;
+
+fn temp_file(len: u64) -> (std::path::PathBuf, File) {
+    let path = std::env::temp_dir().join(format!("ccf-mapping-{}-{}", std::process::id(), len));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    file.set_len(len).unwrap();
+    (path, file)
+}
+
+#[test]
+fn mapped_words_are_the_files_bytes_and_stay_in_bounds() {
+    let (path, file) = temp_file(3 * 4096);
+    let map = Arc::new(Mapping::map(&file, 3 * 4096, false).unwrap());
+    let words = map.words(4096, 512).unwrap();
+    assert_eq!(words.len(), 512);
+    for (i, word) in words.iter().enumerate() {
+        assert_eq!(word.load(Ordering::Relaxed), 0);
+        word.store(i as u64 * 3, Ordering::Relaxed);
+    }
+    // A second handle over the same bytes sees them, after the first is dropped.
+    drop(words);
+    let again = map.words(4096 + 8, 1).unwrap();
+    assert_eq!(again[0].load(Ordering::Relaxed), 3);
+    map.flush().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[4096 + 8], 3);
+    // Unaligned or past the end: refused.
+    assert!(map.words(4, 1).is_none());
+    assert!(map.words(3 * 4096 - 8, 2).is_none());
+    assert!(map.words(usize::MAX - 7, 1).is_none());
+    assert!(map.words(0, usize::MAX / 4).is_none());
+    map.advise_huge_pages(0, map.len);
+    drop(map);
+    drop(again);
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn byte_locks_are_per_open_file_description() {
+    let (path, file) = temp_file(64);
+    let other = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    assert!(!byte_is_locked(&other, 8));
+    assert!(try_lock_byte(&file, 8).unwrap());
+    assert!(byte_is_locked(&other, 8));
+    assert!(!try_lock_byte(&other, 8).unwrap());
+    assert!(!byte_is_locked(&other, 9));
+    drop(file);
+    assert!(!byte_is_locked(&other, 8), "closing drops the lock");
+    assert!(try_flock(&other, false).unwrap());
+    std::fs::remove_file(path).unwrap();
+}
