@@ -569,3 +569,29 @@ fn a_snapshot_sized_for_fewer_items_than_asked_is_rebuilt_over() {
     assert!(store.filter_trusted());
     assert_gets_agree_with_the_database(&store, 0..10_100);
 }
+
+#[test]
+fn a_snapshot_path_naming_the_database_file_is_refused_and_the_database_kept() {
+    let dir = TempDir::new("snapshot-is-db");
+    let store = open(&dir.db(), Options::default());
+    put_range(&store, 0..100);
+    drop(store);
+    let link = dir.0.join("link.redb");
+    std::os::unix::fs::symlink(dir.db(), &link).unwrap();
+    for snapshot in [dir.db(), link] {
+        let options = Options {
+            snapshot: Some(snapshot.clone()),
+            ..Options::default()
+        };
+        match NegativeCache::open(&dir.db(), options) {
+            Err(StoreError::Io(err)) => {
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+                assert!(err.to_string().contains("database"), "{err}");
+            }
+            other => panic!("{}: {other:?}", snapshot.display()),
+        }
+    }
+    let store = open(&dir.db(), Options::default());
+    assert_gets_agree_with_the_database(&store, 0..200);
+    assert_eq!(store.get(&key(99)).unwrap(), Some(value(99).to_vec()));
+}

@@ -37,7 +37,8 @@
 
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, ErrorKind, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -140,10 +141,22 @@ impl NegativeCache {
     ///
     /// # Errors
     ///
-    /// If the database cannot be opened or read, or the filter cannot be built. An unreadable or
+    /// If the database cannot be opened or read, the snapshot path names the database's own file
+    /// ([`StoreError::Io`], `InvalidInput`), or the filter cannot be built. An unreadable or
     /// stale snapshot is no error: it is reported in [`source`](Self::source) and rebuilt over.
     pub fn open(path: &Path, options: Options) -> Result<Self, StoreError> {
-        Self::with_database(Database::create(path)?, options)
+        let db = Database::create(path)?;
+        if let Some(snapshot) = &options.snapshot {
+            // A snapshot is renamed over its path: the database's own file would be lost.
+            if same_file(path, snapshot)? {
+                let message = format!("{} names the database's own file", snapshot.display());
+                return Err(StoreError::Io(io::Error::new(
+                    ErrorKind::InvalidInput,
+                    message,
+                )));
+            }
+        }
+        Self::with_database(db, options)
     }
 
     /// [`open`](Self::open) over a database the caller opened (on any redb storage backend).
@@ -421,4 +434,15 @@ fn bump_sequence(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
     let sequence = meta.get(SEQUENCE)?.map_or(0, |guard| guard.value());
     meta.insert(SEQUENCE, sequence + 1)?;
     Ok(())
+}
+
+/// Whether `a` and `b` name one file (links followed); `false` if `b` does not exist.
+fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
+    let b = match fs::metadata(b) {
+        Ok(b) => b,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let a = fs::metadata(a)?;
+    Ok((a.dev(), a.ino()) == (b.dev(), b.ino()))
 }
