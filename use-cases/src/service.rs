@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -273,7 +273,20 @@ pub fn router<F: SharedFilter>(filter: Arc<F>, max_batch: usize) -> Router {
         .route("/remove", post(remove::<F>))
         .route("/lookup-batch", post(lookup_batch::<F>))
         .route("/stats", get(stats::<F>))
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
         .with_state(App { filter, max_batch })
+}
+
+/// A 404 in JSON, as every other error answer is.
+async fn no_route(uri: Uri) -> ApiError {
+    ApiError(StatusCode::NOT_FOUND, format!("no route {}", uri.path()))
+}
+
+/// A 405 in JSON, naming the method refused.
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    let message = format!("{method} is not allowed on {}", uri.path());
+    ApiError(StatusCode::METHOD_NOT_ALLOWED, message)
 }
 
 /// A service running on its own tokio runtime; dropping it shuts the runtime down.

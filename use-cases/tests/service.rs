@@ -141,7 +141,15 @@ fn bad_requests_get_a_4xx_that_says_what_is_wrong() {
             )
         )
     );
-    assert_eq!(call(&server, "GET", "/insert", "").0, 405);
+    let (status, error) = error_of(call(&server, "GET", "/insert", ""));
+    assert_eq!(status, 405);
+    assert!(
+        error.contains("GET") && error.contains("/insert"),
+        "{error}"
+    );
+    let (status, error) = error_of(post(&server, "/insrt", json!({"key": "a"})));
+    assert_eq!(status, 404);
+    assert!(error.contains("/insrt"), "{error}");
     // Nothing above was inserted.
     assert_eq!(call(&server, "GET", "/stats", "").1["len"], json!(0));
 }
