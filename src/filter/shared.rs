@@ -72,10 +72,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     ) -> Result<Self, SharedError> {
         let path = path.as_ref();
         let opened = shared::open(path, access)?;
-        let hasher = hasher_of::<S>(opened.hasher).map_err(|source| SharedError::Decode {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let hasher =
+            hasher_of::<S>(opened.hasher).map_err(|source| SharedError::decode(path, source))?;
         Ok(CuckooFilter::from_parts(
             Fixed::in_file(opened.raw, opened.capacity, opened.file),
             hasher,

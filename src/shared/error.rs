@@ -66,6 +66,20 @@ impl SharedError {
         }
     }
 
+    pub(crate) fn decode(path: &Path, source: DecodeError) -> Self {
+        Self::Decode {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn busy(path: &Path, what: &'static str) -> Self {
+        Self::Busy {
+            path: path.to_path_buf(),
+            what,
+        }
+    }
+
     /// An error opening the file for `access`.
     pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
         let denied = source.kind() == io::ErrorKind::PermissionDenied;

@@ -1,5 +1,4 @@
-//! What a live file holds besides its table, for tools that describe it (`ccf info`): where each
-//! region lies, the registration slots held by open writers, and the stripes locked now.
+//! What a live file holds besides its table, for tools that describe it (`ccf info`).
 
 use std::fs::File;
 use std::sync::Arc;
@@ -39,8 +38,7 @@ pub struct LiveFileInfo {
     pub file_len: u64,
 }
 
-/// The regions of `layout` and their users now, asking about slot locks through `query`, a
-/// description of the file that holds no OFD lock.
+/// The regions of `layout` and their users now; `query` is a description holding no OFD lock.
 pub(super) fn read(layout: &LiveLayout, mapping: &Arc<Mapping>, query: &File) -> LiveFileInfo {
     let writers = (0..SLOTS)
         .filter(|slot| byte_is_locked(query, layout.registration + 8 * slot))
