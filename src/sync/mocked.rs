@@ -31,38 +31,33 @@ macro_rules! touching {
     )*};
 }
 
-macro_rules! shadowed_atomic {
-    ($name:ident, $int:ty) => {
-        #[derive(Debug)]
-        pub(crate) struct $name {
-            value: loom::sync::atomic::$name,
-            shadow: Shadow,
-        }
-
-        impl $name {
-            pub(crate) fn new(value: $int) -> Self {
-                Self {
-                    value: loom::sync::atomic::$name::new(value),
-                    shadow: Shadow::new(),
-                }
-            }
-
-            touching! {
-                load(order: Ordering) -> $int;
-                store(value: $int, order: Ordering) -> ();
-                compare_exchange_weak(current: $int, new: $int, success: Ordering, failure: Ordering)
-                    -> Result<$int, $int>;
-                compare_exchange(current: $int, new: $int, success: Ordering, failure: Ordering)
-                    -> Result<$int, $int>;
-                fetch_add(value: $int, order: Ordering) -> $int;
-                fetch_xor(value: $int, order: Ordering) -> $int;
-                fetch_max(value: $int, order: Ordering) -> $int;
-            }
-        }
-    };
+/// A loom `AtomicU64` behind its [`Shadow`].
+#[derive(Debug)]
+pub(crate) struct AtomicU64 {
+    value: loom::sync::atomic::AtomicU64,
+    shadow: Shadow,
 }
 
-shadowed_atomic!(AtomicU64, u64);
+impl AtomicU64 {
+    pub(crate) fn new(value: u64) -> Self {
+        Self {
+            value: loom::sync::atomic::AtomicU64::new(value),
+            shadow: Shadow::new(),
+        }
+    }
+
+    touching! {
+        load(order: Ordering) -> u64;
+        store(value: u64, order: Ordering) -> ();
+        compare_exchange_weak(current: u64, new: u64, success: Ordering, failure: Ordering)
+            -> Result<u64, u64>;
+        compare_exchange(current: u64, new: u64, success: Ordering, failure: Ordering)
+            -> Result<u64, u64>;
+        fetch_add(value: u64, order: Ordering) -> u64;
+        fetch_xor(value: u64, order: Ordering) -> u64;
+        fetch_max(value: u64, order: Ordering) -> u64;
+    }
+}
 
 /// A pointer in a loom atomic, shadowed as [`AtomicU64`] is.
 #[derive(Debug)]
