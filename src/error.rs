@@ -245,8 +245,7 @@ pub struct ExtendError {
 }
 
 impl ExtendError {
-    /// The item failed with `error`: `inserted` items went in, and for an input taken in order
-    /// the failing item is at `position`.
+    /// `inserted` items went in, then one failed with `error` (at `position` of an ordered input).
     pub(crate) fn new(error: InsertError, inserted: usize, position: Option<usize>) -> Self {
         Self {
             inserted,

@@ -10,12 +10,11 @@ use crate::persist::DecodeError;
 /// How a process opens a live filter file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
-    /// Insert, remove and look up, sharing every change with the other processes at once. The
-    /// file must be writable by the caller.
+    /// Insert, remove and look up, sharing every change with the other processes at once; needs
+    /// write permission.
     ReadWrite,
-    /// Look up only: writes through the filter are refused (`InsertError::ReadOnly`). The file
-    /// needs only read permission. Meant for a file no process writes meanwhile (see
-    /// docs/shared.md).
+    /// Look up only, writes refused (`InsertError::ReadOnly`); needs read permission. Meant for a
+    /// file no process writes meanwhile (see docs/shared.md).
     ReadOnly,
 }
 
@@ -30,8 +29,7 @@ pub enum SharedError {
         /// What the system said.
         source: io::Error,
     },
-    /// The file is no live filter file, or a damaged or truncated one, or one of another
-    /// hasher: nothing was mapped past its end.
+    /// The file is no live filter file, or a damaged or truncated one, or one of another hasher.
     Decode {
         /// The file.
         path: PathBuf,

@@ -14,8 +14,7 @@ use crate::sync::Ordering;
 pub struct LiveFileInfo {
     /// Registration slots: processes that can have the file open for writing at once.
     pub registration_slots: u64,
-    /// Slots whose byte is OFD-locked by an open file description other than the asker's
-    /// query one: processes that have it open for writing (this one too, if it does).
+    /// Processes that have the file open for writing (this one too, if it does).
     pub writers: u64,
     /// Byte offset of the registration region (one epoch word per slot).
     pub registration_offset: u64,
@@ -27,8 +26,8 @@ pub struct LiveFileInfo {
     pub stamps_offset: u64,
     /// Stripes: lock records and stamps.
     pub stripes: u64,
-    /// Stripes whose owner word names a holder now: held by a writer at work, or left by a
-    /// killed one for the next waiter (or `verify()`) to recover.
+    /// Stripes held now: by a writer at work, or by a killed one until a waiter (or `verify()`)
+    /// recovers them.
     pub stripes_held: u64,
     /// Byte offset of the table.
     pub table_offset: u64,
