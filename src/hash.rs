@@ -44,8 +44,7 @@ impl WordMix {
         }
     }
 
-    /// The hash of the eight-byte stream `word`: spread, then it and its halves swapped, each
-    /// flipped by a seed word, multiplied and folded.
+    /// The hash of the eight-byte stream `word`: spread, then a seeded multiply-fold.
     #[inline(always)]
     const fn hash(self, word: u64) -> u64 {
         let spread = word.wrapping_mul(self.spread);

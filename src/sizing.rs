@@ -25,8 +25,7 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs for how key sets vary (docs/benchmarks.md, "Space and false
-/// positive rates").
+/// Slack for small tables (docs/benchmarks.md, "Space and false positive rates").
 fn small_table_slack(bucket_size: usize) -> Slack {
     let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
@@ -65,8 +64,7 @@ pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// What the user asked for, `None` where the rate or the default decides (a growable filter
-/// keeps it, so each level resolves it again for its own rate).
+/// What the user asked for, `None` where the rate or the default decides (each growable level's).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Request {
     pub(crate) fingerprint_bits: Option<u32>,
@@ -88,8 +86,7 @@ impl Shape {
         self.false_positive_rate_at(load)
     }
 
-    /// The false positive rate at `load`: `2·b·load` fingerprints compared, each equal at
-    /// `1/(2^f − 1)`.
+    /// The false positive rate at `load`: `2·b·load` compared, each equal at `1/(2^f − 1)`.
     pub(crate) fn false_positive_rate_at(&self, load: f64) -> f64 {
         let compared = 2.0 * self.bucket_size as f64 * load;
         let fingerprints = ((1u64 << self.fingerprint_bits) - 1) as f64;

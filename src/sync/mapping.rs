@@ -27,8 +27,7 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    /// Maps `file`'s first `len` bytes, which the caller checked it has (a page past its end
-    /// faults when touched).
+    /// Maps `file`'s first `len` bytes, which the caller checked it has (past its end: SIGBUS).
     pub(crate) fn map(file: &File, len: usize, private: bool) -> io::Result<Self> {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
