@@ -49,10 +49,6 @@ impl SharedFile {
         }
         self.mapping.flush()
     }
-
-    pub(crate) fn info(&self) -> LiveFileInfo {
-        info::read(&self.layout, &self.mapping, &self.query)
-    }
 }
 
 /// A live file opened and checked.
