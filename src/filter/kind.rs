@@ -29,7 +29,7 @@ pub trait Kind: Sealed + Sized {
     #[doc(hidden)]
     const GROWS: bool;
 
-    /// A kind of the default configuration for `capacity` items, and `hasher` back; may panic.
+    /// The default configuration for `capacity` items, and `hasher` back; panics if too big.
     #[doc(hidden)]
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S);
 

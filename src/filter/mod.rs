@@ -179,8 +179,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     }
 
     /// Inserts `item` unless it (or an item of the same fingerprint and buckets, in any level)
-    /// is present: `Ok(true)` if inserted. Check and insert are one atomic step, so threads
-    /// racing to `insert_unique` one item insert it once.
+    /// is present: `Ok(true)` if inserted, `Ok(false)` if it was there. Check and insert are one
+    /// atomic step, so threads racing to `insert_unique` one item insert it once.
     ///
     /// # Examples
     ///
