@@ -164,6 +164,7 @@ pub(crate) fn collect_hashes<K: Kind, S>(
 ///
 /// If an item cannot be inserted: distinct items always fit, but one occurring more than
 /// `2 · bucket_size` times overflows its buckets, and a growable filter may fail to allocate.
+/// Collect into a set first, or [`try_extend`] a filter of your own.
 ///
 /// [`try_extend`]: CuckooFilter::try_extend
 impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilter<K, S> {
