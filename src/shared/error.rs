@@ -95,16 +95,12 @@ impl SharedError {
 impl fmt::Display for SharedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, source } => {
-                write!(f, "live filter file {}: {source}", path.display())
-            }
-            Self::Decode { path, source } => {
-                write!(
-                    f,
-                    "{} is no usable live filter file: {source}",
-                    path.display()
-                )
-            }
+            Self::Io { path, source } => write!(f, "live filter file {}: {source}", path.display()),
+            Self::Decode { path, source } => write!(
+                f,
+                "{} is no usable live filter file: {source}",
+                path.display()
+            ),
             Self::NotAFile { path, what } => {
                 write!(f, "{} is {what}, not a live filter file", path.display())
             }
