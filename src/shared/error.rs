@@ -80,14 +80,10 @@ impl SharedError {
 
     /// An error opening the file for `access`.
     pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
-        let denied = source.kind() == io::ErrorKind::PermissionDenied;
-        let source = match access {
-            Access::ReadWrite if denied => io::Error::new(
-                source.kind(),
-                "no permission to open it for writing (Access::ReadOnly needs only reading)",
-            ),
-            _ => source,
-        };
+        if access == Access::ReadWrite && source.kind() == io::ErrorKind::PermissionDenied {
+            let why = "no permission to open it for writing (Access::ReadOnly needs only reading)";
+            return Self::io(path, io::Error::new(source.kind(), why));
+        }
         Self::io(path, source)
     }
 }
