@@ -32,7 +32,7 @@ struct WordMix {
 }
 
 impl WordMix {
-    /// The words for the seed of [`flip_4to8`] `flip`: XXH3-64 of [`WORD_MIX_SALTS`] under it.
+    /// The seed's words, from its [`flip_4to8`] `flip`: XXH3-64 of [`WORD_MIX_SALTS`] under it.
     const fn of(flip: u64) -> Self {
         let [a, b] = WORD_MIX_SALTS;
         Self {

@@ -64,7 +64,7 @@ pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// What the user asked for, `None` where the rate or the default decides (each growable level's).
+/// What the user asked for, `None` where the rate or the default decides (again at each level).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Request {
     pub(crate) fingerprint_bits: Option<u32>,
@@ -86,7 +86,7 @@ impl Shape {
         self.false_positive_rate_at(load)
     }
 
-    /// The false positive rate at `load`: `2·b·load` compared, each equal at `1/(2^f − 1)`.
+    /// The false positive rate at `load`: `2·b·load` fingerprints, each matching at `1/(2^f − 1)`.
     pub(crate) fn false_positive_rate_at(&self, load: f64) -> f64 {
         let compared = 2.0 * self.bucket_size as f64 * load;
         let fingerprints = ((1u64 << self.fingerprint_bits) - 1) as f64;

@@ -20,5 +20,5 @@ pub(crate) use self::waiters::Waiters;
 /// A value on cache lines of its own, so that writes to its neighbours do not evict it.
 pub(crate) use crossbeam_utils::CachePadded;
 
-/// Whether loom explores this build (its threads share one: no per-thread caches, fewer retries).
+/// Whether loom explores this build, whose threads share one OS thread: fewer retries, no caches.
 pub(crate) const MODEL_CHECKED: bool = cfg!(loom);
