@@ -86,21 +86,13 @@ pub enum BuildError {
     /// The test hook `stripes` (or `item_locks`) was not a power of two in range.
     #[doc(hidden)]
     Stripes {
-        /// The count asked for.
         stripes: usize,
-        /// The fewest this table takes.
         min: usize,
-        /// The most any table takes.
         max: usize,
     },
     /// The test hook `search_limits` was out of range.
     #[doc(hidden)]
-    SearchLimits {
-        /// Most hops asked for.
-        max_hops: usize,
-        /// Most buckets asked for.
-        max_buckets: usize,
-    },
+    SearchLimits { max_hops: usize, max_buckets: usize },
     /// The memory of the table or of its stripes could not be allocated.
     OutOfMemory {
         /// Bytes the table and the stripes needed.
@@ -253,8 +245,7 @@ pub struct ExtendError {
 }
 
 impl ExtendError {
-    /// The item failed with `error`: `inserted` items went in, and for an input taken in order
-    /// the failing item is at `position`.
+    /// `inserted` items went in, then one failed with `error` (at `position` of an ordered input).
     pub(crate) fn new(error: InsertError, inserted: usize, position: Option<usize>) -> Self {
         Self {
             inserted,

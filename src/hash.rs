@@ -1,8 +1,6 @@
-//! The default hasher, `ccf-xxf8` (FORMAT.md defines it): seeded XXH3-64 of a key's byte stream,
-//! every integer written little-endian and every `usize`/`isize` as 64 bits (std's defaults
-//! write native order and width, so a filter could not move between platforms), with one
-//! 128-bit multiply-fold for a stream of exactly eight bytes, the commonest key
-//! (docs/benchmarks.md, "The hot loop, instruction by instruction").
+//! The default hasher, `ccf-xxf8` (FORMAT.md): seeded XXH3-64 of a key's byte stream, integers
+//! little-endian and `usize`/`isize` as 64 bits so that filters move between platforms, and one
+//! 128-bit multiply-fold for a stream of exactly eight bytes, the commonest key.
 
 use core::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -34,8 +32,7 @@ struct WordMix {
 }
 
 impl WordMix {
-    /// The words for the seed whose [`flip_4to8`] is `flip`: XXH3-64 of each of
-    /// [`WORD_MIX_SALTS`] under the seed, inlined to be a `const fn`.
+    /// The seed's words, from its [`flip_4to8`] `flip`: XXH3-64 of [`WORD_MIX_SALTS`] under it.
     const fn of(flip: u64) -> Self {
         let [a, b] = WORD_MIX_SALTS;
         Self {
@@ -47,8 +44,7 @@ impl WordMix {
         }
     }
 
-    /// The hash of an eight-byte stream, the little-endian `word`: spread by an odd multiplier,
-    /// then it and its halves swapped, each flipped by a seed word, multiplied and folded.
+    /// The hash of the eight-byte stream `word`: spread, then a seeded multiply-fold.
     #[inline(always)]
     const fn hash(self, word: u64) -> u64 {
         let spread = word.wrapping_mul(self.spread);
@@ -117,11 +113,10 @@ impl DefaultHashBuilder {
         }
     }
 
-    /// A builder with a seed drawn at random, different in every call, as std's `RandomState`:
-    /// for keys from untrusted clients, who could otherwise pick keys that share buckets under
-    /// the public default seed and fill a filter long before its capacity. The seed is recorded
-    /// with the filter's bytes. Filters merge only with equal seeds: give every filter of a job
-    /// a clone of one builder, or send [`seed`](Self::seed) to [`with_seed`](Self::with_seed).
+    /// A builder with a seed drawn at random in every call, for keys from untrusted clients (see
+    /// the crate docs), recorded with the filter's bytes. Filters merge only with equal seeds:
+    /// give every filter of a job a clone of one builder, or [`seed`](Self::seed) to
+    /// [`with_seed`](Self::with_seed).
     ///
     /// # Examples
     ///
@@ -146,8 +141,7 @@ impl DefaultHashBuilder {
     #[must_use]
     pub fn random() -> Self {
         use std::collections::hash_map::RandomState;
-        // Keyed from the operating system's randomness once per thread, and a new key for each
-        // `RandomState`: its hash of a constant is a fresh random word.
+        // Each `RandomState` has a new key: its hash of a constant is a fresh random word.
         Self::with_seed(RandomState::new().hash_one(DEFAULT_SEED))
     }
 
@@ -264,8 +258,7 @@ impl FilterHasher {
         }
     }
 
-    /// [`Hasher::finish`] of any stream: one XXH3 call over the last block (or the mix of eight
-    /// bytes).
+    /// [`Hasher::finish`] of any stream: one XXH3 call over the last block, or the eight-byte mix.
     #[inline(never)]
     fn finish_stream(&self) -> u64 {
         let tail = &self.buf[..self.len];
@@ -290,8 +283,7 @@ impl FilterHasher {
         bytes
     }
 
-    /// XXH3 of the block's first 4 bytes, nothing folded, by its 4-to-8-byte path with the
-    /// seed's part taken from the builder.
+    /// XXH3 of the block's first 4 bytes, nothing folded, with the builder's [`flip_4to8`].
     #[inline(always)]
     fn finish_4(&self) -> u64 {
         let word = u64::from(u32::from_le_bytes(self.first()));

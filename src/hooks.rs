@@ -1,12 +1,8 @@
-//! Test hooks: the API the crate's own tests, loom models, examples and benches need to build
-//! collisions and tiny tables on purpose, which users should never depend on.
-//!
-//! A hook is public and `#[doc(hidden)]` in every build, so that tests, examples and the
-//! workspace's other crates share one build of the library. Every check a user's call gets, a
-//! hook's call gets too.
+//! Test hooks: what the crate's tests, loom models, examples and benches need to build
+//! collisions and tiny tables on purpose. Public and `#[doc(hidden)]` in every build, so that
+//! they share one build of the library; a hook's call gets every check a user's call gets.
 
-/// Defines a method of an `impl` block as a test hook: public, hidden from the docs, and not
-/// part of the API that semantic versioning covers.
+/// Defines a method of an `impl` block as a test hook: public, hidden, outside semver.
 macro_rules! test_hook {
     ($(#[$attr:meta])* fn $($item:tt)*) => {
         $(#[$attr])*

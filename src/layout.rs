@@ -19,8 +19,7 @@ pub enum TableLayout {
 }
 
 impl TableLayout {
-    /// The layout of a builder that names none: bucket words for exactly 48 bits of plain
-    /// fingerprints (no bit of the word wasted) unless a rate asked for the smallest filter.
+    /// The layout of a builder that names none, as `ConcurrentCuckooFilterBuilder::layout` says.
     pub(crate) fn chosen_for(shape: &Shape, rate_asked: bool) -> Self {
         let word_sized = shape.bucket_size as u64 * u64::from(shape.fingerprint_bits) == 48;
         if word_sized && !shape.semi_sorted && !rate_asked {
@@ -33,7 +32,6 @@ impl TableLayout {
 
 impl fmt::Display for TableLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The variant's name, as `Debug` writes it.
         fmt::Debug::fmt(self, f)
     }
 }

@@ -2,16 +2,11 @@
 //!
 //! [`ConcurrentCuckooFilter`] is the cuckoo filter of Fan, Andersen, Kaminsky and Mitzenmacher
 //! ("Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014), made concurrent the way
-//! libcuckoo and MemC3 made cuckoo hash tables concurrent:
-//!
-//! - **Lookups are optimistic.** Buckets are guarded by striped seqlocks; a lookup reads two
-//!   stripe versions, two buckets and the versions again, and retries if a writer got in between.
-//!   It takes no lock unless writers keep getting in its way, and waits while the whole table is
-//!   locked: see [Consistency](ConcurrentCuckooFilter#consistency) for exactly what it does.
-//! - **Writers lock only what they touch**: the one or two stripes of an item's buckets.
-//! - **Room is made without long locks.** When both buckets are full, a breadth-first search finds
-//!   a short path of fingerprints to move (without locks), then moves them one at a time, each
-//!   move under the locks of its two buckets, so an item is never missing from both its buckets.
+//! libcuckoo and MemC3 made cuckoo hash tables concurrent: lookups are optimistic, reading two
+//! buckets between two reads of their striped seqlocks' versions; writers lock only the stripes
+//! of an item's buckets; and room is made by finding, without locks, a short path of
+//! fingerprints and moving them one at a time, each under its two buckets' locks, so an item is
+//! never missing from both (see [Consistency](ConcurrentCuckooFilter#consistency)).
 //!
 //! ```
 //! use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, TableLayout};
@@ -71,9 +66,7 @@
 //!
 //! The default hasher's seed is fixed, and public: a client who chooses the keys can pick ones
 //! whose hashes share a bucket and fill a filter long before its capacity. Where keys come from
-//! outside, build the filter with [`DefaultHashBuilder::random`], a seed drawn at random and
-//! recorded with the filter's bytes; filters merged together need one seed, shared as its docs
-//! say.
+//! outside, build the filter with [`DefaultHashBuilder::random`].
 
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]

@@ -1,6 +1,5 @@
-//! A table's settings as the builders collect them, and their check into the [`Geometry`] that
-//! `raw/` allocates: below both filters' builders, so that the growable filter sizes its levels
-//! from the same rules as a fixed filter without going through the public face.
+//! A table's settings as the builders collect them, checked into the [`Geometry`] that `raw/`
+//! allocates: below both filters' builders, so growable levels are sized by the fixed rules.
 
 use crate::error::BuildError;
 use crate::layout::TableLayout;
@@ -47,16 +46,14 @@ impl TableSettings {
         self.geometry_within(&Limits::TARGET)
     }
 
-    /// The geometry the settings ask for, checked against `limits`, all in 64 or 128 bits so
-    /// that nothing wraps on any target.
+    /// [`Self::geometry`] against `limits`, in 64 or 128 bits so that nothing wraps on any target.
     pub(crate) fn geometry_within(&self, limits: &Limits) -> Result<Geometry, BuildError> {
         let resolved = self.resolve_shape()?;
         let max_hops = match self.max_hops {
             0 => default_max_hops(resolved.bucket_size),
             hops => hops,
         };
-        // Only the test hooks and a decoded growable filter's plan set the search limits and
-        // the stripes; checked the same way for both.
+        // Set only by the test hooks and a decoded growable filter's plan: checked alike.
         if max_hops > MAX_HOPS || self.max_search_buckets < 2 {
             return Err(BuildError::SearchLimits {
                 max_hops: self.max_hops,
@@ -109,8 +106,7 @@ impl TableSettings {
         Ok(geometry)
     }
 
-    /// The shape the request and the layout ask for, with no bucket count yet; checks that the
-    /// layout can hold its buckets.
+    /// The shape the request and the layout ask for, checked, with no bucket count yet.
     fn resolve_shape(&self) -> Result<Shape, BuildError> {
         let mut request = self.request;
         let layout = match self.layout {
@@ -146,8 +142,7 @@ impl TableSettings {
     }
 }
 
-/// What the target can hold: the checks run with the host's limits, and the tests run them with a
-/// 32-bit target's as well.
+/// What the target can hold (the tests also check a 32-bit target's).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
     /// The largest allocation, `isize::MAX` bytes.

@@ -1,12 +1,7 @@
-//! Choosing a filter's shape: fingerprint width, bucket size and semi-sorting, from a target
-//! false positive rate (paper Section 5) or from explicit settings.
-//!
-//! For a target rate ε the paper needs `f ≥ log2(2b/ε)` bits per fingerprint (eq. 6), and a
-//! filter costs `f/α` bits per item at load α, or `(f − 1)/α` semi-sorted. Figure 3 favours
-//! 2-slot buckets above ε ≈ 0.2%, 4 slots down to ε ≈ 0.001% and 8 below; semi-sorting saves a
-//! bit per item for 4 slots. Rather than hard-code the crossovers, [`Shape::for_rate`] prices
-//! every configuration at its whole-bit `f` and takes the cheapest, which with semi-sorting is
-//! 4-slot buckets at every rate the 32-bit fingerprint limit allows.
+//! Choosing a filter's shape (fingerprint width, bucket size, semi-sorting) from explicit
+//! settings or a target false positive rate ε (paper Section 5): [`Shape::for_rate`] prices every
+//! configuration at its whole-bit `f ≥ log2(2b/ε)` (eq. 6), `f/α` bits per item at load α
+//! (`(f − 1)/α` semi-sorted), and takes the cheapest.
 
 use crate::error::BuildError;
 use crate::raw::Shape;
@@ -21,8 +16,7 @@ const DEFAULT_FINGERPRINT_BITS: u32 = 12;
 /// Slots per bucket of the paper's default configuration.
 const DEFAULT_BUCKET_SIZE: usize = 4;
 
-/// The load factor a filter is sized for, in thousandths, by bucket size: what the cuckoo search
-/// reliably reaches before the first failed insert (paper Section 4, Figure 2), with a margin.
+/// The load a filter is sized for, in thousandths: what the search reliably reaches (paper Fig. 2).
 pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     match bucket_size {
         2 => 840,
@@ -31,10 +25,7 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// The slack a small table needs, by bucket size. The fewer its buckets, the more the items a
-/// table takes before a failed insert vary between key sets, and this covers the worst of many
-/// thousands (`cargo test --release --test capacity -- --ignored --nocapture worst_fill`). Past
-/// about 21,000 items for 2 slots (990 for 4, 550 for 8) the target load demands more.
+/// Slack for small tables (docs/benchmarks.md, "Space and false positive rates").
 fn small_table_slack(bucket_size: usize) -> Slack {
     let (extra_items, load_permille) = match bucket_size {
         2 => (250, 850),
@@ -53,9 +44,7 @@ struct Slack {
     load_permille: u128,
 }
 
-/// Buckets of `bucket_size` slots a filter for `capacity` items gets: enough for `capacity` at
-/// the target load, and for the small-table slack. Monotone in `capacity`; in 64 bits whatever
-/// the target's `usize`, saturating (the builder refuses what no table can have).
+/// Buckets for `capacity` items at the target load and with the slack; monotone, saturating.
 pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
@@ -66,9 +55,7 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// Items `bucket_count` buckets of `bucket_size` slots are sized for: the most `n` with
-/// `bucket_count_for(n) <= bucket_count`, exactly its inverse, so a filter never reports a
-/// capacity its sizing would not have given that many buckets.
+/// Items `bucket_count` buckets are sized for, exactly [`bucket_count_for`]'s inverse.
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
@@ -77,9 +64,7 @@ pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 
-/// What the user asked for; `None` where the builder should choose. Not a partial [`Shape`]: it
-/// also carries the target false positive rate, and which settings were left to the rate, which
-/// a growable filter records so that each new level resolves them again for its own rate.
+/// What the user asked for, `None` where the rate or the default decides (again at each level).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Request {
     pub(crate) fingerprint_bits: Option<u32>,
@@ -88,7 +73,6 @@ pub(crate) struct Request {
     pub(crate) false_positive_rate: Option<f64>,
 }
 
-/// Choosing and pricing the buckets of a [`Shape`]; the builder sizes its `bucket_count`.
 impl Shape {
     /// Table bits per item at the target load, in thousandths of a bit per item per permille.
     fn cost(&self) -> u64 {
@@ -102,17 +86,14 @@ impl Shape {
         self.false_positive_rate_at(load)
     }
 
-    /// The false positive rate at `load`: each lookup compares against `2·b·load` stored
-    /// fingerprints, each equal to its own with probability `1/(2^f − 1)`.
+    /// The false positive rate at `load`: `2·b·load` fingerprints, each matching at `1/(2^f − 1)`.
     pub(crate) fn false_positive_rate_at(&self, load: f64) -> f64 {
         let compared = 2.0 * self.bucket_size as f64 * load;
         let fingerprints = ((1u64 << self.fingerprint_bits) - 1) as f64;
         1.0 - (1.0 - 1.0 / fingerprints).powf(compared)
     }
 
-    /// Resolves a request: explicit settings win, the rate picks the rest, the paper's default
-    /// (4 slots, 12 bits, not semi-sorted) fills what is left. Checks every setting. The shape's
-    /// `bucket_count` is 0: the builder sizes it from the bucket size.
+    /// Explicit settings, the rest from the rate or the default, checked; `bucket_count` 0.
     pub(crate) fn resolve(request: &Request) -> Result<Self, BuildError> {
         if let Some(bits) = request.fingerprint_bits {
             if !(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
@@ -147,8 +128,7 @@ impl Shape {
         Ok(shape)
     }
 
-    /// The cheapest shape whose expected false positive rate is at most `rate`, among those the
-    /// explicit settings allow.
+    /// The cheapest shape the settings allow whose expected false positive rate is at most `rate`.
     fn for_rate(rate: f64, request: &Request) -> Result<Self, BuildError> {
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::FalsePositiveRate { rate });
@@ -202,8 +182,7 @@ impl Shape {
         })
     }
 
-    /// The smallest rate a request's bucket settings reach: eq. (6) with 32-bit fingerprints,
-    /// `2b/2^32`, for the smallest bucket size allowed.
+    /// The smallest rate a request's bucket settings reach: `2b/2^32`, the smallest `b` allowed.
     fn smallest_rate(request: &Request) -> f64 {
         let smallest_size = match (request.bucket_size, request.semi_sorted) {
             (Some(size), _) => size,

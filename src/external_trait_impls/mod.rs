@@ -1,5 +1,4 @@
-//! Implementations of optional dependencies' traits for the filters, each behind its feature, as
-//! hashbrown keeps them: one module per dependency, on top of the filters' public operations.
+//! Optional dependencies' traits for the filters, one module per dependency behind its feature.
 
 #[cfg(feature = "serde")]
 mod serde;

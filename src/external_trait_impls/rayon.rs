@@ -1,5 +1,4 @@
-//! rayon's parallel extend and collect for every filter kind, on the pipelined blocks of
-//! `bulk.rs`.
+//! rayon's parallel extend and collect for every filter kind, on the blocks of `bulk.rs`.
 
 use core::hash::{BuildHasher, Hash};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -14,8 +13,7 @@ use crate::filter::CuckooFilter;
 use crate::raw::BLOCK;
 
 impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
-    /// Inserts every item of a parallel iterator on rayon's threads, each pipelining its
-    /// blocks as [`try_extend`](Self::try_extend) does.
+    /// [`try_extend`](Self::try_extend) of a parallel iterator, on rayon's threads.
     ///
     /// # Examples
     ///

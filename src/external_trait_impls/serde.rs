@@ -1,5 +1,4 @@
-//! `serde` support (feature `serde`): a filter of any kind serializes as one byte string holding
-//! exactly the bytes of its `to_bytes`, and deserializes through the same validating decoder.
+//! `serde` support: a filter serializes as the byte string of its `to_bytes`.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -11,9 +10,8 @@ use crate::filter::kind::Kind;
 use crate::filter::CuckooFilter;
 use crate::persist::StableHashBuilder;
 
-/// Serializes the filter as a byte string: its [`to_bytes`](CuckooFilter::to_bytes), from the
-/// same consistent snapshot. Compact in binary formats (bincode, postcard, CBOR); a text format
-/// such as JSON spells it as an array of numbers.
+/// Serializes the filter as the byte string of its [`to_bytes`](CuckooFilter::to_bytes): compact
+/// in binary formats (bincode, postcard, CBOR), an array of numbers in JSON.
 impl<K: Kind, S: StableHashBuilder> Serialize for CuckooFilter<K, S> {
     fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
         serializer.serialize_bytes(&self.to_bytes())
@@ -31,7 +29,6 @@ impl<'de, K: Kind, S: StableHashBuilder> Deserialize<'de> for CuckooFilter<K, S>
     }
 }
 
-/// Takes a byte string to the filter's decoder.
 struct FilterVisitor<K, S>(PhantomData<(K, S)>);
 
 impl<'de, K: Kind, S: StableHashBuilder> Visitor<'de> for FilterVisitor<K, S> {

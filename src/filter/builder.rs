@@ -1,4 +1,4 @@
-//! Configuring a filter.
+//! Configuring a fixed filter.
 
 use crate::error::BuildError;
 use crate::filter::fixed::{ConcurrentCuckooFilter, Fixed};
@@ -49,13 +49,10 @@ impl ConcurrentCuckooFilterBuilder {
 }
 
 impl<S> ConcurrentCuckooFilterBuilder<S> {
-    /// How many items the filter must hold: any `capacity` distinct items fit (with fingerprints
-    /// of at least 8 bits). A large table gets just enough buckets at the load its bucket size
-    /// reaches (84% for 2 slots, 95% for 4, 97% for 8), so `n` items take about
-    /// `n · fingerprint_bits / load` bits. A small table gets slack for how much key sets vary:
-    /// room for 52 items more in full 4-slot buckets (17 for 8 slots; 250 more at 85% load for 2
-    /// slots), which stops mattering from about 1,000 items for 4 slots, 550 for 8 and 21,000
-    /// for 2. Unset or 0: the smallest table.
+    /// How many items the filter must hold (unset or 0: the smallest table): any `capacity`
+    /// distinct items fit (with fingerprints of at least 8 bits), in just enough buckets at the
+    /// load the bucket size reaches (84% for 2 slots, 95% for 4, 97% for 8), plus slack for how
+    /// key sets vary that matters below about 1,000 items for 4 slots (550 for 8, 21,000 for 2).
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.settings.capacity = capacity;
         self
@@ -70,7 +67,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     }
 
     /// Slots per bucket: 2, 4 (default) or 8. Larger buckets fill further but need longer
-    /// fingerprints for the same false positive rate.
+    /// fingerprints for one false positive rate.
     pub fn bucket_size(mut self, size: usize) -> Self {
         self.settings.request.bucket_size = Some(size);
         self
@@ -134,11 +131,10 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         }
     }
 
-    /// How the table holds its buckets. [`TableLayout::BucketWord`] needs plain buckets of at
-    /// most 48 bits of fingerprints. Unset, it is chosen for buckets of exactly 48 bits of plain
-    /// fingerprints (the default 4 × 12) when no false positive rate was asked for, where
-    /// lookups run about 1.5 times as fast for a third more memory; otherwise
-    /// [`TableLayout::Packed`], the smallest.
+    /// How the table holds its buckets ([`TableLayout::BucketWord`]: plain buckets of at most 48
+    /// bits). Unset: bucket words for exactly 48 bits of plain fingerprints (the default 4 × 12)
+    /// when no false positive rate was asked for (lookups about 1.5 times as fast, for a third
+    /// more memory), else [`TableLayout::Packed`].
     pub fn layout(mut self, layout: TableLayout) -> Self {
         self.settings.layout = Some(layout);
         self
@@ -153,8 +149,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     }
 
     test_hook! {
-        /// An exact bucket count, instead of one derived from the capacity: a table of a few
-        /// buckets.
+        /// An exact bucket count, instead of one derived from the capacity.
         fn buckets(mut self, bucket_count: usize) -> Self {
             self.settings.bucket_count = bucket_count;
             self
@@ -162,8 +157,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     }
 
     test_hook! {
-        /// Bounds of the cuckoo path search (default 5 hops, 8 for 2-slot buckets; 2000
-        /// buckets).
+        /// Bounds of the cuckoo path search (default 5 hops, 8 for 2 slots; 2000 buckets).
         fn search_limits(mut self, max_hops: usize, max_buckets: usize) -> Self {
             self.settings.max_hops = max_hops;
             self.settings.max_search_buckets = max_buckets;
@@ -172,7 +166,7 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     }
 
     /// Bytes [`build`](Self::build) would allocate for the table and its stripes, checked as
-    /// `build` checks and allocating nothing: to refuse a filter larger than the memory there is.
+    /// `build` checks, allocating nothing.
     ///
     /// # Errors
     ///
@@ -181,13 +175,12 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
         Ok(self.settings.geometry()?.memory_bytes())
     }
 
-    /// The settings and the hasher, for a builder of another kind of table (a live file's).
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn into_parts(self) -> (TableSettings, S) {
         (self.settings, self.hasher)
     }
 
-    /// Builds the filter, or says which parameter is impossible.
+    /// Builds the filter.
     ///
     /// # Errors
     ///

@@ -1,5 +1,4 @@
-//! Bulk operations: each hashes a block of keys, then fetches every bucket the block touches
-//! before probing, so that the block's cache misses overlap.
+//! Bulk operations: each hashes a block of keys first, so the kind can overlap its cache misses.
 
 use core::hash::{BuildHasher, Hash};
 
@@ -28,7 +27,7 @@ impl Pending {
         self.len == BLOCK
     }
 
-    /// Inserts the block; on failure, how many of it went in.
+    /// Inserts the block: how many went in, as `Err` on failure.
     pub(crate) fn flush<K: Kind, S>(
         &mut self,
         filter: &CuckooFilter<K, S>,
@@ -42,16 +41,15 @@ impl Pending {
 }
 
 impl<K: Kind, S> CuckooFilter<K, S> {
-    /// Why a bulk insert stopped after `inserted` items, at `position` of an input in order.
+    /// Why a bulk insert stopped after `inserted` items, at `position` of an ordered input.
     pub(crate) fn stopped(&self, inserted: usize, position: Option<usize>) -> ExtendError {
         ExtendError::new(self.core().block_error(), inserted, position)
     }
 }
 
 impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
-    /// Looks up many items at once, `answers[i] == contains(&items[i])` with the same
-    /// guarantees: several times faster than one `contains` at a time in a filter larger than
-    /// the CPU caches.
+    /// `answers[i] == contains(&items[i])`, several times faster than one at a time in a filter
+    /// larger than the CPU caches.
     ///
     /// # Examples
     ///
@@ -70,8 +68,7 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
         answers
     }
 
-    /// [`contains_batch`](Self::contains_batch) into a buffer of the caller's, allocating
-    /// nothing.
+    /// [`contains_batch`](Self::contains_batch) into the caller's buffer, allocating nothing.
     ///
     /// # Panics
     ///
@@ -113,9 +110,8 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// [`ExtendError`] when an item finds no room (or the filter is read-only: its
-    /// [`error`](ExtendError::error) says which): the items before it stay inserted, and
-    /// [`ExtendError::inserted`] says how many.
+    /// [`ExtendError`] when an item finds no room (or the filter is read-only: see its
+    /// [`error`](ExtendError::error)); the items before it stay, [`ExtendError::inserted`] of them.
     pub fn try_extend<I>(&self, items: I) -> Result<usize, ExtendError>
     where
         I: IntoIterator,
@@ -136,9 +132,7 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     }
 }
 
-/// A filter of a kind that does not grow, sized for `hashes.len()` items, into which
-/// `insert_all` (in order or on rayon's threads) inserts them all: `FromIterator`'s and
-/// `FromParallelIterator`'s.
+/// A filter sized for `hashes`, which `insert_all` inserts: how a kind that does not grow collects.
 pub(crate) fn collect_hashes<K: Kind, S>(
     hashes: &[u64],
     hasher: S,
@@ -154,9 +148,8 @@ pub(crate) fn collect_hashes<K: Kind, S>(
     filter
 }
 
-/// Builds a filter holding every item, inserted as [`try_extend`] does. A fixed filter is sized
-/// for the items, their hashes (8 bytes each) held until it is; a growable filter starts at the
-/// iterator's lower size bound and grows.
+/// Builds a filter holding every item, inserted as [`try_extend`] does: a fixed filter sized for
+/// them (their hashes held until it is), a growable one from the iterator's lower size bound.
 ///
 /// # Examples
 ///
@@ -169,9 +162,9 @@ pub(crate) fn collect_hashes<K: Kind, S>(
 ///
 /// # Panics
 ///
-/// If an item cannot be inserted: distinct items always fit, but one item occurring more than
-/// `2 · bucket_size` times (8 by default) overflows its two buckets, and a growable filter
-/// may fail to allocate. Collect into a set first, or [`try_extend`] a filter of your own.
+/// If an item cannot be inserted: distinct items always fit, but one occurring more than
+/// `2 · bucket_size` times overflows its buckets, and a growable filter may fail to allocate.
+/// Collect into a set first, or [`try_extend`] a filter of your own.
 ///
 /// [`try_extend`]: CuckooFilter::try_extend
 impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilter<K, S> {

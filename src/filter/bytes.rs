@@ -1,5 +1,5 @@
-//! A filter's bytes, for every kind: `to_bytes`, `write_to`, `serialized_len`, `from_bytes`,
-//! `read_from`, framed over the kind's own encoding ([`Kind::write_to`], [`Kind::decode`]).
+//! A filter's bytes, for every kind, over the kind's own encoding ([`Kind::write_to`],
+//! [`Kind::decode`]).
 
 use std::io::{self, Read, Write};
 
@@ -12,14 +12,13 @@ use crate::persist::{DecodeError, StableHashBuilder};
 ///
 /// # Consistency
 ///
-/// The bytes are a state the filter really had, even while other threads write: they are
-/// encoded under every stripe lock (a growable filter's: of every chunk of every level), so each
-/// insert or remove is in them entirely or not at all, and a fingerprint being moved is in
-/// exactly one of its buckets. Writers wait meanwhile. A growable filter's level still being
-/// built holds nothing yet and is left out.
+/// The bytes are a state the filter really had, even while other threads write: encoded under
+/// every stripe lock (of every chunk of every level), each insert or remove is in them entirely
+/// or not at all, and a fingerprint being moved in one of its buckets. Writers wait meanwhile; a
+/// level still being built holds nothing yet and is left out.
 impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
-    /// The filter's bytes, with checksums, in a vector allocated once at its exact length;
-    /// [`from_bytes`](CuckooFilter::from_bytes) reads them back on any platform.
+    /// The filter's bytes, with checksums, in a vector allocated once at its exact length, for
+    /// [`from_bytes`](CuckooFilter::from_bytes) on any platform.
     ///
     /// # Examples
     ///
@@ -39,7 +38,7 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     }
 
     /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, which runs with no lock held (it
-    /// may even use this filter). [`write_to_slice`](Self::write_to_slice) copies nothing.
+    /// may even use this filter).
     ///
     /// # Errors
     ///
@@ -65,9 +64,8 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short (as a buffer of
-    /// `serialized_len` bytes can be once a growable filter grew); `out` then holds no whole
-    /// filter.
+    /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short (a growable filter may have
+    /// grown past a `serialized_len` measured before); `out` then holds no whole filter.
     pub fn write_to_slice(&self, out: &mut [u8]) -> io::Result<usize> {
         let len = out.len();
         let mut rest = out;
@@ -76,7 +74,6 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     }
 
     /// Bytes [`to_bytes`](Self::to_bytes) produces now, from the shape alone, locking nothing.
-    /// Constant for a fixed filter; a growable filter's grows with it.
     #[must_use]
     pub fn serialized_len(&self) -> u64 {
         self.core().serialized_len()
@@ -87,9 +84,8 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// Those of [`from_bytes`](CuckooFilter::from_bytes), among them
-    /// [`DecodeError::HasherMismatch`] unless the bytes were written with a hasher of `S`'s
-    /// function, and [`DecodeError::InvalidSeed`] if `S` cannot take the recorded seed.
+    /// Those of [`from_bytes`](CuckooFilter::from_bytes): [`DecodeError::HasherMismatch`] for
+    /// bytes of another hash function, [`DecodeError::InvalidSeed`] if `S` refuses the seed.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         let (core, hasher) = K::decode(bytes)?;
         Ok(Self::from_parts(core, hasher))
@@ -107,14 +103,12 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     }
 }
 
-/// Deserialization with the default hasher, on its type as
-/// [`with_capacity`](CuckooFilter::with_capacity) is, so that it needs no type annotation.
+/// Deserialization with the default hasher, needing no type annotation.
 impl<K: Kind> CuckooFilter<K> {
     /// Reads a filter from the bytes [`to_bytes`](CuckooFilter::to_bytes) made with the default
     /// hasher (its seed restored), on any platform, by this version of the crate or an earlier
-    /// one. Every field and both checksums are checked: a truncated, extended, corrupted or
-    /// foreign input gets a [`DecodeError`], never a panic nor a filter that answers
-    /// differently; nothing is allocated for a length before the input is checked to hold it.
+    /// one. A truncated, extended, corrupted or foreign input gets a [`DecodeError`], never a
+    /// panic, a filter that answers differently, or an allocation the input does not hold.
     ///
     /// # Examples
     ///
@@ -138,9 +132,8 @@ impl<K: Kind> CuckooFilter<K> {
     }
 
     /// Reads exactly one filter written by [`write_to`](CuckooFilter::write_to), leaving
-    /// `reader` at what follows, with the checks of [`from_bytes`](Self::from_bytes). Memory
-    /// grows with the bytes that arrive, never with what a header promises. Wrap a file in a
-    /// `BufReader`.
+    /// `reader` at what follows, with the checks of [`from_bytes`](Self::from_bytes); memory
+    /// grows with the bytes that arrive. Wrap a file in a `BufReader`.
     ///
     /// # Examples
     ///

@@ -23,9 +23,7 @@ use crate::sizing::capacity_of;
 ///
 /// It answers "might this item have been inserted?" with no false negatives and a small, tunable
 /// rate of false positives, and unlike a Bloom filter it can delete. Share it by reference or
-/// in an [`Arc`]: lookups are optimistic and, unless writers keep getting in their way, take no
-/// lock (see [Consistency](Self#consistency)); inserts and removes lock only the stripes of the
-/// two buckets they touch.
+/// in an [`Arc`].
 ///
 /// # Examples
 ///
@@ -61,7 +59,7 @@ use crate::sizing::capacity_of;
 /// its two versioned bucket words) and answers when nothing changed: no lock, no shared write, no
 /// wait. After 9 tries spoiled by writers it takes the two stripe locks, so it cannot starve; while
 /// every stripe is locked (by [`to_bytes`] and the other encoders, or by an insert racing writers
-/// kept spoiling) it waits.
+/// kept spoiling) it waits. Inserts and removes lock only the stripes of the buckets they touch.
 ///
 /// [`insert`] returns `Err(Full)` only if the item had no room at one moment during the call: no
 /// empty slot in its two buckets and no short enough chain of moves to one, confirmed by a search
@@ -91,7 +89,7 @@ pub struct Fixed {
     file: Option<Box<crate::shared::SharedFile>>,
 }
 
-/// How a fixed filter's table takes writes, which picks the raw core's `SHARED` for them.
+/// How the table takes writes, which picks the raw core's `SHARED`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(all(target_os = "linux", not(loom))), allow(dead_code))]
 enum Writes {
@@ -132,7 +130,6 @@ impl Fixed {
         }
     }
 
-    /// The live file, for a shared filter.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn file(&self) -> Option<&crate::shared::SharedFile> {
         self.file.as_deref()
@@ -356,7 +353,6 @@ impl Kind for Fixed {
     }
 }
 
-/// The fixed kind's own: its one fingerprint width and layout (its `builder` is in `builder.rs`).
 impl<S> ConcurrentCuckooFilter<S> {
     pub(crate) fn raw(&self) -> &RawFilter {
         self.core().raw()
@@ -384,7 +380,7 @@ impl<S> ConcurrentCuckooFilter<S> {
 
 impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
     test_hook! {
-        /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
+        /// The fingerprint and buckets of `item`, to build collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> DebugCandidates {
             self.raw().debug_candidates(self.hasher().hash_one(item)).into()
         }
@@ -392,8 +388,8 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 }
 
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
-    /// The filter's shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO`
-    /// gives them. The counts are read without locks: exact when no write is in flight.
+    /// Shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO` gives them,
+    /// read without locks: exact when no write is in flight.
     ///
     /// # Examples
     ///

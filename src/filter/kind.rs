@@ -1,7 +1,5 @@
-//! The one trait under every filter kind: what a kind does with 64-bit hashes. The public face
-//! (`filter/`'s `mod.rs`, `bulk.rs`, `prehashed.rs`, `merge.rs`, `bytes.rs`, and
-//! `external_trait_impls/`) is written once over it, so a new kind implements [`Kind`] and
-//! gets every layer above.
+//! The one trait under every filter kind, what a kind does with 64-bit hashes: a new kind
+//! implements [`Kind`] and gets every layer above, written once over it.
 
 use core::fmt;
 use std::io::{self, Read, Write};
@@ -10,39 +8,35 @@ use crate::error::{InsertError, MergeError};
 use crate::persist::{DecodeError, StableHashBuilder};
 
 mod sealed {
-    /// Only the crate's kinds implement [`Kind`](super::Kind): its methods are internal.
     pub trait Sealed {}
 }
 
 pub(crate) use sealed::Sealed;
 
-/// A kind of filter: how [`CuckooFilter`](crate::CuckooFilter) stores fingerprints.
-/// [`Fixed`](crate::Fixed) is one table sized once ([`ConcurrentCuckooFilter`]);
-/// [`Growable`](crate::Growable) adds levels as it fills ([`GrowableCuckooFilter`]). Sealed: its
-/// methods take hashes the filter computed, and are no API.
+/// A kind of filter: how [`CuckooFilter`](crate::CuckooFilter) stores fingerprints, as
+/// [`Fixed`](crate::Fixed) ([`ConcurrentCuckooFilter`]) or [`Growable`](crate::Growable)
+/// ([`GrowableCuckooFilter`]). Sealed: its methods take hashes the filter computed, and are no API.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 /// [`GrowableCuckooFilter`]: crate::GrowableCuckooFilter
 // `is_empty` is the face's, from `len`.
 #[allow(clippy::len_without_is_empty)]
 pub trait Kind: Sealed + Sized {
-    /// The type's name in `Debug` and in messages.
+    /// The type's name in `Debug` and messages.
     #[doc(hidden)]
     const NAME: &'static str;
     /// Whether the kind adds room as it fills: collecting into it need not count the items first.
     #[doc(hidden)]
     const GROWS: bool;
 
-    /// A kind with the default configuration sized for `capacity` items, and `hasher` back;
-    /// panics (naming the kind) if `capacity` cannot be addressed.
+    /// The default configuration for `capacity` items, and `hasher` back; panics if too big.
     #[doc(hidden)]
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S);
 
     /// Inserts `hash`: `Ok(true)` if it went in, `Ok(false)` if `unique` and it was present.
     #[doc(hidden)]
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError>;
-    /// Inserts a block of at most `raw::BLOCK` hashes in order; `Err(n)`: only the first `n` went
-    /// in, the next failing with [`block_error`](Self::block_error).
+    /// Inserts at most `raw::BLOCK` hashes in order; `Err(n)`: only the first `n` went in.
     #[doc(hidden)]
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize>;
     /// Why a block insert stopped: `Full`, unless the kind refuses every write.
@@ -50,8 +44,7 @@ pub trait Kind: Sealed + Sized {
     fn block_error(&self) -> InsertError {
         InsertError::Full
     }
-    /// Unique inserts of a block in order, `new[i]` whether `hashes[i]` went in; `Err(i)`:
-    /// `hashes[i]` found no room and was the last tried.
+    /// Unique inserts in order, `new[i]` whether `hashes[i]` went in; `Err(i)`: it had no room.
     #[doc(hidden)]
     fn insert_unique_block(&self, hashes: &[u64], new: &mut [bool]) -> Result<(), usize> {
         for (i, (&hash, flag)) in hashes.iter().zip(new.iter_mut()).enumerate() {
@@ -61,7 +54,7 @@ pub trait Kind: Sealed + Sized {
     }
     #[doc(hidden)]
     fn contains(&self, hash: u64) -> bool;
-    /// `answers[i] = contains(hashes[i])`, overlapping the memory loads of consecutive hashes.
+    /// `answers[i] = contains(hashes[i])`, the memory loads of consecutive hashes overlapped.
     #[doc(hidden)]
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]);
     #[doc(hidden)]
@@ -84,14 +77,14 @@ pub trait Kind: Sealed + Sized {
     #[doc(hidden)]
     fn expected_false_positive_rate(&self) -> f64;
 
-    /// Empties every table under all its locks; tables and capacity stay.
+    /// Empties every table under all its locks.
     #[doc(hidden)]
     fn clear(&self);
-    /// A copy of a state the kind really had, or `None` without the memory for one.
+    /// A copy of a state the kind really had; `None` without the memory.
     #[doc(hidden)]
     fn duplicate(&self) -> Option<Self>;
 
-    /// Why `other`'s fingerprints cannot go into this kind's, if they cannot (hashers aside).
+    /// Why `other`'s fingerprints cannot go into this kind's (hashers aside).
     #[doc(hidden)]
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError>;
     /// Inserts every fingerprint of a compatible `other`; how many went in.
@@ -107,7 +100,6 @@ pub trait Kind: Sealed + Sized {
     /// The kind's encoding in a vector allocated once, at its exact length.
     #[doc(hidden)]
     fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
-        // A length that does not change while the table is locked: the bytes fill their memory.
         let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
         self.write_to(hasher, &mut out)
             .expect("writing to a Vec cannot fail");

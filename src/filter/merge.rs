@@ -6,9 +6,8 @@ use crate::filter::CuckooFilter;
 
 impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
     /// Whether [`merge`](Self::merge) can merge `other` into this filter: an equal hasher (seed
-    /// included) and the same table shape (for fixed filters buckets, bucket size, fingerprint
-    /// width and semi-sorting; for growable filters the same plan). Capacity, stripes and
-    /// search limits may differ.
+    /// included) and table shape (buckets, bucket size, fingerprint width, semi-sorting; a
+    /// growable filter's plan); capacity, stripes and search limits may differ.
     #[must_use]
     pub fn is_compatible(&self, other: &Self) -> bool {
         self.check_compatible(other).is_ok()
@@ -24,18 +23,16 @@ impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
     }
 
     /// Inserts every item of `other` into this filter, as if every insert into either had been
-    /// made into it; returns how many fingerprints went in. Copies add up: [`len`](Self::len)
-    /// grows by `other.len()`.
+    /// made into it; returns how many fingerprints went in (copies add up in [`len`](Self::len)).
     ///
-    /// No key is rehashed: each fingerprint goes through the ordinary insert to the same pair of
-    /// buckets, so others may use this filter meanwhile with every guarantee. `other` is read
-    /// a bucket at a time: merge from a filter no one is writing to, or a fingerprint moved
-    /// across the scan may be merged twice or not at all (by a growable filter's split: twice,
-    /// never not at all).
+    /// Each fingerprint goes through the ordinary insert to the same buckets, so others may use
+    /// this filter meanwhile. `other` is read a bucket at a time: merge from a filter no one
+    /// writes to, or a fingerprint moved across the scan may be merged twice or not at all (by a
+    /// growable filter's split: twice, never not at all).
     ///
-    /// A growable filter puts each fingerprint into the level it has in `other`, adding levels
-    /// first. A level holds at most `2^split_depth` times its first size, so two filters whose
-    /// levels are full together do not fit one: the merge stops as full.
+    /// A growable filter puts each fingerprint into its level in `other`, adding levels first;
+    /// two filters whose levels are full together do not fit one (a level holds at most
+    /// `2^split_depth` times its first size): the merge stops as full.
     ///
     /// # Errors
     ///
@@ -62,9 +59,8 @@ impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
         self.merge_with(other, false)
     }
 
-    /// [`merge`](Self::merge) as a set union: a fingerprint goes in only if neither of its
-    /// buckets holds it yet, checked and placed as [`insert_unique`](Self::insert_unique) does.
-    /// A growable filter checks only the fingerprint's own level.
+    /// [`merge`](Self::merge) as a set union: each fingerprint inserted as by
+    /// [`insert_unique`](Self::insert_unique) (in a growable filter, checked in its own level).
     ///
     /// # Errors
     ///

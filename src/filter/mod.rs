@@ -1,6 +1,5 @@
-//! The public filter, one struct over every kind: hashing and types over the kind's hashes, and
-//! each layer written once over [`Kind`] (`bulk.rs`, `prehashed.rs`, `merge.rs`, `bytes.rs`),
-//! beside the trait (`kind.rs`) and the fixed kind (`fixed.rs`, `builder.rs`).
+//! The public filter, one struct over every kind: it hashes keys and types the kind's answers,
+//! each layer written once over [`Kind`]; the fixed kind beside it (docs/architecture.md).
 
 pub(crate) mod builder;
 pub(crate) mod bulk;
@@ -20,10 +19,9 @@ use crate::error::InsertError;
 use crate::hash::DefaultHashBuilder;
 
 /// A cuckoo filter of kind `K` that many threads use at once through `&self`, hashing items
-/// with `S`: no false negatives, a small tunable rate of false positives, and deletes. Users
-/// name it by its kind, [`ConcurrentCuckooFilter`] (one table, sized once) or
-/// [`GrowableCuckooFilter`] (levels added as it fills), whose docs say how it behaves under
-/// concurrency. Each item is hashed once, before the kind sees it, with no lock held.
+/// with `S`, once each and with no lock held. Named by its kind, [`ConcurrentCuckooFilter`] (one
+/// table, sized once) or [`GrowableCuckooFilter`] (levels added as it fills), whose docs say how
+/// it behaves under concurrency.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 /// [`GrowableCuckooFilter`]: crate::GrowableCuckooFilter
@@ -55,11 +53,10 @@ impl<K, S> CuckooFilter<K, S> {
 }
 
 impl<K: Kind> CuckooFilter<K> {
-    /// A filter for `capacity` items with the default configuration and hasher: for a fixed
-    /// filter the paper's 4-slot buckets of 12-bit fingerprints, each bucket in a 64-bit word
-    /// ([`TableLayout::BucketWord`](crate::TableLayout::BucketWord)), under 0.2% false
-    /// positives when full; for a growable filter a first level of `capacity` items at a 0.1%
-    /// target rate. A capacity of 0 builds the smallest table.
+    /// A filter for `capacity` items (0: the smallest table) with the default configuration and
+    /// hasher: for a fixed filter 4-slot buckets of 12-bit fingerprints in 64-bit words
+    /// ([`TableLayout::BucketWord`](crate::TableLayout::BucketWord)), under 0.2% false positives
+    /// when full; for a growable filter a first level of `capacity` items at a 0.1% target rate.
     ///
     /// # Panics
     ///
@@ -95,11 +92,9 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.len() == 0
     }
 
-    /// Removes every item, keeping the tables (and a growable filter's levels), while other
-    /// threads go on using the filter: it holds every stripe lock as
-    /// [`to_bytes`](CuckooFilter::to_bytes) does, so each write is entirely before the clear
-    /// (and emptied) or after it, and [`len`](Self::len) then counts the writes after it. A
-    /// lookup or remove racing it may find an earlier item or not.
+    /// Removes every item, keeping the tables (and a growable filter's levels), under every
+    /// stripe lock as [`to_bytes`](CuckooFilter::to_bytes) takes them: each write is entirely
+    /// before the clear or after it. A lookup or remove racing it may find an earlier item or not.
     ///
     /// # Examples
     ///
@@ -116,12 +111,10 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.core.clear();
     }
 
-    /// Items the filter is sized for: any `capacity()` distinct items fit, with fingerprints of
-    /// at least 8 bits (a false positive rate of 1/16 or more picks fewer, which fill a little
-    /// less). At least the capacity asked for, rounded up to whole buckets (see
-    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)); a growable filter's is
-    /// its levels' so far, and it grows past it, up to its
-    /// [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
+    /// Items the filter is sized for, at least the capacity asked for (see
+    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)): any `capacity()` distinct
+    /// items fit, with fingerprints of 8 bits or more. A growable filter's is its levels' so far,
+    /// and it grows up to its [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.core.capacity()
@@ -160,9 +153,8 @@ impl<K: Kind, S> CuckooFilter<K, S> {
     }
 
     /// The false positive rate the filter expects: a fixed filter's at the load it was sized
-    /// for, `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`; a growable filter's as it is
-    /// now, the sum of its levels' (below its
-    /// [`false_positive_rate`](crate::GrowableCuckooFilter::false_positive_rate)).
+    /// for, `1 − (1 − 1/(2^f − 1))^(2·b·α)`, about `2·b·α/2^f`; a growable filter's now, its
+    /// levels' sum.
     #[must_use]
     pub fn expected_false_positive_rate(&self) -> f64 {
         self.core.expected_false_positive_rate()
@@ -176,10 +168,9 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// # Errors
     ///
     /// [`InsertError::Full`] if the item finds no room (see
-    /// [Consistency](crate::ConcurrentCuckooFilter#consistency); a growable filter only when it
-    /// can add no level), and then nothing changed (a growable filter may have added an empty
-    /// level or chunk). The `2 · bucket_size + 1`-th copy of one item is always `Full` (the
-    /// `bucket_size + 1`-th if its two buckets are one).
+    /// [Consistency](crate::ConcurrentCuckooFilter#consistency); a growable filter: no level to
+    /// add), and then nothing changed (but a growable filter's new empty level or chunk); always
+    /// for the `2 · bucket_size + 1`-th copy of one item (`bucket_size + 1`-th: one bucket twice).
     #[inline]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         self.core
@@ -187,10 +178,9 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
             .map(drop)
     }
 
-    /// Inserts `item` unless it (or an item with the same fingerprint and buckets, in any
-    /// level) is present: `Ok(true)` if inserted, `Ok(false)` if it was there. The check and the
-    /// insert are one atomic step, so threads racing to `insert_unique` one item insert it
-    /// once: a stream deduplicator.
+    /// Inserts `item` unless it (or an item of the same fingerprint and buckets, in any level)
+    /// is present: `Ok(true)` if inserted, `Ok(false)` if it was there. Check and insert are one
+    /// atomic step, so threads racing to `insert_unique` one item insert it once.
     ///
     /// # Examples
     ///
@@ -219,8 +209,7 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
         self.core.contains(self.hasher.hash_one(item))
     }
 
-    /// Copies of `item`'s fingerprint in its buckets (over all levels): its inserts not
-    /// removed, plus other items that share its fingerprint and a bucket.
+    /// Copies of `item`'s fingerprint in its buckets (over all levels), other items' included.
     #[must_use]
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         self.core.count(self.hasher.hash_one(item))
@@ -234,8 +223,7 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     }
 }
 
-/// A consistent copy, a state the filter really had, taken under every stripe lock as
-/// [`to_bytes`](CuckooFilter::to_bytes) takes it.
+/// A copy of a state the filter really had, taken as [`to_bytes`](CuckooFilter::to_bytes) is.
 ///
 /// # Panics
 ///

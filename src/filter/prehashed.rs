@@ -1,24 +1,21 @@
-//! Operations on keys hashed elsewhere: the 64-bit hash stands in for the key.
+//! Calls by precomputed hash: the 64-bit hash stands in for the key.
 
 use crate::error::{ExtendError, InsertError};
 use crate::filter::kind::Kind;
 use crate::filter::CuckooFilter;
 use crate::raw::BLOCK;
 
-/// Calls by precomputed hash, for keys hashed by another program or language, or hashed once
-/// and used many times. Each `*_hash` call is its key-level call, with the same guarantees and
-/// errors, given the key's 64-bit hash (the low 32 bits pick the fingerprint, the high 32 bits
-/// the first bucket).
+/// Calls by precomputed hash, for keys hashed by another program, or hashed once and used many
+/// times. Each `*_hash` call is its key-level call, with the same guarantees and errors, given
+/// the key's 64-bit hash (the low 32 bits pick the fingerprint, the high 32 the first bucket).
 ///
 /// # The hash must come from one function
 ///
 /// A filter finds an item only under the hash it was inserted with, so every hash given to one
-/// filter must come from one well-mixed function of the key (every bit of the 64 depending on
-/// every bit of the key, as XXH3-64, wyhash or SipHash give; a key's own integer value crowds
-/// keys into a few buckets). Mix these calls with the key-level ones only with the filter's own
-/// hashes, `filter.hasher().hash_one(&key)` (for the default hasher, the
-/// [`hash_stream`](crate::DefaultHashBuilder::hash_stream) of the bytes the key's `Hash` impl
-/// writes). Nothing records which function filled a filter.
+/// filter must come from one well-mixed function of the key (as XXH3-64, wyhash or SipHash; a
+/// key's own integer value crowds keys into a few buckets), and nothing records which. Mix these
+/// calls with the key-level ones only with the filter's own hashes,
+/// `filter.hasher().hash_one(&key)` (or [`hash_stream`](crate::DefaultHashBuilder::hash_stream)).
 ///
 /// # Examples
 ///
@@ -86,16 +83,14 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.core().remove(hash)
     }
 
-    /// [`insert_unique_hash`](Self::insert_unique_hash) of many hashes in order, as
-    /// [`try_extend_hashes`](Self::try_extend_hashes) does: `new[i]` says whether `hashes[i]`
-    /// went in (false: its fingerprint was there, perhaps from an earlier hash of the slice).
-    /// Returns how many went in.
+    /// [`insert_unique_hash`](Self::insert_unique_hash) of many hashes in order: `new[i]` says
+    /// whether `hashes[i]` went in (false: its fingerprint was there, perhaps from an earlier
+    /// hash of the slice). Returns how many went in.
     ///
     /// # Errors
     ///
-    /// On the first hash that finds no room: [`ExtendError::position`] is its index and
-    /// [`ExtendError::inserted`] counts the hashes before it that went in. It and the ones after
-    /// it were not tried, and their `new` entries are false.
+    /// On the first hash that finds no room, at [`ExtendError::position`], after
+    /// [`ExtendError::inserted`] went in; it and those after it were not tried (`new` false).
     ///
     /// # Panics
     ///

@@ -1,5 +1,4 @@
-//! The fixed filter in a live file that processes share (docs/shared.md): creating and opening
-//! one, and what only such a filter does (`flush`, `verify`, `path`).
+//! The fixed filter in a live file that processes share (docs/shared.md): its public calls.
 
 use std::io;
 use std::path::Path;
@@ -13,11 +12,10 @@ use crate::raw::Damage;
 use crate::shared::{self, Access, LiveFileInfo, SharedError};
 
 impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
-    /// Builds the filter in a new file at `path` (never over an existing file), mapped
-    /// `MAP_SHARED`: every process that opens the file with
-    /// [`open_shared`](ConcurrentCuckooFilter::open_shared) uses the same filter, live, with
-    /// every guarantee of the in-memory one across processes and threads (docs/shared.md).
-    /// The file's blocks are allocated now. Linux only.
+    /// Builds the filter in a new file at `path` (never over an existing file, its blocks
+    /// allocated now): every process that opens it with
+    /// [`open_shared`](ConcurrentCuckooFilter::open_shared) uses the same filter, live, with every
+    /// guarantee of the in-memory one across processes and threads (docs/shared.md). Linux only.
     ///
     /// ```
     /// use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
@@ -72,10 +70,8 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     ) -> Result<Self, SharedError> {
         let path = path.as_ref();
         let opened = shared::open(path, access)?;
-        let hasher = hasher_of::<S>(opened.hasher).map_err(|source| SharedError::Decode {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let hasher =
+            hasher_of::<S>(opened.hasher).map_err(|source| SharedError::decode(path, source))?;
         Ok(CuckooFilter::from_parts(
             Fixed::in_file(opened.raw, opened.capacity, opened.file),
             hasher,
@@ -90,9 +86,8 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.core().file().is_some()
     }
 
-    /// The live file the filter is mapped from, if it is shared: absolute, a relative path
-    /// taken against the working directory at the open, so that it names the same file after
-    /// a change of directory and in another process.
+    /// The live file the filter is mapped from, if it is shared: absolute (a relative path taken
+    /// against the working directory at the open), to name the same file anywhere later.
     #[must_use]
     pub fn path(&self) -> Option<&Path> {
         self.core().file().map(|file| file.path())
@@ -111,17 +106,15 @@ impl<S> ConcurrentCuckooFilter<S> {
         self.core().file().map(|file| file.info())
     }
 
-    /// Writes the changes made so far to the file and waits until they are on disk (`msync`):
-    /// what a machine crash cannot lose afterwards. A process crash loses nothing written
-    /// before it either way: the pages belong to the kernel's page cache. Nothing to do for an
-    /// in-memory or read-only filter.
+    /// Writes the changes made so far to the file and waits until they are on disk (`msync`),
+    /// against a machine crash (a process crash loses nothing: the pages are the kernel's).
+    /// Nothing to do for an in-memory or read-only filter.
     pub fn flush(&self) -> io::Result<()> {
         self.core().file().map_or(Ok(()), |file| file.flush())
     }
 
-    /// Checks the whole table: every bucket in the form the encoder writes, and the stripes'
-    /// counts summing to the fingerprints the buckets hold; under every stripe lock, which also
-    /// recovers any stripe a killed process held. O(table).
+    /// Checks the whole table, O(table), under every stripe lock (recovering any a killed process
+    /// held): every bucket in the encoder's form, the stripes' counts summing to its fingerprints.
     pub fn verify(&self) -> Result<(), DecodeError> {
         match self.core().raw().check_whole() {
             Ok(()) => Ok(()),

@@ -10,12 +10,11 @@ use crate::persist::DecodeError;
 /// How a process opens a live filter file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
-    /// Insert, remove and look up, sharing every change with the other processes at once. The
-    /// file must be writable by the caller.
+    /// Insert, remove and look up, sharing every change with the other processes at once; needs
+    /// write permission.
     ReadWrite,
-    /// Look up only: writes through the filter are refused (`InsertError::ReadOnly`). The file
-    /// needs only read permission. Meant for a file no process writes meanwhile (see
-    /// docs/shared.md).
+    /// Look up only, writes refused (`InsertError::ReadOnly`); needs read permission. Meant for a
+    /// file no process writes meanwhile (see docs/shared.md).
     ReadOnly,
 }
 
@@ -30,8 +29,7 @@ pub enum SharedError {
         /// What the system said.
         source: io::Error,
     },
-    /// The file is no live filter file, or a damaged or truncated one, or one of another
-    /// hasher: nothing was mapped past its end.
+    /// The file is no live filter file, or a damaged or truncated one, or one of another hasher.
     Decode {
         /// The file.
         path: PathBuf,
@@ -66,16 +64,26 @@ impl SharedError {
         }
     }
 
+    pub(crate) fn decode(path: &Path, source: DecodeError) -> Self {
+        Self::Decode {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn busy(path: &Path, what: &'static str) -> Self {
+        Self::Busy {
+            path: path.to_path_buf(),
+            what,
+        }
+    }
+
     /// An error opening the file for `access`.
     pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
-        let denied = source.kind() == io::ErrorKind::PermissionDenied;
-        let source = match access {
-            Access::ReadWrite if denied => io::Error::new(
-                source.kind(),
-                "no permission to open it for writing (Access::ReadOnly needs only reading)",
-            ),
-            _ => source,
-        };
+        if access == Access::ReadWrite && source.kind() == io::ErrorKind::PermissionDenied {
+            let why = "no permission to open it for writing (Access::ReadOnly needs only reading)";
+            return Self::io(path, io::Error::new(source.kind(), why));
+        }
         Self::io(path, source)
     }
 }
@@ -83,16 +91,12 @@ impl SharedError {
 impl fmt::Display for SharedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, source } => {
-                write!(f, "live filter file {}: {source}", path.display())
-            }
-            Self::Decode { path, source } => {
-                write!(
-                    f,
-                    "{} is no usable live filter file: {source}",
-                    path.display()
-                )
-            }
+            Self::Io { path, source } => write!(f, "live filter file {}: {source}", path.display()),
+            Self::Decode { path, source } => write!(
+                f,
+                "{} is no usable live filter file: {source}",
+                path.display()
+            ),
             Self::NotAFile { path, what } => {
                 write!(f, "{} is {what}, not a live filter file", path.display())
             }

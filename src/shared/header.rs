@@ -17,12 +17,11 @@ pub(crate) const SLOTS: u64 = 128;
 /// Bytes of the header that are read and checked.
 pub(crate) const LIVE_HEADER_LEN: usize = 160;
 const FIELDS_LEN: usize = 64 + HEADER_LEN;
-/// Tables at least this large start on a 2 MiB boundary of the file, so that the mapping of a
-/// file in tmpfs can use huge pages (as heap tables do).
+/// Tables this large start on a 2 MiB boundary, so a mapping of a tmpfs file can use huge pages.
 const HUGE_TABLE_BYTES: u64 = 8 << 20;
 const HUGE_PAGE: u64 = 2 << 20;
 
-/// Where each region of a live file lies, all derived from the geometry.
+/// Where each region of a live file lies, derived from the geometry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LiveLayout {
     pub(crate) registration: u64,
@@ -109,9 +108,7 @@ pub(crate) struct Parsed {
     pub(crate) hasher: RecordedHasher,
 }
 
-/// Checks the first [`LIVE_HEADER_LEN`] bytes of a file `file_len` bytes long: magic, version,
-/// checksum, the snapshot header inside, and that every offset is the one its geometry gives
-/// and the file holds them all.
+/// Checks a file's first [`LIVE_HEADER_LEN`] bytes and its length, in FORMAT.md's order.
 pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> {
     let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
     if bytes.len() < LIVE_HEADER_LEN {

@@ -1,12 +1,9 @@
-//! What a live file holds besides its table, for tools that describe it (`ccf info`): where each
-//! region lies, the registration slots held by open writers, and the stripes locked now.
+//! What a live file holds besides its table, for tools that describe it (`ccf info`).
 
-use std::fs::File;
-use std::sync::Arc;
-
-use super::header::{LiveLayout, SLOTS};
+use super::header::SLOTS;
+use super::SharedFile;
 use crate::raw::SHARED_STRIDE;
-use crate::sync::mapping::{byte_is_locked, Mapping};
+use crate::sync::mapping::byte_is_locked;
 use crate::sync::Ordering;
 
 /// A live file's regions and who uses it, read at one moment (others may change it meanwhile).
@@ -15,8 +12,7 @@ use crate::sync::Ordering;
 pub struct LiveFileInfo {
     /// Registration slots: processes that can have the file open for writing at once.
     pub registration_slots: u64,
-    /// Slots whose byte is OFD-locked by an open file description other than the asker's
-    /// query one: processes that have it open for writing (this one too, if it does).
+    /// Processes that have the file open for writing (this one too, if it does).
     pub writers: u64,
     /// Byte offset of the registration region (one epoch word per slot).
     pub registration_offset: u64,
@@ -28,8 +24,8 @@ pub struct LiveFileInfo {
     pub stamps_offset: u64,
     /// Stripes: lock records and stamps.
     pub stripes: u64,
-    /// Stripes whose owner word names a holder now: held by a writer at work, or left by a
-    /// killed one for the next waiter (or `verify()`) to recover.
+    /// Stripes held now: by a writer at work, or by a killed one until a waiter (or `verify()`)
+    /// recovers them.
     pub stripes_held: u64,
     /// Byte offset of the table.
     pub table_offset: u64,
@@ -39,33 +35,36 @@ pub struct LiveFileInfo {
     pub file_len: u64,
 }
 
-/// The regions of `layout` and their users now, asking about slot locks through `query`, a
-/// description of the file that holds no OFD lock.
-pub(super) fn read(layout: &LiveLayout, mapping: &Arc<Mapping>, query: &File) -> LiveFileInfo {
-    let writers = (0..SLOTS)
-        .filter(|slot| byte_is_locked(query, layout.registration + 8 * slot))
-        .count() as u64;
-    let stride = SHARED_STRIDE as u64;
-    let stripes_held = mapping
-        .words(layout.records as usize, (layout.stripes * stride) as usize)
-        .map_or(0, |records| {
-            records
-                .iter()
-                .step_by(SHARED_STRIDE)
-                .filter(|owner| owner.load(Ordering::Relaxed) != 0)
-                .count() as u64
-        });
-    LiveFileInfo {
-        registration_slots: SLOTS,
-        writers,
-        registration_offset: layout.registration,
-        lock_records_offset: layout.records,
-        lock_records_bytes: layout.stripes * stride * 8,
-        stamps_offset: layout.stamps,
-        stripes: layout.stripes,
-        stripes_held,
-        table_offset: layout.table,
-        table_bytes: layout.table_words * 8,
-        file_len: layout.file_len,
+impl SharedFile {
+    /// The file's regions and their users now.
+    pub(crate) fn info(&self) -> LiveFileInfo {
+        let layout = &self.layout;
+        let writers = (0..SLOTS)
+            .filter(|slot| byte_is_locked(&self.query, layout.registration + 8 * slot))
+            .count() as u64;
+        let stride = SHARED_STRIDE as u64;
+        let stripes_held = self
+            .mapping
+            .words(layout.records as usize, (layout.stripes * stride) as usize)
+            .map_or(0, |records| {
+                records
+                    .iter()
+                    .step_by(SHARED_STRIDE)
+                    .filter(|owner| owner.load(Ordering::Relaxed) != 0)
+                    .count() as u64
+            });
+        LiveFileInfo {
+            registration_slots: SLOTS,
+            writers,
+            registration_offset: layout.registration,
+            lock_records_offset: layout.records,
+            lock_records_bytes: layout.stripes * stride * 8,
+            stamps_offset: layout.stamps,
+            stripes: layout.stripes,
+            stripes_held,
+            table_offset: layout.table,
+            table_bytes: layout.table_words * 8,
+            file_len: layout.file_len,
+        }
     }
 }

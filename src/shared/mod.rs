@@ -1,6 +1,5 @@
-//! The live file: a fixed filter's table, stamps and lock records in a file that processes map
-//! (`MAP_SHARED`) and use at once (docs/shared.md). This layer opens, checks, creates and maps
-//! the file; `filter/shared.rs` is the public face.
+//! The live file (docs/shared.md): a fixed filter's table, stamps and lock records in a file that
+//! processes map and use at once; `filter/shared.rs` is its public face.
 
 mod error;
 mod header;
@@ -20,8 +19,7 @@ use crate::persist::RecordedHasher;
 use crate::raw::{Geometry, MappedParts, RawFilter, Registry, SHARED_STRIDE};
 use crate::sync::mapping::{reserve, try_flock, Mapping};
 
-/// How long an opener waits for a file's creator to finish writing it (the creator holds an
-/// exclusive `flock` until then).
+/// How long an opener waits for a creator's exclusive `flock`, held until the file is written.
 const CREATION_WAIT: Duration = Duration::from_secs(2);
 
 /// An open live file: what a shared filter keeps besides its raw filter.
@@ -44,22 +42,16 @@ impl SharedFile {
         self.read_only
     }
 
-    /// Writes the mapping's changed pages to the file (`msync`); nothing to do for a private
-    /// (read-only) mapping, whose changes are its own.
+    /// `msync`; nothing to do for a read-only (private) mapping.
     pub(crate) fn flush(&self) -> io::Result<()> {
         if self.read_only {
             return Ok(());
         }
         self.mapping.flush()
     }
-
-    /// The file's regions and who uses it now.
-    pub(crate) fn info(&self) -> LiveFileInfo {
-        info::read(&self.layout, &self.mapping, &self.query)
-    }
 }
 
-/// A live file opened and checked: its raw filter, capacity, recorded hasher and handle.
+/// A live file opened and checked.
 #[derive(Debug)]
 pub(crate) struct Opened {
     pub(crate) raw: RawFilter,
@@ -68,8 +60,7 @@ pub(crate) struct Opened {
     pub(crate) file: SharedFile,
 }
 
-/// Opens the live file at `path`, checking its header against its length in O(1) (the table is
-/// not read), and maps it.
+/// Opens the live file at `path`, checks its header against its length in O(1), and maps it.
 pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
     let io_err = |source| SharedError::io(path, source);
     let start = Instant::now();
@@ -98,10 +89,7 @@ pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
         .take(LIVE_HEADER_LEN as u64)
         .read_to_end(&mut bytes)
         .map_err(io_err)?;
-    let parsed = header::parse(&bytes, len).map_err(|source| SharedError::Decode {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let parsed = header::parse(&bytes, len).map_err(|source| SharedError::decode(path, source))?;
     let capacity = usize::try_from(parsed.capacity).unwrap_or(usize::MAX);
     map(path, file, &parsed.geometry, &parsed.layout, access).map(|(raw, file)| Opened {
         raw,
@@ -154,7 +142,6 @@ pub(crate) fn create(
     made
 }
 
-/// Refuses what is not a regular file, naming it.
 fn refuse_special(path: &Path, kind: std::fs::FileType) -> Result<(), SharedError> {
     let what = if kind.is_dir() {
         "a directory"
@@ -173,23 +160,19 @@ fn refuse_special(path: &Path, kind: std::fs::FileType) -> Result<(), SharedErro
     })
 }
 
-/// Takes the shared `flock` every opener holds (or the creator's exclusive one), waiting up to
-/// [`CREATION_WAIT`] for a holder of a conflicting one.
+/// Takes an opener's shared `flock` (a creator's exclusive one), waiting up to [`CREATION_WAIT`].
 fn wait_for_flock(file: &File, path: &Path, exclusive: bool) -> Result<(), SharedError> {
     let start = Instant::now();
     while !try_flock(file, exclusive).map_err(|source| SharedError::io(path, source))? {
         if start.elapsed() > CREATION_WAIT {
-            return Err(SharedError::Busy {
-                path: path.to_path_buf(),
-                what: "another program holds a conflicting flock on the file",
-            });
+            let what = "another program holds a conflicting flock on the file";
+            return Err(SharedError::busy(path, what));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
 }
 
-/// Whether two files' metadata are of one file, told by device and inode.
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.dev() == b.dev() && a.ino() == b.ino()
 }
@@ -242,16 +225,13 @@ fn map(
             &file.metadata().map_err(io_err)?,
             &own.metadata().map_err(io_err)?,
         ) {
-            return Err(SharedError::Busy {
-                path: path.to_path_buf(),
-                what: "the path was replaced by another file while it was being opened",
-            });
+            let what = "the path was replaced by another file while it was being opened";
+            return Err(SharedError::busy(path, what));
         }
         Registry::register(file, own, epochs, layout.registration)
             .map_err(io_err)?
-            .ok_or_else(|| SharedError::Busy {
-                path: path.to_path_buf(),
-                what: "every registration slot is held by an open writer",
+            .ok_or_else(|| {
+                SharedError::busy(path, "every registration slot is held by an open writer")
             })?
     };
     let raw = RawFilter::in_mapping(geometry, parts(registry)?).ok_or_else(|| {

@@ -1,10 +1,7 @@
-//! A file mapped into memory (`mmap`), and the kernel's file locks a live filter file uses: a
-//! shared `flock` held while the file is open, and one open-file-description (OFD) byte-range
-//! lock per registration slot, which the kernel drops when its holder dies.
-//!
-//! Everything here that calls the kernel is `unsafe` only for the FFI; each call says why it is
-//! sound. Words handed out of a mapping are `AtomicU64`s, so every access to memory other
-//! processes share is atomic, as within one process.
+//! A file mapped into memory (`mmap`), and the kernel's locks a live file uses: a shared `flock`
+//! while it is open, and an open-file-description (OFD) byte lock per registration slot, which
+//! the kernel drops when its holder dies. `unsafe` only for the FFI; a mapping's words are
+//! `AtomicU64`s, so every access to memory processes share is atomic.
 
 use core::ptr::NonNull;
 use std::fs::File;
@@ -14,9 +11,7 @@ use std::sync::Arc;
 
 use super::{AtomicU64, TableWords};
 
-/// A `MAP_SHARED` mapping of the first `len` bytes of a file (or, for a reader that must never
-/// write the file, a `MAP_PRIVATE` one whose pages it may write privately), unmapped when
-/// dropped.
+/// A mapping of a file's first `len` bytes (`MAP_PRIVATE` for a reader that must never write it).
 #[derive(Debug)]
 pub(crate) struct Mapping {
     start: NonNull<u8>,
@@ -32,9 +27,7 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    /// Maps the first `len` bytes of `file`, shared with every process that maps it unless
-    /// `private`. The caller has checked that the file is at least `len` bytes long: a page past
-    /// its end would fault (SIGBUS) when touched.
+    /// Maps `file`'s first `len` bytes, which the caller checked it has (past its end: SIGBUS).
     pub(crate) fn map(file: &File, len: usize, private: bool) -> io::Result<Self> {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
@@ -65,8 +58,7 @@ impl Mapping {
         Ok(Self { start, len })
     }
 
-    /// `words` words from byte `offset` of the mapping, kept alive by the handle they hold;
-    /// `None` unless `offset` is 8-aligned and they all lie inside the mapping.
+    /// `words` words from byte `offset`, holding the mapping; `None` unless aligned and inside.
     pub(crate) fn words(self: &Arc<Self>, offset: usize, words: usize) -> Option<TableWords> {
         let end = words.checked_mul(8)?.checked_add(offset)?;
         if offset % 8 != 0 || end > self.len {
@@ -122,8 +114,7 @@ impl Drop for Mapping {
     }
 }
 
-/// Makes the file `len` bytes long with its blocks allocated (`posix_fallocate`), so that no
-/// page of a mapping of it faults later for want of space.
+/// Makes the file `len` bytes long, blocks allocated, so no mapped page faults for want of space.
 pub(crate) fn reserve(file: &File, len: u64) -> io::Result<()> {
     let len = libc::off_t::try_from(len)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large"))?;
@@ -136,8 +127,7 @@ pub(crate) fn reserve(file: &File, len: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Takes a `flock` on the whole file without waiting: shared, or exclusive; `Ok(false)` if
-/// another open file holds a conflicting one.
+/// Takes a `flock` on the file without waiting; `Ok(false)` if another holds a conflicting one.
 pub(crate) fn try_flock(file: &File, exclusive: bool) -> io::Result<bool> {
     let how = if exclusive {
         libc::LOCK_EX
@@ -176,9 +166,8 @@ fn ofd_lock(file: &File, offset: u64, command: libc::c_int) -> io::Result<libc::
     Ok(lock)
 }
 
-/// Takes the OFD lock on the byte at `offset` without waiting; `Ok(false)` if another open
-/// file description holds it. The kernel releases it when every descriptor of `file`'s
-/// description is closed, which a process's death does.
+/// Takes the OFD lock on the byte at `offset` without waiting; `Ok(false)` if another holds it.
+/// The kernel releases it when the description's last descriptor closes, as at the holder's death.
 pub(crate) fn try_lock_byte(file: &File, offset: u64) -> io::Result<bool> {
     match ofd_lock(file, offset, libc::F_OFD_SETLK) {
         Ok(_) => Ok(true),
@@ -189,9 +178,8 @@ pub(crate) fn try_lock_byte(file: &File, offset: u64) -> io::Result<bool> {
     }
 }
 
-/// Whether some open file description other than `file`'s holds an OFD or POSIX lock on the
-/// byte at `offset`. An error counts as held: a waiter never recovers a stripe it cannot
-/// prove abandoned.
+/// Whether another open file description holds a lock on the byte at `offset`. An error counts
+/// as held: a waiter never recovers a stripe it cannot prove abandoned.
 pub(crate) fn byte_is_locked(file: &File, offset: u64) -> bool {
     ofd_lock(file, offset, libc::F_OFD_GETLK)
         .map_or(true, |lock| lock.l_type != libc::F_UNLCK as libc::c_short)

@@ -1,16 +1,11 @@
 pub(crate) use loom::sync::atomic::{fence, Ordering};
 
-/// The word every access to one of loom's atomics touches first, so that loom's partial-order
-/// reduction sees every access.
-///
-/// Loom 0.7 remembers only the *last* access to each atomic when it looks for races. A writer
-/// here always loads a word before it stores it (a stamp before its CAS, a table word before its
-/// masked store), so its own load hides the readers' earlier loads, and loom never runs those
-/// readers after the writer (tokio-rs/loom#166, #392): a model of a reader racing a writer would
-/// explore one execution and prove nothing. A compare-exchange on the shadow that always fails
-/// counts as a read-modify-write, which races with every access to the word, so every pair of
-/// accesses is explored in both orders; it stores nothing, so it carries no thread's view to
-/// another and the filter is checked under its real atomics' memory model.
+/// Touched first by every access to a loom atomic, so that loom explores each pair of accesses in
+/// both orders. Loom 0.7 keeps only an atomic's *last* access for its race search, and a writer
+/// loads a word before it stores it, hiding the readers' earlier loads: a reader racing a writer
+/// would be explored one way only (tokio-rs/loom#166, #392). A compare-exchange on the shadow
+/// that always fails is a read-modify-write, racing with every access; it stores nothing, so it
+/// carries no thread's view to another and the real atomics' memory model is the one checked.
 #[derive(Debug)]
 struct Shadow(loom::sync::atomic::AtomicUsize);
 
@@ -36,38 +31,33 @@ macro_rules! touching {
     )*};
 }
 
-macro_rules! shadowed_atomic {
-    ($name:ident, $int:ty) => {
-        #[derive(Debug)]
-        pub(crate) struct $name {
-            value: loom::sync::atomic::$name,
-            shadow: Shadow,
-        }
-
-        impl $name {
-            pub(crate) fn new(value: $int) -> Self {
-                Self {
-                    value: loom::sync::atomic::$name::new(value),
-                    shadow: Shadow::new(),
-                }
-            }
-
-            touching! {
-                load(order: Ordering) -> $int;
-                store(value: $int, order: Ordering) -> ();
-                compare_exchange_weak(current: $int, new: $int, success: Ordering, failure: Ordering)
-                    -> Result<$int, $int>;
-                compare_exchange(current: $int, new: $int, success: Ordering, failure: Ordering)
-                    -> Result<$int, $int>;
-                fetch_add(value: $int, order: Ordering) -> $int;
-                fetch_xor(value: $int, order: Ordering) -> $int;
-                fetch_max(value: $int, order: Ordering) -> $int;
-            }
-        }
-    };
+/// A loom `AtomicU64` behind its [`Shadow`].
+#[derive(Debug)]
+pub(crate) struct AtomicU64 {
+    value: loom::sync::atomic::AtomicU64,
+    shadow: Shadow,
 }
 
-shadowed_atomic!(AtomicU64, u64);
+impl AtomicU64 {
+    pub(crate) fn new(value: u64) -> Self {
+        Self {
+            value: loom::sync::atomic::AtomicU64::new(value),
+            shadow: Shadow::new(),
+        }
+    }
+
+    touching! {
+        load(order: Ordering) -> u64;
+        store(value: u64, order: Ordering) -> ();
+        compare_exchange_weak(current: u64, new: u64, success: Ordering, failure: Ordering)
+            -> Result<u64, u64>;
+        compare_exchange(current: u64, new: u64, success: Ordering, failure: Ordering)
+            -> Result<u64, u64>;
+        fetch_add(value: u64, order: Ordering) -> u64;
+        fetch_xor(value: u64, order: Ordering) -> u64;
+        fetch_max(value: u64, order: Ordering) -> u64;
+    }
+}
 
 /// A pointer in a loom atomic, shadowed as [`AtomicU64`] is.
 #[derive(Debug)]
@@ -113,8 +103,7 @@ pub(crate) fn prefetch(_word: &AtomicU64) {}
 #[inline(always)]
 pub(crate) fn prefetch_write(_word: &AtomicU64) {}
 
-/// A table's words: loom's atomics are not plain integers, and memory placement is nothing loom
-/// could observe, so a boxed slice of them.
+/// A table's words: a boxed slice, as loom's atomics are no plain integers to allocate zeroed.
 pub(crate) type TableWords = Box<[AtomicU64]>;
 
 /// `len` table words, every one 0, or `None` if the memory cannot be had; built one by one.

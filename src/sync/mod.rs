@@ -1,8 +1,5 @@
-//! The one place that knows about loom.
-//!
-//! Everything in the crate that touches shared memory imports its atomics and its spin-wait helper
-//! from here. A normal build re-exports `core`'s atomics; a `--cfg loom` build swaps in loom's
-//! models so that `loom-tests/` can explore every interleaving of the stripe protocol.
+//! The one place that knows about loom: the crate's atomics, spin-wait and memory helpers, from
+//! `core` and the OS in a normal build, from loom's models under `--cfg loom` (`loom-tests/`).
 
 #[cfg(not(loom))]
 mod std;
@@ -23,6 +20,5 @@ pub(crate) use self::waiters::Waiters;
 /// A value on cache lines of its own, so that writes to its neighbours do not evict it.
 pub(crate) use crossbeam_utils::CachePadded;
 
-/// Whether loom explores this build: retry budgets and per-thread caches read it, for loom's
-/// threads share one system thread and every retry multiplies the interleavings it explores.
+/// Whether loom explores this build, whose threads share one OS thread: fewer retries, no caches.
 pub(crate) const MODEL_CHECKED: bool = cfg!(loom);

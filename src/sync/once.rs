@@ -1,10 +1,7 @@
-//! A slot written once and read without locks: how a growing filter publishes a new level.
-//!
-//! A normal build wraps `std`'s `OnceLock`: readers pay one `Acquire` load, and threads that ask
-//! to fill a slot another thread is filling wait parked, not spinning. Under loom the slot's state
-//! is a loom atomic, so that models see the publication (the `Release` store that makes a filled
-//! slot visible, and the `Acquire` load that reads it) and explore every order around it; the
-//! value itself sits in a `OnceLock` that only the filling thread writes, before it publishes.
+//! A slot written once and read without locks: how a growing filter publishes a new level. A
+//! `OnceLock` (readers pay one `Acquire` load); under loom its state is a loom atomic, so models
+//! explore every order around the publication (`Release` store, `Acquire` load), and the value
+//! sits in a `OnceLock` only the filling thread writes, before it publishes.
 
 #[cfg(not(loom))]
 mod imp {
@@ -25,20 +22,17 @@ mod imp {
             }
         }
 
-        /// The value, if the slot has been filled.
         #[inline(always)]
         pub(crate) fn get(&self) -> Option<&T> {
             self.value.get()
         }
 
-        /// The value, filling the slot with `init` first if it is empty. One thread runs `init`;
-        /// the others wait for it, parked.
+        /// The value, filled by `init` first if empty; other fillers wait parked meanwhile.
         pub(crate) fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
             self.value.get_or_init(init)
         }
 
-        /// [`Self::get_or_init`] with a fill that may fail: then the slot stays empty, the error
-        /// goes to the thread that ran `init`, and the next thread waiting runs its own.
+        /// [`Self::get_or_init`] that may fail: the slot stays empty for the next filler to try.
         pub(crate) fn get_or_try_init<E>(
             &self,
             init: impl FnOnce() -> Result<T, E>,
@@ -104,7 +98,6 @@ mod imp {
                 if let Some(value) = self.get() {
                     return Ok(value);
                 }
-                // A weak exchange may fail spuriously: then the loop tries again.
                 if self
                     .state
                     .compare_exchange_weak(EMPTY, FILLING, Ordering::Acquire, Ordering::Acquire)

@@ -3,12 +3,10 @@ pub(crate) use core::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 use core::ptr::NonNull;
 use std::alloc::Layout;
 
-/// Waits a little before a spin loop tries again: a few CPU pause hints first, then yielding the
-/// thread so that a lock holder that was preempted (likely when threads outnumber cores) can run.
+/// A spin loop's wait: pause hints, then yields, so that a preempted lock holder can run.
 pub(crate) use crossbeam_utils::Backoff;
 
-/// Asks the CPU to start bringing `word`'s cache line in, without waiting for it. A hint only:
-/// it never faults, changes nothing and may be ignored.
+/// Asks the CPU to start bringing `word`'s cache line in: a hint, which never faults.
 #[inline(always)]
 #[allow(unsafe_code)]
 pub(crate) fn prefetch(word: &AtomicU64) {
@@ -25,9 +23,7 @@ pub(crate) fn prefetch(word: &AtomicU64) {
     let _ = word;
 }
 
-/// Like [`prefetch`], but asks for the line in a state this core may write, so that a writer
-/// about to lock a stripe another core touched last fetches it ahead instead of when it locks
-/// (`PREFETCHW`, on CPUs without it a read prefetch).
+/// [`prefetch`] for writing (`PREFETCHW`): a stripe another core wrote arrives before the lock.
 #[inline(always)]
 #[allow(unsafe_code)]
 pub(crate) fn prefetch_write(word: &AtomicU64) {
@@ -42,8 +38,7 @@ pub(crate) fn prefetch_write(word: &AtomicU64) {
     let _ = word;
 }
 
-/// Asks the kernel to back `memory` with transparent huge pages where it can. Advice only: the
-/// memory stays as it is, and where the kernel declines (or this is not Linux) nothing happens.
+/// Asks the kernel for transparent huge pages under `memory`: advice, which it may decline.
 #[allow(unsafe_code)]
 fn advise_huge_pages<T>(memory: &[T]) {
     #[cfg(target_os = "linux")]
@@ -75,12 +70,8 @@ fn advise_huge_pages<T>(memory: &[T]) {
 /// The bytes of a transparent huge page on x86_64 (and on aarch64 with 4 KiB base pages).
 const HUGE_PAGE: usize = 2 << 20;
 
-/// A table's atomic words, on a zeroed allocation of their own that they free when dropped.
-///
-/// With `huge_pages`, the allocation is one huge page larger than the words, which start at its
-/// first 2 MiB boundary and are advised onto huge pages before anything touches them, so every
-/// whole 2 MiB of them can be one. Either way the words come zeroed and untouched: a table never
-/// filled costs only address space.
+/// A table's atomic words, zeroed and untouched: on an allocation of their own (from its first
+/// 2 MiB boundary, advised onto huge pages, with `huge_pages`) or inside a file mapping.
 pub(crate) struct TableWords {
     /// The first word: `block`, or past it to the first huge-page boundary in it.
     words: NonNull<AtomicU64>,
@@ -88,9 +79,7 @@ pub(crate) struct TableWords {
     /// The allocation as the allocator gave it, freed with `layout`.
     block: NonNull<u8>,
     layout: Layout,
-    /// For words inside a file mapping: the mapping (whatever owns it), which they keep alive
-    /// (and `block` is unused); `None` for words on the heap. `RefUnwindSafe`, as the mapping
-    /// is, so that every filter stays unwind safe.
+    /// The mapping mapped words keep alive (unwind safe, as filters are); `None` on the heap.
     #[cfg(target_os = "linux")]
     mapping: Option<std::sync::Arc<dyn Send + Sync + std::panic::RefUnwindSafe>>,
 }
@@ -132,8 +121,7 @@ pub(crate) fn table_words(len: usize, huge_pages: bool) -> Option<TableWords> {
 
 #[cfg(target_os = "linux")]
 impl TableWords {
-    /// `len` words from `words` on, inside the mapping `mapping` owns, which the caller
-    /// (`Mapping::words`) checked holds them all, 8-aligned.
+    /// `len` words from `words` on, inside `mapping`: `Mapping::words` checked them, 8-aligned.
     pub(crate) fn mapped(
         words: NonNull<AtomicU64>,
         len: usize,
@@ -149,8 +137,7 @@ impl TableWords {
         }
     }
 
-    /// Another handle on the same mapped words; `None` for words on the heap, which have one
-    /// owner.
+    /// Another handle on the same mapped words; `None` for words on the heap (one owner).
     pub(crate) fn share(&self) -> Option<Self> {
         let mapping = self.mapping.clone()?;
         Some(Self::mapped(self.words, self.len, mapping))

@@ -1,9 +1,6 @@
-//! Threads parked until a state they wait on changes: writers that found a chunk sealed for a
-//! split sleep here instead of spinning, and the splitter wakes them when it is done.
-//!
-//! A normal build parks on a `Condvar`; the waiter checks its condition under the mutex, and the
-//! waker takes the mutex after changing the state, so no wake-up falls between the check and the
-//! sleep. Under loom a waiter yields in a loop, which the model checker sees.
+//! Threads parked until a state they wait on changes (writers of a chunk sealed for a split). The
+//! waiter checks under the mutex and the waker takes it after the change, so no wake-up falls
+//! between check and sleep. Under loom a waiter yields in a loop.
 
 #[cfg(not(loom))]
 mod imp {
@@ -20,7 +17,7 @@ mod imp {
             Self::default()
         }
 
-        /// Parks the thread for as long as `blocked` says so, checking again at every wake-up.
+        /// Parks the thread while `blocked()`, checked again at every wake-up.
         pub(crate) fn wait_while(&self, blocked: impl Fn() -> bool) {
             // The mutex guards nothing but the check: a panic elsewhere leaves nothing broken.
             let mut guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -32,7 +29,7 @@ mod imp {
             }
         }
 
-        /// Wakes every parked thread, after the state they wait on has changed.
+        /// Wakes every parked thread, after the state they wait on changed.
         pub(crate) fn wake_all(&self) {
             drop(self.lock.lock().unwrap_or_else(PoisonError::into_inner));
             self.woken.notify_all();
