@@ -33,14 +33,12 @@ impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
         // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
-        let bytes_view = || -> PyResult<bool> {
-            let format = keys.getattr("format")?.extract::<String>()?;
-            Ok(matches!(format.as_str(), "B" | "c"))
-        };
+        let view_format = || -> PyResult<String> { keys.getattr("format")?.extract() };
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
-            || (keys.is_instance_of::<PyMemoryView>() && bytes_view()?)
+            || (keys.is_instance_of::<PyMemoryView>()
+                && matches!(view_format()?.as_str(), "B" | "c"))
         {
             let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
