@@ -40,8 +40,9 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
         Err(err) => return Err(err),
     };
-    old.as_ref()
-        .map_or(Ok(()), |old| regular(old.file_type()))?;
+    if let Some(old) = &old {
+        regular(old.file_type())?;
+    }
     let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
     let mut temporary = OsString::from(".");
     temporary.push(path.file_name().ok_or_else(no_name)?);
