@@ -33,8 +33,7 @@ fn value_error(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-/// An `int`, or an integer of another type (a numpy one) as the `int` its `__index__` gives, as
-/// Python's own int arguments take it.
+/// An `int`, or another integer (a numpy one) as the `int` its `__index__` gives, as Python does.
 fn int<'py>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyInt>> {
     let py = value.py();
     match py.import("operator")?.call_method1("index", (value,)) {
@@ -65,17 +64,15 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
 
 /// A flag (`semi_sorted`, `readonly`, `mmap`): a `bool`, or numpy's `bool_` as the one it is.
 pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
-    let flag = |value: &Bound<'_, PyAny>| {
-        if let Ok(flag) = value.cast::<PyBool>() {
-            return Ok(flag.is_true());
-        }
-        let numpy_bool = value.py().import("numpy")?.getattr("bool_")?;
-        match value.is_instance(&numpy_bool)? {
-            true => value.is_truthy(),
-            false => Err(wrong(name, "a bool", value)),
-        }
-    };
-    value.map(flag).transpose()
+    let Some(value) = value else { return Ok(None) };
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(Some(flag.is_true()));
+    }
+    let numpy_bool = value.py().import("numpy")?.getattr("bool_")?;
+    match value.is_instance(&numpy_bool)? {
+        true => value.is_truthy().map(Some),
+        false => Err(wrong(name, "a bool", value)),
+    }
 }
 
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
@@ -94,7 +91,6 @@ pub fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     text.map_err(|_| wrong(name, "a str, bytes or os.PathLike", value))
 }
 
-/// The most threads a bulk call may ask for.
 const MAX_THREADS: usize = 256;
 
 /// A bulk call's `threads`: an int from 1 to [`MAX_THREADS`], 1 if not given.
@@ -108,8 +104,7 @@ pub fn threads(value: Arg) -> PyResult<usize> {
     }
 }
 
-/// The hasher of a `seed` (an int in `[-2^63, 2^64)`, mapped as int keys are), the crate's
-/// default seed (`ccf`'s) if none.
+/// The hasher of `seed`, an int mapped as int keys are; the crate's (and `ccf`'s) default if none.
 pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
     let Some(seed) = seed else {
         return Ok(DefaultHashBuilder::new());
@@ -129,21 +124,17 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
     Ok(view.call_method0("tobytes")?.cast_into::<PyBytes>()?)
 }
 
-/// A time in seconds: a real number, finite, at least 0 (above 0 unless `zero_ok`) and below
-/// 2^64 (what a `Duration` holds).
+/// A time in seconds: a finite real number, at least 0 (above 0 unless `zero_ok`), below 2^64.
 pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
     let seconds: f64 = value
         .extract()
         .map_err(|_| wrong(name, "a number of seconds", value))?;
-    let bound = if zero_ok {
-        "at least 0 and below 2^64"
-    } else {
-        "at least one nanosecond and below 2^64"
-    };
+    let least = if zero_ok { "0" } else { "one nanosecond" };
     match Duration::try_from_secs_f64(seconds) {
         Ok(time) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
-            "{name} must be a finite number of seconds, {bound}, got {seconds}"
+            "{name} must be a finite number of seconds, at least {least} and below 2^64, got \
+             {seconds}"
         ))),
     }
 }
@@ -164,8 +155,8 @@ fn choice<T: Copy>(name: &str, value: Arg, choices: [(&str, T); 2]) -> PyResult<
     }
 }
 
-/// An expiring filter's builder for its window: `items` (a count window) or `seconds` with
-/// `capacity` (a time window, with its `overflow` and `clock`), checked together.
+/// An expiring filter's builder for `items` (a count window) or `seconds` with `capacity` (a
+/// time window, with its `overflow` and `clock`), checked together.
 pub fn window(
     items: Arg,
     seconds: Arg,
@@ -212,8 +203,7 @@ pub fn window(
     }
 }
 
-/// The crate's builder for a `ConcurrentCuckooFilter`'s settings (its constructor's and
-/// `create_shared`'s); `TypeError` or `ValueError` naming a bad one.
+/// The builder of a `ConcurrentCuckooFilter`'s settings (its constructor's, `create_shared`'s).
 pub fn fixed(
     capacity: &Bound<'_, PyAny>,
     false_positive_rate: Arg,
@@ -222,20 +212,17 @@ pub fn fixed(
     semi_sorted: Arg,
     seed: Arg,
 ) -> PyResult<FixedBuilder<DefaultHashBuilder>> {
+    let capacity = count("capacity", capacity)?;
+    let hasher = hasher(seed)?;
+    let rate = rate("false_positive_rate", false_positive_rate)?;
+    let bits = setting("fingerprint_bits", fingerprint_bits)?;
+    let bucket_size = setting("bucket_size", bucket_size)?;
+    let semi_sorted = flag("semi_sorted", semi_sorted)?;
     Ok(ConcurrentCuckooFilter::builder()
-        .capacity(count("capacity", capacity)?)
-        .hasher(hasher(seed)?)
-        .set(
-            rate("false_positive_rate", false_positive_rate)?,
-            FixedBuilder::false_positive_rate,
-        )
-        .set(
-            setting("fingerprint_bits", fingerprint_bits)?,
-            FixedBuilder::fingerprint_bits,
-        )
-        .set(
-            setting("bucket_size", bucket_size)?,
-            FixedBuilder::bucket_size,
-        )
-        .set(flag("semi_sorted", semi_sorted)?, FixedBuilder::semi_sorted))
+        .capacity(capacity)
+        .hasher(hasher)
+        .set(rate, FixedBuilder::false_positive_rate)
+        .set(bits, FixedBuilder::fingerprint_bits)
+        .set(bucket_size, FixedBuilder::bucket_size)
+        .set(semi_sorted, FixedBuilder::semi_sorted))
 }

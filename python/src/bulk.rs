@@ -1,6 +1,5 @@
-//! The bulk calls: keys read from Python a segment at a time ([`Reader`]), hashed and worked on
-//! through the crate's prehashed batch calls with the interpreter released, on `threads`
-//! threads by the one scheduler of `threads=N` ([`Call::in_pieces`]).
+//! The bulk calls: keys read a segment at a time, hashed and worked on by the crate's prehashed
+//! batch calls with the interpreter released, on `threads` threads ([`Call::in_pieces`]).
 
 use std::panic;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -15,10 +14,10 @@ use crate::errors;
 use crate::keys::Keys;
 use crate::reader::Reader;
 
-/// Keys per segment and thread: releasing the interpreter costs little beside their work.
+/// Keys per segment and thread, enough that releasing the interpreter costs little.
 const SEGMENT: usize = 1 << 16;
 
-/// Keys a thread takes at a time: one the machine does not run leaves its pieces to others.
+/// Keys a thread takes at a time, so that one the machine does not run leaves the rest to others.
 const PIECE: usize = 1 << 13;
 
 /// A bulk call: its keys, worked on by `threads` threads, and the filter.
@@ -42,12 +41,10 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         })
     }
 
-    /// `op` on the filter's hashes of every piece of the keys, by the calling thread and
-    /// `threads - 1` helpers: while the caller reads the next segment (attached), the helpers
-    /// hash and work on the pieces of the one before; then the caller takes pieces too,
-    /// detached. Two segments are held, their memory reused turn about. No piece is started
-    /// once `go_on` refused a result. The results of the pieces done, in order; a bad key's
-    /// error after the work on the keys before it.
+    /// `op` on the hashes of every piece of the keys, by the caller and `threads - 1` helpers:
+    /// while the caller reads the next segment (attached), the helpers work on the one before;
+    /// then the caller takes pieces too, detached. No piece starts once `go_on` refused a
+    /// result. The results of the pieces done, in order; a bad key's error after the keys before.
     fn in_pieces<R: Send>(
         &self,
         op: impl Fn(&[u64]) -> R + Sync,
@@ -82,8 +79,7 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
                 let helpers: Vec<_> = (1..helpers).map(|_| scope.spawn(take)).collect();
                 if matches!(more, Ok(true)) {
                     next.clear();
-                    // A signal's handler runs here (Ctrl-C: `KeyboardInterrupt`), not after
-                    // the last segment: its error ends the call as a bad key's does.
+                    // Ctrl-C's `KeyboardInterrupt` ends the call here, as a bad key does.
                     let py = self.keys.py();
                     next_more = py
                         .check_signals()
@@ -133,9 +129,8 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
         Ok(PyArray1::from_vec(py, all))
     }
 
-    /// Inserts every key; how many, or `FilterFullError` at the first with no room counting
-    /// those in (and `before`, the call's earlier ones): a prefix on one thread; on more, what
-    /// went in of every piece tried.
+    /// Inserts every key; how many, or `FilterFullError` counting those in and `before` (on one
+    /// thread a prefix; on more, what went in of every piece tried).
     pub fn add_many(&self, before: usize) -> PyResult<usize> {
         let extend = |hashes: &[u64]| self.filter.try_extend_hashes(hashes);
         let outcomes = self.in_pieces(extend, Result::is_ok)?;

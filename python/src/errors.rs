@@ -23,8 +23,7 @@ pub fn full(py: Python<'_>, message: impl std::fmt::Display, inserted: usize) ->
     set.err().unwrap_or(err)
 }
 
-/// `ValueError` with the builder's message, which names the setting; `MemoryError` for a table
-/// that could not be allocated.
+/// `ValueError` with the builder's message (naming the setting); `MemoryError` for no memory.
 pub fn build(err: BuildError) -> PyErr {
     match err {
         BuildError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
@@ -68,8 +67,7 @@ pub fn merge(py: Python<'_>, err: MergeError) -> PyErr {
     }
 }
 
-/// The error of creating or opening a live file: [`file`]'s `OSError` naming it (`EBUSY` for a
-/// file whose slots are all held), `ValueError` for contents that are no live filter.
+/// A live file's [`file`] `OSError` (`EBUSY`: all slots held); `ValueError` for its contents.
 pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
     match err {
         SharedError::Io { path, source } => file(py, &source, &path),
@@ -88,7 +86,7 @@ pub fn shared(py: Python<'_>, err: SharedError) -> PyErr {
     }
 }
 
-/// The error for a path to `what`, not a regular file (`IsADirectory` for a directory).
+/// The error for a path to `what`, not a regular file.
 pub fn not_a_file(what: &str) -> io::Error {
     let kind = match what {
         "a directory" => ErrorKind::IsADirectory,

@@ -30,9 +30,8 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
 ];
 
 /// Writes `path` by `write` through a temporary file beside it, named for this process and call,
-/// created anew (a file or link already at that name is not ours) with the permissions of the
-/// file it replaces. Symbolic links are followed to the file they name, which must be a regular
-/// file or none: a device or FIFO is not replaced by one.
+/// created anew (a file already at that name is not ours) with the replaced file's permissions.
+/// Symbolic links are followed; a device or FIFO is not replaced.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let path = &destination(path)?;
@@ -41,8 +40,8 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
         Err(err) => return Err(err),
     };
-    if let Some(what) = old.as_ref().and_then(|old| special(old.file_type())) {
-        return Err(not_a_file(what));
+    if let Some(old) = &old {
+        regular(old.file_type())?;
     }
     let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
     let mut temporary = OsString::from(".");
@@ -52,8 +51,7 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let temporary = path.with_file_name(temporary);
     let existing = open(path).and_then(|mut file| kind(&mut file));
     if existing.is_ok_and(|kind| kind == FileKind::Live) {
-        // A live file renamed over would vanish from under the processes that map it, and its
-        // next opener would find a snapshot.
+        // Renamed over, it would vanish from under the processes mapping it.
         return Err(io::Error::new(
             io::ErrorKind::ResourceBusy,
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
@@ -81,8 +79,7 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
-/// `path` with its symbolic links followed (up to Linux's limit of 40), to what they end at or
-/// would create.
+/// `path` with its symbolic links followed (up to Linux's limit of 40), existing or not.
 fn destination(path: &Path) -> io::Result<PathBuf> {
     let mut at = path.to_path_buf();
     for _ in 0..40 {
@@ -102,21 +99,19 @@ fn destination(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::from_raw_os_error(libc::ELOOP))
 }
 
-/// Opens `path` for reading, refusing anything but a regular file unread (a FIFO or device
-/// could block or never end); without blocking, so a FIFO with no writer is refused at once.
+/// Opens `path` without blocking, refusing unread anything but a regular file (a FIFO or
+/// device could block or never end).
 fn open(path: &Path) -> io::Result<BufReader<File>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    match special(file.metadata()?.file_type()) {
-        Some(what) => Err(not_a_file(what)),
-        None => Ok(BufReader::with_capacity(1 << 16, file)),
-    }
+    regular(file.metadata()?.file_type())?;
+    Ok(BufReader::with_capacity(1 << 16, file))
 }
 
-/// What a file that is not a regular file is, for its error; `None` for a regular file.
-fn special(kind: FileType) -> Option<&'static str> {
+/// `Ok` for a regular file, else the error naming what it is.
+fn regular(kind: FileType) -> io::Result<()> {
     let kinds = [
         (kind.is_dir(), "a directory"),
         (kind.is_fifo(), "a FIFO"),
@@ -125,24 +120,26 @@ fn special(kind: FileType) -> Option<&'static str> {
         (kind.is_socket(), "a socket"),
         (!kind.is_file(), "another kind of file"),
     ];
-    kinds.into_iter().find(|(is, _)| *is).map(|(_, what)| what)
+    match kinds.into_iter().find(|(is, _)| *is) {
+        Some((_, what)) => Err(not_a_file(what)),
+        None => Ok(()),
+    }
 }
 
-/// The kind of filter the file holds, by its first bytes (read, not consumed).
+/// The kind of filter the file holds, by its first bytes (not consumed).
 fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
     let start = file.fill_buf()?;
     let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
     Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
 }
 
-/// `path` opened ([`open`]) and the kind of filter it holds; `OSError` naming the file.
+/// `path` opened and the kind of filter it holds; `OSError` naming the file.
 pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(FileKind, BufReader<File>)> {
     let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
     opened.map_err(|err| errors::file(py, &err, path))
 }
 
-/// The filter in `file` (from `path`), which ends where the filter does: `OSError` naming the
-/// file for an error of the file, else `ValueError`.
+/// The filter in `file`, which must end with it: `OSError` naming `path`, or `ValueError`.
 pub fn read<K: Kind + Send>(
     py: Python<'_>,
     path: &Path,

@@ -1,6 +1,5 @@
-//! The Python classes `ConcurrentCuckooFilter`, `GrowableCuckooFilter` and
-//! `ExpiringCuckooFilter`, the crate's `CuckooFilter<K>` of each kind `K`: the methods they share
-//! written once in `filter_class!` (a `#[pyclass]` cannot be generic), each class's own after.
+//! The Python classes, the crate's `CuckooFilter<K>` of each kind `K`: their shared methods
+//! written once in `filter_class!` (a `#[pyclass]` cannot be generic).
 
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -30,9 +29,8 @@ macro_rules! py_dict {
     ($py:expr, $($key:literal => $value:expr),* $(,)?) => { py_dict!($py, none.{} $(, $key => $value)*) };
 }
 
-/// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: the class `Class`
-/// holding a `CuckooFilter<Kind>` in `inner`, with the shared methods (with `merge`, the merge
-/// methods too) and its own in one `#[pymethods]`.
+/// `filter_class!([merge] #[pyclass(..)] Class(Kind), { own methods })`: `Class` holding a
+/// `CuckooFilter<Kind>` in `inner`, its own and the shared methods (the merge ones if `merge`).
 macro_rules! filter_class {
     (merge $(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         filter_class!($(#[$attr])* $class($kind), {
@@ -466,8 +464,7 @@ fn stats_dict<'py>(py: Python<'py>, s: &FilterStats) -> PyResult<Bound<'py, PyDi
         "seed" => s.hasher_seed)
 }
 
-/// The live file `filter` is mapped from (docs/shared.md) and whether it was opened read-only;
-/// `None` in memory, as every filter but a fixed one always is.
+/// The live file `filter` is mapped from and whether it was opened read-only.
 fn live<K: Kind + 'static>(filter: &CuckooFilter<K>) -> Option<(&Path, bool)> {
     let fixed = (filter as &dyn Any).downcast_ref::<ConcurrentCuckooFilter>()?;
     fixed.path().map(|path| (path, fixed.is_read_only()))
@@ -475,13 +472,13 @@ fn live<K: Kind + 'static>(filter: &CuckooFilter<K>) -> Option<(&Path, bool)> {
 
 /// `TypeError` for a write to a filter opened read-only, before the write is tried.
 fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
-    let Some((path, true)) = live(filter) else {
-        return Ok(());
-    };
-    let path = path.display();
-    Err(PyTypeError::new_err(format!(
-        "the filter in {path} was opened readonly: it cannot be changed"
-    )))
+    match live(filter) {
+        Some((path, true)) => Err(PyTypeError::new_err(format!(
+            "the filter in {} was opened readonly: it cannot be changed",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The live file at `path`, mapped (`Access::ReadOnly`: privately, for lookups only).

@@ -31,18 +31,17 @@ impl Hash for Key<'_> {
     }
 }
 
-/// A key read from a Python object: an int, or `bytes[.0..=.1]` (its stream, ended by `0xff`).
+/// A key of [`Keys`]: an int, or `bytes[.0..=.1]` (its bytes and the `0xff` ending them).
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     Int(u64),
     Bytes(usize, usize),
 }
 
-/// The average bytes a segment's keys may take: its memory is bounded whatever their length.
+/// The average bytes a segment's keys may take, bounding its memory.
 const BYTES_PER_KEY: usize = 64;
 
-/// A segment of a bulk call's keys, copied out of Python for any thread to read: a numpy integer
-/// array's in `ints` alone (hashed in one tight loop), others in `slots` and `bytes`.
+/// A segment of a bulk call's keys: a numpy array's in `ints` alone (one tight hashing loop).
 #[derive(Debug, Default)]
 pub struct Keys {
     pub ints: Vec<u64>,
@@ -51,7 +50,6 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// Whether `max` keys are held, or their bytes [`BYTES_PER_KEY`] times that.
     #[inline]
     pub fn is_full(&self, max: usize) -> bool {
         self.len() >= max || self.bytes.len() >= max.saturating_mul(BYTES_PER_KEY)
@@ -67,7 +65,7 @@ impl Keys {
         self.bytes.clear();
     }
 
-    /// Room for `keys` more keys of 32 bytes (most text keys): a segment rarely grows as read.
+    /// Room for `keys` more keys of 32 bytes (most text keys).
     pub fn reserve(&mut self, keys: usize) {
         self.slots.reserve(keys);
         self.bytes.reserve(keys.saturating_mul(32));
@@ -81,7 +79,6 @@ impl Keys {
         }
     }
 
-    /// Appends the key of these bytes, copying them and the `0xff` after them.
     #[inline]
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         let start = self.bytes.len();
@@ -90,7 +87,6 @@ impl Keys {
         self.slots.push(Slot::Bytes(start, start + bytes.len()));
     }
 
-    /// `hasher`'s hashes of keys `range`.
     pub fn hashes(&self, range: Range<usize>, hasher: DefaultHashBuilder) -> Vec<u64> {
         if self.slots.is_empty() {
             // `move`: the hasher's words stay in registers through the loop.
@@ -107,7 +103,6 @@ impl Keys {
     }
 }
 
-/// The message for an integer outside the 64-bit range.
 pub const INT_RANGE: &str = "must be in [-2**63, 2**64)";
 
 /// The 64-bit pattern of an int in `[-2^63, 2^64)` (two's complement for a negative one).
@@ -123,14 +118,12 @@ fn int_key(int: &Bound<'_, PyInt>) -> PyResult<Key<'static>> {
         .ok_or_else(|| PyValueError::new_err(message()))
 }
 
-/// An object's type name, for messages.
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     let name = obj.get_type().name();
     name.map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-/// `f` of the key `obj` stands for, borrowed where it can be; `TypeError` naming its type, or
-/// `ValueError`, if it is not a key.
+/// `f` of the key `obj` stands for, borrowed where it can be.
 pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyResult<R> {
     if let Ok(string) = obj.cast::<PyString>() {
         return Ok(f(Key::Bytes(string.to_str()?.as_bytes())));
@@ -141,7 +134,7 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
-    // A bytearray or memoryview, which Python code may change: copied, as `bytes(obj)`.
+    // Python code may change a bytearray or memoryview: copied.
     let py = obj.py();
     if obj.cast::<PyByteArray>().is_ok() || obj.cast::<PyMemoryView>().is_ok() {
         let bytes = py
@@ -150,7 +143,6 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
             .cast_into::<PyBytes>()?;
         return Ok(f(Key::Bytes(bytes.as_bytes())));
     }
-    // A numpy integer or `bool_` scalar is the Python int it equals.
     static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?

@@ -1,6 +1,5 @@
 //! A bulk call's keys read from Python into [`Keys`] a segment at a time, interpreter held
-//! (docs/python.md, "Bulk calls"): numpy integers copied, lists and tuples by index, the rest
-//! by iteration.
+//! (docs/python.md, "Bulk calls").
 
 use numpy::ndarray::s;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
@@ -18,13 +17,15 @@ use crate::keys::{type_name, with_key, Keys};
 pub enum Reader<'py> {
     /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
     Ints(PyReadonlyArray1<'py, u64>, usize),
-    /// A numpy integer array of another width, byte order or layout, its next index, and the
-    /// dtype (`int64` or `uint64`) each segment's slice is copied to, never the whole array.
-    Widened(Bound<'py, PyAny>, usize, &'static str),
+    /// Another numpy array, a slice at a time: next index, the dtype integers widen to (`None`:
+    /// text and objects, listed), the reader of the slice.
+    Slices(
+        Bound<'py, PyAny>,
+        usize,
+        Option<&'static str>,
+        Option<Box<Self>>,
+    ),
     Sequence(Sequence<'py>),
-    /// A numpy array of Python objects (dtype `O`, `U` or `S`), its next index, and the reader
-    /// of the slice being read.
-    Objects(Bound<'py, PyAny>, usize, Option<Box<Self>>),
     Iterator(Bound<'py, PyIterator>),
 }
 
@@ -32,14 +33,12 @@ impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
         // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
-        let bytes_view = || -> PyResult<bool> {
-            let format = keys.getattr("format")?.extract::<String>()?;
-            Ok(matches!(format.as_str(), "B" | "c"))
-        };
+        let view_format = || -> PyResult<String> { keys.getattr("format")?.extract() };
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
-            || (keys.is_instance_of::<PyMemoryView>() && bytes_view()?)
+            || (keys.is_instance_of::<PyMemoryView>()
+                && matches!(view_format()?.as_str(), "B" | "c"))
         {
             let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
@@ -58,12 +57,9 @@ impl<'py> Reader<'py> {
             return Err(PyValueError::new_err(message));
         }
         match dtype.kind() {
-            // Text and objects: their elements are keys of their own.
-            b'U' | b'S' | b'O' => Ok(Self::Objects(keys.clone(), 0, None)),
-            // Narrower integers and booleans widen to the 64-bit type of their sign, so each
-            // hashes as the Python int it equals; `int64` is viewed as the `uint64` of its bits,
-            // in place only if aligned with whole-item strides, as a Rust view of `u64`s must
-            // be (a record array's field is neither: it is widened).
+            b'U' | b'S' | b'O' => Ok(Self::Slices(keys.clone(), 0, None, None)),
+            // Widened to their sign's 64-bit type, each hashes as the int it equals; a view of
+            // `u64`s needs alignment and whole-item strides (a record array's field has neither).
             kind @ (b'i' | b'u' | b'b') => {
                 let native = dtype.itemsize() == 8
                     && dtype.is_native_byteorder() != Some(false)
@@ -72,7 +68,7 @@ impl<'py> Reader<'py> {
                 let wide = if kind == b'i' { "int64" } else { "uint64" };
                 match native && kind != b'b' {
                     true => Ok(Self::Ints(u64_bits(keys)?, 0)),
-                    false => Ok(Self::Widened(keys.clone(), 0, wide)),
+                    false => Ok(Self::Slices(keys.clone(), 0, Some(wide), None)),
                 }
             }
             _ => Err(PyTypeError::new_err(format!(
@@ -90,14 +86,12 @@ impl<'py> Reader<'py> {
         })
     }
 
-    /// Appends up to `max` keys to `keys` (fewer if [`Keys::is_full`] first); whether more may
-    /// follow. A bad item is an error, the keys before it in `keys`.
+    /// Appends up to `max` keys to `keys` (fewer if it fills first); whether more may follow.
     pub fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         match self {
             Self::Ints(array, next) => {
                 let end = (*next + max).min(array.len());
                 let view = array.as_array().slice_move(s![*next..end]);
-                // A contiguous array as one slice, copied as one block.
                 match view.as_slice() {
                     Some(values) => keys.ints.extend_from_slice(values),
                     None => keys.ints.extend(view.iter()),
@@ -105,31 +99,26 @@ impl<'py> Reader<'py> {
                 *next = end;
                 Ok(end < array.len())
             }
-            Self::Widened(array, next, wide) => {
-                let len = array.len()?;
-                let end = (*next + max).min(len);
-                let items = PySlice::new(array.py(), *next as isize, end as isize, 1);
-                let slice = array.get_item(items)?.call_method1("astype", (*wide,))?;
-                let mut ints = Self::Ints(u64_bits(&slice)?, 0);
-                ints.read(max, keys)?;
-                *next = end;
-                Ok(end < len)
-            }
             Self::Sequence(sequence) => sequence.read(max, keys),
-            Self::Objects(array, next, slice) => loop {
+            Self::Slices(array, next, wide, slice) => loop {
                 if let Some(items) = slice {
                     if items.read(max, keys)? {
                         return Ok(true);
                     }
                 }
                 let len = array.len()?;
-                if *next >= len {
-                    return Ok(false);
+                if *next >= len || keys.is_full(max) {
+                    return Ok(*next < len);
                 }
                 let end = (*next + max - keys.len()).min(len);
                 let items = PySlice::new(array.py(), *next as isize, end as isize, 1);
-                let list = array.get_item(items)?.call_method0("tolist")?;
-                *slice = Some(Box::new(Self::items(&list)?));
+                let items = array.get_item(items)?;
+                *slice = Some(Box::new(match wide {
+                    Some(wide) => {
+                        Self::Ints(u64_bits(&items.call_method1("astype", (*wide,))?)?, 0)
+                    }
+                    None => Self::items(&items.call_method0("tolist")?)?,
+                }));
                 *next = end;
             },
             Self::Iterator(items) => {
@@ -145,16 +134,14 @@ impl<'py> Reader<'py> {
     }
 }
 
-/// A native, aligned 64-bit integer array of whole-item strides viewed as the `u64`s of its bits.
+/// A 64-bit integer array viewed as the `u64`s of its bits.
 fn u64_bits<'py>(array: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u64>> {
     let bits = array.call_method1("view", ("uint64",))?;
     Ok(bits.cast::<PyArray1<u64>>()?.try_readonly()?)
 }
 
-/// A pandas integer series or array (numpy, nullable or Arrow dtype) as a numpy array;
-/// `ValueError` if it has missing values, which are not keys; `None` for anything else.
+/// A pandas integer series or array as a numpy array (`ValueError` if values are missing).
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    // A class's `__module__` may be anything (or absent): only a `str` naming pandas counts.
     let module = keys.get_type().module();
     if !module.is_ok_and(|module| module.to_str().is_ok_and(|m| m.starts_with("pandas"))) {
         return Ok(None);
@@ -175,7 +162,7 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
              (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
         )));
     }
-    // A nullable dtype names the numpy dtype of its values; a numpy one is its own.
+    // A nullable dtype's `numpy_dtype` is its values'.
     let dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);
     let kwargs = [("dtype", dtype)].into_py_dict(keys.py())?;
     Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
@@ -191,8 +178,8 @@ pub struct Sequence<'py> {
 }
 
 impl<'py> Sequence<'py> {
-    /// `keys` read by index, if an exact list or tuple (a subclass may override `__iter__`);
-    /// `None` without a GIL, where another thread may drop a list's item while it is read.
+    /// `keys` if an exact list or tuple (a subclass may override `__iter__`); `None` without a
+    /// GIL, where another thread may drop a list's item while it is read.
     fn new(keys: &Bound<'py, PyAny>) -> Option<Self> {
         let get_item = match keys {
             _ if cfg!(Py_GIL_DISABLED) => return None,
@@ -207,8 +194,8 @@ impl<'py> Sequence<'py> {
         })
     }
 
-    /// Reads items from `next` on into `keys` until it is full (then `true`) or the end. Out of
-    /// line: inlined into [`Reader::read`] its loop takes 2 instructions a key more.
+    /// Reads items into `keys` until it is full (then `true`) or the end; out of line, where
+    /// its loop compiles tighter.
     #[inline(never)]
     fn read(&mut self, max: usize, keys: &mut Keys) -> PyResult<bool> {
         let py = self.object.py();
@@ -244,8 +231,7 @@ impl<'py> Sequence<'py> {
     }
 }
 
-/// Reads `item` into `keys` if it is an exact `str`, copying its UTF-8; whether it was one. A
-/// `str` with no UTF-8 (a lone surrogate) is its `UnicodeEncodeError`.
+/// Copies `item`'s UTF-8 into `keys` if it is an exact `str`; whether it was one.
 ///
 /// # Safety
 /// `item` points to a live object, kept alive until this returns, with the interpreter held.
