@@ -7,9 +7,10 @@ use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PyMemoryView};
 use pyo3::types::{PySlice, PyString};
+use pyo3::types::{PyTuple, PyType};
 
 use crate::keys::{type_name, with_key, Keys};
 
@@ -45,6 +46,19 @@ impl<'py> Reader<'py> {
                 "expected a collection of keys, got one {what}: pass a list of it, or use the \
                  single-key method"
             )));
+        }
+        // Masked entries hold no keys: refused, as a pandas column's missing values are.
+        static MASKED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+        let py = keys.py();
+        if keys.is_instance(MASKED.import(py, "numpy.ma", "MaskedArray")?)?
+            && py
+                .import("numpy.ma")?
+                .call_method1("is_masked", (keys,))?
+                .is_truthy()?
+        {
+            return Err(PyValueError::new_err(
+                "keys have masked values, which are not keys: pass the others (keys.compressed())",
+            ));
         }
         let converted = pandas_integers(keys)?;
         let keys = converted.as_ref().unwrap_or(keys);

@@ -118,6 +118,21 @@ def test_pandas_integer_columns_are_read_or_refused_saying_how_to_convert(cls):
 
 
 @pytest.mark.parametrize("cls", FILTERS)
+def test_a_masked_array_with_masked_values_is_refused_whole(cls):
+    f = cls(1000)
+    for data in ([1, 2, 3], ["a", "b", "c"], [b"a", b"b", b"c"], np.array([1, 2, 3], dtype="i4")):
+        masked = np.ma.array(data, mask=[False, True, False])
+        for call in (f.add_many, f.contains_many, f.discard_many):
+            with pytest.raises(ValueError, match=r"masked values.*compressed\(\)"):
+                call(masked)
+        assert len(f) == 0
+        assert f.add_many(masked.compressed()) == 2 and data[0] in f and data[1] not in f
+        f.clear()
+    unmasked = np.ma.array([1, 2, 3])
+    assert f.add_many(unmasked) == 3 and f.contains_many(unmasked).all()
+
+
+@pytest.mark.parametrize("cls", FILTERS)
 def test_wrong_key_types_raise_type_error_naming_the_type(cls):
     f = cls(100)
     for bad, name in [(1.5, "float"), (None, "NoneType"), ([1], "list"), ((1,), "tuple")]:
