@@ -4,7 +4,7 @@ import os
 import pathlib
 import pickle
 from collections.abc import Iterable
-from typing import Any, Literal, Union
+from typing import Any, Literal, SupportsIndex, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -25,13 +25,13 @@ class FilterFullError(ValueError):
     inserted: int
     """Keys of the call (fingerprints, for merge) that went in before the one with no room."""
 
-def hash64(key: Key, seed: int | None = None) -> int:
+def hash64(key: Key, seed: SupportsIndex | None = None) -> int:
     """The 64-bit hash the filters compute for `key` (what `ccf build --hex64` takes)."""
 
 def load(
     path: PathLike | bytes,
     *,
-    mmap: bool = True,
+    mmap: bool | np.bool_ = True,
 ) -> ConcurrentCuckooFilter | GrowableCuckooFilter | ExpiringCuckooFilter:
     """The filter in the file at `path`, of whichever kind it holds; a live file mapped
     read-only (`mmap=False`: copied into memory)."""
@@ -57,12 +57,12 @@ class _Filter:
     def seed(self) -> int: ...
     @property
     def expected_false_positive_rate(self) -> float: ...
-    def add_many(self, keys: Keys, *, threads: int = 1) -> int:
+    def add_many(self, keys: Keys, *, threads: SupportsIndex = 1) -> int:
         """Adds every key in order; how many. FilterFullError at the first with no room.
         `threads` splits each segment of keys across that many threads."""
-    def contains_many(self, keys: Keys, *, threads: int = 1) -> npt.NDArray[np.bool_]:
+    def contains_many(self, keys: Keys, *, threads: SupportsIndex = 1) -> npt.NDArray[np.bool_]:
         """Whether each key may be in the filter, on `threads` threads."""
-    def discard_many(self, keys: Keys, *, threads: int = 1) -> int:
+    def discard_many(self, keys: Keys, *, threads: SupportsIndex = 1) -> int:
         """Removes one copy of each present key; how many were removed."""
     def update(self, *iterables: Keys) -> None:
         """Adds every key of each iterable, as add_many does."""
@@ -85,13 +85,13 @@ class ConcurrentCuckooFilter(_Filter):
 
     def __init__(
         self,
-        capacity: int,
+        capacity: SupportsIndex,
         false_positive_rate: float | None = None,
         *,
-        fingerprint_bits: int | None = None,
-        bucket_size: int | None = None,
-        semi_sorted: bool | None = None,
-        seed: int | None = None,
+        fingerprint_bits: SupportsIndex | None = None,
+        bucket_size: SupportsIndex | None = None,
+        semi_sorted: bool | np.bool_ | None = None,
+        seed: SupportsIndex | None = None,
     ) -> None: ...
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> ConcurrentCuckooFilter: ...
@@ -101,17 +101,17 @@ class ConcurrentCuckooFilter(_Filter):
     def create_shared(
         cls,
         path: PathLike | bytes,
-        capacity: int,
+        capacity: SupportsIndex,
         false_positive_rate: float | None = None,
         *,
-        fingerprint_bits: int | None = None,
-        bucket_size: int | None = None,
-        semi_sorted: bool | None = None,
-        seed: int | None = None,
+        fingerprint_bits: SupportsIndex | None = None,
+        bucket_size: SupportsIndex | None = None,
+        semi_sorted: bool | np.bool_ | None = None,
+        seed: SupportsIndex | None = None,
     ) -> ConcurrentCuckooFilter:
         """A filter built in a new live file at `path`, shared by the processes that open it."""
     @classmethod
-    def open_shared(cls, path: PathLike | bytes, readonly: bool = False) -> ConcurrentCuckooFilter:
+    def open_shared(cls, path: PathLike | bytes, readonly: bool | np.bool_ = False) -> ConcurrentCuckooFilter:
         """The live filter at `path`, mapped in O(1)."""
     def flush(self) -> None:
         """Writes the changes so far to the file and waits for the disk (msync)."""
@@ -148,12 +148,12 @@ class GrowableCuckooFilter(_Filter):
 
     def __init__(
         self,
-        capacity: int | None = None,
+        capacity: SupportsIndex | None = None,
         false_positive_rate: float | None = None,
         *,
-        split_depth: int | None = None,
-        max_capacity: int | None = None,
-        seed: int | None = None,
+        split_depth: SupportsIndex | None = None,
+        max_capacity: SupportsIndex | None = None,
+        seed: SupportsIndex | None = None,
     ) -> None: ...
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> GrowableCuckooFilter: ...
@@ -185,14 +185,14 @@ class ExpiringCuckooFilter(_Filter):
     def __init__(
         self,
         *,
-        items: int | None = None,
+        items: SupportsIndex | None = None,
         seconds: float | None = None,
-        capacity: int | None = None,
+        capacity: SupportsIndex | None = None,
         false_positive_rate: float | None = None,
-        generations: int | None = None,
+        generations: SupportsIndex | None = None,
         overflow: Literal["error", "expire_early"] | None = None,
         clock: Literal["monotonic", "manual"] | None = None,
-        seed: int | None = None,
+        seed: SupportsIndex | None = None,
     ) -> None:
         """A count window (`items`) or a time window (`seconds` and `capacity`)."""
     @classmethod
