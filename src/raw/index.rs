@@ -457,8 +457,9 @@ impl Lanes {
     }
 
     /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, for up to four lanes of
-    /// `f ≥ 4` bits ending by bit `60 + count`. Top bit `j` times gather bit `i` lands at `60 + i + (j − i)·f`: above 63 or
-    /// below 60 unless `j = i`, and no two terms meet (`|i − i'| ≤ 3 < f`), so nothing carries.
+    /// `f ≥ 4` bits ending by bit `60 + count`. Top bit `j` times gather bit `i` lands at bit
+    /// `60 + i + (j − i)·f`: above 63 or below 60 unless `j = i`, and no two terms meet
+    /// (`|i − i'| ≤ 3 < f`), so nothing carries.
     #[inline(always)]
     pub(crate) fn slots(self, tops: u64) -> u32 {
         (tops.wrapping_mul(self.gather) >> 60) as u32
