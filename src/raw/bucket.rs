@@ -112,7 +112,6 @@ impl BucketCodec {
         self.semi_sorted
     }
 
-    /// Bits of one limb.
     pub(crate) fn limb_bits(&self) -> u32 {
         if self.semi_sorted {
             semisort::CODE_BITS + 4 * (self.fingerprint_bits - 4)
@@ -190,7 +189,6 @@ impl BucketCodec {
         hit != 0
     }
 
-    /// How many slots of `bucket` hold `fp`.
     pub(crate) fn count(&self, bucket: &RawBucket, fp: u32) -> usize {
         if self.semi_sorted {
             return self.decode(bucket).iter().filter(|&&x| x == fp).count();
@@ -202,7 +200,6 @@ impl BucketCodec {
             .sum()
     }
 
-    /// Whether `bucket` has an empty slot.
     #[inline]
     pub(crate) fn has_free(&self, bucket: &RawBucket) -> bool {
         if self.semi_sorted {
@@ -212,13 +209,11 @@ impl BucketCodec {
         self.matches(bucket, 0)
     }
 
-    /// Puts `fp` into the first empty slot of `bucket`; false if there is none.
     #[inline]
     pub(crate) fn insert(&self, bucket: &mut RawBucket, fp: u32) -> bool {
         self.replace_first(bucket, 0, fp)
     }
 
-    /// Empties one slot that holds `fp`; false if none does.
     #[inline]
     pub(crate) fn remove(&self, bucket: &mut RawBucket, fp: u32) -> bool {
         self.replace_first(bucket, fp, 0)

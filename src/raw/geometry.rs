@@ -31,7 +31,6 @@ impl Shape {
         self.bucket_count as u64 * self.codec().bucket_bits() as u64
     }
 
-    /// Bytes of the table, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
         Table::words_for(self.bucket_count, &self.codec())?.checked_mul(8)
     }

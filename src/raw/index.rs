@@ -13,7 +13,6 @@
 
 use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 
-/// A bucket's position in the table.
 pub(crate) type BucketIndex = usize;
 
 /// A stored fingerprint: `fingerprint_bits` wide and never 0 (0 marks an empty slot).
@@ -121,7 +120,7 @@ pub(crate) fn level_hash(hash: u64, level: usize) -> u64 {
     if level == 0 {
         return hash;
     }
-    let mut x = hash.wrapping_add((level as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut x = hash.wrapping_add((level as u64).wrapping_mul(FIBONACCI));
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= x >> 33;
@@ -177,7 +176,6 @@ impl Words {
         }
     }
 
-    /// Another handle on the same mapped words; `None` for words on the heap.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self) -> Option<TableWords> {
         self.words.share()
@@ -222,7 +220,6 @@ impl<'a> Buckets<'a> {
         &self.words_of(bucket, bucket)[0]
     }
 
-    /// [`Self::bits`] of two buckets of at most 64 bits.
     #[inline(always)]
     pub(crate) fn narrow_pair(self, a: usize, b: usize) -> [u64; 2] {
         [a, b].map(|bucket| self.bits(bucket) as u64)
@@ -318,7 +315,6 @@ impl StampWords {
         }
     }
 
-    /// Starts an optimistic read of two buckets' stripes.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
         self.stamps().begin_read(bucket_a, bucket_b)
@@ -435,7 +431,6 @@ impl Lanes {
         !(((x & self.rest).wrapping_add(self.rest)) | x) & self.high
     }
 
-    /// The top bit of every lane of `window` that equals `fp`, exactly ([`Self::zeros`]).
     #[inline(always)]
     pub(crate) fn matches(self, window: u64, fp: u32) -> u64 {
         self.zeros(window ^ self.broadcast(fp))
@@ -448,12 +443,9 @@ impl Lanes {
         x.wrapping_sub(self.low) & !x & self.high
     }
 
-    /// Whether [`Self::zero_lanes`] finds a lane in either `a` or `b`, under one mask.
     #[inline(always)]
     pub(crate) fn zero_lane_pair(self, a: u64, b: u64) -> bool {
-        let zero_a = a.wrapping_sub(self.low) & !a;
-        let zero_b = b.wrapping_sub(self.low) & !b;
-        (zero_a | zero_b) & self.high != 0
+        self.zero_lanes(a) | self.zero_lanes(b) != 0
     }
 
     /// The lanes whose top bits are set in `tops`, bit `i` for lane `i`, for up to four lanes of

@@ -8,9 +8,11 @@ use super::stripe::READ_RETRIES;
 use super::RawFilter;
 use crate::sync::{Backoff, Ordering};
 
-/// How many keys ahead of its probe a batch prefetches (docs/benchmarks.md, "Constants of the
-/// raw core").
+/// How many keys ahead of its probe a batch prefetches, in tables of at least
+/// [`LOOKUP_PREFETCH_MIN_BYTES`] (docs/benchmarks.md, "Constants of the raw core").
 pub(crate) const AHEAD: usize = 16;
+
+const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
 
 impl<P: Place> RawFilter<P> {
     #[inline(always)]
@@ -91,7 +93,6 @@ impl<P: Place> RawFilter<P> {
             | self.codec.matches(&self.table.load(c.second), pattern)
     }
 
-    /// Copies of the hash's fingerprint in its two buckets.
     pub(crate) fn count(&self, hash: u64) -> usize {
         self.count_located(self.placement.candidates(hash))
     }
@@ -119,7 +120,6 @@ impl<P: Place> RawFilter<P> {
         self.count_located(c) >= buckets * self.bucket_size()
     }
 
-    /// Runs `look`, which reads the candidate buckets, validated by the stripe stamps.
     #[inline(always)]
     pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
         self.stripes.read_pair(c.first, c.second, look)
@@ -170,7 +170,10 @@ impl<P: Place> RawFilter<P> {
     /// its probe in a table the caches do not hold.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        match (self.codec.form, self.table.lookups_worth_prefetching()) {
+        match (
+            self.codec.form,
+            self.table.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES,
+        ) {
             (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
             (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
             (_, false) => {
@@ -229,7 +232,6 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// Starts the loads of the candidates' buckets and their stripes' stamps.
     #[inline(always)]
     pub(crate) fn prefetch_candidates(&self, c: &Candidates) {
         self.stripes.prefetch_for_read(c.first);
@@ -277,7 +279,6 @@ impl<P: Place> Probe<'_, P> {
         (hit | unchanged).then_some(hit)
     }
 
-    /// Unvalidated.
     #[inline(always)]
     fn holds_narrow(self, c: &Candidates) -> bool {
         let pattern = self.lanes.broadcast(c.fp);

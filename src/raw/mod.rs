@@ -77,7 +77,6 @@ pub(crate) struct RawFilter<P: Place = Placement> {
 }
 
 impl RawFilter {
-    /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
         Self::with_placement(geometry, Self::placement_for(geometry), ())
     }
@@ -111,7 +110,6 @@ impl RawFilter {
 }
 
 impl<P: Place> RawFilter<P> {
-    /// `None` if the memory cannot be had.
     pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
@@ -199,7 +197,6 @@ impl<P: Place> RawFilter<P> {
         self.table.memory_usage() + self.stripes.memory_usage() + core::mem::size_of::<Self>()
     }
 
-    /// For tests.
     pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
         self.placement.candidates(hash)
     }

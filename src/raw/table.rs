@@ -8,10 +8,8 @@ use super::bucket::{BucketCodec, RawBucket};
 use super::index::{window, Words};
 use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 
-/// From this size batch lookups prefetch (docs/benchmarks.md, "Constants of the raw core").
-const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
-
-/// From this size bulk inserts and path searches prefetch (the same doc and section).
+/// From this size bulk inserts and path searches prefetch (docs/benchmarks.md, "Constants of
+/// the raw core").
 pub(crate) const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words never written after the last bucket, so a limb's read of three words stays in bounds.
@@ -33,7 +31,6 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// A zeroed table; `None` if the memory cannot be had.
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
         let len = Self::words_for(bucket_count, codec)?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
@@ -95,7 +92,6 @@ impl Table {
             .unwrap_or(u64::MAX)
     }
 
-    /// Words without the spare ones.
     pub(crate) fn data_words(&self) -> usize {
         self.words.len() - SPARE_WORDS
     }
@@ -173,11 +169,6 @@ impl Table {
 
     pub(crate) fn memory_usage(&self) -> usize {
         self.words.len() * 8
-    }
-
-    #[inline]
-    pub(crate) fn lookups_worth_prefetching(&self) -> bool {
-        self.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES
     }
 
     #[inline]
@@ -274,7 +265,6 @@ impl Table {
         }
     }
 
-    /// The limb at table bit `bit`.
     #[inline]
     fn read(&self, bit: u64) -> u128 {
         let word = (bit / 64) as usize;
@@ -315,7 +305,6 @@ impl Table {
         }
     }
 
-    /// Replaces the limb at table bit `bit`.
     fn write(&self, bit: u64, value: u128) {
         let word = (bit / 64) as usize;
         let offset = (bit % 64) as u32;
