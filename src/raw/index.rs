@@ -1,11 +1,7 @@
-//! From a hash to its fingerprint and two candidate buckets, and the words and stamps a lookup
-//! reads there without bounds checks.
-//!
-//! The first bucket comes from the hash's high 32 bits, the fingerprint from its low 32. For any
-//! bucket count `n` (docs/architecture.md, "Any bucket count"),
-//! `alt(i, fp) = (h(fp) - i) mod n` with `h(fp) = fastrange(fibonacci_hash(fp), n)` is an
-//! involution: `alt(alt(i, fp), fp) = h - (h - i) = i (mod n)`. `h` takes two multiplies: one
-//! clusters the table (docs/benchmarks.md, "Constants of the raw core").
+//! From a hash to its fingerprint (low 32 bits) and candidate buckets (high 32), and the words and
+//! stamps a lookup reads there. For any bucket count `n`, `alt(i, fp) = (h(fp) - i) mod n` with
+//! `h(fp) = fastrange(fibonacci_hash(fp), n)` is an involution: `h - (h - i) = i (mod n)`; `h`
+//! takes two multiplies (docs/benchmarks.md, "Constants of the raw core").
 //!
 //! [`Words`] and [`StampWords`] check their bounds once, when made, and keep their fields private
 //! here: the unchecked reads' proofs rest on nothing outside this file but the placement's promise
@@ -277,8 +273,7 @@ pub(crate) fn window(words: &[AtomicU64], word: usize, bit: u64) -> u64 {
     (both >> (bit % 64)) as u64
 }
 
-/// The stripes' stamps (`stripe.rs`), guarding lock groups of `1 << group_shift` buckets dealt
-/// round them; [`StampWords::new`] refuses a count not a power of two, and nothing changes them.
+/// The stripes' stamps (`stripe.rs`), checked by [`StampWords::new`] and never changed.
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct StampWords {
@@ -373,8 +368,7 @@ pub(crate) struct OptimisticRead<'a> {
 }
 
 impl OptimisticRead<'_> {
-    /// True if neither stripe was locked at the start nor changed since: what was read in
-    /// between is a state the buckets really had.
+    /// True if both stripes were unlocked and unchanged since the start: what was read is real.
     #[inline(always)]
     pub(crate) fn validate(&self) -> bool {
         fence(Ordering::Acquire);
@@ -424,8 +418,7 @@ impl Lanes {
         self.low.wrapping_mul(u64::from(fp))
     }
 
-    /// The top bit of every zero lane of `x`, exactly: `(x & rest) + rest` never carries out of
-    /// a lane.
+    /// The top bit of every zero lane, exactly (`(x & rest) + rest` never leaves a lane).
     #[inline(always)]
     pub(crate) fn zeros(self, x: u64) -> u64 {
         !(((x & self.rest).wrapping_add(self.rest)) | x) & self.high

@@ -8,8 +8,7 @@ use super::stripe::READ_RETRIES;
 use super::RawFilter;
 use crate::sync::{Backoff, Ordering};
 
-/// How many keys ahead of its probe a batch prefetches, in tables of at least
-/// [`LOOKUP_PREFETCH_MIN_BYTES`] (docs/benchmarks.md, "Constants of the raw core").
+/// How far ahead a batch prefetches, and from what table size (figures: docs/benchmarks.md).
 pub(crate) const AHEAD: usize = 16;
 
 const LOOKUP_PREFETCH_MIN_BYTES: usize = 384 << 10;
@@ -29,8 +28,7 @@ impl<P: Place> RawFilter<P> {
         self.contains_by(c, move || c)
     }
 
-    /// The lookup of every form, inline for forms of at most 64 bits; `again` gives a retry its
-    /// candidates.
+    /// Every form's lookup; `again` gives a retry its candidates.
     #[inline(always)]
     fn contains_by(&self, c: Candidates, again: impl Fn() -> Candidates) -> bool {
         if self.table.word {
@@ -51,8 +49,7 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// `holds` of the candidates, validated by `stamps`; after a writer got in the way, again
-    /// from `again`'s candidates out of line.
+    /// `holds`, validated by `stamps`; retried from `again`'s candidates out of line.
     #[inline(always)]
     fn look_stamped(
         &self,
@@ -149,7 +146,7 @@ impl<P: Place> RawFilter<P> {
     /// A few more tries, then both stripes' locks, under which the words cannot change.
     #[cold]
     #[inline(never)]
-    fn contains_word_contended(&self, again: impl Fn() -> Candidates) -> bool {
+    pub(super) fn contains_word_contended(&self, again: impl Fn() -> Candidates) -> bool {
         let c = again();
         let backoff = Backoff::new();
         for _ in 0..READ_RETRIES {
@@ -166,8 +163,7 @@ impl<P: Place> RawFilter<P> {
 }
 
 impl<P: Place> RawFilter<P> {
-    /// `answers[i] = contains(hashes[i])`, each key's buckets prefetched [`AHEAD`] keys before
-    /// its probe in a table the caches do not hold.
+    /// `answers[i] = contains(hashes[i])`.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
         match (
@@ -241,8 +237,7 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-/// What a lookup of buckets of at most 64 bits reads of the filter, copied: registers, where
-/// fields would be read again after every `Acquire` load.
+/// What a lookup reads of the filter, in registers: fields are read again after each `Acquire`.
 #[derive(Clone, Copy, Debug)]
 struct Probe<'a, P> {
     placement: P,
@@ -264,8 +259,7 @@ impl<P: Place> RawFilter<P> {
 }
 
 impl<P: Place> Probe<'_, P> {
-    /// One read of both bucket words: a hit, a miss confirmed by the first word unchanged, or
-    /// `None` (`bucket_word.rs` gives the argument).
+    /// A hit, a miss confirmed by the first word unchanged, or `None` (`bucket_word.rs`).
     #[inline(always)]
     fn try_read_words(self, c: &Candidates) -> Option<bool> {
         let pattern = self.lanes.broadcast(c.fp);

@@ -19,8 +19,7 @@ pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 17;
 /// `BINOMIAL[n][k]` = C(n, k).
 const BINOMIAL: [[u16; 5]; 19] = binomials();
 
-/// Each code's four sorted prefixes, smallest in the lowest nibble; codes past the last (a torn
-/// optimistic read's) decode as zeros.
+/// Each code's sorted prefixes, smallest lowest; past the last code (a torn read's) zeros.
 static PREFIXES: [u16; 1 << CODE_BITS] = prefix_table();
 
 const fn binomials() -> [[u16; 5]; 19] {
@@ -47,22 +46,14 @@ const fn rank(p: [u32; 4]) -> usize {
 
 const fn prefix_table() -> [u16; 1 << CODE_BITS] {
     let mut table = [0u16; 1 << CODE_BITS];
-    let mut p0 = 0;
-    while p0 < 16 {
-        let mut p1 = p0;
-        while p1 < 16 {
-            let mut p2 = p1;
-            while p2 < 16 {
-                let mut p3 = p2;
-                while p3 < 16 {
-                    table[rank([p0, p1, p2, p3])] = (p0 | p1 << 4 | p2 << 8 | p3 << 12) as u16;
-                    p3 += 1;
-                }
-                p2 += 1;
-            }
-            p1 += 1;
+    // Every four nibbles, of which the sorted ones.
+    let mut n = 0;
+    while n < 1 << 16 {
+        let p = [n & 0xf, n >> 4 & 0xf, n >> 8 & 0xf, n >> 12];
+        if p[0] <= p[1] && p[1] <= p[2] && p[2] <= p[3] {
+            table[rank(p)] = n as u16;
         }
-        p0 += 1;
+        n += 1;
     }
     table
 }
@@ -91,8 +82,7 @@ fn sort4(mut v: [u32; 4]) -> [u32; 4] {
     v
 }
 
-/// Lookups of all four slots of an encoded bucket of at most 64 bits at once: a slot holds the
-/// fingerprint when its prefix nibble and its remainder lane both match.
+/// Lookups of the four slots of an encoded bucket of at most 64 bits at once.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub(crate) struct NarrowLanes {

@@ -8,14 +8,13 @@ use super::bucket::{BucketCodec, RawBucket};
 use super::index::{window, Words};
 use crate::sync::{prefetch, table_words, Ordering::Relaxed, TableWords};
 
-/// From this size bulk inserts and path searches prefetch (docs/benchmarks.md, "Constants of
-/// the raw core").
+/// From this size bulk inserts and path searches prefetch (figures: docs/benchmarks.md).
 pub(crate) const WRITE_PREFETCH_MIN_BYTES: usize = 4 << 20;
 
 /// Words never written after the last bucket, so a limb's read of three words stays in bounds.
 pub(crate) const SPARE_WORDS: usize = 2;
 
-/// From this size tables go on huge pages (the same doc and section).
+/// From this size tables go on huge pages (figures: docs/benchmarks.md).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
 #[derive(Debug)]
