@@ -166,10 +166,8 @@ impl<P: Place> RawFilter<P> {
     /// `answers[i] = contains(hashes[i])`.
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         debug_assert_eq!(hashes.len(), answers.len());
-        match (
-            self.codec.form,
-            self.table.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES,
-        ) {
+        let ahead = self.table.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES;
+        match (self.codec.form, ahead) {
             (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
             (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
             (_, false) => {
@@ -187,8 +185,6 @@ impl<P: Place> RawFilter<P> {
             }
         }
     }
-
-    // Each form's batch loop out of line, with what its lookups read of the filter in registers.
 
     #[inline(never)]
     fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
@@ -222,9 +218,7 @@ impl<P: Place> RawFilter<P> {
         let probe = self.probe();
         for (answer, &hash) in answers.iter_mut().zip(hashes) {
             let again = move || probe.placement.candidates(hash);
-            *answer = self.look_stamped(probe.stamps, &again(), again, move |c| {
-                probe.holds_narrow(c)
-            });
+            *answer = self.look_stamped(probe.stamps, &again(), again, |c| probe.holds_narrow(c));
         }
     }
 

@@ -46,7 +46,6 @@ const fn rank(p: [u32; 4]) -> usize {
 
 const fn prefix_table() -> [u16; 1 << CODE_BITS] {
     let mut table = [0u16; 1 << CODE_BITS];
-    // Every four nibbles, of which the sorted ones.
     let mut n = 0;
     while n < 1 << 16 {
         let p = [n & 0xf, n >> 4 & 0xf, n >> 8 & 0xf, n >> 12];
@@ -59,8 +58,13 @@ const fn prefix_table() -> [u16; 1 << CODE_BITS] {
 }
 
 /// Packs four fingerprints of at least 5 bits.
-pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
-    let fps = sort4(fps);
+pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
+    // Sorted by five branchless compare-exchanges.
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        let (low, high) = (fps[i].min(fps[j]), fps[i].max(fps[j]));
+        fps[i] = low;
+        fps[j] = high;
+    }
     let rest = fingerprint_bits - 4;
     let code = rank(fps.map(|fp| fp >> rest));
     let mut bucket = code as u128;
@@ -69,17 +73,6 @@ pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
         bucket |= ((fp & mask) as u128) << (CODE_BITS + i as u32 * rest);
     }
     bucket
-}
-
-/// Sorts by five branchless compare-exchanges.
-#[inline]
-fn sort4(mut v: [u32; 4]) -> [u32; 4] {
-    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
-        let (low, high) = (v[i].min(v[j]), v[i].max(v[j]));
-        v[i] = low;
-        v[j] = high;
-    }
-    v
 }
 
 /// Lookups of the four slots of an encoded bucket of at most 64 bits at once.
