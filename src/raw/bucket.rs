@@ -120,7 +120,6 @@ impl BucketCodec {
         }
     }
 
-    /// Bits of one bucket in the table.
     pub(crate) fn bucket_bits(&self) -> u32 {
         if self.is_word() {
             return u64::BITS;

@@ -32,12 +32,12 @@ impl Shape {
     }
 
     pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.bucket_count, &self.codec())?.checked_mul(8)
+        usize::try_from(self.table_words()?).ok()?.checked_mul(8)
     }
 
     /// Words of the table, spare words included, in 64 bits whatever the target.
     pub(crate) fn table_words(&self) -> Option<u64> {
-        Table::words_for_u64(self.bucket_count as u64, &self.codec())
+        Table::words_for(self.bucket_count as u64, &self.codec())
     }
 
     /// The most buckets like these a table of at most `bytes` can have (`bucket_count` aside).

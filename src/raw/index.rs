@@ -236,7 +236,6 @@ impl<'a> Buckets<'a> {
         crate::sync::prefetch(self.word(bucket));
     }
 
-    /// Prefetches both words a narrow bucket's window reads.
     #[inline(always)]
     pub(crate) fn prefetch_narrow(self, bucket: usize) {
         let words = self.words_of(bucket, (bucket as u64 * self.bucket_bits / 64) as usize);

@@ -31,7 +31,7 @@ pub(crate) struct Table {
 
 impl Table {
     pub(crate) fn new(bucket_count: usize, codec: &BucketCodec) -> Option<Self> {
-        let len = Self::words_for(bucket_count, codec)?;
+        let len = usize::try_from(Self::words_for(bucket_count as u64, codec)?).ok()?;
         let words = table_words(len, len >= HUGE_PAGE_MIN_BYTES / 8)?;
         Self::from_words(bucket_count, codec, words)
     }
@@ -53,7 +53,7 @@ impl Table {
         codec: &BucketCodec,
         words: TableWords,
     ) -> Option<Self> {
-        if Self::words_for(bucket_count, codec)? != words.len() {
+        if Self::words_for(bucket_count as u64, codec)? != words.len() as u64 {
             return None;
         }
         Self::from_words(bucket_count, codec, words)
@@ -72,13 +72,8 @@ impl Table {
         Self::from_words(self.bucket_count(), codec, self.words.share()?)
     }
 
-    /// Words a table needs, spare words included.
-    pub(crate) fn words_for(bucket_count: usize, codec: &BucketCodec) -> Option<usize> {
-        usize::try_from(Self::words_for_u64(bucket_count as u64, codec)?).ok()
-    }
-
-    /// [`Self::words_for`] in 64 bits, whatever the target's `usize`.
-    pub(crate) fn words_for_u64(bucket_count: u64, codec: &BucketCodec) -> Option<u64> {
+    /// Words a table needs, spare words included, in 64 bits whatever the target's `usize`.
+    pub(crate) fn words_for(bucket_count: u64, codec: &BucketCodec) -> Option<u64> {
         let data = (u128::from(bucket_count) * codec.bucket_bits() as u128).div_ceil(64);
         u64::try_from(data + SPARE_WORDS as u128).ok()
     }
