@@ -1,10 +1,6 @@
-//! A table of one word per bucket: each bucket one aligned `AtomicU64` holding its fingerprints
-//! and a version, so that a lookup needs no stripe stamps.
-//!
-//! ```text
-//! bit  63 ........ 48 47 ................................ 0
-//!      version (16)   slot b-1 | ... | slot 1 | slot 0     (b·f ≤ 48 bits, the rest 0)
-//! ```
+//! A table of one word per bucket, so that a lookup needs no stripe stamps: each an aligned
+//! `AtomicU64`, slot `i`'s fingerprint at bit `i·f` (`b·f ≤ 48`, the rest 0), a version in the
+//! top 16 bits.
 //!
 //! **Writers** lock and stamp stripes as in a packed table (lock groups of one bucket), so other
 //! readers (path searches, counts, removes, snapshots) still validate against the stamps. A store,

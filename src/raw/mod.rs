@@ -27,19 +27,17 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketCodec;
-pub(crate) use self::index::Placement;
-pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-pub(crate) use self::index::{window, Lanes, Words};
 use self::stripe::AllStripesGuard;
-pub(crate) use self::stripe::Guard;
-pub(crate) use self::stripe::Stripes;
+pub(crate) use self::stripe::{Guard, Stripes};
 use self::table::Table;
 
 pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
-pub(crate) use self::index::level_hash;
-pub(crate) use self::index::MAX_BUCKET_COUNT;
+pub(crate) use self::index::{
+    level_hash, reflect, window, BucketIndex, Candidates, Fingerprint, Lanes, Place, Placement,
+    Words, MAX_BUCKET_COUNT,
+};
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
