@@ -29,7 +29,7 @@ const fn binomials() -> [[u16; 5]; 19] {
         table[n][0] = 1;
         let mut k = 1;
         while k < 5 && k <= n {
-            table[n][k] = table[n - 1][k - 1] + if k < n { table[n - 1][k] } else { 0 };
+            table[n][k] = table[n - 1][k - 1] + table[n - 1][k];
             k += 1;
         }
         n += 1;
@@ -92,22 +92,18 @@ static SLOTS_TO_LANES: [[u64; 16]; 17] = slots_to_lanes();
 
 const fn slots_to_lanes() -> [[u64; 16]; 17] {
     let mut table = [[0u64; 16]; 17];
-    let mut rest = 1;
-    while rest <= 16 {
-        let mut slots = 0;
-        while slots < 16 {
-            let mut lanes = 0u64;
-            let mut i = 0;
-            while i < 4 {
-                if slots >> i & 1 == 1 {
-                    lanes |= 1 << (i * rest + rest - 1);
-                }
-                i += 1;
+    // Row `rest` of each width from 1, column `slots` of each set.
+    let mut at = 16;
+    while at < 17 * 16 {
+        let (rest, slots) = (at / 16, at % 16);
+        let mut i = 0;
+        while i < 4 {
+            if slots >> i & 1 == 1 {
+                table[rest][slots] |= 1 << (i * rest + rest - 1);
             }
-            table[rest][slots] = lanes;
-            slots += 1;
+            i += 1;
         }
-        rest += 1;
+        at += 1;
     }
     table
 }
