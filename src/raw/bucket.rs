@@ -1,64 +1,50 @@
-//! Fingerprint and bucket encoding.
-//!
-//! A bucket of `b` fingerprints of `f` bits is `b·f` contiguous bits of the table, unpadded. In
-//! registers it is one or two `u128` *limbs* of whole fingerprints (two only for 8 slots over 16
-//! bits), searched with SWAR arithmetic, all lanes at once. Fingerprint 0 marks an empty slot.
-//!
-//! A semi-sorted codec (4 slots only) has the same interface over [`super::semisort`]'s
-//! encoding: it decodes the bucket, works on its four fingerprints and encodes it again.
+//! Bucket encoding: `b` fingerprints of `f` bits are `b·f` contiguous table bits, in registers one
+//! or two `u128` *limbs* (two only for 8 slots over 16 bits) searched by SWAR; 0 is an empty
+//! slot. A semi-sorted codec decodes [`super::semisort`]'s buckets and encodes them again.
 
 use super::index::Lanes;
 use super::semisort;
 
-/// Bits of a bucket word's version (`bucket_word.rs`).
+/// Bits of a bucket word's version (`bucket_word.rs`), its top bits.
 pub(crate) const WORD_VERSION_BITS: u32 = 16;
 
-/// Where a bucket word's version starts: the fingerprints live below.
 pub(crate) const WORD_VERSION_SHIFT: u32 = u64::BITS - WORD_VERSION_BITS;
 
-/// The fingerprint bits of a bucket word.
 pub(crate) const WORD_FINGERPRINTS: u64 = (1 << WORD_VERSION_SHIFT) - 1;
 
-/// Whether `bucket_size` fingerprints of `fingerprint_bits` fit a bucket word beside its version.
+/// Whether the fingerprints fit a bucket word beside its version.
 pub(crate) fn fits_bucket_word(bucket_size: usize, fingerprint_bits: u32) -> bool {
     bucket_size as u64 * u64::from(fingerprint_bits) <= u64::from(WORD_VERSION_SHIFT)
 }
 
-/// The most fingerprints a bucket can hold.
 pub(crate) const MAX_BUCKET_SIZE: usize = 8;
 
-/// The bits of one bucket, as read from or written to the table.
 pub(crate) type RawBucket = [u128; 2];
 
-/// How a table's buckets are read: each form has its own lookup, chosen by one `match`.
+/// How a table's buckets are read, each form by its own lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum BucketForm {
-    /// One bucket per table word, its fingerprints with a version (see [`super::bucket_word`]).
+    /// One bucket per table word, with a version ([`super::bucket_word`]).
     Word,
-    /// Plain fingerprints packed in at most 64 bits, read as one `u64`.
+    /// Plain fingerprints packed in at most 64 bits.
     Narrow,
-    /// Every other bucket, plain or semi-sorted, read under the stripe stamps.
     Other,
 }
 
-/// The encoding of a table's buckets: where the `b` fingerprints of a bucket live in its bits.
 #[derive(Clone, Debug)]
 #[repr(C)] // What a lookup reads first: the form, then what each form compares with.
 pub(crate) struct BucketCodec {
-    /// Read directly by the lookup's dispatch (`lookup.rs`).
     pub(super) form: BucketForm,
-    /// The lanes of a bucket of at most 64 bits (read by `lookup.rs`'s `Probe`).
+    /// The lanes of a bucket of at most 64 bits.
     pub(super) narrow: Lanes,
     semi_sorted: bool,
     fingerprint_bits: u32,
-    /// For semi-sorted buckets of at most 64 bits, the paper's, compared encoded.
+    /// For semi-sorted buckets of at most 64 bits, compared encoded.
     semi_sorted_lanes: Option<semisort::NarrowLanes>,
-    /// 1 at the lowest bit of every lane of a limb.
+    /// A limb's [`Lanes`] masks: `low`, `high` and `rest`.
     lane_low: u128,
-    /// 1 at the highest bit of every lane of a limb.
     lane_high: u128,
-    /// Every bit of every lane but the highest.
     lane_rest: u128,
     bucket_size: usize,
     limbs: usize,
@@ -66,8 +52,7 @@ pub(crate) struct BucketCodec {
 }
 
 impl BucketCodec {
-    /// `bucket_size` must be 2, 4 or 8 and `fingerprint_bits` in `4..=32`; semi-sorted needs 4
-    /// slots and at least 5 bits. The builder checks all three.
+    /// The builder checks the arguments, as the assertions state.
     pub(crate) fn new(bucket_size: usize, fingerprint_bits: u32, semi_sorted: bool) -> Self {
         debug_assert!(matches!(bucket_size, 2 | 4 | 8) && (4..=32).contains(&fingerprint_bits));
         debug_assert!(!semi_sorted || (bucket_size == 4 && fingerprint_bits >= 5));
@@ -97,9 +82,7 @@ impl BucketCodec {
         }
     }
 
-    /// The codec of a table of one word per bucket: `bucket_size` plain fingerprints of
-    /// `fingerprint_bits` in its low bits, a version in its top [`WORD_VERSION_BITS`]. The
-    /// builder checks that they fit.
+    /// The codec of a table of one word per bucket.
     pub(crate) fn word(bucket_size: usize, fingerprint_bits: u32) -> Self {
         debug_assert!(fits_bucket_word(bucket_size, fingerprint_bits));
         Self {
@@ -108,7 +91,6 @@ impl BucketCodec {
         }
     }
 
-    /// Whether each bucket is one table word with a version (see [`super::bucket_word`]).
     #[inline]
     pub(crate) fn is_word(&self) -> bool {
         self.form == BucketForm::Word
@@ -130,7 +112,6 @@ impl BucketCodec {
         self.semi_sorted
     }
 
-    /// Bits of one limb, all lanes.
     pub(crate) fn limb_bits(&self) -> u32 {
         if self.semi_sorted {
             semisort::CODE_BITS + 4 * (self.fingerprint_bits - 4)
@@ -139,7 +120,6 @@ impl BucketCodec {
         }
     }
 
-    /// Bits of one whole bucket in the table: a whole word in a table of one word per bucket.
     pub(crate) fn bucket_bits(&self) -> u32 {
         if self.is_word() {
             return u64::BITS;
@@ -147,7 +127,7 @@ impl BucketCodec {
         self.limbs as u32 * self.limb_bits()
     }
 
-    /// `fp` copied into every lane of a limb, for [`Self::matches`] (semi-sorted: `fp` itself).
+    /// `fp` in every lane of a limb, for [`Self::matches`] (semi-sorted: `fp` itself).
     #[inline]
     pub(crate) fn broadcast(&self, fp: u32) -> u128 {
         if self.semi_sorted {
@@ -157,41 +137,36 @@ impl BucketCodec {
         }
     }
 
-    /// The highest bit of each lane that is zero, and no other bit: [`Lanes::zeros`] of a limb.
+    /// [`Lanes::zeros`] of a limb.
     #[inline]
     fn zero_lanes(&self, limb: u128) -> u128 {
         !(((limb & self.lane_rest) + self.lane_rest) | limb) & self.lane_high
     }
 
-    /// Whether the bucket's plain fingerprints fit in 64 bits: a packed narrow bucket or a
-    /// bucket word, whose bits [`super::table::Table::load_bits`] reads as one `u64`.
+    /// Whether the bucket's plain fingerprints fit a `u64` ([`super::table::Table::load_bits`]).
     #[inline]
     pub(crate) fn is_plain_narrow(&self) -> bool {
         matches!(self.form, BucketForm::Word | BucketForm::Narrow)
     }
 
-    /// The shift of the first empty slot of a bucket whose bits are `bits` (see
-    /// [`Self::is_plain_narrow`]): the slot [`Self::insert`] fills. `None` if it is full.
+    /// The shift of the first empty slot of a plain narrow bucket, which [`Self::insert`] fills.
     #[inline(always)]
     pub(crate) fn first_free_narrow(&self, bits: u64) -> Option<u32> {
         self.slot_of_narrow(bits, 0)
     }
 
-    /// A mask of the empty slots of a bucket whose bits are `bits`.
     #[inline(always)]
     pub(crate) fn free_lanes_narrow(&self, bits: u64) -> u64 {
         self.narrow.zeros(bits)
     }
 
-    /// The shift of the first slot holding `fp` in a bucket whose bits are `bits` (see
-    /// [`Self::is_plain_narrow`]); `None` if no slot does.
+    /// The shift of the first slot holding `fp` in a plain narrow bucket.
     #[inline(always)]
     pub(crate) fn slot_of_narrow(&self, bits: u64, fp: u32) -> Option<u32> {
         let hits = self.narrow.matches(bits, fp);
         (hits != 0).then(|| hits.trailing_zeros() + 1 - self.fingerprint_bits)
     }
 
-    /// Lookups in semi-sorted buckets of at most 64 bits; `None` for other buckets.
     #[inline(always)]
     pub(crate) fn semi_sorted_lanes(&self) -> Option<&semisort::NarrowLanes> {
         self.semi_sorted_lanes.as_ref()
@@ -213,7 +188,6 @@ impl BucketCodec {
         hit != 0
     }
 
-    /// How many slots of `bucket` hold `fp`.
     pub(crate) fn count(&self, bucket: &RawBucket, fp: u32) -> usize {
         if self.semi_sorted {
             return self.decode(bucket).iter().filter(|&&x| x == fp).count();
@@ -225,7 +199,6 @@ impl BucketCodec {
             .sum()
     }
 
-    /// Whether `bucket` has an empty slot.
     #[inline]
     pub(crate) fn has_free(&self, bucket: &RawBucket) -> bool {
         if self.semi_sorted {
@@ -235,20 +208,17 @@ impl BucketCodec {
         self.matches(bucket, 0)
     }
 
-    /// Puts `fp` into the first empty slot of `bucket`; false if there is none.
     #[inline]
     pub(crate) fn insert(&self, bucket: &mut RawBucket, fp: u32) -> bool {
         self.replace_first(bucket, 0, fp)
     }
 
-    /// Empties one slot that holds `fp`; false if none does.
     #[inline]
     pub(crate) fn remove(&self, bucket: &mut RawBucket, fp: u32) -> bool {
         self.replace_first(bucket, fp, 0)
     }
 
-    /// Replaces the fingerprint in the first slot that holds `from` by `to`; false if no slot
-    /// holds `from`. Narrow plain buckets inline, the rest a call.
+    /// Replaces the first `from` by `to`; false if there is none. Plain narrow buckets inline.
     #[inline]
     fn replace_first(&self, bucket: &mut RawBucket, from: u32, to: u32) -> bool {
         if !self.is_plain_narrow() {
@@ -286,15 +256,13 @@ impl BucketCodec {
         false
     }
 
-    /// Whether `bucket` is in the form the encoder writes. Always for plain buckets; a
-    /// semi-sorted one must have a valid prefix code and its fingerprints in order.
+    /// Whether `bucket` is in the form the encoder writes (only semi-sorted ones can fail).
     pub(crate) fn is_canonical(&self, bucket: &RawBucket) -> bool {
         !self.semi_sorted
             || semisort::encode(self.decode(bucket), self.fingerprint_bits) == bucket[0]
     }
 
-    /// The bucket holding `fps` (at most a bucket's worth; 0 for an empty slot), built in one
-    /// pass rather than decoding and encoding a semi-sorted bucket per fingerprint.
+    /// The bucket holding `fps` (at most a bucket's worth; 0 for an empty slot).
     pub(crate) fn encode(&self, fps: &[u32]) -> RawBucket {
         debug_assert!(fps.len() <= self.bucket_size);
         if self.semi_sorted {
@@ -315,8 +283,7 @@ impl BucketCodec {
         semisort::decode(bucket[0], self.fingerprint_bits)
     }
 
-    /// The fingerprints of a plain narrow bucket given its bits ([`Self::is_plain_narrow`]), in
-    /// slot order, 0 for an empty slot.
+    /// The fingerprints of a plain narrow bucket, in slot order, 0 for an empty slot.
     #[inline(always)]
     pub(crate) fn lane_fingerprints(&self, bits: u64) -> impl Iterator<Item = u32> {
         let (width, mask) = (self.fingerprint_bits, (1u64 << self.fingerprint_bits) - 1);
@@ -333,8 +300,7 @@ impl BucketCodec {
             out.fps[..4].copy_from_slice(&self.decode(bucket));
             return out;
         }
-        // Lane by lane, with no division by the run-time lane count: the path search reads
-        // wide buckets through this.
+        // No division by the run-time lane count: the path search reads wide buckets so.
         let mask = (1u128 << self.fingerprint_bits) - 1;
         let mut slots = out.fps[..self.bucket_size].iter_mut();
         for &limb in &bucket[..self.limbs] {
@@ -348,7 +314,7 @@ impl BucketCodec {
     }
 }
 
-/// A bucket's fingerprints, one per slot, or up to a bucket's worth collected by `push`.
+/// A bucket's fingerprints, or up to a bucket's worth collected by `push`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Fingerprints {
     fps: [u32; MAX_BUCKET_SIZE],

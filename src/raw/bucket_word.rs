@@ -1,34 +1,29 @@
-//! A table of one word per bucket: each bucket one aligned `AtomicU64` holding its fingerprints
-//! and a version, so that a lookup needs no stripe stamps.
+//! A table of one word per bucket, so that a lookup needs no stripe stamps: each an aligned
+//! `AtomicU64`, slot `i`'s fingerprint at bit `i·f` (`b·f ≤ 48`, the rest 0), a version in the
+//! top 16 bits.
 //!
-//! ```text
-//! bit  63 ........ 48 47 ................................ 0
-//!      version (16)   slot b-1 | ... | slot 1 | slot 0     (b·f ≤ 48 bits, the rest 0)
-//! ```
-//!
-//! **Writers** lock and stamp stripes as in a packed table (lock groups of one bucket), so they
-//! exclude each other and every other reader (path searches, counts, removes, snapshots) still
-//! validates against the stamps. A store to a bucket word, under its stripe lock, is a `Relaxed`
-//! load (only the holder writes it) and a `Release` store of the new fingerprints with the
-//! version plus one. A move stores the fingerprint's new bucket first, then clears the old one
-//! ([`RawFilter::move_narrow`](super::RawFilter) updates `to` before `from`), under both locks.
+//! **Writers** lock and stamp stripes as in a packed table (lock groups of one bucket), so other
+//! readers (path searches, counts, removes, snapshots) still validate against the stamps. A store,
+//! under the stripe lock, is a `Relaxed` load (only the holder writes) and a `Release` store of
+//! the new fingerprints with the version plus one. A move stores the fingerprint's new bucket,
+//! then clears the old ([`RawFilter::move_narrow`](super::RawFilter)), under both locks.
 //!
 //! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A`, then `B` (`Acquire`), then
 //! `A` again. A fingerprint found in either word is a hit, whatever the reload says. A miss is
-//! trusted only when the reload of `A` returns the very same word, version included; otherwise
-//! the lookup tries again, and after [`super::stripe::READ_RETRIES`] tries reads under both
-//! stripes' locks, so a reader cannot starve.
+//! trusted only when the reload of `A` returns the very same word, version included; else the
+//! lookup tries again, and after [`super::stripe::READ_RETRIES`] tries reads under both stripes'
+//! locks, so it cannot starve.
 //!
 //! # Why no stored item is missed
 //!
-//! Take an item whose insert finished before the lookup began and which is not removed meanwhile.
-//! (Copies of one fingerprint in one pair of buckets are interchangeable: a remove takes one copy,
-//! and the items left are still covered by the copies left, so it is enough to follow one copy.)
-//! Every write that touches the copy holds the stripe of each bucket it writes, so the stores to
-//! `A` are totally ordered by happens-before through the lock, and so are those to `B`; a move of
-//! the copy holds both, so the moves `M1, M2, ...` are ordered among all of them. The copy only
-//! ever moves between `A` and `B`, its own two buckets, and a move `Mi` stores the destination
-//! (`Di`) before it clears the source (`Ci`), so at every moment the copy is in `A` or `B`.
+//! Take an item inserted before the lookup began and not removed meanwhile. (Copies of one
+//! fingerprint in one pair of buckets are interchangeable: a remove takes one, and the copies left
+//! cover the items left; so it is enough to follow one copy.)
+//! Every write of the copy holds the stripe of each bucket it writes, so the stores to `A` are
+//! totally ordered by happens-before through the lock, and so are those to `B`; a move holds
+//! both, so the moves `M1, M2, ...` are ordered among all of them. The copy only moves between
+//! `A` and `B`, and a move `Mi` stores the destination (`Di`) before it clears the source (`Ci`),
+//! so at every moment the copy is in `A` or `B`.
 //!
 //! Let the lookup's loads be `r1` (of `A`), `r2` (of `B`) and `r3` (of `A` again), and let `r1`
 //! and `r3` read the same store `S` of `A` (the same word, version included: see below). Let `Mi`
@@ -44,16 +39,14 @@
 //!   before `r3`, and `r3` could not read `S`, which is before `Di+1` in `A`'s order (read-read
 //!   coherence). So `r2` reads a store of `B` between `Di` and `Ci+1`: one that holds the copy.
 //!
-//! Either way a load sees the copy; a miss whose `r1` and `r3` agree cannot happen. Only `A` is
-//! rechecked: the argument needs `A` pinned across the load of `B`, and nothing about `B` after
-//! it. `r3` may be `Relaxed`: it is ordered after `r2` by `r2`'s `Acquire`, and coherence does
-//! the rest.
+//! Either way a load sees the copy. Only `A` is rechecked: the argument needs `A` pinned across
+//! the load of `B`, nothing about `B` after it. `r3` may be `Relaxed`: `r2`'s `Acquire` orders it
+//! after `r2`, and coherence does the rest.
 //!
 //! **Versions.** `r1` and `r3` may read two different stores with the same word only if the
 //! fingerprints came back the same and the 16-bit version went round: a multiple of 65536 stores
-//! to `A` between a lookup's two loads of it, that is, while the lookup executes a few
-//! instructions (unless its thread is preempted between them for as long as 65536 writes to one
-//! bucket take, several milliseconds). Even then a wrong miss needs the copy to have moved out of
+//! to `A` between two loads a few instructions apart (or across a preemption as long as 65536
+//! writes to one bucket take, milliseconds), and a wrong miss needs the copy to have moved from
 //! `B` into `A` in that window too.
 
 use super::bucket::BucketCodec;
@@ -63,10 +56,9 @@ use super::table::Table;
 use crate::sync::Ordering;
 
 impl Table {
-    /// Stores what `change` makes of the bucket's fingerprints, if anything, and moves the version
-    /// on; whether it stored. The caller holds the bucket's stripe lock, so no store comes between
-    /// the load and the store; `Release`, so a lookup that reads this word also sees what the
-    /// holder stored before (a move's destination, before its source is cleared).
+    /// Stores what `change` makes of the fingerprints, if anything, with the version moved on;
+    /// under the stripe lock, so no store comes between the load and the store; `Release`, so a
+    /// lookup that reads it also sees what the holder stored before (a move's destination).
     #[inline(always)]
     pub(super) fn update_word(
         &self,
@@ -84,9 +76,7 @@ impl Table {
         true
     }
 
-    /// Puts `fp` into the first empty slot of a bucket word and moves its version on; `false` if
-    /// the bucket is full. The caller holds the bucket's stripe lock, as for
-    /// [`Self::update_word`].
+    /// Puts `fp` into the first empty slot, as [`Self::update_word`] stores; `false` if full.
     #[inline(always)]
     pub(super) fn place_in_word(
         &self,
@@ -107,14 +97,13 @@ impl Table {
         true
     }
 
-    /// The bucket's fingerprints, without its version. Unvalidated, as [`Table::load`].
+    /// Unvalidated.
     #[inline(always)]
     pub(super) fn load_word_fingerprints(&self, bucket: BucketIndex) -> u64 {
         self.words.buckets().word(bucket).load(Ordering::Relaxed) & FINGERPRINTS
     }
 
-    /// Whether the bucket's word has bits set from `bits` up (its version, or bits between its
-    /// fingerprints and its version), in a table read from outside, whose encoder writes them 0.
+    /// Whether bits from `bits` up are set, which the encoder writes 0.
     pub(super) fn has_bits_above(&self, bucket: BucketIndex, bits: u32) -> bool {
         self.words[bucket].load(Ordering::Relaxed) >> bits != 0
     }

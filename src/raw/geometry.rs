@@ -1,6 +1,5 @@
-//! A table's [`Shape`] (whose [`Shape::codec`] is its [`BucketCodec`]), and a filter's
-//! [`Geometry`]: the shape with its stripe count and path search limits. The public layer
-//! resolves and prices shapes (`sizing.rs`) and checks geometries (`builder.rs`, `persist/`).
+//! A table's [`Shape`], and a filter's [`Geometry`]: the shape with its stripe count and path
+//! search limits, which the builders and decoders check.
 
 use super::bucket::BucketCodec;
 use super::index::MAX_BUCKET_COUNT;
@@ -8,21 +7,18 @@ use super::path::SearchLimits;
 use super::stripe_count::{default_stripe_count, useful_stripes};
 use super::table::Table;
 
-/// What a table holds: how many buckets, how many fingerprints each, of how many bits, and
-/// whether the buckets are semi-sorted. The builder checks every field.
+/// What a table holds (docs/architecture.md, "Words").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
     pub(crate) bucket_count: usize,
     pub(crate) bucket_size: usize,
     pub(crate) fingerprint_bits: u32,
     pub(crate) semi_sorted: bool,
-    /// One bucket per table word, with a version (see [`super::bucket_word`]): plain
-    /// fingerprints whose bucket fits [`super::bucket::fits_bucket_word`].
+    /// One bucket per table word, with a version ([`super::bucket_word`]).
     pub(crate) bucket_words: bool,
 }
 
 impl Shape {
-    /// Where a bucket's fingerprints live in its bits.
     pub(crate) fn codec(&self) -> BucketCodec {
         if self.bucket_words {
             return BucketCodec::word(self.bucket_size, self.fingerprint_bits);
@@ -30,32 +26,26 @@ impl Shape {
         BucketCodec::new(self.bucket_size, self.fingerprint_bits, self.semi_sorted)
     }
 
-    /// Bits of bucket data in the table: every bucket's, without the spare words. At most
-    /// 2^32 buckets of at most 256 bits, so it cannot overflow.
+    /// Bits of bucket data: at most 2^32 buckets of at most 256 bits, so no overflow.
     pub(crate) fn data_bits(&self) -> u64 {
         self.bucket_count as u64 * self.codec().bucket_bits() as u64
     }
 
-    /// Bytes the table will take, `None` if it cannot be addressed.
     pub(crate) fn table_bytes(&self) -> Option<usize> {
-        Table::words_for(self.bucket_count, &self.codec())?.checked_mul(8)
+        usize::try_from(self.table_words()?).ok()?.checked_mul(8)
     }
 
-    /// Words the table will take, spare words included, in 64 bits whatever the target; `None`
-    /// on overflow.
+    /// Words of the table, spare words included, in 64 bits whatever the target.
     pub(crate) fn table_words(&self) -> Option<u64> {
-        Table::words_for_u64(self.bucket_count as u64, &self.codec())
+        Table::words_for(self.bucket_count as u64, &self.codec())
     }
 
-    /// The most buckets a table of buckets like these can have (whatever `bucket_count` says):
-    /// [`MAX_BUCKET_COUNT`], or fewer where its table would take more than `bytes` (what the
-    /// target can address).
+    /// The most buckets like these a table of at most `bytes` can have (`bucket_count` aside).
     pub(crate) fn max_bucket_count(&self, bytes: u64) -> u64 {
         Table::max_bucket_count_in(bytes, &self.codec()).min(MAX_BUCKET_COUNT)
     }
 }
 
-/// A filter's shape and concurrency settings, checked by the builder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Geometry {
     pub(crate) shape: Shape,
@@ -65,8 +55,7 @@ pub(crate) struct Geometry {
 }
 
 impl Geometry {
-    /// Stripes this geometry ends up with: the requested count or the default, capped at one per
-    /// lock group (so a small growable level allocates no large level's stamps).
+    /// The requested stripes or the default, capped at one per lock group.
     pub(crate) fn stripe_count(&self) -> usize {
         if self.stripes != 0 {
             // Both powers of two; the smaller fits in a `usize`.
@@ -82,12 +71,11 @@ impl Geometry {
         default_stripe_count(bytes, self.max_useful_stripes()) as usize
     }
 
-    /// The most stripes a filter of this geometry can use; see [`useful_stripes`].
     pub(crate) fn max_useful_stripes(&self) -> u64 {
         useful_stripes(self.shape.bucket_count as u64, &self.shape.codec())
     }
 
-    /// Bytes the table and the stripes will take, for an out-of-memory report.
+    /// Bytes of the table and the stripes, for an out-of-memory report.
     pub(crate) fn memory_bytes(&self) -> u64 {
         let table = self.shape.table_words().unwrap_or(u64::MAX);
         table

@@ -1,11 +1,6 @@
-//! The raw filter: the concurrency protocol over hashes, with no generics and no user code.
-//!
-//! Everything here takes a key's 64-bit hash, computed by the public layer before any lock is
-//! taken, so no `Hash` impl ever runs under one of our locks.
-//!
-//! The protocol (after libcuckoo and MemC3) is docs/architecture.md's "How it works"; each file
-//! states its part where it is enforced: `stripe.rs` the stamps, `lookup.rs` the reads,
-//! `insert.rs` and `path.rs` the writes and moves, `bucket_word.rs` the bucket words.
+//! The raw filter: the concurrency protocol over 64-bit hashes, computed before any lock is
+//! taken, with no generics and no user code. The protocol is docs/architecture.md's "How it
+//! works"; each file states its part where it is enforced.
 
 mod block;
 mod bucket;
@@ -32,19 +27,17 @@ mod table;
 use core::fmt;
 
 use self::bucket::BucketCodec;
-pub(crate) use self::index::Placement;
-pub(crate) use self::index::{reflect, BucketIndex, Candidates, Fingerprint, Place};
-pub(crate) use self::index::{window, Lanes, Words};
 use self::stripe::AllStripesGuard;
-pub(crate) use self::stripe::Guard;
-pub(crate) use self::stripe::Stripes;
+pub(crate) use self::stripe::{Guard, Stripes};
 use self::table::Table;
 
 pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
 pub(crate) use self::geometry::{Geometry, Shape};
-pub(crate) use self::index::level_hash;
-pub(crate) use self::index::MAX_BUCKET_COUNT;
+pub(crate) use self::index::{
+    level_hash, reflect, window, BucketIndex, Candidates, Fingerprint, Lanes, Place, Placement,
+    Words, MAX_BUCKET_COUNT,
+};
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) use self::mapped::{Damage, MappedParts};
 #[cfg(all(target_os = "linux", not(loom)))]
@@ -61,7 +54,6 @@ pub(crate) use self::stripe_count::{
 pub(crate) use self::table::SPARE_WORDS;
 pub(crate) use self::table::WRITE_PREFETCH_MIN_BYTES;
 
-/// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Insertion {
     Inserted,
@@ -71,7 +63,6 @@ pub(crate) enum Insertion {
     Full,
 }
 
-/// A table, its stripes, and where hashes go in it: [`Placement`] for a fixed-size filter.
 // In this order, aligned: what a lookup reads first spans few lines (a growable's many tables).
 #[repr(C, align(64))]
 pub(crate) struct RawFilter<P: Place = Placement> {
@@ -79,13 +70,11 @@ pub(crate) struct RawFilter<P: Place = Placement> {
     stripes: Stripes,
     table: Table,
     codec: BucketCodec,
-    /// What the placement checks before each write (nothing for [`Placement`]).
     gate: P::Gate,
     geometry: Geometry,
 }
 
 impl RawFilter {
-    /// A new empty filter; `None` if its memory cannot be allocated.
     pub(crate) fn new(geometry: &Geometry) -> Option<Self> {
         Self::with_placement(geometry, Self::placement_for(geometry), ())
     }
@@ -94,8 +83,7 @@ impl RawFilter {
         Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits)
     }
 
-    /// A filter over [`Self::snapshot`]'s words, little-endian in `bytes`; `None` if they do not
-    /// fit the geometry or the memory cannot be had. Stripe counts are recomputed, not trusted.
+    /// A filter over [`Self::snapshot`]'s words, little-endian; its stripe counts recomputed.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
@@ -109,7 +97,7 @@ impl RawFilter {
         Some(filter)
     }
 
-    /// The first bucket not in the form the encoder writes, for a table read from outside.
+    /// The first bucket not in the form the encoder writes.
     pub(crate) fn first_non_canonical_bucket(&self) -> Option<BucketIndex> {
         (0..self.bucket_count()).find(|&bucket| {
             !self.codec.is_canonical(&self.table.load(bucket))
@@ -120,7 +108,6 @@ impl RawFilter {
 }
 
 impl<P: Place> RawFilter<P> {
-    /// A new empty filter placing hashes by `placement`; `None` if its memory cannot be had.
     pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
@@ -150,8 +137,7 @@ impl<P: Place> RawFilter<P> {
         })
     }
 
-    /// The same table, its stripes and their counts, placed by `placement`: for a table read as
-    /// a fixed filter's whose geometry is the new placement's.
+    /// The same table and stripes under another placement of the same geometry.
     pub(crate) fn with_new_placement<Q: Place>(self, placement: Q, gate: Q::Gate) -> RawFilter<Q> {
         RawFilter {
             geometry: self.geometry,
@@ -163,23 +149,19 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// Where hashes go in this table.
     pub(crate) fn placement(&self) -> &P {
         &self.placement
     }
 
-    /// What the placement checks before each write.
     pub(crate) fn gate(&self) -> &P::Gate {
         &self.gate
     }
 
-    /// The shape this filter was built with.
     pub(crate) fn geometry(&self) -> &Geometry {
         &self.geometry
     }
 
-    /// The table's data words and the item count, copied while every stripe is locked: a state
-    /// the filter really had, even while other threads write. Writers wait for the copy.
+    /// The data words and item count under every stripe lock: a state the filter really had.
     pub(crate) fn snapshot(&self) -> TableCopy {
         self.lock_table().copy()
     }
@@ -209,18 +191,15 @@ impl<P: Place> RawFilter<P> {
         self.stripes.len()
     }
 
-    /// Bytes of the table, the stripes and this struct.
     pub(crate) fn memory_usage(&self) -> usize {
         self.table.memory_usage() + self.stripes.memory_usage() + core::mem::size_of::<Self>()
     }
 
-    /// The hash's fingerprint and buckets, for tests.
     pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
         self.placement.candidates(hash)
     }
 
-    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it. `SHARED`
-    /// as for an insert (`insert.rs`).
+    /// Removes one copy of the hash's fingerprint; `false` if neither bucket holds it.
     pub(crate) fn remove<const SHARED: bool>(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
         // Only the stripe of the bucket an unlocked look names (one stamp line fewer for other
@@ -240,14 +219,12 @@ impl<P: Place> RawFilter<P> {
             .any(|bucket| self.remove_from(bucket, c.fp, &mut guard))
     }
 
-    /// Whether a writer holding stripes may write `fp` here (see [`Place::admits`]).
     #[inline(always)]
     fn admits(&self, fp: Option<Fingerprint>) -> bool {
         self.placement.admits(&self.gate, fp)
     }
 
-    /// Removes one copy of `fp` from `bucket`, whose stripe `guard` holds; `false` if it has none
-    /// or the table refuses the write.
+    /// Removes one copy of `fp` from `bucket` under `guard`; `false` if none or refused.
     fn remove_from(&self, bucket: BucketIndex, fp: Fingerprint, guard: &mut impl Guard) -> bool {
         if !self.admits(Some(fp)) {
             return false;
@@ -274,7 +251,6 @@ impl<P: Place> fmt::Debug for RawFilter<P> {
     }
 }
 
-/// A table's data words and its fingerprint count, taken together with every stripe locked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TableCopy {
     pub(crate) words: Vec<u64>,
@@ -289,7 +265,7 @@ pub(crate) struct LockedTable<'a, P: Place = Placement> {
 }
 
 impl<P: Place> RawFilter<P> {
-    /// Locks every stripe, in index order (the order writers take them in).
+    /// Locks every stripe, in index order as writers do.
     pub(crate) fn lock_table(&self) -> LockedTable<'_, P> {
         LockedTable {
             filter: self,
@@ -299,7 +275,6 @@ impl<P: Place> RawFilter<P> {
 }
 
 impl<P: Place> LockedTable<'_, P> {
-    /// The table's words and its fingerprint count, which no writer can change meanwhile.
     pub(crate) fn copy(&self) -> TableCopy {
         TableCopy {
             words: self.filter.table.copy_words(),
@@ -307,30 +282,25 @@ impl<P: Place> LockedTable<'_, P> {
         }
     }
 
-    /// Fingerprints in the table, which no writer can change meanwhile.
     pub(crate) fn items(&self) -> usize {
         self.filter.stripes.len()
     }
 
-    /// Words of table data, which [`Self::read_words`] reads.
     pub(crate) fn data_words(&self) -> usize {
         self.filter.table.data_words()
     }
 
-    /// The data words from `from` on, as [`Self::copy`] has them, into `out`: a part of the
-    /// table at a time, for a writer that streams it.
+    /// The data words from `from` on, as [`Self::copy`] has them, for a writer that streams.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         self.filter.table.read_words(from, out);
     }
 
-    /// Empties the table: every bucket and every stripe's count, as any writer does.
     pub(crate) fn clear(&mut self) {
         self.filter.table.clear();
         self.all.clear_counts();
     }
 
-    /// A new filter with this table's buckets, counts and split state, unlocked and unshared;
-    /// `None` if its memory cannot be had.
+    /// An unlocked, unshared copy; `None` if its memory cannot be had.
     pub(crate) fn duplicate(&self) -> Option<RawFilter<P>> {
         let filter = self.filter;
         Some(RawFilter {

@@ -1,38 +1,25 @@
 //! Semi-sorted buckets (paper Section 5.2): four fingerprints in `4·f − 4` bits instead of `4·f`.
 //!
-//! A bucket's order does not matter, so it is stored sorted. Each fingerprint splits into its 4
-//! high bits (the *prefix*) and the rest (the *remainder*): sorted, the four prefixes are one of
-//! the C(16 + 3, 4) = 3876 multisets of four values below 16, named by a 12-bit code instead of
-//! 16 bits. The remainders follow in the same order. An empty slot (0) sorts first.
-//!
-//! ```text
-//! bit 0            12             12 + r          12 + 2r         12 + 3r        12 + 4r
-//! | prefixes code  | remainder 0  | remainder 1   | remainder 2   | remainder 3   |
-//! ```
-//!
-//! The code is the multiset's rank in the combinatorial number system: with the prefixes sorted,
-//! `p0 ≤ p1 ≤ p2 ≤ p3`, the values `p_i + i` are distinct and below 19, and
-//! `rank = C(p0, 1) + C(p1 + 1, 2) + C(p2 + 2, 3) + C(p3 + 3, 4)` numbers every such set once,
-//! from 0 to 3875. Encoding takes four lookups in a table of binomials; decoding one in
-//! [`PREFIXES`], 4096 `u16`s (8 KiB: any 12-bit code indexes it without a bounds check).
+//! Stored sorted (an empty slot, 0, first), the four 4-bit *prefixes* (high bits) are one of
+//! C(19, 4) = 3876 multisets, named by a 12-bit code, followed by the *remainders* in order:
+//! `code | remainder 0 | ... | remainder 3`. The code is the rank
+//! `C(p0, 1) + C(p1 + 1, 2) + C(p2 + 2, 3) + C(p3 + 3, 4)` of the sorted prefixes; decoding
+//! reads [`PREFIXES`], which any 12-bit code indexes without a bounds check.
 
 use super::index::Lanes;
 
-/// Multisets of four 4-bit prefixes: C(19, 4).
 #[cfg(test)]
 const CODES: usize = 3876;
 
-/// Bits of the prefixes' code.
 pub(crate) const CODE_BITS: u32 = 12;
 
-/// The widest fingerprints whose bucket fits one 64-bit word, for [`NarrowLanes`].
+/// The widest fingerprints whose bucket fits a `u64`, for [`NarrowLanes`].
 pub(crate) const MAX_LANE_FINGERPRINT_BITS: u32 = 17;
 
-/// `BINOMIAL[n][k]` = C(n, k) for the ranks above.
+/// `BINOMIAL[n][k]` = C(n, k).
 const BINOMIAL: [[u16; 5]; 19] = binomials();
 
-/// The four sorted prefixes of each code, one per nibble, smallest lowest. Codes past the last
-/// multiset (only a torn optimistic read sees one) decode as four zero prefixes.
+/// Each code's sorted prefixes, smallest lowest; past the last code (a torn read's) zeros.
 static PREFIXES: [u16; 1 << CODE_BITS] = prefix_table();
 
 const fn binomials() -> [[u16; 5]; 19] {
@@ -42,7 +29,7 @@ const fn binomials() -> [[u16; 5]; 19] {
         table[n][0] = 1;
         let mut k = 1;
         while k < 5 && k <= n {
-            table[n][k] = table[n - 1][k - 1] + if k < n { table[n - 1][k] } else { 0 };
+            table[n][k] = table[n - 1][k - 1] + table[n - 1][k];
             k += 1;
         }
         n += 1;
@@ -59,29 +46,25 @@ const fn rank(p: [u32; 4]) -> usize {
 
 const fn prefix_table() -> [u16; 1 << CODE_BITS] {
     let mut table = [0u16; 1 << CODE_BITS];
-    let mut p0 = 0;
-    while p0 < 16 {
-        let mut p1 = p0;
-        while p1 < 16 {
-            let mut p2 = p1;
-            while p2 < 16 {
-                let mut p3 = p2;
-                while p3 < 16 {
-                    table[rank([p0, p1, p2, p3])] = (p0 | p1 << 4 | p2 << 8 | p3 << 12) as u16;
-                    p3 += 1;
-                }
-                p2 += 1;
-            }
-            p1 += 1;
+    let mut n = 0;
+    while n < 1 << 16 {
+        let p = [n & 0xf, n >> 4 & 0xf, n >> 8 & 0xf, n >> 12];
+        if p[0] <= p[1] && p[1] <= p[2] && p[2] <= p[3] {
+            table[rank(p)] = n as u16;
         }
-        p0 += 1;
+        n += 1;
     }
     table
 }
 
-/// Packs four fingerprints of `fingerprint_bits` bits (≥ 5) into a semi-sorted bucket.
-pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
-    let fps = sort4(fps);
+/// Packs four fingerprints of at least 5 bits.
+pub(crate) fn encode(mut fps: [u32; 4], fingerprint_bits: u32) -> u128 {
+    // Sorted by five branchless compare-exchanges.
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        let (low, high) = (fps[i].min(fps[j]), fps[i].max(fps[j]));
+        fps[i] = low;
+        fps[j] = high;
+    }
     let rest = fingerprint_bits - 4;
     let code = rank(fps.map(|fp| fp >> rest));
     let mut bucket = code as u128;
@@ -92,60 +75,40 @@ pub(crate) fn encode(fps: [u32; 4], fingerprint_bits: u32) -> u128 {
     bucket
 }
 
-/// Four values in ascending order by five compare-exchanges, without branches.
-#[inline]
-fn sort4(mut v: [u32; 4]) -> [u32; 4] {
-    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
-        let (low, high) = (v[i].min(v[j]), v[i].max(v[j]));
-        v[i] = low;
-        v[j] = high;
-    }
-    v
-}
-
-/// Lookups in semi-sorted buckets of at most 64 bits, all four slots at once, encoded: a slot
-/// holds the fingerprint when its prefix nibble ([`PREFIXES`]) and remainder lane both match.
+/// Lookups of the four slots of an encoded bucket of at most 64 bits at once.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub(crate) struct NarrowLanes {
     /// Remainder bits: 1 to 13.
     rest: u32,
-    /// The four remainder lanes.
     lanes: Lanes,
-    /// For each set of slots (bit `i` = slot `i`), the highest bits of their remainder lanes:
-    /// this width's row of [`SLOTS_TO_LANES`].
+    /// This width's row of [`SLOTS_TO_LANES`].
     slots_to_lanes: &'static [u64; 16],
 }
 
-/// `SLOTS_TO_LANES[rest][slots]`: for each set of slots (bit `i` = slot `i`), the highest bits of
-/// their remainder lanes of `rest` bits. One table for every codec, so a growable filter's many
-/// tables share its lines.
+/// `SLOTS_TO_LANES[rest][slots]`: the top bits of the remainder lanes of a set of slots (bit `i`
+/// for slot `i`); one static, so a growable filter's many tables share its lines.
 static SLOTS_TO_LANES: [[u64; 16]; 17] = slots_to_lanes();
 
 const fn slots_to_lanes() -> [[u64; 16]; 17] {
     let mut table = [[0u64; 16]; 17];
-    let mut rest = 1;
-    while rest <= 16 {
-        let mut slots = 0;
-        while slots < 16 {
-            let mut lanes = 0u64;
-            let mut i = 0;
-            while i < 4 {
-                if slots >> i & 1 == 1 {
-                    lanes |= 1 << (i * rest + rest - 1);
-                }
-                i += 1;
+    // Row `rest` of each width from 1, column `slots` of each set.
+    let mut at = 16;
+    while at < 17 * 16 {
+        let (rest, slots) = (at / 16, at % 16);
+        let mut i = 0;
+        while i < 4 {
+            if slots >> i & 1 == 1 {
+                table[rest][slots] |= 1 << (i * rest + rest - 1);
             }
-            table[rest][slots] = lanes;
-            slots += 1;
+            i += 1;
         }
-        rest += 1;
+        at += 1;
     }
     table
 }
 
-/// A fingerprint prepared for [`NarrowLanes::holds`]: its prefix in every nibble, its remainder
-/// in every lane.
+/// A fingerprint's prefix in every nibble and remainder in every lane.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NarrowProbe {
     prefixes: u32,
@@ -171,8 +134,7 @@ impl NarrowLanes {
         }
     }
 
-    /// Whether a bucket of at most 64 bits holds the probe's fingerprint. Bits above the bucket
-    /// are ignored.
+    /// Whether a bucket of at most 64 bits (bits above it ignored) holds the probe's fingerprint.
     #[inline(always)]
     pub(crate) fn holds(&self, bucket: u64, probe: &NarrowProbe) -> bool {
         let (code, remainders) = (bucket, bucket >> CODE_BITS);
@@ -181,8 +143,7 @@ impl NarrowLanes {
     }
 }
 
-/// The slots (bit `i` = slot `i`) whose prefix, in the code in the low 12 bits of `code`, is the
-/// one repeated in the four nibbles of `prefixes`.
+/// The slots (bit `i` for slot `i`) whose prefix in `code`'s low 12 bits is `prefixes`' nibble.
 #[inline(always)]
 fn prefix_slots(code: u64, prefixes: u32) -> usize {
     // Exact per-nibble zero test: a nibble's top bit is set iff it is zero.
@@ -192,8 +153,7 @@ fn prefix_slots(code: u64, prefixes: u32) -> usize {
     ((((zero_nibbles >> 3) * 0x1248) >> 12) & 0xf) as usize
 }
 
-/// Whether a semi-sorted bucket of any width holds `fp`, compared encoded: only the slots whose
-/// prefix matches (on a miss, rarely any) have their remainder read.
+/// Whether a bucket of any width holds `fp`, reading only the remainders whose prefix matches.
 #[inline]
 pub(crate) fn holds(bucket: u128, fingerprint_bits: u32, fp: u32) -> bool {
     let rest = fingerprint_bits - 4;
@@ -210,8 +170,7 @@ pub(crate) fn holds(bucket: u128, fingerprint_bits: u32, fp: u32) -> bool {
     false
 }
 
-/// The four fingerprints of a semi-sorted bucket, in ascending order. A code past the last
-/// multiset (only a torn optimistic read can produce one) decodes as if its prefixes were 0.
+/// The four fingerprints, in ascending order.
 #[inline]
 pub(crate) fn decode(bucket: u128, fingerprint_bits: u32) -> [u32; 4] {
     let rest = fingerprint_bits - 4;

@@ -97,12 +97,12 @@ fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
         // Budgets of a 32-bit target (isize::MAX), of 2^40 and of a 64-bit one.
         for bytes in [1000u64, i32::MAX as u64, 1 << 40, i64::MAX as u64] {
             let most = Table::max_bucket_count_in(bytes, &codec);
-            let words = Table::words_for_u64(most, &codec).unwrap();
+            let words = Table::words_for(most, &codec).unwrap();
             assert!(
                 words * 8 <= bytes,
                 "b={bucket_size} f={fingerprint_bits} {bytes}"
             );
-            let more = Table::words_for_u64(most + 1, &codec).unwrap();
+            let more = Table::words_for(most + 1, &codec).unwrap();
             assert!(
                 more * 8 > bytes,
                 "b={bucket_size} f={fingerprint_bits} {bytes}"
@@ -110,8 +110,8 @@ fn the_most_buckets_in_a_budget_fit_it_and_one_more_does_not() {
         }
     }
     let codec = BucketCodec::new(8, 32, false);
-    assert_eq!(Table::words_for_u64(u64::MAX, &codec), None);
-    assert_eq!(Table::words_for_u64(1 << 32, &codec), Some((1 << 34) + 2));
+    assert_eq!(Table::words_for(u64::MAX, &codec), None);
+    assert_eq!(Table::words_for(1 << 32, &codec), Some((1 << 34) + 2));
 }
 
 #[test]
