@@ -21,7 +21,7 @@ pub const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
 /// 4-slot buckets.
 const LOAD: f64 = 0.95;
 /// Widest fingerprints: a slot (fingerprint and tag) fits 32 bits.
-const MAX_FINGERPRINT_BITS: u32 = 32 - TAG_BITS;
+pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32 - TAG_BITS;
 /// Sweep passes per `2^t − G − 1` generations that inserts are sized to make: twice what the
 /// tags need, so that racing inserts that claim late leave no debt.
 const SWEEP_MARGIN: u64 = 2;
@@ -214,18 +214,22 @@ pub(crate) fn per_generation(capacity: u64, generations: u32) -> u64 {
     capacity.div_ceil(u64::from(generations))
 }
 
-/// The narrowest fingerprint whose rate, at the sized load and both buckets' slots, is `rate`
-/// or less: `2·b·α / (2^f − 1) ≤ ε`.
+/// The false positive rate of `bits`-bit fingerprints at the sized load, comparing both
+/// buckets' slots: `2·b·α / (2^f − 1)`.
+pub(crate) fn rate_of(bits: u32) -> f64 {
+    2.0 * BUCKET_SIZE as f64 * LOAD / ((1u64 << bits) - 1) as f64
+}
+
+/// The narrowest fingerprint of rate `rate` or less.
 fn fingerprint_bits_for(rate: f64) -> Result<u32, BuildError> {
     if !(rate > 0.0 && rate < 1.0) {
         return Err(BuildError::FalsePositiveRate { rate });
     }
-    let comparisons = 2.0 * BUCKET_SIZE as f64 * LOAD;
     (4..=MAX_FINGERPRINT_BITS)
-        .find(|&bits| comparisons / ((1u64 << bits) - 1) as f64 <= rate)
+        .find(|&bits| rate_of(bits) <= rate)
         .ok_or(BuildError::FalsePositiveRateTooSmall {
             rate,
-            smallest: comparisons / ((1u64 << MAX_FINGERPRINT_BITS) - 1) as f64,
+            smallest: rate_of(MAX_FINGERPRINT_BITS),
         })
 }
 
@@ -273,7 +277,7 @@ impl Table {
             stripes,
             inline_lanes: slots
                 .lanes_with_tags_beside()
-                .filter(|_| !clock.runs_ahead()),
+                .filter(|_| !matches!(clock.ticks, Ticks::Monotonic { .. })),
             slots,
             ages,
             clock,

@@ -1,6 +1,5 @@
-//! Where an expiring filter is in time: the published generation, the inserts counted (count
-//! windows) or the clock read (time windows), and the sweep's progress recorded at each
-//! generation, which gates the next one (`advance.rs`).
+//! Where an expiring filter is in time: the published generation, the inserts counted or the
+//! clock read, and the sweep's progress recorded at each generation, which gates the next one.
 
 use std::time::Instant;
 
@@ -16,14 +15,13 @@ pub(crate) struct Tick {
     pub(crate) sweep_from: Option<u64>,
 }
 
-/// What drives the generations.
 #[derive(Debug)]
 pub(crate) enum Ticks {
     /// A count window: generation `p / per_generation` for the `p`-th insert.
     Count { per_generation: u64 },
-    /// A time window on the monotonic clock, since `start`.
+    /// A time window on the monotonic clock since `start`, `nanos` a generation.
     Monotonic { start: Instant, nanos: u64 },
-    /// A time window on the caller's clock, `now` nanoseconds.
+    /// A time window on the caller's clock, at `now` nanoseconds.
     Manual { now: AtomicU64, nanos: u64 },
 }
 
@@ -45,42 +43,35 @@ impl Ticks {
     }
 }
 
-/// The generation state shared by every operation.
 #[derive(Debug)]
 pub(crate) struct Generations {
-    /// The generation lookups and writers read: only [`Self::publish`] moves it, one step at a
-    /// time (or past everything, on an emptied table). On lines of its own: every operation
-    /// reads it, and every insert of a count window writes `positions`.
+    /// The generation lookups and writers read, moved only by [`Self::publish`]. On lines of
+    /// its own: every operation reads it, every insert of a count window writes `positions`.
     generation: CachePadded<AtomicU64>,
-    /// Inserts counted so far: a count window's clock, and its sweep's cursor: the insert that
-    /// counts position `p` claims the [`Self::per_insert`] buckets from `(p − first) · per_insert`.
+    /// Inserts counted: a count window's clock and sweep cursor (position `p` claims the
+    /// `per_insert` buckets from `(p − first) · per_insert`).
     positions: CachePadded<AtomicU64>,
     /// `positions` when the table was built or decoded.
     first: u64,
-    /// Buckets each counted position claims for the sweep (0 for a time window, whose inserts
-    /// claim from `swept`).
+    /// Sweep buckets each position claims (0 for a time window, whose inserts claim `swept`).
     per_insert: u64,
-    /// Buckets claimed by the sweep apart from positions' shares: a time window's inserts' and
-    /// publishers' shortfalls; bucket `s mod n` is the `s`-th claimed here. (A count window's
-    /// publisher sweeps a whole pass when it sweeps at all: two cursors cover the table only
-    /// when one of them does.)
+    /// Sweep buckets claimed apart from positions: a time window's inserts' and publishers'.
     swept: AtomicU64,
-    /// `swept` when each generation was published, by generation mod 2^TAG_BITS.
+    /// [`Self::claimed`] when each generation was published, by generation mod 16.
     marks: [AtomicU64; 1 << TAG_BITS],
     /// 1 while a thread publishes a generation.
     advancing: AtomicU64,
-    /// The generation the table was last emptied in (0 at first): no tag stored since can come
-    /// back before `base + 2^TAG_BITS`.
+    /// The generation the table was last emptied in: no tag stored since returns before
+    /// `base + 16`.
     base: AtomicU64,
-    /// Generations a time window's early expiries moved its clock on by: its generation is its
-    /// time's plus these, so that generations after an early one end on time's grid as before,
-    /// and an item is forgotten within `D·(1 + 1/G)` of its insert whatever came before.
+    /// Generations a time window's early expiries moved its clock on by, so that later
+    /// generations end on time's grid and retention stays within `D·(1 + 1/G)`.
     ahead: CachePadded<AtomicU64>,
     pub(crate) ticks: Ticks,
 }
 
 impl Generations {
-    /// Generation `generation` after `positions` inserts, each claiming `per_insert` sweep buckets
+    /// Generation `generation` after `positions` inserts; `per_insert` sweep buckets a position,
     /// if the window is a count of inserts.
     pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64, per_insert: u64) -> Self {
         let per_insert = match ticks {
@@ -109,14 +100,8 @@ impl Generations {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Whether the clock runs ahead of the published generation between writes, so that a
-    /// lookup must read it ([`Self::lag`]): only the monotonic clock does.
-    #[inline(always)]
-    pub(crate) fn runs_ahead(&self) -> bool {
-        matches!(self.ticks, Ticks::Monotonic { .. })
-    }
-
-    /// How many generations a lookup reading `g` is behind the clock ([`Self::runs_ahead`]).
+    /// How many generations a lookup reading `g` is behind the clock: only the monotonic clock
+    /// runs ahead of the published generation between writes.
     #[inline(always)]
     pub(crate) fn lag(&self, g: u64) -> u64 {
         match &self.ticks {
@@ -134,8 +119,7 @@ impl Generations {
         }
     }
 
-    /// Moves a time window's clock on to generation `g` at least, for an early expiry: later
-    /// generations start on time's grid from there (a count window's positions stay as they are).
+    /// Moves a time window's clock on to generation `g` at least, for an early expiry.
     pub(crate) fn move_ahead(&self, g: u64) {
         if let Some(time) = time_generation(&self.ticks) {
             self.ahead
@@ -143,8 +127,7 @@ impl Generations {
         }
     }
 
-    /// Counts one insert: the generation it must be stored in at least, and the first of the
-    /// sweep buckets its position claimed (a time window's insert claims none: `None`).
+    /// Counts one insert.
     #[inline(always)]
     pub(crate) fn tick(&self) -> Tick {
         match &self.ticks {
@@ -163,12 +146,11 @@ impl Generations {
         }
     }
 
-    /// Inserts counted so far.
     pub(crate) fn positions(&self) -> u64 {
         self.positions.load(Ordering::Relaxed)
     }
 
-    /// Time a time window's clock has run, in nanoseconds (0 for a count window).
+    /// Nanoseconds a time window's clock has run (0 for a count window).
     pub(crate) fn elapsed_nanos(&self) -> u64 {
         match &self.ticks {
             Ticks::Count { .. } => 0,
@@ -190,26 +172,20 @@ impl Generations {
         }
     }
 
-    /// Whether positions claim the sweep's buckets (a count window).
-    pub(crate) fn positions_sweep(&self) -> bool {
-        self.per_insert != 0
-    }
-
     /// Claims `count` buckets for the sweep: the first one's number.
     pub(crate) fn claim_sweep(&self, count: u64) -> u64 {
         self.swept.fetch_add(count, Ordering::SeqCst)
     }
 
-    /// Buckets claimed by the sweep so far, by positions and by `claim_sweep`: read after a
-    /// claim, at least that claim's count.
+    /// Buckets claimed by positions and by `claim_sweep`: read after a claim, it counts it.
     fn claimed(&self) -> u64 {
         let positions = self.positions.load(Ordering::SeqCst) - self.first;
         positions * self.per_insert + self.swept.load(Ordering::SeqCst)
     }
 
-    /// Buckets the sweep must still claim before generation `next` may be published, for a
-    /// table of `buckets` buckets: a whole pass since the generation `sweep_generations` before
-    /// `next` was published, so that every slot dead by then is cleared before its tag returns.
+    /// Buckets the sweep must still claim before generation `next` may be published, in a table
+    /// of `buckets`: a whole pass since generation `next − (15 − G)` was published, so that
+    /// every slot dead by then is cleared before its tag returns.
     pub(crate) fn sweep_debt(&self, next: u64, ages: Ages, buckets: u64) -> u64 {
         let behind = ages.sweep_generations();
         if next
@@ -221,7 +197,11 @@ impl Generations {
             return 0; // No slot is old enough for its tag to come back.
         }
         let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);
-        (mark + buckets).saturating_sub(self.claimed())
+        match (mark + buckets).saturating_sub(self.claimed()) {
+            // Positions and `swept` are two cursors: only a whole pass of one covers the table.
+            debt if debt > 0 && self.per_insert != 0 => buckets,
+            debt => debt,
+        }
     }
 
     /// Takes the right to publish; `false` if another thread has it.
@@ -231,8 +211,8 @@ impl Generations {
             .is_ok()
     }
 
-    /// Publishes generation `g`, then records the sweep's progress at it (in this order, so a
-    /// bucket claimed after the mark is swept in `g` or later).
+    /// Publishes generation `g`, then marks the sweep's claims (in this order, so a bucket
+    /// claimed after the mark is swept in `g` or later); `reset` after an emptying.
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
         let swept = self.claimed();
@@ -252,7 +232,7 @@ impl Generations {
     }
 }
 
-/// The generation a time window's time alone is in; `None` for a count window.
+/// The generation of a time window's time alone; `None` for a count window.
 fn time_generation(ticks: &Ticks) -> Option<u64> {
     match ticks {
         Ticks::Count { .. } => None,

@@ -28,6 +28,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::{DecodeError, StableHashBuilder};
+use crate::raw::Place;
 use crate::sync::Ordering;
 
 pub use self::builder::{ExpiringBuilder, DEFAULT_FALSE_POSITIVE_RATE, DEFAULT_GENERATIONS};
@@ -186,7 +187,7 @@ impl<S: BuildHasher> ExpiringCuckooFilter<S> {
     test_hook! {
         /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> crate::DebugCandidates {
-            self.core().table.candidates(self.hasher().hash_one(item)).into()
+            self.core().table.placement.candidates(self.hasher().hash_one(item)).into()
         }
     }
 }
@@ -278,9 +279,7 @@ impl Kind for Expiring {
     }
 
     fn clear(&self) {
-        let mut all = self.table.stripes.lock_all();
-        self.table.slots.clear();
-        all.clear_counts();
+        self.table.clear(None);
     }
 
     fn duplicate(&self) -> Option<Self> {

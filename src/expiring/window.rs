@@ -98,12 +98,6 @@ impl Ages {
         // Bits 3, 7, 11 and 15 gathered to bits 12 to 15 by one multiply (no two terms meet).
         ((((carry >> 3) * 0x1248) >> 12) & 0xf) as u32
     }
-
-    /// Whether `slot` holds a live fingerprint in generation `g`, seen `lag` generations late.
-    #[inline(always)]
-    pub(crate) fn is_live(self, slot: u64, g: u64, lag: u64) -> bool {
-        slot != 0 && Self::age(slot, g) + lag <= self.generations
-    }
 }
 
 #[cfg(test)]
