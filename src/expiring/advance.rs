@@ -27,8 +27,7 @@ impl Table {
         }
     }
 
-    /// Clears the expired slots of `bucket` under its stripe lock, after a read validated as a
-    /// lookup's finds any (most buckets hold none).
+    /// Clears `bucket`'s expired slots under its stripe lock, if a validated read finds any.
     fn sweep_bucket(&self, bucket: usize) {
         let read = self.stripes.begin_read(bucket, bucket);
         if self.expired_slots(bucket, self.clock.current()) == 0 && read.validate() {
@@ -68,8 +67,7 @@ impl Table {
         }
     }
 
-    /// Empties every slot under every stripe lock, and publishes generation `publish` (by which
-    /// every slot has expired) before writers may store again.
+    /// Empties every slot, publishing `publish` (if any) before the locks let writers in.
     pub(crate) fn clear(&self, publish: Option<u64>) {
         let mut all = self.stripes.lock_all();
         self.slots.clear();
@@ -79,8 +77,7 @@ impl Table {
         }
     }
 
-    /// The generation an insert stores in moves on past `g`, and the oldest one expires early;
-    /// a time window's clock moves on with it. `false` if `g` is the last generation there is.
+    /// Publishes past `g`, expiring the oldest generation early; `false` if `g` is the last.
     pub(crate) fn expire_early(&self, g: u64) -> bool {
         let Some(next) = g.checked_add(1) else {
             return false;

@@ -214,8 +214,7 @@ pub(crate) fn per_generation(capacity: u64, generations: u32) -> u64 {
     capacity.div_ceil(u64::from(generations))
 }
 
-/// The false positive rate of `bits`-bit fingerprints at the sized load, comparing both
-/// buckets' slots: `2·b·α / (2^f − 1)`.
+/// The false positive rate of `bits`-bit fingerprints at the sized load: `2·b·α / (2^f − 1)`.
 pub(crate) fn rate_of(bits: u32) -> f64 {
     2.0 * BUCKET_SIZE as f64 * LOAD / ((1u64 << bits) - 1) as f64
 }
@@ -234,8 +233,7 @@ fn fingerprint_bits_for(rate: f64) -> Result<u32, BuildError> {
 }
 
 impl Table {
-    /// An empty table of `settings` (or one about to be filled by a decoder) in generation
-    /// `generation`, `positions` inserts and `elapsed` nanoseconds of its clock on.
+    /// An empty table of `settings`, its clock at `generation`, `positions` and `elapsed` nanos.
     pub(crate) fn new(
         settings: Settings,
         generation: u64,

@@ -45,8 +45,7 @@ impl Ticks {
 
 #[derive(Debug)]
 pub(crate) struct Generations {
-    /// The generation lookups and writers read, moved only by [`Self::publish`]. On lines of
-    /// its own: every operation reads it, every insert of a count window writes `positions`.
+    /// Moved only by [`Self::publish`]; on a line apart from `positions`, which inserts write.
     generation: CachePadded<AtomicU64>,
     /// Inserts counted: a count window's clock and sweep cursor (position `p` claims the
     /// `per_insert` buckets from `(p − first) · per_insert`).
@@ -61,18 +60,15 @@ pub(crate) struct Generations {
     marks: [AtomicU64; 1 << TAG_BITS],
     /// 1 while a thread publishes a generation.
     advancing: AtomicU64,
-    /// The generation the table was last emptied in: no tag stored since returns before
-    /// `base + 16`.
+    /// The generation last emptied in: no tag stored since returns before `base + 16`.
     base: AtomicU64,
-    /// Generations a time window's early expiries moved its clock on by, so that later
-    /// generations end on time's grid and retention stays within `D·(1 + 1/G)`.
+    /// Generations a time window's early expiries moved its clock on by (docs/expiry.md).
     ahead: CachePadded<AtomicU64>,
     pub(crate) ticks: Ticks,
 }
 
 impl Generations {
-    /// Generation `generation` after `positions` inserts; `per_insert` sweep buckets a position,
-    /// if the window is a count of inserts.
+    /// At `generation` after `positions` inserts, each claiming `per_insert` sweep buckets.
     pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64, per_insert: u64) -> Self {
         let per_insert = match ticks {
             Ticks::Count { .. } => per_insert,
@@ -100,8 +96,7 @@ impl Generations {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// How many generations a lookup reading `g` is behind the clock: only the monotonic clock
-    /// runs ahead of the published generation between writes.
+    /// Generations a reader of `g` is behind the clock: only the monotonic clock runs ahead.
     #[inline(always)]
     pub(crate) fn lag(&self, g: u64) -> u64 {
         match &self.ticks {
@@ -110,8 +105,7 @@ impl Generations {
         }
     }
 
-    /// The generation a time window's clock is in, early expiries included (a count window's:
-    /// the published one).
+    /// A time window's clock's generation, early expiries included (else the published one).
     pub(crate) fn clock_generation(&self) -> u64 {
         match time_generation(&self.ticks) {
             Some(time) => time.saturating_add(self.ahead.load(Ordering::Acquire)),
@@ -211,8 +205,7 @@ impl Generations {
             .is_ok()
     }
 
-    /// Publishes generation `g`, then marks the sweep's claims (in this order, so a bucket
-    /// claimed after the mark is swept in `g` or later); `reset` after an emptying.
+    /// Publishes `g`, then marks the claims: one after the mark is swept in `g` or later.
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
         let swept = self.claimed();

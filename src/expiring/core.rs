@@ -20,8 +20,7 @@ pub(crate) struct Settings {
     pub(crate) generations: u32,
 }
 
-/// A bucket as an insert reads it: its free slots, and a live copy of its fingerprint (slot
-/// and value).
+/// A bucket as an insert reads it: its free slots, and a live copy's slot and value.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BucketRead {
     pub(crate) free: u32,
@@ -48,8 +47,7 @@ pub(crate) struct Table {
     pub(crate) sweep_per_insert: u64,
     /// Generations moved on early because an insert found no room.
     pub(crate) early_expiries: AtomicU64,
-    /// The lanes of the inline lookup (`lookup.rs`): `None` unless a bucket's fingerprints fit
-    /// one window with its tags beside them and the clock does not run ahead of the generation.
+    /// The inline lookup's lanes: tags beside the fingerprints, and a clock that never runs ahead.
     pub(crate) inline_lanes: Option<Lanes>,
 }
 
@@ -84,8 +82,7 @@ impl Table {
         }
     }
 
-    /// The first slot of `bucket` holding `fp` live in generation `g` seen `lag` generations
-    /// late, with its value.
+    /// The first slot of `bucket` with `fp` live in generation `g` seen `lag` late, and its value.
     #[inline(always)]
     pub(crate) fn find_live(
         &self,
@@ -110,8 +107,7 @@ impl Table {
         self.ages.expired_lanes(masks.tags, g) | masks.empty
     }
 
-    /// Which of `bucket`'s slots hold a fingerprint expired in generation `g`: what the sweep
-    /// clears.
+    /// Which of `bucket`'s slots hold a fingerprint expired in generation `g`.
     #[inline(always)]
     pub(crate) fn expired_slots(&self, bucket: usize, g: u64) -> u32 {
         let masks = self.masks(bucket, 0);
@@ -139,8 +135,7 @@ fn first_live(masks: Masks, fp: u32, expired: u32) -> Option<(usize, u64)> {
     })
 }
 
-/// The lanes whose top bits are set in `tops`, bit `i` for lane `i`: nearly always none, so a
-/// loop.
+/// The lanes whose top bits are set in `tops`: nearly always none, so a loop.
 #[inline(always)]
 fn lane_mask(lanes: Lanes, mut tops: u64) -> u32 {
     let mut mask = 0;

@@ -20,9 +20,8 @@ impl Table {
         self.contains_located(move || self.placement.candidates(hash))
     }
 
-    /// [`Self::contains`] of the candidates `locate` gives (from the hash, or located ahead by a
-    /// batch), inline where [`Table::inline_lanes`] allows. Past the inline read, only what
-    /// `locate` keeps stays live.
+    /// [`Self::contains`] of `locate`'s candidates (recomputed past the inline read, or kept by
+    /// a batch), inline where [`Table::inline_lanes`] allows.
     #[inline(always)]
     fn contains_located(&self, locate: impl Fn() -> Candidates + Copy) -> bool {
         // In place: each mask is read where it is used, not all up front into registers.
@@ -37,8 +36,7 @@ impl Table {
         self.contains_out_of_line(locate)
     }
 
-    /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
-    /// the call), or after a writer got in the way of the first read.
+    /// [`Self::contains`] of other tables and clocks, or after a writer spoiled the first read.
     #[inline(never)]
     fn contains_out_of_line(&self, locate: impl Fn() -> Candidates) -> bool {
         let c = locate();
@@ -50,9 +48,8 @@ impl Table {
         })
     }
 
-    /// Whether `c`'s fingerprint is live in either bucket, by the first lane that may hold it
-    /// (and the others only if it is not live), in the `generation` read after the buckets.
-    /// Unvalidated.
+    /// Whether `c`'s fingerprint is live in either bucket, by the first matching lane (the
+    /// others only if it is not). Unvalidated.
     #[inline(always)]
     fn first_match_live(
         &self,
@@ -85,8 +82,7 @@ impl Table {
         Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(locate, g)
     }
 
-    /// Whether `locate`'s fingerprint is live in either bucket, for a lookup whose first match
-    /// was not. Unvalidated.
+    /// For a lookup whose first match was not live. Unvalidated.
     #[cold]
     #[inline(never)]
     fn other_live_copy(&self, locate: impl Fn() -> Candidates, g: u64) -> bool {

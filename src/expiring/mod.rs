@@ -1,9 +1,6 @@
 //! The expiring kind: a cuckoo filter that forgets, over a sliding window of inserts or of time
 //! (docs/expiry.md). Each slot holds a fingerprint and a 4-bit age tag; a slot whose tag is out
-//! of the window is free. Parts, one idea each: `window.rs` (the public choices and the tag
-//! arithmetic), `slots.rs` (the packed slots), `clock.rs` (generations), `core.rs` (the table),
-//! `lookup.rs`, `write.rs`, `path.rs`, `advance.rs` (generations and the sweep), `builder.rs`,
-//! `persist.rs`.
+//! of the window is free. Its files: docs/architecture.md, "Layers".
 
 mod advance;
 mod builder;
@@ -208,10 +205,11 @@ impl Kind for Expiring {
 
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
         let builder = ExpiringCuckooFilter::builder(Window::Items(capacity as u64));
-        match builder.settings().and_then(|s| Table::new(s, 0, 0, 0)) {
-            Ok(table) => (Self { table }, hasher),
-            Err(err) => panic!("an ExpiringCuckooFilter for {capacity} items: {err}"),
-        }
+        let table = builder
+            .settings()
+            .and_then(|s| Table::new(s, 0, 0, 0))
+            .unwrap_or_else(|err| panic!("an ExpiringCuckooFilter for {capacity} items: {err}"));
+        (Self { table }, hasher)
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {

@@ -61,8 +61,7 @@ impl PathTable for InGeneration<'_> {
 }
 
 impl Table {
-    /// The shortest path from `roots` to a bucket with a slot free in generation `g`; with
-    /// `validate`, one whose `None` [`SearchQueue::unchanged`] can confirm.
+    /// The shortest path to a slot free in generation `g`; `validate` for a confirmable `None`.
     pub(crate) fn search(
         &self,
         roots: [usize; 2],
@@ -80,8 +79,7 @@ impl Table {
         )
     }
 
-    /// Makes the path's moves from the free end back; `false` at the first no longer valid (the
-    /// moves before it stay: each is a valid move).
+    /// Makes the path's moves, free end first; `false` at the first no longer valid.
     pub(crate) fn move_back(&self, path: &CuckooPath) -> bool {
         for &bucket in path.buckets() {
             self.stripes.prefetch_for_write(bucket);
@@ -90,8 +88,7 @@ impl Table {
             .all(|(from, to, fp)| self.move_one(from, to, fp))
     }
 
-    /// Moves the live copy of `fp` in `from` to a free slot of `to`, its alternate bucket, with
-    /// its tag; `false` if `from` no longer holds one or `to` has no free slot.
+    /// Moves `from`'s live `fp`, tag and all, to a free slot of `to`; `false` if there is none.
     fn move_one(&self, from: usize, to: usize, fp: u32) -> bool {
         let mut guard = self.stripes.lock_pair::<false>(from, to);
         let g = self.clock.current();

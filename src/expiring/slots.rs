@@ -19,8 +19,7 @@ pub(crate) const BUCKET_SIZE: usize = 4;
 /// A bucket's tags, in the low bits.
 const TAGS_MASK: u64 = (1 << (BUCKET_SIZE as u32 * TAG_BITS)) - 1;
 
-/// A bucket's bits as the two words from its first bit's hold them: `low`, its fingerprints'
-/// window, then `high`, the rest of the second word.
+/// A bucket's two words from its first bit: `low` its fingerprints' window, `high` the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BucketBits {
     pub(crate) low: u64,
@@ -53,8 +52,7 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    /// `bucket_count` empty buckets of slots `width` bits wide (fingerprint and tag, at most
-    /// 32); `None` if the memory cannot be had.
+    /// `bucket_count` empty buckets of `width`-bit slots; `None` without the memory.
     pub(crate) fn new(bucket_count: usize, width: u32) -> Option<Self> {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
         let words = table_words(Self::words_for(bucket_count, width), false)?;
@@ -114,8 +112,7 @@ impl Slots {
         ]
     }
 
-    /// The window of `bucket`'s fingerprints (bits above `4·f` are its tags and the next
-    /// bucket's). Only for a table with [`Self::lanes`].
+    /// `bucket`'s fingerprints' window, for a table with [`Self::lanes`].
     #[inline(always)]
     pub(crate) fn fingerprints(&self, bucket: usize) -> u64 {
         self.bucket_bits(bucket).low
@@ -152,8 +149,7 @@ impl Slots {
         self.window(self.fields(bucket, 0)[1]) & TAGS_MASK
     }
 
-    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if they
-    /// hold them.
+    /// [`Self::tags`] of `bucket`, from its `bits` if they hold them.
     #[inline(always)]
     pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
         if !self.tags_beside {
@@ -162,8 +158,7 @@ impl Slots {
         self.tags_window(bits) & TAGS_MASK
     }
 
-    /// The tags among a bucket's `bits` and the bits above them (the next bucket's), by one
-    /// double-word shift, in a table whose tags lie beside its fingerprints.
+    /// A bucket's tags from its `bits`, with the next bucket's above them: one double-word shift.
     #[inline(always)]
     pub(crate) fn tags_window(&self, bits: BucketBits) -> u64 {
         debug_assert!(self.tags_beside && self.tags_at < 64);
@@ -171,8 +166,7 @@ impl Slots {
         (both >> (self.tags_at % 64)) as u64
     }
 
-    /// Asks for the words a read of `bucket` loads: the two from its first bit's, and the one
-    /// after if its tags may end there.
+    /// Asks for the words a read of `bucket` loads, a third if its tags may end there.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
         self.words.buckets().prefetch_narrow(bucket);
@@ -184,8 +178,7 @@ impl Slots {
         }
     }
 
-    /// Slot `i` of `bucket` as [`Ages::slot`] makes it, loaded `Relaxed`: under the bucket's
-    /// stripe lock, or validated.
+    /// Slot `i` of `bucket` as [`Ages::slot`] makes it, loaded `Relaxed`.
     #[inline(always)]
     pub(crate) fn get(&self, bucket: usize, i: usize) -> u64 {
         let [fingerprint, tag] = self.fields(bucket, i);
@@ -197,8 +190,7 @@ impl Slots {
         core::array::from_fn(|i| self.get(bucket, i))
     }
 
-    /// Changes slot `i` of `bucket` from `old` (its value) to `new`; the caller holds the
-    /// bucket's stripe lock.
+    /// Changes slot `i` of `bucket` from `old` to `new`, under the bucket's stripe lock.
     #[inline]
     pub(crate) fn set(&self, bucket: usize, i: usize, old: u64, new: u64) {
         let flip = old ^ new;

@@ -126,8 +126,7 @@ impl Table {
         Some(Stored::Inserted)
     }
 
-    /// Removes one copy of `hash`'s fingerprint live as [`Self::contains`] reads it, counting
-    /// a monotonic clock's lag.
+    /// Removes one copy of `hash`'s fingerprint live as [`Self::contains`] reads it.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let c = self.placement.candidates(hash);
         let mut guard = self.stripes.lock_pair::<false>(c.first, c.second);
