@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::window::{Ages, Clock, TAG_BITS};
+use super::window::{Ages, TAG_BITS};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// What counting an insert gave it.
@@ -26,19 +26,24 @@ pub(crate) enum Ticks {
 }
 
 impl Ticks {
-    /// A time window's: `nanos` a generation on `clock`, `elapsed` nanoseconds on.
-    pub(crate) fn time(clock: Clock, nanos: u64, elapsed: u64) -> Self {
-        match clock {
-            Clock::Manual => Self::Manual {
-                now: AtomicU64::new(elapsed),
-                nanos,
-            },
-            Clock::Monotonic => Self::Monotonic {
-                start: Instant::now()
-                    .checked_sub(core::time::Duration::from_nanos(elapsed))
-                    .unwrap_or_else(Instant::now),
-                nanos,
-            },
+    /// Nanoseconds a time window's clock has run (0 for a count window).
+    pub(crate) fn elapsed(&self) -> u64 {
+        match self {
+            Self::Count { .. } => 0,
+            Self::Monotonic { start, .. } => {
+                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            }
+            Self::Manual { now, .. } => now.load(Ordering::Acquire),
+        }
+    }
+
+    /// The generation of a time window's time alone; `None` for a count window.
+    fn generation(&self) -> Option<u64> {
+        match self {
+            Self::Count { .. } => None,
+            Self::Monotonic { nanos, .. } | Self::Manual { nanos, .. } => {
+                Some(self.elapsed() / nanos)
+            }
         }
     }
 }
@@ -75,7 +80,9 @@ impl Generations {
             _ => 0,
         };
         // A decoded time window ahead of its time stays as far ahead.
-        let ahead = time_generation(&ticks).map_or(0, |time| generation.saturating_sub(time));
+        let ahead = ticks
+            .generation()
+            .map_or(0, |time| generation.saturating_sub(time));
         Self {
             generation: CachePadded::new(AtomicU64::new(generation)),
             positions: CachePadded::new(AtomicU64::new(positions)),
@@ -107,7 +114,7 @@ impl Generations {
 
     /// A time window's clock's generation, early expiries included (else the published one).
     pub(crate) fn clock_generation(&self) -> u64 {
-        match time_generation(&self.ticks) {
+        match self.ticks.generation() {
             Some(time) => time.saturating_add(self.ahead.load(Ordering::Acquire)),
             None => self.current(),
         }
@@ -115,7 +122,7 @@ impl Generations {
 
     /// Moves a time window's clock on to generation `g` at least, for an early expiry.
     pub(crate) fn move_ahead(&self, g: u64) {
-        if let Some(time) = time_generation(&self.ticks) {
+        if let Some(time) = self.ticks.generation() {
             self.ahead
                 .fetch_max(g.saturating_sub(time), Ordering::AcqRel);
         }
@@ -144,26 +151,13 @@ impl Generations {
         self.positions.load(Ordering::Relaxed)
     }
 
-    /// Nanoseconds a time window's clock has run (0 for a count window).
-    pub(crate) fn elapsed_nanos(&self) -> u64 {
-        match &self.ticks {
-            Ticks::Count { .. } => 0,
-            Ticks::Monotonic { start, .. } => {
-                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
-            }
-            Ticks::Manual { now, .. } => now.load(Ordering::Acquire),
-        }
-    }
-
     /// Moves a manual clock to `nanos` (never back); `false` for another clock.
     pub(crate) fn set_now(&self, nanos: u64) -> bool {
-        match &self.ticks {
-            Ticks::Manual { now, .. } => {
-                now.fetch_max(nanos, Ordering::AcqRel);
-                true
-            }
-            _ => false,
-        }
+        let Ticks::Manual { now, .. } = &self.ticks else {
+            return false;
+        };
+        now.fetch_max(nanos, Ordering::AcqRel);
+        true
     }
 
     /// Claims `count` buckets for the sweep: the first one's number.
@@ -181,15 +175,11 @@ impl Generations {
     /// of `buckets`: a whole pass since generation `next − (15 − G)` was published, so that
     /// every slot dead by then is cleared before its tag returns.
     pub(crate) fn sweep_debt(&self, next: u64, ages: Ages, buckets: u64) -> u64 {
-        let behind = ages.sweep_generations();
-        if next
-            < self
-                .base
-                .load(Ordering::Relaxed)
-                .saturating_add(1 << TAG_BITS)
-        {
+        let base = self.base.load(Ordering::Relaxed);
+        if next < base.saturating_add(1 << TAG_BITS) {
             return 0; // No slot is old enough for its tag to come back.
         }
+        let behind = ages.sweep_generations();
         let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);
         match (mark + buckets).saturating_sub(self.claimed()) {
             // Positions and `swept` are two cursors: only a whole pass of one covers the table.
@@ -222,16 +212,5 @@ impl Generations {
     /// Gives up the right to publish.
     pub(crate) fn end_advance(&self) {
         self.advancing.store(0, Ordering::Release);
-    }
-}
-
-/// The generation of a time window's time alone; `None` for a count window.
-fn time_generation(ticks: &Ticks) -> Option<u64> {
-    match ticks {
-        Ticks::Count { .. } => None,
-        Ticks::Monotonic { start, nanos } => {
-            Some((start.elapsed().as_nanos() / u128::from(*nanos)) as u64)
-        }
-        Ticks::Manual { now, nanos } => Some(now.load(Ordering::Acquire) / nanos),
     }
 }

@@ -138,11 +138,10 @@ impl<S> ExpiringCuckooFilter<S> {
     }
 
     /// Moves a manual clock to `t` since the filter's start (never back: an earlier `t` changes
-    /// nothing), expiring what its window no longer holds. Its work is a share of the sweep, and
-    /// for each generation it publishes, what inserts left unswept of the pass over the table
-    /// that generation needs (docs/expiry.md: up to a whole pass, every `15 − G` generations of
-    /// a window with few inserts); a jump past a whole window empties the table under all its
-    /// locks, as [`clear`](CuckooFilter::clear) does.
+    /// nothing), expiring what its window no longer holds. Its work is a share of the sweep and,
+    /// per generation published, what inserts left of the sweep's pass (docs/expiry.md: up to a
+    /// whole pass every `15 − G` generations); a jump past a whole window empties the table under
+    /// all its locks, as [`clear`](CuckooFilter::clear) does.
     ///
     /// # Errors
     ///
@@ -272,8 +271,7 @@ impl Kind for Expiring {
         let live = builder::per_generation(settings.capacity, settings.generations)
             * (u64::from(settings.generations) + 1);
         let load = live as f64 / (settings.bucket_count * slots::BUCKET_SIZE) as f64;
-        2.0 * slots::BUCKET_SIZE as f64 * load.min(1.0)
-            / ((1u64 << settings.fingerprint_bits) - 1) as f64
+        builder::rate_of(settings.fingerprint_bits, load.min(1.0))
     }
 
     fn clear(&self) {

@@ -5,7 +5,7 @@ use std::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::builder::{rate_of, ExpiringBuilder, MAX_FINGERPRINT_BITS};
+use super::builder::{rate_of, ExpiringBuilder, LOAD, MAX_FINGERPRINT_BITS};
 use super::core::{Settings, Table};
 use super::slots::Slots;
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
@@ -45,7 +45,7 @@ impl Table {
             // After the words: a generation published meanwhile only ages them, within the tags.
             generation: self.clock.current(),
             positions: self.clock.positions(),
-            elapsed: self.clock.elapsed_nanos(),
+            elapsed: self.clock.ticks.elapsed(),
             items: self.stripes.len() as u64,
         }
     }
@@ -227,7 +227,7 @@ fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
     }
     let builder: ExpiringBuilder = ExpiringCuckooFilter::builder(window)
         .generations(u32::from(generations))
-        .false_positive_rate(rate_of(fingerprint_bits as u32))
+        .false_positive_rate(rate_of(fingerprint_bits as u32, LOAD))
         .capacity(if kind == 1 { capacity } else { 0 })
         .overflow(overflow)
         .clock(clock);
