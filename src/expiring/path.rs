@@ -88,7 +88,8 @@ impl Table {
             .all(|(from, to, fp)| self.move_one(from, to, fp))
     }
 
-    /// Moves `from`'s live `fp`, tag and all, to a free slot of `to`; `false` if there is none.
+    /// Moves the live copy of `fp` in `from` to a free slot of `to`, its alternate bucket, with
+    /// its tag; `false` if `from` no longer holds one or `to` has no free slot.
     fn move_one(&self, from: usize, to: usize, fp: u32) -> bool {
         let mut guard = self.stripes.lock_pair::<false>(from, to);
         let g = self.clock.current();
