@@ -85,9 +85,7 @@ pub enum AdvanceError {
 
 impl fmt::Display for AdvanceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotManual => f.write_str("advance_to needs a time window with Clock::Manual"),
-        }
+        f.write_str("advance_to needs a time window with Clock::Manual")
     }
 }
 

@@ -1,7 +1,5 @@
-//! The packed slots: buckets of [`BUCKET_SIZE`] slots, each an `f`-bit fingerprint and a 4-bit
-//! tag, in atomic 64-bit words (the raw core's [`Words`]). A bucket is `4·f` bits of fingerprints
-//! (slot `i`'s at bit `i·f`), then 16 bits of tags (slot `i`'s at bit `4·f + 4·i`), so a lookup
-//! matches its fingerprints as one 64-bit window ([`Lanes`]); layout in docs/expiry.md.
+//! The packed slots (docs/expiry.md, "Slots"): a bucket is its four `f`-bit fingerprints, then
+//! their four 4-bit tags, packed end to end in the raw core's [`Words`].
 //!
 //! A field may straddle two words, and a word may hold fields of buckets under different
 //! stripes. Readers load words `Relaxed` and trust them only once their stripes' stamps validate.
