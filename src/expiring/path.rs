@@ -35,12 +35,8 @@ impl PathTable for InGeneration<'_> {
     /// Lists an expired fingerprint too (its move is stale): free slots are in the tags.
     #[inline(always)]
     fn fingerprints(&self, bucket: usize, each: impl FnMut(u32) -> bool) -> bool {
-        let _ = self
-            .table
-            .slots
-            .fingerprints_of(bucket)
-            .into_iter()
-            .all(each);
+        let fingerprints = self.table.slots.fingerprints_of(bucket);
+        let _ = fingerprints.into_iter().all(each);
         false
     }
 
