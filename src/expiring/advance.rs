@@ -1,18 +1,13 @@
-//! Generations move on, and the sweep clears expired slots before their tags come back.
-//!
-//! A slot tagged in generation `x` expires when `x + G + 1` is published and its tag value
-//! returns at `x + 2^t`. Between them, `2^t − G − 1` generations, the sweep must pass over every
-//! bucket: each insert claims [`Table::sweep_per_insert`] buckets from a shared cursor and clears
-//! their expired slots under their stripe locks, and the thread that publishes generation `g + 1`
-//! first checks that the buckets claimed since generation `g + 1 − (2^t − G − 1)` was published
-//! cover the table, and sweeps what is missing itself (nothing, when inserts keep up: a count
-//! window's inserts always do by construction; a sparse time window's publisher pays). A jump of
-//! more than `G` generations, which only a time window makes after an idle spell, finds every
-//! slot expired and empties the table under all its locks, as `clear` does.
+//! Generations move on, and the sweep clears expired slots before their tags come back
+//! (docs/expiry.md, "The sweep", and guarantee 2 for why it suffices). A slot tagged `x` expires
+//! when `x + G + 1` is published and its tag returns at `x + 16`: in between, every bucket is
+//! swept, by inserts' claims, and before publishing `g + 1` its publisher sweeps what the claims
+//! since `g + 1 − (16 − G − 1)` left of a whole pass. A jump of more than `G` generations empties
+//! the table under all its locks.
 
 use super::core::Table;
 use crate::raw::Guard;
-use crate::sync::Backoff;
+use crate::sync::{Backoff, Ordering};
 
 impl Table {
     /// Sweeps the next `count` buckets of the shared cursor.
@@ -26,14 +21,13 @@ impl Table {
     /// Sweeps the `count` buckets claimed from the `first`-th on.
     #[inline(always)]
     pub(crate) fn sweep_claimed(&self, first: u64, count: u64) {
-        let n = self.slots.bucket_count() as u64;
+        let n = self.settings.bucket_count as u64;
         for claimed in first..first + count.min(n) {
             self.sweep_bucket(spread(claimed % n, n));
         }
     }
 
-    /// Clears the expired slots of `bucket`, under its stripe lock. Most buckets hold none: a
-    /// read validated as a lookup's finds that with no lock and no write.
+    /// Clears `bucket`'s expired slots under its stripe lock, if a validated read finds any.
     fn sweep_bucket(&self, bucket: usize) {
         let read = self.stripes.begin_read(bucket, bucket);
         if self.expired_slots(bucket, self.clock.current()) == 0 && read.validate() {
@@ -62,14 +56,10 @@ impl Table {
             let g = self.clock.current();
             if g < target {
                 if target - g > self.ages.generations {
-                    self.empty_into(target);
+                    self.clear(Some(target));
                 } else {
-                    let n = self.slots.bucket_count() as u64;
-                    let debt = match self.clock.sweep_debt(g + 1, self.ages, n) {
-                        debt if debt > 0 && self.clock.positions_sweep() => n,
-                        debt => debt,
-                    };
-                    self.sweep(debt);
+                    let n = self.settings.bucket_count as u64;
+                    self.sweep(self.clock.sweep_debt(g + 1, self.ages, n));
                     self.clock.publish(g + 1, false);
                 }
             }
@@ -77,23 +67,23 @@ impl Table {
         }
     }
 
-    /// Empties the table, all of whose slots have expired by `target`, and publishes `target`.
-    fn empty_into(&self, target: u64) {
+    /// Empties every slot, publishing `publish` (if any) before the locks let writers in.
+    pub(crate) fn clear(&self, publish: Option<u64>) {
         let mut all = self.stripes.lock_all();
         self.slots.clear();
         all.clear_counts();
-        self.clock.publish(target, true);
+        if let Some(target) = publish {
+            self.clock.publish(target, true);
+        }
     }
 
-    /// The generation an insert stores in moves on past `g`, and the oldest one expires early;
-    /// a time window's clock moves on with it. `false` if `g` is the last generation there is.
+    /// Publishes past `g`, expiring the oldest generation early; `false` if `g` is the last.
     pub(crate) fn expire_early(&self, g: u64) -> bool {
         let Some(next) = g.checked_add(1) else {
             return false;
         };
         if self.clock.current() == g {
-            self.early_expiries
-                .fetch_add(1, crate::sync::Ordering::Relaxed);
+            self.early_expiries.fetch_add(1, Ordering::Relaxed);
         }
         self.clock.move_ahead(next);
         self.advance(next);
@@ -104,9 +94,9 @@ impl Table {
 /// Regions of the table that consecutive sweep claims visit in turn.
 const REGIONS: u64 = 64;
 
-/// The bucket of the `x`-th claim of a pass over `n` buckets: consecutive claims, made by
-/// different threads, land in different regions (their own cache lines and stripes), and each
-/// region is swept in order. A bijection of `0..n`, so a pass of claims still covers the table.
+/// The bucket of the `x`-th claim of a pass over `n` buckets: consecutive claims (other
+/// threads') in different regions, each region in order. A bijection of `0..n`, so a pass of
+/// claims covers the table.
 #[inline(always)]
 fn spread(x: u64, n: u64) -> usize {
     // Odd: consecutive claims, `span` buckets apart, never share a stripe (a power of two of

@@ -1,6 +1,8 @@
 //! The expiring filter's builder: a window, its generations, a false positive rate, and for a
 //! time window its capacity, overflow choice and clock, checked into a [`Table`].
 
+use std::time::{Duration, Instant};
+
 use super::clock::{Generations, Ticks};
 use super::core::{Settings, Table};
 use super::slots::{Slots, BUCKET_SIZE};
@@ -17,11 +19,10 @@ use crate::sync::AtomicU64;
 pub const DEFAULT_GENERATIONS: u32 = 8;
 /// The false positive rate unless `false_positive_rate` says otherwise.
 pub const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
-/// The load the table is sized for when it holds every live item: the plain filter's for
-/// 4-slot buckets.
-const LOAD: f64 = 0.95;
+/// The load the table is sized for when it holds every live item: the plain filter's.
+pub(crate) const LOAD: f64 = 0.95;
 /// Widest fingerprints: a slot (fingerprint and tag) fits 32 bits.
-const MAX_FINGERPRINT_BITS: u32 = 32 - TAG_BITS;
+pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32 - TAG_BITS;
 /// Sweep passes per `2^t − G − 1` generations that inserts are sized to make: twice what the
 /// tags need, so that racing inserts that claim late leave no debt.
 const SWEEP_MARGIN: u64 = 2;
@@ -214,24 +215,26 @@ pub(crate) fn per_generation(capacity: u64, generations: u32) -> u64 {
     capacity.div_ceil(u64::from(generations))
 }
 
-/// The narrowest fingerprint whose rate, at the sized load and both buckets' slots, is `rate`
-/// or less: `2·b·α / (2^f − 1) ≤ ε`.
+/// The false positive rate of `bits`-bit fingerprints at `load`: `2·b·α / (2^f − 1)`.
+pub(crate) fn rate_of(bits: u32, load: f64) -> f64 {
+    2.0 * BUCKET_SIZE as f64 * load / ((1u64 << bits) - 1) as f64
+}
+
+/// The narrowest fingerprint of rate `rate` or less.
 fn fingerprint_bits_for(rate: f64) -> Result<u32, BuildError> {
     if !(rate > 0.0 && rate < 1.0) {
         return Err(BuildError::FalsePositiveRate { rate });
     }
-    let comparisons = 2.0 * BUCKET_SIZE as f64 * LOAD;
     (4..=MAX_FINGERPRINT_BITS)
-        .find(|&bits| comparisons / ((1u64 << bits) - 1) as f64 <= rate)
+        .find(|&bits| rate_of(bits, LOAD) <= rate)
         .ok_or(BuildError::FalsePositiveRateTooSmall {
             rate,
-            smallest: comparisons / ((1u64 << MAX_FINGERPRINT_BITS) - 1) as f64,
+            smallest: rate_of(MAX_FINGERPRINT_BITS, LOAD),
         })
 }
 
 impl Table {
-    /// An empty table of `settings` (or one about to be filled by a decoder) in generation
-    /// `generation`, `positions` inserts and `elapsed` nanoseconds of its clock on.
+    /// An empty table of `settings`, its clock at `generation`, `positions` and `elapsed` nanos.
     pub(crate) fn new(
         settings: Settings,
         generation: u64,
@@ -260,8 +263,19 @@ impl Table {
             Window::Time(duration) => {
                 // Rounded up, so that `G` generations are at least the window.
                 let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-                let each = nanos.div_ceil(u64::from(settings.generations));
-                Ticks::time(settings.clock, each, elapsed)
+                let nanos = nanos.div_ceil(u64::from(settings.generations));
+                match settings.clock {
+                    Clock::Manual => Ticks::Manual {
+                        now: AtomicU64::new(elapsed),
+                        nanos,
+                    },
+                    Clock::Monotonic => Ticks::Monotonic {
+                        start: Instant::now()
+                            .checked_sub(Duration::from_nanos(elapsed))
+                            .unwrap_or_else(Instant::now),
+                        nanos,
+                    },
+                }
             }
         };
         let sweep_per_insert = (SWEEP_MARGIN * n as u64)
@@ -273,7 +287,7 @@ impl Table {
             stripes,
             inline_lanes: slots
                 .lanes_with_tags_beside()
-                .filter(|_| !clock.runs_ahead()),
+                .filter(|_| !matches!(clock.ticks, Ticks::Monotonic { .. })),
             slots,
             ages,
             clock,

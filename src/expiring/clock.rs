@@ -1,10 +1,9 @@
-//! Where an expiring filter is in time: the published generation, the inserts counted (count
-//! windows) or the clock read (time windows), and the sweep's progress recorded at each
-//! generation, which gates the next one (`advance.rs`).
+//! Where an expiring filter is in time: the published generation, the inserts counted or the
+//! clock read, and the sweep's progress recorded at each generation, which gates the next one.
 
 use std::time::Instant;
 
-use super::window::{Ages, Clock, TAG_BITS};
+use super::window::{Ages, TAG_BITS};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// What counting an insert gave it.
@@ -16,79 +15,74 @@ pub(crate) struct Tick {
     pub(crate) sweep_from: Option<u64>,
 }
 
-/// What drives the generations.
 #[derive(Debug)]
 pub(crate) enum Ticks {
     /// A count window: generation `p / per_generation` for the `p`-th insert.
     Count { per_generation: u64 },
-    /// A time window on the monotonic clock, since `start`.
+    /// A time window on the monotonic clock since `start`, `nanos` a generation.
     Monotonic { start: Instant, nanos: u64 },
-    /// A time window on the caller's clock, `now` nanoseconds.
+    /// A time window on the caller's clock, at `now` nanoseconds.
     Manual { now: AtomicU64, nanos: u64 },
 }
 
 impl Ticks {
-    /// A time window's: `nanos` a generation on `clock`, `elapsed` nanoseconds on.
-    pub(crate) fn time(clock: Clock, nanos: u64, elapsed: u64) -> Self {
-        match clock {
-            Clock::Manual => Self::Manual {
-                now: AtomicU64::new(elapsed),
-                nanos,
-            },
-            Clock::Monotonic => Self::Monotonic {
-                start: Instant::now()
-                    .checked_sub(core::time::Duration::from_nanos(elapsed))
-                    .unwrap_or_else(Instant::now),
-                nanos,
-            },
+    /// Nanoseconds a time window's clock has run (0 for a count window).
+    pub(crate) fn elapsed(&self) -> u64 {
+        match self {
+            Self::Count { .. } => 0,
+            Self::Monotonic { start, .. } => {
+                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            }
+            Self::Manual { now, .. } => now.load(Ordering::Acquire),
+        }
+    }
+
+    /// The generation of a time window's time alone; `None` for a count window.
+    fn generation(&self) -> Option<u64> {
+        match self {
+            Self::Count { .. } => None,
+            Self::Monotonic { nanos, .. } | Self::Manual { nanos, .. } => {
+                Some(self.elapsed() / nanos)
+            }
         }
     }
 }
 
-/// The generation state shared by every operation.
 #[derive(Debug)]
 pub(crate) struct Generations {
-    /// The generation lookups and writers read: only [`Self::publish`] moves it, one step at a
-    /// time (or past everything, on an emptied table). On lines of its own: every operation
-    /// reads it, and every insert of a count window writes `positions`.
+    /// Moved only by [`Self::publish`]; on a line apart from `positions`, which inserts write.
     generation: CachePadded<AtomicU64>,
-    /// Inserts counted so far: a count window's clock, and its sweep's cursor: the insert that
-    /// counts position `p` claims the [`Self::per_insert`] buckets from `(p − first) · per_insert`.
+    /// Inserts counted: a count window's clock and sweep cursor (position `p` claims the
+    /// `per_insert` buckets from `(p − first) · per_insert`).
     positions: CachePadded<AtomicU64>,
     /// `positions` when the table was built or decoded.
     first: u64,
-    /// Buckets each counted position claims for the sweep (0 for a time window, whose inserts
-    /// claim from `swept`).
+    /// Sweep buckets each position claims (0 for a time window, whose inserts claim `swept`).
     per_insert: u64,
-    /// Buckets claimed by the sweep apart from positions' shares: a time window's inserts' and
-    /// publishers' shortfalls; bucket `s mod n` is the `s`-th claimed here. (A count window's
-    /// publisher sweeps a whole pass when it sweeps at all: two cursors cover the table only
-    /// when one of them does.)
+    /// Sweep buckets claimed apart from positions: a time window's inserts' and publishers'.
     swept: AtomicU64,
-    /// `swept` when each generation was published, by generation mod 2^TAG_BITS.
+    /// [`Self::claimed`] when each generation was published, by generation mod 16.
     marks: [AtomicU64; 1 << TAG_BITS],
     /// 1 while a thread publishes a generation.
     advancing: AtomicU64,
-    /// The generation the table was last emptied in (0 at first): no tag stored since can come
-    /// back before `base + 2^TAG_BITS`.
+    /// The generation last emptied in: no tag stored since returns before `base + 16`.
     base: AtomicU64,
-    /// Generations a time window's early expiries moved its clock on by: its generation is its
-    /// time's plus these, so that generations after an early one end on time's grid as before,
-    /// and an item is forgotten within `D·(1 + 1/G)` of its insert whatever came before.
+    /// Generations a time window's early expiries moved its clock on by (docs/expiry.md).
     ahead: CachePadded<AtomicU64>,
     pub(crate) ticks: Ticks,
 }
 
 impl Generations {
-    /// Generation `generation` after `positions` inserts, each claiming `per_insert` sweep buckets
-    /// if the window is a count of inserts.
+    /// At `generation` after `positions` inserts, each claiming `per_insert` sweep buckets.
     pub(crate) fn new(ticks: Ticks, generation: u64, positions: u64, per_insert: u64) -> Self {
         let per_insert = match ticks {
             Ticks::Count { .. } => per_insert,
             _ => 0,
         };
         // A decoded time window ahead of its time stays as far ahead.
-        let ahead = time_generation(&ticks).map_or(0, |time| generation.saturating_sub(time));
+        let ahead = ticks
+            .generation()
+            .map_or(0, |time| generation.saturating_sub(time));
         Self {
             generation: CachePadded::new(AtomicU64::new(generation)),
             positions: CachePadded::new(AtomicU64::new(positions)),
@@ -109,14 +103,7 @@ impl Generations {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Whether the clock runs ahead of the published generation between writes, so that a
-    /// lookup must read it ([`Self::lag`]): only the monotonic clock does.
-    #[inline(always)]
-    pub(crate) fn runs_ahead(&self) -> bool {
-        matches!(self.ticks, Ticks::Monotonic { .. })
-    }
-
-    /// How many generations a lookup reading `g` is behind the clock ([`Self::runs_ahead`]).
+    /// Generations a reader of `g` is behind the clock: only the monotonic clock runs ahead.
     #[inline(always)]
     pub(crate) fn lag(&self, g: u64) -> u64 {
         match &self.ticks {
@@ -125,26 +112,23 @@ impl Generations {
         }
     }
 
-    /// The generation a time window's clock is in, early expiries included (a count window's:
-    /// the published one).
+    /// A time window's clock's generation, early expiries included (else the published one).
     pub(crate) fn clock_generation(&self) -> u64 {
-        match time_generation(&self.ticks) {
+        match self.ticks.generation() {
             Some(time) => time.saturating_add(self.ahead.load(Ordering::Acquire)),
             None => self.current(),
         }
     }
 
-    /// Moves a time window's clock on to generation `g` at least, for an early expiry: later
-    /// generations start on time's grid from there (a count window's positions stay as they are).
+    /// Moves a time window's clock on to generation `g` at least, for an early expiry.
     pub(crate) fn move_ahead(&self, g: u64) {
-        if let Some(time) = time_generation(&self.ticks) {
+        if let Some(time) = self.ticks.generation() {
             self.ahead
                 .fetch_max(g.saturating_sub(time), Ordering::AcqRel);
         }
     }
 
-    /// Counts one insert: the generation it must be stored in at least, and the first of the
-    /// sweep buckets its position claimed (a time window's insert claims none: `None`).
+    /// Counts one insert.
     #[inline(always)]
     pub(crate) fn tick(&self) -> Tick {
         match &self.ticks {
@@ -163,36 +147,17 @@ impl Generations {
         }
     }
 
-    /// Inserts counted so far.
     pub(crate) fn positions(&self) -> u64 {
         self.positions.load(Ordering::Relaxed)
     }
 
-    /// Time a time window's clock has run, in nanoseconds (0 for a count window).
-    pub(crate) fn elapsed_nanos(&self) -> u64 {
-        match &self.ticks {
-            Ticks::Count { .. } => 0,
-            Ticks::Monotonic { start, .. } => {
-                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
-            }
-            Ticks::Manual { now, .. } => now.load(Ordering::Acquire),
-        }
-    }
-
     /// Moves a manual clock to `nanos` (never back); `false` for another clock.
     pub(crate) fn set_now(&self, nanos: u64) -> bool {
-        match &self.ticks {
-            Ticks::Manual { now, .. } => {
-                now.fetch_max(nanos, Ordering::AcqRel);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether positions claim the sweep's buckets (a count window).
-    pub(crate) fn positions_sweep(&self) -> bool {
-        self.per_insert != 0
+        let Ticks::Manual { now, .. } = &self.ticks else {
+            return false;
+        };
+        now.fetch_max(nanos, Ordering::AcqRel);
+        true
     }
 
     /// Claims `count` buckets for the sweep: the first one's number.
@@ -200,28 +165,27 @@ impl Generations {
         self.swept.fetch_add(count, Ordering::SeqCst)
     }
 
-    /// Buckets claimed by the sweep so far, by positions and by `claim_sweep`: read after a
-    /// claim, at least that claim's count.
+    /// Buckets claimed by positions and by `claim_sweep`: read after a claim, it counts it.
     fn claimed(&self) -> u64 {
         let positions = self.positions.load(Ordering::SeqCst) - self.first;
         positions * self.per_insert + self.swept.load(Ordering::SeqCst)
     }
 
-    /// Buckets the sweep must still claim before generation `next` may be published, for a
-    /// table of `buckets` buckets: a whole pass since the generation `sweep_generations` before
-    /// `next` was published, so that every slot dead by then is cleared before its tag returns.
+    /// Buckets the sweep must still claim before generation `next` may be published, in a table
+    /// of `buckets`: a whole pass since generation `next − (15 − G)` was published, so that
+    /// every slot dead by then is cleared before its tag returns.
     pub(crate) fn sweep_debt(&self, next: u64, ages: Ages, buckets: u64) -> u64 {
-        let behind = ages.sweep_generations();
-        if next
-            < self
-                .base
-                .load(Ordering::Relaxed)
-                .saturating_add(1 << TAG_BITS)
-        {
+        let base = self.base.load(Ordering::Relaxed);
+        if next < base.saturating_add(1 << TAG_BITS) {
             return 0; // No slot is old enough for its tag to come back.
         }
+        let behind = ages.sweep_generations();
         let mark = self.marks[((next - behind) & Ages::TAG_MASK) as usize].load(Ordering::SeqCst);
-        (mark + buckets).saturating_sub(self.claimed())
+        match (mark + buckets).saturating_sub(self.claimed()) {
+            // Positions and `swept` are two cursors: only a whole pass of one covers the table.
+            debt if debt > 0 && self.per_insert != 0 => buckets,
+            debt => debt,
+        }
     }
 
     /// Takes the right to publish; `false` if another thread has it.
@@ -231,8 +195,7 @@ impl Generations {
             .is_ok()
     }
 
-    /// Publishes generation `g`, then records the sweep's progress at it (in this order, so a
-    /// bucket claimed after the mark is swept in `g` or later).
+    /// Publishes `g`, then marks the claims: one after the mark is swept in `g` or later.
     pub(crate) fn publish(&self, g: u64, reset: bool) {
         self.generation.store(g, Ordering::SeqCst);
         let swept = self.claimed();
@@ -249,16 +212,5 @@ impl Generations {
     /// Gives up the right to publish.
     pub(crate) fn end_advance(&self) {
         self.advancing.store(0, Ordering::Release);
-    }
-}
-
-/// The generation a time window's time alone is in; `None` for a count window.
-fn time_generation(ticks: &Ticks) -> Option<u64> {
-    match ticks {
-        Ticks::Count { .. } => None,
-        Ticks::Monotonic { start, nanos } => {
-            Some((start.elapsed().as_nanos() / u128::from(*nanos)) as u64)
-        }
-        Ticks::Manual { now, nanos } => Some(now.load(Ordering::Acquire) / nanos),
     }
 }

@@ -1,31 +1,27 @@
 //! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, as the
-//! plain filter's; the generation is read after the first stamps and before the validation
-//! (a lookup with no matching lane needs none: it reads none).
+//! plain filter's, and the generation (only on a fingerprint match) read after the first stamps
+//! and before the validation.
 //!
-//! Why after the first stamps: a writer reads the generation under its stripe lock and stores
-//! a tag no newer than it. A lookup whose first stamp load sees that writer's unlock also sees,
-//! by the unlock's `Release` and the load's `Acquire`, a generation at least as new as the tag,
-//! so a refreshed slot never looks older than it is (a tag newer than the lookup's generation
-//! would read as age `2^t − 1`, expired). A lookup that read the stamps before the unlock and
-//! the slot after fails to validate and tries again. Why anywhere before the validation: a read
-//! that validates saw its buckets unchanged from the first stamps to the validation, so they and
-//! a generation read in between are one state the table had.
+//! After the first stamps: a writer reads the generation under its stripe lock and stores a tag
+//! no newer than it; a lookup whose first stamp load (`Acquire`) sees that writer's unlock
+//! (`Release`) sees a generation at least as new as the tag, so a refreshed slot never looks
+//! older than it is (a newer tag would read as age 15, expired). A lookup that read the stamps
+//! before the unlock fails to validate. Before the validation: a read that validates saw its
+//! buckets unchanged since the first stamps, so they and the generation are one state.
 
 use super::core::Table;
 use super::slots::BucketBits;
 use super::window::{Ages, TAG_BITS};
-use crate::raw::{contains_blocks, Candidates, Lanes};
+use crate::raw::{contains_blocks, Candidates, Lanes, Place};
 
 impl Table {
-    /// Whether `hash`'s fingerprint is live in one of its buckets: read inline where
-    /// [`Table::inline_lanes`] allows, else out of line.
     #[inline]
     pub(crate) fn contains(&self, hash: u64) -> bool {
-        self.contains_located(move || self.candidates(hash))
+        self.contains_located(move || self.placement.candidates(hash))
     }
 
-    /// [`Self::contains`] of the candidates `locate` gives (computed from the hash, or located
-    /// ahead by a batch). Past the inline read, only what `locate` keeps stays live.
+    /// [`Self::contains`] of `locate`'s candidates (recomputed past the inline read, or kept by
+    /// a batch), inline where [`Table::inline_lanes`] allows.
     #[inline(always)]
     fn contains_located(&self, locate: impl Fn() -> Candidates + Copy) -> bool {
         // In place: each mask is read where it is used, not all up front into registers.
@@ -40,8 +36,7 @@ impl Table {
         self.contains_out_of_line(locate)
     }
 
-    /// [`Self::contains`] of other tables, on the monotonic clock (whose read costs more than
-    /// the call), or after a writer got in the way of the first read: every lane that matches.
+    /// [`Self::contains`] of other tables and clocks, or after a writer spoiled the first read.
     #[inline(never)]
     fn contains_out_of_line(&self, locate: impl Fn() -> Candidates) -> bool {
         let c = locate();
@@ -49,23 +44,12 @@ impl Table {
         self.read(&c, || {
             let g = generation();
             let lag = self.clock.lag(g);
-            match self.slots.lanes() {
-                Some(lanes) => self
-                    .ages
-                    .generations
-                    .checked_sub(lag)
-                    .is_some_and(|limit| self.live_copy(lanes, &c, g, limit)),
-                None => {
-                    self.find_live(c.first, c.fp, g, lag).is_some()
-                        || self.find_live(c.second, c.fp, g, lag).is_some()
-                }
-            }
+            self.live_in_either(&c, g, lag)
         })
     }
 
-    /// Whether `c`'s fingerprint is live in either bucket, by the first lane that may hold it
-    /// (and the others only if it is not live), in the `generation` read after the buckets.
-    /// Unvalidated.
+    /// Whether `c`'s fingerprint is live in either bucket, by the first matching lane (the
+    /// others only if it is not). Unvalidated.
     #[inline(always)]
     fn first_match_live(
         &self,
@@ -98,38 +82,21 @@ impl Table {
         Ages::age(tag, g) <= self.ages.generations || self.other_live_copy(locate, g)
     }
 
-    /// [`Self::live_copy`] of `locate`'s candidates, for a lookup whose first match was not
-    /// live, out of line. Unvalidated.
+    /// For a lookup whose first match was not live. Unvalidated.
     #[cold]
     #[inline(never)]
     fn other_live_copy(&self, locate: impl Fn() -> Candidates, g: u64) -> bool {
-        let c = locate();
-        self.slots
-            .lanes()
-            .is_some_and(|lanes| self.live_copy(lanes, &c, g, self.ages.generations))
+        self.live_in_either(&locate(), g, 0)
     }
 
-    /// Whether a lane of either of `c`'s buckets holding its fingerprint has a tag at most
-    /// `limit` generations old in generation `g`. Unvalidated.
-    #[inline(always)]
-    fn live_copy(&self, lanes: Lanes, c: &Candidates, g: u64, limit: u64) -> bool {
-        [c.first, c.second].into_iter().any(|bucket| {
-            let bits = self.slots.bucket_bits(bucket);
-            let tags = self.slots.tags_of(bucket, bits);
-            let mut hits = lanes.matches(bits.low, c.fp);
-            while hits != 0 {
-                let i = lanes.lane(hits.trailing_zeros());
-                if Ages::age(tags >> (i as u32 * TAG_BITS), g) <= limit {
-                    return true;
-                }
-                hits &= hits - 1;
-            }
-            false
-        })
+    /// Unvalidated.
+    fn live_in_either(&self, c: &Candidates, g: u64, lag: u64) -> bool {
+        self.find_live(c.first, c.fp, g, lag).is_some()
+            || self.find_live(c.second, c.fp, g, lag).is_some()
     }
 
-    /// `answers[i] = contains(hashes[i])`, each key's buckets prefetched [`AHEAD`](crate::raw::AHEAD) keys before
-    /// its probe ([`contains_blocks`]), so that their cache misses overlap.
+    /// `answers[i] = contains(hashes[i])`, each key's buckets prefetched ahead
+    /// ([`contains_blocks`]).
     pub(crate) fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         let prefetch = |bucket| self.slots.prefetch(bucket);
         contains_blocks(hashes, answers, self.placement, prefetch, |&c| {
@@ -139,7 +106,7 @@ impl Table {
 
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
-        let c = self.candidates(hash);
+        let c = self.placement.candidates(hash);
         self.read(&c, || {
             let g = self.clock.current();
             let lag = self.clock.lag(g);
@@ -152,7 +119,6 @@ impl Table {
         })
     }
 
-    /// `look` at the two buckets (and the generation) in a state they really had.
     #[inline(always)]
     fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
         self.stripes.read_pair(c.first, c.second, look)

@@ -1,9 +1,6 @@
 //! The expiring kind: a cuckoo filter that forgets, over a sliding window of inserts or of time
 //! (docs/expiry.md). Each slot holds a fingerprint and a 4-bit age tag; a slot whose tag is out
-//! of the window is free. Parts, one idea each: `window.rs` (the public choices and the tag
-//! arithmetic), `slots.rs` (the packed slots), `clock.rs` (generations), `core.rs` (the table),
-//! `lookup.rs`, `write.rs`, `path.rs`, `advance.rs` (generations and the sweep), `builder.rs`,
-//! `persist.rs`.
+//! of the window is free. Its files: docs/architecture.md, "Layers".
 
 mod advance;
 mod builder;
@@ -28,6 +25,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::persist::{DecodeError, StableHashBuilder};
+use crate::raw::Place;
 use crate::sync::Ordering;
 
 pub use self::builder::{ExpiringBuilder, DEFAULT_FALSE_POSITIVE_RATE, DEFAULT_GENERATIONS};
@@ -87,9 +85,7 @@ pub enum AdvanceError {
 
 impl fmt::Display for AdvanceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotManual => f.write_str("advance_to needs a time window with Clock::Manual"),
-        }
+        f.write_str("advance_to needs a time window with Clock::Manual")
     }
 }
 
@@ -140,11 +136,10 @@ impl<S> ExpiringCuckooFilter<S> {
     }
 
     /// Moves a manual clock to `t` since the filter's start (never back: an earlier `t` changes
-    /// nothing), expiring what its window no longer holds. Its work is a share of the sweep, and
-    /// for each generation it publishes, what inserts left unswept of the pass over the table
-    /// that generation needs (docs/expiry.md: up to a whole pass, every `15 − G` generations of
-    /// a window with few inserts); a jump past a whole window empties the table under all its
-    /// locks, as [`clear`](CuckooFilter::clear) does.
+    /// nothing), expiring what its window no longer holds. Its work is a share of the sweep and,
+    /// per generation published, what inserts left of the sweep's pass (docs/expiry.md: up to a
+    /// whole pass every `15 − G` generations); a jump past a whole window empties the table under
+    /// all its locks, as [`clear`](CuckooFilter::clear) does.
     ///
     /// # Errors
     ///
@@ -186,7 +181,7 @@ impl<S: BuildHasher> ExpiringCuckooFilter<S> {
     test_hook! {
         /// The fingerprint and the two buckets `item` maps to, to build collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(&self, item: &T) -> crate::DebugCandidates {
-            self.core().table.candidates(self.hasher().hash_one(item)).into()
+            self.core().table.placement.candidates(self.hasher().hash_one(item)).into()
         }
     }
 }
@@ -207,10 +202,11 @@ impl Kind for Expiring {
 
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
         let builder = ExpiringCuckooFilter::builder(Window::Items(capacity as u64));
-        match builder.settings().and_then(|s| Table::new(s, 0, 0, 0)) {
-            Ok(table) => (Self { table }, hasher),
-            Err(err) => panic!("an ExpiringCuckooFilter for {capacity} items: {err}"),
-        }
+        let table = builder
+            .settings()
+            .and_then(|s| Table::new(s, 0, 0, 0))
+            .unwrap_or_else(|err| panic!("an ExpiringCuckooFilter for {capacity} items: {err}"));
+        (Self { table }, hasher)
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
@@ -273,14 +269,11 @@ impl Kind for Expiring {
         let live = builder::per_generation(settings.capacity, settings.generations)
             * (u64::from(settings.generations) + 1);
         let load = live as f64 / (settings.bucket_count * slots::BUCKET_SIZE) as f64;
-        2.0 * slots::BUCKET_SIZE as f64 * load.min(1.0)
-            / ((1u64 << settings.fingerprint_bits) - 1) as f64
+        builder::rate_of(settings.fingerprint_bits, load.min(1.0))
     }
 
     fn clear(&self) {
-        let mut all = self.table.stripes.lock_all();
-        self.table.slots.clear();
-        all.clear_counts();
+        self.table.clear(None);
     }
 
     fn duplicate(&self) -> Option<Self> {

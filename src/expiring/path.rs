@@ -1,15 +1,10 @@
-//! Making room in the expiring table: the raw core's breadth-first search (`raw/path.rs`) over
-//! its slots, of which those empty or expired in the insert's generation are free, then the
-//! path's moves from the free end back, each under the stripes of its two buckets and checked
-//! again there, the destination stored (fingerprint and tag) before the source is cleared. A
-//! fingerprint only ever moves between its own two buckets with its tag, under both their
-//! locks, so a validated lookup finds it in one of them throughout; a move changes no item's
-//! presence, so a failed insert changed nothing.
-//!
-//! The moves are not the plain filter's (`raw/insert.rs`): a slot carries its tag, a source no
-//! longer live is no move, a destination may be an expired slot (reused: its count stays),
-//! and the last move places nothing: the insert tries its buckets again under their locks, where
-//! it also looks for a live copy to refresh.
+//! Making room: the raw core's breadth-first search (`raw/path.rs`) over the slots, those empty
+//! or expired in the insert's generation free, then the path's moves from the free end back,
+//! each under its two buckets' stripe locks and checked again there, the destination stored
+//! (fingerprint and tag) before the source is cleared. A fingerprint only moves between its own
+//! two buckets, so a validated lookup finds it in one of them throughout, and a move changes no
+//! item's presence, so a failed insert changed nothing. Unlike the plain filter's moves, the last
+//! places nothing: the insert reads its buckets again under their locks (docs/expiry.md).
 
 use super::core::Table;
 use super::slots::BUCKET_SIZE;
@@ -17,13 +12,12 @@ use crate::raw::{
     self, CuckooPath, Guard, PathTable, Place, SearchLimits, SearchQueue, WRITE_PREFETCH_MIN_BYTES,
 };
 
-/// How far a search goes: the plain filter's defaults for 4-slot buckets.
+/// The plain filter's defaults for 4-slot buckets.
 const LIMITS: SearchLimits = SearchLimits {
     max_hops: 5,
     max_search_buckets: 2000,
 };
 
-/// The table as a search in generation `g` reads it.
 struct InGeneration<'a> {
     table: &'a Table,
     g: u64,
@@ -38,11 +32,11 @@ impl PathTable for InGeneration<'_> {
         self.table.free_lanes(bucket, self.g) != 0
     }
 
-    /// Its free slots are in its tags: the fingerprints alone are listed, an expired one too (its
-    /// move is stale).
+    /// Lists an expired fingerprint too (its move is stale): free slots are in the tags.
     #[inline(always)]
     fn fingerprints(&self, bucket: usize, each: impl FnMut(u32) -> bool) -> bool {
-        let _ = self.table.fingerprints_of(bucket).into_iter().all(each);
+        let fingerprints = self.table.slots.fingerprints_of(bucket);
+        let _ = fingerprints.into_iter().all(each);
         false
     }
 
@@ -63,9 +57,7 @@ impl PathTable for InGeneration<'_> {
 }
 
 impl Table {
-    /// The shortest path from `roots` to a bucket with a slot free in generation `g`, within
-    /// [`LIMITS`]. With `validate`, each bucket's stripe stamp is recorded before it is read, so
-    /// that [`SearchQueue::unchanged`] can confirm a `None`.
+    /// The shortest path to a slot free in generation `g`; `validate` for a confirmable `None`.
     pub(crate) fn search(
         &self,
         roots: [usize; 2],
@@ -83,11 +75,8 @@ impl Table {
         )
     }
 
-    /// Makes the path's moves from the free end back; `false` at the first that is no longer
-    /// valid (the moves before it stay: each is a valid move of a live fingerprint between its
-    /// buckets).
+    /// Makes the path's moves, free end first; `false` at the first no longer valid.
     pub(crate) fn move_back(&self, path: &CuckooPath) -> bool {
-        // Every stripe the moves lock travels at once, rather than one pair per move.
         for &bucket in path.buckets() {
             self.stripes.prefetch_for_write(bucket);
         }

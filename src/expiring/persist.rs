@@ -1,14 +1,13 @@
 //! The expiring filter's bytes (FORMAT.md, "Expiring filter"): a fixed header, the packed slot
-//! words, and an XXH3 checksum of everything before it. A copy (`duplicate`) takes the same
-//! snapshot under every stripe lock.
+//! words, and an XXH3 checksum of everything before it. `duplicate` takes the same snapshot.
 
 use std::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::builder::ExpiringBuilder;
+use super::builder::{rate_of, ExpiringBuilder, LOAD, MAX_FINGERPRINT_BITS};
 use super::core::{Settings, Table};
-use super::slots::{Slots, BUCKET_SIZE};
+use super::slots::Slots;
 use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
 use crate::error::BuildError;
@@ -17,14 +16,11 @@ use crate::persist::encoding::{
     EXPIRING_MAGIC as MAGIC,
 };
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
-use crate::raw::Guard;
 use crate::sync::Ordering;
 
-/// The one version written.
 const VERSION: u16 = 1;
 /// Bytes before the slot words.
 const HEADER_LEN: usize = 96;
-/// Bytes of the closing checksum.
 const CHECKSUM_LEN: usize = 8;
 
 /// A state the table really had: its words and clocks, taken under every stripe lock.
@@ -49,7 +45,7 @@ impl Table {
             // After the words: a generation published meanwhile only ages them, within the tags.
             generation: self.clock.current(),
             positions: self.clock.positions(),
-            elapsed: self.clock.elapsed_nanos(),
+            elapsed: self.clock.ticks.elapsed(),
             items: self.stripes.len() as u64,
         }
     }
@@ -57,7 +53,7 @@ impl Table {
     /// A table of `settings` holding `snapshot`'s slots; its stripes count them.
     fn from_snapshot(settings: Settings, snapshot: &Snapshot) -> Result<Self, DecodeError> {
         let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
-        let table = Table::new(
+        let mut table = Table::new(
             settings,
             snapshot.generation,
             snapshot.positions,
@@ -75,14 +71,9 @@ impl Table {
                     bucket: bucket as u64,
                 });
             }
-            let used = slots.iter().filter(|&&s| s != 0).count();
-            if used > 0 {
-                table
-                    .stripes
-                    .lock_one::<false>(bucket)
-                    .add(bucket, used as i32);
-            }
-            items += used as u64;
+            let used = slots.iter().filter(|&&s| s != 0).count() as u64;
+            table.stripes.add_count(bucket, used);
+            items += used;
         }
         let used_bits = table.slots.used_bits();
         let padding_clear = snapshot.words.iter().enumerate().all(|(i, &word)| {
@@ -100,7 +91,6 @@ impl Table {
         Ok(table)
     }
 
-    /// A copy of a state the table had.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         Self::from_snapshot(self.settings, &self.snapshot()).ok()
     }
@@ -153,8 +143,7 @@ impl Table {
     }
 
     pub(crate) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
-        let header = Header::parse(bytes)?;
-        let settings = header.settings()?;
+        let settings = header_settings(bytes)?;
         check_len(encoded_len(&settings), bytes.len())?;
         check_checksum(bytes)?;
         let hasher = hasher_of::<S>(RecordedHasher {
@@ -164,10 +153,10 @@ impl Table {
         let words = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
         let snapshot = Snapshot {
             words: words.chunks_exact(8).map(|word| u64_at(word, 0)).collect(),
-            generation: header.generation,
-            positions: header.positions,
-            elapsed: header.elapsed,
-            items: header.items,
+            generation: u64_at(bytes, 48),
+            positions: u64_at(bytes, 56),
+            elapsed: u64_at(bytes, 64),
+            items: u64_at(bytes, 72),
         };
         Ok((Self::from_snapshot(settings, &snapshot)?, hasher))
     }
@@ -179,7 +168,7 @@ impl Table {
         read_up_to(&mut reader, &mut bytes, HEADER_LEN as u64)?;
         // A short header is left to `decode`, whose checks name what is wrong with it.
         if bytes.len() == HEADER_LEN {
-            let settings = Header::parse(&bytes)?.settings()?;
+            let settings = header_settings(&bytes)?;
             // Grows with what arrives, never with what the header promises.
             read_up_to(&mut reader, &mut bytes, encoded_len(&settings))?;
         }
@@ -193,118 +182,79 @@ fn encoded_len(settings: &Settings) -> u64 {
     (HEADER_LEN + words * 8 + CHECKSUM_LEN) as u64
 }
 
-/// The header's fields, checked one by one.
-struct Header {
-    kind: u8,
-    clock: u8,
-    overflow: u8,
-    generations: u8,
-    window: u64,
-    capacity: u64,
-    widths: u64,
-    bucket_count: u64,
-    generation: u64,
-    positions: u64,
-    elapsed: u64,
-    items: u64,
-}
-
-impl Header {
-    fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-            return Err(not_this_magic(bytes, &MAGIC));
-        }
-        if bytes.len() < HEADER_LEN {
-            return Err(DecodeError::Truncated {
-                needed: (HEADER_LEN + CHECKSUM_LEN) as u64,
-                found: bytes.len() as u64,
-            });
-        }
-        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if version != VERSION {
-            return Err(DecodeError::UnsupportedVersion { version });
-        }
-        let reserved = u16::from_le_bytes([bytes[10], bytes[11]]);
-        if reserved != 0 {
-            return Err(DecodeError::InvalidGeometry {
-                field: "reserved",
-                value: reserved.into(),
-            });
-        }
-        Ok(Self {
-            kind: bytes[12],
-            clock: bytes[13],
-            overflow: bytes[14],
-            generations: bytes[15],
-            window: u64_at(bytes, 16),
-            capacity: u64_at(bytes, 24),
-            widths: u64_at(bytes, 32),
-            bucket_count: u64_at(bytes, 40),
-            generation: u64_at(bytes, 48),
-            positions: u64_at(bytes, 56),
-            elapsed: u64_at(bytes, 64),
-            items: u64_at(bytes, 72),
-        })
+/// The settings a header records, checked field by field: the builder's for the recorded
+/// choices, which must agree with the recorded table.
+fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(not_this_magic(bytes, &MAGIC));
     }
-
-    /// The settings the builder gives for the recorded choices, which must agree with the
-    /// recorded table.
-    fn settings(&self) -> Result<Settings, DecodeError> {
-        let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
-        let window = match self.kind {
-            0 => Window::Items(self.window),
-            1 => Window::Time(core::time::Duration::from_nanos(self.window)),
-            kind => return Err(invalid("window_kind", u64::from(kind))),
-        };
-        // Each byte is its value's index.
-        let clock = *[Clock::Monotonic, Clock::Manual]
-            .get(usize::from(self.clock))
-            .ok_or(invalid("clock", u64::from(self.clock)))?;
-        let overflow = *[Overflow::Error, Overflow::ExpireEarly]
-            .get(usize::from(self.overflow))
-            .ok_or(invalid("overflow", u64::from(self.overflow)))?;
-        let fingerprint_bits = self.widths & 0xffff_ffff;
-        if self.widths >> 32 != u64::from(TAG_BITS) {
-            return Err(invalid("tag_bits", self.widths >> 32));
-        }
-        if !(4..=u64::from(32 - TAG_BITS)).contains(&fingerprint_bits) {
-            return Err(invalid("fingerprint_bits", fingerprint_bits));
-        }
-        // The rate that gives exactly these fingerprints.
-        let rate = 2.0 * BUCKET_SIZE as f64 * 0.95 / ((1u64 << fingerprint_bits) - 1) as f64;
-        let builder: ExpiringBuilder = ExpiringCuckooFilter::builder(window)
-            .generations(u32::from(self.generations))
-            .false_positive_rate(rate)
-            .capacity(if self.kind == 1 { self.capacity } else { 0 })
-            .overflow(overflow)
-            .clock(clock);
-        // The builder's error names the value at fault; here, the field that holds it.
-        let settings = builder.settings().map_err(|err| match err {
-            BuildError::Generations { .. } => invalid("generations", u64::from(self.generations)),
-            BuildError::WindowCapacity { .. } => invalid("capacity", self.capacity),
-            BuildError::CapacityTooLarge { .. } if self.kind == 1 => {
-                invalid("capacity", self.capacity)
-            }
-            _ => invalid("window", self.window),
-        })?;
-        if self.kind == 0 && self.capacity != self.window {
-            return Err(invalid("capacity", self.capacity));
-        }
-        if u64::from(settings.fingerprint_bits) != fingerprint_bits {
-            return Err(invalid("fingerprint_bits", fingerprint_bits));
-        }
-        if settings.bucket_count as u64 != self.bucket_count {
-            return Err(invalid("bucket_count", self.bucket_count));
-        }
-        // A count window's clock: no filter counts 2^63 inserts, and below that its arithmetic
-        // (positions, and generations counted from them) cannot reach `u64::MAX`.
-        if self.kind == 0 {
-            for (field, value) in [("generation", self.generation), ("inserts", self.positions)] {
-                if value >= 1 << 63 {
-                    return Err(invalid(field, value));
-                }
+    if bytes.len() < HEADER_LEN {
+        return Err(DecodeError::Truncated {
+            needed: (HEADER_LEN + CHECKSUM_LEN) as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version });
+    }
+    let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
+    let reserved = u16::from_le_bytes([bytes[10], bytes[11]]);
+    if reserved != 0 {
+        return Err(invalid("reserved", reserved.into()));
+    }
+    let [kind, clock, overflow, generations] = [bytes[12], bytes[13], bytes[14], bytes[15]];
+    let [length, capacity, widths, bucket_count, generation, positions] =
+        [16, 24, 32, 40, 48, 56].map(|at| u64_at(bytes, at));
+    let window = match kind {
+        0 => Window::Items(length),
+        1 => Window::Time(core::time::Duration::from_nanos(length)),
+        kind => return Err(invalid("window_kind", u64::from(kind))),
+    };
+    // Each byte is its value's index.
+    let clock = *[Clock::Monotonic, Clock::Manual]
+        .get(usize::from(clock))
+        .ok_or(invalid("clock", u64::from(clock)))?;
+    let overflow = *[Overflow::Error, Overflow::ExpireEarly]
+        .get(usize::from(overflow))
+        .ok_or(invalid("overflow", u64::from(overflow)))?;
+    let fingerprint_bits = widths & 0xffff_ffff;
+    if widths >> 32 != u64::from(TAG_BITS) {
+        return Err(invalid("tag_bits", widths >> 32));
+    }
+    if !(4..=u64::from(MAX_FINGERPRINT_BITS)).contains(&fingerprint_bits) {
+        return Err(invalid("fingerprint_bits", fingerprint_bits));
+    }
+    let builder: ExpiringBuilder = ExpiringCuckooFilter::builder(window)
+        .generations(u32::from(generations))
+        .false_positive_rate(rate_of(fingerprint_bits as u32, LOAD))
+        .capacity(if kind == 1 { capacity } else { 0 })
+        .overflow(overflow)
+        .clock(clock);
+    // The builder's error names the value at fault; here, the field that holds it.
+    let settings = builder.settings().map_err(|err| match err {
+        BuildError::Generations { .. } => invalid("generations", u64::from(generations)),
+        BuildError::WindowCapacity { .. } => invalid("capacity", capacity),
+        BuildError::CapacityTooLarge { .. } if kind == 1 => invalid("capacity", capacity),
+        _ => invalid("window", length),
+    })?;
+    if kind == 0 && capacity != length {
+        return Err(invalid("capacity", capacity));
+    }
+    if u64::from(settings.fingerprint_bits) != fingerprint_bits {
+        return Err(invalid("fingerprint_bits", fingerprint_bits));
+    }
+    if settings.bucket_count as u64 != bucket_count {
+        return Err(invalid("bucket_count", bucket_count));
+    }
+    // No filter counts 2^63 inserts, and below that a count window's arithmetic cannot
+    // overflow.
+    if kind == 0 {
+        for (field, value) in [("generation", generation), ("inserts", positions)] {
+            if value >= 1 << 63 {
+                return Err(invalid(field, value));
             }
         }
-        Ok(settings)
     }
+    Ok(settings)
 }

@@ -1,15 +1,11 @@
-//! The slots of an expiring filter: buckets of [`BUCKET_SIZE`] slots, each a fingerprint of `f`
-//! bits and a 4-bit age tag, packed end to end in atomic 64-bit words. A bucket is `4·f` bits of
-//! fingerprints (slot `i`'s at bit `i·f`), then 16 bits of tags (slot `i`'s at bit `4·f + 4·i`),
-//! so that a lookup reads all four fingerprints as one 64-bit window, the raw core's [`Lanes`]. The words are
-//! the raw core's [`Words`], whose bounds its unchecked bucket reads rest on.
+//! The packed slots (docs/expiry.md, "Slots"): a bucket is its four `f`-bit fingerprints, then
+//! their four 4-bit tags, packed end to end in the raw core's [`Words`].
 //!
 //! A field may straddle two words, and a word may hold fields of buckets under different
-//! stripes. Readers load words `Relaxed` and trust what they read only once their stripes' stamps
-//! validate it. A writer holds the stripe of the bucket it writes and knows the slot's old value,
-//! so it changes exactly the fields' bits with `fetch_xor` of `old ^ new`: writers of
-//! neighbouring slots under other stripes change other bits of the same word, and no update is
-//! lost.
+//! stripes. Readers load words `Relaxed` and trust them only once their stripes' stamps validate.
+//! A writer holds the stripe of the bucket it writes and knows the slot's old value, so it
+//! flips exactly the fields' bits with `fetch_xor(old ^ new)`: writers of neighbouring slots
+//! under other stripes change other bits of the same word, and no update is lost.
 
 use super::window::{Ages, TAG_BITS};
 use crate::raw::{window, Lanes, Words};
@@ -18,11 +14,10 @@ use crate::sync::{table_words, AtomicU64, Ordering};
 /// Slots per bucket.
 pub(crate) const BUCKET_SIZE: usize = 4;
 
-/// Bits of a bucket's tags.
-const TAGS_BITS: u64 = BUCKET_SIZE as u64 * TAG_BITS as u64;
+/// A bucket's tags, in the low bits.
+const TAGS_MASK: u64 = (1 << (BUCKET_SIZE as u32 * TAG_BITS)) - 1;
 
-/// A bucket's bits from its first, as the two words from its first bit's hold them: `low`, the
-/// window of its fingerprints ([`Slots::fingerprints`]), then `high`, the rest of the second word.
+/// A bucket's two words from its first bit: `low` its fingerprints' window, `high` the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BucketBits {
     pub(crate) low: u64,
@@ -30,7 +25,7 @@ pub(crate) struct BucketBits {
 }
 
 impl BucketBits {
-    /// `b` if `second`, else `a`: two conditional moves.
+    /// `b` if `second`, else `a`: two conditional moves, not a branch.
     #[inline(always)]
     pub(crate) fn pick(a: Self, b: Self, second: bool) -> Self {
         Self {
@@ -40,7 +35,6 @@ impl BucketBits {
     }
 }
 
-/// The packed slot array.
 #[derive(Debug)]
 pub(crate) struct Slots {
     words: Words,
@@ -48,23 +42,20 @@ pub(crate) struct Slots {
     fingerprint_mask: u64,
     /// The one-window matching of a bucket's fingerprints, when they fit 64 bits.
     lanes: Option<Lanes>,
-    /// Whether every bucket lies within the two words from its first bit's and its tags start
-    /// less than 64 bits into it (`f < 16`): then its tags are a shift of the words its
-    /// fingerprints were read from, and a lookup touches no third word.
+    /// Whether every bucket's tags lie in the two words from its first bit's (`f ≤ 14`): then
+    /// they are a shift of the words its fingerprints were read from.
     tags_beside: bool,
     /// Where a bucket's tags start in it: `4·f`.
     tags_at: u32,
 }
 
 impl Slots {
-    /// `bucket_count` empty buckets of slots `width` bits wide (a fingerprint of `width − 4` bits
-    /// and a tag; at most 32); `None` if the memory cannot be had.
+    /// `bucket_count` empty buckets of `width`-bit slots; `None` without the memory.
     pub(crate) fn new(bucket_count: usize, width: u32) -> Option<Self> {
         debug_assert!((TAG_BITS + 1..=32).contains(&width));
         let words = table_words(Self::words_for(bucket_count, width), false)?;
         let fingerprint_bits = width - TAG_BITS;
-        // Four fingerprints in one window, and at least as wide as the lanes are many
-        // ([`Lanes::slots`]).
+        // Four lanes in one window, each at least 4 bits wide ([`Lanes::slots`]).
         let lanes = (4..=16)
             .contains(&fingerprint_bits)
             .then(|| Lanes::new(BUCKET_SIZE, fingerprint_bits));
@@ -80,44 +71,36 @@ impl Slots {
         })
     }
 
-    /// Words of `bucket_count` buckets, and one more so that a window read never checks
-    /// ([`Words::new`] checks that it is there).
+    /// Words of `bucket_count` buckets, and the spare one a window read needs.
     pub(crate) fn words_for(bucket_count: usize, width: u32) -> usize {
         (bucket_count * BUCKET_SIZE * width as usize).div_ceil(64) + 1
     }
 
-    pub(crate) fn bucket_count(&self) -> usize {
-        self.words.bucket_count()
-    }
-
     /// Bits of every bucket together: the words' bits past them are zero.
     pub(crate) fn used_bits(&self) -> usize {
-        self.bucket_count() * self.words.bucket_bits() as usize
+        self.words.bucket_count() * self.words.bucket_bits() as usize
     }
 
     pub(crate) fn words(&self) -> &[AtomicU64] {
         &self.words[..]
     }
 
-    /// The one-window matching, if a bucket's fingerprints fit 64 bits.
     #[inline(always)]
     pub(crate) fn lanes(&self) -> Option<Lanes> {
         self.lanes
     }
 
-    /// [`Self::lanes`] if the tags lie [`Self::tags_beside`] the fingerprints: what the
-    /// inline lookup needs.
+    /// [`Self::lanes`] if the tags lie beside the fingerprints: what the inline lookup needs.
     pub(crate) fn lanes_with_tags_beside(&self) -> Option<Lanes> {
         self.lanes.filter(|_| self.tags_beside)
     }
 
-    /// The 64 bits from `bit`: two words, of which the second may be the spare one.
     #[inline(always)]
     fn window(&self, bit: u64) -> u64 {
         window(&self.words, (bit / 64) as usize, bit)
     }
 
-    /// Where slot `i` of `bucket` keeps its fingerprint and its tag.
+    /// The first bits of slot `i`'s fingerprint and of its tag.
     #[inline(always)]
     fn fields(&self, bucket: usize, i: usize) -> [u64; 2] {
         let first = bucket as u64 * self.words.bucket_bits();
@@ -127,14 +110,12 @@ impl Slots {
         ]
     }
 
-    /// The window of `bucket`'s fingerprints (slot `i`'s at bit `i·f`; bits above `4·f` belong
-    /// to its tags and the next bucket). Only for a table with [`Self::lanes`].
+    /// `bucket`'s fingerprints' window, for a table with [`Self::lanes`].
     #[inline(always)]
     pub(crate) fn fingerprints(&self, bucket: usize) -> u64 {
         self.bucket_bits(bucket).low
     }
 
-    /// `bucket`'s bits as its two words hold them.
     #[inline(always)]
     pub(crate) fn bucket_bits(&self, bucket: usize) -> BucketBits {
         let bits = self.words.buckets().bits(bucket);
@@ -144,25 +125,38 @@ impl Slots {
         }
     }
 
-    /// [`Self::tags`] of `bucket`, whose [`Self::bucket_bits`] are `bits`: from them if they
-    /// hold them.
+    /// The fingerprints of `bucket`'s slots (0: empty).
+    #[inline(always)]
+    pub(crate) fn fingerprints_of(&self, bucket: usize) -> [u32; BUCKET_SIZE] {
+        let fingerprint = |bits: u64| (bits & self.fingerprint_mask) as u32;
+        if self.lanes.is_some() {
+            let window = self.fingerprints(bucket);
+            return core::array::from_fn(|i| {
+                fingerprint(window >> (i as u32 * self.fingerprint_bits))
+            });
+        }
+        core::array::from_fn(|i| fingerprint(self.window(self.fields(bucket, i)[0])))
+    }
+
+    /// `bucket`'s tags, slot `i`'s at bit `4·i`.
+    #[inline(always)]
+    pub(crate) fn tags(&self, bucket: usize) -> u64 {
+        if self.tags_beside {
+            return self.tags_of(bucket, self.bucket_bits(bucket));
+        }
+        self.window(self.fields(bucket, 0)[1]) & TAGS_MASK
+    }
+
+    /// [`Self::tags`] of `bucket`, from its `bits` if they hold them.
     #[inline(always)]
     pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
         if !self.tags_beside {
             return self.tags(bucket);
         }
-        self.tags_beside(bits)
+        self.tags_window(bits) & TAGS_MASK
     }
 
-    /// The tags among a bucket's `bits`, in a table whose tags lie beside its fingerprints
-    /// ([`Self::lanes_with_tags_beside`]): one double-word shift.
-    #[inline(always)]
-    pub(crate) fn tags_beside(&self, bits: BucketBits) -> u64 {
-        self.tags_window(bits) & ((1 << TAGS_BITS) - 1)
-    }
-
-    /// [`Self::tags_beside`] with the bits above the tags left in (the next bucket's): for a
-    /// reader that masks the tag it takes.
+    /// A bucket's tags from its `bits`, with the next bucket's above them: one double-word shift.
     #[inline(always)]
     pub(crate) fn tags_window(&self, bits: BucketBits) -> u64 {
         debug_assert!(self.tags_beside && self.tags_at < 64);
@@ -170,14 +164,7 @@ impl Slots {
         (both >> (self.tags_at % 64)) as u64
     }
 
-    /// Fingerprint `i` of a [`Self::fingerprints`] window.
-    #[inline(always)]
-    pub(crate) fn lane_fingerprint(&self, window: u64, i: usize) -> u32 {
-        (window >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask) as u32
-    }
-
-    /// Asks for the words a read of `bucket` loads, which may lie in two cache lines: the two
-    /// from its first bit's, and the one after if its tags' window may end there.
+    /// Asks for the words a read of `bucket` loads, a third if its tags may end there.
     #[inline(always)]
     pub(crate) fn prefetch(&self, bucket: usize) {
         self.words.buckets().prefetch_narrow(bucket);
@@ -189,17 +176,7 @@ impl Slots {
         }
     }
 
-    /// `bucket`'s tags, slot `i`'s at bit `4·i`.
-    #[inline(always)]
-    pub(crate) fn tags(&self, bucket: usize) -> u64 {
-        if self.tags_beside {
-            return self.tags_beside(self.bucket_bits(bucket));
-        }
-        self.window(self.fields(bucket, 0)[1]) & ((1 << TAGS_BITS) - 1)
-    }
-
-    /// Slot `i` of `bucket` as [`Ages::slot`] makes it, loaded `Relaxed`: under the bucket's
-    /// stripe lock, or validated.
+    /// Slot `i` of `bucket` as [`Ages::slot`] makes it, loaded `Relaxed`.
     #[inline(always)]
     pub(crate) fn get(&self, bucket: usize, i: usize) -> u64 {
         let [fingerprint, tag] = self.fields(bucket, i);
@@ -207,22 +184,11 @@ impl Slots {
         fp << TAG_BITS | self.window(tag) & Ages::TAG_MASK
     }
 
-    /// The slots of `bucket`.
-    #[inline(always)]
     pub(crate) fn bucket(&self, bucket: usize) -> [u64; BUCKET_SIZE] {
-        if self.lanes.is_none() {
-            return core::array::from_fn(|i| self.get(bucket, i));
-        }
-        let fingerprints = self.fingerprints(bucket);
-        let tags = self.tags(bucket);
-        core::array::from_fn(|i| {
-            let fp = fingerprints >> (i as u32 * self.fingerprint_bits) & self.fingerprint_mask;
-            fp << TAG_BITS | tags >> (i as u32 * TAG_BITS) & Ages::TAG_MASK
-        })
+        core::array::from_fn(|i| self.get(bucket, i))
     }
 
-    /// Changes slot `i` of `bucket` from `old` (its value) to `new`; the caller holds the
-    /// bucket's stripe lock.
+    /// Changes slot `i` of `bucket` from `old` to `new`, under the bucket's stripe lock.
     #[inline]
     pub(crate) fn set(&self, bucket: usize, i: usize, old: u64, new: u64) {
         let flip = old ^ new;
@@ -248,7 +214,7 @@ impl Slots {
         }
     }
 
-    /// Every word, for a copy taken under every stripe lock.
+    /// Every word; the caller holds every stripe lock.
     pub(crate) fn copy_words(&self) -> Vec<u64> {
         let mut words = vec![0; self.words.len()];
         self.words.read(0, &mut words, u64::MAX);
@@ -260,7 +226,6 @@ impl Slots {
         self.words.clear(self.words.len());
     }
 
-    /// Bytes of the words.
     pub(crate) fn memory_usage(&self) -> usize {
         self.words.len() * 8
     }

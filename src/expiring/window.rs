@@ -43,10 +43,8 @@ pub enum Clock {
 /// Bits of the age tag beside each fingerprint.
 pub(crate) const TAG_BITS: u32 = 4;
 
-/// The age arithmetic of tags: a slot stores `(fingerprint << TAG_BITS) | (g mod 2^TAG_BITS)` for
-/// the generation `g` it was stored (or refreshed) in, and is live while its age is at most
-/// `generations`. The sweep clears every slot before its age could reach `2^TAG_BITS`, so the age
-/// read modulo `2^TAG_BITS` is its true age.
+/// The age arithmetic of tags: a slot is `fp << 4 | g mod 16`, `g` the generation it was stored
+/// in, live while its age is at most `G`; the sweep clears it before its age could reach 16.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ages {
     /// `G`, the generations a window spans.
@@ -59,8 +57,7 @@ impl Ages {
     /// The most generations tags allow: the sweep needs `2^t − G − 1 ≥ 1` generations.
     pub(crate) const MAX_GENERATIONS: u32 = (1 << TAG_BITS) - 2;
 
-    /// Generations between a slot's expiry and the return of its tag value: the sweep passes
-    /// over the whole table within them.
+    /// Generations between a slot's expiry and its tag's return, for the sweep's pass.
     pub(crate) fn sweep_generations(self) -> u64 {
         (1 << TAG_BITS) - self.generations - 1
     }
@@ -97,12 +94,6 @@ impl Ages {
         let carry = (ages & k | (ages | k) & carry_in) & HIGH;
         // Bits 3, 7, 11 and 15 gathered to bits 12 to 15 by one multiply (no two terms meet).
         ((((carry >> 3) * 0x1248) >> 12) & 0xf) as u32
-    }
-
-    /// Whether `slot` holds a live fingerprint in generation `g`, seen `lag` generations late.
-    #[inline(always)]
-    pub(crate) fn is_live(self, slot: u64, g: u64, lag: u64) -> bool {
-        slot != 0 && Self::age(slot, g) + lag <= self.generations
     }
 }
 

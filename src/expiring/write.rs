@@ -1,36 +1,27 @@
 //! Inserts, refreshes and removes, each under the stripe locks of both of the item's buckets.
-//!
-//! An insert reads its two buckets once, under both stripes: a live copy of its fingerprint in
-//! either is refreshed to the current generation (no second copy); otherwise the fingerprint
-//! takes a free slot (empty, or expired: a reuse) of the bucket with more of them. Both looks
-//! and the write happen under both stripes, which every move of the fingerprint between its
-//! buckets also holds, so two racing unique inserts of one key are ordered: exactly one finds it
-//! absent. When both buckets are full of live slots, the locks are released, a breadth-first
-//! search finds a path to a free slot and its moves make room (`path.rs`); then the insert
-//! tries again.
+//! An insert's look for a live copy and its write happen under both stripes, which every move
+//! of the fingerprint between its buckets also holds, so of two racing unique inserts of one
+//! key exactly one finds it absent. With both buckets full of live slots, the insert releases
+//! the locks, makes room by a path (`path.rs`) and tries again.
 
 use super::core::Table;
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Overflow, Window};
 use crate::error::InsertError;
-use crate::raw::{with_queue, Candidates, Guard, SearchQueue};
+use crate::raw::{with_queue, Candidates, Guard, Place, SearchQueue};
 use crate::sync::MODEL_CHECKED;
 
 /// Paths an insert tries, racing writers spoiling them, before it treats the table as full.
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 32 };
 
-/// What an insert did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stored {
-    /// A new copy went in.
     Inserted,
-    /// A live copy was found and its age refreshed.
     Refreshed,
 }
 
 impl Table {
-    /// Counts the insert, moves the generation on if it is due, and sweeps this insert's share:
-    /// a count window's position claims it, a time window's insert from the sweep's cursor.
+    /// Counts the insert, publishes the generation it needs, and sweeps its share of buckets.
     #[inline(always)]
     fn tick(&self) {
         let tick = self.clock.tick();
@@ -41,9 +32,8 @@ impl Table {
         }
     }
 
-    /// Inserts or refreshes `hash`.
     pub(crate) fn insert(&self, hash: u64) -> Result<Stored, InsertError> {
-        let c = self.candidates(hash);
+        let c = self.placement.candidates(hash);
         // The buckets and their stripes travel while the insert counts itself and sweeps.
         self.slots.prefetch(c.first);
         self.slots.prefetch(c.second);
@@ -56,8 +46,7 @@ impl Table {
         }
     }
 
-    /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert whose
-    /// buckets are both full of live slots needs it.
+    /// [`Self::insert_by_path`] with the thread's queue, out of line.
     #[inline(never)]
     fn insert_searching(&self, c: &Candidates) -> Result<Stored, InsertError> {
         with_queue(|queue| self.insert_by_path(c, queue))
@@ -80,8 +69,7 @@ impl Table {
                 }
                 tried = false;
                 g = self.clock.current();
-                // A path's moves are checked as they are made; "no path" by a second search
-                // that validates what it read, which a racing writer sends round again.
+                // "No path" is confirmed by a search that validates what it read.
                 let path = match self.search([c.first, c.second], g, queue, false) {
                     Some(path) => path,
                     None => match self.search([c.first, c.second], g, queue, true) {
@@ -90,12 +78,12 @@ impl Table {
                         None => continue,
                     },
                 };
-                // A path spoiled by a racing writer may still have made room: try again anyway.
+                // A path spoiled by a racing writer may still have made room.
                 self.move_back(&path);
             }
-            // No room, or racing writers spoiled every path. A count window's live items fit its
-            // table, so this is a pathological key set; expiring the oldest generation keeps
-            // the promise of never answering `Full`.
+            // No room, or racing writers spoiled every path. A count window never answers
+            // `Full`: its live items fit its table, so expiring the oldest generation is its
+            // answer to a pathological key set.
             let expire = matches!(self.settings.window, Window::Items(_))
                 || self.settings.overflow == Overflow::ExpireEarly;
             if !expire || !self.expire_early(g) {
@@ -123,7 +111,7 @@ impl Table {
             }
         }
         let free = read.map(|read| read.free);
-        // The roomier bucket: loads stay even, and fewer inserts need a path.
+        // The roomier bucket: fewer inserts need a path.
         let k = usize::from(free[1].count_ones() > free[0].count_ones());
         if free[k] == 0 {
             return None;
@@ -138,13 +126,11 @@ impl Table {
         Some(Stored::Inserted)
     }
 
-    /// Removes one live copy of `hash`'s fingerprint (live as [`Self::contains`] reads it); `false`
-    /// if neither bucket holds one.
+    /// Removes one copy of `hash`'s fingerprint live as [`Self::contains`] reads it.
     pub(crate) fn remove(&self, hash: u64) -> bool {
-        let c = self.candidates(hash);
+        let c = self.placement.candidates(hash);
         let mut guard = self.stripes.lock_pair::<false>(c.first, c.second);
         let g = self.clock.current();
-        // Live as a lookup counts it: a monotonic clock's lag makes some published slots expired.
         let lag = self.clock.lag(g);
         for bucket in [c.first, c.second] {
             if let Some((i, slot)) = self.find_live(bucket, c.fp, g, lag) {

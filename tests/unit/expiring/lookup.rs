@@ -38,11 +38,11 @@ fn a_lookup_finds_exactly_the_live_copies_whichever_lane_and_bucket() {
     let hash = (0..)
         .map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .find(|&h| {
-            let c = probe.candidates(h);
+            let c = probe.placement.candidates(h);
             c.first != c.second && c.fp > 1
         })
         .unwrap();
-    let c = probe.candidates(hash);
+    let c = probe.placement.candidates(hash);
     let (first, second, fp, other) = (c.first, c.second, c.fp, c.fp ^ 1);
     // The slots each case fills, and whether the key is live.
     let cases: [(&[Filled], bool); 8] = [

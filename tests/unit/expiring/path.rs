@@ -20,6 +20,7 @@ fn fewest_moves(table: &Table, roots: [usize; 2], g: u64) -> Option<usize> {
             .iter()
             .flat_map(|&b| {
                 table
+                    .slots
                     .fingerprints_of(b)
                     .into_iter()
                     .map(move |fp| (fp, table.placement.alternate(b, fp)))
@@ -48,7 +49,7 @@ fn paths_are_shortest_real_moves_and_lose_nothing() {
     let mut queue = SearchQueue::default();
     let (mut moved, mut hops_seen) = (0, [0; LIMITS.max_hops + 1]);
     for j in 0..20_000 {
-        let Candidates { first, second, .. } = table.candidates(hash(1 << 40 | j));
+        let Candidates { first, second, .. } = table.placement.candidates(hash(1 << 40 | j));
         let g = table.clock.current();
         if table.free_lanes(first, g) | table.free_lanes(second, g) != 0 {
             continue;
