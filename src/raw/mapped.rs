@@ -41,12 +41,12 @@ impl RawFilter {
             return None;
         }
         let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table)?;
-        let locks = SharedLocks::new(
-            parts.records,
-            parts.registry,
-            table.share(&codec)?,
-            codec.clone(),
-        );
+        let locks = SharedLocks {
+            records: parts.records,
+            registry: parts.registry,
+            table: table.share(&codec)?,
+            codec: codec.clone(),
+        };
         let mut stripes = Stripes::with_stamps(
             parts.stamps,
             group_shift,

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::super::owners::{SharedLocks, LIVENESS_BOUND};
 use super::{lock_stamp, try_lock, Held, StripeIndex, Stripes};
-use crate::sync::{fence, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, Backoff, Ordering};
 
 impl Stripes {
     /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
@@ -15,15 +15,9 @@ impl Stripes {
     #[inline(never)]
     pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let owner = shared.owner(stripe);
-        let me = shared.me();
-        let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return self.lock_owned_stamp(shared, stripe),
-            Err(held) => held,
-        };
-        let backoff = Backoff::new();
-        let mut since = Instant::now();
+        let me = shared.registry.me;
+        let (backoff, mut held, mut since) = (Backoff::new(), 0, Instant::now());
         loop {
-            backoff.snooze();
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return self.lock_owned_stamp(shared, stripe),
                 Err(now) if now != held => {
@@ -34,7 +28,7 @@ impl Stripes {
                 Err(_) => {}
             }
             if since.elapsed() >= LIVENESS_BOUND {
-                if !shared.is_alive(held)
+                if !shared.registry.is_alive(held)
                     && owner
                         .compare_exchange(held, me, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
@@ -43,6 +37,7 @@ impl Stripes {
                 }
                 since = Instant::now();
             }
+            backoff.snooze();
         }
     }
 
@@ -52,7 +47,7 @@ impl Stripes {
     /// reads as 0, which never unlocks there: after [`LIVENESS_BOUND`] it takes that over too.
     fn lock_owned_stamp(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
-        if !shared.is_private() {
+        if !shared.registry.is_private() {
             return lock_stamp(stamp);
         }
         let (backoff, since) = (Backoff::new(), Instant::now());
@@ -87,26 +82,6 @@ impl Stripes {
         held
     }
 
-    /// Journals `buckets` in their stripes' records, for the holder of every stripe that is
-    /// about to write them (`AllStripesGuard::journal`).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn journal_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
-        for bucket in buckets {
-            shared.journal(self.of(bucket), bucket);
-        }
-    }
-
-    /// Empties the journals of `buckets`' stripes, the last-named's first
-    /// (`AllStripesGuard::settle`).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn settle_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
-        for bucket in buckets.into_iter().rev() {
-            shared.clear_journal(self.of(bucket));
-        }
-    }
-
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
     /// `deltas[i]`: every journal emptied first, then each stamp and owner word, so a kill in
     /// between never undoes one half of a move another stripe already made final. The journals
@@ -129,30 +104,17 @@ impl Stripes {
         }
     }
 
-    /// Unlocks a shared stripe: its journal emptied, the stamp stored as in memory, then the
-    /// owner word cleared.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn unlock_shared(&self, shared: &SharedLocks, stamp: &AtomicU64, delta: i32) {
-        let stamps = &self.stamps;
-        let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
-        shared.clear_journal(stripe);
-        self.store_unlocked(stamp, delta);
-        shared.owner(stripe).store(0, Ordering::Release);
-    }
-
     /// Makes a dead holder's stripe whole for the caller that took over its owner word, leaving
     /// it locked: the stamp locked, the journal restored, the count recomputed. The caller's
     /// unlock moves the version on, so a reader that read meanwhile fails to validate.
     fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
-        let (count_shift, versions) = (self.count_shift, self.versions);
         // Only the owner word's holder writes the stamp, so plain stores suffice.
         stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
         fence(Ordering::Release);
         shared.restore_journal(stripe);
         let count = shared.count_of(stripe, self.stamps.group_shift(), self.count());
-        let version = stamp.load(Ordering::Relaxed) & versions;
-        stamp.store(count << count_shift | version, Ordering::Relaxed);
+        let version = stamp.load(Ordering::Relaxed) & self.versions;
+        stamp.store(count << self.count_shift | version, Ordering::Relaxed);
     }
 }
