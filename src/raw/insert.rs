@@ -1,10 +1,7 @@
-//! Inserting one key: placing a fingerprint, searching for room, and moving fingerprints along
-//! a path (a block of keys goes through here key by key, `block.rs`).
-//!
-//! Both buckets under their locks first; if both are full, a [`CuckooPath`] searched without
-//! locks and moved hop by hop (`path.rs`); "no path" confirmed by a search validated by
-//! [`SearchQueue::unchanged`]; when racing writers keep spoiling all that, every stripe locked.
-//! Every write entry point takes `SHARED`, its locks' (`stripe.rs`).
+//! Inserting one key: a fingerprint placed in either bucket under its locks; if both are full, a
+//! [`CuckooPath`] searched without locks and moved hop by hop (`path.rs`), "no path" confirmed by
+//! a search validated by [`SearchQueue::unchanged`]; when racing writers keep spoiling all that,
+//! every stripe locked. Every write entry point takes `SHARED`, its locks' (`stripe.rs`).
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
@@ -12,21 +9,18 @@ use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
 use crate::sync::MODEL_CHECKED;
 
-/// Optimistic attempts of an insert whose paths or searches racing writers spoil, before it
-/// locks every stripe (the filter's Consistency docs name this count).
+/// Optimistic attempts of an insert before it locks every stripe (the Consistency docs name it).
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
 impl<P: Place> RawFilter<P> {
-    /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
-    /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
-    /// exactly the items it held before.
+    /// Inserts one copy of the hash's fingerprint, with `unique` only if neither bucket holds it
+    /// (checked under the same locks). On [`Insertion::Full`] nothing changed.
     #[inline]
     pub(crate) fn insert<const SHARED: bool>(&self, hash: u64, unique: bool) -> Insertion {
         self.insert_located::<SHARED>(self.placement.candidates(hash), unique)
     }
 
-    /// [`Self::insert`] of located candidates: a split chunk's, whose route is known, or a
-    /// merged fingerprint's, which has no hash.
+    /// [`Self::insert`] of located candidates.
     #[inline]
     pub(crate) fn insert_located<const SHARED: bool>(
         &self,
@@ -34,12 +28,11 @@ impl<P: Place> RawFilter<P> {
         unique: bool,
     ) -> Insertion {
         // Stripe lines (often another core's) travel while the buckets load. A plain narrow
-        // insert fetches its second stripe only if it picks that bucket, but the second bucket
-        // here, as near full load it reads it. A block (`insert_block_with`) fetches keys ahead.
+        // insert fetches its second stripe only if it picks that bucket.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
-            self.try_place_word::<SHARED>(&c)
+            self.try_place_narrow::<SHARED, true>(&c)
         } else {
             if unique || !self.codec.is_plain_narrow() {
                 self.stripes.prefetch_for_write(c.second);
@@ -51,14 +44,13 @@ impl<P: Place> RawFilter<P> {
         placed.unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
     }
 
-    /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert that
-    /// searches needs it.
+    /// [`Self::insert_by_path`] with the thread's queue, out of line.
     #[inline(never)]
     fn insert_searching<const SHARED: bool>(&self, c: Candidates, unique: bool) -> Insertion {
         path::with_queue(|queue| self.insert_by_path::<SHARED>(c, unique, queue))
     }
 
-    /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
+    /// [`Self::insert`] of located candidates, with a queue for the path search.
     #[inline(always)]
     pub(super) fn insert_candidates<const SHARED: bool>(
         &self,
@@ -72,8 +64,7 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] after a path went stale, out of line so that its reads of the filter
-    /// are not hoisted ahead of the first attempt.
+    /// [`Self::try_place`] after a path went stale, out of line so that its reads are not hoisted.
     #[cold]
     #[inline(never)]
     fn try_place_again<const SHARED: bool>(
@@ -93,7 +84,7 @@ impl<P: Place> RawFilter<P> {
         queue: &mut SearchQueue,
     ) -> Insertion {
         for attempt in 0..PATH_ATTEMPTS {
-            // A table being split takes nothing: no search, its caller asks again elsewhere.
+            // A table being split takes nothing: its caller asks again elsewhere.
             if !self.admits(Some(c.fp)) {
                 return Insertion::Full;
             }
@@ -107,7 +98,7 @@ impl<P: Place> RawFilter<P> {
                 Some(path) => Some(path),
                 None => match self.search(&c, queue, Some(&self.stripes)) {
                     None if queue.unchanged(&self.stripes) => {
-                        return self.full_unless_present(&c, unique)
+                        return self.full_unless_present(c, unique)
                     }
                     found => found,
                 },
@@ -147,8 +138,7 @@ impl<P: Place> RawFilter<P> {
         done.unwrap_or(Insertion::Full)
     }
 
-    /// A path search from the candidates' buckets, without locks; with `stripes`, one that
-    /// [`SearchQueue::unchanged`] can validate.
+    /// A path search from the candidates' buckets; with `stripes`, one that can be validated.
     fn search(
         &self,
         c: &Candidates,
@@ -164,72 +154,54 @@ impl<P: Place> RawFilter<P> {
         )
     }
 
-    /// What an insert that found no room reports: `Full`, unless it is unique and a racing
-    /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
-    fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
-        let pattern = self.codec.broadcast(c.fp);
-        let present = unique
-            && self.read_pair(*c, || {
-                self.codec.matches(&self.table.load(c.first), pattern)
-                    | self.codec.matches(&self.table.load(c.second), pattern)
-            });
-        if present {
+    /// `Full`, unless `unique` and a racing writer has meanwhile inserted the same fingerprint.
+    fn full_unless_present(&self, c: Candidates, unique: bool) -> Insertion {
+        if unique && self.contains_located(c) {
             Insertion::Present
         } else {
             Insertion::Full
         }
     }
 
-    /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
-    /// first checks under the same locks that neither bucket holds it. `None`: no room.
+    /// Puts the fingerprint into an empty slot of either bucket, with `unique` only if neither
+    /// holds it (checked under the same locks). `None`: no room.
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.word {
-            self.try_place_word::<SHARED>(c)
+            self.try_place_narrow::<SHARED, true>(c)
         } else if !unique && self.codec.is_plain_narrow() {
-            self.try_place_narrow::<SHARED>(c)
+            self.try_place_narrow::<SHARED, false>(c)
         } else {
             self.try_place_general::<SHARED>(c, unique)
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits: each read as one
-    /// `u64`, the bucket [`Self::roomier_narrow`] picks, one stripe locked.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, each read as one
+    /// `u64`: the bucket [`Self::roomier_narrow`] picks, one stripe locked. `WORD`, bucket words,
+    /// is compiled apart, so the default filter's common insert takes no other form's branches.
     #[inline(always)]
-    fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
-        let first = self.table.load_bits(c.first);
-        let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
+    fn try_place_narrow<const SHARED: bool, const WORD: bool>(
+        &self,
+        c: &Candidates,
+    ) -> Option<Insertion> {
+        let load = |bucket| {
+            if WORD {
+                self.table.load_word_fingerprints(bucket)
+            } else {
+                self.table.load_bits(bucket)
+            }
+        };
+        let bucket = self.roomier_narrow(c, load(c.first), || load(c.second))?;
         if bucket != c.first {
             self.stripes.prefetch_for_write(bucket);
         }
-        if self.place_one::<SHARED>(bucket, c.fp) {
+        if self.place_one::<SHARED, WORD>(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
         self.place_locked::<SHARED>(c, false)
     }
 
-    /// [`Self::try_place_narrow`] of bucket words, filled by
-    /// [`super::table::Table::place_in_word`]: a copy of its own, so the default filter's
-    /// common insert takes no other form's branches (docs/benchmarks.md).
-    #[inline(always)]
-    fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
-        let first = self.table.load_word_fingerprints(c.first);
-        let bucket =
-            self.roomier_narrow(c, first, || self.table.load_word_fingerprints(c.second))?;
-        if bucket != c.first {
-            self.stripes.prefetch_for_write(bucket);
-        }
-        let mut guard = self.stripes.lock_one::<SHARED>(bucket);
-        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
-            guard.add(bucket, 1);
-            return Some(Insertion::Inserted);
-        }
-        drop(guard);
-        self.place_locked::<SHARED>(c, false)
-    }
-
-    /// [`Self::place`] under the locks of both buckets, taken here: for a look without locks
-    /// that went stale, or a unique insert.
+    /// [`Self::place`] under the locks of both buckets, taken here.
     #[inline(never)]
     fn place_locked<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         self.place(
@@ -245,8 +217,8 @@ impl<P: Place> RawFilter<P> {
         c: &Candidates,
         unique: bool,
     ) -> Option<Insertion> {
-        // A look without locks first: it fetches both buckets before the locks, and near full
-        // load skips locking two that have no room.
+        // A look without locks first: both buckets fetched before the locks, none taken for two
+        // that have no room.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
         let free = (self.codec.has_free(&first), self.codec.has_free(&second));
         if !free.0 && !free.1 {
@@ -258,25 +230,30 @@ impl<P: Place> RawFilter<P> {
             }
         }
         if !unique {
-            // One bucket's stripe only (one stamp line fewer for other cores to miss on); both
-            // below if the look was stale.
+            // One bucket's stripe only; both below if the look was stale.
             let bucket = if free.0 { c.first } else { c.second };
-            if self.place_one::<SHARED>(bucket, c.fp) {
+            if self.place_one::<SHARED, false>(bucket, c.fp) {
                 return Some(Insertion::Inserted);
             }
         }
         self.place_locked::<SHARED>(c, unique)
     }
 
-    /// Puts the fingerprint into an empty slot of `bucket`, under that bucket's stripe alone;
-    /// `false` if it has none.
+    /// Puts the fingerprint into an empty slot of `bucket` (a bucket word if `WORD`), under
+    /// that bucket's stripe alone; `false` if it has none.
     #[inline(always)]
-    fn place_one<const SHARED: bool>(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
+    fn place_one<const SHARED: bool, const WORD: bool>(
+        &self,
+        bucket: BucketIndex,
+        fp: Fingerprint,
+    ) -> bool {
         let mut guard = self.stripes.lock_one::<SHARED>(bucket);
         if !self.admits(Some(fp)) {
             return false;
         }
-        let placed = if self.codec.is_plain_narrow() {
+        let placed = if WORD {
+            self.table.place_in_word(bucket, fp, &self.codec)
+        } else if self.codec.is_plain_narrow() {
             self.table.update_bits(bucket, |bits| {
                 let shift = self.codec.first_free_narrow(bits)?;
                 Some(bits | u64::from(fp) << shift)
@@ -295,10 +272,8 @@ impl<P: Place> RawFilter<P> {
         placed
     }
 
-    /// Which of the candidates, whose bits are `first` and `second()` (read only if needed), a
-    /// plain insert into buckets of at most 64 bits fills: the first while it has two empty
-    /// slots or more, otherwise the one whose first empty slot comes earlier, the first on a tie
-    /// (docs/architecture.md, "The roomier bucket near full"). `None`: neither has room.
+    /// The candidate a plain narrow insert fills (docs/architecture.md, "The roomier bucket near
+    /// full"), `second` read only if needed. `None`: neither has room.
     #[inline(always)]
     fn roomier_narrow(
         &self,
@@ -407,9 +382,7 @@ impl<P: Place> RawFilter<P> {
         self.move_held(from, to, fp, placing, &mut guard)
     }
 
-    /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing uniquely, the new item's other bucket. Out of line, so that its reads of the
-    /// filter are not hoisted ahead of the hops and held across them.
+    /// [`Self::move_fingerprint`] under `guard`; out of line, so that its reads are not hoisted.
     #[inline(never)]
     fn move_held(
         &self,
@@ -515,11 +488,10 @@ struct Move {
 
 /// What one move of a path did.
 enum Hop {
-    /// The hop was no longer valid: nothing changed.
+    /// No longer valid: nothing changed.
     Stale,
-    /// The fingerprint moved.
     Moved,
-    /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
+    /// The last hop: the new fingerprint went in, or (unique) was found.
     Placed(Insertion),
 }
 
