@@ -10,11 +10,9 @@ use crate::sync::TableWords;
 /// The mapped words a shared raw filter is made of, and its registration.
 #[derive(Debug)]
 pub(crate) struct MappedParts {
-    /// The table's words, spare words included.
     pub(crate) table: TableWords,
-    /// One stamp per stripe.
     pub(crate) stamps: TableWords,
-    /// [`super::owners::STRIDE`] words per stripe: its owner and journal.
+    /// [`super::owners::STRIDE`] words per stripe.
     pub(crate) records: TableWords,
     pub(crate) registry: Registry,
 }
@@ -29,8 +27,7 @@ pub(crate) enum Damage {
 }
 
 impl RawFilter {
-    /// A filter over mapped words as they are (zero for a new file); `None` unless every part
-    /// is as long as `geometry` needs.
+    /// A filter over mapped words as they are; `None` unless each part is the length it needs.
     pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
         let codec = geometry.shape.codec();
         let stripe_count = geometry.stripe_count();
@@ -65,8 +62,7 @@ impl RawFilter {
         })
     }
 
-    /// Checks every bucket and the stripes' counts under every stripe lock (recovering any a
-    /// dead process left held).
+    /// Checks every bucket and the stripes' counts under every stripe lock.
     pub(crate) fn check_whole(&self) -> Result<(), Damage> {
         let locked = self.lock_table();
         // Only a live bucket word's fingerprints: its version bits are its own.

@@ -16,11 +16,10 @@ pub(crate) struct Node {
     pub(crate) stamp: u64,
 }
 
-/// The search's queue, in a buffer that only grows: a kept queue (inserts take their thread's,
-/// [`with_queue`]) allocates only for the first searches and zeroes nothing.
+/// The search's queue, in a buffer that only grows and is never zeroed.
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
-    /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
+    /// The last search's nodes in `nodes[..len]`, then ones left from earlier searches.
     nodes: Vec<Node>,
     len: usize,
 }
@@ -28,8 +27,8 @@ pub(crate) struct SearchQueue {
 /// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
 const KEPT_NODES: usize = 4096;
 
-/// Runs `work` with this thread's [`SearchQueue`], kept between calls up to [`KEPT_NODES`]; with
-/// a new one where the thread's is out (nested, torn down) and under loom (one system thread).
+/// Runs `work` with this thread's [`SearchQueue`]; with a new one where the thread's is out
+/// (nested, torn down) and under loom (one system thread).
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {
@@ -53,9 +52,8 @@ pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
 }
 
 impl SearchQueue {
-    /// Whether every bucket the last search read is as it was when read (see
-    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
-    /// was given the stripes.
+    /// Whether every bucket the last (validated) search read is as it was when read: then its
+    /// "no path" held at one moment.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
         stripes.unchanged(
             self.nodes()
