@@ -13,8 +13,7 @@ use crate::sync::MODEL_CHECKED;
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
 impl<P: Place> RawFilter<P> {
-    /// Inserts one copy of the hash's fingerprint, with `unique` only if neither bucket holds it
-    /// (checked under the same locks). On [`Insertion::Full`] nothing changed.
+    /// Inserts the hash's fingerprint (with `unique`, unless present); on `Full` nothing changed.
     #[inline]
     pub(crate) fn insert<const SHARED: bool>(&self, hash: u64, unique: bool) -> Insertion {
         self.insert_located::<SHARED>(self.placement.candidates(hash), unique)
@@ -163,8 +162,7 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// Puts the fingerprint into an empty slot of either bucket, with `unique` only if neither
-    /// holds it (checked under the same locks). `None`: no room.
+    /// Puts the fingerprint into either bucket (with `unique`, unless present). `None`: no room.
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.word {
@@ -176,9 +174,8 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, each read as one
-    /// `u64`: the bucket [`Self::roomier_narrow`] picks, one stripe locked. `WORD`, bucket words,
-    /// is compiled apart, so the default filter's common insert takes no other form's branches.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked;
+    /// bucket words (`WORD`) compiled apart, so the default filter's insert has no other branches.
     #[inline(always)]
     fn try_place_narrow<const SHARED: bool, const WORD: bool>(
         &self,
@@ -239,8 +236,7 @@ impl<P: Place> RawFilter<P> {
         self.place_locked::<SHARED>(c, unique)
     }
 
-    /// Puts the fingerprint into an empty slot of `bucket` (a bucket word if `WORD`), under
-    /// that bucket's stripe alone; `false` if it has none.
+    /// Puts the fingerprint into `bucket` (a bucket word if `WORD`) under its stripe alone.
     #[inline(always)]
     fn place_one<const SHARED: bool, const WORD: bool>(
         &self,
@@ -272,8 +268,7 @@ impl<P: Place> RawFilter<P> {
         placed
     }
 
-    /// The candidate a plain narrow insert fills (docs/architecture.md, "The roomier bucket near
-    /// full"), `second` read only if needed. `None`: neither has room.
+    /// The candidate a plain narrow insert fills (architecture.md, "The roomier bucket near full").
     #[inline(always)]
     fn roomier_narrow(
         &self,
@@ -307,20 +302,17 @@ impl<P: Place> RawFilter<P> {
                 return Some(Insertion::Present);
             }
         }
+        let mut order = [(c.first, 0), (c.second, 1)];
         if self.codec.is_plain_narrow() {
-            // The bucket an insert without locks would pick from the same bits.
+            // First the bucket an insert without locks would pick from the same bits.
             let bits = buckets.map(|raw| raw[0] as u64);
-            let bucket = self.roomier_narrow(c, bits[0], || bits[1])?;
-            let raw = &mut buckets[usize::from(bucket != c.first)];
-            let placed = self.codec.insert(raw, c.fp);
-            debug_assert!(placed, "the bucket picked has room");
-            self.table.store(bucket, raw);
-            guard.add(bucket, 1);
-            return Some(Insertion::Inserted);
+            if self.roomier_narrow(c, bits[0], || bits[1])? != c.first {
+                order.reverse();
+            }
         }
-        for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
-            if self.codec.insert(raw, c.fp) {
-                self.table.store(bucket, raw);
+        for (bucket, at) in order {
+            if self.codec.insert(&mut buckets[at], c.fp) {
+                self.table.store(bucket, &buckets[at]);
                 guard.add(bucket, 1);
                 return Some(Insertion::Inserted);
             }

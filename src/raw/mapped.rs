@@ -31,7 +31,6 @@ impl RawFilter {
     pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
         let codec = geometry.shape.codec();
         let stripe_count = geometry.stripe_count();
-        let group_shift = Table::lock_group_shift(&codec);
         if parts.stamps.len() != stripe_count
             || parts.records.len() != stripe_count * super::owners::STRIDE
         {
@@ -46,15 +45,14 @@ impl RawFilter {
         };
         let mut stripes = Stripes::with_stamps(
             parts.stamps,
-            group_shift,
+            Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
         )?;
         stripes.shared = Some(Box::new(locks));
-        let placement = Self::placement_for(geometry);
         Some(Self {
             geometry: *geometry,
-            placement,
+            placement: Self::placement_for(geometry),
             codec,
             table,
             stripes,

@@ -56,10 +56,8 @@ impl Registry {
                 let epoch = epochs[slot].fetch_add(1, Ordering::AcqRel).wrapping_add(1);
                 return Ok(Some(Self {
                     me: (slot as u64 + 1) << 32 | (epoch & 0xffff_ffff),
-                    epochs,
-                    offset,
-                    query,
                     _own: Some(own),
+                    ..Self::unregistered(query, epochs, offset)
                 }));
             }
         }
@@ -110,7 +108,6 @@ pub(crate) struct SharedLocks {
 }
 
 impl SharedLocks {
-    /// The owner word of `stripe`.
     #[inline]
     pub(crate) fn owner(&self, stripe: usize) -> &AtomicU64 {
         &self.records[stripe * STRIDE]

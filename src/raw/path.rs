@@ -32,8 +32,7 @@ pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
     }
 }
 
-/// What the search reads of a table whose writers lock the raw core's [`Stripes`], each bucket
-/// without locks.
+/// What the search reads of a table whose writers lock the raw core's [`Stripes`].
 pub(crate) trait PathTable {
     /// Whether an unvalidated search skips reading the roots, which its caller has just read
     /// full under their locks. A root freed since is expanded as if full.
@@ -73,21 +72,17 @@ impl<P: Place> PathTable for RawFilter<P> {
             if self.codec.first_free_narrow(bits).is_some() {
                 return true;
             }
-            for fp in self.codec.lane_fingerprints(bits) {
-                if !each(fp) {
-                    break;
-                }
-            }
+            self.codec.lane_fingerprints(bits).all(each);
         } else {
             let raw = self.table.load(bucket);
             if self.codec.has_free(&raw) {
                 return true;
             }
-            for &fp in self.codec.fingerprints(&raw).as_slice() {
-                if !each(fp) {
-                    break;
-                }
-            }
+            self.codec
+                .fingerprints(&raw)
+                .as_slice()
+                .iter()
+                .all(|&fp| each(fp));
         }
         false
     }
@@ -292,28 +287,23 @@ enum Listed {
     AtLimit,
 }
 
-/// The path to node `end`, back to a root (the node that is its own parent).
+/// The path to node `end`, back to a root (the node that is its own parent), then reversed.
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
-    let mut back = [0u32; MAX_HOPS + 1];
-    let (mut at, mut hops) = (end, 0);
-    while queue[at].parent as usize != at && hops < MAX_HOPS {
-        back[hops] = at as u32;
-        hops += 1;
-        at = queue[at].parent as usize;
-    }
-    back[hops] = at as u32;
     let mut path = CuckooPath {
         buckets: [0; MAX_HOPS + 1],
         fps: [0; MAX_HOPS],
-        hops,
+        hops: 0,
     };
-    for k in 0..=hops {
-        let node = queue[back[hops - k] as usize];
-        path.buckets[k] = node.bucket as BucketIndex;
-        if k > 0 {
-            path.fps[k - 1] = node.fp;
-        }
+    let mut at = end;
+    while queue[at].parent as usize != at && path.hops < MAX_HOPS {
+        path.buckets[path.hops] = queue[at].bucket as BucketIndex;
+        path.fps[path.hops] = queue[at].fp;
+        path.hops += 1;
+        at = queue[at].parent as usize;
     }
+    path.buckets[path.hops] = queue[at].bucket as BucketIndex;
+    path.buckets[..=path.hops].reverse();
+    path.fps[..path.hops].reverse();
     path
 }
 

@@ -23,7 +23,6 @@ use crate::sync::{
 /// Optimistic tries a lookup makes after its first, before it locks (Consistency docs: 9 in all).
 pub(super) const READ_RETRIES: usize = if MODEL_CHECKED { 2 } else { 8 };
 
-/// Index of a stripe.
 pub(crate) type StripeIndex = usize;
 
 #[derive(Debug)]
@@ -86,12 +85,10 @@ impl Stripes {
         self.stamps.len()
     }
 
-    /// Bytes of the stamps.
     pub(crate) fn memory_usage(&self) -> usize {
         self.stamps.len() * 8
     }
 
-    /// The stripe that guards `bucket`.
     #[inline]
     pub(crate) fn of(&self, bucket: usize) -> StripeIndex {
         self.stamps.stripe_of(bucket)
@@ -112,10 +109,8 @@ impl Stripes {
     /// `look` at two buckets in a state they really had; retried out of line.
     #[inline(always)]
     pub(crate) fn read_pair<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
-        match self.try_read_pair(a, b, &look) {
-            Some(answer) => answer,
-            None => self.read_pair_contended(a, b, look),
-        }
+        self.try_read_pair(a, b, &look)
+            .unwrap_or_else(|| self.read_pair_contended(a, b, look))
     }
 
     /// `look`'s answer if no writer touched either stripe meanwhile.
@@ -189,13 +184,12 @@ impl Stripes {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
             let stripe = (stamp as *const AtomicU64 as usize - self.stamps.as_ptr() as usize) / 8;
-            return self.unlock_all_shared(shared, &[stripe], &[delta]);
+            return self.unlock_shared(shared, &[stripe], &[delta]);
         }
         self.store_unlocked(stamp, delta);
     }
 
-    /// Unlocks `stamp`, its version moved on and its count by `delta`. Only the holder changes
-    /// a locked stamp, so a load and a store suffice.
+    /// Unlocks `stamp`, its version moved on and its count by `delta` (only its holder writes it).
     #[inline]
     pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         let locked = stamp.load(Ordering::Relaxed);
@@ -377,8 +371,7 @@ pub(crate) trait Guard {
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// The up to three stripes a [`StripeGuard`] holds, each once, ascending (but see
-/// [`Stripes::lock_shared_buckets`]).
+/// The up to three stripes a [`StripeGuard`] holds, each once, ascending (but a live file's).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
     stripes: [StripeIndex; 3],
@@ -428,7 +421,7 @@ impl<const SHARED: bool> Drop for StripeGuard<'_, SHARED> {
         if let Some(shared) = self.stripes.shared_locks::<SHARED>() {
             return self
                 .stripes
-                .unlock_all_shared(shared, self.held.as_slice(), &self.deltas);
+                .unlock_shared(shared, self.held.as_slice(), &self.deltas);
         }
         for (&stripe, &delta) in self.held.as_slice().iter().zip(&self.deltas).rev() {
             self.stripes

@@ -15,7 +15,7 @@ const STRIPE_SHARE: usize = 512;
 /// Item locks of a growable filter's unique inserts, held only for a check and an insert.
 pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 
-/// The most item locks a growable filter may ask for.
+/// The most item locks a growable filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;
 
 /// One stripe per lock group, rounded up to a power of two (in 64 bits: 2^32 is past a 32-bit

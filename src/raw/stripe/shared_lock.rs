@@ -62,7 +62,7 @@ impl Stripes {
     /// Locks the stripes of `buckets` (repeat one to lock fewer) as [`Self::lock_buckets`] does,
     /// and journals each bucket in its stripe's record before the caller stores anything. The
     /// stripes returned put the first-named bucket's (a move's source) first, whose journal
-    /// [`Self::unlock_all_shared`] empties last. Not generic: compiled once, with the journal.
+    /// [`Self::unlock_shared`] empties last. Not generic: compiled once, with the journal.
     #[cold]
     #[inline(never)]
     pub(super) fn lock_shared_buckets(&self, shared: &SharedLocks, buckets: [usize; 3]) -> Held {
@@ -89,12 +89,7 @@ impl Stripes {
     /// source while the destination keeps its copy (a second copy), never the destination alone.
     #[cold]
     #[inline(never)]
-    pub(super) fn unlock_all_shared(
-        &self,
-        shared: &SharedLocks,
-        held: &[StripeIndex],
-        deltas: &[i32],
-    ) {
+    pub(super) fn unlock_shared(&self, shared: &SharedLocks, held: &[StripeIndex], deltas: &[i32]) {
         for &stripe in held.iter().rev() {
             shared.clear_journal(stripe);
         }
