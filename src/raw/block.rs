@@ -18,8 +18,7 @@ impl<P: Place> RawFilter<P> {
         self.insert_block_with::<SHARED>(hashes, false, |_, _| {})
     }
 
-    /// [`Self::insert_block`], unique if `unique`, telling `done` each hash's index and what its
-    /// insert did (all but `Full`).
+    /// [`Self::insert_block`], telling `done` each hash's index and what its insert did.
     pub(crate) fn insert_block_with<const SHARED: bool>(
         &self,
         hashes: &[u64],

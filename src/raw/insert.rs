@@ -1,7 +1,6 @@
-//! Inserting one key: a fingerprint placed in either bucket under its locks; if both are full, a
-//! [`CuckooPath`] searched without locks and moved hop by hop (`path.rs`), "no path" confirmed by
-//! a search validated by [`SearchQueue::unchanged`]; when racing writers keep spoiling all that,
-//! every stripe locked. Every write entry point takes `SHARED`, its locks' (`stripe.rs`).
+//! Inserting one key: into either bucket under its locks; if both are full, along a
+//! [`CuckooPath`] searched without locks, "no path" confirmed by a validated search; when racing
+//! writers keep spoiling that, under every stripe lock. `SHARED` is the locks' (`stripe.rs`).
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
@@ -26,8 +25,7 @@ impl<P: Place> RawFilter<P> {
         c: Candidates,
         unique: bool,
     ) -> Insertion {
-        // Stripe lines (often another core's) travel while the buckets load. A plain narrow
-        // insert fetches its second stripe only if it picks that bucket.
+        // Stripe lines travel while the buckets load; a plain narrow insert's second only if used.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
@@ -49,7 +47,7 @@ impl<P: Place> RawFilter<P> {
         path::with_queue(|queue| self.insert_by_path::<SHARED>(c, unique, queue))
     }
 
-    /// [`Self::insert`] of located candidates, with a queue for the path search.
+    /// [`Self::insert_located`] with a queue for the path search.
     #[inline(always)]
     pub(super) fn insert_candidates<const SHARED: bool>(
         &self,
@@ -175,7 +173,7 @@ impl<P: Place> RawFilter<P> {
     }
 
     /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked;
-    /// bucket words (`WORD`) compiled apart, so the default filter's insert has no other branches.
+    /// bucket words (`WORD`) compiled apart, so the default filter's has no other form's branches.
     #[inline(always)]
     fn try_place_narrow<const SHARED: bool, const WORD: bool>(
         &self,
@@ -214,8 +212,7 @@ impl<P: Place> RawFilter<P> {
         c: &Candidates,
         unique: bool,
     ) -> Option<Insertion> {
-        // A look without locks first: both buckets fetched before the locks, none taken for two
-        // that have no room.
+        // A look without locks first: both buckets fetched, no locks for two without room.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
         let free = (self.codec.has_free(&first), self.codec.has_free(&second));
         if !free.0 && !free.1 {
@@ -353,9 +350,8 @@ impl<P: Place> RawFilter<P> {
         None
     }
 
-    /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` has room. With `placing`, `from` is one of the new item's buckets and the new
-    /// fingerprint takes the slot `fp` leaves; a unique insert also locks its other bucket, and
+    /// Moves one copy of `fp` from `from` to its alternate `to`, if still valid. With `placing`,
+    /// the new fingerprint takes the slot it leaves; a unique one also locks its other bucket and
     /// first checks that neither holds it.
     fn move_fingerprint<const SHARED: bool>(
         &self,
@@ -422,9 +418,9 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// The stores of a move between buckets of plain fingerprints in 64 bits, under both locks:
-    /// `to` gains `fp` first, then `from` loses it (and gains `new`), so a reader of bucket words
-    /// finds `fp` at every moment. `false`, storing nothing, if `from` lacks `fp` or `to` room.
+    /// The stores of a narrow move under both locks: `to` gains `fp` first, then `from` loses it
+    /// (and gains `new`), so a reader of bucket words finds `fp` at every moment. `false`, storing
+    /// nothing, if `from` lacks `fp` or `to` room.
     #[inline(always)]
     fn move_narrow(&self, Move { from, to, fp, new }: Move) -> bool {
         let codec = &self.codec;

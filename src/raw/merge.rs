@@ -22,10 +22,8 @@ impl RawFilter {
             .find(|&(_, ours, theirs)| ours != theirs)
     }
 
-    /// Inserts every fingerprint of `source` (of the same geometry), bucket by bucket; with
-    /// `unique`, only those the pair does not hold yet. `Ok(n)`: `n` went in. `Err(n)`: one found
-    /// no room after `n` went in, the rest were not tried. Each source bucket is read validated;
-    /// a filter merged into itself reads a snapshot, never meeting its own new fingerprints.
+    /// Inserts every fingerprint of `source` (with `unique`, those the pair lacks): `Ok(n)` if
+    /// all `n` went in, `Err(n)` if one found no room after `n`. A self-merge reads a snapshot.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
@@ -57,7 +55,7 @@ impl RawFilter {
     }
 }
 
-// Whole buckets, for merges and for a growable filter's splits.
+// Whole buckets, for merges and splits.
 impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, in a state it really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {

@@ -129,9 +129,8 @@ impl CuckooPath {
     }
 }
 
-/// Searches from `roots` for the nearest bucket with a free slot, a ring (the buckets one more
-/// hop out) at a time. `None` within the limits is "full" if the search was given `stripes` and
-/// [`SearchQueue::unchanged`] confirms no writer changed the buckets meanwhile.
+/// Searches from `roots` for the nearest bucket with a free slot, a ring at a time. `None` is
+/// "full" if the search was given `stripes` and [`SearchQueue::unchanged`] confirms it.
 pub(crate) fn search(
     table: &impl PathTable,
     stripes: Option<&Stripes>,

@@ -27,8 +27,7 @@ pub(crate) struct SearchQueue {
 /// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
 const KEPT_NODES: usize = 4096;
 
-/// Runs `work` with this thread's [`SearchQueue`]; with a new one where the thread's is out
-/// (nested, torn down) and under loom (one system thread).
+/// Runs `work` with this thread's [`SearchQueue`], or a new one (nested, torn down, loom).
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {
@@ -52,8 +51,7 @@ pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
 }
 
 impl SearchQueue {
-    /// Whether every bucket the last (validated) search read is as it was when read: then its
-    /// "no path" held at one moment.
+    /// Whether every bucket the last validated search read is unchanged: its "no path" held.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
         stripes.unchanged(
             self.nodes()

@@ -100,7 +100,6 @@ impl Stripes {
         self.stamps.stamps().of(bucket)
     }
 
-    /// Starts an optimistic read of two buckets.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
         self.stamps.begin_read(bucket_a, bucket_b)
@@ -142,8 +141,7 @@ impl Stripes {
         self.stamp_of(bucket).load(Ordering::Acquire)
     }
 
-    /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
-    /// stripe was locked when read nor has changed since (orderings as [`OptimisticRead::validate`]).
+    /// Ends a read of many buckets begun by [`Self::stamp`]: no stripe was locked or changed since.
     pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
         fence(Ordering::Acquire);
         seen.all(|(bucket, stamp)| {
@@ -157,7 +155,6 @@ impl Stripes {
         prefetch_write(self.stamp_of(bucket));
     }
 
-    /// Fetches the stamp of `bucket`'s stripe for a read.
     #[inline]
     pub(crate) fn prefetch_for_read(&self, bucket: usize) {
         prefetch(self.stamp_of(bucket));
@@ -337,7 +334,6 @@ pub(super) fn lock_stamp(stamp: &AtomicU64) {
     }
 }
 
-/// Takes the stamp's lock if it is free.
 #[inline]
 fn try_lock(stamp: &AtomicU64) -> bool {
     let current = stamp.load(Ordering::Relaxed);
@@ -393,7 +389,6 @@ pub(crate) struct StripeGuard<'a, const SHARED: bool> {
 }
 
 impl<'a, const SHARED: bool> StripeGuard<'a, SHARED> {
-    /// The guard of `held`, just locked.
     #[inline]
     fn new(stripes: &'a Stripes, held: Held) -> Self {
         Self {
@@ -487,9 +482,8 @@ impl AllStripesGuard<'_> {
         let _ = buckets;
     }
 
-    /// Empties the journals [`Self::journal`] wrote once the stores to both buckets are done,
-    /// the last-named's stripe first: a kill within a move `[from, to]` leaves a second copy,
-    /// never a fingerprint in neither bucket.
+    /// Empties the journals [`Self::journal`] wrote, the last-named's stripe first: a kill within
+    /// a move `[from, to]` leaves a second copy, never a fingerprint in neither bucket.
     #[inline]
     pub(crate) fn settle(&self, buckets: [usize; 2]) {
         #[cfg(all(target_os = "linux", not(loom)))]

@@ -18,8 +18,7 @@ pub(crate) const DEFAULT_ITEM_LOCKS: usize = 256;
 /// The most item locks a growable filter may ask for: more would only cost memory.
 const MAX_ITEM_LOCKS: usize = 1 << 20;
 
-/// One stripe per lock group, rounded up to a power of two (in 64 bits: 2^32 is past a 32-bit
-/// `usize`).
+/// One stripe per lock group, rounded up to a power of two (in 64 bits: 2^32 is past a `u32`).
 pub(crate) fn useful_stripes(bucket_count: u64, codec: &BucketCodec) -> u64 {
     bucket_count
         .div_ceil(1 << Table::lock_group_shift(codec))
@@ -32,8 +31,7 @@ pub(crate) fn default_stripe_count(table_bytes: u64, useful: u64) -> u64 {
     useful.min(by_size).min(DEFAULT_STRIPES as u64)
 }
 
-/// The fewest stripes (a power of two) for which no stripe covers 2^32 − 1 slots or more, so a
-/// stamp's count leaves the version at least 31 bits.
+/// The fewest stripes (a power of two) of which none covers 2^32 − 1 slots or more.
 pub(crate) fn min_stripes(bucket_count: u64, bucket_size: usize) -> u64 {
     let total = u128::from(bucket_count) * bucket_size as u128;
     (total / u128::from(u32::MAX) + 1).next_power_of_two() as u64
@@ -45,8 +43,7 @@ pub(crate) fn max_stripes(bytes: u64) -> u64 {
     (1u64 << stamps.ilog2()).min(MAX_BUCKET_COUNT)
 }
 
-/// The stripe counts the builder accepts, on a target that addresses `bytes` bytes and counts to
-/// `usize_max`: the powers of two in this range, which holds the default count.
+/// The stripe counts the builder accepts: the powers of two in this range, the default among them.
 pub(crate) fn accepted_stripes(
     bucket_count: u64,
     bucket_size: usize,

@@ -1,6 +1,5 @@
-//! Taking and releasing a stripe that other processes share, journaling the buckets its holder
-//! writes, and recovering one whose holder died (the protocol is in [`crate::raw::owners`]'s
-//! docs).
+//! Taking, journaling, releasing and recovering a stripe that other processes share (the
+//! protocol: [`crate::raw::owners`]).
 
 use std::time::Instant;
 
