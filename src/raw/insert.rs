@@ -362,8 +362,8 @@ impl<P: Place> RawFilter<P> {
     ) -> Hop {
         let mut guard = match placing {
             Some((c, true)) => {
-                self.stripes
-                    .lock_buckets::<SHARED>([from, to, other_candidate(c, from)])
+                let other = if from == c.first { c.second } else { c.first };
+                self.stripes.lock_buckets::<SHARED>([from, to, other])
             }
             _ => self.stripes.lock_pair::<SHARED>(from, to),
         };
@@ -386,10 +386,8 @@ impl<P: Place> RawFilter<P> {
         }
         if let Some((c, true)) = placing {
             let pattern = self.codec.broadcast(c.fp);
-            if self.codec.matches(&self.table.load(from), pattern)
-                || self
-                    .codec
-                    .matches(&self.table.load(other_candidate(c, from)), pattern)
+            if self.codec.matches(&self.table.load(c.first), pattern)
+                || self.codec.matches(&self.table.load(c.second), pattern)
             {
                 return Hop::Placed(Insertion::Present);
             }
@@ -453,15 +451,6 @@ impl<P: Place> RawFilter<P> {
         self.table.store(to, &target);
         self.table.store(from, &source);
         true
-    }
-}
-
-/// The new item's bucket other than `from`, one of its two.
-fn other_candidate(c: &Candidates, from: BucketIndex) -> BucketIndex {
-    if from == c.first {
-        c.second
-    } else {
-        c.first
     }
 }
 

@@ -16,12 +16,10 @@ pub(crate) struct Node {
     pub(crate) stamp: u64,
 }
 
-/// The search's queue, in a buffer that only grows and is never zeroed.
+/// The search's queue, in a buffer that only grows.
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
-    /// The last search's nodes in `nodes[..len]`, then ones left from earlier searches.
     nodes: Vec<Node>,
-    len: usize,
 }
 
 /// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
@@ -32,10 +30,7 @@ pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {
         static QUEUE: Cell<SearchQueue> = const {
-            Cell::new(SearchQueue {
-                nodes: Vec::new(),
-                len: 0,
-            })
+            Cell::new(SearchQueue { nodes: Vec::new() })
         };
     }
     if MODEL_CHECKED {
@@ -61,28 +56,24 @@ impl SearchQueue {
     }
 
     pub(crate) fn nodes(&self) -> &[Node] {
-        &self.nodes[..self.len]
+        &self.nodes
     }
 
     pub(crate) fn nodes_mut(&mut self) -> &mut [Node] {
-        &mut self.nodes[..self.len]
+        &mut self.nodes
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.nodes.len()
     }
 
     pub(crate) fn clear(&mut self) {
-        self.len = 0;
+        self.nodes.clear();
     }
 
     #[inline]
     pub(crate) fn push(&mut self, node: Node) {
-        match self.nodes.get_mut(self.len) {
-            Some(slot) => *slot = node,
-            None => self.nodes.push(node),
-        }
-        self.len += 1;
+        self.nodes.push(node);
     }
 }
 

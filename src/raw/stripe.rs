@@ -168,11 +168,7 @@ impl Stripes {
             SHARED || self.shared.is_none(),
             "a live file's stripes locked as in memory"
         );
-        if SHARED {
-            self.shared.as_deref()
-        } else {
-            None
-        }
+        self.shared.as_deref().filter(|_| SHARED)
     }
 
     /// Unlocks the stripe whose stamp is `stamp`, its count changed by `delta` while held.
