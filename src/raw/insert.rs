@@ -29,7 +29,7 @@ impl<P: Place> RawFilter<P> {
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
-            self.try_place_narrow::<SHARED, true>(&c)
+            self.try_place_word::<SHARED>(&c)
         } else {
             if unique || !self.codec.is_plain_narrow() {
                 self.stripes.prefetch_for_write(c.second);
@@ -164,35 +164,44 @@ impl<P: Place> RawFilter<P> {
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.word {
-            self.try_place_narrow::<SHARED, true>(c)
+            self.try_place_word::<SHARED>(c)
         } else if !unique && self.codec.is_plain_narrow() {
-            self.try_place_narrow::<SHARED, false>(c)
+            self.try_place_narrow::<SHARED>(c)
         } else {
             self.try_place_general::<SHARED>(c, unique)
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked;
-    /// bucket words (`WORD`) compiled apart, so the default filter's has no other form's branches.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked.
     #[inline(always)]
-    fn try_place_narrow<const SHARED: bool, const WORD: bool>(
-        &self,
-        c: &Candidates,
-    ) -> Option<Insertion> {
-        let load = |bucket| {
-            if WORD {
-                self.table.load_word_fingerprints(bucket)
-            } else {
-                self.table.load_bits(bucket)
-            }
-        };
-        let bucket = self.roomier_narrow(c, load(c.first), || load(c.second))?;
+    fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
+        let first = self.table.load_bits(c.first);
+        let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
         if bucket != c.first {
             self.stripes.prefetch_for_write(bucket);
         }
-        if self.place_one::<SHARED, WORD>(bucket, c.fp) {
+        if self.place_one::<SHARED>(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
+        self.place_locked::<SHARED>(c, false)
+    }
+
+    /// [`Self::try_place_narrow`] of bucket words: a copy of its own, so the default filter's
+    /// common insert takes no other form's branches (docs/benchmarks.md).
+    #[inline(always)]
+    fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
+        let first = self.table.load_word_fingerprints(c.first);
+        let bucket =
+            self.roomier_narrow(c, first, || self.table.load_word_fingerprints(c.second))?;
+        if bucket != c.first {
+            self.stripes.prefetch_for_write(bucket);
+        }
+        let mut guard = self.stripes.lock_one::<SHARED>(bucket);
+        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
+            guard.add(bucket, 1);
+            return Some(Insertion::Inserted);
+        }
+        drop(guard);
         self.place_locked::<SHARED>(c, false)
     }
 
@@ -226,27 +235,21 @@ impl<P: Place> RawFilter<P> {
         if !unique {
             // One bucket's stripe only; both below if the look was stale.
             let bucket = if free.0 { c.first } else { c.second };
-            if self.place_one::<SHARED, false>(bucket, c.fp) {
+            if self.place_one::<SHARED>(bucket, c.fp) {
                 return Some(Insertion::Inserted);
             }
         }
         self.place_locked::<SHARED>(c, unique)
     }
 
-    /// Puts the fingerprint into `bucket` (a bucket word if `WORD`) under its stripe alone.
+    /// Puts the fingerprint into `bucket` under its stripe alone; `false` if it has no room.
     #[inline(always)]
-    fn place_one<const SHARED: bool, const WORD: bool>(
-        &self,
-        bucket: BucketIndex,
-        fp: Fingerprint,
-    ) -> bool {
+    fn place_one<const SHARED: bool>(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
         let mut guard = self.stripes.lock_one::<SHARED>(bucket);
         if !self.admits(Some(fp)) {
             return false;
         }
-        let placed = if WORD {
-            self.table.place_in_word(bucket, fp, &self.codec)
-        } else if self.codec.is_plain_narrow() {
+        let placed = if self.codec.is_plain_narrow() {
             self.table.update_bits(bucket, |bits| {
                 let shift = self.codec.first_free_narrow(bits)?;
                 Some(bits | u64::from(fp) << shift)
