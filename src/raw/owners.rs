@@ -119,7 +119,8 @@ impl SharedLocks {
 
     /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller holds
     /// and has not written since it locked it or last emptied its journal: published (`Release`,
-    /// fenced before the stores that follow) as one more entry. Nothing for bucket words.
+    /// fenced before the stores that follow) as one more entry. Nothing for bucket words, nor for
+    /// a bucket the journal names already.
     #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {

@@ -13,7 +13,6 @@ pub(crate) use super::queue::{with_queue, SearchQueue};
 use super::stripe::Stripes;
 use super::RawFilter;
 
-/// How far and how wide the search may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SearchLimits {
     pub(crate) max_hops: usize,
@@ -282,7 +281,6 @@ enum Listed {
     Full,
     /// The node at this index, the parent or a child just listed, has room.
     Room(usize),
-    /// The search is at its limit: nothing listed.
     AtLimit,
 }
 

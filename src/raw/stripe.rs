@@ -28,7 +28,6 @@ pub(crate) type StripeIndex = usize;
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
-    /// The stamps, read directly by the lookups.
     pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
@@ -322,7 +321,6 @@ impl Stripes {
     }
 }
 
-/// Takes the stamp's lock, waiting out of line.
 #[inline]
 pub(super) fn lock_stamp(stamp: &AtomicU64) {
     if !try_lock(stamp) {
@@ -344,7 +342,6 @@ fn try_lock(stamp: &AtomicU64) -> bool {
     locked
 }
 
-/// [`try_lock`] until it succeeds, backing off in between.
 #[cold]
 #[inline(never)]
 fn lock_contended(stamp: &AtomicU64) {

@@ -69,10 +69,8 @@ impl Stripes {
         for &stripe in held.as_slice() {
             self.lock_shared(shared, stripe);
         }
-        for (i, &bucket) in buckets.iter().enumerate() {
-            if !buckets[..i].contains(&bucket) {
-                shared.journal(self.of(bucket), bucket);
-            }
+        for bucket in buckets {
+            shared.journal(self.of(bucket), bucket);
         }
         let first = self.of(buckets[0]);
         if let Some(at) = held.as_slice().iter().position(|&stripe| stripe == first) {
