@@ -320,10 +320,9 @@ impl<P: Place> RawFilter<P> {
         None
     }
 
-    /// Carries out a path's moves from its empty end back, the new fingerprint taking the slot
-    /// the last move frees under the same locks (as in libcuckoo: no other insert takes it).
-    /// `None` if a racing writer made a hop invalid (or the path has no hop); each move made kept
-    /// every item in one of its buckets. With `all`, every stripe is held already.
+    /// Makes a path's moves from its empty end back, the new fingerprint taking the slot the last
+    /// frees under the same locks (no other insert takes it). `None` if a hop went invalid (or
+    /// there is none); each move made kept every item in one of its buckets. `all`: all held.
     fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,

@@ -6,9 +6,7 @@
 //! words of the buckets its holder named when it locked, copied before its first store, so that
 //! recovering a dead holder's stripe (`stripe/shared_lock.rs`) undoes whole what it did. A guard
 //! empties its journals before it unlocks, a move's source's last: a kill in between leaves at
-//! most a second copy. Tables of bucket words journal nothing: each store is one whole word and
-//! a move stores its destination first, while restoring one word of a pair without the other
-//! could hide an item from their lookup, which reads no stamp.
+//! most a second copy. Tables of bucket words journal nothing (docs/shared.md says why).
 
 use std::fs::File;
 use std::time::Duration;

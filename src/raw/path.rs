@@ -1,11 +1,10 @@
-//! Finding room: a breadth-first search (the shortest path: fewest moves and locks) of the cuckoo
-//! graph for a path to a free slot, in any table that implements [`PathTable`].
-//!
-//! As in libcuckoo, the search reads buckets without locks, so a [`CuckooPath`] may be stale
-//! when used: the mover checks each hop again under the stripe locks. "No path", a claim that
-//! the item has no room, is checked by a search validated like a lookup: given the stripes, it
-//! loads each bucket's stamp before reading it, and [`SearchQueue::unchanged`] checks them all
-//! at the end; if any moved, "no path" may hold at no moment.
+//! Finding room: a breadth-first search (fewest moves and locks) of the cuckoo graph for a path
+//! to a free slot, in any table that implements [`PathTable`]. As in libcuckoo, it reads buckets
+//! without locks, so a [`CuckooPath`] may be stale when used: the mover checks each hop again
+//! under the stripe locks. "No path", a claim that the item has no room, is checked by a search
+//! validated like a lookup: given the stripes, it loads each bucket's stamp before reading it,
+//! and [`SearchQueue::unchanged`] checks them all at the end; if any moved, it may hold at no
+//! moment.
 
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::queue::Node;
