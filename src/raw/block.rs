@@ -1,27 +1,24 @@
-//! Inserting a block of keys: each key's buckets and stripes fetched a few keys ahead of its
-//! insert, so that the cache misses of consecutive inserts overlap.
+//! Inserting a block of keys, each key's buckets and stripes fetched a few keys ahead of its
+//! insert so that the cache misses of consecutive inserts overlap.
 
 use super::index::{Candidates, Place};
 use super::path;
 use super::{Insertion, RawFilter};
 
-/// Keys a bulk insert hashes and hands to [`RawFilter::insert_block`] at a time. The prefetch
-/// pipeline restarts with each block, so a block is several times [`INSERT_AHEAD`] long.
+/// Keys a bulk insert hands to [`RawFilter::insert_block`] at a time: several [`INSERT_AHEAD`]s.
 pub(crate) const BLOCK: usize = 64;
 
-/// How far ahead of its insert [`RawFilter::insert_block`] prefetches a key's buckets and stripes.
+/// How many keys ahead of its insert a key's lines are fetched.
 const INSERT_AHEAD: usize = 8;
 
 impl<P: Place> RawFilter<P> {
     /// Inserts a block of at most [`BLOCK`] hashes in order. `Err(i)`: `hashes[i]` found no
-    /// room; the ones before it went in, the ones after were not tried. The key [`INSERT_AHEAD`]
-    /// places on has its lines fetched meanwhile: locked instructions keep loads from overlapping.
+    /// room; the ones before it went in, the ones after were not tried.
     pub(crate) fn insert_block<const SHARED: bool>(&self, hashes: &[u64]) -> Result<(), usize> {
         self.insert_block_with::<SHARED>(hashes, false, |_, _| {})
     }
 
-    /// [`Self::insert_block`], unique inserts if `unique`, telling `done` each hash's index and
-    /// what its insert did (all but `Full`, which ends the block as `Err`).
+    /// [`Self::insert_block`], telling `done` each hash's index and what its insert did.
     pub(crate) fn insert_block_with<const SHARED: bool>(
         &self,
         hashes: &[u64],

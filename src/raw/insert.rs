@@ -1,10 +1,6 @@
-//! Inserting one key: placing a fingerprint, searching for room, and moving fingerprints along
-//! a path (a block of keys goes through here key by key, `block.rs`).
-//!
-//! Both buckets under their locks first; if both are full, a [`CuckooPath`] searched without
-//! locks and moved hop by hop (`path.rs`); "no path" confirmed by a search validated by
-//! [`SearchQueue::unchanged`]; when racing writers keep spoiling all that, every stripe locked.
-//! Every write entry point takes `SHARED`, its locks' (`stripe.rs`).
+//! Inserting one key: into either bucket under its locks; if both are full, along a
+//! [`CuckooPath`] searched without locks, "no path" confirmed by a validated search; when racing
+//! writers keep spoiling that, under every stripe lock. `SHARED` is the locks' (`stripe.rs`).
 
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
 use super::path::{self, CuckooPath, SearchQueue};
@@ -12,30 +8,24 @@ use super::stripe::{AllStripesGuard, Guard, Stripes};
 use super::{Insertion, RawFilter};
 use crate::sync::MODEL_CHECKED;
 
-/// Optimistic attempts of an insert whose paths or searches racing writers spoil, before it
-/// locks every stripe (the filter's Consistency docs name this count).
+/// Optimistic attempts of an insert before it locks every stripe (the Consistency docs name it).
 const PATH_ATTEMPTS: usize = if MODEL_CHECKED { 3 } else { 64 };
 
 impl<P: Place> RawFilter<P> {
-    /// Inserts one copy of the hash's fingerprint, or with `unique` only if neither bucket holds
-    /// it yet (checked and placed under the same locks). On [`Insertion::Full`] the filter holds
-    /// exactly the items it held before.
+    /// Inserts the hash's fingerprint (with `unique`, unless present); on `Full` nothing changed.
     #[inline]
     pub(crate) fn insert<const SHARED: bool>(&self, hash: u64, unique: bool) -> Insertion {
         self.insert_located::<SHARED>(self.placement.candidates(hash), unique)
     }
 
-    /// [`Self::insert`] of located candidates: a split chunk's, whose route is known, or a
-    /// merged fingerprint's, which has no hash.
+    /// [`Self::insert`] of located candidates.
     #[inline]
     pub(crate) fn insert_located<const SHARED: bool>(
         &self,
         c: Candidates,
         unique: bool,
     ) -> Insertion {
-        // Stripe lines (often another core's) travel while the buckets load. A plain narrow
-        // insert fetches its second stripe only if it picks that bucket, but the second bucket
-        // here, as near full load it reads it. A block (`insert_block_with`) fetches keys ahead.
+        // Stripe lines travel while the buckets load; a plain narrow insert's second only if used.
         self.stripes.prefetch_for_write(c.first);
         let placed = if !unique && self.codec.is_word() {
             self.table.words.buckets().prefetch_word(c.second);
@@ -51,14 +41,13 @@ impl<P: Place> RawFilter<P> {
         placed.unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
     }
 
-    /// [`Self::insert_by_path`] with the thread's queue, out of line: only an insert that
-    /// searches needs it.
+    /// [`Self::insert_by_path`] with the thread's queue, out of line.
     #[inline(never)]
     fn insert_searching<const SHARED: bool>(&self, c: Candidates, unique: bool) -> Insertion {
         path::with_queue(|queue| self.insert_by_path::<SHARED>(c, unique, queue))
     }
 
-    /// [`Self::insert`] of located candidates; `queue` is scratch space for the path search.
+    /// [`Self::insert_located`] with a queue for the path search.
     #[inline(always)]
     pub(super) fn insert_candidates<const SHARED: bool>(
         &self,
@@ -72,8 +61,7 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] after a path went stale, out of line so that its reads of the filter
-    /// are not hoisted ahead of the first attempt.
+    /// [`Self::try_place`] after a path went stale, out of line so that its reads are not hoisted.
     #[cold]
     #[inline(never)]
     fn try_place_again<const SHARED: bool>(
@@ -93,7 +81,7 @@ impl<P: Place> RawFilter<P> {
         queue: &mut SearchQueue,
     ) -> Insertion {
         for attempt in 0..PATH_ATTEMPTS {
-            // A table being split takes nothing: no search, its caller asks again elsewhere.
+            // A table being split takes nothing: its caller asks again elsewhere.
             if !self.admits(Some(c.fp)) {
                 return Insertion::Full;
             }
@@ -107,7 +95,7 @@ impl<P: Place> RawFilter<P> {
                 Some(path) => Some(path),
                 None => match self.search(&c, queue, Some(&self.stripes)) {
                     None if queue.unchanged(&self.stripes) => {
-                        return self.full_unless_present(&c, unique)
+                        return self.full_unless_present(c, unique)
                     }
                     found => found,
                 },
@@ -147,8 +135,7 @@ impl<P: Place> RawFilter<P> {
         done.unwrap_or(Insertion::Full)
     }
 
-    /// A path search from the candidates' buckets, without locks; with `stripes`, one that
-    /// [`SearchQueue::unchanged`] can validate.
+    /// A path search from the candidates' buckets; with `stripes`, one that can be validated.
     fn search(
         &self,
         c: &Candidates,
@@ -164,24 +151,16 @@ impl<P: Place> RawFilter<P> {
         )
     }
 
-    /// What an insert that found no room reports: `Full`, unless it is unique and a racing
-    /// writer has meanwhile inserted the same fingerprint (a consistent look at both buckets).
-    fn full_unless_present(&self, c: &Candidates, unique: bool) -> Insertion {
-        let pattern = self.codec.broadcast(c.fp);
-        let present = unique
-            && self.read_pair(*c, || {
-                self.codec.matches(&self.table.load(c.first), pattern)
-                    | self.codec.matches(&self.table.load(c.second), pattern)
-            });
-        if present {
+    /// `Full`, unless `unique` and a racing writer has meanwhile inserted the same fingerprint.
+    fn full_unless_present(&self, c: Candidates, unique: bool) -> Insertion {
+        if unique && self.contains_located(c) {
             Insertion::Present
         } else {
             Insertion::Full
         }
     }
 
-    /// Puts the fingerprint into an empty slot of either bucket, if one has one; with `unique`,
-    /// first checks under the same locks that neither bucket holds it. `None`: no room.
+    /// Puts the fingerprint into either bucket (with `unique`, unless present). `None`: no room.
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.word {
@@ -193,8 +172,7 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits: each read as one
-    /// `u64`, the bucket [`Self::roomier_narrow`] picks, one stripe locked.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked.
     #[inline(always)]
     fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
         let first = self.table.load_bits(c.first);
@@ -208,8 +186,7 @@ impl<P: Place> RawFilter<P> {
         self.place_locked::<SHARED>(c, false)
     }
 
-    /// [`Self::try_place_narrow`] of bucket words, filled by
-    /// [`super::table::Table::place_in_word`]: a copy of its own, so the default filter's
+    /// [`Self::try_place_narrow`] of bucket words: a copy of its own, so the default filter's
     /// common insert takes no other form's branches (docs/benchmarks.md).
     #[inline(always)]
     fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
@@ -228,8 +205,7 @@ impl<P: Place> RawFilter<P> {
         self.place_locked::<SHARED>(c, false)
     }
 
-    /// [`Self::place`] under the locks of both buckets, taken here: for a look without locks
-    /// that went stale, or a unique insert.
+    /// [`Self::place`] under the locks of both buckets, taken here.
     #[inline(never)]
     fn place_locked<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         self.place(
@@ -245,8 +221,7 @@ impl<P: Place> RawFilter<P> {
         c: &Candidates,
         unique: bool,
     ) -> Option<Insertion> {
-        // A look without locks first: it fetches both buckets before the locks, and near full
-        // load skips locking two that have no room.
+        // A look without locks first: both buckets fetched, no locks for two without room.
         let (first, second) = (self.table.load(c.first), self.table.load(c.second));
         let free = (self.codec.has_free(&first), self.codec.has_free(&second));
         if !free.0 && !free.1 {
@@ -258,8 +233,7 @@ impl<P: Place> RawFilter<P> {
             }
         }
         if !unique {
-            // One bucket's stripe only (one stamp line fewer for other cores to miss on); both
-            // below if the look was stale.
+            // One bucket's stripe only; both below if the look was stale.
             let bucket = if free.0 { c.first } else { c.second };
             if self.place_one::<SHARED>(bucket, c.fp) {
                 return Some(Insertion::Inserted);
@@ -268,8 +242,7 @@ impl<P: Place> RawFilter<P> {
         self.place_locked::<SHARED>(c, unique)
     }
 
-    /// Puts the fingerprint into an empty slot of `bucket`, under that bucket's stripe alone;
-    /// `false` if it has none.
+    /// Puts the fingerprint into `bucket` under its stripe alone; `false` if it has no room.
     #[inline(always)]
     fn place_one<const SHARED: bool>(&self, bucket: BucketIndex, fp: Fingerprint) -> bool {
         let mut guard = self.stripes.lock_one::<SHARED>(bucket);
@@ -295,10 +268,7 @@ impl<P: Place> RawFilter<P> {
         placed
     }
 
-    /// Which of the candidates, whose bits are `first` and `second()` (read only if needed), a
-    /// plain insert into buckets of at most 64 bits fills: the first while it has two empty
-    /// slots or more, otherwise the one whose first empty slot comes earlier, the first on a tie
-    /// (docs/architecture.md, "The roomier bucket near full"). `None`: neither has room.
+    /// The candidate a plain narrow insert fills (architecture.md, "The roomier bucket near full").
     #[inline(always)]
     fn roomier_narrow(
         &self,
@@ -332,20 +302,17 @@ impl<P: Place> RawFilter<P> {
                 return Some(Insertion::Present);
             }
         }
+        let mut order = [(c.first, 0), (c.second, 1)];
         if self.codec.is_plain_narrow() {
-            // The bucket an insert without locks would pick from the same bits.
+            // First the bucket an insert without locks would pick from the same bits.
             let bits = buckets.map(|raw| raw[0] as u64);
-            let bucket = self.roomier_narrow(c, bits[0], || bits[1])?;
-            let raw = &mut buckets[usize::from(bucket != c.first)];
-            let placed = self.codec.insert(raw, c.fp);
-            debug_assert!(placed, "the bucket picked has room");
-            self.table.store(bucket, raw);
-            guard.add(bucket, 1);
-            return Some(Insertion::Inserted);
+            if self.roomier_narrow(c, bits[0], || bits[1])? != c.first {
+                order.reverse();
+            }
         }
-        for (bucket, raw) in [c.first, c.second].into_iter().zip(&mut buckets) {
-            if self.codec.insert(raw, c.fp) {
-                self.table.store(bucket, raw);
+        for (bucket, at) in order {
+            if self.codec.insert(&mut buckets[at], c.fp) {
+                self.table.store(bucket, &buckets[at]);
                 guard.add(bucket, 1);
                 return Some(Insertion::Inserted);
             }
@@ -353,10 +320,9 @@ impl<P: Place> RawFilter<P> {
         None
     }
 
-    /// Carries out a path's moves from its empty end back, the new fingerprint taking the slot
-    /// the last move frees under the same locks (as in libcuckoo: no other insert takes it).
-    /// `None` if a racing writer made a hop invalid (or the path has no hop); each move made kept
-    /// every item in one of its buckets. With `all`, every stripe is held already.
+    /// Makes a path's moves from its empty end back, the new fingerprint taking the slot the last
+    /// frees under the same locks (no other insert takes it). `None` if a hop went invalid (or
+    /// there is none); each move made kept every item in one of its buckets. `all`: all held.
     fn shift<const SHARED: bool>(
         &self,
         path: &CuckooPath,
@@ -386,9 +352,8 @@ impl<P: Place> RawFilter<P> {
         None
     }
 
-    /// Moves one copy of `fp` from `from` to its alternate bucket `to`, if `from` still holds it
-    /// and `to` has room. With `placing`, `from` is one of the new item's buckets and the new
-    /// fingerprint takes the slot `fp` leaves; a unique insert also locks its other bucket, and
+    /// Moves one copy of `fp` from `from` to its alternate `to`, if still valid. With `placing`,
+    /// the new fingerprint takes the slot it leaves; a unique one also locks its other bucket and
     /// first checks that neither holds it.
     fn move_fingerprint<const SHARED: bool>(
         &self,
@@ -399,17 +364,15 @@ impl<P: Place> RawFilter<P> {
     ) -> Hop {
         let mut guard = match placing {
             Some((c, true)) => {
-                self.stripes
-                    .lock_buckets::<SHARED>([from, to, other_candidate(c, from)])
+                let other = if from == c.first { c.second } else { c.first };
+                self.stripes.lock_buckets::<SHARED>([from, to, other])
             }
             _ => self.stripes.lock_pair::<SHARED>(from, to),
         };
         self.move_held(from, to, fp, placing, &mut guard)
     }
 
-    /// [`Self::move_fingerprint`] under `guard`, which holds the stripes of `from`, `to` and,
-    /// when placing uniquely, the new item's other bucket. Out of line, so that its reads of the
-    /// filter are not hoisted ahead of the hops and held across them.
+    /// [`Self::move_fingerprint`] under `guard`; out of line, so that its reads are not hoisted.
     #[inline(never)]
     fn move_held(
         &self,
@@ -425,10 +388,8 @@ impl<P: Place> RawFilter<P> {
         }
         if let Some((c, true)) = placing {
             let pattern = self.codec.broadcast(c.fp);
-            if self.codec.matches(&self.table.load(from), pattern)
-                || self
-                    .codec
-                    .matches(&self.table.load(other_candidate(c, from)), pattern)
+            if self.codec.matches(&self.table.load(c.first), pattern)
+                || self.codec.matches(&self.table.load(c.second), pattern)
             {
                 return Hop::Placed(Insertion::Present);
             }
@@ -457,9 +418,9 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    /// The stores of a move between buckets of plain fingerprints in 64 bits, under both locks:
-    /// `to` gains `fp` first, then `from` loses it (and gains `new`), so a reader of bucket words
-    /// finds `fp` at every moment. `false`, storing nothing, if `from` lacks `fp` or `to` room.
+    /// The stores of a narrow move under both locks: `to` gains `fp` first, then `from` loses it
+    /// (and gains `new`), so a reader of bucket words finds `fp` at every moment. `false`, storing
+    /// nothing, if `from` lacks `fp` or `to` room.
     #[inline(always)]
     fn move_narrow(&self, Move { from, to, fp, new }: Move) -> bool {
         let codec = &self.codec;
@@ -495,15 +456,6 @@ impl<P: Place> RawFilter<P> {
     }
 }
 
-/// The new item's bucket other than `from`, one of its two.
-fn other_candidate(c: &Candidates, from: BucketIndex) -> BucketIndex {
-    if from == c.first {
-        c.second
-    } else {
-        c.first
-    }
-}
-
 /// The stores of one hop: `fp` from `from` to `to`, and `new` into the slot it leaves.
 #[derive(Clone, Copy, Debug)]
 struct Move {
@@ -515,11 +467,10 @@ struct Move {
 
 /// What one move of a path did.
 enum Hop {
-    /// The hop was no longer valid: nothing changed.
+    /// No longer valid: nothing changed.
     Stale,
-    /// The fingerprint moved.
     Moved,
-    /// The last hop: the fingerprint moved and the new one went in, or (unique) was found.
+    /// The last hop: the new fingerprint went in, or (unique) was found.
     Placed(Insertion),
 }
 

@@ -10,11 +10,9 @@ use crate::sync::TableWords;
 /// The mapped words a shared raw filter is made of, and its registration.
 #[derive(Debug)]
 pub(crate) struct MappedParts {
-    /// The table's words, spare words included.
     pub(crate) table: TableWords,
-    /// One stamp per stripe.
     pub(crate) stamps: TableWords,
-    /// [`super::owners::STRIDE`] words per stripe: its owner and journal.
+    /// [`super::owners::STRIDE`] words per stripe.
     pub(crate) records: TableWords,
     pub(crate) registry: Registry,
 }
@@ -29,35 +27,32 @@ pub(crate) enum Damage {
 }
 
 impl RawFilter {
-    /// A filter over mapped words as they are (zero for a new file); `None` unless every part
-    /// is as long as `geometry` needs.
+    /// A filter over mapped words as they are; `None` unless each part is the length it needs.
     pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
         let codec = geometry.shape.codec();
         let stripe_count = geometry.stripe_count();
-        let group_shift = Table::lock_group_shift(&codec);
         if parts.stamps.len() != stripe_count
             || parts.records.len() != stripe_count * super::owners::STRIDE
         {
             return None;
         }
         let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table)?;
-        let locks = SharedLocks::new(
-            parts.records,
-            parts.registry,
-            table.share(&codec)?,
-            codec.clone(),
-        );
+        let locks = SharedLocks {
+            records: parts.records,
+            registry: parts.registry,
+            table: table.share(&codec)?,
+            codec: codec.clone(),
+        };
         let mut stripes = Stripes::with_stamps(
             parts.stamps,
-            group_shift,
+            Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
         )?;
         stripes.shared = Some(Box::new(locks));
-        let placement = Self::placement_for(geometry);
         Some(Self {
             geometry: *geometry,
-            placement,
+            placement: Self::placement_for(geometry),
             codec,
             table,
             stripes,
@@ -65,8 +60,7 @@ impl RawFilter {
         })
     }
 
-    /// Checks every bucket and the stripes' counts under every stripe lock (recovering any a
-    /// dead process left held).
+    /// Checks every bucket and the stripes' counts under every stripe lock.
     pub(crate) fn check_whole(&self) -> Result<(), Damage> {
         let locked = self.lock_table();
         // Only a live bucket word's fingerprints: its version bits are its own.

@@ -1,8 +1,5 @@
-//! Merging: every fingerprint of one table inserted into another of the same geometry.
-//!
-//! With equal geometries, a fingerprint in the source's bucket `i` belongs to the pair
-//! `(i, alt(i, fp))` in the target too, so it goes through the target's ordinary insert, no key
-//! or hash needed, with its locks, path search and guarantee that a failed insert changes nothing.
+//! Merging: every fingerprint of one table inserted into another of the same geometry, where
+//! it belongs to the same pair `(i, alt(i, fp))`, by the target's ordinary insert (no hash needed).
 
 use super::bucket::Fingerprints;
 use super::index::{BucketIndex, Candidates, Fingerprint, Place};
@@ -11,8 +8,7 @@ use super::stripe::Guard;
 use super::{Insertion, RawFilter};
 
 impl RawFilter {
-    /// Whether `other`'s fingerprints mean the same buckets here: the table's shape, field by
-    /// field. The first that differs, with this filter's value and `other`'s.
+    /// The first field of the shape that differs from `other`'s, with both values.
     pub(crate) fn geometry_mismatch(&self, other: &RawFilter) -> Option<(&'static str, u64, u64)> {
         let shape = |f: &RawFilter| {
             let (buckets, size) = (f.bucket_count() as u64, f.bucket_size() as u64);
@@ -26,12 +22,8 @@ impl RawFilter {
             .find(|&(_, ours, theirs)| ours != theirs)
     }
 
-    /// Inserts every fingerprint of `source` (of the same geometry) into this filter, bucket by
-    /// bucket; with `unique`, only those the pair does not hold yet. `Ok(n)`: `n` went in.
-    /// `Err(n)`: one found no room after `n` went in; those stay, the failed one changed nothing,
-    /// the rest were not tried. Each source bucket is read validated by its stamp (as
-    /// `CuckooFilter::merge` documents); a filter merged into itself reads a snapshot, so it
-    /// never meets its own new fingerprints.
+    /// Inserts every fingerprint of `source` (with `unique`, those the pair lacks): `Ok(n)` if
+    /// all `n` went in, `Err(n)` if one found no room after `n`. A self-merge reads a snapshot.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
@@ -63,23 +55,22 @@ impl RawFilter {
     }
 }
 
-// Whole buckets, for merges and for a growable filter's splits.
+// Whole buckets, for merges and splits.
 impl<P: Place> RawFilter<P> {
-    /// The fingerprints of one bucket, read as a state the bucket really had.
+    /// The fingerprints of one bucket, in a state it really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
         let look = || self.codec.fingerprints(&self.table.load(bucket));
         self.stripes.read_pair(bucket, bucket, look)
     }
 
-    /// Fills an empty bucket of a table no other thread can see yet with `fps`.
+    /// Fills an empty bucket of a table no other thread sees.
     pub(crate) fn fill_bucket(&mut self, bucket: BucketIndex, fps: &[Fingerprint]) {
         debug_assert_eq!(self.table.load(bucket), [0, 0], "a new bucket is empty");
         self.table.store(bucket, &self.codec.encode(fps));
         self.stripes.add_count(bucket, fps.len() as u64);
     }
 
-    /// Stores `kept` as the bucket's slots, `removed` fingerprints fewer than it held, under its
-    /// stripe's lock, so that readers see the bucket change whole.
+    /// Stores `kept` as the bucket's slots, `removed` fewer than it held, under its stripe's lock.
     pub(crate) fn empty_slots_of(&self, bucket: BucketIndex, kept: &[Fingerprint], removed: usize) {
         let mut guard = self.stripes.lock_one::<true>(bucket);
         self.table.store(bucket, &self.codec.encode(kept));

@@ -1,30 +1,12 @@
 //! Stripe locks that survive the death of their holder, for a table in a file that several
-//! processes map (docs/shared.md).
+//! processes map (the protocol: docs/shared.md, "Why each guarantee holds across processes").
 //!
-//! Each process that opens the file for writing registers: it takes an OFD write lock on the
-//! byte of a free registration slot (the kernel drops it when the process dies) and moves that
-//! slot's epoch on. Its owner id is `(slot + 1) << 32 | epoch`: alive iff its slot's byte is
-//! locked and the slot's epoch is still its own (a process reusing the slot has another).
-//!
-//! Each stripe has a lock record of [`STRIDE`] words in the file: its owner word, then a
-//! journal. A writer takes a stripe by a CAS of the owner word from 0 to its id, then the
-//! stamp's lock bit; it releases the journal, the stamp, then the owner word. A waiter that has
-//! spun for [`LIVENESS_BOUND`] checks the owner; a dead owner's stripe is taken over by a CAS of
-//! the owner word and recovered (`stripe/shared_lock.rs`): the journal's pre-images restored,
-//! the count recomputed from the buckets, the version moved on.
-//!
-//! The journal is written at lock time, not at each store: every writer names the buckets it
-//! will write when it locks (`lock_one`, `lock_pair`, `lock_buckets`), and the shared lock
-//! copies their words (up to three buckets of up to five words) into their stripes' records
-//! before the first store. Recovery puts them back, undoing whole what the dead writer did under
-//! those locks (a bucket torn between two word stores, a half-made hop). A guard empties its
-//! journals before it unlocks, the first-named bucket's stripe (a move's source) last, so a kill
-//! in between leaves at most a second copy. A holder of every stripe journals each pair of
-//! buckets before writing them (`AllStripesGuard::journal`); only `clear()` writes unjournaled,
-//! removing every item anyway. In memory, nothing of this runs. Tables of bucket words journal
-//! nothing: each store is one whole word and a move stores its destination first, so a kill
-//! leaves at most a second copy, while restoring one word of a pair without the other could
-//! hide an item from their lookup, which reads no stamp.
+//! A registered opener holds an OFD lock on its slot's byte and the owner id
+//! `(slot + 1) << 32 | epoch`. A stripe's lock record is its owner word, then a journal: the
+//! words of the buckets its holder named when it locked, copied before its first store, so that
+//! recovering a dead holder's stripe (`stripe/shared_lock.rs`) undoes whole what it did. A guard
+//! empties its journals before it unlocks, a move's source's last: a kill in between leaves at
+//! most a second copy. Tables of bucket words journal nothing (docs/shared.md says why).
 
 use std::fs::File;
 use std::time::Duration;
@@ -39,8 +21,7 @@ use crate::sync::{fence, AtomicU64, Ordering, TableWords};
 pub(crate) const STRIDE: usize = 24;
 /// Buckets one lock can journal per stripe: a move names three.
 const ENTRIES: usize = 3;
-/// Words of an entry: the bucket plus one, then its old words (a 256-bit bucket starting
-/// anywhere in a word spans five).
+/// Words of an entry: the bucket plus one, then its old words (a 256-bit bucket spans five).
 const ENTRY: usize = 6;
 /// How long a waiter spins on a held stripe before it asks whether the holder is alive.
 pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
@@ -49,14 +30,14 @@ pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
 #[derive(Debug)]
 pub(crate) struct Registry {
     /// This opener's owner id; `u64::MAX` for an unregistered (private, read-only) opener.
-    me: u64,
+    pub(super) me: u64,
     /// The file's epoch words, one per registration slot.
     epochs: TableWords,
     /// The byte offset of slot 0's epoch word in the file: slot `s`'s lock byte is `8 s` past it.
     offset: u64,
     /// A description of the file that holds no OFD lock, to ask about others' locks.
     query: File,
-    /// This opener's own description of the file, holding its slot's lock; closed when dropped.
+    /// This opener's own description of the file, holding its slot's lock.
     _own: Option<File>,
 }
 
@@ -73,10 +54,8 @@ impl Registry {
                 let epoch = epochs[slot].fetch_add(1, Ordering::AcqRel).wrapping_add(1);
                 return Ok(Some(Self {
                     me: (slot as u64 + 1) << 32 | (epoch & 0xffff_ffff),
-                    epochs,
-                    offset,
-                    query,
                     _own: Some(own),
+                    ..Self::unregistered(query, epochs, offset)
                 }));
             }
         }
@@ -94,11 +73,16 @@ impl Registry {
         }
     }
 
+    /// Whether this opener is unregistered: its locks are taken in its private copy.
+    pub(super) fn is_private(&self) -> bool {
+        self.me == u64::MAX
+    }
+
     /// Whether `owner` may still be running; an id naming no slot is dead. For an unregistered
     /// opener every other owner counts as dead: it locks and recovers in its private copy of the
     /// pages, which no longer follows the file, so waiting there for a release could never end.
-    fn is_alive(&self, owner: u64) -> bool {
-        if owner == self.me || self.me == u64::MAX {
+    pub(super) fn is_alive(&self, owner: u64) -> bool {
+        if owner == self.me || self.is_private() {
             return owner == self.me;
         }
         let slot = (owner >> 32).wrapping_sub(1);
@@ -113,47 +97,18 @@ impl Registry {
 /// The lock records of a shared table's stripes, and what recovering one needs.
 #[derive(Debug)]
 pub(crate) struct SharedLocks {
-    records: TableWords,
-    registry: Registry,
+    /// [`STRIDE`] words per stripe.
+    pub(super) records: TableWords,
+    pub(super) registry: Registry,
     /// The same table, to restore a journal's words and recount a stripe's buckets.
-    table: Table,
-    codec: BucketCodec,
+    pub(super) table: Table,
+    pub(super) codec: BucketCodec,
 }
 
 impl SharedLocks {
-    /// Lock records for `records.len() / STRIDE` stripes over `table`.
-    pub(crate) fn new(
-        records: TableWords,
-        registry: Registry,
-        table: Table,
-        codec: BucketCodec,
-    ) -> Self {
-        Self {
-            records,
-            registry,
-            table,
-            codec,
-        }
-    }
-
-    pub(crate) fn me(&self) -> u64 {
-        self.registry.me
-    }
-
-    /// Whether this opener is unregistered: its locks are taken in its private copy.
-    pub(crate) fn is_private(&self) -> bool {
-        self.registry.me == u64::MAX
-    }
-
-    /// The owner word of `stripe`.
     #[inline]
     pub(crate) fn owner(&self, stripe: usize) -> &AtomicU64 {
         &self.records[stripe * STRIDE]
-    }
-
-    /// Whether `owner` may still be running.
-    pub(crate) fn is_alive(&self, owner: u64) -> bool {
-        self.registry.is_alive(owner)
     }
 
     fn record(&self, stripe: usize) -> &[AtomicU64] {
@@ -162,7 +117,8 @@ impl SharedLocks {
 
     /// Copies `bucket`'s words into the journal of `stripe`, its stripe, which the caller holds
     /// and has not written since it locked it or last emptied its journal: published (`Release`,
-    /// fenced before the stores that follow) as one more entry. Nothing for bucket words.
+    /// fenced before the stores that follow) as one more entry. Nothing for bucket words, nor for
+    /// a bucket the journal names already.
     #[inline]
     pub(crate) fn journal(&self, stripe: usize, bucket: usize) {
         if self.codec.is_word() {
@@ -186,8 +142,7 @@ impl SharedLocks {
         fence(Ordering::Release);
     }
 
-    /// Empties the journal of `stripe` once its holder's stores are done (`Release`: after
-    /// them), before the stamp is unlocked.
+    /// Empties the journal of `stripe` once its holder's stores are done (`Release`: after them).
     #[inline]
     pub(crate) fn clear_journal(&self, stripe: usize) {
         #[cfg(test)]
@@ -195,8 +150,8 @@ impl SharedLocks {
         self.record(stripe)[1].store(0, Ordering::Release);
     }
 
-    /// Puts back the buckets a dead holder of `stripe` journaled, as they were when it locked
-    /// them, and clears the journal. The caller holds the stripe (by its owner word).
+    /// Puts back the buckets a dead holder of `stripe` journaled and clears the journal; the
+    /// caller holds the stripe by its owner word.
     pub(crate) fn restore_journal(&self, stripe: usize) {
         let record = self.record(stripe);
         let used = (record[1].load(Ordering::Acquire) as usize).min(ENTRIES);
@@ -213,8 +168,7 @@ impl SharedLocks {
         record[1].store(0, Ordering::Release);
     }
 
-    /// Fingerprints in the buckets `stripe` guards: its lock groups of `1 << group_shift`
-    /// buckets, every `stripes`-th from the `stripe`-th.
+    /// Fingerprints in the buckets `stripe` guards: every `stripes`-th lock group from its own.
     pub(crate) fn count_of(&self, stripe: usize, group_shift: u32, stripes: usize) -> u64 {
         let (size, buckets) = (self.codec.bucket_size(), self.table.bucket_count());
         (stripe..buckets.div_ceil(1 << group_shift))

@@ -1,12 +1,10 @@
-//! Finding room: a breadth-first search of the cuckoo graph for a path to a free slot, in any
-//! table that implements [`PathTable`] (the plain filter's, and the expiring filter's).
-//!
-//! As in libcuckoo, the search reads buckets without locks, so a [`CuckooPath`] may be stale
-//! when used: the mover checks each hop again under the stripe locks. "No path", a claim that
-//! the item has no room, is checked by a search validated like a lookup: given the stripes, it
-//! loads each bucket's stamp before reading it, and [`SearchQueue::unchanged`] checks them all
-//! at the end; if any moved, "no path" may hold at no moment. Breadth-first (not the paper's
-//! random walk) finds the shortest path: the fewest moves and locks.
+//! Finding room: a breadth-first search (fewest moves and locks) of the cuckoo graph for a path
+//! to a free slot, in any table that implements [`PathTable`]. As in libcuckoo, it reads buckets
+//! without locks, so a [`CuckooPath`] may be stale when used: the mover checks each hop again
+//! under the stripe locks. "No path", a claim that the item has no room, is checked by a search
+//! validated like a lookup: given the stripes, it loads each bucket's stamp before reading it,
+//! and [`SearchQueue::unchanged`] checks them all at the end; if any moved, it may hold at no
+//! moment.
 
 use super::index::{BucketIndex, Fingerprint, Place};
 use super::queue::Node;
@@ -14,20 +12,16 @@ pub(crate) use super::queue::{with_queue, SearchQueue};
 use super::stripe::Stripes;
 use super::RawFilter;
 
-/// How far and how wide the search may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SearchLimits {
-    /// Most fingerprints one path moves (libcuckoo uses 5).
     pub(crate) max_hops: usize,
-    /// Most buckets the search reads.
     pub(crate) max_search_buckets: usize,
 }
 
 /// The longest path [`SearchLimits::max_hops`] may ask for.
 pub(crate) const MAX_HOPS: usize = 8;
 
-/// Hops a search may take by default: libcuckoo's 5, but 8 for 2-slot buckets, whose narrow
-/// search tree would otherwise stop filling at about 82% instead of 87%.
+/// Hops by default: libcuckoo's 5, but 8 for 2-slot buckets, which fill to 87% instead of 82%.
 pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
     if bucket_size == 2 {
         8
@@ -36,35 +30,28 @@ pub(crate) fn default_max_hops(bucket_size: usize) -> usize {
     }
 }
 
-/// What the search reads of a table, each bucket without locks. Implemented by tables whose
-/// writers lock the raw core's [`Stripes`], which a validated search is given.
+/// What the search reads of a table whose writers lock the raw core's [`Stripes`].
 pub(crate) trait PathTable {
     /// Whether an unvalidated search skips reading the roots, which its caller has just read
-    /// full under their locks (a table whose free slots cost more to find than its
-    /// fingerprints). A root freed since is expanded as if full.
+    /// full under their locks. A root freed since is expanded as if full.
     const SKIPS_FULL_ROOTS: bool = false;
 
-    /// Whether `bucket` has a free slot.
     fn has_room(&self, bucket: BucketIndex) -> bool;
 
-    /// Hands `bucket`'s fingerprints to `each`, slot by slot, while it returns `true`. If the
-    /// read shows a free slot (freed since the search found the bucket full), returns `true`
-    /// instead, listing nothing: a path to it is as good.
+    /// Hands `bucket`'s fingerprints to `each` while it returns `true`; if the bucket has a free
+    /// slot (freed since the search found it full), returns `true` instead, listing nothing.
     fn fingerprints(&self, bucket: BucketIndex, each: impl FnMut(Fingerprint) -> bool) -> bool;
 
     /// The other bucket of `fp`, which is in `bucket`.
     fn alternate(&self, bucket: BucketIndex, fp: Fingerprint) -> BucketIndex;
 
-    /// Asks for `bucket`'s lines, to be read later.
     fn prefetch(&self, bucket: BucketIndex);
 
-    /// Whether the table is past the caches: then a ring's buckets are prefetched as listed
-    /// and read once it is whole.
+    /// Whether a ring's buckets are prefetched as listed and read once it is whole.
     fn prefetch_rings(&self) -> bool;
 }
 
 impl<P: Place> PathTable for RawFilter<P> {
-    /// Buckets of plain fingerprints in 64 bits read as one `u64`, inline.
     #[inline(always)]
     fn has_room(&self, bucket: BucketIndex) -> bool {
         if self.codec.is_plain_narrow() {
@@ -83,21 +70,17 @@ impl<P: Place> PathTable for RawFilter<P> {
             if self.codec.first_free_narrow(bits).is_some() {
                 return true;
             }
-            for fp in self.codec.lane_fingerprints(bits) {
-                if !each(fp) {
-                    break;
-                }
-            }
+            self.codec.lane_fingerprints(bits).all(each);
         } else {
             let raw = self.table.load(bucket);
             if self.codec.has_free(&raw) {
                 return true;
             }
-            for &fp in self.codec.fingerprints(&raw).as_slice() {
-                if !each(fp) {
-                    break;
-                }
-            }
+            self.codec
+                .fingerprints(&raw)
+                .as_slice()
+                .iter()
+                .all(|&fp| each(fp));
         }
         false
     }
@@ -144,13 +127,8 @@ impl CuckooPath {
     }
 }
 
-/// Searches from `roots` for the nearest bucket with a free slot. `None` when there is none
-/// within the limits: the table is full for this item if the search was given `stripes` and
-/// [`SearchQueue::unchanged`] confirms no writer changed the buckets meanwhile.
-///
-/// A ring at a time (the buckets one more hop out), the next listed only if none of this one
-/// has room; past the caches a ring is prefetched as listed and read once whole
-/// (docs/benchmarks.md, "Where an insert's instructions go").
+/// Searches from `roots` for the nearest bucket with a free slot, a ring at a time. `None` is
+/// "full" if the search was given `stripes` and [`SearchQueue::unchanged`] confirms it.
 pub(crate) fn search(
     table: &impl PathTable,
     stripes: Option<&Stripes>,
@@ -183,7 +161,6 @@ pub(crate) fn search(
     end.map(|end| path_to(queue.nodes(), end))
 }
 
-/// What a search reads, and how far it may go.
 struct Search<'a, T> {
     table: &'a T,
     stripes: Option<&'a Stripes>,
@@ -191,8 +168,8 @@ struct Search<'a, T> {
 }
 
 impl<T: PathTable> Search<'_, T> {
-    /// The search from the queued roots: the index of the node it ends at. `VALIDATE` records
-    /// each bucket's stamp before reading it; `PREFETCH` reads a ring once it is whole.
+    /// The index of the node the search from the queued roots ends at. `VALIDATE` records each
+    /// bucket's stamp before reading it; `PREFETCH` reads a ring once it is whole.
     fn rings<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
         queue: &mut SearchQueue,
@@ -235,8 +212,7 @@ impl<T: PathTable> Search<'_, T> {
         self.table.has_room(bucket)
     }
 
-    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to, or ends the
-    /// search at the parent if it has room ([`PathTable::fingerprints`]).
+    /// Lists the buckets the fingerprints of node `parent`'s bucket would move to.
     #[inline(always)]
     fn expand<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
@@ -260,7 +236,7 @@ impl<T: PathTable> Search<'_, T> {
         }
     }
 
-    /// Lists the bucket `fp` would move to from `from`, and reads it unless it is prefetched.
+    /// Lists the bucket `fp` would move to from `from`, read unless it is prefetched.
     #[inline(always)]
     fn child<const VALIDATE: bool, const PREFETCH: bool>(
         &self,
@@ -300,36 +276,30 @@ impl<T: PathTable> Search<'_, T> {
 
 /// What listing the children of a bucket did.
 enum Listed {
-    /// Every bucket listed has no room or is yet to be read (or there was none to list).
+    /// Every bucket listed has no room or is yet to be read.
     Full,
-    /// The node at this index, the parent or a child just listed, was read and has room.
+    /// The node at this index, the parent or a child just listed, has room.
     Room(usize),
-    /// The search is at its limit: nothing listed.
     AtLimit,
 }
 
-/// The path to node `end`, by its parents back to a root (the node that is its own parent).
+/// The path to node `end`, back to a root (the node that is its own parent), then reversed.
 fn path_to(queue: &[Node], end: usize) -> CuckooPath {
-    let mut back = [0u32; MAX_HOPS + 1];
-    let (mut at, mut hops) = (end, 0);
-    while queue[at].parent as usize != at && hops < MAX_HOPS {
-        back[hops] = at as u32;
-        hops += 1;
-        at = queue[at].parent as usize;
-    }
-    back[hops] = at as u32;
     let mut path = CuckooPath {
         buckets: [0; MAX_HOPS + 1],
         fps: [0; MAX_HOPS],
-        hops,
+        hops: 0,
     };
-    for k in 0..=hops {
-        let node = queue[back[hops - k] as usize];
-        path.buckets[k] = node.bucket as BucketIndex;
-        if k > 0 {
-            path.fps[k - 1] = node.fp;
-        }
+    let mut at = end;
+    while queue[at].parent as usize != at && path.hops < MAX_HOPS {
+        path.buckets[path.hops] = queue[at].bucket as BucketIndex;
+        path.fps[path.hops] = queue[at].fp;
+        path.hops += 1;
+        at = queue[at].parent as usize;
     }
+    path.buckets[path.hops] = queue[at].bucket as BucketIndex;
+    path.buckets[..=path.hops].reverse();
+    path.fps[..path.hops].reverse();
     path
 }
 

@@ -16,28 +16,21 @@ pub(crate) struct Node {
     pub(crate) stamp: u64,
 }
 
-/// The search's queue, in a buffer that only grows: a kept queue (inserts take their thread's,
-/// [`with_queue`]) allocates only for the first searches and zeroes nothing.
+/// The search's queue, in a buffer that only grows.
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
-    /// The last search's nodes in `nodes[..len]`; entries after them are left from earlier ones.
     nodes: Vec<Node>,
-    len: usize,
 }
 
 /// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
 const KEPT_NODES: usize = 4096;
 
-/// Runs `work` with this thread's [`SearchQueue`], kept between calls up to [`KEPT_NODES`]; with
-/// a new one where the thread's is out (nested, torn down) and under loom (one system thread).
+/// Runs `work` with this thread's [`SearchQueue`], or a new one (nested, torn down, loom).
 pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
     use core::cell::Cell;
     thread_local! {
         static QUEUE: Cell<SearchQueue> = const {
-            Cell::new(SearchQueue {
-                nodes: Vec::new(),
-                len: 0,
-            })
+            Cell::new(SearchQueue { nodes: Vec::new() })
         };
     }
     if MODEL_CHECKED {
@@ -53,9 +46,7 @@ pub(crate) fn with_queue<R>(work: impl FnOnce(&mut SearchQueue) -> R) -> R {
 }
 
 impl SearchQueue {
-    /// Whether every bucket the last search read is as it was when read (see
-    /// [`Stripes::unchanged`]): then its "no path" held at one moment. Only for a search that
-    /// was given the stripes.
+    /// Whether every bucket the last validated search read is unchanged: its "no path" held.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
         stripes.unchanged(
             self.nodes()
@@ -65,28 +56,24 @@ impl SearchQueue {
     }
 
     pub(crate) fn nodes(&self) -> &[Node] {
-        &self.nodes[..self.len]
+        &self.nodes
     }
 
     pub(crate) fn nodes_mut(&mut self) -> &mut [Node] {
-        &mut self.nodes[..self.len]
+        &mut self.nodes
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.nodes.len()
     }
 
     pub(crate) fn clear(&mut self) {
-        self.len = 0;
+        self.nodes.clear();
     }
 
     #[inline]
     pub(crate) fn push(&mut self, node: Node) {
-        match self.nodes.get_mut(self.len) {
-            Some(slot) => *slot = node,
-            None => self.nodes.push(node),
-        }
-        self.len += 1;
+        self.nodes.push(node);
     }
 }
 

@@ -1,9 +1,6 @@
-//! A writer stopped for good at a chosen store, its locks held: how a test plays a writer that
-//! was killed in the middle of a write (docs/shared.md, "What a kill can leave").
-//!
-//! Each word store of the table's packed buckets (`table.rs`) and each emptying of a stripe's
-//! journal (`owners.rs`) is a point. A thread that [`arm`]s itself parks forever at its `n`-th
-//! point from then on, before that store: what it stored until then stays, its locks stay held.
+//! A writer stopped for good at a chosen store, its locks held, as a test plays a killed writer:
+//! a thread that [`arm`]s itself parks forever before its `n`-th point from then on (each word
+//! store of packed buckets, `table.rs`, and each emptying of a journal, `owners.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::sync::mpsc::Sender;
@@ -11,24 +8,22 @@ use std::sync::mpsc::Sender;
 thread_local! {
     /// Points left before this thread stops; 0: it never does.
     static LEFT: Cell<usize> = const { Cell::new(0) };
-    /// Told once this thread has stopped.
     static STOPPED: RefCell<Option<Sender<()>>> = const { RefCell::new(None) };
 }
 
-/// Makes this thread stop for good at its `n`-th point from now (`n >= 1`), telling `stopped`
-/// first.
+/// Makes this thread stop for good at its `n`-th point from now (`n >= 1`), telling `stopped`.
 pub(crate) fn arm(n: usize, stopped: Sender<()>) {
     LEFT.set(n);
     STOPPED.set(Some(stopped));
 }
 
-/// Makes this thread run on past every point; its `stopped` hears nothing more.
+/// Makes this thread run on past every point.
 pub(crate) fn disarm() {
     LEFT.set(0);
     STOPPED.set(None);
 }
 
-/// A store or a journal's emptying is next: an armed thread whose count ends here stops.
+/// A store or a journal's emptying is next.
 pub(crate) fn point() {
     let left = LEFT.get();
     if left == 0 {

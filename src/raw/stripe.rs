@@ -1,21 +1,15 @@
-//! Stripes: one seqlock per group of buckets, and a count of the fingerprints each group holds.
+//! Stripes: one seqlock per group of buckets, whose stamp also counts the group's fingerprints.
 //!
-//! A stripe's stamp is a version whose lowest bit is the lock; every unlock moves it on, so a
-//! reader that sees the same unlocked stamp before and after reading a bucket knows no writer
-//! touched it. The orderings are crossbeam-utils' `SeqLock`: the reader loads the stamp
-//! `Acquire`, the data `Relaxed`, fences `Acquire` and reloads the stamp `Relaxed`; the writer
-//! locks by an `Acquire` CAS and a `Release` fence, and unlocks by a `Release` store.
+//! A stamp is a version whose lowest bit is the lock; every unlock moves it on, so a reader that
+//! sees the same unlocked stamp before and after reading a bucket knows no writer touched it.
+//! The orderings are crossbeam-utils' `SeqLock`: the reader loads the stamp `Acquire`, the data
+//! `Relaxed`, fences `Acquire` and reloads the stamp `Relaxed`; the writer locks by an `Acquire`
+//! CAS and a `Release` fence, and unlocks by a `Release` store. A stamp's top bits count its
+//! stripe's fingerprints (the version keeps at least 31), changed by the unlocking store.
 //!
-//! Stamps are packed eight to a line, each carrying its stripe's fingerprint count in its top
-//! bits (the version keeps at least 31), changed by the unlocking store; [`Stripes::len`] sums
-//! them (docs/benchmarks.md, "Constants of the raw core"). Readers compare whole stamps.
-//!
-//! The stamps' words and the readers' half ([`OptimisticRead`]) are `index.rs`'s, beside the
-//! unchecked read they rest on; this file has the writers' half: locks, guards and counts.
-//!
-//! A live file's stripes (docs/shared.md) also lock through owner words
-//! (`stripe/shared_lock.rs`). Whether a lock may be one is the write paths' `SHARED` parameter:
-//! with `false`, for tables known to be in memory, the test of `Stripes::shared` compiles away.
+//! This file is the writers' half (locks, guards, counts); the stamps' words and the readers'
+//! half ([`OptimisticRead`]) are `index.rs`'s. A live file's stripes also lock through owner
+//! words (`stripe/shared_lock.rs`), tested only where the write path's `SHARED` is true.
 
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
@@ -26,32 +20,26 @@ use crate::sync::{
     MODEL_CHECKED,
 };
 
-/// Optimistic tries a lookup makes after its first, before it locks (the filter's Consistency
-/// docs count all of them: 9).
+/// Optimistic tries a lookup makes after its first, before it locks (Consistency docs: 9 in all).
 pub(super) const READ_RETRIES: usize = if MODEL_CHECKED { 2 } else { 8 };
 
-/// Index of a stripe.
 pub(crate) type StripeIndex = usize;
 
 #[derive(Debug)]
 #[repr(C)] // What a lookup reads first.
 pub(crate) struct Stripes {
-    /// The stamps and which stripe guards which bucket (`index.rs`, whose unchecked reads rest
-    /// on their bounds); read directly by the lookups.
     pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
-    /// The version's bits, `(1 << count_shift) - 1`, for the unlock.
+    /// `(1 << count_shift) - 1`.
     versions: u64,
-    /// For stripes other processes share: who holds each, and how to recover a dead holder's
-    /// (`stripe/shared_lock.rs`, `owners.rs`). Read only by locks whose `SHARED` is true.
+    /// A live file's lock records; read only by locks whose `SHARED` is true.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(super) shared: Option<Box<super::owners::SharedLocks>>,
 }
 
 impl Stripes {
-    /// `count` stripes (a power of two) over `bucket_count` buckets of `bucket_size` slots, in
-    /// lock groups of `1 << group_shift` buckets; `None` if the stamps' memory cannot be had.
+    /// `count` stripes (a power of two) over lock groups of `1 << group_shift` buckets.
     pub(crate) fn new(
         count: usize,
         group_shift: u32,
@@ -66,8 +54,7 @@ impl Stripes {
         )
     }
 
-    /// [`Self::new`] over the caller's stamps, as they are (zero for a new table); `None`
-    /// unless they are a power of two.
+    /// [`Self::new`] over the caller's stamps, as they are (zero for a new table).
     pub(crate) fn with_stamps(
         stamps: TableWords,
         group_shift: u32,
@@ -97,41 +84,34 @@ impl Stripes {
         self.stamps.len()
     }
 
-    /// Bytes of the stamps.
     pub(crate) fn memory_usage(&self) -> usize {
         self.stamps.len() * 8
     }
 
-    /// The stripe that guards `bucket`. Neighbouring lock groups get different stripes.
     #[inline]
     pub(crate) fn of(&self, bucket: usize) -> StripeIndex {
         self.stamps.stripe_of(bucket)
     }
 
-    /// The stamp of the stripe that guards `bucket`, any `bucket`, without a bounds check.
+    /// The stamp of `bucket`'s stripe, without a bounds check.
     #[inline(always)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
         self.stamps.stamps().of(bucket)
     }
 
-    /// Starts an optimistic read of two buckets: the stamps of their stripes, which
-    /// [`OptimisticRead::validate`] checks again once the buckets are read.
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
         self.stamps.begin_read(bucket_a, bucket_b)
     }
 
-    /// `look` at two buckets in a state they really had, validated by their stripes' stamps;
-    /// retried out of line.
+    /// `look` at two buckets in a state they really had; retried out of line.
     #[inline(always)]
     pub(crate) fn read_pair<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
-        match self.try_read_pair(a, b, &look) {
-            Some(answer) => answer,
-            None => self.read_pair_contended(a, b, look),
-        }
+        self.try_read_pair(a, b, &look)
+            .unwrap_or_else(|| self.read_pair_contended(a, b, look))
     }
 
-    /// One optimistic read: `look`'s answer if no writer touched either stripe meanwhile.
+    /// `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     pub(crate) fn try_read_pair<R>(&self, a: usize, b: usize, look: &impl Fn() -> R) -> Option<R> {
         let read = self.stamps.begin_read(a, b);
@@ -139,8 +119,7 @@ impl Stripes {
         read.validate().then_some(answer)
     }
 
-    /// [`Self::read_pair`] after a writer got in the way: a few more optimistic tries, then the
-    /// locks, so that a reader cannot starve.
+    /// [`Self::read_pair`] after a writer got in the way: a few more tries, then the locks.
     #[cold]
     #[inline(never)]
     pub(crate) fn read_pair_contended<R>(&self, a: usize, b: usize, look: impl Fn() -> R) -> R {
@@ -155,16 +134,13 @@ impl Stripes {
         look()
     }
 
-    /// The stamp of the bucket's stripe, loaded (`Acquire`) before a read of the bucket that
-    /// [`Self::unchanged`] validates once every bucket of a search is read.
+    /// The stamp of the bucket's stripe, loaded before a read that [`Self::unchanged`] validates.
     #[inline]
     pub(crate) fn stamp(&self, bucket: usize) -> u64 {
         self.stamp_of(bucket).load(Ordering::Acquire)
     }
 
-    /// Ends an optimistic read of many buckets, each preceded by [`Self::stamp`]: true if no
-    /// stripe was locked when read nor has changed since, so everything read is one state the
-    /// buckets had. The orderings are [`OptimisticRead::validate`]'s.
+    /// Ends a read of many buckets begun by [`Self::stamp`]: no stripe was locked or changed since.
     pub(crate) fn unchanged(&self, mut seen: impl Iterator<Item = (usize, u64)>) -> bool {
         fence(Ordering::Acquire);
         seen.all(|(bucket, stamp)| {
@@ -172,21 +148,18 @@ impl Stripes {
         })
     }
 
-    /// Starts fetching, for writing, the stamp of the bucket's stripe, so a writer takes the
-    /// misses of its next locks (lines another core wrote last) ahead, many at once.
+    /// Fetches the stamp of the bucket's stripe for writing, ahead of its lock.
     #[inline]
     pub(crate) fn prefetch_for_write(&self, bucket: usize) {
         prefetch_write(self.stamp_of(bucket));
     }
 
-    /// Starts loading the stamp of `bucket`'s stripe for a read, without waiting for it.
     #[inline]
     pub(crate) fn prefetch_for_read(&self, bucket: usize) {
         prefetch(self.stamp_of(bucket));
     }
 
-    /// The live file's lock records if `SHARED` and the stripes have them; with `SHARED =
-    /// false`, none (the stripes must be in memory).
+    /// The live file's lock records if `SHARED` and the stripes have them.
     #[cfg(all(target_os = "linux", not(loom)))]
     #[inline(always)]
     fn shared_locks<const SHARED: bool>(&self) -> Option<&super::owners::SharedLocks> {
@@ -194,21 +167,7 @@ impl Stripes {
             SHARED || self.shared.is_none(),
             "a live file's stripes locked as in memory"
         );
-        if SHARED {
-            self.shared.as_deref()
-        } else {
-            None
-        }
-    }
-
-    /// Locks the stripe, as [`lock_stamp`] does (through its owner word if it is shared).
-    #[inline]
-    fn lock(&self, stripe: StripeIndex) {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<true>() {
-            return self.lock_shared(shared, stripe);
-        }
-        lock_stamp(&self.stamps[stripe]);
+        self.shared.as_deref().filter(|_| SHARED)
     }
 
     /// Unlocks the stripe whose stamp is `stamp`, its count changed by `delta` while held.
@@ -216,13 +175,13 @@ impl Stripes {
     fn unlock_stamp<const SHARED: bool>(&self, stamp: &AtomicU64, delta: i32) {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.shared_locks::<SHARED>() {
-            return self.unlock_shared(shared, stamp, delta);
+            let stripe = (stamp as *const AtomicU64 as usize - self.stamps.as_ptr() as usize) / 8;
+            return self.unlock_shared(shared, &[stripe], &[delta]);
         }
         self.store_unlocked(stamp, delta);
     }
 
-    /// Unlocks `stamp`, whose count changed by `delta`: the version moved on, the count with it.
-    /// Only the holder changes a locked stamp, so a load and a store suffice.
+    /// Unlocks `stamp`, its version moved on and its count by `delta` (only its holder writes it).
     #[inline]
     pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         let locked = stamp.load(Ordering::Relaxed);
@@ -232,14 +191,13 @@ impl Stripes {
         stamp.store(count << self.count_shift | version, Ordering::Release);
     }
 
-    /// The stamps, and where a stamp's count starts: for a test that plays a dead writer.
+    /// The stamps and `count_shift`, for a test that plays a dead writer.
     #[cfg(all(test, target_os = "linux", not(loom)))]
     pub(super) fn stamp_words(&self) -> (&[AtomicU64], u32) {
         (&self.stamps, self.count_shift)
     }
 
-    /// Locks the stripe of one bucket, for a writer that changes only that bucket: the common
-    /// insert's lock, whose guard keeps the stamp (unlocking indexes nothing) and one count.
+    /// Locks the stripe of one bucket: the common insert's lock, whose guard keeps the stamp.
     #[inline]
     pub(crate) fn lock_one<const SHARED: bool>(&self, bucket: usize) -> OneStripeGuard<'_, SHARED> {
         let stamp = self.stamp_of(bucket);
@@ -319,17 +277,20 @@ impl Stripes {
         Held { stripes, len }
     }
 
-    /// Locks every stripe, in order: while the guard lives, no writer is anywhere in the table.
-    /// Rare enough to test for shared stripes whatever the caller.
+    /// Locks every stripe, in order (shared ones through their owner words, whatever `SHARED`).
     pub(crate) fn lock_all(&self) -> AllStripesGuard<'_> {
         for stripe in 0..self.count() {
-            self.lock(stripe);
+            #[cfg(all(target_os = "linux", not(loom)))]
+            if let Some(shared) = self.shared_locks::<true>() {
+                self.lock_shared(shared, stripe);
+                continue;
+            }
+            lock_stamp(&self.stamps[stripe]);
         }
         AllStripesGuard { stripes: self }
     }
 
-    /// New unlocked stripes over the same buckets with these stripes' counts; `None` if the
-    /// stamps' memory cannot be had. The caller holds every stripe.
+    /// New unlocked stripes with these stripes' counts. The caller holds every stripe.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         let stamps = table_words(self.count(), false)?;
         for (to, from) in stamps.iter().zip(self.stamps.iter()) {
@@ -338,22 +299,20 @@ impl Stripes {
         }
         Some(Self {
             stamps: StampWords::new(stamps, self.stamps.group_shift())?,
-            count_shift: self.count_shift,
-            versions: self.versions,
             #[cfg(all(target_os = "linux", not(loom)))]
             shared: None,
+            ..*self
         })
     }
 
-    /// Adds `used` fingerprints to the count of `bucket`'s stripe, for a freshly filled table
-    /// before the filter is shared.
+    /// Adds `used` fingerprints to the count of `bucket`'s stripe, in a table no other thread sees.
     pub(crate) fn add_count(&mut self, bucket: usize, used: u64) {
         let stamp = &self.stamps[self.of(bucket)];
         let count = stamp.load(Ordering::Relaxed) >> self.count_shift;
         stamp.store((count + used) << self.count_shift, Ordering::Relaxed);
     }
 
-    /// Fingerprints in the table, summed over the stripes. Exact when no write is in flight.
+    /// Fingerprints in the table: exact when no write is in flight.
     pub(crate) fn len(&self) -> usize {
         self.stamps
             .iter()
@@ -362,7 +321,6 @@ impl Stripes {
     }
 }
 
-/// Takes the stamp's lock: the uncontended case inline, the waiting out of line.
 #[inline]
 pub(super) fn lock_stamp(stamp: &AtomicU64) {
     if !try_lock(stamp) {
@@ -370,7 +328,6 @@ pub(super) fn lock_stamp(stamp: &AtomicU64) {
     }
 }
 
-/// Takes the stamp's lock if it is free.
 #[inline]
 fn try_lock(stamp: &AtomicU64) -> bool {
     let current = stamp.load(Ordering::Relaxed);
@@ -385,7 +342,6 @@ fn try_lock(stamp: &AtomicU64) -> bool {
     locked
 }
 
-/// [`try_lock`] until it succeeds, backing off in between.
 #[cold]
 #[inline(never)]
 fn lock_contended(stamp: &AtomicU64) {
@@ -398,19 +354,15 @@ fn lock_contended(stamp: &AtomicU64) {
     }
 }
 
-/// Stripe locks a writer holds: it may store to the buckets they guard, and records here how
-/// each bucket's count changes.
+/// Stripe locks a writer holds, which record how each guarded bucket's count changes.
 pub(crate) trait Guard {
-    /// Records that the bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint. The bucket
-    /// must be guarded by this guard.
+    /// Records that the guarded bucket's stripe gained (`+1`) or lost (`-1`) a fingerprint.
     fn add(&mut self, bucket: usize, delta: i32);
 }
 
-/// The up to three stripes a [`StripeGuard`] holds, each once, ascending (a live file's lock
-/// moves the first-named bucket's stripe to the front, `stripe/shared_lock.rs`).
+/// The up to three stripes a [`StripeGuard`] holds, each once, ascending (but a live file's).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
-    /// The stripes, in `stripes[..len]`.
     stripes: [StripeIndex; 3],
     len: usize,
 }
@@ -421,18 +373,15 @@ impl Held {
     }
 }
 
-/// The lock on one or two stripes; unlocks them when dropped (a live file's, if `SHARED` and the
-/// stripes are shared).
+/// The lock on up to three stripes; unlocks them when dropped.
 #[derive(Debug)]
 pub(crate) struct StripeGuard<'a, const SHARED: bool> {
     stripes: &'a Stripes,
     held: Held,
-    /// How each held stripe's count changes when it is unlocked.
     deltas: [i32; 3],
 }
 
 impl<'a, const SHARED: bool> StripeGuard<'a, SHARED> {
-    /// The guard of `held`, which the caller has just locked.
     #[inline]
     fn new(stripes: &'a Stripes, held: Held) -> Self {
         Self {
@@ -460,7 +409,7 @@ impl<const SHARED: bool> Drop for StripeGuard<'_, SHARED> {
         if let Some(shared) = self.stripes.shared_locks::<SHARED>() {
             return self
                 .stripes
-                .unlock_all_shared(shared, self.held.as_slice(), &self.deltas);
+                .unlock_shared(shared, self.held.as_slice(), &self.deltas);
         }
         for (&stripe, &delta) in self.held.as_slice().iter().zip(&self.deltas).rev() {
             self.stripes
@@ -469,13 +418,11 @@ impl<const SHARED: bool> Drop for StripeGuard<'_, SHARED> {
     }
 }
 
-/// The lock on one stripe; unlocks it when dropped (as [`StripeGuard`] does).
+/// The lock on one stripe; unlocks it when dropped.
 #[derive(Debug)]
 pub(crate) struct OneStripeGuard<'a, const SHARED: bool> {
     stripes: &'a Stripes,
-    /// The stamp of the stripe held.
     stamp: &'a AtomicU64,
-    /// How the stripe's count changes when it is unlocked.
     delta: i32,
 }
 
@@ -504,8 +451,7 @@ pub(crate) struct AllStripesGuard<'a> {
 }
 
 impl Guard for AllStripesGuard<'_> {
-    /// Changes the count in the locked stamp at once: with thousands of stripes held, a delta
-    /// per stripe would not fit on the stack, and only the holder writes a locked stamp.
+    /// Changes the count in the locked stamp at once: a delta per stripe would not fit the stack.
     fn add(&mut self, bucket: usize, delta: i32) {
         let stamp = &self.stripes.stamps[self.stripes.of(bucket)];
         let locked = stamp.load(Ordering::Relaxed);
@@ -522,24 +468,27 @@ impl AllStripesGuard<'_> {
     pub(crate) fn journal(&self, buckets: [usize; 2]) {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.stripes.shared.as_deref() {
-            self.stripes.journal_held(shared, buckets);
+            for bucket in buckets {
+                shared.journal(self.stripes.of(bucket), bucket);
+            }
         }
         let _ = buckets;
     }
 
-    /// Empties the journals [`Self::journal`] wrote once the stores to both buckets are done,
-    /// the last-named's stripe first: a kill within a move `[from, to]` leaves a second copy,
-    /// never a fingerprint in neither bucket.
+    /// Empties the journals [`Self::journal`] wrote, the last-named's stripe first: a kill within
+    /// a move `[from, to]` leaves a second copy, never a fingerprint in neither bucket.
     #[inline]
     pub(crate) fn settle(&self, buckets: [usize; 2]) {
         #[cfg(all(target_os = "linux", not(loom)))]
         if let Some(shared) = self.stripes.shared.as_deref() {
-            self.stripes.settle_held(shared, buckets);
+            for bucket in buckets.into_iter().rev() {
+                shared.clear_journal(self.stripes.of(bucket));
+            }
         }
         let _ = buckets;
     }
 
-    /// Sets every stripe's count to 0, for a table whose buckets the holder emptied.
+    /// Sets every stripe's count to 0, for a table the holder emptied.
     pub(crate) fn clear_counts(&mut self) {
         for stamp in self.stripes.stamps.iter() {
             let locked = stamp.load(Ordering::Relaxed);

@@ -1,12 +1,11 @@
-//! Taking and releasing a stripe that other processes share, journaling the buckets its holder
-//! writes, and recovering one whose holder died (the protocol is in [`crate::raw::owners`]'s
-//! docs).
+//! Taking, journaling, releasing and recovering a stripe that other processes share (the
+//! protocol: [`crate::raw::owners`]).
 
 use std::time::Instant;
 
 use super::super::owners::{SharedLocks, LIVENESS_BOUND};
 use super::{lock_stamp, try_lock, Held, StripeIndex, Stripes};
-use crate::sync::{fence, AtomicU64, Backoff, Ordering};
+use crate::sync::{fence, Backoff, Ordering};
 
 impl Stripes {
     /// Takes `stripe`: its owner word, then its stamp's lock bit. A holder that stays longer
@@ -15,15 +14,9 @@ impl Stripes {
     #[inline(never)]
     pub(super) fn lock_shared(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let owner = shared.owner(stripe);
-        let me = shared.me();
-        let mut held = match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return self.lock_owned_stamp(shared, stripe),
-            Err(held) => held,
-        };
-        let backoff = Backoff::new();
-        let mut since = Instant::now();
+        let me = shared.registry.me;
+        let (backoff, mut held, mut since) = (Backoff::new(), 0, Instant::now());
         loop {
-            backoff.snooze();
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return self.lock_owned_stamp(shared, stripe),
                 Err(now) if now != held => {
@@ -34,7 +27,7 @@ impl Stripes {
                 Err(_) => {}
             }
             if since.elapsed() >= LIVENESS_BOUND {
-                if !shared.is_alive(held)
+                if !shared.registry.is_alive(held)
                     && owner
                         .compare_exchange(held, me, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
@@ -43,6 +36,7 @@ impl Stripes {
                 }
                 since = Instant::now();
             }
+            backoff.snooze();
         }
     }
 
@@ -52,7 +46,7 @@ impl Stripes {
     /// reads as 0, which never unlocks there: after [`LIVENESS_BOUND`] it takes that over too.
     fn lock_owned_stamp(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
-        if !shared.is_private() {
+        if !shared.registry.is_private() {
             return lock_stamp(stamp);
         }
         let (backoff, since) = (Backoff::new(), Instant::now());
@@ -67,7 +61,7 @@ impl Stripes {
     /// Locks the stripes of `buckets` (repeat one to lock fewer) as [`Self::lock_buckets`] does,
     /// and journals each bucket in its stripe's record before the caller stores anything. The
     /// stripes returned put the first-named bucket's (a move's source) first, whose journal
-    /// [`Self::unlock_all_shared`] empties last. Not generic: compiled once, with the journal.
+    /// [`Self::unlock_shared`] empties last. Not generic: compiled once, with the journal.
     #[cold]
     #[inline(never)]
     pub(super) fn lock_shared_buckets(&self, shared: &SharedLocks, buckets: [usize; 3]) -> Held {
@@ -75,36 +69,14 @@ impl Stripes {
         for &stripe in held.as_slice() {
             self.lock_shared(shared, stripe);
         }
-        for (i, &bucket) in buckets.iter().enumerate() {
-            if !buckets[..i].contains(&bucket) {
-                shared.journal(self.of(bucket), bucket);
-            }
+        for bucket in buckets {
+            shared.journal(self.of(bucket), bucket);
         }
         let first = self.of(buckets[0]);
         if let Some(at) = held.as_slice().iter().position(|&stripe| stripe == first) {
             held.stripes[..=at].rotate_right(1);
         }
         held
-    }
-
-    /// Journals `buckets` in their stripes' records, for the holder of every stripe that is
-    /// about to write them (`AllStripesGuard::journal`).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn journal_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
-        for bucket in buckets {
-            shared.journal(self.of(bucket), bucket);
-        }
-    }
-
-    /// Empties the journals of `buckets`' stripes, the last-named's first
-    /// (`AllStripesGuard::settle`).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn settle_held(&self, shared: &SharedLocks, buckets: [usize; 2]) {
-        for bucket in buckets.into_iter().rev() {
-            shared.clear_journal(self.of(bucket));
-        }
     }
 
     /// Unlocks the shared stripes a guard holds, `held[i]` having changed its count by
@@ -114,12 +86,7 @@ impl Stripes {
     /// source while the destination keeps its copy (a second copy), never the destination alone.
     #[cold]
     #[inline(never)]
-    pub(super) fn unlock_all_shared(
-        &self,
-        shared: &SharedLocks,
-        held: &[StripeIndex],
-        deltas: &[i32],
-    ) {
+    pub(super) fn unlock_shared(&self, shared: &SharedLocks, held: &[StripeIndex], deltas: &[i32]) {
         for &stripe in held.iter().rev() {
             shared.clear_journal(stripe);
         }
@@ -129,30 +96,17 @@ impl Stripes {
         }
     }
 
-    /// Unlocks a shared stripe: its journal emptied, the stamp stored as in memory, then the
-    /// owner word cleared.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn unlock_shared(&self, shared: &SharedLocks, stamp: &AtomicU64, delta: i32) {
-        let stamps = &self.stamps;
-        let stripe = (stamp as *const AtomicU64 as usize - stamps.as_ptr() as usize) / 8;
-        shared.clear_journal(stripe);
-        self.store_unlocked(stamp, delta);
-        shared.owner(stripe).store(0, Ordering::Release);
-    }
-
     /// Makes a dead holder's stripe whole for the caller that took over its owner word, leaving
     /// it locked: the stamp locked, the journal restored, the count recomputed. The caller's
     /// unlock moves the version on, so a reader that read meanwhile fails to validate.
     fn recover(&self, shared: &SharedLocks, stripe: StripeIndex) {
         let stamp = &self.stamps[stripe];
-        let (count_shift, versions) = (self.count_shift, self.versions);
         // Only the owner word's holder writes the stamp, so plain stores suffice.
         stamp.store(stamp.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
         fence(Ordering::Release);
         shared.restore_journal(stripe);
         let count = shared.count_of(stripe, self.stamps.group_shift(), self.count());
-        let version = stamp.load(Ordering::Relaxed) & versions;
-        stamp.store(count << count_shift | version, Ordering::Relaxed);
+        let version = stamp.load(Ordering::Relaxed) & self.versions;
+        stamp.store(count << self.count_shift | version, Ordering::Relaxed);
     }
 }
