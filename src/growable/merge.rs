@@ -1,10 +1,6 @@
-//! The union of two growable filters of the same plan and hasher.
-//!
-//! Two filters built by the same plan shape every level alike: the same chunk bucket count,
-//! core bits and route bits. A fingerprint of the source's level `i` is known without its key by
-//! its core, its whole route (the chunk id's bits, then the route bits the fingerprint still
-//! carries) and its bucket, which place it in the target's level `i`, however differently the
-//! two levels have split.
+//! The union of two growable filters of one plan: a fingerprint is known without its key by its
+//! core, whole route and bucket, which place it in the same level of the other filter however
+//! differently the two have split.
 
 use super::split::Placed;
 use super::Growable;
@@ -25,10 +21,10 @@ impl Growable {
         }
     }
 
-    /// The plan's fields, and its first-level chunk's, as [`MergeError::Geometry`] names them.
+    /// The plan's and its first level's fields, as [`MergeError::Geometry`] names them.
     fn plan_fields(&self) -> [(&'static str, u64); 8] {
         let plan = self.levels.plan();
-        let chunks = self.levels.first().shape();
+        let chunks = self.levels.level(0).shape();
         let shape = chunks.template.shape;
         [
             ("initial_capacity", plan.initial_capacity as u64),
@@ -42,9 +38,7 @@ impl Growable {
         ]
     }
 
-    /// Inserts every fingerprint of `other` into the level it has there, adding levels `other`
-    /// has first; with `unique`, only where its level does not show it yet. A filter merged
-    /// into itself merges a copy of what it held when the merge started.
+    /// Inserts every fingerprint of `other` into its level here, adding the levels missing first.
     pub(super) fn merge_levels(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
         while self.levels.count() < other.levels.count() {
             if !self.levels.grow(self.levels.count() - 1) {

@@ -1,5 +1,4 @@
-//! A filter that grows: levels of chunks that split as they fill, each level larger and with
-//! wider fingerprints than the one before.
+//! The growable kind: levels of chunks that split as they fill (`docs/growth.md`).
 
 mod builder;
 mod chunk_shape;
@@ -29,23 +28,20 @@ pub use self::builder::GrowableCuckooFilterBuilder;
 use self::chunks::Chunks;
 use self::levels::Levels;
 
-/// Levels whose buckets a lookup requests at once: eight keep more loads in flight than a core
-/// tracks.
+/// Levels whose buckets a lookup requests at once: more loads than a core keeps in flight.
 const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// It grows in place by splitting, as extendible hashing does: a level is a directory of chunks,
-/// small cuckoo tables of one shape, picked by the first route bits of an item's hash. A full
-/// chunk splits, the items whose next route bit is 1 moving to the same buckets of a new chunk
-/// (each fingerprint carries the route bits its chunk may still split on), so a lookup reads one
-/// directory pointer and probes one chunk however far the level grew. Once a level's chunks have
-/// split [`split_depth`](GrowableCuckooFilterBuilder::split_depth) times (6 by default, 64×),
-/// the next level is added, `2^split_depth` times larger. Level `i` keeps the rate `ε/2^(i+1)`,
-/// so the rates a lookup of an absent item adds up over the levels stay below ε. Inserts go to
-/// the newest level; a lookup fetches every level's buckets at once, then probes them newest
-/// first. Only the writers of a chunk being split wait for it.
+/// It grows in place, as extendible hashing does: a level is a directory of chunks (small cuckoo
+/// tables) indexed by route bits of an item's hash, and a full chunk splits, the items whose
+/// next route bit is 1 moving to a new chunk, so a lookup probes one chunk however far the level
+/// grew. After [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default,
+/// 64×) the next level is added, `2^split_depth` times larger. Level `i` keeps the rate
+/// `ε/2^(i+1)`, so the levels' rates add up to less than ε. Inserts go to the newest level; a
+/// lookup requests every level's buckets at once, then probes them newest first. Only the
+/// writers of a chunk being split wait for it.
 ///
 /// # Examples
 ///
@@ -96,12 +92,11 @@ pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S
 /// one step across them.
 pub struct Growable {
     levels: Levels,
-    /// Locks by item hash, apart from every level's stripes: nothing else takes them, and a
-    /// holder takes level stripes only after, so they add no lock-order cycle.
+    /// Locks by item hash, taken before any level's stripes and by nothing else: no lock cycle.
     item_locks: Stripes,
 }
 
-/// `count` item locks, a power of two; `None` if their memory cannot be had.
+/// `count` item locks (a power of two); `None` without the memory.
 pub(crate) fn item_locks(count: usize) -> Option<Stripes> {
     Stripes::new(count, 0, count, 1)
 }
@@ -198,8 +193,7 @@ impl Kind for Growable {
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
         loop {
-            // A unique insert holds the item's lock while it counts and checks every level and
-            // inserts: a racing unique insert of the item sees this copy.
+            // Held across the check of every level and the insert: a racing unique insert sees it.
             let guard = unique.then(|| {
                 let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
                 self.item_locks.lock_pair::<false>(lock, lock)
@@ -222,7 +216,6 @@ impl Kind for Growable {
         }
     }
 
-    /// The buckets of a group of hashes are requested before the first is written.
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
         for (group, hashes) in hashes.chunks(AHEAD).enumerate() {
             let newest = self.levels.count() - 1;
@@ -241,13 +234,12 @@ impl Kind for Growable {
     fn contains(&self, hash: u64) -> bool {
         match self.levels.count() {
             // `level_hash` of level 0 is the hash.
-            1 => self.levels.first().contains(hash),
+            1 => self.levels.level(0).contains(hash),
             count => contains_in_levels(&self.levels, hash, count),
         }
     }
 
-    /// A level at a time, newest first: the buckets of a group of hashes are requested before
-    /// the first of them is probed.
+    /// A level at a time, newest first, each group's buckets requested before any is probed.
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         answers.fill(false);
         for level in (0..self.levels.count()).rev() {
@@ -315,11 +307,11 @@ impl Kind for Growable {
     }
 
     fn bucket_size(&self) -> usize {
-        self.levels.first().shape().template.shape.bucket_size
+        self.levels.level(0).shape().template.shape.bucket_size
     }
 
     fn is_semi_sorted(&self) -> bool {
-        self.levels.first().shape().template.shape.semi_sorted
+        self.levels.level(0).shape().template.shape.semi_sorted
     }
 
     fn expected_false_positive_rate(&self) -> f64 {
@@ -381,8 +373,7 @@ impl Kind for Growable {
     }
 }
 
-/// A lookup in several levels, out of line to keep the one-level lookup lean: newest (largest)
-/// first, a window of levels' buckets requested before any is probed.
+/// Newest first, a window of levels' buckets requested before any is probed; out of line.
 #[inline(never)]
 fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
     let mut newest = count;
