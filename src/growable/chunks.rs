@@ -57,15 +57,13 @@ impl Chunks {
         let chunks = (0..1u64 << depth)
             .map(|id| Some((id, Chunk::new_chunk(shape.template, placement, depth)?)))
             .collect::<Option<Vec<_>>>()?;
-        Self::from_chunks(shape, chunks)
+        Some(Self::from_chunks(shape, chunks))
     }
 
-    /// A level of `chunks` and their ids; `None` unless they fit `shape` and cover every route
-    /// once.
-    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
-        if shape.route_bits > MAX_ROUTE_BITS {
-            return None;
-        }
+    /// A level of `chunks` and their ids, which cover every route once (as `decode_level`
+    /// checks of a decoded level).
+    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Self {
+        debug_assert!(shape.route_bits <= MAX_ROUTE_BITS);
         let routes = 1usize << shape.route_bits;
         let count = chunks.len() as u64;
         let level = Self {
@@ -81,25 +79,23 @@ impl Chunks {
         };
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
-            if depth > shape.route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
-                return None;
-            }
+            level.chunks.publish(id, chunk);
             for route in (id as usize..routes).step_by(1 << depth) {
                 let entry = &level.directory[route];
-                if entry.load(Ordering::Relaxed) != u64::MAX {
-                    return None;
-                }
+                debug_assert_eq!(
+                    entry.load(Ordering::Relaxed),
+                    u64::MAX,
+                    "route {route} twice"
+                );
                 entry.store(id, Ordering::Relaxed);
-            }
-            level.chunks.publish(id, chunk);
-        }
-        for (route, entry) in level.directory.iter().enumerate() {
-            match entry.load(Ordering::Relaxed) {
-                u64::MAX => return None,
-                id => level.chunks.lead(route, id),
+                level.chunks.lead(route, id);
             }
         }
-        Some(level)
+        debug_assert!(level
+            .directory
+            .iter()
+            .all(|id| id.load(Ordering::Relaxed) != u64::MAX));
+        level
     }
 
     pub(crate) fn shape(&self) -> ChunkShape {

@@ -240,7 +240,7 @@ impl Levels {
                     .iter()
                     .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
                     .collect::<Option<Vec<_>>>()?;
-                Chunks::from_chunks(locked.level.shape(), chunks)
+                Some(Chunks::from_chunks(locked.level.shape(), chunks))
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Self::from_levels(self.plan.clone(), levels))

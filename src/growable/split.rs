@@ -150,7 +150,9 @@ pub(crate) struct Placed {
 }
 
 impl Place for SplitPlacement {
-    type Gate = SplitGate;
+    /// The chunk's split state, `depth << 1 | sealed`, which its writers check under their
+    /// locks; changed only with every stripe locked.
+    type Gate = AtomicU64;
 
     #[inline]
     fn candidates(&self, hash: u64) -> Candidates {
@@ -164,25 +166,19 @@ impl Place for SplitPlacement {
 
     /// Not while sealed, nor a fingerprint a split gave to another chunk.
     #[inline(always)]
-    fn admits(&self, gate: &SplitGate, fp: Option<Fingerprint>) -> bool {
-        let state = SplitState(gate.0.load(Ordering::Relaxed));
+    fn admits(&self, gate: &AtomicU64, fp: Option<Fingerprint>) -> bool {
+        let state = SplitState(gate.load(Ordering::Relaxed));
         !state.is_sealed() && fp.map_or(true, |fp| self.owns(fp, state.depth()))
     }
 
-    fn duplicate_gate(&self, gate: &SplitGate) -> SplitGate {
-        SplitGate(AtomicU64::new(gate.0.load(Ordering::Relaxed)))
+    fn duplicate_gate(&self, gate: &AtomicU64) -> AtomicU64 {
+        AtomicU64::new(gate.load(Ordering::Relaxed))
     }
 }
 
-/// A chunk's split state, `depth << 1 | sealed`, which its writers check under their locks;
-/// changed only with every stripe locked.
-#[derive(Debug)]
-pub(crate) struct SplitGate(AtomicU64);
-
-impl SplitGate {
-    fn new(depth: u32) -> Self {
-        Self(AtomicU64::new(u64::from(depth) << 1))
-    }
+/// The gate of a chunk split `depth` deep, unsealed.
+fn unsealed(depth: u32) -> AtomicU64 {
+    AtomicU64::new(u64::from(depth) << 1)
 }
 
 /// A chunk's split state as read.
@@ -218,23 +214,19 @@ impl RawFilter<SplitPlacement> {
         placement: SplitPlacement,
         depth: u32,
     ) -> Option<Self> {
-        Self::with_placement(
-            &placement.geometry(template),
-            placement,
-            SplitGate::new(depth),
-        )
+        Self::with_placement(&placement.geometry(template), placement, unsealed(depth))
     }
 
     /// `Acquire`: a caller that sees a split finished sees the route published before.
     pub(crate) fn split_state(&self) -> SplitState {
-        SplitState(self.gate().0.load(Ordering::Acquire))
+        SplitState(self.gate().load(Ordering::Acquire))
     }
 
     /// Seals the chunk if its state is still `seen`: after `true` no write is in it, nor gets in
     /// until it is unsealed; `false`: another thread split or sealed it first.
     pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
         let _all = self.lock_table();
-        let state = &self.gate().0;
+        let state = self.gate();
         let sealed = state.load(Ordering::Relaxed) == seen.0 && !seen.is_sealed();
         if sealed {
             state.store(seen.0 | 1, Ordering::Relaxed);
@@ -245,7 +237,7 @@ impl RawFilter<SplitPlacement> {
     /// For a split that could not be made.
     pub(crate) fn unseal_unsplit(&self) {
         let _all = self.lock_table();
-        let state = &self.gate().0;
+        let state = self.gate();
         state.store(state.load(Ordering::Relaxed) & !1, Ordering::Release);
     }
 
@@ -291,7 +283,6 @@ impl RawFilter<SplitPlacement> {
         }
         let _all = self.lock_table();
         self.gate()
-            .0
             .store(u64::from(depth + 1) << 1, Ordering::Release);
     }
 
@@ -320,7 +311,7 @@ impl RawFilter {
             placement.fingerprint_bits()
         );
         debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
-        self.with_new_placement(placement, SplitGate::new(depth))
+        self.with_new_placement(placement, unsealed(depth))
     }
 }
 
