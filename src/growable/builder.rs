@@ -124,7 +124,6 @@ impl<S> GrowableCuckooFilterBuilder<S> {
             let table = &mut self.plan.table;
             table.request.bucket_size = Some(bucket_size);
             table.request.fingerprint_bits = Some(fingerprint_bits);
-            table.request.semi_sorted = Some(false);
             table.stripes = stripes;
             self
         }

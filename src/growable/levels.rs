@@ -209,10 +209,7 @@ impl Levels {
 
     /// The published levels, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunks> + '_ {
-        let added = self.slots.iter().map_while(|slot| match slot.get() {
-            Some(Some(level)) => Some(level),
-            _ => None,
-        });
+        let added = self.slots.iter().map_while(|slot| slot.get()?.as_ref());
         core::iter::once(&self.first).chain(added)
     }
 

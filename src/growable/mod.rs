@@ -5,7 +5,6 @@ mod chunk_shape;
 mod chunk_slots;
 mod chunks;
 mod levels;
-mod merge;
 mod persist;
 mod split;
 
@@ -14,7 +13,7 @@ use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
 use self::chunks::Located;
-use self::split::route_of;
+use self::split::{route_of, Placed};
 use crate::error::{InsertError, MergeError};
 use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
@@ -116,8 +115,7 @@ impl GrowableCuckooFilter {
     }
 }
 
-/// The growable kind's own: its levels, their fingerprint widths and statistics, and the rate
-/// it keeps under.
+/// The growable kind's own: its levels and the rate it keeps under.
 impl<S> GrowableCuckooFilter<S> {
     /// Levels added so far, at least 1.
     #[must_use]
@@ -141,16 +139,14 @@ impl<S> GrowableCuckooFilter<S> {
 
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
     test_hook! {
-        /// The route bits that pick `item`'s chunk in a split level `level`, to build keys that
-        /// share them on purpose.
+        /// The route bits that pick `item`'s chunk in level `level`, to build keys sharing them.
         fn debug_route<T: Hash + ?Sized>(&self, level: usize, item: &T) -> u32 {
             route_of(level_hash(self.hasher().hash_one(item), level))
         }
     }
 
     test_hook! {
-        /// The fingerprint and the two buckets `item` maps to in level `level`, to build
-        /// collisions on purpose.
+        /// `item`'s fingerprint and buckets in level `level`, to build collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(
             &self,
             level: usize,
@@ -338,11 +334,49 @@ impl Kind for Growable {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        self.plan_mismatch(other)
+        let mut pairs = plan_fields(&self.levels)
+            .into_iter()
+            .zip(plan_fields(&other.levels));
+        match pairs.find(|((_, ours), (_, theirs))| ours != theirs) {
+            Some(((field, target), (_, source))) => Err(MergeError::Geometry {
+                field,
+                target,
+                source,
+            }),
+            None => Ok(()),
+        }
     }
 
+    /// Into the same level here, added first if missing: a fingerprint known by its core, whole
+    /// route and bucket has its place in any filter of the plan, however its levels split.
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
-        self.merge_levels(other, unique)
+        while self.levels.count() < other.levels.count() {
+            if !self.levels.grow(self.levels.count() - 1) {
+                return Err(MergeError::Full { merged: 0 });
+            }
+        }
+        let mut merged = 0;
+        let mut put = |(level, placed): (usize, Placed)| {
+            match self.levels.level(level).insert_placed(placed, unique) {
+                Insertion::Inserted => merged += 1,
+                Insertion::Present => {}
+                Insertion::Full => return Err(MergeError::Full { merged }),
+            }
+            Ok(())
+        };
+        let placed = |level| {
+            let chunks = other.levels.level(level).placed_fingerprints();
+            chunks.map(move |placed| (level, placed))
+        };
+        let levels = 0..other.levels.count();
+        if core::ptr::eq(self, other) {
+            // Its own new fingerprints must not be met again: a copy of them first.
+            let copy: Vec<(usize, Placed)> = levels.flat_map(placed).collect();
+            copy.into_iter().try_for_each(&mut put)?;
+        } else {
+            levels.flat_map(placed).try_for_each(&mut put)?;
+        }
+        Ok(merged)
     }
 
     fn serialized_len(&self) -> u64 {
@@ -350,7 +384,8 @@ impl Kind for Growable {
     }
 
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
-        persist::write_to(&self.levels, RecordedHasher::of(hasher), writer)
+        let hasher = RecordedHasher::of(hasher);
+        persist::write_to(&self.levels, &self.levels.lock_all(), hasher, writer)
     }
 
     fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
@@ -371,6 +406,22 @@ impl Kind for Growable {
             .field("growth_factor", &plan.growth_factor())
             .field("levels", &self.levels);
     }
+}
+
+/// The plan's and its first level's fields, as [`MergeError::Geometry`] names them.
+fn plan_fields(levels: &Levels) -> [(&'static str, u64); 8] {
+    let (plan, chunks) = (levels.plan(), levels.level(0).shape());
+    let shape = chunks.template.shape;
+    [
+        ("initial_capacity", plan.initial_capacity as u64),
+        ("false_positive_rate", plan.false_positive_rate.to_bits()),
+        ("split_depth", plan.split_depth.into()),
+        ("buckets", shape.bucket_count as u64),
+        ("bucket_size", shape.bucket_size as u64),
+        ("fingerprint_bits", shape.fingerprint_bits.into()),
+        ("semi_sorted", shape.semi_sorted.into()),
+        ("route_bits", chunks.route_bits.into()),
+    ]
 }
 
 /// Newest first, a window of levels' buckets requested before any is probed; out of line.

@@ -36,26 +36,18 @@ fn level_len(level: &Chunks) -> u64 {
     LEVEL_RECORD_LEN as u64 + chunks
 }
 
-/// Writes one snapshot, every chunk locked while the whole encoding goes to `writer`.
-pub(super) fn write_to<W: Write>(
-    levels: &Levels,
-    hasher: RecordedHasher,
-    writer: W,
-) -> io::Result<()> {
-    write_locked(levels, &levels.lock_all(), hasher, writer)
-}
-
 /// The bytes of [`write_to`], allocated at their exact length once every chunk is locked.
 pub(super) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> Vec<u8> {
     let locked = levels.lock_all();
     let len = HEADER_LEN as u64 + locked.iter().map(|l| level_len(l.level)).sum::<u64>();
     let mut out = Vec::with_capacity(len as usize);
-    write_locked(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
+    write_to(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
     debug_assert_eq!(out.len() as u64, len);
     out
 }
 
-fn write_locked<W: Write>(
+/// Writes `locked`, a snapshot of `levels` with every chunk locked ([`Levels::lock_all`]).
+pub(super) fn write_to<W: Write>(
     levels: &Levels,
     locked: &[LockedLevel<'_>],
     hasher: RecordedHasher,
