@@ -27,10 +27,6 @@ pub(crate) fn route_of(hash: u64) -> u32 {
     ((hash ^ (hash >> 32)).wrapping_mul(ROUTE_MIX) >> 32) as u32
 }
 
-fn low_bits(bits: u32) -> u32 {
-    ((1u64 << bits) - 1) as u32
-}
-
 /// Where a chunk puts a hash: the fixed placement's, with the alternate from the core bits only.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SplitPlacement {
@@ -52,21 +48,16 @@ impl SplitPlacement {
             bucket_count: bucket_count as u64,
             cores: (1u64 << core_bits) - 1,
             growth_bits: route_bits - born_at,
-            growth_mask: low_bits(route_bits - born_at),
+            growth_mask: ((1u64 << (route_bits - born_at)) - 1) as u32,
             born_at,
         }
     }
 
     /// The placement of the chunk a split `depth` deep creates.
     pub(crate) fn child(&self, depth: u32) -> Self {
-        debug_assert!(depth >= self.born_at && depth < self.born_at + self.growth_bits);
-        let used = depth + 1 - self.born_at;
-        Self {
-            growth_bits: self.growth_bits - used,
-            growth_mask: low_bits(self.growth_bits - used),
-            born_at: depth + 1,
-            ..*self
-        }
+        debug_assert!(depth >= self.born_at && depth < self.max_depth());
+        let (buckets, core_bits) = (self.bucket_count as usize, self.cores.count_ones());
+        Self::new(buckets, core_bits, depth + 1, self.max_depth())
     }
 
     pub(crate) fn born_at(&self) -> u32 {
@@ -93,12 +84,9 @@ impl SplitPlacement {
         (fp >> (depth - self.born_at)) & 1 == 1
     }
 
-    /// `fp` in the new chunk of a split `depth` deep: its core, and its growth bits past `depth`.
+    /// `fp` in the new chunk of a split `depth` deep: its route bits up to `depth` dropped.
     fn moved(&self, fp: Fingerprint, depth: u32) -> Fingerprint {
-        let core = fp >> self.growth_bits;
-        let child = self.child(depth);
-        let growth = (fp & self.growth_mask) >> (depth + 1 - self.born_at);
-        core << child.growth_bits | growth
+        fp >> (depth + 1 - self.born_at)
     }
 
     /// [`Place::candidates`] of a hash whose route is known.
