@@ -210,7 +210,7 @@ impl Chunks {
         }
     }
 
-    /// Inserts into the hash's chunk, splitting it while full; `Full` changed nothing but splits.
+    /// Inserts into the hash's chunk, splitting it while full; `Full` leaves only splits made.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
         let route = route_of(hash);
         self.insert_on(route, unique, |chunk| {
