@@ -26,8 +26,7 @@ pub(crate) struct Chunks {
     shape: ChunkShape,
     /// The id of the chunk holding each route.
     directory: Box<[AtomicU64]>,
-    /// The chunks by id (a split `d` deep of chunk `id` creates `id | 1 << d`), and the chunk
-    /// each route leads lookups to, the one the directory names.
+    /// The chunks by id (a split `d` deep of `id` creates `id | 1 << d`), and each route's chunk.
     chunks: ChunkSlots,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
@@ -60,8 +59,7 @@ impl Chunks {
         Some(Self::from_chunks(shape, chunks))
     }
 
-    /// A level of `chunks` and their ids, which cover every route once (as `decode_level`
-    /// checks of a decoded level).
+    /// A level of `chunks` and their ids, which cover every route once (`decode_level` checks).
     pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Self {
         debug_assert!(shape.route_bits <= MAX_ROUTE_BITS);
         let routes = 1usize << shape.route_bits;
@@ -281,8 +279,7 @@ impl Chunks {
         }
     }
 
-    /// Splits chunk `id`, seen in state `seen`, unless another thread does first; `false` if
-    /// the level may have no more chunks or there is no memory for one.
+    /// Splits chunk `id` unless another thread does first; `false`: no chunk or memory to be had.
     #[cold]
     fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> bool {
         if !chunk.try_seal(seen) {
@@ -365,7 +362,7 @@ impl Chunks {
 
     /// Exact when no write is in flight; a split in flight counts what it moves twice.
     pub(crate) fn len(&self) -> usize {
-        // By id, a fence after each: a count that shows a split's purge sees the chunk it copied to.
+        // By id, a fence after each: a count showing a split's purge sees the chunk it copied to.
         self.iter()
             .map(|chunk| {
                 let len = chunk.len();

@@ -225,8 +225,7 @@ impl Header {
     }
 }
 
-/// The header at the start of `bytes` and its geometry; with `expected` (a growable chunk's),
-/// every field but the item count must equal it first.
+/// The header at the start of `bytes` and its geometry, after it equals `expected` but items.
 pub(crate) fn parse_table(
     bytes: &[u8],
     expected: Option<&Header>,
@@ -288,8 +287,7 @@ pub(crate) fn not_this_magic(bytes: &[u8], magic: &[u8; 8]) -> DecodeError {
     }
 }
 
-/// Checks, in order, the magic and version (on the bytes there are), the header's length, its
-/// checksum.
+/// Checks, in order, the magic and version (on the bytes there are), length and checksum.
 pub(crate) fn check_sealed_header(
     bytes: &[u8],
     (magic, known_version): (&[u8; 8], u16),
@@ -315,8 +313,7 @@ pub(crate) fn check_sealed_header(
     check_record(&bytes[..header_len])
 }
 
-/// The largest `max_search_buckets` recorded: the buckets a search can reach, at most
-/// [`MAX_SEARCH_BUCKETS`] (`FORMAT.md`).
+/// The largest `max_search_buckets` recorded: what a search can reach, capped (`FORMAT.md`).
 fn search_bound(bucket_size: usize, max_hops: usize) -> u64 {
     let mut level = 2u64;
     let mut reachable = 0u64;
@@ -460,8 +457,7 @@ pub(crate) fn read_up_to<R: Read>(
     Ok(())
 }
 
-/// Writes `header`, the table's words a part at a time (`read(from, out)` fills `out` from word
-/// `from`), and the checksum.
+/// Writes `header`, the table a part at a time (`read(from, out)` from word `from`), checksum.
 pub(crate) fn write_encoding<W: Write>(
     mut writer: W,
     header: Header,

@@ -66,8 +66,7 @@ impl GrowableHeader {
         )
     }
 
-    /// The header at the start of `bytes`, every field checked but whether the plan builds the
-    /// recorded levels.
+    /// The header at the start of `bytes`, every field checked but whether its plan builds.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         check_sealed_header(bytes, (&GROWABLE_MAGIC, VERSION_SPLIT), FIELDS_LEN)?;
         let invalid = |field, value: u64| DecodeError::InvalidGeometry { field, value };
