@@ -10,12 +10,9 @@ use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
 use crate::settings::TableSettings;
 use crate::sizing::target_load_permille;
 
-/// The target false positive rate unless one is set: 0.1%.
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
-/// Each level's chunks split this many times unless set otherwise: it grows 64× before the next.
 const DEFAULT_SPLIT_DEPTH: u32 = 6;
-/// The deepest split. A level's directory is allocated whole, 24 bytes per route: at depth 10,
-/// 24 KB per first chunk.
+/// A level's directory is allocated whole, 24 bytes per route: at depth 10, 24 KB per chunk.
 pub(crate) const MAX_SPLIT_DEPTH: u32 = 10;
 
 /// Builds a [`GrowableCuckooFilter`].
@@ -97,10 +94,9 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     }
 
     /// The most items all levels together may be sized for (default: no limit). An insert that
-    /// would need a level past it returns [`InsertError::Full`](crate::InsertError::Full).
-    /// Under the limit, an item whose chunk may split no more is refused while other chunks
-    /// have room: a chunk split fewer times than the others takes twice their share of keys and
-    /// fills first, so the first refusal may come at little more than half the limit.
+    /// would need a level past it returns [`InsertError::Full`](crate::InsertError::Full), and
+    /// so may one whose chunk can split no more while others have room: a chunk split fewer
+    /// times takes twice its share of keys, so the first refusal may come near half the limit.
     pub fn max_capacity(mut self, items: usize) -> Self {
         self.plan.max_capacity = items;
         self
@@ -116,8 +112,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     }
 
     test_hook! {
-        /// Every level's shape fixed instead of derived from the rate, and the first level's
-        /// exact bucket count (later levels get it times the growth factor): tiny levels.
+        /// Every level's shape fixed, and the first level's bucket count (later levels grow it).
         fn level_shape(
             mut self,
             buckets: usize,
@@ -129,7 +124,6 @@ impl<S> GrowableCuckooFilterBuilder<S> {
             let table = &mut self.plan.table;
             table.request.bucket_size = Some(bucket_size);
             table.request.fingerprint_bits = Some(fingerprint_bits);
-            table.request.semi_sorted = Some(false);
             table.stripes = stripes;
             self
         }
@@ -152,14 +146,14 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         }
     }
 
-    /// The settings checked, and the first level raised to a chunk.
+    /// The settings checked, the first level raised to a chunk.
     fn checked_plan(&self) -> Result<Plan, BuildError> {
         if !(1..=MAX_SPLIT_DEPTH).contains(&self.plan.split_depth) {
             return Err(BuildError::SplitDepth {
                 depth: self.plan.split_depth,
             });
         }
-        // Only the test hook `item_locks` changes the count; checked as a user's build would.
+        // Only the test hook `item_locks` changes the count.
         if !is_accepted(self.item_locks as u64, &accepted_item_locks()) {
             return Err(BuildError::Stripes {
                 stripes: self.item_locks,
@@ -205,7 +199,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 });
             }
         }
-        // At least a chunk, recorded so that each level starts the size the one before grows to.
+        // Recorded, so that each level starts the size the one before grows to.
         if plan.initial_buckets == 0 {
             if let Ok(shape) = plan.level_shape(0) {
                 let first = (shape.chunk_capacity() << shape.first_depth).min(plan.max_capacity);
@@ -253,7 +247,7 @@ fn smallest_target(plan: &Plan) -> f64 {
     };
     let (mut fails, mut reached): (f64, f64) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {
-        // The geometric mean, its factors' roots taken first: their product may underflow to 0.
+        // Roots first: the product may underflow to 0.
         let middle = fails.sqrt() * reached.sqrt();
         if builds(middle) {
             reached = middle;

@@ -1,6 +1,5 @@
-//! A split level's chunks by id, and for each route a pointer to the chunk that holds it: a
-//! lookup's one load from a route to its chunk's fields, where the directory's id and the
-//! chunk's slot would be two in a row before its buckets can be fetched.
+//! A level's chunks by id, and for each route a pointer to its chunk: one load from a route to
+//! the chunk, where the directory's id and the chunk's slot would be two in a row.
 
 use core::ptr;
 
@@ -8,18 +7,16 @@ use super::split::SplitPlacement;
 use crate::raw::RawFilter;
 use crate::sync::{AtomicPtr, OnceSlot, Ordering};
 
-/// One chunk: a table split by route.
 pub(crate) type Chunk = RawFilter<SplitPlacement>;
 
 pub(crate) struct ChunkSlots {
-    /// The chunks by id. A slot is filled at most once and never emptied.
+    /// Filled at most once, never emptied.
     by_id: Box<[OnceSlot<Box<Chunk>>]>,
-    /// For each route, the chunk of `by_id` that holds it, or null before one is named.
+    /// For each route, its chunk in `by_id`, or null before one is named.
     by_route: Box<[AtomicPtr<Chunk>]>,
 }
 
 impl ChunkSlots {
-    /// `count` empty slots, and as many routes, none leading anywhere yet.
     pub(crate) fn new(count: usize) -> Self {
         Self {
             by_id: (0..count).map(|_| OnceSlot::new()).collect(),
@@ -29,18 +26,16 @@ impl ChunkSlots {
         }
     }
 
-    /// The chunk `id`, if it has been published.
     #[inline(always)]
     pub(crate) fn get(&self, id: u64) -> Option<&Chunk> {
         self.by_id.get(id as usize)?.get().map(|chunk| &**chunk)
     }
 
-    /// Publishes `chunk` as chunk `id`, unless the slot is filled already.
+    /// Unless the slot is filled already.
     pub(crate) fn publish(&self, id: u64, chunk: Chunk) {
         self.by_id[id as usize].get_or_init(|| Box::new(chunk));
     }
 
-    /// Makes `route` lead to the published chunk `id`.
     pub(crate) fn lead(&self, route: usize, id: u64) {
         let Some(chunk) = self.get(id) else {
             unreachable!("route {route} is led to chunk {id} before it is published")
@@ -49,8 +44,7 @@ impl ChunkSlots {
         self.by_route[route].store(chunk as *const Chunk as *mut Chunk, Ordering::Release);
     }
 
-    /// The chunk `route` leads to. Panics for a route that leads nowhere: every route is led
-    /// to a chunk before the level is shared.
+    /// Panics for a route led nowhere: every route is led to a chunk before the level is shared.
     #[inline(always)]
     #[allow(unsafe_code)]
     pub(crate) fn of_route(&self, route: usize) -> &Chunk {
@@ -69,7 +63,6 @@ impl ChunkSlots {
         unsafe { &*chunk }
     }
 
-    /// The published chunks and their ids, by id.
     pub(crate) fn with_ids(&self) -> impl Iterator<Item = (u64, &Chunk)> + '_ {
         self.by_id
             .iter()
@@ -77,7 +70,7 @@ impl ChunkSlots {
             .filter_map(|(id, slot)| slot.get().map(|chunk| (id as u64, &**chunk)))
     }
 
-    /// Bytes of [`Self::new`]`(count)`'s slots and route pointers.
+    /// Bytes of [`Self::new`]`(count)`.
     pub(crate) fn memory_for(count: usize) -> usize {
         count
             * (core::mem::size_of::<OnceSlot<Box<Chunk>>>()

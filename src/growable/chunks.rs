@@ -1,8 +1,6 @@
-//! A level that grows in place by splitting chunks (`split.rs`): extendible hashing over cuckoo
-//! tables. A directory indexed by a key's route bits names the chunk that holds it, and beside
-//! it a pointer to that chunk: a lookup reads the pointer and probes one chunk, however many
-//! splits there have been. A key lives in one chunk only, so the chunk's stripes serialize a
-//! unique insert, as in a fixed-size filter.
+//! A level: extendible hashing over cuckoo tables. A directory indexed by route bits names each
+//! key's chunk (split in `split.rs`), and a lookup probes the one chunk a route's pointer leads
+//! to. A key lives in one chunk only, so its stripes serialize a unique insert.
 
 use core::fmt;
 
@@ -13,8 +11,7 @@ use super::split::{route_of, Placed, SplitPlacement, SplitState};
 use crate::raw::{Candidates, Insertion, LockedTable};
 use crate::sync::{fence, AtomicU64, Ordering, Waiters};
 
-/// Where a lookup found a hash: the chunk its route led to and its candidates there, for
-/// [`Chunks::contains_located`].
+/// The chunk a hash's route led to, and its candidates there.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Located<'a> {
     chunk: &'a Chunk,
@@ -24,18 +21,16 @@ pub(crate) struct Located<'a> {
 }
 
 pub(crate) struct Chunks {
-    /// 2^route_bits - 1: a route's directory slot is its low `route_bits` bits.
+    /// 2^route_bits - 1.
     route_mask: u32,
     shape: ChunkShape,
-    /// The id of the chunk holding each route (a key's [`route_of`] in `route_bits` bits).
+    /// The id of the chunk holding each route.
     directory: Box<[AtomicU64]>,
-    /// The chunks by id, and the chunk each route leads lookups to, always the one the
-    /// directory names. A split `d` deep of chunk `id` creates chunk `id | 1 << d`, so each slot
-    /// is filled at most once.
+    /// The chunks by id (a split `d` deep of `id` creates `id | 1 << d`), and each route's chunk.
     chunks: ChunkSlots,
     /// Writers that found their chunk sealed for a split.
     waiters: Waiters,
-    /// Chunks published so far, at most `shape.max_chunks`.
+    /// Chunks counted so far, at most `shape.max_chunks`.
     chunk_count: AtomicU64,
 }
 
@@ -50,7 +45,7 @@ pub(crate) struct LockedChunk<'a> {
 struct Writable<'a> {
     id: u64,
     chunk: &'a Chunk,
-    /// Its state when it was found writable: a write that sees it changed looks again.
+    /// When found writable: a write that sees it changed looks again.
     state: SplitState,
 }
 
@@ -61,16 +56,12 @@ impl Chunks {
         let chunks = (0..1u64 << depth)
             .map(|id| Some((id, Chunk::new_chunk(shape.template, placement, depth)?)))
             .collect::<Option<Vec<_>>>()?;
-        Self::from_chunks(shape, chunks)
+        Some(Self::from_chunks(shape, chunks))
     }
 
-    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says;
-    /// `None` if they do not cover every route exactly once or a chunk's id or depth does not
-    /// fit the shape.
-    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
-        if shape.route_bits > MAX_ROUTE_BITS {
-            return None;
-        }
+    /// A level of `chunks` and their ids, which cover every route once (`decode_level` checks).
+    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Self {
+        debug_assert!(shape.route_bits <= MAX_ROUTE_BITS);
         let routes = 1usize << shape.route_bits;
         let count = chunks.len() as u64;
         let level = Self {
@@ -86,28 +77,25 @@ impl Chunks {
         };
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
-            if depth > shape.route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
-                return None;
-            }
+            level.chunks.publish(id, chunk);
             for route in (id as usize..routes).step_by(1 << depth) {
                 let entry = &level.directory[route];
-                if entry.load(Ordering::Relaxed) != u64::MAX {
-                    return None;
-                }
+                debug_assert_eq!(
+                    entry.load(Ordering::Relaxed),
+                    u64::MAX,
+                    "route {route} twice"
+                );
                 entry.store(id, Ordering::Relaxed);
-            }
-            level.chunks.publish(id, chunk);
-        }
-        for (route, entry) in level.directory.iter().enumerate() {
-            match entry.load(Ordering::Relaxed) {
-                u64::MAX => return None,
-                id => level.chunks.lead(route, id),
+                level.chunks.lead(route, id);
             }
         }
-        Some(level)
+        debug_assert!(level
+            .directory
+            .iter()
+            .all(|id| id.load(Ordering::Relaxed) != u64::MAX));
+        level
     }
 
-    /// The level's shape, its limit on chunks included.
     pub(crate) fn shape(&self) -> ChunkShape {
         self.shape
     }
@@ -122,13 +110,11 @@ impl Chunks {
         (route & self.route_mask) as usize
     }
 
-    /// Whether the level holds the hash's fingerprint.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: u64) -> bool {
         self.contains_located(self.locate(hash))
     }
 
-    /// The chunk the hash's route leads to now, and the hash's candidates in it.
     #[inline(always)]
     fn locate(&self, hash: u64) -> Located<'_> {
         let route = route_of(hash);
@@ -149,7 +135,6 @@ impl Chunks {
         located
     }
 
-    /// Whether the level holds the located hash's fingerprint.
     #[inline(always)]
     pub(crate) fn contains_located(&self, at: Located<'_>) -> bool {
         if at.chunk.contains_located(at.candidates) {
@@ -161,7 +146,7 @@ impl Chunks {
         !core::ptr::eq(now, at.chunk) && self.contains_after_split(slot, now, at.hash, at.route)
     }
 
-    /// [`Self::contains`] after a split moved the route, out of line to keep the lookup lean.
+    /// [`Self::contains`] after a split moved the route, out of line.
     #[cold]
     #[inline(never)]
     fn contains_after_split<'a>(
@@ -183,14 +168,12 @@ impl Chunks {
         }
     }
 
-    /// The hash's fingerprint and buckets in the chunk its route leads to now, for tests.
     pub(crate) fn debug_candidates(&self, hash: u64) -> Candidates {
         self.chunks
             .of_route(self.route(hash))
             .debug_candidates(hash)
     }
 
-    /// Copies of the hash's fingerprint in its chunk.
     pub(crate) fn count(&self, hash: u64) -> usize {
         let slot = self.route(hash);
         let mut chunk = self.chunks.of_route(slot);
@@ -204,7 +187,7 @@ impl Chunks {
         }
     }
 
-    /// The chunk a write of the hash goes to, once it is not sealed and owns the hash's route.
+    /// The chunk a write to `route` goes to, once it is not sealed and owns the route.
     fn writable(&self, route: usize) -> Writable<'_> {
         loop {
             let id = self.directory[route].load(Ordering::Acquire);
@@ -216,8 +199,8 @@ impl Chunks {
                 self.waiters.wait_while(|| chunk.split_state().is_sealed());
                 continue;
             }
-            // A split that finished after the directory was read: its new route, written before
-            // the chunk was unsealed, is there on the next read.
+            // A split finished after the directory was read: its new route, written before
+            // the unseal, is there on the next read.
             let decided = (1u64 << state.depth()) - 1;
             if route as u64 & decided == id {
                 return Writable { id, chunk, state };
@@ -225,9 +208,7 @@ impl Chunks {
         }
     }
 
-    /// Inserts the hash's fingerprint into its chunk, splitting the chunk first if it is full.
-    /// `Full` (the chunk split as deep as it may, or no memory for a split) changed nothing,
-    /// though a split may have been made.
+    /// Inserts into the hash's chunk, splitting it while full; `Full` leaves only splits made.
     pub(crate) fn insert(&self, hash: u64, unique: bool) -> Insertion {
         let route = route_of(hash);
         self.insert_on(route, unique, |chunk| {
@@ -235,8 +216,7 @@ impl Chunks {
         })
     }
 
-    /// [`Self::insert`] of another level's fingerprint, known by its core, route and bucket: a
-    /// merge's insert, which has no hash.
+    /// [`Self::insert`] of a merged fingerprint, which has no hash.
     pub(crate) fn insert_placed(&self, placed: Placed, unique: bool) -> Insertion {
         self.insert_on(placed.route, unique, |chunk| {
             chunk.placement().candidates_of(placed)
@@ -257,12 +237,11 @@ impl Chunks {
                 Insertion::Full => {}
                 done => return done,
             }
-            // The chunk refuses writes only once its state moved: then it is time to look again.
+            // Refused because its state moved: look again.
             if chunk.split_state() != state {
                 continue;
             }
-            // Keys that share a bucket or route bits fill one chunk before the others, and
-            // splitting it divides them; not so copies of one fingerprint, which move together.
+            // A split divides keys that share a bucket, but not copies of one fingerprint.
             if state.depth() == self.shape.route_bits
                 || chunk.copies_fill(c)
                 || self.chunk_count.load(Ordering::Relaxed) >= self.shape.max_chunks
@@ -273,22 +252,20 @@ impl Chunks {
         }
     }
 
-    /// Every fingerprint of the level, chunk by chunk in id order, each bucket read as a state
-    /// it really had: a moving fingerprint of a split meanwhile shows once or twice.
+    /// Every fingerprint, by chunk id; one a racing split moves may show twice.
     pub(crate) fn placed_fingerprints(&self) -> impl Iterator<Item = Placed> + '_ {
         self.chunks
             .with_ids()
             .flat_map(|(id, chunk)| chunk.placed_fingerprints(id))
     }
 
-    /// Whether copies of the hash's fingerprint fill its buckets in its chunk.
     pub(crate) fn copies_fill_buckets(&self, hash: u64) -> bool {
         self.chunks
             .of_route(self.route(hash))
             .copies_fill_buckets(hash)
     }
 
-    /// Removes one copy of the hash's fingerprint from its chunk; `false` if it holds none.
+    /// Removes one copy; `false` if the chunk holds none.
     pub(crate) fn remove(&self, hash: u64) -> bool {
         let route = self.route(hash);
         loop {
@@ -302,8 +279,7 @@ impl Chunks {
         }
     }
 
-    /// Splits chunk `id`, last seen in state `seen`, unless another thread does first; `false`
-    /// if it may have no more chunks or no memory for one.
+    /// Splits chunk `id` unless another thread does first; `false`: no chunk or memory to be had.
     #[cold]
     fn split(&self, id: u64, chunk: &Chunk, seen: SplitState) -> bool {
         if !chunk.try_seal(seen) {
@@ -314,8 +290,7 @@ impl Chunks {
             self.waiters.wake_all();
             false
         };
-        // Only the thread that sealed counts the new chunk, so racing splits of other chunks
-        // cannot pass the limit together.
+        // Counted by the sealer only: racing splits of other chunks cannot pass the limit together.
         if !self.count_chunk() {
             return refuse();
         }
@@ -338,7 +313,6 @@ impl Chunks {
         true
     }
 
-    /// Counts one chunk more, unless the level has as many as it may.
     fn count_chunk(&self) -> bool {
         let mut count = self.chunk_count.load(Ordering::Relaxed);
         while count < self.shape.max_chunks {
@@ -355,13 +329,11 @@ impl Chunks {
         false
     }
 
-    /// The published chunks, by id.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunk> + '_ {
         self.chunks.with_ids().map(|(_, chunk)| chunk)
     }
 
-    /// Every chunk with all its stripes locked, by id, once no split is under way (one under
-    /// way is waited for): no write nor split until the guards drop.
+    /// Every chunk with all its stripes locked, once no split is under way.
     pub(crate) fn lock_all(&self) -> Vec<LockedChunk<'_>> {
         loop {
             for chunk in self.iter() {
@@ -388,10 +360,9 @@ impl Chunks {
         }
     }
 
-    /// Fingerprints stored, over all chunks. Exact when no write is in flight; a split in flight
-    /// counts the fingerprints it moves twice until it removes them from the old chunk.
+    /// Exact when no write is in flight; a split in flight counts what it moves twice.
     pub(crate) fn len(&self) -> usize {
-        // By id, a fence after each: a count that shows a split's purge sees the chunk it copied to.
+        // By id, a fence after each: a count showing a split's purge sees the chunk it copied to.
         self.iter()
             .map(|chunk| {
                 let len = chunk.len();
@@ -401,15 +372,12 @@ impl Chunks {
             .sum()
     }
 
-    /// Fingerprint bits every item keeps, route bits aside.
     pub(crate) fn core_bits(&self) -> u32 {
         self.shape.template.shape.fingerprint_bits
     }
 
-    /// The false positive rate of a lookup in the level as it is now. A chunk split `D` deep
-    /// takes the lookups of `2^-D` of the routes, and compares the core bits and the `R − D`
-    /// route bits it has not been split on with the fingerprints in the two buckets it probes:
-    /// `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`.
+    /// A chunk split `D` deep takes `2^-D` of the lookups, each comparing core and `R − D`
+    /// route bits: `1 − (1 − 1/((2^core − 1)·2^(R−D)))^(2·items/buckets)`.
     pub(crate) fn false_positive_rate_at_load(&self) -> f64 {
         let cores = ((1u64 << self.core_bits()) - 1) as f64;
         self.iter()
@@ -423,17 +391,15 @@ impl Chunks {
             .sum()
     }
 
-    /// Buckets of the chunks published so far.
     pub(crate) fn bucket_count(&self) -> usize {
         self.iter().map(Chunk::bucket_count).sum()
     }
 
-    /// Items the chunks published so far are sized for together.
     pub(crate) fn capacity(&self) -> usize {
         self.iter().count() * self.shape.chunk_capacity()
     }
 
-    /// Bytes [`Self::with_shape`] allocates for a level of `shape`.
+    /// Bytes [`Self::with_shape`] allocates.
     pub(crate) fn planned_memory(shape: &ChunkShape) -> u64 {
         let routes = 1usize.checked_shl(shape.route_bits).unwrap_or(usize::MAX);
         let chunk = (shape.placement(shape.first_depth).geometry(shape.template))
@@ -445,7 +411,6 @@ impl Chunks {
             .saturating_add(ChunkSlots::memory_for(routes) as u64)
     }
 
-    /// Bytes of every chunk, the directory and the slots.
     pub(crate) fn memory_usage(&self) -> usize {
         let chunks: usize = self.iter().map(Chunk::memory_usage).sum();
         chunks

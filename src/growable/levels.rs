@@ -1,6 +1,5 @@
-//! The plan of every level, and the append-only list of levels: a fixed array of write-once
-//! slots, filled in order. A lookup reads the slots without locks; a writer whose newest level
-//! is full fills the next slot, and writers that race it wait for that one fill, parked.
+//! The plan of every level, and the list of levels: write-once slots filled in order, read
+//! without locks; writers racing to fill the next slot wait for the one that does, parked.
 
 use core::fmt;
 
@@ -12,8 +11,7 @@ use crate::settings::TableSettings;
 use crate::sizing::target_load_permille;
 use crate::sync::{AtomicU64, OnceSlot, Ordering};
 
-/// Most levels a filter can have. With the default growth factor the 32nd level would be 2^31
-/// times the first; fingerprint widths run out (32 bits) well before for every useful rate.
+/// Fingerprint widths (32 bits) run out before this many levels at every useful rate.
 pub(crate) const MAX_LEVELS: usize = 32;
 
 /// Level `level` of `plan`, or why it cannot be built.
@@ -29,7 +27,7 @@ pub(crate) fn build_level(plan: &Plan, level: usize) -> Result<Chunks, BuildErro
 /// How each level is built.
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
-    /// Every table setting but the capacity and the rate, which each level gets its own of.
+    /// Every table setting but the capacity and the rate, which are each level's own.
     pub(crate) table: TableSettings,
     pub(crate) initial_capacity: usize,
     /// Buckets of the first level instead of ones derived from the capacity; 0 when unset.
@@ -37,20 +35,17 @@ pub(crate) struct Plan {
     pub(crate) false_positive_rate: f64,
     /// The most items all levels together may be sized for.
     pub(crate) max_capacity: usize,
-    /// How many times each level's chunks may split: a level grows `2^split_depth` times
-    /// before the next is added.
+    /// Splits of each level's chunks before the next level is added.
     pub(crate) split_depth: u32,
 }
 
 impl Plan {
-    /// How many times larger each level may grow than it starts: `2^split_depth`.
+    /// `2^split_depth`.
     pub(crate) fn growth_factor(&self) -> usize {
         1 << self.split_depth
     }
 
-    /// Level `level`'s shape, as it is built and as the decoder expects it, or why the plan
-    /// cannot have it; nothing allocated. A level starts the size its predecessor may grow to,
-    /// and grows `2^split_depth` times, or until all levels together reach `max_capacity`.
+    /// Level `level`'s shape, as built and as decoded, or why the plan cannot have it.
     pub(crate) fn level_shape(&self, level: usize) -> Result<ChunkShape, BuildError> {
         let depth = self.split_depth_of(level);
         let mut geometry = self.geometry(level)?;
@@ -70,8 +65,7 @@ impl Plan {
             let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
             let fit = (room as u64).saturating_mul(1000) / per_bucket;
             let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
-            // Never past the limit: the buckets a capacity under it needs fit, but a fixed
-            // filter's slack for small tables may not.
+            // Never past the limit, which a fixed filter's slack for small tables may pass.
             geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
         }
         let shape = ChunkShape::of(geometry, depth);
@@ -92,9 +86,7 @@ impl Plan {
         })
     }
 
-    /// How many times level `level`'s chunks may split: the plan's depth, or fewer where the
-    /// level's fingerprints would pass 32 bits (its core bits and one route bit per split); 0
-    /// if not even one split fits.
+    /// The plan's depth, or less where the level's core and route bits would pass 32 bits.
     pub(crate) fn split_depth_of(&self, level: usize) -> u32 {
         let mut table = self.table;
         table.capacity = 1;
@@ -105,8 +97,7 @@ impl Plan {
         self.split_depth.min(32u32.saturating_sub(core))
     }
 
-    /// Items level `level` is sized for when it is added, if that fits in a `usize`: the
-    /// initial capacity times the growth of every level before, `2^depth` each.
+    /// Items level `level` is sized for when added, if that fits in a `usize`.
     pub(crate) fn capacity_of(&self, level: usize) -> Option<usize> {
         let shift: u32 = (0..level).map(|i| self.split_depth_of(i)).sum();
         self.initial_capacity
@@ -114,21 +105,19 @@ impl Plan {
             .filter(|capacity| capacity >> shift == self.initial_capacity)
     }
 
-    /// Items the levels `levels` are sized for together, if that fits in a `usize`.
+    /// Items the levels `levels` are sized for together, if that fits.
     fn capacity_of_levels(&self, levels: core::ops::RangeInclusive<usize>) -> Option<usize> {
         levels
             .into_iter()
             .try_fold(0usize, |sum, i| sum.checked_add(self.capacity_of(i)?))
     }
 
-    /// The rate level `level` gets: `ε/2^(level+1)`, one fingerprint bit more per level, so
-    /// that the rates of all levels sum to less than `ε`.
+    /// `ε/2^(level+1)`: the levels' rates sum to less than `ε`.
     pub(crate) fn rate_of(&self, level: usize) -> f64 {
         self.false_positive_rate / 2f64.powi(level as i32 + 1)
     }
 
-    /// The geometry level `level` gets, if the plan's limit allows that level, with nothing
-    /// allocated.
+    /// The geometry of level `level`, if the plan's limit allows that level.
     pub(crate) fn geometry(&self, level: usize) -> Result<Geometry, BuildError> {
         let capacity = self.capacity_of(level).ok_or_else(|| self.too_large())?;
         if level > 0
@@ -167,20 +156,17 @@ pub(crate) struct Levels {
     first: Chunks,
     /// Levels 1 and on.
     slots: Box<[OnceSlot<Option<Chunks>>]>,
-    /// Levels published, raised (`Release`) by every thread that saw a slot filled before it
-    /// returns from [`Self::grow`]: one load tells a lookup how many levels to probe.
+    /// Levels published, raised (`Release`) after their slot is filled, before `grow` returns.
     published: AtomicU64,
     plan: Plan,
 }
 
 impl Levels {
-    /// The list with its first level built.
     pub(crate) fn new(plan: Plan) -> Result<Self, BuildError> {
         let first = build_level(&plan, 0)?;
         Ok(Self::from_levels(plan, vec![first]))
     }
 
-    /// The list holding `levels`: at least one, at most [`MAX_LEVELS`].
     pub(crate) fn from_levels(plan: Plan, levels: Vec<Chunks>) -> Self {
         debug_assert!((1..=MAX_LEVELS).contains(&levels.len()));
         let published = AtomicU64::new(levels.len() as u64);
@@ -202,15 +188,14 @@ impl Levels {
         &self.plan
     }
 
-    /// Levels published so far, at least 1. Later levels may be added at any moment.
+    /// Levels published so far, at least 1.
     #[inline(always)]
     pub(crate) fn count(&self) -> usize {
         // Every slot below it was filled before the store that raised it, which this load reads.
         self.published.load(Ordering::Acquire) as usize
     }
 
-    /// Level `level`. Panics for a level that was not published: callers only ask for levels
-    /// below a [`Self::count`] they read.
+    /// Panics for a level not published: callers ask for levels below a `count` they read.
     #[inline(always)]
     pub(crate) fn level(&self, level: usize) -> &Chunks {
         if level == 0 {
@@ -224,15 +209,11 @@ impl Levels {
 
     /// The published levels, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Chunks> + '_ {
-        let added = self.slots.iter().map_while(|slot| match slot.get() {
-            Some(Some(level)) => Some(level),
-            _ => None,
-        });
+        let added = self.slots.iter().map_while(|slot| slot.get()?.as_ref());
         core::iter::once(&self.first).chain(added)
     }
 
-    /// Every published level, oldest first, with every chunk locked: no writer is anywhere in
-    /// the filter until the guards drop. A level still being built holds nothing yet.
+    /// Every published level with every chunk locked: no writer anywhere until the guards drop.
     pub(crate) fn lock_all(&self) -> Vec<LockedLevel<'_>> {
         let mut locked = Vec::new();
         while locked.len() < self.count() {
@@ -245,7 +226,7 @@ impl Levels {
         locked
     }
 
-    /// A copy of every level, taken under [`Self::lock_all`]; `None` without the memory.
+    /// A copy taken under [`Self::lock_all`]; `None` without the memory.
     pub(crate) fn duplicate(&self) -> Option<Self> {
         let levels = self
             .lock_all()
@@ -256,22 +237,14 @@ impl Levels {
                     .iter()
                     .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
                     .collect::<Option<Vec<_>>>()?;
-                Chunks::from_chunks(locked.level.shape(), chunks)
+                Some(Chunks::from_chunks(locked.level.shape(), chunks))
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Self::from_levels(self.plan.clone(), levels))
     }
 
-    /// Level 0, the only one until the filter first grows past it.
-    #[inline(always)]
-    pub(crate) fn first(&self) -> &Chunks {
-        &self.first
-    }
-
-    /// Makes sure a level after `newest` exists, adding it if no other thread has: `false` if
-    /// none can be added (the plan's limit or an impossible fingerprint width, for good; no
-    /// memory, until a later call finds some). Threads racing to add the same level wait for
-    /// the one that builds it, parked.
+    /// Makes sure a level after `newest` exists, adding it if no other thread has; `false` if
+    /// none can be added (for good, or until memory can be had).
     pub(crate) fn grow(&self, newest: usize) -> bool {
         let Some(next) = self.slots.get(newest) else {
             return false;
@@ -285,8 +258,7 @@ impl Levels {
         });
         let added = matches!(built, Ok(Some(_)));
         if added {
-            // Before returning: the caller's next `count` must show the level, or it would try
-            // the full level again.
+            // Before returning: the caller's next `count` must show it.
             self.published
                 .fetch_max(newest as u64 + 2, Ordering::Release);
         }

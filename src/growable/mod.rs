@@ -1,12 +1,10 @@
-//! A filter that grows: levels of chunks that split as they fill, each level larger and with
-//! wider fingerprints than the one before.
+//! The growable kind: levels of chunks that split as they fill (`docs/growth.md`).
 
 mod builder;
 mod chunk_shape;
 mod chunk_slots;
 mod chunks;
 mod levels;
-mod merge;
 mod persist;
 mod split;
 
@@ -15,7 +13,7 @@ use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
 use self::chunks::Located;
-use self::split::route_of;
+use self::split::{route_of, Placed};
 use crate::error::{InsertError, MergeError};
 use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
@@ -29,23 +27,20 @@ pub use self::builder::GrowableCuckooFilterBuilder;
 use self::chunks::Chunks;
 use self::levels::Levels;
 
-/// Levels whose buckets a lookup requests at once: eight keep more loads in flight than a core
-/// tracks.
+/// Levels whose buckets a lookup requests at once: more loads than a core keeps in flight.
 const PROBE_WINDOW: usize = 8;
 
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// It grows in place by splitting, as extendible hashing does: a level is a directory of chunks,
-/// small cuckoo tables of one shape, picked by the first route bits of an item's hash. A full
-/// chunk splits, the items whose next route bit is 1 moving to the same buckets of a new chunk
-/// (each fingerprint carries the route bits its chunk may still split on), so a lookup reads one
-/// directory pointer and probes one chunk however far the level grew. Once a level's chunks have
-/// split [`split_depth`](GrowableCuckooFilterBuilder::split_depth) times (6 by default, 64×),
-/// the next level is added, `2^split_depth` times larger. Level `i` keeps the rate `ε/2^(i+1)`,
-/// so the rates a lookup of an absent item adds up over the levels stay below ε. Inserts go to
-/// the newest level; a lookup fetches every level's buckets at once, then probes them newest
-/// first. Only the writers of a chunk being split wait for it.
+/// It grows in place, as extendible hashing does: a level is a directory of chunks (small cuckoo
+/// tables) indexed by route bits of an item's hash, and a full chunk splits, the items whose
+/// next route bit is 1 moving to a new chunk, so a lookup probes one chunk however far the level
+/// grew. After [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default,
+/// 64×) the next level is added, `2^split_depth` times larger. Level `i` keeps the rate
+/// `ε/2^(i+1)`, so the levels' rates add up to less than ε. Inserts go to the newest level; a
+/// lookup requests every level's buckets at once, then probes them newest first. Only the
+/// writers of a chunk being split wait for it.
 ///
 /// # Examples
 ///
@@ -96,12 +91,11 @@ pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S
 /// one step across them.
 pub struct Growable {
     levels: Levels,
-    /// Locks by item hash, apart from every level's stripes: nothing else takes them, and a
-    /// holder takes level stripes only after, so they add no lock-order cycle.
+    /// Locks by item hash, taken before any level's stripes and by nothing else: no lock cycle.
     item_locks: Stripes,
 }
 
-/// `count` item locks, a power of two; `None` if their memory cannot be had.
+/// `count` item locks (a power of two); `None` without the memory.
 pub(crate) fn item_locks(count: usize) -> Option<Stripes> {
     Stripes::new(count, 0, count, 1)
 }
@@ -121,8 +115,7 @@ impl GrowableCuckooFilter {
     }
 }
 
-/// The growable kind's own: its levels, their fingerprint widths and statistics, and the rate
-/// it keeps under.
+/// The growable kind's own: its levels and the rate it keeps under.
 impl<S> GrowableCuckooFilter<S> {
     /// Levels added so far, at least 1.
     #[must_use]
@@ -146,16 +139,14 @@ impl<S> GrowableCuckooFilter<S> {
 
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
     test_hook! {
-        /// The route bits that pick `item`'s chunk in a split level `level`, to build keys that
-        /// share them on purpose.
+        /// The route bits that pick `item`'s chunk in level `level`, to build keys sharing them.
         fn debug_route<T: Hash + ?Sized>(&self, level: usize, item: &T) -> u32 {
             route_of(level_hash(self.hasher().hash_one(item), level))
         }
     }
 
     test_hook! {
-        /// The fingerprint and the two buckets `item` maps to in level `level`, to build
-        /// collisions on purpose.
+        /// `item`'s fingerprint and buckets in level `level`, to build collisions on purpose.
         fn debug_candidates<T: Hash + ?Sized>(
             &self,
             level: usize,
@@ -198,8 +189,7 @@ impl Kind for Growable {
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {
         loop {
-            // A unique insert holds the item's lock while it counts and checks every level and
-            // inserts: a racing unique insert of the item sees this copy.
+            // Held across the check of every level and the insert: a racing unique insert sees it.
             let guard = unique.then(|| {
                 let lock = (hash >> 32) as usize & (self.item_locks.count() - 1);
                 self.item_locks.lock_pair::<false>(lock, lock)
@@ -222,7 +212,6 @@ impl Kind for Growable {
         }
     }
 
-    /// The buckets of a group of hashes are requested before the first is written.
     fn insert_block(&self, hashes: &[u64]) -> Result<(), usize> {
         for (group, hashes) in hashes.chunks(AHEAD).enumerate() {
             let newest = self.levels.count() - 1;
@@ -241,13 +230,12 @@ impl Kind for Growable {
     fn contains(&self, hash: u64) -> bool {
         match self.levels.count() {
             // `level_hash` of level 0 is the hash.
-            1 => self.levels.first().contains(hash),
+            1 => self.levels.level(0).contains(hash),
             count => contains_in_levels(&self.levels, hash, count),
         }
     }
 
-    /// A level at a time, newest first: the buckets of a group of hashes are requested before
-    /// the first of them is probed.
+    /// A level at a time, newest first, each group's buckets requested before any is probed.
     fn contains_hashes(&self, hashes: &[u64], answers: &mut [bool]) {
         answers.fill(false);
         for level in (0..self.levels.count()).rev() {
@@ -315,11 +303,11 @@ impl Kind for Growable {
     }
 
     fn bucket_size(&self) -> usize {
-        self.levels.first().shape().template.shape.bucket_size
+        self.levels.level(0).shape().template.shape.bucket_size
     }
 
     fn is_semi_sorted(&self) -> bool {
-        self.levels.first().shape().template.shape.semi_sorted
+        self.levels.level(0).shape().template.shape.semi_sorted
     }
 
     fn expected_false_positive_rate(&self) -> f64 {
@@ -346,11 +334,49 @@ impl Kind for Growable {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        self.plan_mismatch(other)
+        let mut pairs = plan_fields(&self.levels)
+            .into_iter()
+            .zip(plan_fields(&other.levels));
+        match pairs.find(|((_, ours), (_, theirs))| ours != theirs) {
+            Some(((field, target), (_, source))) => Err(MergeError::Geometry {
+                field,
+                target,
+                source,
+            }),
+            None => Ok(()),
+        }
     }
 
+    /// Into the same level here, added first if missing: a fingerprint known by its core, whole
+    /// route and bucket has its place in any filter of the plan, however its levels split.
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
-        self.merge_levels(other, unique)
+        while self.levels.count() < other.levels.count() {
+            if !self.levels.grow(self.levels.count() - 1) {
+                return Err(MergeError::Full { merged: 0 });
+            }
+        }
+        let mut merged = 0;
+        let mut put = |(level, placed): (usize, Placed)| {
+            match self.levels.level(level).insert_placed(placed, unique) {
+                Insertion::Inserted => merged += 1,
+                Insertion::Present => {}
+                Insertion::Full => return Err(MergeError::Full { merged }),
+            }
+            Ok(())
+        };
+        let placed = |level| {
+            let chunks = other.levels.level(level).placed_fingerprints();
+            chunks.map(move |placed| (level, placed))
+        };
+        let levels = 0..other.levels.count();
+        if core::ptr::eq(self, other) {
+            // Its own new fingerprints must not be met again: a copy of them first.
+            let copy: Vec<(usize, Placed)> = levels.flat_map(placed).collect();
+            copy.into_iter().try_for_each(&mut put)?;
+        } else {
+            levels.flat_map(placed).try_for_each(&mut put)?;
+        }
+        Ok(merged)
     }
 
     fn serialized_len(&self) -> u64 {
@@ -358,7 +384,8 @@ impl Kind for Growable {
     }
 
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
-        persist::write_to(&self.levels, RecordedHasher::of(hasher), writer)
+        let hasher = RecordedHasher::of(hasher);
+        persist::write_to(&self.levels, &self.levels.lock_all(), hasher, writer)
     }
 
     fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
@@ -381,8 +408,23 @@ impl Kind for Growable {
     }
 }
 
-/// A lookup in several levels, out of line to keep the one-level lookup lean: newest (largest)
-/// first, a window of levels' buckets requested before any is probed.
+/// The plan's and its first level's fields, as [`MergeError::Geometry`] names them.
+fn plan_fields(levels: &Levels) -> [(&'static str, u64); 8] {
+    let (plan, chunks) = (levels.plan(), levels.level(0).shape());
+    let shape = chunks.template.shape;
+    [
+        ("initial_capacity", plan.initial_capacity as u64),
+        ("false_positive_rate", plan.false_positive_rate.to_bits()),
+        ("split_depth", plan.split_depth.into()),
+        ("buckets", shape.bucket_count as u64),
+        ("bucket_size", shape.bucket_size as u64),
+        ("fingerprint_bits", shape.fingerprint_bits.into()),
+        ("semi_sorted", shape.semi_sorted.into()),
+        ("route_bits", chunks.route_bits.into()),
+    ]
+}
+
+/// Newest first, a window of levels' buckets requested before any is probed; out of line.
 #[inline(never)]
 fn contains_in_levels(levels: &Levels, hash: u64, count: usize) -> bool {
     let mut newest = count;

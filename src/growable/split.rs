@@ -1,13 +1,8 @@
-//! Tables ("chunks") that grow by splitting, as in extendible hashing: a chunk holds the keys
-//! whose route (bits of the hash independent of bucket and fingerprint) starts with its id, and
-//! a full chunk hands those whose next route bit is 1 to a new chunk of as many buckets.
-//!
-//! The split needs no key and no search. A fingerprint carries the route bits its chunk may still
-//! be split on (its *growth* bits, below the *core* bits), and the alternate bucket depends on the
-//! core alone, so a key keeps both its buckets in the new chunk: a moving fingerprint goes to the
-//! same bucket there, minus the bits the new id implies, and a new bucket receives from one old
-//! bucket only. Lookups compare all of a fingerprint's bits, so unspent growth bits lower the
-//! false positive rate.
+//! A chunk's placement and split (`docs/growth.md`): a chunk holds the keys whose route starts
+//! with its id, and a full chunk hands those whose next route bit is 1 to a new chunk. A
+//! fingerprint carries the route bits its chunk may still split on (*growth* bits, below the
+//! *core*), and the alternate bucket depends on the core alone, so a moving fingerprint goes to
+//! the same bucket of the new chunk, with no key and no search.
 //!
 //! A split runs while other threads read. Its owner seals the chunk (all stripes locked once, to
 //! wait out the writers inside, then a state they check under their locks), copies the moving
@@ -23,96 +18,75 @@ use crate::raw::{
 };
 use crate::sync::{AtomicU64, Ordering};
 
-/// Multiplier that mixes the whole hash into its route.
 const ROUTE_MIX: u64 = 0xd6e8_feb8_6659_fd93;
 
-/// The route of a hash: the bits that pick its chunk, low bit first. Mixed from all 64 bits, so
-/// independent of the bucket (the hash's high half) and the fingerprint (its low half).
+/// The bits that pick a hash's chunk, low bit first: mixed from all 64, so independent of the
+/// bucket (the high half) and the fingerprint (the low half).
 #[inline(always)]
 pub(crate) fn route_of(hash: u64) -> u32 {
     ((hash ^ (hash >> 32)).wrapping_mul(ROUTE_MIX) >> 32) as u32
 }
 
-fn low_bits(bits: u32) -> u32 {
-    ((1u64 << bits) - 1) as u32
-}
-
-/// Where a chunk puts a hash: the fixed-size placement's bucket and alternate over the chunk's
-/// buckets, with the alternate computed from the fingerprint's core bits only.
+/// Where a chunk puts a hash: the fixed placement's, with the alternate from the core bits only.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SplitPlacement {
     bucket_count: u64,
-    /// 2^core_bits - 1: how many non-zero cores there are.
+    /// 2^core_bits - 1, the non-zero cores.
     cores: u64,
     /// Route bits kept in each fingerprint, below its core.
     growth_bits: u32,
-    /// 2^growth_bits - 1, which every lookup needs.
     growth_mask: u32,
-    /// How many route bits the chunk's id has: its keys' route bits from here on are growth bits.
+    /// Route bits of the chunk's id; its keys' later route bits are growth bits.
     born_at: u32,
 }
 
 impl SplitPlacement {
-    /// A chunk of `bucket_count` buckets for routes `born_at` bits deep, which may be split
-    /// until `route_bits` deep. Its fingerprints have `core_bits + route_bits - born_at` bits.
+    /// A chunk for routes `born_at` bits deep, which may split until `route_bits` deep.
     pub(crate) fn new(bucket_count: usize, core_bits: u32, born_at: u32, route_bits: u32) -> Self {
         debug_assert!(born_at <= route_bits && core_bits + route_bits - born_at <= 32);
         Self {
             bucket_count: bucket_count as u64,
             cores: (1u64 << core_bits) - 1,
             growth_bits: route_bits - born_at,
-            growth_mask: low_bits(route_bits - born_at),
+            growth_mask: ((1u64 << (route_bits - born_at)) - 1) as u32,
             born_at,
         }
     }
 
-    /// The placement of the chunk that a split `depth` deep creates: one route bit deeper, one
-    /// growth bit fewer.
+    /// The placement of the chunk a split `depth` deep creates.
     pub(crate) fn child(&self, depth: u32) -> Self {
-        debug_assert!(depth >= self.born_at && depth < self.born_at + self.growth_bits);
-        let used = depth + 1 - self.born_at;
-        Self {
-            growth_bits: self.growth_bits - used,
-            growth_mask: low_bits(self.growth_bits - used),
-            born_at: depth + 1,
-            ..*self
-        }
+        debug_assert!(depth >= self.born_at && depth < self.max_depth());
+        let (buckets, core_bits) = (self.bucket_count as usize, self.cores.count_ones());
+        Self::new(buckets, core_bits, depth + 1, self.max_depth())
     }
 
-    /// How many route bits the chunk's id has.
     pub(crate) fn born_at(&self) -> u32 {
         self.born_at
     }
 
-    /// Fingerprint bits: core and growth.
     pub(crate) fn fingerprint_bits(&self) -> u32 {
         self.cores.count_ones() + self.growth_bits
     }
 
-    /// How deep the chunk may be split: where its growth bits end.
     pub(crate) fn max_depth(&self) -> u32 {
         self.born_at + self.growth_bits
     }
 
-    /// A chunk's geometry: its level's `template` with the fingerprints this placement stores.
+    /// The level's `template` with this placement's fingerprint width.
     pub(crate) fn geometry(&self, template: Geometry) -> Geometry {
         let mut geometry = template;
         geometry.shape.fingerprint_bits = self.fingerprint_bits();
         geometry
     }
 
-    /// Whether a split `depth` deep moves `fp` to the new chunk: its route bit `depth` is 1.
+    /// Whether a split `depth` deep moves `fp`: its route bit `depth` is 1.
     fn moves(&self, fp: Fingerprint, depth: u32) -> bool {
         (fp >> (depth - self.born_at)) & 1 == 1
     }
 
-    /// What `fp`, moving in a split `depth` deep, becomes in the new chunk: the same core, and
-    /// the growth bits past `depth`.
+    /// `fp` in the new chunk of a split `depth` deep: its route bits up to `depth` dropped.
     fn moved(&self, fp: Fingerprint, depth: u32) -> Fingerprint {
-        let core = fp >> self.growth_bits;
-        let child = self.child(depth);
-        let growth = (fp & self.growth_mask) >> (depth + 1 - self.born_at);
-        core << child.growth_bits | growth
+        fp >> (depth + 1 - self.born_at)
     }
 
     /// [`Place::candidates`] of a hash whose route is known.
@@ -125,8 +99,7 @@ impl SplitPlacement {
         })
     }
 
-    /// The candidates of a fingerprint known by its core, its route and one of its buckets (for
-    /// a merge, another chunk's fingerprint), placed in this chunk.
+    /// The candidates in this chunk of a fingerprint known by core, route and one bucket.
     #[inline(always)]
     pub(crate) fn candidates_of(&self, placed: Placed) -> Candidates {
         let growth = (placed.route >> self.born_at) & self.growth_mask;
@@ -137,8 +110,7 @@ impl SplitPlacement {
         }
     }
 
-    /// What a fingerprint in a bucket of chunk `id` (born with this placement) is, whatever
-    /// chunk it goes to: its core, and its whole route, the id's bits then its growth bits.
+    /// A fingerprint of chunk `id`, with its whole route: the id's bits, then its growth bits.
     fn placed(&self, id: u64, bucket: BucketIndex, fp: Fingerprint) -> Placed {
         Placed {
             core: fp >> self.growth_bits,
@@ -147,28 +119,28 @@ impl SplitPlacement {
         }
     }
 
-    /// Once split `depth` deep, a chunk keeps the keys whose route bits from its birth to
-    /// `depth` are all 0: every split left it the half with a 0.
+    /// Split `depth` deep, a chunk keeps the keys whose route bits from its birth to `depth` are 0.
     fn owns(&self, fp: Fingerprint, depth: u32) -> bool {
         let decided = ((1u64 << (depth - self.born_at)) - 1) as u32;
         fp & decided == 0
     }
 }
 
-/// A fingerprint of a level of chunks, known without its key: what a merge carries from one
-/// filter to another of the same plan.
+/// A fingerprint of a level known without its key: what a merge carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Placed {
     /// Its core bits, never 0.
     pub(crate) core: u32,
-    /// Its route, all of the level's route bits.
+    /// All of the level's route bits.
     pub(crate) route: u32,
-    /// One of its two buckets: the one it was found in.
+    /// The bucket it was found in.
     pub(crate) bucket: BucketIndex,
 }
 
 impl Place for SplitPlacement {
-    type Gate = SplitGate;
+    /// The chunk's split state, `depth << 1 | sealed`, which its writers check under their
+    /// locks; changed only with every stripe locked.
+    type Gate = AtomicU64;
 
     #[inline]
     fn candidates(&self, hash: u64) -> Candidates {
@@ -180,32 +152,24 @@ impl Place for SplitPlacement {
         reflect(bucket, fp >> self.growth_bits, self.bucket_count)
     }
 
-    /// Not while the chunk is sealed for a split, nor a fingerprint a split gave to another
-    /// chunk.
+    /// Not while sealed, nor a fingerprint a split gave to another chunk.
     #[inline(always)]
-    fn admits(&self, gate: &SplitGate, fp: Option<Fingerprint>) -> bool {
-        let state = SplitState(gate.0.load(Ordering::Relaxed));
+    fn admits(&self, gate: &AtomicU64, fp: Option<Fingerprint>) -> bool {
+        let state = SplitState(gate.load(Ordering::Relaxed));
         !state.is_sealed() && fp.map_or(true, |fp| self.owns(fp, state.depth()))
     }
 
-    fn duplicate_gate(&self, gate: &SplitGate) -> SplitGate {
-        SplitGate(AtomicU64::new(gate.0.load(Ordering::Relaxed)))
+    fn duplicate_gate(&self, gate: &AtomicU64) -> AtomicU64 {
+        AtomicU64::new(gate.load(Ordering::Relaxed))
     }
 }
 
-/// A chunk's split state, `depth << 1 | sealed`, which its writers check under their locks;
-/// changed only with every stripe locked.
-#[derive(Debug)]
-pub(crate) struct SplitGate(AtomicU64);
-
-impl SplitGate {
-    /// The gate of a chunk split `depth` deep, not sealed.
-    fn new(depth: u32) -> Self {
-        Self(AtomicU64::new(u64::from(depth) << 1))
-    }
+/// The gate of a chunk split `depth` deep, unsealed.
+fn unsealed(depth: u32) -> AtomicU64 {
+    AtomicU64::new(u64::from(depth) << 1)
 }
 
-/// A chunk's split state as its owner reads it: how deep it is split, and whether sealed.
+/// A chunk's split state as read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SplitState(u64);
 
@@ -220,8 +184,7 @@ impl SplitState {
 }
 
 impl RawFilter<SplitPlacement> {
-    /// Every fingerprint of this chunk, `id`, as [`Placed`]: each bucket read as a state it
-    /// really had.
+    /// Every fingerprint of this chunk, `id`, each bucket read as a state it really had.
     pub(crate) fn placed_fingerprints(&self, id: u64) -> impl Iterator<Item = Placed> + '_ {
         (0..self.bucket_count()).flat_map(move |bucket| {
             self.bucket_fingerprints(bucket)
@@ -233,32 +196,25 @@ impl RawFilter<SplitPlacement> {
         })
     }
 
-    /// A new empty chunk of a level of `template`, split `depth` deep from the start; `None` if
-    /// its memory cannot be had.
+    /// An empty chunk split `depth` deep; `None` without the memory.
     pub(crate) fn new_chunk(
         template: Geometry,
         placement: SplitPlacement,
         depth: u32,
     ) -> Option<Self> {
-        Self::with_placement(
-            &placement.geometry(template),
-            placement,
-            SplitGate::new(depth),
-        )
+        Self::with_placement(&placement.geometry(template), placement, unsealed(depth))
     }
 
-    /// The chunk's split state, `Acquire`: a caller that sees a split finished also sees the
-    /// route to the new chunk that was published before.
+    /// `Acquire`: a caller that sees a split finished sees the route published before.
     pub(crate) fn split_state(&self) -> SplitState {
-        SplitState(self.gate().0.load(Ordering::Acquire))
+        SplitState(self.gate().load(Ordering::Acquire))
     }
 
-    /// Seals the chunk if its state is still `seen`: after `true` no write is in it, and none
-    /// gets in until [`Self::purge_moved_and_unseal`] or [`Self::unseal_unsplit`]. `false`:
-    /// another thread split or sealed it first.
+    /// Seals the chunk if its state is still `seen`: after `true` no write is in it, nor gets in
+    /// until it is unsealed; `false`: another thread split or sealed it first.
     pub(crate) fn try_seal(&self, seen: SplitState) -> bool {
         let _all = self.lock_table();
-        let state = &self.gate().0;
+        let state = self.gate();
         let sealed = state.load(Ordering::Relaxed) == seen.0 && !seen.is_sealed();
         if sealed {
             state.store(seen.0 | 1, Ordering::Relaxed);
@@ -266,15 +222,14 @@ impl RawFilter<SplitPlacement> {
         sealed
     }
 
-    /// Unseals the chunk as it was, for a split that could not be made.
+    /// For a split that could not be made.
     pub(crate) fn unseal_unsplit(&self) {
         let _all = self.lock_table();
-        let state = &self.gate().0;
+        let state = self.gate();
         state.store(state.load(Ordering::Relaxed) & !1, Ordering::Release);
     }
 
-    /// Copies the fingerprints that a split at the sealed chunk's depth moves into `child`,
-    /// which nobody else can see yet, at the same buckets.
+    /// Copies what the sealed chunk's split moves into `child`, unseen yet, at the same buckets.
     pub(crate) fn copy_moving_into(&self, child: &mut Self) {
         let depth = self.split_state().depth();
         for bucket in 0..self.bucket_count() {
@@ -285,9 +240,8 @@ impl RawFilter<SplitPlacement> {
         }
     }
 
-    /// The fingerprints of the sealed chunk's bucket that a split `depth` deep moves, as the new
-    /// chunk holds them, and the bucket's slots as it leaves them: each moving one emptied, the
-    /// others where they were.
+    /// What a split `depth` deep moves of `bucket`, as the new chunk holds it, and the bucket as
+    /// it leaves it.
     fn divide(&self, bucket: BucketIndex, depth: u32) -> (Fingerprints, Fingerprints) {
         let (mut moved, mut kept) = (Fingerprints::default(), Fingerprints::default());
         for &fp in self.bucket_fingerprints(bucket).as_slice() {
@@ -301,9 +255,9 @@ impl RawFilter<SplitPlacement> {
         (moved, kept)
     }
 
-    /// Removes from the sealed chunk what [`Self::copy_moving_into`] copied, bucket by bucket
-    /// under its stripe's lock (readers see each bucket change whole), then unseals it one
-    /// split deeper. Call only after the new chunk is where readers look for those keys.
+    /// Removes what [`Self::copy_moving_into`] copied, bucket by bucket under its stripe's lock
+    /// (readers see each bucket change whole), then unseals the chunk one split deeper. Call
+    /// only once readers look for those keys in the new chunk.
     pub(crate) fn purge_moved_and_unseal(&self) {
         let state = self.split_state();
         debug_assert!(state.is_sealed());
@@ -317,13 +271,10 @@ impl RawFilter<SplitPlacement> {
         }
         let _all = self.lock_table();
         self.gate()
-            .0
             .store(u64::from(depth + 1) << 1, Ordering::Release);
     }
 
-    /// The first bucket holding a fingerprint that no key of this chunk at its split depth can
-    /// have, for a table read from outside: a route a split gave away, or a core of 0 (every
-    /// key's is at least 1).
+    /// The first bucket holding a fingerprint of a route given away, or of core 0 (no key's).
     pub(crate) fn first_unowned_bucket(&self) -> Option<BucketIndex> {
         let (depth, placement) = (self.split_state().depth(), self.placement());
         let unowned = |fp| fp >> placement.growth_bits == 0 || !placement.owns(fp, depth);
@@ -337,9 +288,7 @@ impl RawFilter<SplitPlacement> {
 }
 
 impl RawFilter {
-    /// This table as a chunk placed by `placement` and split `depth` deep, with its stripes and
-    /// their counts as they are: for a table decoded as a fixed filter's, whose geometry is the
-    /// chunk's.
+    /// A decoded table as a chunk split `depth` deep, stripes and counts as they are.
     pub(crate) fn into_chunk(
         self,
         placement: SplitPlacement,
@@ -350,7 +299,7 @@ impl RawFilter {
             placement.fingerprint_bits()
         );
         debug_assert!(placement.born_at() <= depth && depth <= placement.max_depth());
-        self.with_new_placement(placement, SplitGate::new(depth))
+        self.with_new_placement(placement, unsealed(depth))
     }
 }
 

@@ -1,6 +1,5 @@
-//! One table's encoding, the whole of a fixed filter's bytes and each chunk of a growable
-//! filter's (`FORMAT.md` lays it out): its header, flags, checksums, and bounded reads. The
-//! decoder checks every length against what it was given before it allocates for it.
+//! One table's encoding (`FORMAT.md`), a fixed filter's bytes and each growable chunk's: its
+//! header, checksums, and reads that allocate only for bytes that have arrived.
 
 use std::io::{self, Read, Write};
 
@@ -12,15 +11,11 @@ use crate::raw::{
     MAX_HOPS,
 };
 
-/// The first eight bytes: a non-ASCII byte, the name, then the line endings and end-of-file
-/// character that a text-mode transfer would mangle (as in PNG's signature).
+/// As PNG's signature: a non-ASCII byte, the name, and what a text-mode transfer would mangle.
 const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
-/// A growable filter's magic: the fixed filter's with `G` for `F`, so that neither reader
-/// mistakes the other's bytes, and each can say whose they are.
 pub(crate) const GROWABLE_MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
-/// An expiring filter's magic.
 pub(crate) const EXPIRING_MAGIC: [u8; 8] = *b"CCFEXPR1";
-/// Every filter type's magic and name, so that each decoder can say whose bytes it was given.
+/// So that each decoder can say whose bytes it was given.
 const MAGICS: [(&[u8; 8], &str); 3] = [
     (&MAGIC, "ConcurrentCuckooFilter"),
     (&GROWABLE_MAGIC, "GrowableCuckooFilter"),
@@ -28,20 +23,16 @@ const MAGICS: [(&[u8; 8], &str); 3] = [
 ];
 /// The format version this build writes, and the only one it reads.
 pub(crate) const VERSION: u16 = 1;
-/// Flag bit 0: the buckets are semi-sorted.
 const FLAG_SEMI_SORTED: u16 = 1;
-/// Flag bit 1: one word per bucket, whose versions are written as 0.
+/// One word per bucket, whose versions are written as 0.
 const FLAG_BUCKET_WORDS: u16 = 2;
-/// Every flag some version defines; any other bit set is refused.
 const KNOWN_FLAGS: u16 = FLAG_SEMI_SORTED | FLAG_BUCKET_WORDS;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 80;
 /// Bytes of the header, its checksum included.
 pub(crate) const HEADER_LEN: usize = FIELDS_LEN + 8;
-/// Bytes of the checksum at the end.
 pub(crate) const CHECKSUM_LEN: usize = 8;
-/// The cap on the recorded `max_search_buckets`: a search of this many buckets (16 MiB of queue)
-/// is far beyond any useful one (the default is 2000).
+/// The cap on the recorded `max_search_buckets`: 16 MiB of queue, far beyond any useful search.
 pub(crate) const MAX_SEARCH_BUCKETS: u64 = 1 << 20;
 /// Most bytes asked of a reader at once.
 const READ_STEP: usize = 64 * 1024;
@@ -66,8 +57,7 @@ pub(crate) struct Header {
 }
 
 impl Header {
-    /// The header of a table of this geometry whose snapshot holds `items` items in
-    /// `table_words` words, hashed by `hasher`.
+    /// The header of a snapshot of `items` items in `table_words` words.
     pub(crate) fn new(
         geometry: &Geometry,
         capacity: usize,
@@ -83,8 +73,7 @@ impl Header {
             fingerprint_bits: shape.fingerprint_bits as u8,
             max_hops: limits.max_hops as u8,
             buckets: shape.bucket_count as u64,
-            // Stripes that could never be locked are not recorded (nor allocated by the reader);
-            // the ones left map every bucket to a stripe exactly as before.
+            // Stripes that could never be locked are not recorded; buckets map to stripes alike.
             stripes: (geometry.stripes as u64).min(geometry.max_useful_stripes()),
             // Likewise a search bound the search could never reach, or beyond the format's cap.
             max_search_buckets: (limits.max_search_buckets as u64)
@@ -97,7 +86,6 @@ impl Header {
         }
     }
 
-    /// The hasher the header records.
     pub(crate) fn recorded_hasher(&self) -> RecordedHasher {
         RecordedHasher {
             id: self.hasher_id,
@@ -105,8 +93,7 @@ impl Header {
         }
     }
 
-    /// Each field but the item count, named as in `FORMAT.md`, to compare a header with the one
-    /// expected of it.
+    /// Each field but the item count, named as in `FORMAT.md`.
     fn shape_fields(&self) -> [(&'static str, u64); 11] {
         [
             ("flags", self.flags.into()),
@@ -142,16 +129,10 @@ impl Header {
         )
     }
 
-    /// Reads the header at the start of `bytes`, checking the magic, the version, that the
-    /// header is all there, its checksum and its reserved byte, in that order.
+    /// The sealed header at the start of `bytes`, its reserved byte 0; fields unchecked.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         check_sealed_header(bytes, (&MAGIC, VERSION), FIELDS_LEN)?;
-        if bytes[15] != 0 {
-            return Err(DecodeError::InvalidGeometry {
-                field: "reserved",
-                value: bytes[15].into(),
-            });
-        }
+        check_field(bytes[15] == 0, "reserved", bytes[15].into())?;
         Ok(Self {
             flags: u16::from_le_bytes([bytes[10], bytes[11]]),
             bucket_size: bytes[12],
@@ -175,32 +156,26 @@ impl Header {
             return Err(DecodeError::UnsupportedFlags { flags: self.flags });
         }
         let semi_sorted = self.flags & FLAG_SEMI_SORTED != 0;
-        let bucket_size = self.bucket_size;
-        if !matches!(bucket_size, 2 | 4 | 8) {
-            return Err(invalid("bucket_size", bucket_size.into()));
-        }
-        let fingerprint_bits = self.fingerprint_bits;
-        if !(4..=32).contains(&fingerprint_bits) {
-            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
-        }
-        // The semi-sorted encoding packs exactly four fingerprints of at least 5 bits.
-        if semi_sorted && bucket_size != 4 {
-            return Err(invalid("bucket_size", bucket_size.into()));
-        }
-        if semi_sorted && fingerprint_bits < 5 {
-            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
-        }
-        // A bucket word holds plain fingerprints, at most 48 bits of them.
         let bucket_words = self.flags & FLAG_BUCKET_WORDS != 0;
-        if bucket_words && semi_sorted {
-            return Err(invalid("flags", self.flags.into()));
-        }
-        if bucket_words && !fits_bucket_word(bucket_size.into(), fingerprint_bits.into()) {
-            return Err(invalid("fingerprint_bits", fingerprint_bits.into()));
-        }
-        let max_hops = self.max_hops;
-        if max_hops == 0 || usize::from(max_hops) > MAX_HOPS {
-            return Err(invalid("max_hops", max_hops.into()));
+        let (size, bits, hops) = (
+            self.bucket_size,
+            self.fingerprint_bits,
+            self.max_hops.into(),
+        );
+        let fits_word = fits_bucket_word(size.into(), bits.into());
+        // Semi-sorted buckets pack exactly four fingerprints of at least 5 bits; a bucket word
+        // holds plain fingerprints, at most 48 bits of them.
+        let checks: [(bool, &str, u64); 7] = [
+            (matches!(size, 2 | 4 | 8), "bucket_size", size.into()),
+            ((4..=32).contains(&bits), "fingerprint_bits", bits.into()),
+            (!semi_sorted || size == 4, "bucket_size", size.into()),
+            (!semi_sorted || bits >= 5, "fingerprint_bits", bits.into()),
+            (!(bucket_words && semi_sorted), "flags", self.flags.into()),
+            (!bucket_words || fits_word, "fingerprint_bits", bits.into()),
+            ((1..=MAX_HOPS).contains(&hops), "max_hops", hops as u64),
+        ];
+        if let Some(&(_, field, value)) = checks.iter().find(|(ok, ..)| !ok) {
+            return Err(invalid(field, value));
         }
         let bucket_count = match usize::try_from(self.buckets) {
             Ok(count) if count >= 1 && self.buckets <= MAX_BUCKET_COUNT => count,
@@ -209,14 +184,14 @@ impl Header {
         let mut geometry = Geometry {
             shape: Shape {
                 bucket_count,
-                bucket_size: bucket_size.into(),
-                fingerprint_bits: fingerprint_bits.into(),
+                bucket_size: size.into(),
+                fingerprint_bits: bits.into(),
                 semi_sorted,
                 bucket_words,
             },
             stripes: 0,
             limits: SearchLimits {
-                max_hops: max_hops.into(),
+                max_hops: hops,
                 max_search_buckets: 2,
             },
         };
@@ -230,32 +205,27 @@ impl Header {
             _ => return Err(invalid("stripes", self.stripes)),
         };
         // Each stripe counts its fingerprints in 32 bits, as the builder requires.
-        if (geometry.stripe_count() as u64) < min_stripes(self.buckets, bucket_size.into()) {
-            return Err(invalid("stripes", self.stripes));
-        }
+        let enough = geometry.stripe_count() as u64 >= min_stripes(self.buckets, size as usize);
+        check_field(enough, "stripes", self.stripes)?;
         let bound = search_bound(geometry.shape.bucket_size, geometry.limits.max_hops);
         geometry.limits.max_search_buckets = match usize::try_from(self.max_search_buckets) {
             Ok(max) if max >= 2 && self.max_search_buckets <= bound => max,
             _ => return Err(invalid("max_search_buckets", self.max_search_buckets)),
         };
-        if usize::try_from(self.capacity).is_err() {
-            return Err(invalid("capacity", self.capacity));
-        }
-        if self.table_words != data_words(&geometry) {
-            return Err(invalid("table_words", self.table_words));
-        }
+        let fits_usize = usize::try_from(self.capacity).is_ok();
+        check_field(fits_usize, "capacity", self.capacity)?;
+        let words_ok = self.table_words == data_words(&geometry);
+        check_field(words_ok, "table_words", self.table_words)?;
         Ok(geometry)
     }
 
-    /// Bytes of the whole encoding. Cannot overflow: the table has at most 2^34 words.
+    /// Bytes of the whole encoding; the table has at most 2^34 words.
     pub(crate) fn total_len(&self) -> u64 {
         (HEADER_LEN + CHECKSUM_LEN) as u64 + self.table_words * 8
     }
 }
 
-/// The header at the start of `bytes` and the geometry it describes, every decoder's first step;
-/// with `expected` (a growable chunk's, from its plan), every field but the item count must equal
-/// it before the geometry is checked.
+/// The header at the start of `bytes` and its geometry, after it equals `expected` but items.
 pub(crate) fn parse_table(
     bytes: &[u8],
     expected: Option<&Header>,
@@ -277,8 +247,7 @@ pub(crate) fn parse_table(
     Ok((header, header.geometry()?))
 }
 
-/// A header of `N` bytes as both formats lay theirs out: the magic, the version, the flags, four
-/// one-byte fields, the eight-byte `fields` from offset 16, then the checksum of all before it.
+/// A header of `N` bytes: magic, version, flags, four one-byte fields, `fields`, checksum.
 pub(crate) fn sealed_header<const N: usize>(
     (magic, version): (&[u8; 8], u16),
     flags: u16,
@@ -293,8 +262,7 @@ pub(crate) fn sealed_header<const N: usize>(
     sealed_record(&prefix, fields)
 }
 
-/// A record of `N` bytes: `prefix`, the eight-byte `fields` after it, then the checksum of all
-/// before it.
+/// A record of `N` bytes: `prefix`, `fields`, then the checksum of all before it.
 pub(crate) fn sealed_record<const N: usize>(prefix: &[u8], fields: &[u64]) -> [u8; N] {
     debug_assert_eq!(prefix.len() + 8 * fields.len() + CHECKSUM_LEN, N);
     let mut out = [0u8; N];
@@ -307,8 +275,7 @@ pub(crate) fn sealed_record<const N: usize>(prefix: &[u8], fields: &[u64]) -> [u
     out
 }
 
-/// The error for bytes that do not start with `magic`: whose they are if another filter type's
-/// magic is recognised (past the byte where the fixed and growable magics differ), else bad magic.
+/// For bytes not starting with `magic`: whose they are if another type's magic is recognised.
 pub(crate) fn not_this_magic(bytes: &[u8], magic: &[u8; 8]) -> DecodeError {
     let prefix = bytes.len().min(magic.len());
     let other = MAGICS
@@ -320,9 +287,7 @@ pub(crate) fn not_this_magic(bytes: &[u8], magic: &[u8; 8]) -> DecodeError {
     }
 }
 
-/// Checks the start of an encoding, in order: the magic (on as many bytes as there are), the
-/// version (if it is there; the one version known), that the `fields_len` bytes of header
-/// fields and the header checksum after them are all there, and that checksum.
+/// Checks, in order, the magic and version (on the bytes there are), length and checksum.
 pub(crate) fn check_sealed_header(
     bytes: &[u8],
     (magic, known_version): (&[u8; 8], u16),
@@ -348,10 +313,7 @@ pub(crate) fn check_sealed_header(
     check_record(&bytes[..header_len])
 }
 
-/// The largest `max_search_buckets` the format records for these bucket and path sizes: the
-/// buckets a search can reach at all (two roots, each bucket's fingerprints one level further, up
-/// to `max_hops` levels), and at most [`MAX_SEARCH_BUCKETS`], so that a file cannot make every
-/// insert into a full filter search millions of buckets.
+/// The largest `max_search_buckets` recorded: what a search can reach, capped (`FORMAT.md`).
 fn search_bound(bucket_size: usize, max_hops: usize) -> u64 {
     let mut level = 2u64;
     let mut reachable = 0u64;
@@ -367,16 +329,21 @@ pub(crate) fn data_words(geometry: &Geometry) -> u64 {
     geometry.shape.data_bits().div_ceil(64)
 }
 
-/// Bytes of the encoding of a filter of this geometry.
 pub(crate) fn encoded_len(geometry: &Geometry) -> u64 {
     (HEADER_LEN + CHECKSUM_LEN) as u64 + data_words(geometry) * 8
 }
 
-/// The little-endian `u64` at `bytes[at..at + 8]`, which the caller knows to be there.
+/// The little-endian `u64` at `bytes[at..at + 8]`.
 pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(word)
+}
+
+/// [`DecodeError::InvalidGeometry`] of `field` unless `ok`.
+pub(crate) fn check_field(ok: bool, field: &'static str, value: u64) -> Result<(), DecodeError> {
+    ok.then_some(())
+        .ok_or(DecodeError::InvalidGeometry { field, value })
 }
 
 /// Refuses an input of `len` bytes where a checked header says `expected`.
@@ -394,7 +361,7 @@ pub(crate) fn check_len(expected: u64, len: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// The checksum in the last eight bytes and that of everything before them, if they differ.
+/// The checksum stored in the last eight bytes and the computed one, if they differ.
 fn checksum_mismatch(bytes: &[u8]) -> Option<(u64, u64)> {
     let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
     let (stored, computed) = (u64_at(stored, 0), xxh3_64(body));
@@ -417,7 +384,6 @@ pub(crate) fn check_record(record: &[u8]) -> Result<(), DecodeError> {
     }
 }
 
-/// The hasher `S` as `recorded`, if `S` computes the recorded function.
 pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Result<S, DecodeError> {
     if recorded.id != S::HASHER_ID {
         return Err(DecodeError::HasherMismatch {
@@ -430,8 +396,7 @@ pub(crate) fn hasher_of<S: StableHashBuilder>(recorded: RecordedHasher) -> Resul
     })
 }
 
-/// The table of a whole encoding whose header, length and checksum are checked: its padding,
-/// its buckets and its item count checked in turn.
+/// The table of an encoding whose header, length and checksum are checked.
 pub(crate) fn decode_table(
     header: &Header,
     geometry: &Geometry,
@@ -442,8 +407,7 @@ pub(crate) fn decode_table(
     if tail_bits != 0 && table.len() >= 8 && u64_at(table, table.len() - 8) >> tail_bits != 0 {
         return Err(DecodeError::NonZeroPadding);
     }
-    // Only the allocation can fail now. The words go straight from the input into the table:
-    // the input and the table are all the memory a decode holds.
+    // Straight from the input: the input and the table are all the memory a decode holds.
     let raw = RawFilter::from_le_bytes(geometry, table).ok_or(DecodeError::OutOfMemory {
         bytes: geometry.memory_bytes(),
     })?;
@@ -462,9 +426,8 @@ pub(crate) fn decode_table(
     Ok(raw)
 }
 
-/// Appends bytes from `reader` to `bytes` until it holds `len` bytes or the reader ends. The
-/// buffer grows at most to double what has arrived, and to exactly `len` at the end, so it never
-/// holds more than twice the bytes read nor, once complete, more than `len`.
+/// Appends from `reader` until `bytes` holds `len` bytes or the reader ends, growing it to at
+/// most twice what has arrived, and to exactly `len` at the end.
 pub(crate) fn read_up_to<R: Read>(
     reader: &mut R,
     bytes: &mut Vec<u8>,
@@ -494,9 +457,7 @@ pub(crate) fn read_up_to<R: Read>(
     Ok(())
 }
 
-/// Writes one whole encoding: `header`, the table's data words, and the checksum of both.
-/// `read(from, out)` fills `out` with the words from `from` on, a part of the table at a time,
-/// so that nothing the size of the table is allocated.
+/// Writes `header`, the table a part at a time (`read(from, out)` from word `from`), checksum.
 pub(crate) fn write_encoding<W: Write>(
     mut writer: W,
     header: Header,

@@ -1,5 +1,4 @@
-//! Hashers whose identity can be written down, so that a filter is never read back with a
-//! different hash function than it was built with.
+//! Hashers whose identity a filter's bytes record, so it is never read with another function.
 
 use core::hash::BuildHasher;
 
@@ -10,10 +9,10 @@ use crate::hash::{DefaultHashBuilder, HASHER_ID};
 /// ([`DecodeError::HasherMismatch`](crate::DecodeError::HasherMismatch)) and rebuilds the hasher
 /// from the seed. A filter is serializable only if its hasher implements this trait.
 ///
-/// Implement it only for a hasher whose output, for a given seed, depends on nothing but the bytes
-/// a key's `Hash` impl writes: not on endianness or pointer width (hash `usize` as 64 bits,
-/// integers in one byte order), not on the process, not on a dependency's version (as `std`'s
-/// `DefaultHasher` does: its algorithm may change between Rust releases).
+/// Implement it only for a hasher whose output, for a given seed, depends on nothing but the
+/// bytes a key's `Hash` impl writes: not on endianness or pointer width (hash `usize` as 64
+/// bits, integers in one byte order), the process, or a dependency's version (`std`'s
+/// `DefaultHasher` may change between Rust releases).
 ///
 /// # Examples
 ///
@@ -102,7 +101,6 @@ impl StableHashBuilder for DefaultHashBuilder {
     }
 }
 
-/// A hasher as the format records it: the function's id and its seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RecordedHasher {
     pub(crate) id: u64,

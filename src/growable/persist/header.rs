@@ -1,27 +1,24 @@
-//! The growable format's header: the plan a filter was built with, its hasher, and its level
-//! and item counts, each field checked before anything else is read (`FORMAT.md`, "The byte
-//! format of a `GrowableCuckooFilter`").
+//! The growable format's header (`FORMAT.md`): the plan, the hasher, the level and item counts.
 
 use crate::growable::builder::MAX_SPLIT_DEPTH;
 use crate::growable::levels::{Plan, MAX_LEVELS};
 use crate::layout::TableLayout;
 use crate::persist::encoding::{
-    check_sealed_header, sealed_header, u64_at, GROWABLE_MAGIC, MAX_SEARCH_BUCKETS,
+    check_field, check_sealed_header, sealed_header, u64_at, GROWABLE_MAGIC, MAX_SEARCH_BUCKETS,
 };
 use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{MAX_BUCKET_COUNT, MAX_HOPS};
 use crate::settings::TableSettings;
 
-/// The growable format's version, counted apart from the fixed format's (`FORMAT.md`).
+/// Counted apart from the fixed format's version.
 pub(crate) const VERSION_SPLIT: u16 = 3;
 /// Bytes of header fields, before the header checksum.
 const FIELDS_LEN: usize = 104;
-/// Bytes of the header, its checksum included; the first level starts here.
+/// Bytes of the header, its checksum included.
 pub(crate) const HEADER_LEN: usize = FIELDS_LEN + 8;
 /// `max_capacity` of a filter without a limit.
 const NO_LIMIT: u64 = u64::MAX;
 
-/// What the header records.
 pub(crate) struct GrowableHeader {
     pub(crate) plan: Plan,
     pub(crate) hasher: RecordedHasher,
@@ -59,7 +56,7 @@ impl GrowableHeader {
                     max => max as u64,
                 },
                 stripes as u64,
-                // A level records at most this bound (`FORMAT.md`): the levels read back agree.
+                // As each level records it.
                 (max_search_buckets as u64).min(MAX_SEARCH_BUCKETS),
                 self.hasher.id,
                 self.hasher.seed,
@@ -69,9 +66,7 @@ impl GrowableHeader {
         )
     }
 
-    /// Reads the header at the start of `bytes`: the magic, the version, that the header is all
-    /// there and its checksum, then every field, in that order. Whether the plan builds every
-    /// recorded level is checked as the levels are read. Allocates nothing.
+    /// The header at the start of `bytes`, every field checked but whether its plan builds.
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
         check_sealed_header(bytes, (&GROWABLE_MAGIC, VERSION_SPLIT), FIELDS_LEN)?;
         let invalid = |field, value: u64| DecodeError::InvalidGeometry { field, value };
@@ -101,49 +96,38 @@ impl GrowableHeader {
             value => return Err(invalid("semi_sorted", value.into())),
         }
         table.max_hops = bytes[15].into();
-        if table.max_hops > MAX_HOPS {
-            return Err(invalid("max_hops", bytes[15].into()));
-        }
+        check_field(table.max_hops <= MAX_HOPS, "max_hops", bytes[15].into())?;
         let initial_capacity = fits("initial_capacity", field(0))?;
-        if initial_capacity == 0 {
-            return Err(invalid("initial_capacity", 0));
-        }
-        if field(1) > MAX_BUCKET_COUNT {
-            return Err(invalid("initial_buckets", field(1)));
-        }
+        check_field(initial_capacity != 0, "initial_capacity", 0)?;
+        let buckets_ok = field(1) <= MAX_BUCKET_COUNT;
+        check_field(buckets_ok, "initial_buckets", field(1))?;
         let initial_buckets = fits("initial_buckets", field(1))?;
         // Levels grow 2^split_depth times each, 2 to 2^MAX_SPLIT_DEPTH.
         let growth_factor = field(2);
-        if !growth_factor.is_power_of_two() || !(2..=1 << MAX_SPLIT_DEPTH).contains(&growth_factor)
-        {
-            return Err(invalid("growth_factor", growth_factor));
-        }
-        let false_positive_rate = f64::from_bits(field(3));
-        if !(false_positive_rate > 0.0 && false_positive_rate < 1.0) {
-            return Err(invalid("false_positive_rate", field(3)));
-        }
+        let growth_ok = (2..=1 << MAX_SPLIT_DEPTH).contains(&growth_factor);
+        let growth_ok = growth_ok && growth_factor.is_power_of_two();
+        check_field(growth_ok, "growth_factor", growth_factor)?;
+        let rate = f64::from_bits(field(3));
+        check_field(rate > 0.0 && rate < 1.0, "false_positive_rate", field(3))?;
         let max_capacity = match field(4) {
             NO_LIMIT => usize::MAX,
             max => fits("max_capacity", max)?,
         };
         table.stripes = fits("stripes", field(5))?;
-        if table.stripes != 0 && !table.stripes.is_power_of_two() {
-            return Err(invalid("stripes", field(5)));
-        }
-        if !(2..=MAX_SEARCH_BUCKETS).contains(&field(6)) {
-            return Err(invalid("max_search_buckets", field(6)));
-        }
+        let stripes_ok = table.stripes == 0 || table.stripes.is_power_of_two();
+        check_field(stripes_ok, "stripes", field(5))?;
+        let search_ok = (2..=MAX_SEARCH_BUCKETS).contains(&field(6));
+        check_field(search_ok, "max_search_buckets", field(6))?;
         table.max_search_buckets = field(6) as usize;
         let level_count = field(9);
-        if !(1..=MAX_LEVELS as u64).contains(&level_count) {
-            return Err(invalid("level_count", level_count));
-        }
+        let levels_ok = (1..=MAX_LEVELS as u64).contains(&level_count);
+        check_field(levels_ok, "level_count", level_count)?;
         Ok(Self {
             plan: Plan {
                 table,
                 initial_capacity,
                 initial_buckets,
-                false_positive_rate,
+                false_positive_rate: rate,
                 max_capacity,
                 split_depth: growth_factor.trailing_zeros(),
             },

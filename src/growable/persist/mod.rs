@@ -1,8 +1,6 @@
-//! Persistence of the growable kind (`FORMAT.md`, "The byte format of a
-//! `GrowableCuckooFilter`"): its header (the plan, [`header`]), then each level's record and its
-//! chunks, each a record and a fixed filter's encoding; and a level's statistics. A level's
-//! length is known only chunk by chunk, so it is read a checked part at a time, allocating only
-//! for bytes that have arrived.
+//! The growable kind's bytes (`FORMAT.md`): the header, then each level's record and its chunks,
+//! each a record and a fixed filter's encoding. A level's length is known only chunk by chunk,
+//! so it is read a checked part at a time, allocating only for bytes that have arrived.
 
 mod header;
 
@@ -21,17 +19,15 @@ use crate::persist::encoding::{
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::DEFAULT_ITEM_LOCKS;
 
-/// Bytes of a level's record: its chunk count and the record's checksum.
+/// A level's record: its chunk count and checksum.
 const LEVEL_RECORD_LEN: usize = 16;
-/// Bytes of a chunk's record: its id, its split depth and the record's checksum.
+/// A chunk's record: its id, split depth and checksum.
 const CHUNK_RECORD_LEN: usize = 24;
 
-/// Bytes the encoding of `levels` takes now, from their chunks' shapes.
 pub(super) fn serialized_len(levels: &Levels) -> u64 {
     HEADER_LEN as u64 + levels.iter().map(level_len).sum::<u64>()
 }
 
-/// Bytes of a level's encoding: its record, and each chunk's record and table.
 fn level_len(level: &Chunks) -> u64 {
     let chunks: u64 = level
         .iter()
@@ -40,28 +36,18 @@ fn level_len(level: &Chunks) -> u64 {
     LEVEL_RECORD_LEN as u64 + chunks
 }
 
-/// Writes the plan and every level's chunks from one snapshot: every chunk of every level
-/// locked ([`Levels::lock_all`]) while the whole encoding goes to `writer`.
-pub(super) fn write_to<W: Write>(
-    levels: &Levels,
-    hasher: RecordedHasher,
-    writer: W,
-) -> io::Result<()> {
-    write_locked(levels, &levels.lock_all(), hasher, writer)
-}
-
-/// The bytes of [`write_to`], in a vector allocated at their exact length once every chunk is
-/// locked, when the length can no longer change.
+/// The bytes of [`write_to`], allocated at their exact length once every chunk is locked.
 pub(super) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> Vec<u8> {
     let locked = levels.lock_all();
     let len = HEADER_LEN as u64 + locked.iter().map(|l| level_len(l.level)).sum::<u64>();
     let mut out = Vec::with_capacity(len as usize);
-    write_locked(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
+    write_to(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
     debug_assert_eq!(out.len() as u64, len);
     out
 }
 
-fn write_locked<W: Write>(
+/// Writes `locked`, a snapshot of `levels` with every chunk locked ([`Levels::lock_all`]).
+pub(super) fn write_to<W: Write>(
     levels: &Levels,
     locked: &[LockedLevel<'_>],
     hasher: RecordedHasher,
@@ -94,7 +80,6 @@ fn write_locked<W: Write>(
     Ok(())
 }
 
-/// A split level's statistics: its chunks' buckets, items and memory together.
 pub(super) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
     let shape = level.shape().template.shape;
     let (buckets, len, memory_bytes) = (level.bucket_count(), level.len(), level.memory_usage());
@@ -109,7 +94,7 @@ pub(super) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
         load_factor: len as f64 / (buckets * shape.bucket_size) as f64,
         memory_bytes,
         bits_per_item: (len > 0).then(|| memory_bytes as f64 * 8.0 / len as f64),
-        // Fully split at the load it is sized for, every lookup compares the core bits alone.
+        // Fully split at the load it is sized for, a lookup compares the core bits alone.
         expected_false_positive_rate: shape.expected_false_positive_rate(),
         false_positive_rate_at_load: level.false_positive_rate_at_load(),
         hasher_id: hasher.id,
@@ -119,7 +104,6 @@ pub(super) fn stats(level: &Chunks, hasher: RecordedHasher) -> FilterStats {
     }
 }
 
-/// Decodes a whole encoding: `bytes` must be exactly one growable filter.
 pub(super) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Growable, S), DecodeError> {
     let mut rest = bytes;
     let decoded = decode_from(&mut rest)?;
@@ -127,8 +111,7 @@ pub(super) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Growable, S)
     Ok(decoded)
 }
 
-/// Reads one whole encoding from `reader`: the header first, then, once it is checked, as many
-/// bytes as the levels it describes take, and not one more.
+/// Reads the header, then as many bytes as the levels it describes take, and not one more.
 pub(super) fn decode_from<S: StableHashBuilder, R: Read>(
     reader: R,
 ) -> Result<(Growable, S), DecodeError> {
@@ -178,8 +161,7 @@ pub(super) fn decode_from<S: StableHashBuilder, R: Read>(
     Ok((Growable { levels, item_locks }, hasher))
 }
 
-/// The input after the header, one part (a record, or a record and the table after it) at a
-/// time, of which only the current part is held.
+/// The input after the header, one part (a record, and the table after it) held at a time.
 struct Parts<R> {
     reader: R,
     part: Vec<u8>,
@@ -188,15 +170,13 @@ struct Parts<R> {
 }
 
 impl<R: Read> Parts<R> {
-    /// The next part's first `len` bytes, after the current part.
     fn next(&mut self, len: u64) -> Result<&[u8], DecodeError> {
         self.before += self.part.len() as u64;
         self.part.clear();
         self.more(len)
     }
 
-    /// The current part's first `len` bytes, read if need be; [`DecodeError::Truncated`] if the
-    /// input ends first, with the bytes up to the end of the part as `needed`.
+    /// The current part's first `len` bytes, read if need be.
     fn more(&mut self, len: u64) -> Result<&[u8], DecodeError> {
         read_up_to(&mut self.reader, &mut self.part, len)?;
         let found = self.part.len() as u64;
@@ -210,8 +190,8 @@ impl<R: Read> Parts<R> {
     }
 }
 
-/// Decodes one level: its record, then each chunk's record and table, then that its chunks
-/// hold every route once.
+/// One level. Each chunk but the first ones the child of an earlier chunk split past its bit,
+/// and each split's child present: the chunks hold every route once, as `from_chunks` needs.
 fn decode_level<R: Read>(
     shape: &ChunkShape,
     hasher: RecordedHasher,
@@ -238,7 +218,6 @@ fn decode_level<R: Read>(
         }
         let placement = shape.placement(born_at);
         let geometry = placement.geometry(shape.template);
-        // Every field but the item count is the plan's.
         let words = data_words(&geometry) as usize;
         let expected = Header::new(&geometry, shape.chunk_capacity(), hasher, 0, words);
         let bytes = &parts.more((CHUNK_RECORD_LEN + TABLE_HEADER_LEN) as u64)?[CHUNK_RECORD_LEN..];
@@ -263,18 +242,17 @@ fn decode_level<R: Read>(
             return Err(invalid("split_depth", depth.into()));
         }
     }
-    Chunks::from_chunks(*shape, chunks).ok_or(invalid("chunk_count", count))
+    Ok(Chunks::from_chunks(*shape, chunks))
 }
 
-/// The chunk `id` among `chunks`, which are in id order.
+/// The chunk `id` among `chunks`, in id order.
 fn find(chunks: &[(u64, Chunk)], id: u64) -> Option<&Chunk> {
     let index = chunks.binary_search_by_key(&id, |(id, _)| *id).ok()?;
     Some(&chunks[index].1)
 }
 
-/// How many route bits chunk `id`, the `index`th of its level, was born with, if a level can
-/// have it there after `chunks`: ids in increasing order, the first chunks `0..2^first_depth`,
-/// and each later one the child of a chunk before it that was split past its bit.
+/// The route bits chunk `id`, the `index`th, was born with, if it can follow `chunks`: ids
+/// increase, the first are `0..2^first_depth`, each later one a child of a chunk before it.
 fn born_at(shape: &ChunkShape, chunks: &[(u64, Chunk)], index: u64, id: u64) -> Option<u32> {
     let after_last = chunks.last().map_or(true, |(last, _)| id > *last);
     if !after_last || id >> shape.route_bits != 0 {
