@@ -56,12 +56,16 @@ impl Chunks {
         let chunks = (0..1u64 << depth)
             .map(|id| Some((id, Chunk::new_chunk(shape.template, placement, depth)?)))
             .collect::<Option<Vec<_>>>()?;
-        Some(Self::from_chunks(shape, chunks))
+        Self::from_chunks(shape, chunks)
     }
 
-    /// A level of `chunks` and their ids, which cover every route once (`decode_level` checks).
-    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Self {
-        debug_assert!(shape.route_bits <= MAX_ROUTE_BITS);
+    /// A level of `chunks`, each with its id and its split state set, shaped as `shape` says;
+    /// `None` if they do not cover every route exactly once or a chunk's id or depth does not
+    /// fit the shape.
+    pub(crate) fn from_chunks(shape: ChunkShape, chunks: Vec<(u64, Chunk)>) -> Option<Self> {
+        if shape.route_bits > MAX_ROUTE_BITS {
+            return None;
+        }
         let routes = 1usize << shape.route_bits;
         let count = chunks.len() as u64;
         let level = Self {
@@ -77,23 +81,25 @@ impl Chunks {
         };
         for (id, chunk) in chunks {
             let depth = chunk.split_state().depth();
-            level.chunks.publish(id, chunk);
+            if depth > shape.route_bits || id >> depth != 0 || level.chunks.get(id).is_some() {
+                return None;
+            }
             for route in (id as usize..routes).step_by(1 << depth) {
                 let entry = &level.directory[route];
-                debug_assert_eq!(
-                    entry.load(Ordering::Relaxed),
-                    u64::MAX,
-                    "route {route} twice"
-                );
+                if entry.load(Ordering::Relaxed) != u64::MAX {
+                    return None;
+                }
                 entry.store(id, Ordering::Relaxed);
-                level.chunks.lead(route, id);
+            }
+            level.chunks.publish(id, chunk);
+        }
+        for (route, entry) in level.directory.iter().enumerate() {
+            match entry.load(Ordering::Relaxed) {
+                u64::MAX => return None,
+                id => level.chunks.lead(route, id),
             }
         }
-        debug_assert!(level
-            .directory
-            .iter()
-            .all(|id| id.load(Ordering::Relaxed) != u64::MAX));
-        level
+        Some(level)
     }
 
     pub(crate) fn shape(&self) -> ChunkShape {

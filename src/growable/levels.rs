@@ -237,7 +237,7 @@ impl Levels {
                     .iter()
                     .map(|chunk| Some((chunk.id, chunk.table.duplicate()?)))
                     .collect::<Option<Vec<_>>>()?;
-                Some(Chunks::from_chunks(locked.level.shape(), chunks))
+                Chunks::from_chunks(locked.level.shape(), chunks)
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Self::from_levels(self.plan.clone(), levels))

@@ -190,8 +190,8 @@ impl<R: Read> Parts<R> {
     }
 }
 
-/// One level. Each chunk but the first ones the child of an earlier chunk split past its bit,
-/// and each split's child present: the chunks hold every route once, as `from_chunks` needs.
+/// One level: each chunk but the first ones the child of an earlier chunk split past its bit, and
+/// each split's child present; `from_chunks` checks again that every route is held once.
 fn decode_level<R: Read>(
     shape: &ChunkShape,
     hasher: RecordedHasher,
@@ -242,7 +242,7 @@ fn decode_level<R: Read>(
             return Err(invalid("split_depth", depth.into()));
         }
     }
-    Ok(Chunks::from_chunks(*shape, chunks))
+    Chunks::from_chunks(*shape, chunks).ok_or(invalid("chunk_count", count))
 }
 
 /// The chunk `id` among `chunks`, in id order.
