@@ -135,7 +135,7 @@ fn first_live(masks: Masks, fp: u32, expired: u32) -> Option<(usize, u64)> {
     })
 }
 
-/// The lanes whose top bits are set in `tops`: nearly always none, so a loop.
+/// The lanes whose top bits are set in `tops`: at most a bucket's four, so a loop.
 #[inline(always)]
 fn lane_mask(lanes: Lanes, mut tops: u64) -> u32 {
     let mut mask = 0;
