@@ -481,7 +481,7 @@ fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
     }
 }
 
-/// The live file at `path`, mapped (`Access::ReadOnly`: privately, for lookups only).
+/// The live file at `path`, mapped (`Access::ReadOnly`: for lookups only, never written).
 pub fn open_shared(
     py: Python<'_>,
     path: &Path,

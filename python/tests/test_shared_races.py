@@ -49,3 +49,46 @@ def test_processes_opening_a_file_being_created_get_the_filter(tmp_path):
                 assert all(w in created for w in range(3))
             finally:
                 os.unlink(path)
+
+
+def write_for_a_while(path: str, seconds: float) -> str:
+    """Adds and discards its own keys in `path` for `seconds`, keeping the last round's; what
+    went wrong, or ''."""
+    import numpy as np
+
+    shared = ccfilter.open_shared(path)
+    deadline = time.monotonic() + seconds
+    round = 0
+    while time.monotonic() < deadline:
+        keys = np.arange(1 << 40, (1 << 40) + 50_000, dtype=np.uint64) + round * 50_000
+        shared.add_many(keys)
+        if not shared.contains_many(keys).all():
+            return "a key just added is missing"
+        shared.discard_many(keys)
+        round += 1
+    shared.add_many(np.arange(1 << 41, (1 << 41) + 1_000, dtype=np.uint64))
+    return ""
+
+
+def test_a_loaded_live_file_follows_a_writer_process_with_no_false_negative(tmp_path):
+    import numpy as np
+
+    path = str(tmp_path / "followed.live")
+    created = ccfilter.create_shared(path, 200_000)
+    resident = np.arange(100_000, dtype=np.uint64)
+    created.add_many(resident)
+    reader = ccfilter.load(path)  # mapped read-only
+    assert reader.readonly
+    with CONTEXT.Pool(1) as pool:
+        writing = pool.apply_async(write_for_a_while, (path, 2.0))
+        rounds = 0
+        while not writing.ready():
+            assert reader.contains_many(resident).all(), "a lookup missed a resident key"
+            assert reader.copy().contains_many(resident).all(), "a copy missed a resident key"
+            rounds += 1
+        assert writing.get(60) == ""
+    assert rounds > 0
+    kept = np.arange(1 << 41, (1 << 41) + 1_000, dtype=np.uint64)
+    assert reader.contains_many(kept).all(), "the reader does not follow the file"
+    assert len(reader) == len(created) == 101_000
+    reader.verify()

@@ -284,7 +284,7 @@ impl Kind for Fixed {
     }
 
     fn duplicate(&self) -> Option<Self> {
-        let raw = self.raw.lock_table().duplicate()?;
+        let raw = self.raw.duplicate()?;
         Some(Self::new(raw, self.capacity))
     }
 
@@ -313,6 +313,13 @@ impl Kind for Fixed {
     }
 
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()> {
+        if self.writes == Writes::ReadOnly {
+            // It cannot lock: the bytes of a copy (`RawFilter::duplicate`).
+            let copy = self
+                .duplicate()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+            return copy.write_to(hasher, writer);
+        }
         let table = self.raw.lock_table();
         let header = Header::new(
             self.raw.geometry(),

@@ -125,6 +125,9 @@ impl<S> ConcurrentCuckooFilter<S> {
                 header: counted,
                 table: held,
             }),
+            Err(Damage::NoMemory { bytes }) => Err(DecodeError::OutOfMemory {
+                bytes: bytes as u64,
+            }),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! are read under an optimistic stamp check (bucket words need none, `bucket_word.rs`) and probed
 //! in their table's [`BucketForm`], dispatched once on fields, not through methods.
 
-use super::bucket::BucketForm;
+use super::bucket::{BucketForm, RawBucket};
 use super::index::{BucketIndex, Buckets, Candidates, Fingerprint, Lanes, Place, Stamps};
 use super::stripe::READ_RETRIES;
 use super::RawFilter;
@@ -71,23 +71,21 @@ impl<P: Place> RawFilter<P> {
     fn contains_contended(&self, again: impl Fn() -> Candidates) -> bool {
         let c = again();
         let pattern = self.codec.broadcast(c.fp);
-        let look = move || self.holds_loaded(&c, pattern);
-        self.stripes.read_pair_contended(c.first, c.second, look)
+        let look = |a: &RawBucket, b: &RawBucket| self.holds_either(a, b, pattern);
+        self.read_buckets_contended(c.first, c.second, look)
     }
 
     /// [`BucketForm::Other`] but narrow semi-sorted buckets, out of line.
     #[inline(never)]
     fn contains_other(&self, fp: Fingerprint, first: BucketIndex, second: BucketIndex) -> bool {
-        let c = Candidates { fp, first, second };
-        let pattern = self.codec.broadcast(c.fp);
-        self.read_pair(c, move || self.holds_loaded(&c, pattern))
+        let pattern = self.codec.broadcast(fp);
+        self.read_buckets(first, second, |a, b| self.holds_either(a, b, pattern))
     }
 
-    /// Whether either bucket, loaded whole, holds the fingerprint whose broadcast is `pattern`.
+    /// Whether either bucket holds the fingerprint whose broadcast is `pattern`.
     #[inline(always)]
-    fn holds_loaded(&self, c: &Candidates, pattern: u128) -> bool {
-        self.codec.matches(&self.table.load(c.first), pattern)
-            | self.codec.matches(&self.table.load(c.second), pattern)
+    fn holds_either(&self, a: &RawBucket, b: &RawBucket, pattern: u128) -> bool {
+        self.codec.matches(a, pattern) | self.codec.matches(b, pattern)
     }
 
     pub(crate) fn count(&self, hash: u64) -> usize {
@@ -95,12 +93,12 @@ impl<P: Place> RawFilter<P> {
     }
 
     fn count_located(&self, c: Candidates) -> usize {
-        self.read_pair(c, || {
-            let first = self.codec.count(&self.table.load(c.first), c.fp);
+        self.read_buckets(c.first, c.second, |a, b| {
+            let first = self.codec.count(a, c.fp);
             if c.first == c.second {
                 first
             } else {
-                first + self.codec.count(&self.table.load(c.second), c.fp)
+                first + self.codec.count(b, c.fp)
             }
         })
     }
@@ -117,9 +115,37 @@ impl<P: Place> RawFilter<P> {
         self.count_located(c) >= buckets * self.bucket_size()
     }
 
+    /// `look` at two buckets loaded in a state they really had; retried out of line.
     #[inline(always)]
-    pub(super) fn read_pair<R>(&self, c: Candidates, look: impl Fn() -> R) -> R {
-        self.stripes.read_pair(c.first, c.second, look)
+    pub(super) fn read_buckets<R>(
+        &self,
+        a: BucketIndex,
+        b: BucketIndex,
+        look: impl Fn(&RawBucket, &RawBucket) -> R,
+    ) -> R {
+        let load = || look(&self.table.load(a), &self.table.load(b));
+        match self.stripes.try_read_pair(a, b, &load) {
+            Some(answer) => answer,
+            None => self.read_buckets_contended(a, b, look),
+        }
+    }
+
+    /// [`Self::read_buckets`] after a writer got in the way: a few more tries, then the locks,
+    /// or for a reader that cannot lock, [`Self::read_unlocked`].
+    #[cold]
+    #[inline(never)]
+    fn read_buckets_contended<R>(
+        &self,
+        a: BucketIndex,
+        b: BucketIndex,
+        look: impl Fn(&RawBucket, &RawBucket) -> R,
+    ) -> R {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.stripes.read_only_locks() {
+            return self.read_unlocked(shared, a, b, look);
+        }
+        let load = || look(&self.table.load(a), &self.table.load(b));
+        self.stripes.read_pair_contended(a, b, load)
     }
 }
 
@@ -153,6 +179,16 @@ impl<P: Place> RawFilter<P> {
             backoff.snooze();
             if let Some(answer) = self.probe().try_read_words(&c) {
                 return answer;
+            }
+        }
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if self.stripes.read_only_locks().is_some() {
+            // No lock to take: a bucket word's reads fail only while a writer changes it.
+            loop {
+                backoff.snooze();
+                if let Some(answer) = self.probe().try_read_words(&c) {
+                    return answer;
+                }
             }
         }
         let _guard = self.stripes.lock_pair::<true>(c.first, c.second);

@@ -1,11 +1,13 @@
 //! A raw filter whose table, stamps and lock records are words of a file mapping that other
 //! processes share (docs/shared.md).
 
+use super::bucket::RawBucket;
+use super::index::{BucketIndex, Place};
 use super::owners::{Registry, SharedLocks};
-use super::stripe::Stripes;
+use super::stripe::{Deaths, Seen, StripeIndex, Stripes};
 use super::table::Table;
 use super::{Geometry, RawFilter};
-use crate::sync::TableWords;
+use crate::sync::{fence, Backoff, Ordering, TableWords};
 
 /// The mapped words a shared raw filter is made of, and its registration.
 #[derive(Debug)]
@@ -22,6 +24,8 @@ pub(crate) struct MappedParts {
 pub(crate) enum Damage {
     /// A bucket not in the form the encoder writes.
     Bucket(usize),
+    /// No memory for the copy a read-only opener checks.
+    NoMemory { bytes: usize },
     /// The stripes' counts sum to `counted`, the buckets hold `held` fingerprints.
     Count { counted: u64, held: u64 },
 }
@@ -60,9 +64,22 @@ impl RawFilter {
         })
     }
 
-    /// Checks every bucket and the stripes' counts under every stripe lock.
+    /// Checks every bucket and the stripes' counts under every stripe lock (a read-only
+    /// opener's, which cannot lock, in [`Self::copy_unlocked`]).
     pub(crate) fn check_whole(&self) -> Result<(), Damage> {
+        if let Some(shared) = self.stripes.read_only_locks() {
+            let bytes = self.table.memory_usage();
+            let copy = self
+                .copy_unlocked(shared)
+                .ok_or(Damage::NoMemory { bytes })?;
+            return copy.filter.check_buckets(copy.counted);
+        }
         let locked = self.lock_table();
+        self.check_buckets(locked.items() as u64)
+    }
+
+    /// Checks every bucket, and that they hold `counted` fingerprints, in a table no writer is in.
+    fn check_buckets(&self, counted: u64) -> Result<(), Damage> {
         // Only a live bucket word's fingerprints: its version bits are its own.
         let bad = (0..self.bucket_count())
             .find(|&bucket| !self.codec.is_canonical(&self.table.load(bucket)));
@@ -73,11 +90,134 @@ impl RawFilter {
         let held: u64 = (0..self.bucket_count())
             .map(|bucket| (size - self.codec.count(&self.table.load(bucket), 0)) as u64)
             .sum();
-        let counted = locked.items() as u64;
         if held != counted {
             return Err(Damage::Count { counted, held });
         }
         Ok(())
+    }
+
+    /// A copy of a state the table really had, for a reader that cannot lock: each stripe's
+    /// words copied under its stamp (a dead holder's with its journal put back, as recovery
+    /// would), copied again while any stripe changed, until one pass over every stamp after
+    /// the last copy finds each as copied: then every stripe is as copied at that copy's end.
+    /// A live writer that never stops changing the file keeps it waiting (docs/shared.md).
+    pub(super) fn copy_unlocked(&self, shared: &SharedLocks) -> Option<UnlockedCopy> {
+        let mut words = Vec::new();
+        words.try_reserve_exact(self.table.data_words()).ok()?;
+        words.resize(self.table.data_words(), 0);
+        let mut seen: Vec<Option<Seen>> = vec![None; self.stripe_count()];
+        let (backoff, mut deaths) = (Backoff::new(), Deaths::new());
+        loop {
+            fence(Ordering::Acquire);
+            let mut copied = false;
+            for (stripe, last) in seen.iter_mut().enumerate() {
+                let now = self.stripes.seen(shared, stripe, &mut deaths);
+                if now.is_none() || now != *last {
+                    copied = true;
+                    *last = now.filter(|&now| self.copy_stripe(shared, stripe, now, &mut words));
+                }
+            }
+            if !copied {
+                break;
+            }
+            backoff.snooze();
+        }
+        let filter = RawFilter::from_data_words(&self.geometry, words.into_iter())?;
+        // A dead holder's stripe counts what its recovery will: its buckets as copied.
+        let counted = (seen.iter().enumerate())
+            .map(|(stripe, seen)| match seen {
+                Some(Seen {
+                    stamp,
+                    dead_owner: 0,
+                }) => self.stripes.count_in(*stamp),
+                _ => filter.stripes.stripe_count_of(stripe),
+            })
+            .sum();
+        Some(UnlockedCopy { filter, counted })
+    }
+
+    /// Copies `stripe`'s lock groups into `words` as `seen` (a dead holder's journal put back);
+    /// whether the stripe is still as seen after the copy.
+    fn copy_stripe(
+        &self,
+        shared: &SharedLocks,
+        stripe: StripeIndex,
+        seen: Seen,
+        words: &mut [u64],
+    ) -> bool {
+        let shift = self.stripes.group_shift();
+        let groups = self.bucket_count().div_ceil(1 << shift);
+        for group in (stripe..groups).step_by(self.stripe_count()) {
+            let first = group << shift;
+            let range = self
+                .table
+                .word_range(first, (1 << shift).min(self.bucket_count() - first));
+            self.table
+                .read_words(range.start, &mut words[range.clone()]);
+            if seen.dead_owner != 0 {
+                shared.put_back_journal(stripe, range.start, &mut words[range]);
+            }
+        }
+        fence(Ordering::Acquire);
+        self.stripes.still(shared, stripe, seen)
+    }
+}
+
+/// A read-only opener's copy of its table ([`RawFilter::copy_unlocked`]).
+pub(super) struct UnlockedCopy {
+    pub(super) filter: RawFilter,
+    /// The fingerprints the copied stripes' stamps count.
+    counted: u64,
+}
+
+impl<P: Place> RawFilter<P> {
+    /// `look` at two buckets in a state they really had, for a reader that cannot lock: read
+    /// again while a live holder has either stripe; a dead holder's stripe read as its recovery
+    /// would leave it, with its journal put back.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn read_unlocked<R>(
+        &self,
+        shared: &SharedLocks,
+        a: BucketIndex,
+        b: BucketIndex,
+        look: impl Fn(&RawBucket, &RawBucket) -> R,
+    ) -> R {
+        let (backoff, mut deaths) = (Backoff::new(), Deaths::new());
+        let stripes = [a, b].map(|bucket| self.stripes.of(bucket));
+        loop {
+            backoff.snooze();
+            let seen = stripes.map(|stripe| self.stripes.seen(shared, stripe, &mut deaths));
+            let [Some(seen_a), Some(seen_b)] = seen else {
+                continue;
+            };
+            let load = |bucket, seen: Seen| match seen.dead_owner {
+                0 => Some(self.table.load(bucket)),
+                _ => self.load_recovered(shared, bucket),
+            };
+            let (raw_a, raw_b) = (load(a, seen_a), load(b, seen_b));
+            fence(Ordering::Acquire);
+            let still = self.stripes.still(shared, stripes[0], seen_a)
+                && self.stripes.still(shared, stripes[1], seen_b);
+            // `None` only without memory for a lock group's few words: read again.
+            if let (true, Some(raw_a), Some(raw_b)) = (still, raw_a, raw_b) {
+                return look(&raw_a, &raw_b);
+            }
+        }
+    }
+
+    /// `bucket` as recovering its stripe's dead holder would leave it: its lock group's words
+    /// with the journal put back, read as a table of that one group.
+    fn load_recovered(&self, shared: &SharedLocks, bucket: BucketIndex) -> Option<RawBucket> {
+        let shift = self.stripes.group_shift();
+        let first = bucket >> shift << shift;
+        let buckets = (1 << shift).min(self.bucket_count() - first);
+        let range = self.table.word_range(first, buckets);
+        let mut words = vec![0; range.len()];
+        self.table.read_words(range.start, &mut words);
+        shared.put_back_journal(self.stripes.of(bucket), range.start, &mut words);
+        let group = Table::from_data_words(buckets, &self.codec, words.into_iter())?;
+        Some(group.load(bucket - first))
     }
 }
 

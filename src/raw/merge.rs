@@ -27,9 +27,8 @@ impl RawFilter {
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
         if core::ptr::eq(self, source) {
-            let words = self.snapshot().words;
-            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
-            let copy = RawFilter::from_le_bytes(&self.geometry, &bytes).ok_or(0usize)?;
+            let words = self.snapshot().words.into_iter();
+            let copy = RawFilter::from_data_words(&self.geometry, words).ok_or(0usize)?;
             return self.merge_from(&copy, unique);
         }
         let mut queue = SearchQueue::default();
@@ -59,8 +58,7 @@ impl RawFilter {
 impl<P: Place> RawFilter<P> {
     /// The fingerprints of one bucket, in a state it really had.
     pub(crate) fn bucket_fingerprints(&self, bucket: BucketIndex) -> Fingerprints {
-        let look = || self.codec.fingerprints(&self.table.load(bucket));
-        self.stripes.read_pair(bucket, bucket, look)
+        self.read_buckets(bucket, bucket, |raw, _| self.codec.fingerprints(raw))
     }
 
     /// Fills an empty bucket of a table no other thread sees.

@@ -87,6 +87,20 @@ impl RawFilter {
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
+        Self::counted(geometry, codec, table)
+    }
+
+    /// A filter over [`Self::snapshot`]'s words; its stripe counts recomputed.
+    pub(crate) fn from_data_words(
+        geometry: &Geometry,
+        words: impl ExactSizeIterator<Item = u64>,
+    ) -> Option<Self> {
+        let codec = geometry.shape.codec();
+        let table = Table::from_data_words(geometry.shape.bucket_count, &codec, words)?;
+        Self::counted(geometry, codec, table)
+    }
+
+    fn counted(geometry: &Geometry, codec: BucketCodec, table: Table) -> Option<Self> {
         let mut filter =
             Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())?;
         for bucket in 0..geometry.shape.bucket_count {
@@ -95,6 +109,16 @@ impl RawFilter {
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
+    }
+
+    /// An unshared copy of a state the table really had: under every stripe lock, or for a
+    /// read-only opener, which cannot lock, [`Self::copy_unlocked`]. `None` without the memory.
+    pub(crate) fn duplicate(&self) -> Option<RawFilter> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.stripes.read_only_locks() {
+            return self.copy_unlocked(shared).map(|copy| copy.filter);
+        }
+        self.lock_table().duplicate()
     }
 
     /// The first bucket not in the form the encoder writes.

@@ -29,7 +29,7 @@ pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
 /// Who may hold stripes here, and how to tell whether another holder is alive.
 #[derive(Debug)]
 pub(crate) struct Registry {
-    /// This opener's owner id; `u64::MAX` for an unregistered (private, read-only) opener.
+    /// This opener's owner id; `u64::MAX` for an unregistered (read-only) opener.
     pub(super) me: u64,
     /// The file's epoch words, one per registration slot.
     epochs: TableWords,
@@ -62,7 +62,7 @@ impl Registry {
         Ok(None)
     }
 
-    /// An opener that holds no slot: its locks exist only in its private copy of the pages.
+    /// An opener that holds no slot, for reading only.
     pub(crate) fn unregistered(query: File, epochs: TableWords, offset: u64) -> Self {
         Self {
             me: u64::MAX,
@@ -73,17 +73,15 @@ impl Registry {
         }
     }
 
-    /// Whether this opener is unregistered: its locks are taken in its private copy.
-    pub(super) fn is_private(&self) -> bool {
+    /// Whether this opener is unregistered (`Access::ReadOnly`): it never locks, nor writes.
+    pub(super) fn is_read_only(&self) -> bool {
         self.me == u64::MAX
     }
 
-    /// Whether `owner` may still be running; an id naming no slot is dead. For an unregistered
-    /// opener every other owner counts as dead: it locks and recovers in its private copy of the
-    /// pages, which no longer follows the file, so waiting there for a release could never end.
+    /// Whether `owner` may still be running; an id naming no slot is dead.
     pub(super) fn is_alive(&self, owner: u64) -> bool {
-        if owner == self.me || self.is_private() {
-            return owner == self.me;
+        if owner == self.me {
+            return true;
         }
         let slot = (owner >> 32).wrapping_sub(1);
         let Some(epoch) = usize::try_from(slot).ok().and_then(|s| self.epochs.get(s)) else {
@@ -153,19 +151,40 @@ impl SharedLocks {
     /// Puts back the buckets a dead holder of `stripe` journaled and clears the journal; the
     /// caller holds the stripe by its owner word.
     pub(crate) fn restore_journal(&self, stripe: usize) {
-        let record = self.record(stripe);
-        let used = (record[1].load(Ordering::Acquire) as usize).min(ENTRIES);
-        for entry in record[2..2 + ENTRY * used].chunks_exact(ENTRY) {
-            let bucket = entry[0].load(Ordering::Relaxed).wrapping_sub(1) as usize;
-            if bucket >= self.table.bucket_count() {
-                continue;
-            }
-            let (words, first, last) = self.table.bucket_words(bucket);
-            for (word, old) in words[first..=last].iter().zip(&entry[1..]) {
+        let (words, ..) = self.table.bucket_words(0);
+        for (first, old_words) in self.journal_entries(stripe) {
+            for (word, old) in words[first..].iter().zip(old_words) {
                 word.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
             }
         }
-        record[1].store(0, Ordering::Release);
+        self.record(stripe)[1].store(0, Ordering::Release);
+    }
+
+    /// Puts the journal of `stripe` over `words`, a copy of the table's words from `from`:
+    /// what [`Self::restore_journal`] would store there, for a reader that cannot.
+    pub(crate) fn put_back_journal(&self, stripe: usize, from: usize, words: &mut [u64]) {
+        for (first, old_words) in self.journal_entries(stripe) {
+            for (at, old) in (first..).zip(old_words) {
+                if let Some(word) = at.checked_sub(from).and_then(|i| words.get_mut(i)) {
+                    *word = old.load(Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Each journaled bucket's first word in the table and its old words.
+    fn journal_entries(&self, stripe: usize) -> impl Iterator<Item = (usize, &[AtomicU64])> {
+        let record = self.record(stripe);
+        let used = (record[1].load(Ordering::Acquire) as usize).min(ENTRIES);
+        record[2..2 + ENTRY * used]
+            .chunks_exact(ENTRY)
+            .filter_map(|entry| {
+                let bucket = entry[0].load(Ordering::Relaxed).wrapping_sub(1) as usize;
+                (bucket < self.table.bucket_count()).then(|| {
+                    let (_, first, last) = self.table.bucket_words(bucket);
+                    (first, &entry[1..2 + last - first])
+                })
+            })
     }
 
     /// Fingerprints in the buckets `stripe` guards: every `stripes`-th lock group from its own.

@@ -14,6 +14,9 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
 
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) use shared_lock::{Deaths, Seen};
+
 use super::index::{OptimisticRead, StampWords};
 use crate::sync::{
     fence, prefetch, prefetch_write, table_words, AtomicU64, Backoff, Ordering, TableWords,

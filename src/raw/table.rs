@@ -137,16 +137,41 @@ impl Table {
         codec: &BucketCodec,
         bytes: &[u8],
     ) -> Option<Self> {
-        let table = Self::new(bucket_count, codec)?;
-        if bytes.len() / 8 != table.data_words() || bytes.len() % 8 != 0 {
+        if bytes.len() % 8 != 0 {
             return None;
         }
-        for (slot, word) in table.words.iter().zip(bytes.chunks_exact(8)) {
+        let words = bytes.chunks_exact(8).map(|word| {
             let mut le = [0u8; 8];
             le.copy_from_slice(word);
-            slot.store(u64::from_le_bytes(le), Relaxed);
+            u64::from_le_bytes(le)
+        });
+        Self::from_data_words(bucket_count, codec, words)
+    }
+
+    /// A table of these data words; `None` unless exactly as many as it needs.
+    pub(crate) fn from_data_words(
+        bucket_count: usize,
+        codec: &BucketCodec,
+        words: impl ExactSizeIterator<Item = u64>,
+    ) -> Option<Self> {
+        let table = Self::new(bucket_count, codec)?;
+        if words.len() != table.data_words() {
+            return None;
+        }
+        for (slot, word) in table.words.iter().zip(words) {
+            slot.store(word, Relaxed);
         }
         Some(table)
+    }
+
+    /// The data words of `buckets` buckets from `first` (a lock group's, which fill whole words
+    /// from its first bucket on): `[from, to)`.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn word_range(&self, first: usize, buckets: usize) -> core::ops::Range<usize> {
+        let bits = self.words.bucket_bits();
+        let from = first as u64 * bits / 64;
+        let to = ((first + buckets) as u64 * bits).div_ceil(64);
+        from as usize..to as usize
     }
 
     /// log2 of the fewest consecutive buckets that fill whole words: no word holds bits of two

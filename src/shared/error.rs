@@ -13,8 +13,8 @@ pub enum Access {
     /// Insert, remove and look up, sharing every change with the other processes at once; needs
     /// write permission.
     ReadWrite,
-    /// Look up only, writes refused (`InsertError::ReadOnly`); needs read permission. Meant for a
-    /// file no process writes meanwhile (see docs/shared.md).
+    /// Look up and copy only, writes refused (`InsertError::ReadOnly`); needs read permission.
+    /// Never writes the file, and sees the other processes' writes live (docs/shared.md).
     ReadOnly,
 }
 

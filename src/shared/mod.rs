@@ -42,7 +42,7 @@ impl SharedFile {
         self.read_only
     }
 
-    /// `msync`; nothing to do for a read-only (private) mapping.
+    /// `msync`; nothing to do for a read-only mapping, which never writes.
     pub(crate) fn flush(&self) -> io::Result<()> {
         if self.read_only {
             return Ok(());

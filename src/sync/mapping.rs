@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use super::{AtomicU64, TableWords};
 
-/// A mapping of a file's first `len` bytes (`MAP_PRIVATE` for a reader that must never write it).
+/// A mapping of a file's first `len` bytes: `MAP_PRIVATE` for an opener that never writes it,
+/// whose pages, never copied, stay the file's and follow its writers (Linux).
 #[derive(Debug)]
 pub(crate) struct Mapping {
     start: NonNull<u8>,

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::super::owners::{SharedLocks, LIVENESS_BOUND};
-use super::{lock_stamp, try_lock, Held, StripeIndex, Stripes};
+use super::{lock_stamp, Held, StripeIndex, Stripes};
 use crate::sync::{fence, Backoff, Ordering};
 
 impl Stripes {
@@ -18,7 +18,8 @@ impl Stripes {
         let (backoff, mut held, mut since) = (Backoff::new(), 0, Instant::now());
         loop {
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return self.lock_owned_stamp(shared, stripe),
+                // Its last holder unlocked the stamp before the owner word: it is free.
+                Ok(_) => return lock_stamp(&self.stamps[stripe]),
                 Err(now) if now != held => {
                     // Another holder: its own time starts now.
                     held = now;
@@ -35,24 +36,6 @@ impl Stripes {
                     return self.recover(shared, stripe);
                 }
                 since = Instant::now();
-            }
-            backoff.snooze();
-        }
-    }
-
-    /// Takes the stamp of `stripe`, whose owner word the caller has just taken from 0. Its last
-    /// holder unlocked the stamp before the owner word, so it is free; but an unregistered
-    /// opener's private copy can hold a live writer's lock bit copied after the owner word it
-    /// reads as 0, which never unlocks there: after [`LIVENESS_BOUND`] it takes that over too.
-    fn lock_owned_stamp(&self, shared: &SharedLocks, stripe: StripeIndex) {
-        let stamp = &self.stamps[stripe];
-        if !shared.registry.is_private() {
-            return lock_stamp(stamp);
-        }
-        let (backoff, since) = (Backoff::new(), Instant::now());
-        while !try_lock(stamp) {
-            if since.elapsed() >= LIVENESS_BOUND {
-                return self.recover(shared, stripe);
             }
             backoff.snooze();
         }
@@ -108,5 +91,95 @@ impl Stripes {
         let count = shared.count_of(stripe, self.stamps.group_shift(), self.count());
         let version = stamp.load(Ordering::Relaxed) & self.versions;
         stamp.store(count << self.count_shift | version, Ordering::Relaxed);
+    }
+}
+
+/// What a reader that cannot lock (`Access::ReadOnly`) saw of a stripe: its stamp, and if a
+/// dead holder left it locked, that holder, whose journal the reader reads through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) stamp: u64,
+    /// 0 for an unlocked stripe.
+    pub(crate) dead_owner: u64,
+}
+
+/// The holders a reader that cannot lock found dead (an owner id is never reused), and since
+/// when it waits, to ask after a holder only past [`LIVENESS_BOUND`].
+#[derive(Debug)]
+pub(crate) struct Deaths {
+    known: Vec<u64>,
+    since: Instant,
+}
+
+impl Deaths {
+    pub(crate) fn new() -> Self {
+        Self {
+            known: Vec::new(),
+            since: Instant::now(),
+        }
+    }
+}
+
+impl Stripes {
+    /// The live file's lock records if this opener can only read them.
+    #[inline]
+    pub(crate) fn read_only_locks(&self) -> Option<&SharedLocks> {
+        self.shared
+            .as_deref()
+            .filter(|shared| shared.registry.is_read_only())
+    }
+
+    /// `stripe` now, for a reader that cannot lock; `None` while a holder that may be alive has
+    /// it. Validated after the read by [`Self::still`].
+    pub(crate) fn seen(
+        &self,
+        shared: &SharedLocks,
+        stripe: StripeIndex,
+        deaths: &mut Deaths,
+    ) -> Option<Seen> {
+        let stamp = self.stamps[stripe].load(Ordering::Acquire);
+        if stamp & 1 == 0 {
+            return Some(Seen {
+                stamp,
+                dead_owner: 0,
+            });
+        }
+        // A holder takes the owner word before the stamp and leaves it after: 0 is in passing.
+        let owner = shared.owner(stripe).load(Ordering::Acquire);
+        if owner == 0 {
+            return None;
+        }
+        if !deaths.known.contains(&owner) {
+            if deaths.since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
+                return None;
+            }
+            deaths.known.push(owner);
+        }
+        Some(Seen {
+            stamp,
+            dead_owner: owner,
+        })
+    }
+
+    /// Whether `stripe` is still as `seen`, after the reads it validates and an `Acquire` fence:
+    /// no holder unlocked nor recovered it, so what was read is a state it really had.
+    pub(crate) fn still(&self, shared: &SharedLocks, stripe: StripeIndex, seen: Seen) -> bool {
+        self.stamps[stripe].load(Ordering::Relaxed) == seen.stamp
+            && (seen.dead_owner == 0
+                || shared.owner(stripe).load(Ordering::Relaxed) == seen.dead_owner)
+    }
+
+    pub(crate) fn group_shift(&self) -> u32 {
+        self.stamps.group_shift()
+    }
+
+    /// The fingerprints a stamp counts.
+    pub(crate) fn count_in(&self, stamp: u64) -> u64 {
+        stamp >> self.count_shift
+    }
+
+    /// The count of `stripe`'s stamp.
+    pub(crate) fn stripe_count_of(&self, stripe: StripeIndex) -> u64 {
+        self.count_in(self.stamps[stripe].load(Ordering::Relaxed))
     }
 }
