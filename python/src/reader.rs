@@ -154,7 +154,8 @@ fn u64_bits<'py>(array: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u6
     Ok(bits.cast::<PyArray1<u64>>()?.try_readonly()?)
 }
 
-/// A pandas integer series or array as a numpy array (`ValueError` if values are missing).
+/// A pandas integer series or array as a numpy array; `ValueError` if a pandas column of
+/// integers, text or objects has missing values (`None` for a column read as it is).
 fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let module = keys.get_type().module();
     if !module.is_ok_and(|module| module.to_str().is_ok_and(|m| m.starts_with("pandas"))) {
@@ -166,7 +167,8 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     let kind = dtype
         .getattr("kind")
         .and_then(|kind| kind.extract::<String>());
-    if !matches!(kind.as_deref(), Ok("i" | "u" | "b")) {
+    let integers = matches!(kind.as_deref(), Ok("i" | "u" | "b"));
+    if !integers && !matches!(kind.as_deref(), Ok("O" | "U" | "S")) {
         return Ok(None);
     }
     let missing = keys.call_method0("isna")?.call_method0("any")?;
@@ -175,6 +177,9 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \
              (keys.dropna()), then pass the rest (or keys.dropna().to_numpy())"
         )));
+    }
+    if !integers {
+        return Ok(None);
     }
     // A nullable dtype's `numpy_dtype` is its values'.
     let dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);

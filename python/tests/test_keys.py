@@ -118,6 +118,21 @@ def test_pandas_integer_columns_are_read_or_refused_saying_how_to_convert(cls):
 
 
 @pytest.mark.parametrize("cls", FILTERS)
+def test_pandas_text_and_object_columns_with_missing_values_are_refused_whole(cls):
+    pd = pytest.importorskip("pandas")
+    f = cls(1000)
+    for keys in (pd.Series(["a", None, "c"], dtype="string"), pd.Series(["a", None, "c"]),
+                 pd.Series([b"a", None, b"c"]), pd.array(["a", None, "c"], dtype="string")):
+        for call in (f.add_many, f.contains_many, f.discard_many):
+            with pytest.raises(ValueError, match=r"missing values.*dropna\(\)"):
+                call(keys)
+        assert len(f) == 0
+        assert f.add_many(keys.dropna()) == 2 and ("c" in f or b"c" in f)
+        f.clear()
+    assert f.add_many(pd.Series(["a", "b"], dtype="string")) == 2 and "b" in f
+
+
+@pytest.mark.parametrize("cls", FILTERS)
 def test_a_masked_array_with_masked_values_is_refused_whole(cls):
     f = cls(1000)
     for data in ([1, 2, 3], ["a", "b", "c"], [b"a", b"b", b"c"], np.array([1, 2, 3], dtype="i4")):
