@@ -39,6 +39,9 @@ pub(crate) struct Registry {
     query: File,
     /// This opener's own description of the file, holding its slot's lock.
     _own: Option<File>,
+    /// The owner a read-only opener last found dead (owner ids are never reused), so that its
+    /// next reads of that holder's stripes need not wait out [`LIVENESS_BOUND`] again.
+    pub(super) last_dead: AtomicU64,
 }
 
 impl Registry {
@@ -70,6 +73,7 @@ impl Registry {
             offset,
             query,
             _own: None,
+            last_dead: AtomicU64::new(0),
         }
     }
 

@@ -149,11 +149,13 @@ impl Stripes {
         if owner == 0 {
             return None;
         }
-        if !deaths.known.contains(&owner) {
+        let last_dead = &shared.registry.last_dead;
+        if owner != last_dead.load(Ordering::Relaxed) && !deaths.known.contains(&owner) {
             if deaths.since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
                 return None;
             }
             deaths.known.push(owner);
+            last_dead.store(owner, Ordering::Relaxed);
         }
         Some(Seen {
             stamp,

@@ -239,6 +239,9 @@ fn a_read_only_opener_reads_a_dead_writers_stripe_as_recovered_and_writes_nothin
 
     let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
     assert!((0..1500u64).all(|i| reader.contains(&i)));
+    // Found dead once: the reader's later reads of its stripes do not wait for it again.
+    let registry = &reader.raw().stripes.shared.as_ref().unwrap().registry;
+    assert_eq!(registry.last_dead.load(Relaxed), DEAD);
     reader.verify().unwrap();
     let copy = reader.clone();
     assert_eq!(copy.len(), 1500);
