@@ -93,40 +93,39 @@ def test_threads_adding_discarding_and_looking_up_see_no_false_negatives(cls):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("call", ["contains_many", "add_many", "discard_many"])
 def test_bulk_calls_let_other_python_threads_run(call, threads):
-    # A Python thread counts while the main thread is inside one bulk call. Had the call held
-    # the interpreter throughout, the count could move only in the switch interval before it
-    # (set short here); released, it moves for most of the call.
+    # A Python thread notes the time as it runs while the main thread is inside one bulk call.
+    # Had the call held the interpreter throughout, the thread could run only in the switch
+    # interval before it (set short here); released, it runs all through the call: in most
+    # tenths of it, however slow the machine's other load makes it.
     keys = distinct_keys(4_000_000)
     f = ConcurrentCuckooFilter(len(keys))
     if call != "add_many":
         f.add_many(keys)
-    count = 0
+    times = []
     stop = threading.Event()
 
-    def counter():
-        nonlocal count
+    def note_times():
         while not stop.is_set():
-            count += 1
+            times.append(time.perf_counter())
+            for _ in range(200):
+                pass
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
-    thread = threading.Thread(target=counter)
+    thread = threading.Thread(target=note_times)
     thread.start()
     try:
-        # The counter's rate while this thread sleeps (which releases the interpreter).
-        before, start = count, time.perf_counter()
-        time.sleep(0.1)
-        rate = (count - before) / (time.perf_counter() - start)
-        before, start = count, time.perf_counter()
+        time.sleep(0.05)
+        start = time.perf_counter()
         getattr(f, call)(keys, threads=threads)
-        during, seconds = count - before, time.perf_counter() - start
+        end = time.perf_counter()
     finally:
         stop.set()
         thread.join()
         sys.setswitchinterval(interval)
-    # At least a fifth of the rate over the call, which lasts far longer than the interval.
-    assert seconds > 100 * 1e-4
-    assert during > 0.2 * rate * seconds, (during, rate, seconds)
+    assert end - start > 100 * 1e-4
+    tenths = {int(10 * (t - start) / (end - start)) for t in times if start <= t < end}
+    assert len(tenths) >= 8, sorted(tenths)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
