@@ -1,10 +1,12 @@
 //! A raw filter whose table, stamps and lock records are words of a file mapping that other
 //! processes share (docs/shared.md).
 
+use std::time::Instant;
+
 use super::bucket::RawBucket;
 use super::index::{BucketIndex, Place};
 use super::owners::{Registry, SharedLocks};
-use super::stripe::{Deaths, Seen, StripeIndex, Stripes};
+use super::stripe::{Seen, StripeIndex, Stripes};
 use super::table::Table;
 use super::{Geometry, RawFilter};
 use crate::sync::{fence, Backoff, Ordering, TableWords};
@@ -106,12 +108,12 @@ impl RawFilter {
         words.try_reserve_exact(self.table.data_words()).ok()?;
         words.resize(self.table.data_words(), 0);
         let mut seen: Vec<Option<Seen>> = vec![None; self.stripe_count()];
-        let (backoff, mut deaths) = (Backoff::new(), Deaths::new());
+        let (backoff, since) = (Backoff::new(), Instant::now());
         loop {
             fence(Ordering::Acquire);
             let mut copied = false;
             for (stripe, last) in seen.iter_mut().enumerate() {
-                let now = self.stripes.seen(shared, stripe, &mut deaths);
+                let now = self.stripes.seen(shared, stripe, since);
                 if now.is_none() || now != *last {
                     copied = true;
                     *last = now.filter(|&now| self.copy_stripe(shared, stripe, now, &mut words));
@@ -183,11 +185,11 @@ impl<P: Place> RawFilter<P> {
         b: BucketIndex,
         look: impl Fn(&RawBucket, &RawBucket) -> R,
     ) -> R {
-        let (backoff, mut deaths) = (Backoff::new(), Deaths::new());
+        let (backoff, since) = (Backoff::new(), Instant::now());
         let stripes = [a, b].map(|bucket| self.stripes.of(bucket));
         loop {
             backoff.snooze();
-            let seen = stripes.map(|stripe| self.stripes.seen(shared, stripe, &mut deaths));
+            let seen = stripes.map(|stripe| self.stripes.seen(shared, stripe, since));
             let [Some(seen_a), Some(seen_b)] = seen else {
                 continue;
             };

@@ -15,7 +15,7 @@
 mod shared_lock;
 
 #[cfg(all(target_os = "linux", not(loom)))]
-pub(crate) use shared_lock::{Deaths, Seen};
+pub(crate) use shared_lock::Seen;
 
 use super::index::{OptimisticRead, StampWords};
 use crate::sync::{

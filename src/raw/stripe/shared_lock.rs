@@ -103,23 +103,6 @@ pub(crate) struct Seen {
     pub(crate) dead_owner: u64,
 }
 
-/// The holders a reader that cannot lock found dead (an owner id is never reused), and since
-/// when it waits, to ask after a holder only past [`LIVENESS_BOUND`].
-#[derive(Debug)]
-pub(crate) struct Deaths {
-    known: Vec<u64>,
-    since: Instant,
-}
-
-impl Deaths {
-    pub(crate) fn new() -> Self {
-        Self {
-            known: Vec::new(),
-            since: Instant::now(),
-        }
-    }
-}
-
 impl Stripes {
     /// The live file's lock records if this opener can only read them.
     #[inline]
@@ -129,13 +112,14 @@ impl Stripes {
             .filter(|shared| shared.registry.is_read_only())
     }
 
-    /// `stripe` now, for a reader that cannot lock; `None` while a holder that may be alive has
-    /// it. Validated after the read by [`Self::still`].
+    /// `stripe` now, for a reader that cannot lock and waits `since`; `None` while a holder that
+    /// may be alive has it (asked after once the wait passes [`LIVENESS_BOUND`]). Validated
+    /// after the read by [`Self::still`].
     pub(crate) fn seen(
         &self,
         shared: &SharedLocks,
         stripe: StripeIndex,
-        deaths: &mut Deaths,
+        since: Instant,
     ) -> Option<Seen> {
         let stamp = self.stamps[stripe].load(Ordering::Acquire);
         if stamp & 1 == 0 {
@@ -150,11 +134,10 @@ impl Stripes {
             return None;
         }
         let last_dead = &shared.registry.last_dead;
-        if owner != last_dead.load(Ordering::Relaxed) && !deaths.known.contains(&owner) {
-            if deaths.since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
+        if owner != last_dead.load(Ordering::Relaxed) {
+            if since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
                 return None;
             }
-            deaths.known.push(owner);
             last_dead.store(owner, Ordering::Relaxed);
         }
         Some(Seen {
