@@ -28,13 +28,15 @@ const LINES_PER_FIRST_LEVEL_KEY: u64 = 62;
 const VERSION_AT: usize = 8;
 
 /// A growable filter whose first level holds `--capacity` keys (else a 62nd of the input's
-/// lines, `counted` when every input is a file), kept under `--fpr` (the library's default rate
-/// without it) and limited by `--max-capacity` if given.
+/// lines, `counted` when every input is a file, at most `--max-capacity`), kept under `--fpr`
+/// (the library's default rate without it) and limited by `--max-capacity` if given.
 pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCuckooFilter, CliError> {
     let first = sizing.capacity.unwrap_or_else(|| {
-        counted.map_or(DEFAULT_FIRST_LEVEL, |lines| {
+        let default = counted.map_or(DEFAULT_FIRST_LEVEL, |lines| {
             lines.div_ceil(LINES_PER_FIRST_LEVEL_KEY).max(1)
-        })
+        });
+        // A default, not a choice: the limit the user gave bounds it.
+        sizing.max_capacity.map_or(default, |max| default.min(max))
     });
     let mut builder = GrowableCuckooFilter::builder().capacity(items(first));
     if let Some(fpr) = sizing.fpr {

@@ -596,6 +596,33 @@ fn a_growable_filter_full_at_its_max_capacity_names_the_line_and_writes_nothing(
 }
 
 #[test]
+fn a_max_capacity_below_the_default_first_level_bounds_it_instead_of_failing() {
+    // No --capacity: the first level is a default (1,000,000 keys from standard input, a 62nd
+    // of the lines of files), which --max-capacity, the only size given, must bound.
+    let dir = scratch("grow-max-default");
+    let filter = dir.join("g.ccf");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..100_000).map(|i| format!("k{i}")));
+    let input: String = (0..1000).map(|i| format!("k{i}\n")).collect();
+    let grow = |max: &str, inputs: &[&str], stdin: &[u8]| {
+        let args = [
+            "build",
+            "--grow",
+            "--max-capacity",
+            max,
+            "-o",
+            path(&filter),
+        ];
+        ccf(&[&args[..], inputs].concat(), stdin)
+    };
+    let piped = grow("500000", &[], input.as_bytes());
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    let counted = grow("1000", &[path(&keys)], b"");
+    assert_fails(&counted, "the filter is full at line ");
+    assert!(stderr(&counted).contains("give a larger --max-capacity"));
+}
+
+#[test]
 fn dedup_grow_prints_each_line_once_from_standard_input_without_a_capacity() {
     // About 5 MB. 1e-7 over every level: no unique line is wrongly dropped here. A first level
     // of 10,000 makes it grow several times.
