@@ -26,6 +26,8 @@ const LINES_PER_FIRST_LEVEL_KEY: u64 = 62;
 /// Where a growable filter's header holds its format version, 2 bytes (`FORMAT.md`, "Growable
 /// filters").
 const VERSION_AT: usize = 8;
+/// Where it holds its `max_capacity`, 8 bytes, `2^64 − 1` for no limit.
+const MAX_CAPACITY_AT: usize = 48;
 
 /// A growable filter whose first level holds `--capacity` keys (else a 62nd of the input's
 /// lines, `counted` when every input is a file, at most `--max-capacity`), kept under `--fpr`
@@ -78,7 +80,7 @@ pub fn describe(
     path: &Path,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
-    let version = format_version(path)?;
+    let (version, limit) = header_fields(path)?;
     let levels = filter.level_stats();
     // Each level's rate at its load were its route bits not compared: a bound on the estimate.
     let core_bound: f64 = levels
@@ -88,7 +90,11 @@ pub fn describe(
     writeln!(out, "kind: growable")?;
     writeln!(out, "levels: {}", filter.level_count())?;
     writeln!(out, "items: {}", filter.len())?;
-    writeln!(out, "capacity: {} (grows past it)", filter.capacity())?;
+    let grows = match limit {
+        None => "grows past it".to_owned(),
+        Some(limit) => format!("grows up to its limit, {limit}"),
+    };
+    writeln!(out, "capacity: {} ({grows})", filter.capacity())?;
     writeln!(out, "memory: {} bytes", filter.memory_usage())?;
     writeln!(out, "bits per item: {}", bits_per_item(filter))?;
     writeln!(
@@ -132,15 +138,17 @@ pub fn describe(
     Ok(())
 }
 
-/// The format version of the growable filter in `path`, from its header (`FORMAT.md`). The file
-/// was read whole as a growable filter before, so the header is known good.
-fn format_version(path: &Path) -> Result<u16, CliError> {
-    let mut header = [0u8; VERSION_AT + 2];
+/// The format version and the limit (`None` for none) of the growable filter in `path`, from its
+/// header (`FORMAT.md`). The file was read whole as a growable filter before, so the header is
+/// known good.
+fn header_fields(path: &Path) -> Result<(u16, Option<u64>), CliError> {
+    let mut header = [0u8; MAX_CAPACITY_AT + 8];
     File::open(path)
         .and_then(|mut file| file.read_exact(&mut header))
         .map_err(|error| CliError::file(path, error))?;
-    Ok(u16::from_le_bytes([
-        header[VERSION_AT],
-        header[VERSION_AT + 1],
-    ]))
+    let version = u16::from_le_bytes([header[VERSION_AT], header[VERSION_AT + 1]]);
+    let mut limit = [0u8; 8];
+    limit.copy_from_slice(&header[MAX_CAPACITY_AT..]);
+    let limit = u64::from_le_bytes(limit);
+    Ok((version, (limit != u64::MAX).then_some(limit)))
 }

@@ -428,6 +428,27 @@ fn build_grow_takes_standard_input_without_a_count_and_query_finds_every_key() {
 }
 
 #[test]
+fn info_of_a_growable_filter_with_a_limit_says_how_far_it_grows() {
+    let dir = scratch("grow-info-limit");
+    let input: String = (0..500).map(|i| format!("{i}\n")).collect();
+    let capacity = |limit: &[&str]| {
+        let filter = dir.join("grown.ccf");
+        let build = ["build", "--grow", "--capacity", "100", "-o", path(&filter)];
+        let built = ccf(&[&build[..], limit].concat(), input.as_bytes());
+        assert!(built.status.success(), "{}", stderr(&built));
+        let info = String::from_utf8(ccf(&["info", path(&filter)], b"").stdout).unwrap();
+        field(&info, "capacity").to_owned()
+    };
+    let unlimited = capacity(&[]);
+    assert!(unlimited.ends_with(" (grows past it)"), "{unlimited}");
+    let limited = capacity(&["--max-capacity", "2000"]);
+    assert!(
+        limited.ends_with(" (grows up to its limit, 2000)"),
+        "{limited}"
+    );
+}
+
+#[test]
 fn info_of_a_growable_filter_describes_each_level() {
     let dir = scratch("grow-info");
     let filter = dir.join("grown.ccf");
