@@ -80,7 +80,7 @@ pub fn describe(
     path: &Path,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
-    let (version, limit) = header_fields(path)?;
+    let (version, limit) = (format_version(path)?, limit(path)?);
     let levels = filter.level_stats();
     // Each level's rate at its load were its route bits not compared: a bound on the estimate.
     let core_bound: f64 = levels
@@ -138,17 +138,29 @@ pub fn describe(
     Ok(())
 }
 
-/// The format version and the limit (`None` for none) of the growable filter in `path`, from its
-/// header (`FORMAT.md`). The file was read whole as a growable filter before, so the header is
-/// known good.
-fn header_fields(path: &Path) -> Result<(u16, Option<u64>), CliError> {
+/// The growable filter's header in `path` up to its `max_capacity` (`FORMAT.md`). The file was
+/// read whole as a growable filter before, so the header is known good.
+fn header(path: &Path) -> Result<[u8; MAX_CAPACITY_AT + 8], CliError> {
     let mut header = [0u8; MAX_CAPACITY_AT + 8];
     File::open(path)
         .and_then(|mut file| file.read_exact(&mut header))
         .map_err(|error| CliError::file(path, error))?;
-    let version = u16::from_le_bytes([header[VERSION_AT], header[VERSION_AT + 1]]);
+    Ok(header)
+}
+
+/// The format version of the growable filter in `path`.
+fn format_version(path: &Path) -> Result<u16, CliError> {
+    let header = header(path)?;
+    Ok(u16::from_le_bytes([
+        header[VERSION_AT],
+        header[VERSION_AT + 1],
+    ]))
+}
+
+/// The `--max-capacity` the growable filter in `path` was built with, `None` for no limit.
+pub fn limit(path: &Path) -> Result<Option<u64>, CliError> {
     let mut limit = [0u8; 8];
-    limit.copy_from_slice(&header[MAX_CAPACITY_AT..]);
+    limit.copy_from_slice(&header(path)?[MAX_CAPACITY_AT..]);
     let limit = u64::from_le_bytes(limit);
-    Ok((version, (limit != u64::MAX).then_some(limit)))
+    Ok((limit != u64::MAX).then_some(limit))
 }

@@ -449,6 +449,34 @@ fn info_of_a_growable_filter_with_a_limit_says_how_far_it_grows() {
 }
 
 #[test]
+fn growable_filters_whose_union_passes_their_limit_are_refused_naming_the_limit() {
+    // Each holds 1,500 keys under --max-capacity 2000: their union does not fit the limit, and
+    // no larger --capacity under the same limit would make it fit.
+    let dir = scratch("grow-merge-limit");
+    let limit = ["--capacity", "100", "--max-capacity", "2000"];
+    let built = |part: usize| {
+        let filter = dir.join(format!("{part}.ccf"));
+        let input: String = (0..1500).map(|i| format!("{part}-{i}\n")).collect();
+        let build = [&["build", "--grow", "-o", path(&filter)][..], &limit].concat();
+        let out = ccf(&build, input.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        filter
+    };
+    let filters: Vec<_> = (0..2).map(built).collect();
+    let union = dir.join("union.ccf");
+    let mut merge = vec!["merge", "-o", path(&union)];
+    merge.extend(filters.iter().map(|filter| path(filter)));
+    let merged = ccf(&merge, b"");
+    assert_fails(&merged, "nothing was written");
+    assert!(
+        stderr(&merged).contains("larger --max-capacity"),
+        "{}",
+        stderr(&merged)
+    );
+    assert!(!union.exists());
+}
+
+#[test]
 fn info_of_a_growable_filter_describes_each_level() {
     let dir = scratch("grow-info");
     let filter = dir.join("grown.ccf");
