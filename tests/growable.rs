@@ -257,6 +257,29 @@ fn bad_parameters_are_named() {
 }
 
 #[test]
+fn a_limit_equal_to_the_capacity_builds_a_first_level_within_it() {
+    // Cut to the limit, a first level of several chunks rounded its chunks up past it and was
+    // refused as "capacity n is too large: this configuration holds at most n items".
+    for capacity in [100_000, 500_000, 1_000_000, 3_000_000] {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .max_capacity(capacity)
+            .build()
+            .unwrap_or_else(|err| panic!("{capacity}: {err}"));
+        assert!(filter.capacity() <= capacity, "{filter:?}");
+        assert!(filter.capacity() >= capacity - capacity / 100, "{filter:?}");
+        filter.try_extend(0..filter.capacity() as u64 / 2).unwrap();
+        let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+        assert!(copy.is_compatible(&filter), "{copy:?}");
+        assert_eq!(
+            (copy.len(), copy.capacity()),
+            (filter.len(), filter.capacity())
+        );
+        assert!((0..filter.len() as u64).all(|key| copy.contains(&key)));
+    }
+}
+
+#[test]
 fn the_hash_family_collections_and_sizes_agree_with_the_keyed_calls() {
     use core::hash::BuildHasher;
     let filter: GrowableCuckooFilter = (0..20_000u64).collect();

@@ -41,7 +41,7 @@ pub struct Sizing {
     /// input needs it. With --grow: the keys the first level holds before it
     /// first grows (default: 1/62 of the input files' lines, counted first, so that they fill
     /// the first level's last split, where it takes the fewest bits per key; 1000000 for
-    /// standard input).
+    /// standard input; at most --max-capacity).
     #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
     /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.

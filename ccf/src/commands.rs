@@ -253,6 +253,7 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
     let union = match load(first)? {
         Filter::Fixed(target) => Filter::Fixed(merge_fixed(target, first, rest, &mixed)?),
         Filter::Growable(target) => {
+            let limited = growing::limit(first)?.is_some();
             for path in rest {
                 // A file's kind is checked again as it is read: it may have been replaced since.
                 let Filter::Growable(source) = load(path)? else {
@@ -263,10 +264,17 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
                     Err(MergeError::Full { .. }) => {
                         return Err(CliError::Unsupported {
                             path: path.clone(),
-                            reason: "its levels and the target's do not fit together (a level \
-                                     grows to 64 times its first size at most); nothing was \
-                                     written. Build the filters with a larger --capacity and \
-                                     merge those",
+                            reason: if limited {
+                                "its levels and the target's do not fit together under their \
+                                 --max-capacity (nor past 64 times a level's first size); \
+                                 nothing was written. Build the filters with a larger \
+                                 --max-capacity and merge those"
+                            } else {
+                                "its levels and the target's do not fit together (a level \
+                                 grows to 64 times its first size at most); nothing was \
+                                 written. Build the filters with a larger --capacity and \
+                                 merge those"
+                            },
                         })
                     }
                     Err(error) => {

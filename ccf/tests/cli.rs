@@ -428,6 +428,55 @@ fn build_grow_takes_standard_input_without_a_count_and_query_finds_every_key() {
 }
 
 #[test]
+fn info_of_a_growable_filter_with_a_limit_says_how_far_it_grows() {
+    let dir = scratch("grow-info-limit");
+    let input: String = (0..500).map(|i| format!("{i}\n")).collect();
+    let capacity = |limit: &[&str]| {
+        let filter = dir.join("grown.ccf");
+        let build = ["build", "--grow", "--capacity", "100", "-o", path(&filter)];
+        let built = ccf(&[&build[..], limit].concat(), input.as_bytes());
+        assert!(built.status.success(), "{}", stderr(&built));
+        let info = String::from_utf8(ccf(&["info", path(&filter)], b"").stdout).unwrap();
+        field(&info, "capacity").to_owned()
+    };
+    let unlimited = capacity(&[]);
+    assert!(unlimited.ends_with(" (grows past it)"), "{unlimited}");
+    let limited = capacity(&["--max-capacity", "2000"]);
+    assert!(
+        limited.ends_with(" (grows up to its limit, 2000)"),
+        "{limited}"
+    );
+}
+
+#[test]
+fn growable_filters_whose_union_passes_their_limit_are_refused_naming_the_limit() {
+    // Each holds 1,500 keys under --max-capacity 2000: their union does not fit the limit, and
+    // no larger --capacity under the same limit would make it fit.
+    let dir = scratch("grow-merge-limit");
+    let limit = ["--capacity", "100", "--max-capacity", "2000"];
+    let built = |part: usize| {
+        let filter = dir.join(format!("{part}.ccf"));
+        let input: String = (0..1500).map(|i| format!("{part}-{i}\n")).collect();
+        let build = [&["build", "--grow", "-o", path(&filter)][..], &limit].concat();
+        let out = ccf(&build, input.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        filter
+    };
+    let filters: Vec<_> = (0..2).map(built).collect();
+    let union = dir.join("union.ccf");
+    let mut merge = vec!["merge", "-o", path(&union)];
+    merge.extend(filters.iter().map(|filter| path(filter)));
+    let merged = ccf(&merge, b"");
+    assert_fails(&merged, "nothing was written");
+    assert!(
+        stderr(&merged).contains("larger --max-capacity"),
+        "{}",
+        stderr(&merged)
+    );
+    assert!(!union.exists());
+}
+
+#[test]
 fn info_of_a_growable_filter_describes_each_level() {
     let dir = scratch("grow-info");
     let filter = dir.join("grown.ccf");
@@ -593,6 +642,33 @@ fn a_growable_filter_full_at_its_max_capacity_names_the_line_and_writes_nothing(
     // The limit belongs to --grow.
     let usage = ccf(&["build", "--max-capacity", "10", "-o", path(&filter)], b"");
     assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn a_max_capacity_below_the_default_first_level_bounds_it_instead_of_failing() {
+    // No --capacity: the first level is a default (1,000,000 keys from standard input, a 62nd
+    // of the lines of files), which --max-capacity, the only size given, must bound.
+    let dir = scratch("grow-max-default");
+    let filter = dir.join("g.ccf");
+    let keys = dir.join("keys.txt");
+    write_lines(&keys, (0..100_000).map(|i| format!("k{i}")));
+    let input: String = (0..1000).map(|i| format!("k{i}\n")).collect();
+    let grow = |max: &str, inputs: &[&str], stdin: &[u8]| {
+        let args = [
+            "build",
+            "--grow",
+            "--max-capacity",
+            max,
+            "-o",
+            path(&filter),
+        ];
+        ccf(&[&args[..], inputs].concat(), stdin)
+    };
+    let piped = grow("500000", &[], input.as_bytes());
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    let counted = grow("1000", &[path(&keys)], b"");
+    assert_fails(&counted, "the filter is full at line ");
+    assert!(stderr(&counted).contains("give a larger --max-capacity"));
 }
 
 #[test]

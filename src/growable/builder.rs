@@ -199,6 +199,10 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 });
             }
         }
+        // Chunks rounded up from the buckets the limit leaves could pass it: whole ones within it.
+        if let Some(buckets) = plan.first_buckets_in_whole_chunks() {
+            plan.initial_buckets = buckets;
+        }
         // Recorded, so that each level starts the size the one before grows to.
         if plan.initial_buckets == 0 {
             if let Ok(shape) = plan.level_shape(0) {

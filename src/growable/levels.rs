@@ -40,6 +40,25 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// The first level's bucket count in whole chunks within the limit, where the count cut to
+    /// the limit rounds up to chunks that pass it; `None` where those fit, or the plan records
+    /// its count. The builder records it, which level shapes take as it is.
+    pub(crate) fn first_buckets_in_whole_chunks(&self) -> Option<usize> {
+        if self.initial_buckets != 0 {
+            return None;
+        }
+        let mut geometry = self.geometry(0).ok()?;
+        let buckets = first_buckets(&geometry, self.max_capacity);
+        geometry.shape.bucket_count = buckets;
+        let shape = ChunkShape::of(geometry, self.split_depth_of(0));
+        let chunks = 1usize << shape.first_depth;
+        let held = shape.chunk_capacity().checked_mul(chunks);
+        if held.is_some_and(|held| held <= self.max_capacity) {
+            return None;
+        }
+        Some(buckets / chunks * chunks)
+    }
+
     /// `2^split_depth`.
     pub(crate) fn growth_factor(&self) -> usize {
         1 << self.split_depth
@@ -59,14 +78,8 @@ impl Plan {
             .capacity_of_levels(1..=level)
             .and_then(|older| self.max_capacity.checked_sub(older))
             .ok_or_else(|| self.too_large())?;
-        // A first level raised to the smallest chunk, as far as the limit allows.
         if self.initial_buckets == 0 {
-            let shape = &geometry.shape;
-            let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
-            let fit = (room as u64).saturating_mul(1000) / per_bucket;
-            let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
-            // Never past the limit, which a fixed filter's slack for small tables may pass.
-            geometry.shape.bucket_count = shape.bucket_count.max(least).min(fit.max(1) as usize);
+            geometry.shape.bucket_count = first_buckets(&geometry, room);
         }
         let shape = ChunkShape::of(geometry, depth);
         let chunk_capacity = shape.chunk_capacity();
@@ -143,6 +156,17 @@ impl Plan {
             max: self.max_capacity,
         }
     }
+}
+
+/// A first level's buckets (`geometry`'s, from its capacity) raised to the smallest chunk, as far
+/// as `room` allows.
+fn first_buckets(geometry: &Geometry, room: usize) -> usize {
+    let shape = &geometry.shape;
+    let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);
+    let fit = (room as u64).saturating_mul(1000) / per_bucket;
+    let least = (MIN_CHUNK_BUCKETS as u64).min(fit) as usize;
+    // Never past the limit, which a fixed filter's slack for small tables may pass.
+    shape.bucket_count.max(least).min(fit.max(1) as usize)
 }
 
 /// A level with every chunk locked.

@@ -13,7 +13,8 @@
 //! Errors answer `{"error": "…"}`: 400 for a body that is not the JSON asked for and for an
 //! empty key, 413 for a batch of more keys than the service's limit or a body past axum's
 //! default limit of 2 MiB, and 507 Insufficient Storage when the filter has no room for an
-//! insert (nothing was changed; the filter holds what it held).
+//! insert (nothing was changed; the filter holds what it held. The baseline's answer says that
+//! it dropped a key it had taken, as the `cuckoofilter` crate's `add` does when it fails).
 //! As with any cuckoo filter, remove only keys that were inserted: removing another may remove a
 //! different key's fingerprint.
 
@@ -43,8 +44,12 @@ pub const DEFAULT_MAX_BATCH: usize = 1000;
 pub trait SharedFilter: Send + Sync + 'static {
     /// A name for `/stats` and the load test's output.
     fn name(&self) -> &'static str;
-    /// Inserts `key`; `false` if there was no room (and nothing changed).
+    /// Inserts `key`; `false` if there was no room, and then [`when_full`](Self::when_full).
     fn insert(&self, key: &str) -> bool;
+    /// What a failed insert did to the filter, for the 507 answer.
+    fn when_full(&self) -> &'static str {
+        "nothing was changed"
+    }
     /// Whether `key` may be present.
     fn contains(&self, key: &str) -> bool;
     /// `contains` of each key.
@@ -119,6 +124,10 @@ impl SharedFilter for MutexBaseline {
     }
     fn insert(&self, key: &str) -> bool {
         self.lock().add(key).is_ok()
+    }
+    fn when_full(&self) -> &'static str {
+        "the baseline dropped the fingerprint its last move displaced (the cuckoofilter crate's \
+         add does): a key it took before may no longer be found"
     }
     fn contains(&self, key: &str) -> bool {
         self.lock().contains(key)
@@ -207,9 +216,10 @@ async fn insert<F: SharedFilter>(
         return Err(ApiError(
             StatusCode::INSUFFICIENT_STORAGE,
             format!(
-                "filter is full: no room for the key ({} items, capacity {}); nothing was changed",
+                "filter is full: no room for the key ({} items, capacity {}); {}",
                 app.filter.items(),
-                app.filter.capacity()
+                app.filter.capacity(),
+                app.filter.when_full()
             ),
         ));
     }

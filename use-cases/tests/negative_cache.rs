@@ -595,3 +595,25 @@ fn a_snapshot_path_naming_the_database_file_is_refused_and_the_database_kept() {
     assert_gets_agree_with_the_database(&store, 0..200);
     assert_eq!(store.get(&key(99)).unwrap(), Some(value(99).to_vec()));
 }
+
+#[test]
+fn a_database_named_as_the_snapshot_with_another_extension_survives_a_snapshot() {
+    // The snapshot is written beside its path and renamed over it: that temporary file must be
+    // the store's own, never the database (nor any other file of the user's).
+    let dir = TempDir::new("db-beside-snapshot");
+    let db = dir.0.join("filter.partial");
+    let store = open(&db, with_snapshot(&dir));
+    put_range(&store, 0..100);
+    store.write_snapshot().unwrap();
+    drop(store);
+    let store = open(&db, with_snapshot(&dir));
+    assert_eq!(store.len().unwrap(), 100, "the database lost its keys");
+    assert_gets_agree_with_the_database(&store, 0..200);
+    drop(store);
+    // A database at the temporary file's own name is refused, as one at the snapshot's is.
+    let db = dir.0.join("filter.snapshot.partial");
+    match NegativeCache::open(&db, with_snapshot(&dir)) {
+        Err(StoreError::Io(err)) => assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput),
+        other => panic!("{other:?}"),
+    }
+}

@@ -236,3 +236,34 @@ fn a_body_that_is_not_a_json_object_gets_a_400_and_changes_nothing() {
     }
     assert_eq!(call(&server, "GET", "/stats", "").1["len"], json!(0));
 }
+
+#[test]
+fn the_baselines_507_says_that_it_dropped_a_key_it_had_taken() {
+    // The cuckoofilter crate's add, finding no room, drops the fingerprint its last move
+    // displaced: keys the baseline took before may be gone, and its answer must not deny it.
+    let server = start(MutexBaseline::with_capacity(8));
+    let mut taken = Vec::new();
+    let mut refused = None;
+    for i in 0..200 {
+        let key = format!("key-{i}");
+        match post(&server, "/insert", json!({ "key": key })) {
+            (200, _) => taken.push(key),
+            answer => refused = Some(error_of(answer)),
+        }
+    }
+    let (status, error) = refused.expect("a filter for 8 keys refuses some of 200");
+    let (_, answer) = post(&server, "/lookup-batch", json!({ "keys": taken }));
+    let lost = answer["present"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|present| **present == json!(false))
+        .count();
+    assert!(lost > 0, "no key of {taken:?} was dropped");
+    assert_eq!(status, 507);
+    assert!(
+        !error.contains("nothing was changed") && error.contains("dropped"),
+        "{lost} of {} keys taken are gone, and the 507 says: {error}",
+        taken.len()
+    );
+}

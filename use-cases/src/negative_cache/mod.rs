@@ -61,7 +61,8 @@ pub struct Options {
     /// Items the filter is sized for, at least; it is sized for twice the stored keys if that is
     /// more.
     pub capacity: usize,
-    /// Where [`NegativeCache::write_snapshot`] writes and `open` looks for a snapshot.
+    /// Where [`NegativeCache::write_snapshot`] writes (through the path and `.partial`) and `open`
+    /// looks for a snapshot.
     pub snapshot: Option<PathBuf>,
     /// Whether each commit waits for the disk (`Durability::Immediate`) or not
     /// (`Durability::None`, lost in a crash but never half-applied).
@@ -141,19 +142,23 @@ impl NegativeCache {
     ///
     /// # Errors
     ///
-    /// If the database cannot be opened or read, the snapshot path names the database's own file
-    /// ([`StoreError::Io`], `InvalidInput`), or the filter cannot be built. An unreadable or
+    /// If the database cannot be opened or read, the snapshot path or its temporary file (the path
+    /// and `.partial`) names the database's own file ([`StoreError::Io`], `InvalidInput`), or the
+    /// filter cannot be built. An unreadable or
     /// stale snapshot is no error: it is reported in [`source`](Self::source) and rebuilt over.
     pub fn open(path: &Path, options: Options) -> Result<Self, StoreError> {
         let db = Database::create(path)?;
         if let Some(snapshot) = &options.snapshot {
-            // A snapshot is renamed over its path: the database's own file would be lost.
-            if same_file(path, snapshot)? {
-                let message = format!("{} names the database's own file", snapshot.display());
-                return Err(StoreError::Io(io::Error::new(
-                    ErrorKind::InvalidInput,
-                    message,
-                )));
+            // A snapshot is written to its temporary file and renamed over its path: the
+            // database's own file would be lost under either name.
+            for written in [snapshot.clone(), partial_of(snapshot)] {
+                if same_file(path, &written)? {
+                    let message = format!("{} names the database's own file", written.display());
+                    return Err(StoreError::Io(io::Error::new(
+                        ErrorKind::InvalidInput,
+                        message,
+                    )));
+                }
             }
         }
         Self::with_database(db, options)
@@ -387,7 +392,7 @@ impl NegativeCache {
         if !self.filter_trusted() {
             return Err(StoreError::FilterOverflowed);
         }
-        let partial = path.with_extension("partial");
+        let partial = partial_of(path);
         let file = File::create(&partial).map_err(StoreError::Io)?;
         let mut out = BufWriter::new(file);
         let write = (|| {
@@ -434,6 +439,14 @@ fn bump_sequence(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
     let sequence = meta.get(SEQUENCE)?.map_or(0, |guard| guard.value());
     meta.insert(SEQUENCE, sequence + 1)?;
     Ok(())
+}
+
+/// The temporary file a snapshot at `path` is written to: its whole name and `.partial`, so that
+/// no other file named like it (the database at `store.partial` beside `store.snapshot`) is taken.
+fn partial_of(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
 }
 
 /// Whether `a` and `b` name one file (links followed); `false` if `b` does not exist.
