@@ -181,8 +181,11 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     if !integers {
         return Ok(None);
     }
-    // A nullable dtype's `numpy_dtype` is its values'.
-    let dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);
+    // A nullable dtype's `numpy_dtype` is its values'; a numpy dtype or a sparse one (whose
+    // values are dense in `to_numpy`) has none, and is not a numpy dtype to convert to.
+    let Ok(dtype) = dtype.getattr("numpy_dtype") else {
+        return Ok(Some(keys.call_method0("to_numpy")?));
+    };
     let kwargs = [("dtype", dtype)].into_py_dict(keys.py())?;
     Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
 }
