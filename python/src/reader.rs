@@ -4,7 +4,7 @@
 use numpy::ndarray::s;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -171,7 +171,12 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     if !integers && !matches!(kind.as_deref(), Ok("O" | "U" | "S")) {
         return Ok(None);
     }
-    let missing = keys.call_method0("isna")?.call_method0("any")?;
+    let missing = match keys.call_method0("isna") {
+        Ok(missing) => missing.call_method0("any")?,
+        // A `MultiIndex` has no missing values to look for: its items (tuples) are read.
+        Err(err) if err.is_instance_of::<PyNotImplementedError>(keys.py()) => return Ok(None),
+        Err(err) => return Err(err),
+    };
     if missing.is_truthy()? {
         return Err(PyValueError::new_err(format!(
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \

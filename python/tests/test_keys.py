@@ -129,6 +129,17 @@ def test_a_sparse_pandas_integer_column_is_read_as_its_values(cls):
 
 
 @pytest.mark.parametrize("cls", FILTERS)
+def test_a_pandas_multiindex_is_refused_naming_its_tuples(cls):
+    pd = pytest.importorskip("pandas")
+    f = cls(1000)
+    keys = pd.MultiIndex.from_tuples([(1, "a"), (2, "b")])
+    for call in (f.add_many, f.contains_many, f.discard_many):
+        with pytest.raises(TypeError, match="not tuple"):
+            call(keys)
+    assert len(f) == 0
+
+
+@pytest.mark.parametrize("cls", FILTERS)
 def test_pandas_text_and_object_columns_with_missing_values_are_refused_whole(cls):
     pd = pytest.importorskip("pandas")
     f = cls(1000)
