@@ -2,11 +2,12 @@
 //! written once in `filter_class!` (a `#[pyclass]` cannot be generic).
 
 use std::any::Any;
+use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
-    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder, SharedError,
 };
 use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
@@ -488,7 +489,16 @@ pub fn open_shared(
     access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
-    filter.map_err(|err| errors::shared(py, err))
+    filter.map_err(|err| match err {
+        // The crate's message names its `Access::ReadOnly`; Python's, the argument.
+        SharedError::Io { path, source }
+            if source.kind() == ErrorKind::PermissionDenied && access == Access::ReadWrite =>
+        {
+            let why = "no permission to open it for writing (readonly=True needs only reading)";
+            errors::file(py, &io::Error::new(source.kind(), why), &path)
+        }
+        err => errors::shared(py, err),
+    })
 }
 
 /// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.

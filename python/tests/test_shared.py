@@ -262,6 +262,8 @@ def refused_read_write(path):
     with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:
         ccfilter.open_shared(path)
     assert error.value.filename == path
+    # Said in Python's words: the argument that opens it.
+    assert "readonly=True needs only" in error.value.strerror
     assert "k" in ccfilter.open_shared(path, readonly=True)
 
 
