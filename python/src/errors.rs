@@ -27,6 +27,15 @@ pub fn full(py: Python<'_>, message: impl std::fmt::Display, inserted: usize) ->
 pub fn build(err: BuildError) -> PyErr {
     match err {
         BuildError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
+        // The builder names its `Window`; Python, the argument that gave it.
+        BuildError::WindowItems { items } => PyValueError::new_err(format!(
+            "items must be at least 1 and addressable by a table, got {items}"
+        )),
+        BuildError::WindowDuration { duration } => PyValueError::new_err(format!(
+            "seconds must be at least one nanosecond per generation and at most 2^64 - 1 \
+             nanoseconds (about 584 years), got {}",
+            duration.as_secs_f64()
+        )),
         other => PyValueError::new_err(other.to_string()),
     }
 }
