@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
-    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder, SharedError,
+    Access, AdvanceError, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+    SharedError,
 };
 use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
@@ -422,7 +423,13 @@ filter_class!(
     fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let time = args::duration("seconds", seconds, true)?;
         let advanced = py.detach(|| self.inner.advance_to(time));
-        advanced.map_err(|err| PyValueError::new_err(err.to_string()))
+        advanced.map_err(|err| match err {
+            // Said with the argument that picks the clock.
+            AdvanceError::NotManual => {
+                PyValueError::new_err("advance_to needs a time window with clock=\"manual\"")
+            }
+            other => PyValueError::new_err(other.to_string()),
+        })
     }
 
     /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.

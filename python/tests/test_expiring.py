@@ -289,6 +289,12 @@ def test_bad_advance_to_is_named(seconds, error):
         ExpiringCuckooFilter(items=10).advance_to(1)
 
 
+def test_advance_to_on_another_clock_says_which_clock_it_needs():
+    for f in (ExpiringCuckooFilter(items=10), ExpiringCuckooFilter(seconds=5, capacity=10)):
+        with pytest.raises(ValueError, match='^advance_to needs a time window with clock="manual"$'):
+            f.advance_to(1)
+
+
 def test_repr_and_stats_describe_the_window():
     f = ExpiringCuckooFilter(seconds=600, capacity=10_000, generations=4, seed=1)
     assert repr(f).startswith("ExpiringCuckooFilter(window={'seconds': 600.0}, generations=4")
