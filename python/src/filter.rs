@@ -234,11 +234,15 @@ macro_rules! filter_class {
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`). Not hashable.
-            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
-                let Ok(other) = other.cast::<Self>() else { return false };
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let Ok(other) = other.cast::<Self>() else { return Ok(false) };
                 let other = other.get();
-                core::ptr::eq(self, other)
-                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
+                if core::ptr::eq(self, other) {
+                    return Ok(true);
+                }
+                let (ours, theirs) = (bytes_of(py, &self.inner)?, bytes_of(py, &other.inner)?);
+                let (ours, theirs) = (ours.as_bytes(), theirs.as_bytes());
+                Ok(py.detach(|| ours == theirs))
             }
 
             $($own)*
@@ -539,7 +543,12 @@ fn bytes_of<'py, K: Kind + Sync>(
                     "{n} of {len} bytes written"
                 )))
             }
-            Err(_) => {} // It grew: measured again.
+            Err(err) if err.kind() == ErrorKind::WriteZero => {} // It grew: measured again.
+            // A read-only opener's bytes come from a copy of its table.
+            Err(err) if err.kind() == ErrorKind::OutOfMemory => {
+                return Err(PyMemoryError::new_err("no memory for a copy of the filter"))
+            }
+            Err(err) => return Err(PyRuntimeError::new_err(err.to_string())),
         }
     }
 }

@@ -10,7 +10,9 @@ import os
 import pickle
 import shutil
 import signal
+import subprocess
 import stat
+import sys
 import tempfile
 import time
 import traceback
@@ -322,3 +324,37 @@ def test_dask_workers_on_this_machine_reopen_the_same_live_filter(live_path):
     assert os.getpid() not in pids
     assert len(shared) == 80_000
     assert shared.contains_many(distinct_keys(80_000)).all()
+
+
+# A read-only opener's bytes come from a copy of its table (it cannot lock). In a child allowed
+# room for the bytes but not for that copy as well, each call that needs them raises
+# `MemoryError`, rather than waiting forever or panicking; with the room back they work.
+NO_ROOM_FOR_THE_COPY = """
+import resource, sys
+import ccfilter
+path = sys.argv[1]
+ro, again = ccfilter.load(path), ccfilter.load(path)
+n = ro.stats()["serialized_len"]
+size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + n * 3 // 2, hard))
+for call in (ro.to_bytes, lambda: ro == again):
+    try:
+        call()
+        print("no error")
+    except MemoryError:
+        print("MemoryError")
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+assert len(ro.to_bytes()) == n and ro == again
+print("done")
+"""
+
+
+def test_a_read_only_openers_bytes_without_memory_for_its_copy_are_a_memory_error(live_path):
+    shared = ccfilter.create_shared(live_path, 10_000_000)
+    shared.add_many(distinct_keys(1000))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    child = subprocess.run([sys.executable, "-c", NO_ROOM_FOR_THE_COPY, live_path],
+                           capture_output=True, text=True, env=env, timeout=30)
+    assert child.stdout == "MemoryError\n" * 2 + "done\n", child.stderr
+    assert "panicked" not in child.stderr
