@@ -189,8 +189,14 @@ macro_rules! filter_class {
             /// Writes the filter to `path`, through a temporary file renamed over it when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
-                py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
-                    .map_err(|err| errors::file(py, &err, &path))
+                // One copy of the bytes, as `write_to` takes, but `MemoryError` without room for it.
+                let saved = py.detach(|| {
+                    files::save(&path, |out| out.write_all(&encoded(&self.inner)?))
+                });
+                saved.map_err(|err| match err.kind() {
+                    ErrorKind::OutOfMemory => encode_error(err),
+                    _ => errors::file(py, &err, &path),
+                })
             }
 
             /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
@@ -529,26 +535,51 @@ fn bytes_of<'py, K: Kind + Sync>(
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     loop {
-        let len = usize::try_from(filter.serialized_len())
-            .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
+        let len = measured(filter).map_err(encode_error)?;
         let mut written = Ok(0);
         let bytes = PyBytes::new_with(py, len, |buffer| {
             written = py.detach(|| filter.write_to_slice(buffer));
             Ok(())
         })?;
-        match written {
-            Ok(n) if n == len => return Ok(bytes),
-            Ok(n) => {
-                return Err(PyRuntimeError::new_err(format!(
-                    "{n} of {len} bytes written"
-                )))
-            }
-            Err(err) if err.kind() == ErrorKind::WriteZero => {} // It grew: measured again.
-            // A read-only opener's bytes come from a copy of its table.
-            Err(err) if err.kind() == ErrorKind::OutOfMemory => {
-                return Err(PyMemoryError::new_err("no memory for a copy of the filter"))
-            }
-            Err(err) => return Err(PyRuntimeError::new_err(err.to_string())),
+        if whole(written, len).map_err(encode_error)? {
+            return Ok(bytes);
         }
+    }
+}
+
+/// `filter`'s bytes in a vector, as [`bytes_of`] writes them; `OutOfMemory` if it finds no room.
+fn encoded<K: Kind + Sync>(filter: &CuckooFilter<K>) -> io::Result<Vec<u8>> {
+    loop {
+        let len = measured(filter)?;
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| io::Error::from(ErrorKind::OutOfMemory))?;
+        bytes.resize(len, 0);
+        if whole(filter.write_to_slice(&mut bytes), len)? {
+            return Ok(bytes);
+        }
+    }
+}
+
+fn measured<K: Kind>(filter: &CuckooFilter<K>) -> io::Result<usize> {
+    usize::try_from(filter.serialized_len()).map_err(|_| io::Error::from(ErrorKind::OutOfMemory))
+}
+
+/// Whether `write_to_slice` wrote all `len` bytes: `false` if a growable filter grew past them.
+fn whole(written: io::Result<usize>, len: usize) -> io::Result<bool> {
+    match written {
+        Ok(n) if n == len => Ok(true),
+        Ok(n) => Err(io::Error::other(format!("{n} of {len} bytes written"))),
+        Err(err) if err.kind() == ErrorKind::WriteZero => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// `MemoryError` for no memory (a read-only opener's bytes also need a copy of its table).
+fn encode_error(err: io::Error) -> PyErr {
+    match err.kind() {
+        ErrorKind::OutOfMemory => PyMemoryError::new_err("no memory for the filter's bytes"),
+        _ => PyRuntimeError::new_err(err.to_string()),
     }
 }
