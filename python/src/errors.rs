@@ -40,10 +40,14 @@ pub fn build(err: BuildError) -> PyErr {
     }
 }
 
-/// `ValueError` with the decoder's message (after the file's path, if from a file).
+/// `ValueError` with the decoder's message (after the file's path, if from a file);
+/// `MemoryError` for a table there is no memory for, which says nothing of the bytes.
 pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
     let path = path.map_or(String::new(), |path| format!("{}: ", path.display()));
-    PyValueError::new_err(format!("{path}not a valid filter encoding: {err}"))
+    match err {
+        DecodeError::OutOfMemory { .. } => PyMemoryError::new_err(format!("{path}{err}")),
+        _ => PyValueError::new_err(format!("{path}not a valid filter encoding: {err}")),
+    }
 }
 
 /// `OSError` for `path` with `errno`, `strerror` and `filename` as `open()` gives them, so that

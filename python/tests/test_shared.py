@@ -358,3 +358,37 @@ def test_a_read_only_openers_bytes_without_memory_for_its_copy_are_a_memory_erro
                            capture_output=True, text=True, env=env, timeout=30)
     assert child.stdout == "MemoryError\n" * 2 + "done\n", child.stderr
     assert "panicked" not in child.stderr
+
+
+# The same child for the calls that decode or check a table: no memory is a `MemoryError`, not
+# the `ValueError` of a damaged table or encoding.
+NO_ROOM_TO_CHECK = """
+import resource, sys
+import ccfilter
+path = sys.argv[1]
+ro = ccfilter.load(path)
+data = ro.to_bytes()
+n = len(data)
+size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + n // 2, hard))
+for call in (ro.verify, lambda: ccfilter.ConcurrentCuckooFilter.from_bytes(data)):
+    try:
+        call()
+        print("no error")
+    except MemoryError:
+        print("MemoryError")
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+ro.verify()
+assert ccfilter.ConcurrentCuckooFilter.from_bytes(data) == ro
+print("done")
+"""
+
+
+def test_a_check_or_decode_without_memory_is_a_memory_error(live_path):
+    shared = ccfilter.create_shared(live_path, 10_000_000)
+    shared.add_many(distinct_keys(1000))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    child = subprocess.run([sys.executable, "-c", NO_ROOM_TO_CHECK, live_path],
+                           capture_output=True, text=True, env=env, timeout=30)
+    assert child.stdout == "MemoryError\n" * 2 + "done\n", child.stderr + child.stdout
