@@ -326,69 +326,48 @@ def test_dask_workers_on_this_machine_reopen_the_same_live_filter(live_path):
     assert shared.contains_many(distinct_keys(80_000)).all()
 
 
-# A read-only opener's bytes come from a copy of its table (it cannot lock). In a child allowed
-# room for the bytes but not for that copy as well, each call that needs them raises
-# `MemoryError`, rather than waiting forever or panicking; with the room back they work.
-NO_ROOM_FOR_THE_COPY = """
+# A child allowed `room` times a filter's bytes of memory more than it has: each of `calls`
+# raises `MemoryError`, rather than waiting forever, panicking or calling the bytes bad; with the
+# memory back each works.
+WITHOUT_ROOM = """
 import resource, sys
 import ccfilter
-path = sys.argv[1]
+path, room, names = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
 ro, again = ccfilter.load(path), ccfilter.load(path)
-n = ro.stats()["serialized_len"]
-size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
-soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + n * 3 // 2, hard))
-for call in (ro.to_bytes, lambda: ro == again):
-    try:
-        call()
-        print("no error")
-    except MemoryError:
-        print("MemoryError")
-resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-assert len(ro.to_bytes()) == n and ro == again
-print("done")
-"""
-
-
-def test_a_read_only_openers_bytes_without_memory_for_its_copy_are_a_memory_error(live_path):
-    shared = ccfilter.create_shared(live_path, 10_000_000)
-    shared.add_many(distinct_keys(1000))
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
-    child = subprocess.run([sys.executable, "-c", NO_ROOM_FOR_THE_COPY, live_path],
-                           capture_output=True, text=True, env=env, timeout=30)
-    assert child.stdout == "MemoryError\n" * 2 + "done\n", child.stderr
-    assert "panicked" not in child.stderr
-
-
-# The same child for the calls that decode or check a table: no memory is a `MemoryError`, not
-# the `ValueError` of a damaged table or encoding.
-NO_ROOM_TO_CHECK = """
-import resource, sys
-import ccfilter
-path = sys.argv[1]
-ro = ccfilter.load(path)
 data = ro.to_bytes()
-n = len(data)
+calls = {"to_bytes": ro.to_bytes, "==": lambda: ro == again, "verify": ro.verify,
+         "from_bytes": lambda: ccfilter.ConcurrentCuckooFilter.from_bytes(data) == ro}
 size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
 soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + n // 2, hard))
-for call in (ro.verify, lambda: ccfilter.ConcurrentCuckooFilter.from_bytes(data)):
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + int(len(data) * room), hard))
+for name in names:
     try:
-        call()
+        calls[name]()
         print("no error")
     except MemoryError:
         print("MemoryError")
 resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+assert ro.to_bytes() == data and ro == again and calls["from_bytes"]()
 ro.verify()
-assert ccfilter.ConcurrentCuckooFilter.from_bytes(data) == ro
 print("done")
 """
 
 
-def test_a_check_or_decode_without_memory_is_a_memory_error(live_path):
+@pytest.mark.parametrize(
+    "room, calls",
+    [
+        # A read-only opener's bytes come from a copy of its table (it cannot lock): room for
+        # the bytes, not for that copy as well.
+        (1.5, ["to_bytes", "=="]),
+        # No room for a table to check or decode: not the `ValueError` of bad bytes.
+        (0.5, ["verify", "from_bytes"]),
+    ],
+)
+def test_calls_without_memory_for_a_table_raise_memory_error(live_path, room, calls):
     shared = ccfilter.create_shared(live_path, 10_000_000)
     shared.add_many(distinct_keys(1000))
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
-    child = subprocess.run([sys.executable, "-c", NO_ROOM_TO_CHECK, live_path],
+    child = subprocess.run([sys.executable, "-c", WITHOUT_ROOM, live_path, str(room), *calls],
                            capture_output=True, text=True, env=env, timeout=30)
-    assert child.stdout == "MemoryError\n" * 2 + "done\n", child.stderr + child.stdout
+    assert child.stdout == "MemoryError\n" * len(calls) + "done\n", child.stderr + child.stdout
+    assert "panicked" not in child.stderr
