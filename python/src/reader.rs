@@ -234,9 +234,11 @@ impl<'py> Sequence<'py> {
             // holds a reference to, and `get_item` is the C API's getter of that type, which
             // checks `index` (`next`, never past a length it had: the cast keeps it) against the
             // current length: it returns a borrowed reference to the item, or null (with
-            // `IndexError` set) past the end. The interpreter is held for the whole of `read`
-            // (`py` is its token), and the crate is built only for interpreters with a GIL here
-            // (see `new`), so no other thread changes the list while this runs.
+            // `IndexError` set) past the end. The interpreter is held (`py` is its token) and the
+            // crate is built only for interpreters with a GIL here (see `new`), so no other
+            // thread changes the list but while Python code runs: only the code a key of another
+            // type runs once it holds a reference of its own (below), never between this call
+            // and the item's use; the next call checks its index against the length then.
             let item = unsafe { (self.get_item)(self.object.as_ptr(), index) };
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.
