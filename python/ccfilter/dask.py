@@ -66,11 +66,20 @@ def _keys_of_column(call: Any, partition: Any) -> Any:
 
 
 def _too_small(
-    err: FilterFullError, where: str, kind: type, settings: dict, count: Optional[int]
+    err: FilterFullError, merging: bool, kind: type, settings: dict, count: Optional[int]
 ) -> FilterFullError:
-    """``err`` of one task, said as what the caller of ``build_filter`` should do about it."""
-    if kind is GrowableCuckooFilter:
+    """``err`` of one task (a partition's or a merge's), said as what the caller of
+    ``build_filter`` should do about it."""
+    where = "merging the partitions' filters" if merging else "with the keys of one partition"
+    limit = settings.get("max_capacity")
+    if kind is GrowableCuckooFilter and merging:
         advice = "pass a larger capacity= (a level grows to 2**split_depth times it)"
+        advice += "" if limit is None else f" or max_capacity= than {limit:,}"
+    elif kind is GrowableCuckooFilter and limit is not None:
+        # A partition's filter grows until the limit: a larger first level stays under it.
+        advice = f"pass a larger max_capacity= than {limit:,} (or drop repeated keys first)"
+    elif kind is GrowableCuckooFilter:
+        advice = "keys repeat: drop repeats first (distinct() or drop_duplicates())"
     elif count is None:
         advice = "pass a capacity= of at least the collection's count (or growable=True)"
     else:
@@ -97,7 +106,7 @@ def _partition_filter(
     try:
         _keys_of_column(f.add_many, partition)
     except FilterFullError as err:
-        raise _too_small(err, "with the keys of one partition", kind, settings, count) from err
+        raise _too_small(err, False, kind, settings, count) from err
     return f
 
 
@@ -109,8 +118,7 @@ def _merge_filters(settings: dict, count: Optional[int], *filters: Filter) -> Fi
         try:
             first.merge(other)
         except FilterFullError as err:
-            where = "merging the partitions' filters"
-            raise _too_small(err, where, type(first), settings, count) from err
+            raise _too_small(err, True, type(first), settings, count) from err
     return first
 
 

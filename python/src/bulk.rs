@@ -76,7 +76,10 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
             let mut next_more = Ok(false);
             let mut done = std::thread::scope(|scope| {
                 let helpers = self.threads.min(len.div_ceil(PIECE));
-                let helpers: Vec<_> = (1..helpers).map(|_| scope.spawn(take)).collect();
+                // A helper the system refuses to start is left out: the others take its pieces.
+                let helpers: Vec<_> = (1..helpers)
+                    .map_while(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
+                    .collect();
                 if matches!(more, Ok(true)) {
                     next.clear();
                     // Ctrl-C's `KeyboardInterrupt` ends the call here, as a bad key does.

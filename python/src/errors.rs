@@ -27,14 +27,27 @@ pub fn full(py: Python<'_>, message: impl std::fmt::Display, inserted: usize) ->
 pub fn build(err: BuildError) -> PyErr {
     match err {
         BuildError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
+        // The builder names its `Window`; Python, the argument that gave it.
+        BuildError::WindowItems { items } => PyValueError::new_err(format!(
+            "items must be at least 1 and addressable by a table, got {items}"
+        )),
+        BuildError::WindowDuration { duration } => PyValueError::new_err(format!(
+            "seconds must be at least one nanosecond per generation and at most 2^64 - 1 \
+             nanoseconds (about 584 years), got {}",
+            duration.as_secs_f64()
+        )),
         other => PyValueError::new_err(other.to_string()),
     }
 }
 
-/// `ValueError` with the decoder's message (after the file's path, if from a file).
+/// `ValueError` with the decoder's message (after the file's path, if from a file);
+/// `MemoryError` for a table there is no memory for, which says nothing of the bytes.
 pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
     let path = path.map_or(String::new(), |path| format!("{}: ", path.display()));
-    PyValueError::new_err(format!("{path}not a valid filter encoding: {err}"))
+    match err {
+        DecodeError::OutOfMemory { .. } => PyMemoryError::new_err(format!("{path}{err}")),
+        _ => PyValueError::new_err(format!("{path}not a valid filter encoding: {err}")),
+    }
 }
 
 /// `OSError` for `path` with `errno`, `strerror` and `filename` as `open()` gives them, so that

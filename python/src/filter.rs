@@ -2,11 +2,13 @@
 //! written once in `filter_class!` (a `#[pyclass]` cannot be generic).
 
 use std::any::Any;
+use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
-    Access, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+    Access, AdvanceError, ConcurrentCuckooFilter, CuckooFilter, Expiring, ExpiringBuilder,
+    SharedError,
 };
 use concurrent_cuckoo_filter::{FilterStats, Fixed, Growable, GrowableCuckooFilter, Kind, Window};
 use numpy::PyArray1;
@@ -187,8 +189,14 @@ macro_rules! filter_class {
             /// Writes the filter to `path`, through a temporary file renamed over it when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
-                py.detach(|| files::save(&path, |out| self.inner.write_to(out)))
-                    .map_err(|err| errors::file(py, &err, &path))
+                // One copy of the bytes, as `write_to` takes, but `MemoryError` without room for it.
+                let saved = py.detach(|| {
+                    files::save(&path, |out| out.write_all(&encoded(&self.inner)?))
+                });
+                saved.map_err(|err| match err.kind() {
+                    ErrorKind::OutOfMemory => encode_error(err),
+                    _ => errors::file(py, &err, &path),
+                })
             }
 
             /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
@@ -232,11 +240,15 @@ macro_rules! filter_class {
             }
 
             /// Whether both are of this class with the same bytes (`to_bytes`). Not hashable.
-            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
-                let Ok(other) = other.cast::<Self>() else { return false };
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let Ok(other) = other.cast::<Self>() else { return Ok(false) };
                 let other = other.get();
-                core::ptr::eq(self, other)
-                    || py.detach(|| self.inner.to_bytes() == other.inner.to_bytes())
+                if core::ptr::eq(self, other) {
+                    return Ok(true);
+                }
+                let (ours, theirs) = (bytes_of(py, &self.inner)?, bytes_of(py, &other.inner)?);
+                let (ours, theirs) = (ours.as_bytes(), theirs.as_bytes());
+                Ok(py.detach(|| ours == theirs))
             }
 
             $($own)*
@@ -421,7 +433,13 @@ filter_class!(
     fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let time = args::duration("seconds", seconds, true)?;
         let advanced = py.detach(|| self.inner.advance_to(time));
-        advanced.map_err(|err| PyValueError::new_err(err.to_string()))
+        advanced.map_err(|err| match err {
+            // Said with the argument that picks the clock.
+            AdvanceError::NotManual => {
+                PyValueError::new_err("advance_to needs a time window with clock=\"manual\"")
+            }
+            other => PyValueError::new_err(other.to_string()),
+        })
     }
 
     /// The window as the constructor takes it: `{"items": N}` or `{"seconds": S}`.
@@ -488,7 +506,16 @@ pub fn open_shared(
     access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
-    filter.map_err(|err| errors::shared(py, err))
+    filter.map_err(|err| match err {
+        // The crate's message names its `Access::ReadOnly`; Python's, the argument.
+        SharedError::Io { path, source }
+            if source.kind() == ErrorKind::PermissionDenied && access == Access::ReadWrite =>
+        {
+            let why = "no permission to open it for writing (readonly=True needs only reading)";
+            errors::file(py, &io::Error::new(source.kind(), why), &path)
+        }
+        err => errors::shared(py, err),
+    })
 }
 
 /// An independent copy of `filter`: `MemoryError`, not the crate's panic, without the memory.
@@ -508,21 +535,51 @@ fn bytes_of<'py, K: Kind + Sync>(
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     loop {
-        let len = usize::try_from(filter.serialized_len())
-            .map_err(|_| PyMemoryError::new_err("the filter's bytes do not fit in memory"))?;
+        let len = measured(filter).map_err(encode_error)?;
         let mut written = Ok(0);
         let bytes = PyBytes::new_with(py, len, |buffer| {
             written = py.detach(|| filter.write_to_slice(buffer));
             Ok(())
         })?;
-        match written {
-            Ok(n) if n == len => return Ok(bytes),
-            Ok(n) => {
-                return Err(PyRuntimeError::new_err(format!(
-                    "{n} of {len} bytes written"
-                )))
-            }
-            Err(_) => {} // It grew: measured again.
+        if whole(written, len).map_err(encode_error)? {
+            return Ok(bytes);
         }
+    }
+}
+
+/// `filter`'s bytes in a vector, as [`bytes_of`] writes them; `OutOfMemory` if it finds no room.
+fn encoded<K: Kind + Sync>(filter: &CuckooFilter<K>) -> io::Result<Vec<u8>> {
+    loop {
+        let len = measured(filter)?;
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| io::Error::from(ErrorKind::OutOfMemory))?;
+        bytes.resize(len, 0);
+        if whole(filter.write_to_slice(&mut bytes), len)? {
+            return Ok(bytes);
+        }
+    }
+}
+
+fn measured<K: Kind>(filter: &CuckooFilter<K>) -> io::Result<usize> {
+    usize::try_from(filter.serialized_len()).map_err(|_| io::Error::from(ErrorKind::OutOfMemory))
+}
+
+/// Whether `write_to_slice` wrote all `len` bytes: `false` if a growable filter grew past them.
+fn whole(written: io::Result<usize>, len: usize) -> io::Result<bool> {
+    match written {
+        Ok(n) if n == len => Ok(true),
+        Ok(n) => Err(io::Error::other(format!("{n} of {len} bytes written"))),
+        Err(err) if err.kind() == ErrorKind::WriteZero => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// `MemoryError` for no memory (a read-only opener's bytes also need a copy of its table).
+fn encode_error(err: io::Error) -> PyErr {
+    match err.kind() {
+        ErrorKind::OutOfMemory => PyMemoryError::new_err("no memory for the filter's bytes"),
+        _ => PyRuntimeError::new_err(err.to_string()),
     }
 }

@@ -4,7 +4,7 @@
 use numpy::ndarray::s;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -171,7 +171,12 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     if !integers && !matches!(kind.as_deref(), Ok("O" | "U" | "S")) {
         return Ok(None);
     }
-    let missing = keys.call_method0("isna")?.call_method0("any")?;
+    let missing = match keys.call_method0("isna") {
+        Ok(missing) => missing.call_method0("any")?,
+        // A `MultiIndex` has no missing values to look for: its items (tuples) are read.
+        Err(err) if err.is_instance_of::<PyNotImplementedError>(keys.py()) => return Ok(None),
+        Err(err) => return Err(err),
+    };
     if missing.is_truthy()? {
         return Err(PyValueError::new_err(format!(
             "keys of dtype {dtype} have missing values, which are not keys: drop them first \
@@ -181,8 +186,11 @@ fn pandas_integers<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     if !integers {
         return Ok(None);
     }
-    // A nullable dtype's `numpy_dtype` is its values'.
-    let dtype = dtype.getattr("numpy_dtype").unwrap_or(dtype);
+    // A nullable dtype's `numpy_dtype` is its values'; a numpy dtype or a sparse one (whose
+    // values are dense in `to_numpy`) has none, and is not a numpy dtype to convert to.
+    let Ok(dtype) = dtype.getattr("numpy_dtype") else {
+        return Ok(Some(keys.call_method0("to_numpy")?));
+    };
     let kwargs = [("dtype", dtype)].into_py_dict(keys.py())?;
     Ok(Some(keys.call_method("to_numpy", (), Some(&kwargs))?))
 }
@@ -226,9 +234,11 @@ impl<'py> Sequence<'py> {
             // holds a reference to, and `get_item` is the C API's getter of that type, which
             // checks `index` (`next`, never past a length it had: the cast keeps it) against the
             // current length: it returns a borrowed reference to the item, or null (with
-            // `IndexError` set) past the end. The interpreter is held for the whole of `read`
-            // (`py` is its token), and the crate is built only for interpreters with a GIL here
-            // (see `new`), so no other thread changes the list while this runs.
+            // `IndexError` set) past the end. The interpreter is held (`py` is its token) and the
+            // crate is built only for interpreters with a GIL here (see `new`), so no other
+            // thread changes the list but while Python code runs: only the code a key of another
+            // type runs once it holds a reference of its own (below), never between this call
+            // and the item's use; the next call checks its index against the length then.
             let item = unsafe { (self.get_item)(self.object.as_ptr(), index) };
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.

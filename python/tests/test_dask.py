@@ -114,6 +114,19 @@ def test_a_capacity_too_small_says_what_to_pass(client):
         build_filter(repeated)
 
 
+def test_a_growable_filter_that_fills_in_a_partition_says_why(client):
+    words = [f"word-{i}" for i in range(N)]
+    # Its max_capacity stops it growing: a larger capacity= would not help (nor be allowed).
+    with pytest.raises(FilterFullError, match="one partition .*larger max_capacity=") as raised:
+        build_filter(db.from_sequence(words, npartitions=4), 100, growable=True,
+                     max_capacity=1000)
+    assert "larger capacity=" not in str(raised.value)
+    # With room to grow, only a key that repeats fills it (a key has room for eight copies).
+    repeated = db.from_sequence(words[:9] * 1000, npartitions=4)
+    with pytest.raises(FilterFullError, match="one partition .*keys repeat: drop repeats first"):
+        build_filter(repeated, growable=True)
+
+
 def test_a_filter_from_an_array_and_from_a_dataframe_column(client):
     keys = distinct_keys(N)
     array = da.from_array(keys, chunks=N // 10)

@@ -182,6 +182,13 @@ def test_a_monotonic_clock_survives_pickling():
     assert "kept" in g and g.window == {"seconds": 300.0}
 
 
+def test_a_monotonic_clock_is_in_the_bytes_so_a_copy_compares_unequal():
+    f = ExpiringCuckooFilter(seconds=300, capacity=1000)
+    f.add("kept")
+    copy = f.copy()
+    assert f == f and copy != f and "kept" in copy  # its clock was read a moment later
+
+
 def test_copies_go_on_alike():
     f = ExpiringCuckooFilter(items=500, seed=3)
     keys = distinct_keys(2000)
@@ -255,6 +262,9 @@ def test_merging_is_not_offered():
         ({"seconds": 5, "capacity": 0}, ValueError, "capacity must be at least 1"),
         ({"seconds": 1e-12, "capacity": 10}, ValueError, "seconds must be a finite number of seconds, at least one nanosecond"),
         ({"seconds": 1e20, "capacity": 10}, ValueError, r"seconds must be .* below 2\^64, got 1"),
+        ({"seconds": 1e19, "capacity": 10}, ValueError, r"seconds must be .* 584 years\), got 10000000000000000000$"),
+        ({"seconds": 4e-9, "capacity": 10}, ValueError, "seconds must be at least one nanosecond per generation"),
+        ({"items": 2**63}, ValueError, "items must be at least 1 and addressable by a table, got 9223372036854775808"),
         ({"seconds": 5, "capacity": 10, "overflow": "drop"}, ValueError, "overflow must be"),
         ({"seconds": 5, "capacity": 10, "overflow": 1}, TypeError, "overflow must be a str"),
         ({"seconds": 5, "capacity": 10, "clock": "wall"}, ValueError, "clock must be"),
@@ -284,6 +294,12 @@ def test_bad_advance_to_is_named(seconds, error):
             f.advance_to(seconds)
     with pytest.raises(ValueError, match="advance_to needs"):
         ExpiringCuckooFilter(items=10).advance_to(1)
+
+
+def test_advance_to_on_another_clock_says_which_clock_it_needs():
+    for f in (ExpiringCuckooFilter(items=10), ExpiringCuckooFilter(seconds=5, capacity=10)):
+        with pytest.raises(ValueError, match='^advance_to needs a time window with clock="manual"$'):
+            f.advance_to(1)
 
 
 def test_repr_and_stats_describe_the_window():

@@ -7,6 +7,8 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -207,6 +209,39 @@ def test_python_code_that_changes_the_list_during_a_call_is_harmless():
         f.add_many(victim)
     assert victim == [] and len(f) == 50
     assert f.contains_many([f"fresh-{i}-" + "z" * 40 for i in range(50)]).all()
+
+
+class Sleepy(np.int64):
+    """A key whose conversion runs Python code that lets other threads run."""
+
+    def __int__(self):
+        time.sleep(0.0002)
+        return super().__int__()
+
+
+def test_another_thread_changing_the_list_while_a_key_runs_code_is_harmless():
+    f = ConcurrentCuckooFilter(100_000)
+    added = 0
+    for round in range(5):
+        keys = [f"r{round}-{i}" if i % 3 else Sleepy(i) for i in range(1500)]
+        stop = threading.Event()
+
+        def change():
+            while not stop.is_set():
+                if keys:
+                    keys.pop()
+                keys.insert(0, f"new-{time.monotonic_ns()}")
+                gc.collect(0)
+
+        other = threading.Thread(target=change)
+        other.start()
+        try:
+            # Items read as they are at the moment of their read, each counted as it went in.
+            added += f.add_many(keys)
+        finally:
+            stop.set()
+            other.join()
+    assert added > 0 and len(f) == added
 
 
 def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_error(tmp_path):

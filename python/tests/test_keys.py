@@ -118,6 +118,28 @@ def test_pandas_integer_columns_are_read_or_refused_saying_how_to_convert(cls):
 
 
 @pytest.mark.parametrize("cls", FILTERS)
+def test_a_sparse_pandas_integer_column_is_read_as_its_values(cls):
+    pd = pytest.importorskip("pandas")
+    f = cls(1000)
+    for keys in (pd.Series(pd.arrays.SparseArray([0, 7, 0, 2**40])),
+                 pd.arrays.SparseArray([0, 7, 0, 2**40], fill_value=7)):
+        assert f.add_many(keys) == 4 and f.count(0) == 2 and 7 in f and 2**40 in f
+        assert f.contains_many(keys).all() and not f.contains_many(keys + 1).any()
+        assert f.discard_many(keys) == 4 and len(f) == 0
+
+
+@pytest.mark.parametrize("cls", FILTERS)
+def test_a_pandas_multiindex_is_refused_naming_its_tuples(cls):
+    pd = pytest.importorskip("pandas")
+    f = cls(1000)
+    keys = pd.MultiIndex.from_tuples([(1, "a"), (2, "b")])
+    for call in (f.add_many, f.contains_many, f.discard_many):
+        with pytest.raises(TypeError, match="not tuple"):
+            call(keys)
+    assert len(f) == 0
+
+
+@pytest.mark.parametrize("cls", FILTERS)
 def test_pandas_text_and_object_columns_with_missing_values_are_refused_whole(cls):
     pd = pytest.importorskip("pandas")
     f = cls(1000)

@@ -175,6 +175,40 @@ def test_a_failed_save_leaves_the_destination_alone(tmp_path):
     assert same_answers(f, ConcurrentCuckooFilter.load(tmp_path / "f.ccf"))
 
 
+# A process allowed half a filter's bytes more than it has: `save` raises `MemoryError`, the
+# file it would have replaced untouched and no temporary file left; with the room back it saves.
+SAVE_WITHOUT_ROOM = """
+import os, resource, sys
+import numpy as np
+import ccfilter
+for f in (ccfilter.ConcurrentCuckooFilter(10_000_000), ccfilter.GrowableCuckooFilter(10_000_000),
+          ccfilter.ExpiringCuckooFilter(items=10_000_000)):
+    f.add_many(np.arange(100_000, dtype=np.uint64))
+    n = f.stats().get("serialized_len") or f.memory_usage
+    size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + n // 2, hard))
+    try:
+        f.save("f.ccf")
+        print("saved")
+    except MemoryError:
+        print("MemoryError")
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert sorted(os.listdir()) == ["f.ccf"] and open("f.ccf", "rb").read() == b"old"
+    f.save("f.ccf")
+    assert ccfilter.load("f.ccf") == f
+    open("f.ccf", "wb").write(b"old")
+"""
+
+
+def test_save_without_memory_for_the_bytes_is_a_memory_error(tmp_path):
+    (tmp_path / "f.ccf").write_bytes(b"old")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    child = subprocess.run([sys.executable, "-c", SAVE_WITHOUT_ROOM], capture_output=True,
+                           text=True, env=env, timeout=120, cwd=tmp_path)
+    assert child.returncode == 0 and child.stdout == "MemoryError\n" * 3, child.stderr
+
+
 def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
     f = filled(ConcurrentCuckooFilter)
     # A file or link already at the temporary name is not followed, written or removed.

@@ -10,7 +10,9 @@ import os
 import pickle
 import shutil
 import signal
+import subprocess
 import stat
+import sys
 import tempfile
 import time
 import traceback
@@ -262,6 +264,8 @@ def refused_read_write(path):
     with pytest.raises(PermissionError, match="readonly|ReadOnly") as error:
         ccfilter.open_shared(path)
     assert error.value.filename == path
+    # Said in Python's words: the argument that opens it.
+    assert "readonly=True needs only" in error.value.strerror
     assert "k" in ccfilter.open_shared(path, readonly=True)
 
 
@@ -320,3 +324,50 @@ def test_dask_workers_on_this_machine_reopen_the_same_live_filter(live_path):
     assert os.getpid() not in pids
     assert len(shared) == 80_000
     assert shared.contains_many(distinct_keys(80_000)).all()
+
+
+# A child allowed `room` times a filter's bytes of memory more than it has: each of `calls`
+# raises `MemoryError`, rather than waiting forever, panicking or calling the bytes bad; with the
+# memory back each works.
+WITHOUT_ROOM = """
+import resource, sys
+import ccfilter
+path, room, names = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+ro, again = ccfilter.load(path), ccfilter.load(path)
+data = ro.to_bytes()
+calls = {"to_bytes": ro.to_bytes, "==": lambda: ro == again, "verify": ro.verify,
+         "from_bytes": lambda: ccfilter.ConcurrentCuckooFilter.from_bytes(data) == ro}
+size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + int(len(data) * room), hard))
+for name in names:
+    try:
+        calls[name]()
+        print("no error")
+    except MemoryError:
+        print("MemoryError")
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+assert ro.to_bytes() == data and ro == again and calls["from_bytes"]()
+ro.verify()
+print("done")
+"""
+
+
+@pytest.mark.parametrize(
+    "room, calls",
+    [
+        # A read-only opener's bytes come from a copy of its table (it cannot lock): room for
+        # the bytes, not for that copy as well.
+        (1.5, ["to_bytes", "=="]),
+        # No room for a table to check or decode: not the `ValueError` of bad bytes.
+        (0.5, ["verify", "from_bytes"]),
+    ],
+)
+def test_calls_without_memory_for_a_table_raise_memory_error(live_path, room, calls):
+    shared = ccfilter.create_shared(live_path, 10_000_000)
+    shared.add_many(distinct_keys(1000))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    child = subprocess.run([sys.executable, "-c", WITHOUT_ROOM, live_path, str(room), *calls],
+                           capture_output=True, text=True, env=env, timeout=30)
+    assert child.stdout == "MemoryError\n" * len(calls) + "done\n", child.stderr + child.stdout
+    assert "panicked" not in child.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -153,3 +154,33 @@ def test_ctrl_c_stops_a_long_bulk_call(threads):
         signal.signal(signal.SIGINT, previous)
     assert 0 < done < len(keys)
     assert np.asarray(f.contains_many(keys[:done])).all()
+
+
+# Run in a child limited to a few more threads than it has (a user's limit binds only others
+# than root, so a root child becomes `nobody` first): the helpers the system refuses to start
+# are left out, and each call does all its work on those that started.
+THREADS_REFUSED = """
+import os, resource, sys
+import numpy as np
+from ccfilter import ConcurrentCuckooFilter
+if os.getuid() == 0:
+    os.setgid(65534)
+    os.setuid(65534)
+running = int(next(l for l in open("/proc/self/status") if l.startswith("Threads:")).split()[1])
+resource.setrlimit(resource.RLIMIT_NPROC, (running + 2, running + 2))
+f = ConcurrentCuckooFilter(400_000)
+keys = np.arange(200_000, dtype=np.uint64)
+assert f.add_many(keys, threads=64) == len(keys) and len(f) == len(keys)
+assert f.contains_many(keys, threads=64).all()
+assert f.discard_many(keys, threads=64) == len(keys) and len(f) == 0
+print("done")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_NPROC counts threads")
+def test_threads_the_system_refuses_to_start_leave_their_work_to_the_others():
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    child = subprocess.run([sys.executable, "-c", THREADS_REFUSED], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert child.returncode == 0 and child.stdout == "done\n", child.stderr
+    assert "panicked" not in child.stderr
