@@ -23,12 +23,12 @@ impl RawFilter {
     }
 
     /// Inserts every fingerprint of `source` (with `unique`, those the pair lacks): `Ok(n)` if
-    /// all `n` went in, `Err(n)` if one found no room after `n`. A self-merge reads a snapshot.
+    /// all `n` went in, `Err(n)` if one found no room after `n`. A source that may be this
+    /// table (itself, or a live file, which this filter may map too) is read as a copy.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
-        if core::ptr::eq(self, source) {
-            let words = self.snapshot().words.into_iter();
-            let copy = RawFilter::from_data_words(&self.geometry, words).ok_or(0usize)?;
+        if core::ptr::eq(self, source) || source.is_mapped() {
+            let copy = source.duplicate().ok_or(0usize)?;
             return self.merge_from(&copy, unique);
         }
         let mut queue = SearchQueue::default();

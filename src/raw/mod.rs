@@ -83,14 +83,14 @@ impl RawFilter {
         Placement::new(geometry.shape.bucket_count, geometry.shape.fingerprint_bits)
     }
 
-    /// A filter over [`Self::snapshot`]'s words, little-endian; its stripe counts recomputed.
+    /// A filter over a table's data words, little-endian; its stripe counts recomputed.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
         Self::counted(geometry, codec, table)
     }
 
-    /// A filter over [`Self::snapshot`]'s words; its stripe counts recomputed.
+    /// A filter over a table's data words; its stripe counts recomputed.
     pub(crate) fn from_data_words(
         geometry: &Geometry,
         words: impl ExactSizeIterator<Item = u64>,
@@ -109,6 +109,14 @@ impl RawFilter {
             filter.stripes.add_count(bucket, used as u64);
         }
         Some(filter)
+    }
+
+    /// Whether the table is words of a live file's mapping.
+    pub(crate) fn is_mapped(&self) -> bool {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        return self.stripes.shared.is_some();
+        #[cfg(not(all(target_os = "linux", not(loom))))]
+        false
     }
 
     /// An unshared copy of a state the table really had: under every stripe lock, or for a
@@ -183,11 +191,6 @@ impl<P: Place> RawFilter<P> {
 
     pub(crate) fn geometry(&self) -> &Geometry {
         &self.geometry
-    }
-
-    /// The data words and item count under every stripe lock: a state the filter really had.
-    pub(crate) fn snapshot(&self) -> TableCopy {
-        self.lock_table().copy()
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
@@ -275,12 +278,6 @@ impl<P: Place> fmt::Debug for RawFilter<P> {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TableCopy {
-    pub(crate) words: Vec<u64>,
-    pub(crate) items: usize,
-}
-
 /// A table with every stripe locked: no writer is anywhere in it until this drops.
 #[derive(Debug)]
 pub(crate) struct LockedTable<'a, P: Place = Placement> {
@@ -299,13 +296,6 @@ impl<P: Place> RawFilter<P> {
 }
 
 impl<P: Place> LockedTable<'_, P> {
-    pub(crate) fn copy(&self) -> TableCopy {
-        TableCopy {
-            words: self.filter.table.copy_words(),
-            items: self.items(),
-        }
-    }
-
     pub(crate) fn items(&self) -> usize {
         self.filter.stripes.len()
     }

@@ -90,12 +90,6 @@ impl Table {
         self.words.len() - SPARE_WORDS
     }
 
-    pub(crate) fn copy_words(&self) -> Vec<u64> {
-        let mut words = vec![0; self.data_words()];
-        self.read_words(0, &mut words);
-        words
-    }
-
     /// Copies the data words from `from` on, without bucket words' versions, under every lock.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         let keep = if self.word {

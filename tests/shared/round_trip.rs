@@ -199,3 +199,20 @@ fn bulk_inserts_into_a_read_only_filter_name_the_access() {
     assert_eq!(new, [false; 3]);
     assert!(reader.is_empty());
 }
+
+/// A live filter merged with its own file opened again (read-only or read-write) adds each
+/// fingerprint once, as a merge with itself does: it reads a copy, not the table it writes.
+#[test]
+fn merging_a_live_file_into_itself_through_another_opener_adds_each_item_once() {
+    for access in [Access::ReadOnly, Access::ReadWrite] {
+        let path = TempPath::new("merge-self");
+        let filter = create(&path.0, true, 100_000);
+        filter.try_extend(0..10_000u64).unwrap();
+        let again = ConcurrentCuckooFilter::open_shared(&path.0, access).unwrap();
+        assert_eq!(filter.merge(&again), Ok(10_000), "{access:?}");
+        assert_eq!(filter.len(), 20_000);
+        assert!((0..10_000u64).all(|key| filter.count(&key) >= 2));
+        assert_eq!(filter.merge_unique(&again), Ok(0), "{access:?}");
+        filter.verify().unwrap();
+    }
+}
