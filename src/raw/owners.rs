@@ -82,10 +82,11 @@ impl Registry {
         self.me == u64::MAX
     }
 
-    /// Whether `owner` may still be running; an id naming no slot is dead.
+    /// Whether `owner` may still be running; an id naming no slot is dead (a read-only opener's
+    /// own, all ones, too: it never holds a stripe, so that owner word is a damaged file's).
     pub(super) fn is_alive(&self, owner: u64) -> bool {
         if owner == self.me {
-            return true;
+            return !self.is_read_only();
         }
         let slot = (owner >> 32).wrapping_sub(1);
         let Some(epoch) = usize::try_from(slot).ok().and_then(|s| self.epochs.get(s)) else {

@@ -267,3 +267,34 @@ fn a_read_only_opener_reads_a_dead_writers_stripe_as_recovered_and_writes_nothin
     drop((reader, filter));
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Runs `read` on a thread: its answer, or `None` if it has not answered in 20 s (a hang).
+fn answer_of(read: impl FnOnce() -> bool + Send + 'static) -> Option<bool> {
+    let (done, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(read()));
+    answer.recv_timeout(std::time::Duration::from_secs(20)).ok()
+}
+
+/// A damaged file whose stripe is locked by the owner word of all ones, which no registered
+/// opener can have and a read-only opener calls itself: the read-only opener finds that holder
+/// dead like any other and reads the stripe, rather than wait for itself for ever.
+#[test]
+fn a_read_only_opener_never_takes_an_owner_word_for_its_own() {
+    let path = std::env::temp_dir().join(format!("ccf-ro-ones-{}", std::process::id()));
+    let filter = filled(&path, 4000);
+    let raw = filter.raw();
+    let key = 7u64;
+    let stripe = raw
+        .stripes
+        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+    let shared = raw.stripes.shared.as_ref().unwrap();
+    shared.owner(stripe).store(u64::MAX, Relaxed);
+    raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+
+    let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+    assert_eq!(answer_of(move || reader.contains(&key)), Some(true));
+    filter.verify().unwrap();
+    assert!((0..1500u64).all(|i| filter.contains(&i)));
+    drop(filter);
+    std::fs::remove_file(&path).unwrap();
+}
