@@ -133,12 +133,12 @@ impl Stripes {
         if owner == 0 {
             return None;
         }
-        let last_dead = &shared.registry.last_dead;
-        if owner != last_dead.load(Ordering::Relaxed) {
-            if since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
+        let registry = &shared.registry;
+        if !registry.known_dead(owner) {
+            if since.elapsed() < LIVENESS_BOUND || registry.is_alive(owner) {
                 return None;
             }
-            last_dead.store(owner, Ordering::Relaxed);
+            registry.found_dead(owner);
         }
         Some(Seen {
             stamp,
