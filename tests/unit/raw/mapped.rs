@@ -334,3 +334,44 @@ fn a_read_only_opener_remembers_every_dead_holder_it_found() {
     drop((reader, filter));
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A stripe whose stamp is locked while its owner word is 0, as a machine crash leaves a file
+/// whose stamp page was written back after the owner word's (or a copy of a file in use): no
+/// process holds it, so a read-only opener reads it as recovered and the first writer to take
+/// its owner word recovers it, rather than either waiting for ever.
+#[test]
+fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
+    for layout in [TableLayout::Packed, TableLayout::BucketWord] {
+        let path = std::env::temp_dir().join(format!("ccf-no-owner-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(4000)
+            .layout(layout)
+            .create_shared(&path)
+            .unwrap();
+        for i in 0..1500u64 {
+            filter.insert(&i).unwrap();
+        }
+        let raw = filter.raw();
+        let key = 7u64;
+        let stripe = raw
+            .stripes
+            .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+        raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+        drop(filter);
+
+        let open = |access| ConcurrentCuckooFilter::open_shared(&path, access).unwrap();
+        let reader = open(crate::Access::ReadOnly);
+        let copy = answer_of(move || reader.count(&key) == 1 && reader.clone().contains(&key));
+        assert_eq!(copy, Some(true), "{layout:?}: a read-only opener's read");
+        let writer = open(crate::Access::ReadWrite);
+        let recovered = answer_of(move || writer.verify().is_ok() && writer.insert(&key).is_ok());
+        assert_eq!(recovered, Some(true), "{layout:?}: a writer's lock");
+        let writer = open(crate::Access::ReadWrite);
+        assert_eq!(writer.len(), 1501);
+        assert!((0..1500u64).all(|i| writer.contains(&i)) && writer.count(&key) == 2);
+        writer.verify().unwrap();
+        drop(writer);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
