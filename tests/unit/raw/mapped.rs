@@ -343,15 +343,16 @@ fn a_read_only_opener_remembers_every_dead_holder_it_found() {
 fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
     for layout in [TableLayout::Packed, TableLayout::BucketWord] {
         let path = std::env::temp_dir().join(format!("ccf-no-owner-{}", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let filter = ConcurrentCuckooFilter::builder()
-            .capacity(4000)
-            .layout(layout)
-            .create_shared(&path)
-            .unwrap();
-        for i in 0..1500u64 {
-            filter.insert(&i).unwrap();
-        }
+        let filter = match layout {
+            TableLayout::Packed => filled(&path, 4000),
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                let words = ConcurrentCuckooFilter::builder().capacity(4000);
+                let words = words.layout(layout).create_shared(&path).unwrap();
+                words.try_extend(0..1500u64).unwrap();
+                words
+            }
+        };
         let raw = filter.raw();
         let key = 7u64;
         let stripe = raw
