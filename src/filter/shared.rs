@@ -115,6 +115,8 @@ impl<S> ConcurrentCuckooFilter<S> {
 
     /// Checks the whole table, O(table), under every stripe lock (recovering any a killed process
     /// held): every bucket in the encoder's form, the stripes' counts summing to its fingerprints.
+    /// A read-only opener, which cannot lock, checks a copy instead, with a killed process's
+    /// stripes read as their recovery would leave them, and recovers nothing (docs/shared.md).
     pub fn verify(&self) -> Result<(), DecodeError> {
         match self.core().raw().check_whole() {
             Ok(()) => Ok(()),

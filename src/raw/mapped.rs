@@ -128,10 +128,7 @@ impl RawFilter {
         // A dead holder's stripe counts what its recovery will: its buckets as copied.
         let counted = (seen.iter().enumerate())
             .map(|(stripe, seen)| match seen {
-                Some(Seen {
-                    stamp,
-                    dead_owner: 0,
-                }) => self.stripes.count_in(*stamp),
+                Some(seen) if !seen.abandoned() => self.stripes.count_in(seen.stamp),
                 _ => filter.stripes.stripe_count_of(stripe),
             })
             .sum();
@@ -156,7 +153,7 @@ impl RawFilter {
                 .word_range(first, (1 << shift).min(self.bucket_count() - first));
             self.table
                 .read_words(range.start, &mut words[range.clone()]);
-            if seen.dead_owner != 0 {
+            if seen.abandoned() {
                 shared.put_back_journal(stripe, range.start, &mut words[range]);
             }
         }
@@ -193,9 +190,9 @@ impl<P: Place> RawFilter<P> {
             let [Some(seen_a), Some(seen_b)] = seen else {
                 continue;
             };
-            let load = |bucket, seen: Seen| match seen.dead_owner {
-                0 => Some(self.table.load(bucket)),
-                _ => self.load_recovered(shared, bucket),
+            let load = |bucket, seen: Seen| match seen.abandoned() {
+                false => Some(self.table.load(bucket)),
+                true => self.load_recovered(shared, bucket),
             };
             let (raw_a, raw_b) = (load(a, seen_a), load(b, seen_b));
             fence(Ordering::Acquire);

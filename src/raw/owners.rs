@@ -9,6 +9,7 @@
 //! most a second copy. Tables of bucket words journal nothing (docs/shared.md says why).
 
 use std::fs::File;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use super::bucket::BucketCodec;
@@ -25,6 +26,9 @@ const ENTRIES: usize = 3;
 const ENTRY: usize = 6;
 /// How long a waiter spins on a held stripe before it asks whether the holder is alive.
 pub(crate) const LIVENESS_BOUND: Duration = Duration::from_millis(10);
+/// Dead holders a read-only opener remembers: each killed writer leaves at most three stripes
+/// (or every one) until a writer recovers them.
+const DEAD_KEPT: usize = 16;
 
 /// Who may hold stripes here, and how to tell whether another holder is alive.
 #[derive(Debug)]
@@ -39,9 +43,15 @@ pub(crate) struct Registry {
     query: File,
     /// This opener's own description of the file, holding its slot's lock.
     _own: Option<File>,
-    /// The owner a read-only opener last found dead (owner ids are never reused), so that its
-    /// next reads of that holder's stripes need not wait out [`LIVENESS_BOUND`] again.
-    pub(super) last_dead: AtomicU64,
+    /// The last [`DEAD_KEPT`] holders a read-only opener found dead (owner ids are never
+    /// reused; all ones is never a holder's), so that its later reads of their stripes need
+    /// not wait out [`LIVENESS_BOUND`] again, whichever dead holder's it read in between.
+    found_dead: [AtomicU64; DEAD_KEPT],
+    /// Where in `found_dead` the next holder found dead goes.
+    next_dead: AtomicUsize,
+    /// How many times [`Self::is_alive`] was asked, for tests.
+    #[cfg(test)]
+    pub(super) asked: AtomicUsize,
 }
 
 impl Registry {
@@ -73,7 +83,10 @@ impl Registry {
             offset,
             query,
             _own: None,
-            last_dead: AtomicU64::new(0),
+            found_dead: core::array::from_fn(|_| AtomicU64::new(u64::MAX)),
+            next_dead: AtomicUsize::new(0),
+            #[cfg(test)]
+            asked: AtomicUsize::new(0),
         }
     }
 
@@ -82,10 +95,24 @@ impl Registry {
         self.me == u64::MAX
     }
 
-    /// Whether `owner` may still be running; an id naming no slot is dead.
+    /// Whether a read-only opener found `owner` dead before ([`Self::found_dead`]).
+    pub(super) fn known_dead(&self, owner: u64) -> bool {
+        (self.found_dead.iter()).any(|dead| dead.load(Ordering::Relaxed) == owner)
+    }
+
+    /// Remembers that `owner`, which [`Self::is_alive`] said is not, is dead.
+    pub(super) fn found_dead(&self, owner: u64) {
+        let at = self.next_dead.fetch_add(1, Ordering::Relaxed) % DEAD_KEPT;
+        self.found_dead[at].store(owner, Ordering::Relaxed);
+    }
+
+    /// Whether `owner` may still be running; an id naming no slot is dead (a read-only opener's
+    /// own, all ones, too: it never holds a stripe, so that owner word is a damaged file's).
     pub(super) fn is_alive(&self, owner: u64) -> bool {
+        #[cfg(test)]
+        self.asked.fetch_add(1, Ordering::Relaxed);
         if owner == self.me {
-            return true;
+            return !self.is_read_only();
         }
         let slot = (owner >> 32).wrapping_sub(1);
         let Some(epoch) = usize::try_from(slot).ok().and_then(|s| self.epochs.get(s)) else {

@@ -33,8 +33,10 @@ impl Mapping {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
         }
+        // A private mapping is never written: no swap is reserved for copies it never makes,
+        // or the kernel would charge its whole length (a file larger than RAM: `ENOMEM`).
         let flags = if private {
-            libc::MAP_PRIVATE
+            libc::MAP_PRIVATE | libc::MAP_NORESERVE
         } else {
             libc::MAP_SHARED
         };

@@ -18,7 +18,12 @@ impl Stripes {
         let (backoff, mut held, mut since) = (Backoff::new(), 0, Instant::now());
         loop {
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-                // Its last holder unlocked the stamp before the owner word: it is free.
+                // Its last holder unlocked the stamp before the owner word: it is free, unless
+                // a damaged file left it locked with no owner (a stamp page written back after
+                // its owner word's), which no one will unlock: recovered as a dead holder's.
+                Ok(_) if self.stamps[stripe].load(Ordering::Relaxed) & 1 == 1 => {
+                    return self.recover(shared, stripe)
+                }
                 Ok(_) => return lock_stamp(&self.stamps[stripe]),
                 Err(now) if now != held => {
                     // Another holder: its own time starts now.
@@ -99,8 +104,15 @@ impl Stripes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seen {
     pub(crate) stamp: u64,
-    /// 0 for an unlocked stripe.
+    /// 0 for an unlocked stripe, or a locked one whose owner word is 0 (a damaged file's).
     pub(crate) dead_owner: u64,
+}
+
+impl Seen {
+    /// Whether a dead holder (or none) left the stripe locked: read as its recovery would leave it.
+    pub(crate) fn abandoned(&self) -> bool {
+        self.stamp & 1 == 1
+    }
 }
 
 impl Stripes {
@@ -128,17 +140,15 @@ impl Stripes {
                 dead_owner: 0,
             });
         }
-        // A holder takes the owner word before the stamp and leaves it after: 0 is in passing.
+        // A holder takes the owner word before the stamp and leaves it after: 0 is one in passing
+        // (the stamp will have moved on when it is validated), or a damaged file's, no one's.
         let owner = shared.owner(stripe).load(Ordering::Acquire);
-        if owner == 0 {
-            return None;
-        }
-        let last_dead = &shared.registry.last_dead;
-        if owner != last_dead.load(Ordering::Relaxed) {
-            if since.elapsed() < LIVENESS_BOUND || shared.registry.is_alive(owner) {
+        let registry = &shared.registry;
+        if !registry.known_dead(owner) {
+            if since.elapsed() < LIVENESS_BOUND || registry.is_alive(owner) {
                 return None;
             }
-            last_dead.store(owner, Ordering::Relaxed);
+            registry.found_dead(owner);
         }
         Some(Seen {
             stamp,
@@ -150,7 +160,7 @@ impl Stripes {
     /// no holder unlocked nor recovered it, so what was read is a state it really had.
     pub(crate) fn still(&self, shared: &SharedLocks, stripe: StripeIndex, seen: Seen) -> bool {
         self.stamps[stripe].load(Ordering::Relaxed) == seen.stamp
-            && (seen.dead_owner == 0
+            && (!seen.abandoned()
                 || shared.owner(stripe).load(Ordering::Relaxed) == seen.dead_owner)
     }
 

@@ -241,7 +241,7 @@ fn a_read_only_opener_reads_a_dead_writers_stripe_as_recovered_and_writes_nothin
     assert!((0..1500u64).all(|i| reader.contains(&i)));
     // Found dead once: the reader's later reads of its stripes do not wait for it again.
     let registry = &reader.raw().stripes.shared.as_ref().unwrap().registry;
-    assert_eq!(registry.last_dead.load(Relaxed), DEAD);
+    assert!(registry.known_dead(DEAD));
     reader.verify().unwrap();
     let copy = reader.clone();
     assert_eq!(copy.len(), 1500);
@@ -266,4 +266,113 @@ fn a_read_only_opener_reads_a_dead_writers_stripe_as_recovered_and_writes_nothin
     reader.verify().unwrap();
     drop((reader, filter));
     std::fs::remove_file(&path).unwrap();
+}
+
+/// Runs `read` on a thread: its answer, or `None` if it has not answered in 20 s (a hang).
+fn answer_of(read: impl FnOnce() -> bool + Send + 'static) -> Option<bool> {
+    let (done, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(read()));
+    answer.recv_timeout(std::time::Duration::from_secs(20)).ok()
+}
+
+/// A damaged file whose stripe is locked by the owner word of all ones, which no registered
+/// opener can have and a read-only opener calls itself: the read-only opener finds that holder
+/// dead like any other and reads the stripe, rather than wait for itself for ever.
+#[test]
+fn a_read_only_opener_never_takes_an_owner_word_for_its_own() {
+    let path = std::env::temp_dir().join(format!("ccf-ro-ones-{}", std::process::id()));
+    let filter = filled(&path, 4000);
+    let raw = filter.raw();
+    let key = 7u64;
+    let stripe = raw
+        .stripes
+        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+    let shared = raw.stripes.shared.as_ref().unwrap();
+    shared.owner(stripe).store(u64::MAX, Relaxed);
+    raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+
+    let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+    assert_eq!(answer_of(move || reader.contains(&key)), Some(true));
+    filter.verify().unwrap();
+    assert!((0..1500u64).all(|i| filter.contains(&i)));
+    drop(filter);
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Two writers killed each holding a stripe: a read-only opener that reads keys of both
+/// stripes in turn asks after each holder once, not at every read that follows one of the
+/// other's (each such question comes after waiting out the liveness bound).
+#[test]
+fn a_read_only_opener_remembers_every_dead_holder_it_found() {
+    let path = std::env::temp_dir().join(format!("ccf-ro-two-dead-{}", std::process::id()));
+    let filter = filled(&path, 4000);
+    let raw = filter.raw();
+    let shared = raw.stripes.shared.as_ref().unwrap();
+    let stripes_of = |key: u64| {
+        let c = raw.debug_candidates(filter.hasher().hash_one(key));
+        [raw.stripes.of(c.first), raw.stripes.of(c.second)]
+    };
+    let [a, _] = stripes_of(0);
+    let b = (1..1500u64)
+        .map(|key| stripes_of(key)[0])
+        .find(|&stripe| stripe != a)
+        .unwrap();
+    for (stripe, owner) in [(a, DEAD), (b, DEAD + (1 << 32))] {
+        shared.owner(stripe).store(owner, Relaxed);
+        raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+    }
+    let keys_of = |stripe| (0..1500u64).filter(move |&key| stripes_of(key).contains(&stripe));
+    let both: Vec<(u64, u64)> = keys_of(a).zip(keys_of(b)).take(5).collect();
+    assert_eq!(both.len(), 5);
+
+    let reader = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadOnly).unwrap();
+    for &(in_a, in_b) in &both {
+        assert!(reader.contains(&in_a) && reader.contains(&in_b));
+    }
+    let registry = &reader.raw().stripes.shared.as_ref().unwrap().registry;
+    assert_eq!(registry.asked.load(Relaxed), 2, "holders asked after again");
+    drop((reader, filter));
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// A stripe whose stamp is locked while its owner word is 0, as a machine crash leaves a file
+/// whose stamp page was written back after the owner word's (or a copy of a file in use): no
+/// process holds it, so a read-only opener reads it as recovered and the first writer to take
+/// its owner word recovers it, rather than either waiting for ever.
+#[test]
+fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
+    for layout in [TableLayout::Packed, TableLayout::BucketWord] {
+        let path = std::env::temp_dir().join(format!("ccf-no-owner-{}", std::process::id()));
+        let filter = match layout {
+            TableLayout::Packed => filled(&path, 4000),
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                let words = ConcurrentCuckooFilter::builder().capacity(4000);
+                let words = words.layout(layout).create_shared(&path).unwrap();
+                words.try_extend(0..1500u64).unwrap();
+                words
+            }
+        };
+        let raw = filter.raw();
+        let key = 7u64;
+        let stripe = raw
+            .stripes
+            .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+        raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+        drop(filter);
+
+        let open = |access| ConcurrentCuckooFilter::open_shared(&path, access).unwrap();
+        let reader = open(crate::Access::ReadOnly);
+        let copy = answer_of(move || reader.count(&key) == 1 && reader.clone().contains(&key));
+        assert_eq!(copy, Some(true), "{layout:?}: a read-only opener's read");
+        let writer = open(crate::Access::ReadWrite);
+        let recovered = answer_of(move || writer.verify().is_ok() && writer.insert(&key).is_ok());
+        assert_eq!(recovered, Some(true), "{layout:?}: a writer's lock");
+        let writer = open(crate::Access::ReadWrite);
+        assert_eq!(writer.len(), 1501);
+        assert!((0..1500u64).all(|i| writer.contains(&i)) && writer.count(&key) == 2);
+        writer.verify().unwrap();
+        drop(writer);
+        std::fs::remove_file(&path).unwrap();
+    }
 }

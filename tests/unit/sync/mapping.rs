@@ -60,3 +60,34 @@ fn byte_locks_are_per_open_file_description() {
     assert!(try_flock(&other, false).unwrap());
     std::fs::remove_file(path).unwrap();
 }
+
+/// A private mapping (a read-only opener's) is not charged against the memory the kernel may
+/// commit: it is never written, so no page of it is ever the process's own, and charged it
+/// would make a file larger than RAM and swap impossible to open read-only (`ENOMEM`) and any
+/// other one count against every process's allocations. `VmFlags` in `/proc/self/smaps` shows
+/// an accounted mapping as `ac`; the kernel honours `MAP_NORESERVE` (`nr`) unless the
+/// overcommit mode is 2, which charges every writable private mapping.
+#[test]
+fn a_private_mapping_reserves_no_memory() {
+    let (path, file) = temp_file(3 * 4096);
+    let read_only = File::open(&path).unwrap();
+    let map = Mapping::map(&read_only, 3 * 4096, true).unwrap();
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.to_str().unwrap();
+    let flags = smaps
+        .lines()
+        .skip_while(|line| !line.ends_with(name))
+        .find_map(|line| line.strip_prefix("VmFlags:"))
+        .unwrap();
+    let strict = std::fs::read_to_string("/proc/sys/vm/overcommit_memory")
+        .is_ok_and(|mode| mode.trim() == "2");
+    if !strict {
+        let flags: Vec<&str> = flags.split_whitespace().collect();
+        assert!(
+            flags.contains(&"nr") && !flags.contains(&"ac"),
+            "accounted: {flags:?}"
+        );
+    }
+    drop((map, read_only, file));
+    std::fs::remove_file(path).unwrap();
+}
