@@ -91,6 +91,7 @@ impl RawFilter {
     }
 
     /// A filter over a table's data words; its stripe counts recomputed.
+    #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn from_data_words(
         geometry: &Geometry,
         words: impl ExactSizeIterator<Item = u64>,
