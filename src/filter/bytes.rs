@@ -32,9 +32,17 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// assert!((0..5_000u64).all(|key| copy.contains(&key)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Without memory for the bytes (or, for a read-only live filter, for the copy of its table
+    /// they are written from), as [`clone`](Clone::clone) does; [`write_to`](Self::write_to)
+    /// returns that as an error instead.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.core().to_bytes(self.hasher())
+        self.core()
+            .to_bytes(self.hasher())
+            .unwrap_or_else(|err| panic!("no memory for the filter's bytes: {err}"))
     }
 
     /// Writes [`to_bytes`](Self::to_bytes)' bytes to `writer`, which runs with no lock held (it
@@ -42,13 +50,14 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     ///
     /// # Errors
     ///
-    /// The first error `writer` returns; what was written before it is not a whole filter.
+    /// The first error `writer` returns, what was written before it not a whole filter; or
+    /// [`OutOfMemory`](io::ErrorKind::OutOfMemory) without memory for the bytes, nothing written.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        writer.write_all(&self.to_bytes())
+        writer.write_all(&self.core().to_bytes(self.hasher())?)
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes)' bytes into `out`, allocating nothing; `Ok(n)`: they
-    /// took `out[..n]`.
+    /// Writes [`to_bytes`](Self::to_bytes)' bytes into `out`, allocating nothing (but a
+    /// read-only live filter's copy of its table); `Ok(n)`: they took `out[..n]`.
     ///
     /// # Examples
     ///
@@ -66,6 +75,8 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     ///
     /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short (a growable filter may have
     /// grown past a `serialized_len` measured before); `out` then holds no whole filter.
+    /// [`OutOfMemory`](io::ErrorKind::OutOfMemory) without memory for a read-only live filter's
+    /// copy.
     pub fn write_to_slice(&self, out: &mut [u8]) -> io::Result<usize> {
         let len = out.len();
         let mut rest = out;

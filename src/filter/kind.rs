@@ -97,13 +97,13 @@ pub trait Kind: Sealed + Sized {
     /// Writes the kind's encoding of a consistent state, recording `hasher`.
     #[doc(hidden)]
     fn write_to<S: StableHashBuilder, W: Write>(&self, hasher: &S, writer: W) -> io::Result<()>;
-    /// The kind's encoding in a vector allocated once, at its exact length.
+    /// The kind's encoding in a vector allocated once, at its exact length; `OutOfMemory`
+    /// without the memory.
     #[doc(hidden)]
-    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
-        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
-        self.write_to(hasher, &mut out)
-            .expect("writing to a Vec cannot fail");
-        out
+    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> io::Result<Vec<u8>> {
+        let mut out = reserved(self.serialized_len())?;
+        self.write_to(hasher, &mut out)?;
+        Ok(out)
     }
     /// Decodes exactly one encoding of this kind, and the hasher it records.
     #[doc(hidden)]
@@ -115,4 +115,14 @@ pub trait Kind: Sealed + Sized {
     /// The kind's fields of the filter's `Debug`, after `len`.
     #[doc(hidden)]
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>);
+}
+
+/// An empty vector with room for `len` bytes; `OutOfMemory` without it.
+pub(crate) fn reserved(len: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    usize::try_from(len)
+        .ok()
+        .and_then(|len| out.try_reserve_exact(len).ok())
+        .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    Ok(out)
 }

@@ -388,7 +388,7 @@ impl Kind for Growable {
         persist::write_to(&self.levels, &self.levels.lock_all(), hasher, writer)
     }
 
-    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> Vec<u8> {
+    fn to_bytes<S: StableHashBuilder>(&self, hasher: &S) -> io::Result<Vec<u8>> {
         persist::to_bytes(&self.levels, RecordedHasher::of(hasher))
     }
 

@@ -71,6 +71,9 @@ fn child() {
     if role == "creator" {
         return creator(&path, &std::env::var("CCF_ACKS").unwrap());
     }
+    if role == "read_only_without_memory" {
+        return read_only_without_memory(&path);
+    }
     let filter = ConcurrentCuckooFilter::open_shared(&path, Access::ReadWrite).unwrap();
     match role.as_str() {
         "mixed" => mixed(&filter, var("CCF_P"), var("CCF_N")),
@@ -179,4 +182,40 @@ fn creator(prefix: &str, acks: &str) {
         filter.insert(&n).unwrap();
         acks.write_all(&n.to_le_bytes()).unwrap();
     }
+}
+
+/// A read-only opener (whose bytes come from a copy of its table) limited to less memory than
+/// that copy: `write_to` and `write_to_slice` return `OutOfMemory` and write nothing; with the
+/// limit lifted, both write the filter.
+fn read_only_without_memory(path: &str) {
+    let reader = ConcurrentCuckooFilter::open_shared(path, Access::ReadOnly).unwrap();
+    let len = reader.serialized_len() as usize;
+    let mut slice = vec![0u8; len];
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let vm_kb: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let limit = |bytes: u64| {
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: setrlimit reads the struct we pass, valid for the call.
+        #[allow(unsafe_code)]
+        let done = unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) };
+        assert_eq!(done, 0);
+    };
+    limit(vm_kb * 1024 + len as u64 / 2);
+    let mut written = Vec::new();
+    let to_writer = reader.write_to(&mut written).map_err(|err| err.kind());
+    let to_slice = reader.write_to_slice(&mut slice).map_err(|err| err.kind());
+    limit(libc::RLIM_INFINITY);
+    assert_eq!(to_writer, Err(std::io::ErrorKind::OutOfMemory));
+    assert_eq!(to_slice, Err(std::io::ErrorKind::OutOfMemory));
+    assert!(written.is_empty());
+    assert_eq!(reader.write_to_slice(&mut slice).unwrap(), len);
+    reader.write_to(&mut written).unwrap();
+    assert_eq!(written, slice);
 }

@@ -216,3 +216,18 @@ fn merging_a_live_file_into_itself_through_another_opener_adds_each_item_once() 
         filter.verify().unwrap();
     }
 }
+
+/// A read-only opener without memory for the copy its bytes are written from gets
+/// `OutOfMemory` from `write_to` and `write_to_slice` (in a child process under a memory limit).
+#[test]
+fn a_read_only_openers_bytes_without_memory_are_an_error() {
+    let path = TempPath::new("without-memory");
+    // A table larger than a thread's malloc arena (64 MB), whose free part a limit on the
+    // address space does not bound: 158 MB, its pages never touched but where keys went.
+    let filter = create(&path.0, true, 100_000_000);
+    filter.try_extend(0..1_000u64).unwrap();
+    let status = crate::child::spawn("read_only_without_memory", &path.0, &[])
+        .wait()
+        .unwrap();
+    assert!(status.success(), "the child failed: {status:?}");
+}

@@ -11,6 +11,7 @@ use super::chunk_shape::ChunkShape;
 use super::chunks::{Chunk, Chunks, LockedChunk};
 use super::levels::{Levels, LockedLevel};
 use super::{item_locks, Growable};
+use crate::filter::kind::reserved;
 use crate::persist::encoding::{
     check_checksum, check_len, check_record, data_words, decode_table, encoded_len, hasher_of,
     parse_table, read_up_to, sealed_record, u64_at, write_encoding, Header,
@@ -37,13 +38,13 @@ fn level_len(level: &Chunks) -> u64 {
 }
 
 /// The bytes of [`write_to`], allocated at their exact length once every chunk is locked.
-pub(super) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> Vec<u8> {
+pub(super) fn to_bytes(levels: &Levels, hasher: RecordedHasher) -> io::Result<Vec<u8>> {
     let locked = levels.lock_all();
     let len = HEADER_LEN as u64 + locked.iter().map(|l| level_len(l.level)).sum::<u64>();
-    let mut out = Vec::with_capacity(len as usize);
-    write_to(levels, &locked, hasher, &mut out).expect("writing to a Vec cannot fail");
+    let mut out = reserved(len)?;
+    write_to(levels, &locked, hasher, &mut out)?;
     debug_assert_eq!(out.len() as u64, len);
-    out
+    Ok(out)
 }
 
 /// Writes `locked`, a snapshot of `levels` with every chunk locked ([`Levels::lock_all`]).
