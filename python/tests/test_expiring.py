@@ -3,7 +3,10 @@ clock, persistence, bulk calls that agree with single ones, and every bad argume
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -309,3 +312,26 @@ def test_repr_and_stats_describe_the_window():
     assert stats["window"] == {"seconds": 600.0} and stats["capacity"] == 10_000
     assert stats["expected_false_positive_rate"] <= EPSILON
     assert stats["tag_bits"] == 4 and stats["seed"] == 1
+
+
+WITHOUT_ROOM = """
+import resource, sys, ccfilter
+data = ccfilter.ExpiringCuckooFilter(items=20_000_000).to_bytes()
+size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + len(data) // 2, hard))
+try:
+    ccfilter.ExpiringCuckooFilter.from_bytes(data)
+    print("no error")
+except MemoryError:
+    print("MemoryError")
+except ValueError as error:
+    print("ValueError", error)
+"""
+
+
+def test_bytes_without_memory_for_their_table_raise_memory_error_not_a_bad_header():
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    child = subprocess.run([sys.executable, "-c", WITHOUT_ROOM], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert child.stdout == "MemoryError\n", child.stderr + child.stdout

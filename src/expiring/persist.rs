@@ -23,9 +23,10 @@ const VERSION: u16 = 1;
 const HEADER_LEN: usize = 96;
 const CHECKSUM_LEN: usize = 8;
 
-/// A state the table really had: its words and clocks, taken under every stripe lock.
-struct Snapshot {
-    words: Vec<u64>,
+/// A state the table really had: its words and clocks, taken under every stripe lock (or
+/// decoded, its words read from the bytes as they are stored).
+struct Snapshot<W> {
+    words: W,
     generation: u64,
     positions: u64,
     elapsed: u64,
@@ -33,7 +34,7 @@ struct Snapshot {
 }
 
 impl Table {
-    fn snapshot(&self) -> Snapshot {
+    fn snapshot(&self) -> Snapshot<Vec<u64>> {
         // A decoder takes a time window's early expiries (`ahead`) as the generation less its
         // time's: a monotonic clock that ran on past the published generation must publish
         // first, or the copy's clock falls behind and keeps what the filter forgot.
@@ -51,7 +52,10 @@ impl Table {
     }
 
     /// A table of `settings` holding `snapshot`'s slots; its stripes count them.
-    fn from_snapshot(settings: Settings, snapshot: &Snapshot) -> Result<Self, DecodeError> {
+    fn from_snapshot(
+        settings: Settings,
+        snapshot: Snapshot<impl IntoIterator<Item = u64>>,
+    ) -> Result<Self, DecodeError> {
         let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
         let mut table = Table::new(
             settings,
@@ -59,8 +63,14 @@ impl Table {
             snapshot.positions,
             snapshot.elapsed,
         )
-        .map_err(|_| invalid("bucket_count", settings.bucket_count as u64))?;
-        for (word, &value) in table.slots.words().iter().zip(&snapshot.words) {
+        .map_err(|err| match err {
+            // A valid table there is no memory for: not a fault of the bytes.
+            BuildError::OutOfMemory { bytes } => DecodeError::OutOfMemory {
+                bytes: bytes as u64,
+            },
+            _ => invalid("bucket_count", settings.bucket_count as u64),
+        })?;
+        for (word, value) in table.slots.words().iter().zip(snapshot.words) {
             word.store(value, Ordering::Relaxed);
         }
         let mut items = 0;
@@ -76,7 +86,8 @@ impl Table {
             items += used;
         }
         let used_bits = table.slots.used_bits();
-        let padding_clear = snapshot.words.iter().enumerate().all(|(i, &word)| {
+        let padding_clear = table.slots.words().iter().enumerate().all(|(i, word)| {
+            let word = word.load(Ordering::Relaxed);
             i * 64 + 64 <= used_bits || word >> used_bits.saturating_sub(i * 64) == 0
         });
         if !padding_clear {
@@ -92,7 +103,7 @@ impl Table {
     }
 
     pub(crate) fn duplicate(&self) -> Option<Self> {
-        Self::from_snapshot(self.settings, &self.snapshot()).ok()
+        Self::from_snapshot(self.settings, self.snapshot()).ok()
     }
 
     pub(crate) fn serialized_len(&self) -> u64 {
@@ -152,13 +163,13 @@ impl Table {
         })?;
         let words = &bytes[HEADER_LEN..bytes.len() - CHECKSUM_LEN];
         let snapshot = Snapshot {
-            words: words.chunks_exact(8).map(|word| u64_at(word, 0)).collect(),
+            words: words.chunks_exact(8).map(|word| u64_at(word, 0)),
             generation: u64_at(bytes, 48),
             positions: u64_at(bytes, 56),
             elapsed: u64_at(bytes, 64),
             items: u64_at(bytes, 72),
         };
-        Ok((Self::from_snapshot(settings, &snapshot)?, hasher))
+        Ok((Self::from_snapshot(settings, snapshot)?, hasher))
     }
 
     pub(crate) fn decode_from<S: StableHashBuilder, R: Read>(
