@@ -189,10 +189,8 @@ macro_rules! filter_class {
             /// Writes the filter to `path`, through a temporary file renamed over it when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
-                // One copy of the bytes, as `write_to` takes, but `MemoryError` without room for it.
-                let saved = py.detach(|| {
-                    files::save(&path, |out| out.write_all(&encoded(&self.inner)?))
-                });
+                // `MemoryError` without room for the copy of the bytes `write_to` takes.
+                let saved = py.detach(|| files::save(&path, |out| self.inner.write_to(out)));
                 saved.map_err(|err| match err.kind() {
                     ErrorKind::OutOfMemory => encode_error(err),
                     _ => errors::file(py, &err, &path),
@@ -542,21 +540,6 @@ fn bytes_of<'py, K: Kind + Sync>(
             Ok(())
         })?;
         if whole(written, len).map_err(encode_error)? {
-            return Ok(bytes);
-        }
-    }
-}
-
-/// `filter`'s bytes in a vector, as [`bytes_of`] writes them; `OutOfMemory` if it finds no room.
-fn encoded<K: Kind + Sync>(filter: &CuckooFilter<K>) -> io::Result<Vec<u8>> {
-    loop {
-        let len = measured(filter)?;
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(len)
-            .map_err(|_| io::Error::from(ErrorKind::OutOfMemory))?;
-        bytes.resize(len, 0);
-        if whole(filter.write_to_slice(&mut bytes), len)? {
             return Ok(bytes);
         }
     }
