@@ -330,8 +330,9 @@ except ValueError as error:
 """
 
 
-def test_bytes_without_memory_for_their_table_raise_memory_error_not_a_bad_header():
+def test_bytes_without_memory_for_their_table_raise_memory_error_not_a_bad_header(tmp_path):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    # Run elsewhere than python/, whose source package (no native module) `-c` would import.
     child = subprocess.run([sys.executable, "-c", WITHOUT_ROOM], capture_output=True, text=True,
-                           env=env, timeout=120)
+                           env=env, timeout=120, cwd=tmp_path)
     assert child.stdout == "MemoryError\n", child.stderr + child.stdout

@@ -363,11 +363,12 @@ print("done")
         (0.5, ["verify", "from_bytes"]),
     ],
 )
-def test_calls_without_memory_for_a_table_raise_memory_error(live_path, room, calls):
+def test_calls_without_memory_for_a_table_raise_memory_error(live_path, room, calls, tmp_path):
     shared = ccfilter.create_shared(live_path, 10_000_000)
     shared.add_many(distinct_keys(1000))
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+    # Run elsewhere than python/, whose source package (no native module) `-c` would import.
     child = subprocess.run([sys.executable, "-c", WITHOUT_ROOM, live_path, str(room), *calls],
-                           capture_output=True, text=True, env=env, timeout=30)
+                           capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path)
     assert child.stdout == "MemoryError\n" * len(calls) + "done\n", child.stderr + child.stdout
     assert "panicked" not in child.stderr

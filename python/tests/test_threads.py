@@ -178,9 +178,10 @@ print("done")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_NPROC counts threads")
-def test_threads_the_system_refuses_to_start_leave_their_work_to_the_others():
+def test_threads_the_system_refuses_to_start_leave_their_work_to_the_others(tmp_path):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    # Run elsewhere than python/, whose source package (no native module) `-c` would import.
     child = subprocess.run([sys.executable, "-c", THREADS_REFUSED], capture_output=True,
-                           text=True, env=env, timeout=120)
+                           text=True, env=env, timeout=120, cwd=tmp_path)
     assert child.returncode == 0 and child.stdout == "done\n", child.stderr
     assert "panicked" not in child.stderr
