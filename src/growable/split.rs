@@ -138,8 +138,8 @@ pub(crate) struct Placed {
 }
 
 impl Place for SplitPlacement {
-    /// The chunk's split state, `depth << 1 | sealed`, which its writers check under their
-    /// locks; changed only with every stripe locked.
+    /// The chunk's split state, `refused << 33 | depth << 1 | sealed`, which its writers check
+    /// under their locks; changed only with every stripe locked.
     type Gate = AtomicU64;
 
     #[inline]
@@ -168,6 +168,9 @@ impl Place for SplitPlacement {
 fn unsealed(depth: u32) -> AtomicU64 {
     AtomicU64::new(u64::from(depth) << 1)
 }
+
+/// One refused split in a chunk's split state: above the depth's 32 bits, which `depth` drops.
+const REFUSED: u64 = 1 << 33;
 
 /// A chunk's split state as read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,11 +225,13 @@ impl RawFilter<SplitPlacement> {
         sealed
     }
 
-    /// For a split that could not be made.
+    /// For a split that could not be made. Counted in the state: a write the seal refused sees
+    /// it changed and tries again, where the same state would say the chunk had no room.
     pub(crate) fn unseal_unsplit(&self) {
         let _all = self.lock_table();
         let state = self.gate();
-        state.store(state.load(Ordering::Relaxed) & !1, Ordering::Release);
+        let refused = (state.load(Ordering::Relaxed) & !1).wrapping_add(REFUSED);
+        state.store(refused, Ordering::Release);
     }
 
     /// Copies what the sealed chunk's split moves into `child`, unseen yet, at the same buckets.

@@ -1,6 +1,7 @@
 use super::*;
 use crate::growable::chunk_shape::MIN_CHUNK_BUCKETS;
 use crate::raw::{default_max_hops, level_hash, Geometry, SearchLimits, Shape};
+use std::sync::atomic::AtomicBool;
 
 fn level(bucket_count: usize, core_bits: u32, route_bits: u32) -> Chunks {
     let template = Geometry {
@@ -162,4 +163,35 @@ fn readers_racing_splits_never_miss_an_inserted_key() {
     });
     assert_eq!(level.len(), 120_000);
     assert!(level.iter().count() > 16);
+}
+
+#[test]
+fn writes_meeting_a_refused_split_still_find_the_room_and_the_copy() {
+    // One chunk of one stripe, the only one its level may have: each split of it is sealed,
+    // then refused, as one without memory or one that lost the last chunk to a racing split.
+    let mut template = level(64, 12, 2).shape.template;
+    template.stripes = 1;
+    let mut level = Chunks::with_shape(ChunkShape::of(template, 2)).unwrap();
+    level.shape.max_chunks = 1;
+    let chunk = level.chunks.get(0).unwrap();
+    let stop = AtomicBool::new(false);
+    let refused = std::thread::scope(|scope| {
+        let (level, stop) = (&level, &stop);
+        scope.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if chunk.try_seal(chunk.split_state()) {
+                    chunk.unseal_unsplit();
+                    level.waiters.wake_all();
+                }
+            }
+        });
+        // The chunk stays almost empty: every insert has room and every remove its copy.
+        let refused = (0..10_000_000u64)
+            .map(|i| (i, level.insert(key(i), false), level.remove(key(i))))
+            .find(|&(_, inserted, removed)| inserted != Insertion::Inserted || !removed);
+        stop.store(true, Ordering::Relaxed);
+        refused
+    });
+    assert_eq!(refused, None, "the chunk had room and held the copy");
+    assert_eq!(level.len(), 0);
 }
