@@ -321,6 +321,12 @@ pub enum MergeError {
     },
     /// The target was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file.
     ReadOnly,
+    /// No memory for the copy of the source a merge reads when the source may be the target
+    /// (itself, or a live file). Nothing was merged.
+    OutOfMemory {
+        /// Bytes the copy needed.
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for MergeError {
@@ -341,6 +347,10 @@ impl fmt::Display for MergeError {
             ),
             Self::Unsupported { kind } => write!(f, "filters of kind {kind} cannot be merged"),
             Self::ReadOnly => f.write_str("the target filter was opened read-only"),
+            Self::OutOfMemory { bytes } => write!(
+                f,
+                "no memory for a copy of the source to merge ({bytes} bytes)"
+            ),
         }
     }
 }

@@ -76,6 +76,7 @@ pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
 pub fn merge(py: Python<'_>, err: MergeError) -> PyErr {
     match err {
         MergeError::Full { merged } => full(py, err, merged),
+        MergeError::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
         other => PyValueError::new_err(other.to_string()),
     }
 }

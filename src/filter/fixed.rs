@@ -303,8 +303,20 @@ impl Kind for Fixed {
         if self.writes == Writes::ReadOnly {
             return Err(MergeError::ReadOnly);
         }
+        // A source that may be this table (itself, or a live file it maps too) is read as a copy.
+        let copy;
+        let source = if core::ptr::eq(self, other) || other.raw.is_mapped() {
+            let bytes = other.raw.memory_usage();
+            copy = other
+                .raw
+                .duplicate()
+                .ok_or(MergeError::OutOfMemory { bytes })?;
+            &copy
+        } else {
+            &other.raw
+        };
         self.raw
-            .merge_from(&other.raw, unique)
+            .merge_from(source, unique)
             .map_err(|merged| MergeError::Full { merged })
     }
 

@@ -23,14 +23,10 @@ impl RawFilter {
     }
 
     /// Inserts every fingerprint of `source` (with `unique`, those the pair lacks): `Ok(n)` if
-    /// all `n` went in, `Err(n)` if one found no room after `n`. A source that may be this
-    /// table (itself, or a live file, which this filter may map too) is read as a copy.
+    /// all `n` went in, `Err(n)` if one found no room after `n`. The caller reads a source
+    /// that may be this table (itself, or a live file it may map too) as a copy.
     pub(crate) fn merge_from(&self, source: &RawFilter, unique: bool) -> Result<usize, usize> {
         debug_assert!(self.geometry_mismatch(source).is_none());
-        if core::ptr::eq(self, source) || source.is_mapped() {
-            let copy = source.duplicate().ok_or(0usize)?;
-            return self.merge_from(&copy, unique);
-        }
         let mut queue = SearchQueue::default();
         let mut merged = 0;
         for bucket in 0..source.bucket_count() {

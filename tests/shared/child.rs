@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command};
 
-use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter};
+use concurrent_cuckoo_filter::{Access, ConcurrentCuckooFilter, MergeError};
 
 /// Starts this test binary as a child doing `role` on the file at `path`, with `vars`.
 pub fn spawn(role: &str, path: &Path, vars: &[(&str, String)]) -> Child {
@@ -185,10 +185,13 @@ fn creator(prefix: &str, acks: &str) {
 }
 
 /// A read-only opener (whose bytes come from a copy of its table) limited to less memory than
-/// that copy: `write_to` and `write_to_slice` return `OutOfMemory` and write nothing; with the
-/// limit lifted, both write the filter.
+/// that copy: `write_to` and `write_to_slice` return `OutOfMemory` and write nothing, and so
+/// does a merge from it (which reads a live file as a copy); with the limit lifted, the bytes
+/// are written.
 fn read_only_without_memory(path: &str) {
     let reader = ConcurrentCuckooFilter::open_shared(path, Access::ReadOnly).unwrap();
+    let writer = ConcurrentCuckooFilter::open_shared(path, Access::ReadWrite).unwrap();
+    let items = writer.len();
     let len = reader.serialized_len() as usize;
     let mut slice = vec![0u8; len];
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -211,11 +214,15 @@ fn read_only_without_memory(path: &str) {
     let mut written = Vec::new();
     let to_writer = reader.write_to(&mut written).map_err(|err| err.kind());
     let to_slice = reader.write_to_slice(&mut slice).map_err(|err| err.kind());
+    let merged = writer.merge(&reader);
     limit(libc::RLIM_INFINITY);
+    assert!(
+        matches!(merged, Err(MergeError::OutOfMemory { .. })),
+        "{merged:?}"
+    );
+    assert_eq!(writer.len(), items);
     assert_eq!(to_writer, Err(std::io::ErrorKind::OutOfMemory));
     assert_eq!(to_slice, Err(std::io::ErrorKind::OutOfMemory));
     assert!(written.is_empty());
     assert_eq!(reader.write_to_slice(&mut slice).unwrap(), len);
-    reader.write_to(&mut written).unwrap();
-    assert_eq!(written, slice);
 }

@@ -217,10 +217,11 @@ fn merging_a_live_file_into_itself_through_another_opener_adds_each_item_once() 
     }
 }
 
-/// A read-only opener without memory for the copy its bytes are written from gets
-/// `OutOfMemory` from `write_to` and `write_to_slice` (in a child process under a memory limit).
+/// Without memory for the copy of a live file that a read-only opener's bytes are written
+/// from, and that a merge from it reads, `write_to`, `write_to_slice` and `merge` return
+/// `OutOfMemory` and change nothing (in a child process under a memory limit).
 #[test]
-fn a_read_only_openers_bytes_without_memory_are_an_error() {
+fn copies_of_a_live_file_without_memory_are_errors() {
     let path = TempPath::new("without-memory");
     // A table larger than a thread's malloc arena (64 MB), whose free part a limit on the
     // address space does not bound: 158 MB, its pages never touched but where keys went.
