@@ -218,12 +218,14 @@ fn window(text: &str) -> Result<WindowArg, String> {
         .find(|(name, _)| *name == unit)
         .map(|&(_, s)| s);
     let seconds = number.parse::<f64>().ok().zip(scale).map(|(n, s)| n * s);
+    let too_long =
+        || format!("a window must be at most 2^64 - 1 nanoseconds (about 584 years); {advice}");
     match seconds.map(|s| (s, Duration::try_from_secs_f64(s))) {
+        // Past what the filter's clock counts.
+        Some((_, Ok(time))) if time.as_nanos() > u128::from(u64::MAX) => Err(too_long()),
         Some((_, Ok(time))) if !time.is_zero() => Ok(WindowArg::Time(time)),
         // Positive, yet past what a duration holds (2^64 seconds).
-        Some((s, Err(_))) if s > 0.0 => Err(format!(
-            "a window must be at most 2^64 - 1 nanoseconds (about 584 years); {advice}"
-        )),
+        Some((s, Err(_))) if s > 0.0 => Err(too_long()),
         Some(_) => Err(format!("a window must be longer than 0; {advice}")),
         None => Err(advice.to_string()),
     }

@@ -198,6 +198,30 @@ fn bad_window_values_are_refused_naming_the_option() {
     }
 }
 
+/// Windows that parse but that no filter can take (more lines than a table addresses, a duration
+/// past 2^64 - 1 nanoseconds, under a nanosecond per generation) are refused naming `--window`,
+/// as every other bad window is, not by the library's `Window::Items` or `Window::Time`.
+#[test]
+fn a_window_no_filter_can_take_is_refused_naming_the_option() {
+    for args in [
+        &["dedup", "--window", "100000000000"][..],
+        &["dedup", "--window", "600000d"][..],
+        &["dedup", "--window", "0.000000004s"][..],
+        &["dedup", "--window", "0.00000001s", "--generations", "14"][..],
+    ] {
+        let out = ccf(args, b"x\n");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--window"), "{args:?}: {err}");
+        assert!(err.contains("a window"), "{args:?}: {err}");
+        assert!(!err.contains("Window::"), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty() && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_window_too_long_for_a_duration_says_so() {
     for value in ["213503982334602d", "300000000000000000000s"] {
