@@ -233,6 +233,24 @@ fn a_window_too_long_for_a_duration_says_so() {
     }
 }
 
+/// `--fpr`'s help states the smallest rate and the default of a `--window`'s filter (28-bit
+/// fingerprints beside 4-bit age tags; 0.1%), which are not the fixed filter's, and they hold.
+#[test]
+fn the_fpr_help_states_a_windows_smallest_rate_and_default() {
+    let help = ccf(&["dedup", "--help"], b"");
+    let text = String::from_utf8(help.stdout).unwrap().replace('\n', " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("3e-8 with --window"), "{text}");
+    assert!(text.contains("with --window, 0.1%"), "{text}");
+    let out = ccf(&["dedup", "--window", "10", "--fpr", "2.8e-8"], b"x\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("2.832e-8"), "{}", stderr(&out));
+    let out = ccf(&["dedup", "--window", "10", "--fpr", "3e-8"], b"x\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ccf(&["dedup", "--window", "10"], b"x\n");
+    assert!(stderr(&out).contains("at most 0.0"), "{}", stderr(&out));
+}
+
 #[test]
 fn dedup_help_documents_the_window() {
     let help = ccf(&["dedup", "--help"], b"");
