@@ -45,9 +45,11 @@ pub struct Sizing {
     #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
     /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.
-    /// 0.001, and no smaller than 32-bit fingerprints reach (about 1e-9, 8e-9 with --grow; the
-    /// error names the smallest). Without it: 12-bit fingerprints in 4-slot buckets, about
-    /// 0.19%; with --grow, 0.1%, kept however far the filter grows.
+    /// 0.001, and no smaller than 32-bit fingerprints reach (about 1e-9, 8e-9 with --grow, 3e-8
+    /// with --window, whose 28-bit fingerprints sit beside age tags; the error names the
+    /// smallest). Without it: 12-bit fingerprints in 4-slot buckets, about 0.19%; with --grow,
+    /// 0.1%, kept however far the filter grows; with --window, 0.1%, kept at every point of the
+    /// stream.
     #[arg(long, value_name = "ε", value_parser = rate, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
     /// Grow as keys arrive instead of being sized up front: no line count, and standard input
@@ -218,12 +220,14 @@ fn window(text: &str) -> Result<WindowArg, String> {
         .find(|(name, _)| *name == unit)
         .map(|&(_, s)| s);
     let seconds = number.parse::<f64>().ok().zip(scale).map(|(n, s)| n * s);
+    let too_long =
+        || format!("a window must be at most 2^64 - 1 nanoseconds (about 584 years); {advice}");
     match seconds.map(|s| (s, Duration::try_from_secs_f64(s))) {
+        // Past what the filter's clock counts.
+        Some((_, Ok(time))) if time.as_nanos() > u128::from(u64::MAX) => Err(too_long()),
         Some((_, Ok(time))) if !time.is_zero() => Ok(WindowArg::Time(time)),
         // Positive, yet past what a duration holds (2^64 seconds).
-        Some((s, Err(_))) if s > 0.0 => Err(format!(
-            "a window must be at most 2^64 - 1 nanoseconds (about 584 years); {advice}"
-        )),
+        Some((s, Err(_))) if s > 0.0 => Err(too_long()),
         Some(_) => Err(format!("a window must be longer than 0; {advice}")),
         None => Err(advice.to_string()),
     }

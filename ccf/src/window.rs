@@ -5,7 +5,9 @@
 use std::fs;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 
-use concurrent_cuckoo_filter::{DefaultHashBuilder, ExpiringCuckooFilter, Overflow, Window};
+use concurrent_cuckoo_filter::{
+    BuildError, DefaultHashBuilder, ExpiringCuckooFilter, Overflow, Window, DEFAULT_GENERATIONS,
+};
 
 use crate::cli::{DedupArgs, WindowArg};
 use crate::error::CliError;
@@ -45,7 +47,19 @@ fn new_filter(args: &DedupArgs, window: WindowArg) -> Result<ExpiringCuckooFilte
     if let Some(generations) = args.generations {
         builder = builder.generations(generations);
     }
-    let filter = builder.build().map_err(CliError::Build)?;
+    let filter = builder.build().map_err(|err| match err {
+        // The builder names its `Window`; ccf, the option that gave it.
+        BuildError::WindowItems { items } => CliError::Usage(format!(
+            "--window {items}: a window of lines must be at most what one table addresses; give \
+             a smaller --window"
+        )),
+        BuildError::WindowDuration { duration } => CliError::Usage(format!(
+            "--window {duration:?}: a window must be at least one nanosecond per generation, \
+             {}ns with --generations {0}",
+            args.generations.unwrap_or(DEFAULT_GENERATIONS)
+        )),
+        err => CliError::Build(err),
+    })?;
     // Checked before a byte of the table is touched (it is allocated zeroed, not yet written).
     memory::check("its table", filter.memory_usage() as u64)?;
     Ok(filter)

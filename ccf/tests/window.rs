@@ -198,6 +198,30 @@ fn bad_window_values_are_refused_naming_the_option() {
     }
 }
 
+/// Windows that parse but that no filter can take (more lines than a table addresses, a duration
+/// past 2^64 - 1 nanoseconds, under a nanosecond per generation) are refused naming `--window`,
+/// as every other bad window is, not by the library's `Window::Items` or `Window::Time`.
+#[test]
+fn a_window_no_filter_can_take_is_refused_naming_the_option() {
+    for args in [
+        &["dedup", "--window", "100000000000"][..],
+        &["dedup", "--window", "600000d"][..],
+        &["dedup", "--window", "0.000000004s"][..],
+        &["dedup", "--window", "0.00000001s", "--generations", "14"][..],
+    ] {
+        let out = ccf(args, b"x\n");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--window"), "{args:?}: {err}");
+        assert!(err.contains("a window"), "{args:?}: {err}");
+        assert!(!err.contains("Window::"), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty() && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_window_too_long_for_a_duration_says_so() {
     for value in ["213503982334602d", "300000000000000000000s"] {
@@ -207,6 +231,24 @@ fn a_window_too_long_for_a_duration_says_so() {
         assert!(err.contains("at most"), "{value}: {err}");
         assert!(!err.contains("longer than 0"), "{value}: {err}");
     }
+}
+
+/// `--fpr`'s help states the smallest rate and the default of a `--window`'s filter (28-bit
+/// fingerprints beside 4-bit age tags; 0.1%), which are not the fixed filter's, and they hold.
+#[test]
+fn the_fpr_help_states_a_windows_smallest_rate_and_default() {
+    let help = ccf(&["dedup", "--help"], b"");
+    let text = String::from_utf8(help.stdout).unwrap().replace('\n', " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("3e-8 with --window"), "{text}");
+    assert!(text.contains("with --window, 0.1%"), "{text}");
+    let out = ccf(&["dedup", "--window", "10", "--fpr", "2.8e-8"], b"x\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("2.832e-8"), "{}", stderr(&out));
+    let out = ccf(&["dedup", "--window", "10", "--fpr", "3e-8"], b"x\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ccf(&["dedup", "--window", "10"], b"x\n");
+    assert!(stderr(&out).contains("at most 0.0"), "{}", stderr(&out));
 }
 
 #[test]

@@ -266,6 +266,9 @@ fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
                 return Err(invalid(field, value));
             }
         }
+    } else if positions != 0 {
+        // A time window counts no inserts: its clock is its time.
+        return Err(invalid("inserts", positions));
     }
     Ok(settings)
 }

@@ -179,6 +179,38 @@ fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
     }
 }
 
+/// A time window counts no inserts (its clock is its time, `stats().inserts` 0): a header whose
+/// `inserts` is not 0, checksummed as a writer would, is refused naming it, for either clock.
+#[test]
+fn a_time_windows_inserts_other_than_0_are_refused() {
+    for clock in [Clock::Manual, Clock::Monotonic] {
+        let filter = ExpiringCuckooFilter::builder(Window::Time(Duration::from_secs(10)))
+            .capacity(100)
+            .clock(clock)
+            .build()
+            .unwrap();
+        filter.insert(&1u64).unwrap();
+        let bytes = filter.to_bytes();
+        assert_eq!(u64::from_le_bytes(bytes[56..64].try_into().unwrap()), 0);
+        assert_eq!(filter.stats().inserts, 0);
+        for value in [1u64, 5, 1 << 62, u64::MAX] {
+            let mut bytes = bytes.clone();
+            bytes[56..64].copy_from_slice(&value.to_le_bytes());
+            let end = bytes.len() - 8;
+            let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+            bytes[end..].copy_from_slice(&checksum.to_le_bytes());
+            assert_eq!(
+                ExpiringCuckooFilter::from_bytes(&bytes).map(|f| f.stats().inserts),
+                Err(DecodeError::InvalidGeometry {
+                    field: "inserts",
+                    value
+                }),
+                "{clock:?}"
+            );
+        }
+    }
+}
+
 /// A header whose generations, capacity or window no builder takes, checksummed as a writer
 /// would, is refused naming the field at fault (FORMAT.md's name), not another one.
 #[test]
