@@ -76,7 +76,8 @@ pub enum BuildError {
         /// The rate asked for.
         rate: f64,
     },
-    /// `false_positive_rate` was below what 32-bit fingerprints reach with these settings.
+    /// `false_positive_rate` was below what the kind's widest fingerprints reach with these
+    /// settings (32 bits; an expiring filter's 28, beside their age tags).
     FalsePositiveRateTooSmall {
         /// The rate asked for.
         rate: f64,
@@ -175,7 +176,7 @@ impl fmt::Display for BuildError {
             ),
             Self::FalsePositiveRateTooSmall { rate, smallest } => write!(
                 f,
-                "false_positive_rate must be at least {}, the smallest 32-bit fingerprints reach with these settings, got {rate}",
+                "false_positive_rate must be at least {}, the smallest the widest fingerprints reach with these settings, got {rate}",
                 RoundedUp(*smallest),
             ),
             Self::Stripes { stripes, min, max } => write!(

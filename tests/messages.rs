@@ -30,8 +30,8 @@ fn a_rate_too_small_for_32_bit_fingerprints_names_the_smallest_reachable() {
         .is_err());
     assert_eq!(
         err.to_string(),
-        "false_positive_rate must be at least 9.314e-10, the smallest 32-bit fingerprints reach \
-         with these settings, got 0.0000000001"
+        "false_positive_rate must be at least 9.314e-10, the smallest the widest fingerprints \
+         reach with these settings, got 0.0000000001"
     );
     // The rate the message names, given back, builds.
     assert!(smallest <= 9.314e-10);
