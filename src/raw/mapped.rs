@@ -144,13 +144,11 @@ impl RawFilter {
         seen: Seen,
         words: &mut [u64],
     ) -> bool {
-        let shift = self.stripes.group_shift();
-        let groups = self.bucket_count().div_ceil(1 << shift);
+        let groups = self
+            .bucket_count()
+            .div_ceil(1 << self.stripes.group_shift());
         for group in (stripe..groups).step_by(self.stripe_count()) {
-            let first = group << shift;
-            let range = self
-                .table
-                .word_range(first, (1 << shift).min(self.bucket_count() - first));
+            let range = self.lock_group(group).words;
             self.table
                 .read_words(range.start, &mut words[range.clone()]);
             if seen.abandoned() {
@@ -208,16 +206,31 @@ impl<P: Place> RawFilter<P> {
     /// `bucket` as recovering its stripe's dead holder would leave it: its lock group's words
     /// with the journal put back, read as a table of that one group.
     fn load_recovered(&self, shared: &SharedLocks, bucket: BucketIndex) -> Option<RawBucket> {
-        let shift = self.stripes.group_shift();
-        let first = bucket >> shift << shift;
-        let buckets = (1 << shift).min(self.bucket_count() - first);
-        let range = self.table.word_range(first, buckets);
-        let mut words = vec![0; range.len()];
-        self.table.read_words(range.start, &mut words);
-        shared.put_back_journal(self.stripes.of(bucket), range.start, &mut words);
-        let group = Table::from_data_words(buckets, &self.codec, words.into_iter())?;
-        Some(group.load(bucket - first))
+        let group = self.lock_group(bucket >> self.stripes.group_shift());
+        let mut words = vec![0; group.words.len()];
+        self.table.read_words(group.words.start, &mut words);
+        shared.put_back_journal(self.stripes.of(bucket), group.words.start, &mut words);
+        let table = Table::from_data_words(group.buckets, &self.codec, words.into_iter())?;
+        Some(table.load(bucket - group.first))
     }
+
+    /// Lock group `group`: its buckets, and the data words they fill whole (a stripe's unit).
+    fn lock_group(&self, group: usize) -> LockGroup {
+        let first = group << self.stripes.group_shift();
+        let buckets = (1 << self.stripes.group_shift()).min(self.bucket_count() - first);
+        LockGroup {
+            first,
+            buckets,
+            words: self.table.word_range(first, buckets),
+        }
+    }
+}
+
+/// A lock group's buckets and words ([`RawFilter::lock_group`]).
+struct LockGroup {
+    first: BucketIndex,
+    buckets: usize,
+    words: core::ops::Range<usize>,
 }
 
 #[cfg(test)]
