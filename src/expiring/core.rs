@@ -68,8 +68,8 @@ impl Table {
         let bits = self.slots.bucket_bits(bucket);
         Masks {
             tags: self.slots.tags_of(bucket, bits),
-            matches: lane_mask(lanes, lanes.matches(bits.low, fp)),
-            empty: lane_mask(lanes, lanes.matches(bits.low, 0)),
+            matches: lanes.slots(lanes.matches(bits.low, fp)),
+            empty: lanes.slots(lanes.matches(bits.low, 0)),
         }
     }
 
@@ -133,15 +133,4 @@ fn first_live(masks: Masks, fp: u32, expired: u32) -> Option<(usize, u64)> {
         let i = live.trailing_zeros();
         (i as usize, Ages::slot(fp, masks.tags >> (i * TAG_BITS)))
     })
-}
-
-/// The lanes whose top bits are set in `tops`: at most a bucket's four, so a loop.
-#[inline(always)]
-fn lane_mask(lanes: Lanes, mut tops: u64) -> u32 {
-    let mut mask = 0;
-    while tops != 0 {
-        mask |= 1 << lanes.lane(tops.trailing_zeros());
-        tops &= tops - 1;
-    }
-    mask
 }

@@ -1,8 +1,7 @@
-//! Inserts, refreshes and removes, each under the stripe locks of both of the item's buckets.
-//! An insert's look for a live copy and its write happen under both stripes, which every move
-//! of the fingerprint between its buckets also holds, so of two racing unique inserts of one
-//! key exactly one finds it absent. With both buckets full of live slots, the insert releases
-//! the locks, makes room by a path (`path.rs`) and tries again.
+//! Inserts, refreshes and removes, each under the stripe locks of both of the item's buckets,
+//! which every move of its fingerprint also holds: of two racing unique inserts of one key,
+//! exactly one finds it absent. With both buckets full of live slots, the insert makes room by a
+//! path (`path.rs`) and tries again.
 
 use super::core::Table;
 use super::slots::BUCKET_SIZE;
@@ -42,17 +41,12 @@ impl Table {
         self.tick();
         match self.try_store(&c) {
             Some(stored) => Ok(stored),
-            None => self.insert_searching(&c),
+            None => with_queue(|queue| self.insert_by_path(&c, queue)),
         }
     }
 
-    /// [`Self::insert_by_path`] with the thread's queue, out of line.
-    #[inline(never)]
-    fn insert_searching(&self, c: &Candidates) -> Result<Stored, InsertError> {
-        with_queue(|queue| self.insert_by_path(c, queue))
-    }
-
     /// Makes room by paths and tries again, after [`Self::try_store`] found none.
+    #[inline(never)]
     fn insert_by_path(
         &self,
         c: &Candidates,
@@ -116,14 +110,19 @@ impl Table {
         if free[k] == 0 {
             return None;
         }
-        let i = free[k].trailing_zeros() as usize;
-        debug_assert!(i < BUCKET_SIZE);
-        let old = self.slots.get(buckets[k], i);
-        self.slots.set(buckets[k], i, old, fresh);
-        if old == 0 {
-            guard.add(buckets[k], 1);
-        }
+        self.store_free(&mut guard, buckets[k], free[k], fresh);
         Some(Stored::Inserted)
+    }
+
+    /// Stores `value` in the first of `bucket`'s `free` slots, under its stripe lock.
+    pub(crate) fn store_free(&self, guard: &mut impl Guard, bucket: usize, free: u32, value: u64) {
+        let i = free.trailing_zeros() as usize;
+        debug_assert!(i < BUCKET_SIZE);
+        let old = self.slots.get(bucket, i);
+        self.slots.set(bucket, i, old, value);
+        if old == 0 {
+            guard.add(bucket, 1);
+        }
     }
 
     /// Removes one copy of `hash`'s fingerprint live as [`Self::contains`] reads it.
