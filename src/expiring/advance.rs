@@ -1,9 +1,6 @@
 //! Generations move on, and the sweep clears expired slots before their tags come back
-//! (docs/expiry.md, "The sweep", and guarantee 2 for why it suffices). A slot tagged `x` expires
-//! when `x + G + 1` is published and its tag returns at `x + 16`: in between, every bucket is
-//! swept, by inserts' claims, and before publishing `g + 1` its publisher sweeps what the claims
-//! since `g + 1 − (16 − G − 1)` left of a whole pass. A jump of more than `G` generations empties
-//! the table under all its locks.
+//! (docs/expiry.md, "The sweep", and guarantee 2 for why it suffices); a jump of more than `G`
+//! generations empties the table under all its locks.
 
 use super::core::Table;
 use crate::raw::Guard;

@@ -60,14 +60,14 @@ impl Table {
             let holding =
                 |want| (0..BUCKET_SIZE).fold(0, |m, i| m | u32::from(fps[i] == want) << i);
             return Masks {
-                tags: self.slots.tags(bucket),
+                tags: self.slots.tags(bucket, None),
                 matches: holding(fp),
                 empty: holding(0),
             };
         };
         let bits = self.slots.bucket_bits(bucket);
         Masks {
-            tags: self.slots.tags_of(bucket, bits),
+            tags: self.slots.tags(bucket, Some(bits)),
             matches: lanes.slots(lanes.matches(bits.low, fp)),
             empty: lanes.slots(lanes.matches(bits.low, 0)),
         }
