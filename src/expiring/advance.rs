@@ -27,12 +27,16 @@ impl Table {
     /// Clears `bucket`'s expired slots under its stripe lock, if a validated read finds any.
     fn sweep_bucket(&self, bucket: usize) {
         let read = self.stripes.begin_read(bucket, bucket);
-        if self.expired_slots(bucket, self.clock.current()) == 0 && read.validate() {
+        let expired = |g| {
+            let masks = self.masks(bucket, 0, g, 0);
+            masks.expired & !masks.empty
+        };
+        if expired(self.clock.current()) == 0 && read.validate() {
             return;
         }
         let mut guard = self.stripes.lock_one::<false>(bucket);
         let g = self.clock.current();
-        let mut expired = self.expired_slots(bucket, g);
+        let mut expired = expired(g);
         while expired != 0 {
             let i = expired.trailing_zeros() as usize;
             expired &= expired - 1;

@@ -96,8 +96,9 @@ impl Table {
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.placement.candidates(hash);
         self.read(&c, |g, lag| {
-            let second = (c.first != c.second).then(|| self.count_live(c.second, c.fp, g, lag));
-            self.count_live(c.first, c.fp, g, lag) + second.unwrap_or(0)
+            let live = |bucket| self.masks(bucket, c.fp, g, lag).live().count_ones() as usize;
+            let second = (c.first != c.second).then(|| live(c.second));
+            live(c.first) + second.unwrap_or(0)
         })
     }
 

@@ -94,17 +94,14 @@ impl Table {
         let fresh = Ages::slot(c.fp, g);
         let buckets = [c.first, c.second];
         // Both buckets read before either is looked at: their loads overlap.
-        let read = [
-            self.read_bucket(c.first, c.fp, g),
-            self.read_bucket(c.second, c.fp, g),
-        ];
+        let read = buckets.map(|bucket| self.masks(bucket, c.fp, g, 0));
         for (k, read) in read.iter().enumerate() {
-            if let Some((i, slot)) = read.live_copy {
+            if let Some((i, slot)) = read.first_live(c.fp) {
                 self.slots.set(buckets[k], i, slot, fresh);
                 return Some(Stored::Refreshed);
             }
         }
-        let free = read.map(|read| read.free);
+        let free = read.map(|read| read.free());
         // The roomier bucket: fewer inserts need a path.
         let k = usize::from(free[1].count_ones() > free[0].count_ones());
         if free[k] == 0 {
