@@ -145,8 +145,7 @@ impl<S> ExpiringCuckooFilter<S> {
     /// [`AdvanceError::NotManual`] for a count window or the monotonic clock.
     pub fn advance_to(&self, t: Duration) -> Result<(), AdvanceError> {
         let table = &self.core().table;
-        let nanos = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
-        if !table.clock.set_now(nanos) {
+        if !table.clock.set_now(window::nanos(t)) {
             return Err(AdvanceError::NotManual);
         }
         table.advance(table.clock.clock_generation());

@@ -8,7 +8,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::builder::{rate_of, ExpiringBuilder, LOAD, MAX_FINGERPRINT_BITS};
 use super::core::{Settings, Table};
 use super::slots::Slots;
-use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
+use super::window::{nanos, Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
 use crate::error::BuildError;
 use crate::persist::encoding::{
@@ -120,18 +120,13 @@ impl Table {
         let settings = &self.settings;
         let (kind, window) = match settings.window {
             Window::Items(items) => (0u8, items),
-            Window::Time(duration) => (1, u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)),
+            Window::Time(duration) => (1, nanos(duration)),
         };
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&[
-            0,
-            0,
-            kind,
-            u8::from(settings.clock == Clock::Manual),
-            u8::from(settings.overflow == Overflow::ExpireEarly),
-            settings.generations as u8,
-        ]);
+        let clock = u8::from(settings.clock == Clock::Manual);
+        let overflow = u8::from(settings.overflow == Overflow::ExpireEarly);
+        out.extend_from_slice(&[0, 0, kind, clock, overflow, settings.generations as u8]);
         let fields = [
             window,
             settings.capacity,
