@@ -7,7 +7,7 @@ use super::core::Table;
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Overflow, Window};
 use crate::error::InsertError;
-use crate::raw::{with_queue, Candidates, Guard, Place, SearchQueue};
+use crate::raw::{with_queue, Candidates, Guard, Place};
 use crate::sync::MODEL_CHECKED;
 
 /// Paths an insert tries, racing writers spoiling them, before it treats the table as full.
@@ -41,49 +41,48 @@ impl Table {
         self.tick();
         match self.try_store(&c) {
             Some(stored) => Ok(stored),
-            None => with_queue(|queue| self.insert_by_path(&c, queue)),
+            None => self.insert_by_path(&c),
         }
     }
 
-    /// Makes room by paths and tries again, after [`Self::try_store`] found none.
+    /// Makes room by paths with the thread's queue and tries again, after [`Self::try_store`]
+    /// found none; out of line, so that the common insert's frame does not hold the queue.
     #[inline(never)]
-    fn insert_by_path(
-        &self,
-        c: &Candidates,
-        queue: &mut SearchQueue,
-    ) -> Result<Stored, InsertError> {
-        let mut tried = true;
-        loop {
-            let mut g = self.clock.current();
-            for _ in 0..PATH_ATTEMPTS {
-                if !tried {
-                    if let Some(stored) = self.try_store(c) {
-                        return Ok(stored);
+    fn insert_by_path(&self, c: &Candidates) -> Result<Stored, InsertError> {
+        with_queue(|queue| {
+            let mut tried = true;
+            loop {
+                let mut g = self.clock.current();
+                for _ in 0..PATH_ATTEMPTS {
+                    if !tried {
+                        if let Some(stored) = self.try_store(c) {
+                            return Ok(stored);
+                        }
                     }
-                }
-                tried = false;
-                g = self.clock.current();
-                // "No path" is confirmed by a search that validates what it read.
-                let path = match self.search([c.first, c.second], g, queue, false) {
-                    Some(path) => path,
-                    None => match self.search([c.first, c.second], g, queue, true) {
+                    tried = false;
+                    g = self.clock.current();
+                    // "No path" is confirmed by a search that validates what it read.
+                    let path = match self.search([c.first, c.second], g, queue, false) {
                         Some(path) => path,
-                        None if queue.unchanged(&self.stripes) => break,
-                        None => continue,
-                    },
-                };
-                // A path spoiled by a racing writer may still have made room.
-                self.move_back(&path);
+                        None => match self.search([c.first, c.second], g, queue, true) {
+                            Some(path) => path,
+                            None if queue.unchanged(&self.stripes) => break,
+                            None => continue,
+                        },
+                    };
+                    // A path spoiled by a racing writer may still have made room.
+                    self.move_back(&path);
+                }
+                // No room, or racing writers spoiled every path. A count window never answers
+                // `Full`: its live items fit its table, so expiring the oldest generation is its
+                // answer to a pathological key set.
+                let expire = matches!(self.settings.window, Window::Items(_))
+                    || self.settings.overflow == Overflow::ExpireEarly;
+                if !expire || !self.expire_early(g) {
+                    return Err(InsertError::Full);
+                }
             }
-            // No room, or racing writers spoiled every path. A count window never answers
-            // `Full`: its live items fit its table, so expiring the oldest generation is its
-            // answer to a pathological key set.
-            let expire = matches!(self.settings.window, Window::Items(_))
-                || self.settings.overflow == Overflow::ExpireEarly;
-            if !expire || !self.expire_early(g) {
-                return Err(InsertError::Full);
-            }
-        }
+        })
     }
 
     /// One read of both buckets and a write under both stripes: `None` if both are full of
