@@ -1,9 +1,6 @@
 //! Generations move on, and the sweep clears expired slots before their tags come back
-//! (docs/expiry.md, "The sweep", and guarantee 2 for why it suffices). A slot tagged `x` expires
-//! when `x + G + 1` is published and its tag returns at `x + 16`: in between, every bucket is
-//! swept, by inserts' claims, and before publishing `g + 1` its publisher sweeps what the claims
-//! since `g + 1 − (16 − G − 1)` left of a whole pass. A jump of more than `G` generations empties
-//! the table under all its locks.
+//! (docs/expiry.md, "The sweep", and guarantee 2 for why it suffices); a jump of more than `G`
+//! generations empties the table under all its locks.
 
 use super::core::Table;
 use crate::raw::Guard;
@@ -30,12 +27,16 @@ impl Table {
     /// Clears `bucket`'s expired slots under its stripe lock, if a validated read finds any.
     fn sweep_bucket(&self, bucket: usize) {
         let read = self.stripes.begin_read(bucket, bucket);
-        if self.expired_slots(bucket, self.clock.current()) == 0 && read.validate() {
+        let expired = |g| {
+            let masks = self.masks(bucket, 0, g, 0);
+            masks.expired & !masks.empty
+        };
+        if expired(self.clock.current()) == 0 && read.validate() {
             return;
         }
         let mut guard = self.stripes.lock_one::<false>(bucket);
         let g = self.clock.current();
-        let mut expired = self.expired_slots(bucket, g);
+        let mut expired = expired(g);
         while expired != 0 {
             let i = expired.trailing_zeros() as usize;
             expired &= expired - 1;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::clock::{Generations, Ticks};
 use super::core::{Settings, Table};
 use super::slots::{Slots, BUCKET_SIZE};
-use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
+use super::window::{nanos, Ages, Clock, Overflow, Window, TAG_BITS};
 use super::{Expiring, ExpiringCuckooFilter};
 use crate::error::BuildError;
 use crate::hash::DefaultHashBuilder;
@@ -262,8 +262,7 @@ impl Table {
             },
             Window::Time(duration) => {
                 // Rounded up, so that `G` generations are at least the window.
-                let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-                let nanos = nanos.div_ceil(u64::from(settings.generations));
+                let nanos = nanos(duration).div_ceil(u64::from(settings.generations));
                 match settings.clock {
                     Clock::Manual => Ticks::Manual {
                         now: AtomicU64::new(elapsed),

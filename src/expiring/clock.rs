@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::window::{Ages, TAG_BITS};
+use super::window::{nanos, Ages, TAG_BITS};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// What counting an insert gave it.
@@ -30,9 +30,7 @@ impl Ticks {
     pub(crate) fn elapsed(&self) -> u64 {
         match self {
             Self::Count { .. } => 0,
-            Self::Monotonic { start, .. } => {
-                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
-            }
+            Self::Monotonic { start, .. } => nanos(start.elapsed()),
             Self::Manual { now, .. } => now.load(Ordering::Acquire),
         }
     }

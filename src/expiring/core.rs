@@ -20,19 +20,38 @@ pub(crate) struct Settings {
     pub(crate) generations: u32,
 }
 
-/// A bucket as an insert reads it: its free slots, and a live copy's slot and value.
+/// A bucket read once in a generation: its tags, and bit `i` of each mask for slot `i`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct BucketRead {
-    pub(crate) free: u32,
-    pub(crate) live_copy: Option<(usize, u64)>,
+pub(crate) struct Masks {
+    tags: u64,
+    /// Slots holding the fingerprint looked for.
+    matches: u32,
+    pub(crate) empty: u32,
+    pub(crate) expired: u32,
 }
 
-/// A bucket read once: its tags, and bit `i` of each mask for slot `i`.
-#[derive(Clone, Copy, Debug)]
-struct Masks {
-    tags: u64,
-    matches: u32,
-    empty: u32,
+impl Masks {
+    /// Slots empty or expired.
+    #[inline(always)]
+    pub(crate) fn free(&self) -> u32 {
+        self.expired | self.empty
+    }
+
+    /// Slots holding the fingerprint, live.
+    #[inline(always)]
+    pub(crate) fn live(&self) -> u32 {
+        self.matches & !self.expired
+    }
+
+    /// The first live slot holding `fp`, and its value.
+    #[inline(always)]
+    pub(crate) fn first_live(&self, fp: u32) -> Option<(usize, u64)> {
+        let live = self.live();
+        (live != 0).then(|| {
+            let i = live.trailing_zeros();
+            (i as usize, Ages::slot(fp, self.tags >> (i * TAG_BITS)))
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -52,33 +71,31 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// `bucket`'s tags, its slots holding `fp`, and its empty slots, from one read.
+    /// `bucket` read once for `fp` in generation `g` seen `lag` generations late.
     #[inline(always)]
-    fn masks(&self, bucket: usize, fp: u32) -> Masks {
-        let Some(lanes) = self.slots.lanes() else {
-            let fps = self.slots.fingerprints_of(bucket);
-            let holding =
-                |want| (0..BUCKET_SIZE).fold(0, |m, i| m | u32::from(fps[i] == want) << i);
-            return Masks {
-                tags: self.slots.tags(bucket),
-                matches: holding(fp),
-                empty: holding(0),
-            };
+    pub(crate) fn masks(&self, bucket: usize, fp: u32, g: u64, lag: u64) -> Masks {
+        let (tags, matches, empty) = match self.slots.lanes() {
+            Some(lanes) => {
+                let bits = self.slots.bucket_bits(bucket);
+                let holding = |want| lanes.slots(lanes.matches(bits.low, want));
+                (self.slots.tags(bucket, Some(bits)), holding(fp), holding(0))
+            }
+            None => {
+                let fps = self.slots.fingerprints_of(bucket);
+                let holding =
+                    |want| (0..BUCKET_SIZE).fold(0, |m, i| m | u32::from(fps[i] == want) << i);
+                (self.slots.tags(bucket, None), holding(fp), holding(0))
+            }
         };
-        let bits = self.slots.bucket_bits(bucket);
-        Masks {
-            tags: self.slots.tags_of(bucket, bits),
-            matches: lane_mask(lanes, lanes.matches(bits.low, fp)),
-            empty: lane_mask(lanes, lanes.matches(bits.low, 0)),
-        }
-    }
-
-    /// Which of `tags` are expired in generation `g` seen `lag` generations late.
-    #[inline(always)]
-    fn expired(&self, tags: u64, g: u64, lag: u64) -> u32 {
-        match self.ages.generations.checked_sub(lag) {
+        let expired = match self.ages.generations.checked_sub(lag) {
             Some(generations) => Ages { generations }.expired_lanes(tags, g),
             None => (1 << BUCKET_SIZE) - 1,
+        };
+        Masks {
+            tags,
+            matches,
+            empty,
+            expired,
         }
     }
 
@@ -91,57 +108,12 @@ impl Table {
         g: u64,
         lag: u64,
     ) -> Option<(usize, u64)> {
-        let masks = self.masks(bucket, fp);
-        first_live(masks, fp, self.expired(masks.tags, g, lag))
-    }
-
-    pub(crate) fn count_live(&self, bucket: usize, fp: u32, g: u64, lag: u64) -> usize {
-        let masks = self.masks(bucket, fp);
-        (masks.matches & !self.expired(masks.tags, g, lag)).count_ones() as usize
+        self.masks(bucket, fp, g, lag).first_live(fp)
     }
 
     /// Which of `bucket`'s slots are free in generation `g`: empty, or expired.
     #[inline(always)]
     pub(crate) fn free_lanes(&self, bucket: usize, g: u64) -> u32 {
-        let masks = self.masks(bucket, 0);
-        self.ages.expired_lanes(masks.tags, g) | masks.empty
+        self.masks(bucket, 0, g, 0).free()
     }
-
-    /// Which of `bucket`'s slots hold a fingerprint expired in generation `g`.
-    #[inline(always)]
-    pub(crate) fn expired_slots(&self, bucket: usize, g: u64) -> u32 {
-        let masks = self.masks(bucket, 0);
-        self.ages.expired_lanes(masks.tags, g) & !masks.empty
-    }
-
-    #[inline(always)]
-    pub(crate) fn read_bucket(&self, bucket: usize, fp: u32, g: u64) -> BucketRead {
-        let masks = self.masks(bucket, fp);
-        let expired = self.ages.expired_lanes(masks.tags, g);
-        BucketRead {
-            free: expired | masks.empty,
-            live_copy: first_live(masks, fp, expired),
-        }
-    }
-}
-
-/// The first of `masks`' slots holding `fp` and not `expired`, with its value.
-#[inline(always)]
-fn first_live(masks: Masks, fp: u32, expired: u32) -> Option<(usize, u64)> {
-    let live = masks.matches & !expired;
-    (live != 0).then(|| {
-        let i = live.trailing_zeros();
-        (i as usize, Ages::slot(fp, masks.tags >> (i * TAG_BITS)))
-    })
-}
-
-/// The lanes whose top bits are set in `tops`: at most a bucket's four, so a loop.
-#[inline(always)]
-fn lane_mask(lanes: Lanes, mut tops: u64) -> u32 {
-    let mut mask = 0;
-    while tops != 0 {
-        mask |= 1 << lanes.lane(tops.trailing_zeros());
-        tops &= tops - 1;
-    }
-    mask
 }

@@ -1,13 +1,6 @@
-//! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, as the
-//! plain filter's, and the generation (only on a fingerprint match) read after the first stamps
-//! and before the validation.
-//!
-//! After the first stamps: a writer reads the generation under its stripe lock and stores a tag
-//! no newer than it; a lookup whose first stamp load (`Acquire`) sees that writer's unlock
-//! (`Release`) sees a generation at least as new as the tag, so a refreshed slot never looks
-//! older than it is (a newer tag would read as age 15, expired). A lookup that read the stamps
-//! before the unlock fails to validate. Before the validation: a read that validates saw its
-//! buckets unchanged since the first stamps, so they and the generation are one state.
+//! Lookups: two buckets read between two reads of their stripes' stamps, with no lock, and the
+//! generation (only on a fingerprint match) read after the first stamps, so a refreshed slot never
+//! looks older than it is (docs/expiry.md, guarantee 1).
 
 use super::core::Table;
 use super::slots::BucketBits;
@@ -40,12 +33,7 @@ impl Table {
     #[inline(never)]
     fn contains_out_of_line(&self, locate: impl Fn() -> Candidates) -> bool {
         let c = locate();
-        let generation = || self.clock.current();
-        self.read(&c, || {
-            let g = generation();
-            let lag = self.clock.lag(g);
-            self.live_in_either(&c, g, lag)
-        })
+        self.read(&c, |g, lag| self.live_in_either(&c, g, lag))
     }
 
     /// Whether `c`'s fingerprint is live in either bucket, by the first matching lane (the
@@ -107,21 +95,20 @@ impl Table {
     /// Live copies of `hash`'s fingerprint in its buckets (in one if they are one).
     pub(crate) fn count(&self, hash: u64) -> usize {
         let c = self.placement.candidates(hash);
-        self.read(&c, || {
-            let g = self.clock.current();
-            let lag = self.clock.lag(g);
-            let first = self.count_live(c.first, c.fp, g, lag);
-            if c.first == c.second {
-                first
-            } else {
-                first + self.count_live(c.second, c.fp, g, lag)
-            }
+        self.read(&c, |g, lag| {
+            let live = |bucket| self.masks(bucket, c.fp, g, lag).live().count_ones() as usize;
+            let second = (c.first != c.second).then(|| live(c.second));
+            live(c.first) + second.unwrap_or(0)
         })
     }
 
+    /// `look` of the generation and its lag, validated against `c`'s stripes.
     #[inline(always)]
-    fn read<T>(&self, c: &Candidates, look: impl Fn() -> T) -> T {
-        self.stripes.read_pair(c.first, c.second, look)
+    fn read<T>(&self, c: &Candidates, look: impl Fn(u64, u64) -> T) -> T {
+        self.stripes.read_pair(c.first, c.second, || {
+            let g = self.clock.current();
+            look(g, self.clock.lag(g))
+        })
     }
 }
 

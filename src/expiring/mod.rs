@@ -36,23 +36,22 @@ pub use self::window::{Clock, Overflow, Window};
 ///
 /// # Guarantees
 ///
-/// With a window `W` split into `G` generations (`L = ceil(W/G)` inserts, or `D/G` of time):
+/// With a window `W` split into `G` generations (`L = ceil(W/G)` inserts, or `D/G` of time), also
+/// while other threads insert, remove, move fingerprints and advance generations (docs/expiry.md,
+/// "The guarantees and why they hold"):
 /// - no false negatives inside the window: an item inserted (or inserted again) at position or
-///   time `t` is found at every point before `t + W`, also while other threads insert, remove,
-///   move fingerprints and advance generations;
+///   time `t` is found at every point before `t + W`;
 /// - bounded retention: from `t + (G + 1)·L` on (`W·(1 + 1/G)` when `G` divides `W`) it is found
 ///   only at the false positive rate;
 /// - the false positive rate stays at most the rate asked for, at every point of a stream of any
-///   length: the table holds at most `G + 1` generations of live items;
+///   length;
 /// - a count window never answers `Full`; a time window past its capacity does what its
 ///   [`Overflow`] says.
 ///
 /// `insert` of an item already live refreshes its age and adds no copy; `insert_unique` says
-/// whether it was live (exactly, under races: of racing unique inserts of one item in a window,
-/// exactly one gets `true`). Lookups take no lock and read two buckets.
-///
-/// `len` counts the slots not yet freed: live items, and expired ones the sweep has not yet
-/// cleared nor an insert reused (at most about two generations' worth in a count window).
+/// whether it was live (of racing unique inserts of one item in a window, exactly one gets
+/// `true`). Lookups take no lock and read two buckets. `len` counts the slots not yet freed:
+/// live items, and expired ones neither the sweep nor an insert has cleared yet.
 ///
 /// # Examples
 ///
@@ -146,8 +145,7 @@ impl<S> ExpiringCuckooFilter<S> {
     /// [`AdvanceError::NotManual`] for a count window or the monotonic clock.
     pub fn advance_to(&self, t: Duration) -> Result<(), AdvanceError> {
         let table = &self.core().table;
-        let nanos = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
-        if !table.clock.set_now(nanos) {
+        if !table.clock.set_now(window::nanos(t)) {
             return Err(AdvanceError::NotManual);
         }
         table.advance(table.clock.clock_generation());
@@ -201,12 +199,11 @@ impl Kind for Expiring {
     const GROWS: bool = false;
 
     fn with_capacity<S>(capacity: usize, hasher: S) -> (Self, S) {
-        let builder = ExpiringCuckooFilter::builder(Window::Items(capacity as u64));
-        let table = builder
-            .settings()
-            .and_then(|s| Table::new(s, 0, 0, 0))
-            .unwrap_or_else(|err| panic!("an ExpiringCuckooFilter for {capacity} items: {err}"));
-        (Self { table }, hasher)
+        ExpiringCuckooFilter::builder(Window::Items(capacity as u64))
+            .hasher(hasher)
+            .build()
+            .unwrap_or_else(|err| panic!("an ExpiringCuckooFilter for {capacity} items: {err}"))
+            .into_parts()
     }
 
     fn insert(&self, hash: u64, unique: bool) -> Result<bool, InsertError> {

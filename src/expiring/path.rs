@@ -1,13 +1,9 @@
 //! Making room: the raw core's breadth-first search (`raw/path.rs`) over the slots, those empty
-//! or expired in the insert's generation free, then the path's moves from the free end back,
-//! each under its two buckets' stripe locks and checked again there, the destination stored
-//! (fingerprint and tag) before the source is cleared. A fingerprint only moves between its own
-//! two buckets, so a validated lookup finds it in one of them throughout, and a move changes no
-//! item's presence, so a failed insert changed nothing. Unlike the plain filter's moves, the last
-//! places nothing: the insert reads its buckets again under their locks (docs/expiry.md).
+//! or expired in the insert's generation free, then the path's moves from the free end back, each
+//! under its two buckets' stripe locks and checked there, destination (with its tag) stored before
+//! source, so a validated lookup finds the fingerprint throughout (docs/expiry.md, "Inserts").
 
 use super::core::Table;
-use super::slots::BUCKET_SIZE;
 use crate::raw::{
     self, CuckooPath, Guard, PathTable, Place, SearchLimits, SearchQueue, WRITE_PREFETCH_MIN_BYTES,
 };
@@ -96,13 +92,7 @@ impl Table {
         if free == 0 {
             return false;
         }
-        let j = free.trailing_zeros() as usize;
-        debug_assert!(j < BUCKET_SIZE);
-        let old = self.slots.get(to, j);
-        self.slots.set(to, j, old, slot);
-        if old == 0 {
-            guard.add(to, 1);
-        }
+        self.store_free(&mut guard, to, free, slot);
         self.slots.set(from, i, slot, 0);
         guard.add(from, -1);
         true

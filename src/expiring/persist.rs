@@ -8,11 +8,11 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::builder::{rate_of, ExpiringBuilder, LOAD, MAX_FINGERPRINT_BITS};
 use super::core::{Settings, Table};
 use super::slots::Slots;
-use super::window::{Ages, Clock, Overflow, Window, TAG_BITS};
+use super::window::{nanos, Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
 use crate::error::BuildError;
 use crate::persist::encoding::{
-    check_checksum, check_len, hasher_of, not_this_magic, read_up_to, u64_at,
+    check_checksum, check_field, check_len, hasher_of, not_this_magic, read_up_to, u64_at,
     EXPIRING_MAGIC as MAGIC,
 };
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
@@ -120,18 +120,13 @@ impl Table {
         let settings = &self.settings;
         let (kind, window) = match settings.window {
             Window::Items(items) => (0u8, items),
-            Window::Time(duration) => (1, u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)),
+            Window::Time(duration) => (1, nanos(duration)),
         };
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&[
-            0,
-            0,
-            kind,
-            u8::from(settings.clock == Clock::Manual),
-            u8::from(settings.overflow == Overflow::ExpireEarly),
-            settings.generations as u8,
-        ]);
+        let clock = u8::from(settings.clock == Clock::Manual);
+        let overflow = u8::from(settings.overflow == Overflow::ExpireEarly);
+        out.extend_from_slice(&[0, 0, kind, clock, overflow, settings.generations as u8]);
         let fields = [
             window,
             settings.capacity,
@@ -211,9 +206,7 @@ fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
     }
     let invalid = |field, value| DecodeError::InvalidGeometry { field, value };
     let reserved = u16::from_le_bytes([bytes[10], bytes[11]]);
-    if reserved != 0 {
-        return Err(invalid("reserved", reserved.into()));
-    }
+    check_field(reserved == 0, "reserved", reserved.into())?;
     let [kind, clock, overflow, generations] = [bytes[12], bytes[13], bytes[14], bytes[15]];
     let [length, capacity, widths, bucket_count, generation, positions] =
         [16, 24, 32, 40, 48, 56].map(|at| u64_at(bytes, at));
@@ -230,12 +223,13 @@ fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
         .get(usize::from(overflow))
         .ok_or(invalid("overflow", u64::from(overflow)))?;
     let fingerprint_bits = widths & 0xffff_ffff;
-    if widths >> 32 != u64::from(TAG_BITS) {
-        return Err(invalid("tag_bits", widths >> 32));
-    }
-    if !(4..=u64::from(MAX_FINGERPRINT_BITS)).contains(&fingerprint_bits) {
-        return Err(invalid("fingerprint_bits", fingerprint_bits));
-    }
+    check_field(
+        widths >> 32 == u64::from(TAG_BITS),
+        "tag_bits",
+        widths >> 32,
+    )?;
+    let bits_ok = (4..=u64::from(MAX_FINGERPRINT_BITS)).contains(&fingerprint_bits);
+    check_field(bits_ok, "fingerprint_bits", fingerprint_bits)?;
     let builder: ExpiringBuilder = ExpiringCuckooFilter::builder(window)
         .generations(u32::from(generations))
         .false_positive_rate(rate_of(fingerprint_bits as u32, LOAD))
@@ -249,26 +243,19 @@ fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
         BuildError::CapacityTooLarge { .. } if kind == 1 => invalid("capacity", capacity),
         _ => invalid("window", length),
     })?;
-    if kind == 0 && capacity != length {
-        return Err(invalid("capacity", capacity));
-    }
-    if u64::from(settings.fingerprint_bits) != fingerprint_bits {
-        return Err(invalid("fingerprint_bits", fingerprint_bits));
-    }
-    if settings.bucket_count as u64 != bucket_count {
-        return Err(invalid("bucket_count", bucket_count));
-    }
-    // No filter counts 2^63 inserts, and below that a count window's arithmetic cannot
-    // overflow.
+    check_field(kind == 1 || capacity == length, "capacity", capacity)?;
+    let bits_agree = u64::from(settings.fingerprint_bits) == fingerprint_bits;
+    check_field(bits_agree, "fingerprint_bits", fingerprint_bits)?;
+    let buckets_agree = settings.bucket_count as u64 == bucket_count;
+    check_field(buckets_agree, "bucket_count", bucket_count)?;
     if kind == 0 {
-        for (field, value) in [("generation", generation), ("inserts", positions)] {
-            if value >= 1 << 63 {
-                return Err(invalid(field, value));
-            }
-        }
-    } else if positions != 0 {
+        // No filter counts 2^63 inserts, and below that a count window's arithmetic cannot
+        // overflow.
+        check_field(generation < 1 << 63, "generation", generation)?;
+        check_field(positions < 1 << 63, "inserts", positions)?;
+    } else {
         // A time window counts no inserts: its clock is its time.
-        return Err(invalid("inserts", positions));
+        check_field(positions == 0, "inserts", positions)?;
     }
     Ok(settings)
 }

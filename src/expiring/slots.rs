@@ -1,11 +1,8 @@
-//! The packed slots (docs/expiry.md, "Slots"): a bucket is its four `f`-bit fingerprints, then
-//! their four 4-bit tags, packed end to end in the raw core's [`Words`].
-//!
-//! A field may straddle two words, and a word may hold fields of buckets under different
-//! stripes. Readers load words `Relaxed` and trust them only once their stripes' stamps validate.
-//! A writer holds the stripe of the bucket it writes and knows the slot's old value, so it
-//! flips exactly the fields' bits with `fetch_xor(old ^ new)`: writers of neighbouring slots
-//! under other stripes change other bits of the same word, and no update is lost.
+//! The packed slots (docs/expiry.md, "Design"): a bucket is its four `f`-bit fingerprints, then
+//! their four 4-bit tags, packed end to end in the raw core's [`Words`]. Readers load words
+//! `Relaxed` and trust them once their stripes' stamps validate; a writer holds its bucket's
+//! stripe and flips exactly its fields' bits (`fetch_xor(old ^ new)`), so writers of slots under
+//! other stripes that share a word lose no update.
 
 use super::window::{Ages, TAG_BITS};
 use crate::raw::{window, Lanes, Words};
@@ -138,22 +135,14 @@ impl Slots {
         core::array::from_fn(|i| fingerprint(self.window(self.fields(bucket, i)[0])))
     }
 
-    /// `bucket`'s tags, slot `i`'s at bit `4·i`.
+    /// `bucket`'s tags, slot `i`'s at bit `4·i`: from its `bits` if they hold them.
     #[inline(always)]
-    pub(crate) fn tags(&self, bucket: usize) -> u64 {
-        if self.tags_beside {
-            return self.tags_of(bucket, self.bucket_bits(bucket));
-        }
-        self.window(self.fields(bucket, 0)[1]) & TAGS_MASK
-    }
-
-    /// [`Self::tags`] of `bucket`, from its `bits` if they hold them.
-    #[inline(always)]
-    pub(crate) fn tags_of(&self, bucket: usize, bits: BucketBits) -> u64 {
-        if !self.tags_beside {
-            return self.tags(bucket);
-        }
-        self.tags_window(bits) & TAGS_MASK
+    pub(crate) fn tags(&self, bucket: usize, bits: Option<BucketBits>) -> u64 {
+        let window = match bits {
+            Some(bits) if self.tags_beside => self.tags_window(bits),
+            _ => self.window(self.fields(bucket, 0)[1]),
+        };
+        window & TAGS_MASK
     }
 
     /// A bucket's tags from its `bits`, with the next bucket's above them: one double-word shift.

@@ -40,6 +40,11 @@ pub enum Clock {
     Manual,
 }
 
+/// `d` in nanoseconds, saturating.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// Bits of the age tag beside each fingerprint.
 pub(crate) const TAG_BITS: u32 = 4;
 

@@ -1,14 +1,13 @@
-//! Inserts, refreshes and removes, each under the stripe locks of both of the item's buckets.
-//! An insert's look for a live copy and its write happen under both stripes, which every move
-//! of the fingerprint between its buckets also holds, so of two racing unique inserts of one
-//! key exactly one finds it absent. With both buckets full of live slots, the insert releases
-//! the locks, makes room by a path (`path.rs`) and tries again.
+//! Inserts, refreshes and removes, each under the stripe locks of both of the item's buckets,
+//! which every move of its fingerprint also holds: of two racing unique inserts of one key,
+//! exactly one finds it absent. With both buckets full of live slots, the insert makes room by a
+//! path (`path.rs`) and tries again.
 
 use super::core::Table;
 use super::slots::BUCKET_SIZE;
 use super::window::{Ages, Overflow, Window};
 use crate::error::InsertError;
-use crate::raw::{with_queue, Candidates, Guard, Place, SearchQueue};
+use crate::raw::{with_queue, Candidates, Guard, Place};
 use crate::sync::MODEL_CHECKED;
 
 /// Paths an insert tries, racing writers spoiling them, before it treats the table as full.
@@ -42,54 +41,48 @@ impl Table {
         self.tick();
         match self.try_store(&c) {
             Some(stored) => Ok(stored),
-            None => self.insert_searching(&c),
+            None => self.insert_by_path(&c),
         }
     }
 
-    /// [`Self::insert_by_path`] with the thread's queue, out of line.
+    /// Makes room by paths with the thread's queue and tries again, after [`Self::try_store`]
+    /// found none; out of line, so that the common insert's frame does not hold the queue.
     #[inline(never)]
-    fn insert_searching(&self, c: &Candidates) -> Result<Stored, InsertError> {
-        with_queue(|queue| self.insert_by_path(c, queue))
-    }
-
-    /// Makes room by paths and tries again, after [`Self::try_store`] found none.
-    fn insert_by_path(
-        &self,
-        c: &Candidates,
-        queue: &mut SearchQueue,
-    ) -> Result<Stored, InsertError> {
-        let mut tried = true;
-        loop {
-            let mut g = self.clock.current();
-            for _ in 0..PATH_ATTEMPTS {
-                if !tried {
-                    if let Some(stored) = self.try_store(c) {
-                        return Ok(stored);
+    fn insert_by_path(&self, c: &Candidates) -> Result<Stored, InsertError> {
+        with_queue(|queue| {
+            let mut tried = true;
+            loop {
+                let mut g = self.clock.current();
+                for _ in 0..PATH_ATTEMPTS {
+                    if !tried {
+                        if let Some(stored) = self.try_store(c) {
+                            return Ok(stored);
+                        }
                     }
-                }
-                tried = false;
-                g = self.clock.current();
-                // "No path" is confirmed by a search that validates what it read.
-                let path = match self.search([c.first, c.second], g, queue, false) {
-                    Some(path) => path,
-                    None => match self.search([c.first, c.second], g, queue, true) {
+                    tried = false;
+                    g = self.clock.current();
+                    // "No path" is confirmed by a search that validates what it read.
+                    let path = match self.search([c.first, c.second], g, queue, false) {
                         Some(path) => path,
-                        None if queue.unchanged(&self.stripes) => break,
-                        None => continue,
-                    },
-                };
-                // A path spoiled by a racing writer may still have made room.
-                self.move_back(&path);
+                        None => match self.search([c.first, c.second], g, queue, true) {
+                            Some(path) => path,
+                            None if queue.unchanged(&self.stripes) => break,
+                            None => continue,
+                        },
+                    };
+                    // A path spoiled by a racing writer may still have made room.
+                    self.move_back(&path);
+                }
+                // No room, or racing writers spoiled every path. A count window never answers
+                // `Full`: its live items fit its table, so expiring the oldest generation is its
+                // answer to a pathological key set.
+                let expire = matches!(self.settings.window, Window::Items(_))
+                    || self.settings.overflow == Overflow::ExpireEarly;
+                if !expire || !self.expire_early(g) {
+                    return Err(InsertError::Full);
+                }
             }
-            // No room, or racing writers spoiled every path. A count window never answers
-            // `Full`: its live items fit its table, so expiring the oldest generation is its
-            // answer to a pathological key set.
-            let expire = matches!(self.settings.window, Window::Items(_))
-                || self.settings.overflow == Overflow::ExpireEarly;
-            if !expire || !self.expire_early(g) {
-                return Err(InsertError::Full);
-            }
-        }
+        })
     }
 
     /// One read of both buckets and a write under both stripes: `None` if both are full of
@@ -100,30 +93,32 @@ impl Table {
         let fresh = Ages::slot(c.fp, g);
         let buckets = [c.first, c.second];
         // Both buckets read before either is looked at: their loads overlap.
-        let read = [
-            self.read_bucket(c.first, c.fp, g),
-            self.read_bucket(c.second, c.fp, g),
-        ];
+        let read = buckets.map(|bucket| self.masks(bucket, c.fp, g, 0));
         for (k, read) in read.iter().enumerate() {
-            if let Some((i, slot)) = read.live_copy {
+            if let Some((i, slot)) = read.first_live(c.fp) {
                 self.slots.set(buckets[k], i, slot, fresh);
                 return Some(Stored::Refreshed);
             }
         }
-        let free = read.map(|read| read.free);
+        let free = read.map(|read| read.free());
         // The roomier bucket: fewer inserts need a path.
         let k = usize::from(free[1].count_ones() > free[0].count_ones());
         if free[k] == 0 {
             return None;
         }
-        let i = free[k].trailing_zeros() as usize;
-        debug_assert!(i < BUCKET_SIZE);
-        let old = self.slots.get(buckets[k], i);
-        self.slots.set(buckets[k], i, old, fresh);
-        if old == 0 {
-            guard.add(buckets[k], 1);
-        }
+        self.store_free(&mut guard, buckets[k], free[k], fresh);
         Some(Stored::Inserted)
+    }
+
+    /// Stores `value` in the first of `bucket`'s `free` slots, under its stripe lock.
+    pub(crate) fn store_free(&self, guard: &mut impl Guard, bucket: usize, free: u32, value: u64) {
+        let i = free.trailing_zeros() as usize;
+        debug_assert!(i < BUCKET_SIZE);
+        let old = self.slots.get(bucket, i);
+        self.slots.set(bucket, i, old, value);
+        if old == 0 {
+            guard.add(bucket, 1);
+        }
     }
 
     /// Removes one copy of `hash`'s fingerprint live as [`Self::contains`] reads it.

@@ -388,6 +388,7 @@ pub(crate) struct Lanes {
     /// Every bit of every lane but the highest.
     rest: u64,
     /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
+    #[cfg(test)]
     reciprocal: u32,
     /// Bit `61 + i − (i + 1)·f` for each of the first four lanes ([`Self::slots`]).
     gather: u64,
@@ -405,6 +406,7 @@ impl Lanes {
             high,
             // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
             rest: high - low,
+            #[cfg(test)]
             reciprocal: (1u32 << 16).div_ceil(f),
             gather: (0..count.min(4))
                 .filter_map(|i| (61 + i).checked_sub((i + 1) * f))
@@ -449,7 +451,7 @@ impl Lanes {
         (tops.wrapping_mul(self.gather) >> 60) as u32
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn lane(self, top: u32) -> usize {
         // `top + 1` is `(i + 1)·f` with `(i + 1)·f ≤ 64`: the rounding of the reciprocal adds
         // less than 64 / 2^16, so the quotient is exact.
