@@ -7,10 +7,9 @@ use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
+use pyo3::types::PyTuple;
 use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PyMemoryView};
 use pyo3::types::{PySlice, PyString};
-use pyo3::types::{PyTuple, PyType};
 
 use crate::keys::{type_name, with_key, Keys};
 
@@ -33,28 +32,24 @@ pub enum Reader<'py> {
 impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let py = keys.py();
         // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
-        let view_format = || -> PyResult<String> { keys.getattr("format")?.extract() };
+        let view_format = || keys.getattr("format")?.extract::<String>();
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
-            || (keys.is_instance_of::<PyMemoryView>()
-                && matches!(view_format()?.as_str(), "B" | "c"))
+            || (keys.is_instance_of::<PyMemoryView>() && matches!(&*view_format()?, "B" | "c"))
         {
-            let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
-                "expected a collection of keys, got one {what}: pass a list of it, or use the \
-                 single-key method"
+                "expected a collection of keys, got one {}: pass a list of it, or use the \
+                 single-key method",
+                type_name(keys)
             )));
         }
         // Masked entries hold no keys: refused, as a pandas column's missing values are.
-        static MASKED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-        let py = keys.py();
-        if keys.is_instance(MASKED.import(py, "numpy.ma", "MaskedArray")?)?
-            && py
-                .import("numpy.ma")?
-                .call_method1("is_masked", (keys,))?
-                .is_truthy()?
+        let masked = py.import("numpy.ma")?;
+        if keys.is_instance(&masked.getattr("MaskedArray")?)?
+            && masked.call_method1("is_masked", (keys,))?.is_truthy()?
         {
             return Err(PyValueError::new_err(
                 "keys have masked values, which are not keys: pass the others (keys.compressed())",
@@ -70,25 +65,26 @@ impl<'py> Reader<'py> {
             let message = format!("expected a 1-D array of keys, got {ndim} dimensions");
             return Err(PyValueError::new_err(message));
         }
-        match dtype.kind() {
-            b'U' | b'S' | b'O' => Ok(Self::Slices(keys.clone(), 0, None, None)),
-            // Widened to their sign's 64-bit type, each hashes as the int it equals; a view of
-            // `u64`s needs alignment and whole-item strides (a record array's field has neither).
-            kind @ (b'i' | b'u' | b'b') => {
-                let native = dtype.itemsize() == 8
-                    && dtype.is_native_byteorder() != Some(false)
-                    && array.is_aligned()
-                    && array.strides()[0] % 8 == 0;
-                let wide = if kind == b'i' { "int64" } else { "uint64" };
-                match native && kind != b'b' {
-                    true => Ok(Self::Ints(u64_bits(keys)?, 0)),
-                    false => Ok(Self::Slices(keys.clone(), 0, Some(wide), None)),
-                }
+        // Integers widen to their sign's 64-bit type, each hashing as the int it equals; a view
+        // of `u64`s needs alignment and whole-item strides (a record array's field has neither).
+        let wide = match dtype.kind() {
+            b'U' | b'S' | b'O' => None,
+            b'i' => Some("int64"),
+            b'u' | b'b' => Some("uint64"),
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "keys must be integers, strings or bytes, not an array of dtype {}",
+                    dtype.str()?
+                )))
             }
-            _ => Err(PyTypeError::new_err(format!(
-                "keys must be integers, strings or bytes, not an array of dtype {}",
-                dtype.str()?
-            ))),
+        };
+        let native = dtype.itemsize() == 8
+            && dtype.is_native_byteorder() != Some(false)
+            && array.is_aligned()
+            && array.strides()[0] % 8 == 0;
+        match wide {
+            Some(_) if native => Ok(Self::Ints(u64_bits(keys)?, 0)),
+            _ => Ok(Self::Slices(keys.clone(), 0, wide, None)),
         }
     }
 
