@@ -226,15 +226,12 @@ impl<'py> Sequence<'py> {
         keys.reserve(left.min(max.saturating_sub(keys.len())));
         while !keys.is_full(max) {
             let index = self.next as ffi::Py_ssize_t;
-            // SAFETY: `object` is an exact list or tuple (checked in `new`) that this reader
-            // holds a reference to, and `get_item` is the C API's getter of that type, which
-            // checks `index` (`next`, never past a length it had: the cast keeps it) against the
-            // current length: it returns a borrowed reference to the item, or null (with
-            // `IndexError` set) past the end. The interpreter is held (`py` is its token) and the
-            // crate is built only for interpreters with a GIL here (see `new`), so no other
-            // thread changes the list but while Python code runs: only the code a key of another
-            // type runs once it holds a reference of its own (below), never between this call
-            // and the item's use; the next call checks its index against the length then.
+            // SAFETY: `object` is an exact list or tuple (`new`) that this reader holds, and
+            // `get_item` its type's C getter, which checks `index` (`next`, never past a length
+            // it had: the cast keeps it) against the current length: a borrowed reference to the
+            // item, or null (`IndexError` set) past the end. The interpreter is held and there is
+            // a GIL (`new`), so the list changes only while Python code runs: only once a key of
+            // another type holds a reference of its own (below), never before the item's use.
             let item = unsafe { (self.get_item)(self.object.as_ptr(), index) };
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.
@@ -244,9 +241,8 @@ impl<'py> Sequence<'py> {
             // SAFETY: `item` is a live object borrowed from the sequence just now, and nothing
             // has run since that could drop it.
             if !unsafe { read_str(py, item, keys)? } {
-                // SAFETY: as above. The new reference keeps the item alive whatever the code a
-                // key of another type may run (a memoryview's `tobytes`, the type's name for an
-                // error) does to the sequence.
+                // SAFETY: as above; the new reference keeps the item alive whatever Python code
+                // its reading runs (a memoryview's `tobytes`, an error's type name) does.
                 let item = unsafe { Bound::from_borrowed_ptr(py, item) };
                 with_key(&item, |key| keys.push(key))?;
             }
