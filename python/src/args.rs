@@ -139,7 +139,7 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
     }
 }
 
-/// The index of one of `choices` (`overflow`, `clock`), given by its name as a `str`.
+/// Which of `choices` (`overflow`, `clock`) the `str` given names, by its index.
 fn choice(name: &str, value: Arg, choices: [&str; 2]) -> PyResult<Option<usize>> {
     let Some(value) = value else { return Ok(None) };
     let text = value
@@ -188,14 +188,15 @@ pub fn window(
         ))?,
     };
     let time = duration("seconds", seconds, false)?;
+    let capacity = count("capacity", capacity)? as u64;
     let overflow = choice("overflow", overflow, ["error", "expire_early"])?;
+    let overflow = overflow.map(|at| [Overflow::Error, Overflow::ExpireEarly][at]);
     let clock = choice("clock", clock, ["monotonic", "manual"])?;
+    let clock = clock.map(|at| [Clock::Monotonic, Clock::Manual][at]);
     Ok(ExpiringCuckooFilter::builder(Window::Time(time))
-        .capacity(count("capacity", capacity)? as u64)
-        .set(overflow, |b, i| {
-            b.overflow([Overflow::Error, Overflow::ExpireEarly][i])
-        })
-        .set(clock, |b, i| b.clock([Clock::Monotonic, Clock::Manual][i])))
+        .capacity(capacity)
+        .set(overflow, ExpiringBuilder::overflow)
+        .set(clock, ExpiringBuilder::clock))
 }
 
 /// The builder of a `ConcurrentCuckooFilter`'s settings (its constructor's, `create_shared`'s).
