@@ -7,9 +7,10 @@ use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyByteArray, PyBytes, PyIterator, PyList, PyMemoryView};
 use pyo3::types::{PySlice, PyString};
+use pyo3::types::{PyTuple, PyType};
 
 use crate::keys::{type_name, with_key, Keys};
 
@@ -47,9 +48,9 @@ impl<'py> Reader<'py> {
             )));
         }
         // Masked entries hold no keys: refused, as a pandas column's missing values are.
-        let masked = py.import("numpy.ma")?;
-        if keys.is_instance(&masked.getattr("MaskedArray")?)?
-            && masked.call_method1("is_masked", (keys,))?.is_truthy()?
+        static MASKED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+        if keys.is_instance(MASKED.import(py, "numpy.ma", "MaskedArray")?)?
+            && keys.getattr("mask")?.call_method0("any")?.is_truthy()?
         {
             return Err(PyValueError::new_err(
                 "keys have masked values, which are not keys: pass the others (keys.compressed())",
