@@ -139,18 +139,18 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
     }
 }
 
-/// One of `choices` (`overflow`, `clock`), given by its name as a `str`.
-fn choice<T: Copy>(name: &str, value: Arg, choices: [(&str, T); 2]) -> PyResult<Option<T>> {
+/// Which of `choices` (`overflow`, `clock`) the `str` given names, by its index.
+fn choice(name: &str, value: Arg, choices: [&str; 2]) -> PyResult<Option<usize>> {
     let Some(value) = value else { return Ok(None) };
     let text = value
         .cast::<PyString>()
         .map_err(|_| wrong(name, "a str", value))?;
     let text = text.to_str()?;
-    match choices.iter().find(|(choice, _)| *choice == text) {
-        Some(&(_, choice)) => Ok(Some(choice)),
+    match choices.iter().position(|choice| *choice == text) {
+        Some(index) => Ok(Some(index)),
         None => Err(value_error(format!(
             "{name} must be {:?} or {:?}, got {text:?}",
-            choices[0].0, choices[1].0
+            choices[0], choices[1]
         ))),
     }
 }
@@ -164,43 +164,39 @@ pub fn window(
     overflow: Arg,
     clock: Arg,
 ) -> PyResult<ExpiringBuilder> {
-    let time_only = [
-        ("capacity", capacity),
-        ("overflow", overflow),
-        ("clock", clock),
-    ];
-    match (items, seconds, capacity) {
-        (Some(items), None, _) => match time_only.iter().find(|(_, given)| given.is_some()) {
-            Some((name, _)) => Err(PyTypeError::new_err(format!(
+    if let (Some(items), None) = (items, seconds) {
+        let time_only = [
+            ("capacity", capacity),
+            ("overflow", overflow),
+            ("clock", clock),
+        ];
+        if let Some((name, _)) = time_only.iter().find(|(_, given)| given.is_some()) {
+            return Err(PyTypeError::new_err(format!(
                 "{name} is for a time window (seconds=...), not a count window (items=...)"
-            ))),
-            None => Ok(ExpiringCuckooFilter::builder(Window::Items(
-                count("items", items)? as u64,
-            ))),
-        },
+            )));
+        }
+        let items = count("items", items)? as u64;
+        return Ok(ExpiringCuckooFilter::builder(Window::Items(items)));
+    }
+    let (seconds, capacity) = match (items, seconds, capacity) {
+        (None, Some(seconds), Some(capacity)) => (seconds, capacity),
         (None, Some(_), None) => Err(PyTypeError::new_err(
             "a time window (seconds=...) needs capacity=, the most keys one window holds",
-        )),
-        (None, Some(seconds), Some(capacity)) => {
-            let time = duration("seconds", seconds, false)?;
-            let capacity = count("capacity", capacity)? as u64;
-            let overflows = [
-                ("error", Overflow::Error),
-                ("expire_early", Overflow::ExpireEarly),
-            ];
-            let clocks = [("monotonic", Clock::Monotonic), ("manual", Clock::Manual)];
-            Ok(ExpiringCuckooFilter::builder(Window::Time(time))
-                .capacity(capacity)
-                .set(
-                    choice("overflow", overflow, overflows)?,
-                    ExpiringBuilder::overflow,
-                )
-                .set(choice("clock", clock, clocks)?, ExpiringBuilder::clock))
-        }
+        ))?,
         _ => Err(PyTypeError::new_err(
             "give exactly one window: items=N (the last N adds) or seconds=S (the last S seconds)",
-        )),
-    }
+        ))?,
+    };
+    let time = duration("seconds", seconds, false)?;
+    let capacity = count("capacity", capacity)? as u64;
+    let overflow = choice("overflow", overflow, ["error", "expire_early"])?;
+    let overflow = overflow.map(|at| [Overflow::Error, Overflow::ExpireEarly][at]);
+    let clock = choice("clock", clock, ["monotonic", "manual"])?;
+    let clock = clock.map(|at| [Clock::Monotonic, Clock::Manual][at]);
+    Ok(ExpiringCuckooFilter::builder(Window::Time(time))
+        .capacity(capacity)
+        .set(overflow, ExpiringBuilder::overflow)
+        .set(clock, ExpiringBuilder::clock))
 }
 
 /// The builder of a `ConcurrentCuckooFilter`'s settings (its constructor's, `create_shared`'s).

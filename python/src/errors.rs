@@ -11,9 +11,8 @@ pyo3::create_exception!(
     ccfilter,
     FilterFullError,
     PyValueError,
-    "A key found no room in the filter. Nothing was dropped to make room. `inserted` says how \
-     many keys of the call went in before it (for `add_many`, the keys before the one that \
-     failed; for `merge`, fingerprints of the other filter); the keys after it were not tried."
+    "A key found no room in the filter; nothing was dropped to make room. `inserted`: the keys \
+     (for `merge`, fingerprints) of the call that went in before it; those after were not tried."
 );
 
 /// A [`FilterFullError`] with its `inserted` count.

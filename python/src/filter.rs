@@ -41,8 +41,7 @@ macro_rules! filter_class {
                 self.inner.is_compatible(&other.inner)
             }
 
-            /// Adds `other`'s fingerprints (with `unique=True`, those not present); how many.
-            /// `ValueError` if incompatible, `FilterFullError` if this filter fills.
+            /// Adds `other`'s fingerprints (`unique=True`: those not present); how many.
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
                 writable(&self.inner)?;
@@ -131,8 +130,7 @@ macro_rules! filter_class {
             #[getter]
             fn seed(&self) -> u64 { self.inner.hasher().seed() }
 
-            /// Adds every key of `keys` in order, on `threads`; how many. `FilterFullError` at the
-            /// first with no room (`inserted`: those in).
+            /// Adds every key of `keys` in order, on `threads`; how many (else `FilterFullError`).
             #[pyo3(signature = (keys, *, threads = None))]
             fn add_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
                 writable(&self.inner)?;
@@ -197,8 +195,7 @@ macro_rules! filter_class {
                 })
             }
 
-            /// The filter in the file at `path`: `OSError` for a file that cannot be read or is
-            /// not a regular file, `ValueError` for other contents.
+            /// The filter in the file at `path`: `OSError` if unreadable, `ValueError` if invalid.
             #[classmethod]
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
@@ -221,8 +218,7 @@ macro_rules! filter_class {
                 self.__reduce_ex__(py, 4)
             }
 
-            /// Pickles as `from_bytes(to_bytes())` (a `PickleBuffer` from protocol 5 on), a live
-            /// filter as `open_shared(path, readonly)`.
+            /// Pickles as `from_bytes(to_bytes())`, a live filter as `open_shared(path, readonly)`.
             fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: i64)
                                   -> PyResult<Bound<'py, PyTuple>> {
                 // A class method pickles as `getattr(class, name)`, the class by its import path.
@@ -256,8 +252,7 @@ macro_rules! filter_class {
 
 filter_class!(merge
     /// A cuckoo filter of `capacity` keys, shared by any number of threads (docs/python.md).
-    /// `false_positive_rate` picks the cheapest shape; `fingerprint_bits` (4 to 32),
-    /// `bucket_size` (2, 4 or 8) and `semi_sorted` win over it. `ValueError` if impossible.
+    /// `fingerprint_bits`, `bucket_size` and `semi_sorted` win over `false_positive_rate`.
     #[pyclass(frozen, module = "ccfilter", name = "ConcurrentCuckooFilter")]
     FixedFilter(Fixed), {
     #[new]
@@ -270,8 +265,7 @@ filter_class!(merge
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
-    /// A filter built in a new live file at `path` that other processes map with `open_shared`;
-    /// settings as for the constructor. `OSError` naming `path` if refused.
+    /// A filter built in a new live file at `path`, for `open_shared`; `OSError` if refused.
     #[classmethod]
     #[pyo3(signature = (path, capacity, false_positive_rate = None, *, fingerprint_bits = None,
                         bucket_size = None, semi_sorted = None, seed = None))]
@@ -286,8 +280,7 @@ filter_class!(merge
         Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
     }
 
-    /// The filter in the live file at `path`, mapped in O(1): the same filter as every other
-    /// process's. `readonly=True` needs only read permission and refuses writes (`TypeError`).
+    /// The filter in the live file at `path`, mapped: the same as every other process's.
     #[classmethod]
     #[pyo3(signature = (path, readonly = None))]
     fn open_shared(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>,
@@ -351,9 +344,8 @@ filter_class!(merge
 });
 
 filter_class!(merge
-    /// A cuckoo filter that grows under `false_positive_rate` from a first level of `capacity`
-    /// keys, each level splitting `2^split_depth` times (1 to 10) before a larger one is added;
-    /// past `max_capacity`, `FilterFullError` (docs/python.md).
+    /// A cuckoo filter that grows under `false_positive_rate` from `capacity` keys, each level
+    /// splitting `2^split_depth` times, up to `max_capacity` (docs/python.md).
     #[pyclass(frozen, module = "ccfilter", name = "GrowableCuckooFilter")]
     GrowableFilter(Growable), {
     #[new]
@@ -407,8 +399,7 @@ filter_class!(merge
 
 filter_class!(
     /// A cuckoo filter that remembers keys for the last `items` adds, or the last `seconds`
-    /// holding `capacity` keys (past which `overflow`: "error" or "expire_early"), by `clock`
-    /// ("monotonic" or "manual"), split into `generations` (1 to 14) (docs/python.md).
+    /// holding `capacity` keys (docs/python.md).
     #[pyclass(frozen, module = "ccfilter", name = "ExpiringCuckooFilter")]
     ExpiringFilter(Expiring), {
     #[new]
@@ -426,8 +417,7 @@ filter_class!(
         Ok(Self { inner: builder.build().map_err(errors::build)? })
     }
 
-    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back),
-    /// forgetting what its window no longer holds; `ValueError` for another clock.
+    /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back).
     fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let time = args::duration("seconds", seconds, true)?;
         let advanced = py.detach(|| self.inner.advance_to(time));
@@ -533,29 +523,23 @@ fn bytes_of<'py, K: Kind + Sync>(
     filter: &CuckooFilter<K>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     loop {
-        let len = measured(filter).map_err(encode_error)?;
+        let len = usize::try_from(filter.serialized_len())
+            .map_err(|_| encode_error(ErrorKind::OutOfMemory.into()))?;
         let mut written = Ok(0);
         let bytes = PyBytes::new_with(py, len, |buffer| {
             written = py.detach(|| filter.write_to_slice(buffer));
             Ok(())
         })?;
-        if whole(written, len).map_err(encode_error)? {
-            return Ok(bytes);
+        match written {
+            Ok(n) if n == len => return Ok(bytes),
+            Ok(n) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{n} of {len} bytes written"
+                )))
+            }
+            Err(err) if err.kind() == ErrorKind::WriteZero => {}
+            Err(err) => return Err(encode_error(err)),
         }
-    }
-}
-
-fn measured<K: Kind>(filter: &CuckooFilter<K>) -> io::Result<usize> {
-    usize::try_from(filter.serialized_len()).map_err(|_| io::Error::from(ErrorKind::OutOfMemory))
-}
-
-/// Whether `write_to_slice` wrote all `len` bytes: `false` if a growable filter grew past them.
-fn whole(written: io::Result<usize>, len: usize) -> io::Result<bool> {
-    match written {
-        Ok(n) if n == len => Ok(true),
-        Ok(n) => Err(io::Error::other(format!("{n} of {len} bytes written"))),
-        Err(err) if err.kind() == ErrorKind::WriteZero => Ok(false),
-        Err(err) => Err(err),
     }
 }
 

@@ -19,8 +19,7 @@ use crate::args::Arg;
 use crate::files::FileKind;
 use crate::filter::{copy_of, open_shared, ExpiringFilter, FixedFilter, GrowableFilter};
 
-/// The 64-bit hash the filters compute for `key` with `seed` (default: the crate's seed): the
-/// value `ccf build --hex64` takes as a line, and Rust's `DefaultHashBuilder::hash_one`.
+/// The 64-bit hash the filters compute for `key` with `seed`, as `ccf build --hex64` takes it.
 #[pyfunction]
 #[pyo3(signature = (key, seed = None))]
 fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
@@ -28,9 +27,8 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
-/// The filter in the file at `path`, of whichever kind it holds (told by its first bytes). A
-/// live file (`create_shared`) is mapped read-only, its first answer at once, unless
-/// `mmap=False` copies it into memory; other files are read into memory.
+/// The filter in the file at `path`, of whichever kind it holds; a live file is mapped
+/// read-only unless `mmap=False` copies it into memory (docs/python.md).
 #[pyfunction]
 #[pyo3(signature = (path, *, mmap = None))]
 fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<AnyFilter> {

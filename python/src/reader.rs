@@ -33,28 +33,24 @@ pub enum Reader<'py> {
 impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let py = keys.py();
         // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
-        let view_format = || -> PyResult<String> { keys.getattr("format")?.extract() };
+        let view_format = || keys.getattr("format")?.extract::<String>();
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
-            || (keys.is_instance_of::<PyMemoryView>()
-                && matches!(view_format()?.as_str(), "B" | "c"))
+            || (keys.is_instance_of::<PyMemoryView>() && matches!(&*view_format()?, "B" | "c"))
         {
-            let what = type_name(keys);
             return Err(PyTypeError::new_err(format!(
-                "expected a collection of keys, got one {what}: pass a list of it, or use the \
-                 single-key method"
+                "expected a collection of keys, got one {}: pass a list of it, or use the \
+                 single-key method",
+                type_name(keys)
             )));
         }
         // Masked entries hold no keys: refused, as a pandas column's missing values are.
         static MASKED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-        let py = keys.py();
         if keys.is_instance(MASKED.import(py, "numpy.ma", "MaskedArray")?)?
-            && py
-                .import("numpy.ma")?
-                .call_method1("is_masked", (keys,))?
-                .is_truthy()?
+            && keys.getattr("mask")?.call_method0("any")?.is_truthy()?
         {
             return Err(PyValueError::new_err(
                 "keys have masked values, which are not keys: pass the others (keys.compressed())",
@@ -70,25 +66,26 @@ impl<'py> Reader<'py> {
             let message = format!("expected a 1-D array of keys, got {ndim} dimensions");
             return Err(PyValueError::new_err(message));
         }
-        match dtype.kind() {
-            b'U' | b'S' | b'O' => Ok(Self::Slices(keys.clone(), 0, None, None)),
-            // Widened to their sign's 64-bit type, each hashes as the int it equals; a view of
-            // `u64`s needs alignment and whole-item strides (a record array's field has neither).
-            kind @ (b'i' | b'u' | b'b') => {
-                let native = dtype.itemsize() == 8
-                    && dtype.is_native_byteorder() != Some(false)
-                    && array.is_aligned()
-                    && array.strides()[0] % 8 == 0;
-                let wide = if kind == b'i' { "int64" } else { "uint64" };
-                match native && kind != b'b' {
-                    true => Ok(Self::Ints(u64_bits(keys)?, 0)),
-                    false => Ok(Self::Slices(keys.clone(), 0, Some(wide), None)),
-                }
+        // Integers widen to their sign's 64-bit type, each hashing as the int it equals; a view
+        // of `u64`s needs alignment and whole-item strides (a record array's field has neither).
+        let wide = match dtype.kind() {
+            b'U' | b'S' | b'O' => None,
+            b'i' => Some("int64"),
+            b'u' | b'b' => Some("uint64"),
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "keys must be integers, strings or bytes, not an array of dtype {}",
+                    dtype.str()?
+                )))
             }
-            _ => Err(PyTypeError::new_err(format!(
-                "keys must be integers, strings or bytes, not an array of dtype {}",
-                dtype.str()?
-            ))),
+        };
+        let native = dtype.itemsize() == 8
+            && dtype.is_native_byteorder() != Some(false)
+            && array.is_aligned()
+            && array.strides()[0] % 8 == 0;
+        match wide {
+            Some(_) if native => Ok(Self::Ints(u64_bits(keys)?, 0)),
+            _ => Ok(Self::Slices(keys.clone(), 0, wide, None)),
         }
     }
 
@@ -230,15 +227,12 @@ impl<'py> Sequence<'py> {
         keys.reserve(left.min(max.saturating_sub(keys.len())));
         while !keys.is_full(max) {
             let index = self.next as ffi::Py_ssize_t;
-            // SAFETY: `object` is an exact list or tuple (checked in `new`) that this reader
-            // holds a reference to, and `get_item` is the C API's getter of that type, which
-            // checks `index` (`next`, never past a length it had: the cast keeps it) against the
-            // current length: it returns a borrowed reference to the item, or null (with
-            // `IndexError` set) past the end. The interpreter is held (`py` is its token) and the
-            // crate is built only for interpreters with a GIL here (see `new`), so no other
-            // thread changes the list but while Python code runs: only the code a key of another
-            // type runs once it holds a reference of its own (below), never between this call
-            // and the item's use; the next call checks its index against the length then.
+            // SAFETY: `object` is an exact list or tuple (`new`) that this reader holds, and
+            // `get_item` its type's C getter, which checks `index` (`next`, never past a length
+            // it had: the cast keeps it) against the current length: a borrowed reference to the
+            // item, or null (`IndexError` set) past the end. The interpreter is held and there is
+            // a GIL (`new`), so the list changes only while Python code runs: only once a key of
+            // another type holds a reference of its own (below), never before the item's use.
             let item = unsafe { (self.get_item)(self.object.as_ptr(), index) };
             if item.is_null() {
                 // The end: a list may also have been shortened by Python code a key ran.
@@ -248,9 +242,8 @@ impl<'py> Sequence<'py> {
             // SAFETY: `item` is a live object borrowed from the sequence just now, and nothing
             // has run since that could drop it.
             if !unsafe { read_str(py, item, keys)? } {
-                // SAFETY: as above. The new reference keeps the item alive whatever the code a
-                // key of another type may run (a memoryview's `tobytes`, the type's name for an
-                // error) does to the sequence.
+                // SAFETY: as above; the new reference keeps the item alive whatever Python code
+                // its reading runs (a memoryview's `tobytes`, an error's type name) does.
                 let item = unsafe { Bound::from_borrowed_ptr(py, item) };
                 with_key(&item, |key| keys.push(key))?;
             }
