@@ -85,23 +85,24 @@ impl RawFilter {
 
     /// A filter over a table's data words, little-endian; its stripe counts recomputed.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let codec = geometry.shape.codec();
-        let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
-        Self::counted(geometry, codec, table)
+        if bytes.len() % 8 != 0 {
+            return None;
+        }
+        let words = bytes.chunks_exact(8).map(|word| {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(word);
+            u64::from_le_bytes(le)
+        });
+        Self::from_data_words(geometry, words)
     }
 
     /// A filter over a table's data words; its stripe counts recomputed.
-    #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn from_data_words(
         geometry: &Geometry,
         words: impl ExactSizeIterator<Item = u64>,
     ) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_data_words(geometry.shape.bucket_count, &codec, words)?;
-        Self::counted(geometry, codec, table)
-    }
-
-    fn counted(geometry: &Geometry, codec: BucketCodec, table: Table) -> Option<Self> {
         let mut filter =
             Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())?;
         for bucket in 0..geometry.shape.bucket_count {

@@ -104,7 +104,7 @@ impl Stripes {
 
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        self.stamps.begin_read(bucket_a, bucket_b)
+        self.stamps.stamps().begin_read(bucket_a, bucket_b)
     }
 
     /// `look` at two buckets in a state they really had; retried out of line.
@@ -117,7 +117,7 @@ impl Stripes {
     /// `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     pub(crate) fn try_read_pair<R>(&self, a: usize, b: usize, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stamps.begin_read(a, b);
+        let read = self.stamps.stamps().begin_read(a, b);
         let answer = look();
         read.validate().then_some(answer)
     }
@@ -200,20 +200,25 @@ impl Stripes {
         (&self.stamps, self.count_shift)
     }
 
+    /// A live file's locks of `buckets`' stripes if `SHARED` and the stripes have them; else
+    /// `None`, nothing locked.
+    #[inline(always)]
+    fn lock_if_shared<const SHARED: bool>(&self, buckets: [usize; 3]) -> Option<Held> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.shared_locks::<SHARED>() {
+            return Some(self.lock_shared_buckets(shared, buckets));
+        }
+        let _ = buckets;
+        None
+    }
+
     /// Locks the stripe of one bucket: the common insert's lock, whose guard keeps the stamp.
     #[inline]
     pub(crate) fn lock_one<const SHARED: bool>(&self, bucket: usize) -> OneStripeGuard<'_, SHARED> {
         let stamp = self.stamp_of(bucket);
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            self.lock_shared_buckets(shared, [bucket; 3]);
-            return OneStripeGuard {
-                stripes: self,
-                stamp,
-                delta: 0,
-            };
+        if self.lock_if_shared::<SHARED>([bucket; 3]).is_none() {
+            lock_stamp(stamp);
         }
-        lock_stamp(stamp);
         OneStripeGuard {
             stripes: self,
             stamp,
@@ -228,9 +233,7 @@ impl Stripes {
         bucket_a: usize,
         bucket_b: usize,
     ) -> StripeGuard<'_, SHARED> {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            let held = self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+        if let Some(held) = self.lock_if_shared::<SHARED>([bucket_a, bucket_b, bucket_b]) {
             return StripeGuard::new(self, held);
         }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
@@ -255,9 +258,8 @@ impl Stripes {
         &self,
         buckets: [usize; 3],
     ) -> StripeGuard<'_, SHARED> {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            return StripeGuard::new(self, self.lock_shared_buckets(shared, buckets));
+        if let Some(held) = self.lock_if_shared::<SHARED>(buckets) {
+            return StripeGuard::new(self, held);
         }
         let held = self.held(buckets);
         for &stripe in held.as_slice() {
