@@ -27,18 +27,15 @@ impl<P: Place> RawFilter<P> {
     ) -> Insertion {
         // Stripe lines travel while the buckets load; a plain narrow insert's second only if used.
         self.stripes.prefetch_for_write(c.first);
-        let placed = if !unique && self.codec.is_word() {
+        if !unique && self.table.word {
             self.table.words.buckets().prefetch_word(c.second);
-            self.try_place_word::<SHARED>(&c)
+        } else if unique || !self.codec.is_plain_narrow() {
+            self.stripes.prefetch_for_write(c.second);
         } else {
-            if unique || !self.codec.is_plain_narrow() {
-                self.stripes.prefetch_for_write(c.second);
-            } else {
-                self.table.prefetch(c.second);
-            }
-            self.try_place::<SHARED>(&c, unique)
-        };
-        placed.unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
+            self.table.prefetch(c.second);
+        }
+        self.try_place::<SHARED>(&c, unique)
+            .unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
     }
 
     /// [`Self::insert_by_path`] with the thread's queue, out of line.

@@ -306,7 +306,7 @@ impl<P: Place> LockedTable<'_, P> {
         self.filter.table.data_words()
     }
 
-    /// The data words from `from` on, as [`Self::copy`] has them, for a writer that streams.
+    /// The data words from `from` on, bucket words' versions left out, for a writer that streams.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         self.filter.table.read_words(from, out);
     }

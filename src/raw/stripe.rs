@@ -4,12 +4,11 @@
 //! sees the same unlocked stamp before and after reading a bucket knows no writer touched it.
 //! The orderings are crossbeam-utils' `SeqLock`: the reader loads the stamp `Acquire`, the data
 //! `Relaxed`, fences `Acquire` and reloads the stamp `Relaxed`; the writer locks by an `Acquire`
-//! CAS and a `Release` fence, and unlocks by a `Release` store. A stamp's top bits count its
-//! stripe's fingerprints (the version keeps at least 31), changed by the unlocking store.
+//! CAS and a `Release` fence, and unlocks by a `Release` store, which also changes the stripe's
+//! fingerprint count in the stamp's top bits (the version keeps at least 31).
 //!
-//! This file is the writers' half (locks, guards, counts); the stamps' words and the readers'
-//! half ([`OptimisticRead`]) are `index.rs`'s. A live file's stripes also lock through owner
-//! words (`stripe/shared_lock.rs`), tested only where the write path's `SHARED` is true.
+//! The writers' half; the readers' ([`OptimisticRead`]) is `index.rs`'s. A live file's stripes
+//! also lock through owner words (`stripe/shared_lock.rs`), only where `SHARED` is true.
 
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
@@ -34,7 +33,6 @@ pub(crate) struct Stripes {
     pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
-    /// `(1 << count_shift) - 1`.
     versions: u64,
     /// A live file's lock records; read only by locks whose `SHARED` is true.
     #[cfg(all(target_os = "linux", not(loom)))]
@@ -96,7 +94,6 @@ impl Stripes {
         self.stamps.stripe_of(bucket)
     }
 
-    /// The stamp of `bucket`'s stripe, without a bounds check.
     #[inline(always)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
         self.stamps.stamps().of(bucket)
@@ -184,11 +181,10 @@ impl Stripes {
         self.store_unlocked(stamp, delta);
     }
 
-    /// Unlocks `stamp`, its version moved on and its count by `delta` (only its holder writes it).
+    /// Unlocks `stamp`, its version moved on (wrapping within its bits) and its count by `delta`.
     #[inline]
     pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         let locked = stamp.load(Ordering::Relaxed);
-        // The version wraps within its bits rather than carry into the count.
         let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
