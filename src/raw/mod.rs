@@ -30,6 +30,7 @@ use self::bucket::BucketCodec;
 use self::stripe::AllStripesGuard;
 pub(crate) use self::stripe::{Guard, Stripes};
 use self::table::Table;
+use crate::sync::{table_words, TableWords};
 
 pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
@@ -103,8 +104,15 @@ impl RawFilter {
     ) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_data_words(geometry.shape.bucket_count, &codec, words)?;
-        let mut filter =
-            Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())?;
+        let stamps = table_words(geometry.stripe_count(), false)?;
+        let mut filter = Self::with_table(
+            geometry,
+            codec,
+            table,
+            stamps,
+            Self::placement_for(geometry),
+            (),
+        )?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
             let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
@@ -145,18 +153,21 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
-        Self::with_table(geometry, codec, table, placement, gate)
+        let stamps = table_words(geometry.stripe_count(), false)?;
+        Self::with_table(geometry, codec, table, stamps, placement, gate)
     }
 
+    /// A filter over `table`, its stripes over `stamps` as they are.
     fn with_table(
         geometry: &Geometry,
         codec: BucketCodec,
         table: Table,
+        stamps: TableWords,
         placement: P,
         gate: P::Gate,
     ) -> Option<Self> {
-        let stripes = Stripes::new(
-            geometry.stripe_count(),
+        let stripes = Stripes::with_stamps(
+            stamps,
             Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
