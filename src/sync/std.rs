@@ -33,7 +33,7 @@ fn prefetch_hint<const HINT: i32>(word: &AtomicU64) {
 
 /// Asks the kernel for transparent huge pages under `memory`: advice, which it may decline.
 #[allow(unsafe_code)]
-fn advise_huge_pages<T>(memory: &[T]) {
+pub(crate) fn advise_huge_pages<T>(memory: &[T]) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
