@@ -118,7 +118,9 @@ impl RawFilter {
         let counted = (seen.iter().enumerate())
             .map(|(stripe, seen)| match seen {
                 Some(seen) if !seen.abandoned() => self.stripes.count_in(seen.stamp),
-                _ => filter.stripes.stripe_count_of(stripe),
+                _ => filter
+                    .stripes
+                    .count_in(filter.stripes.stamps[stripe].load(Ordering::Relaxed)),
             })
             .sum();
         Some(UnlockedCopy { filter, counted })
