@@ -4,50 +4,43 @@
 //!
 //! **Writers** lock and stamp stripes as in a packed table (lock groups of one bucket), so other
 //! readers (path searches, counts, removes, snapshots) still validate against the stamps. A store,
-//! under the stripe lock, is a `Relaxed` load (only the holder writes) and a `Release` store of
-//! the new fingerprints with the version plus one. A move stores the fingerprint's new bucket,
-//! then clears the old ([`RawFilter::move_narrow`](super::RawFilter)), under both locks.
+//! under the stripe lock, is a `Relaxed` load and a `Release` store of the new fingerprints with
+//! the version plus one. A move stores the fingerprint's new bucket, then clears the old
+//! ([`RawFilter::move_narrow`](super::RawFilter)), under both locks.
 //!
 //! **A lookup** of candidates `(A, B)` reads no stamp: it loads `A`, then `B` (`Acquire`), then
-//! `A` again. A fingerprint found in either word is a hit, whatever the reload says. A miss is
-//! trusted only when the reload of `A` returns the very same word, version included; else the
-//! lookup tries again, and after [`super::stripe::READ_RETRIES`] tries reads under both stripes'
-//! locks, so it cannot starve.
+//! `A` again. A fingerprint found in either word is a hit, whatever the reload says; a miss is
+//! trusted only when the reload of `A` returns the very same word, version included. Else it
+//! tries again, and after [`super::stripe::READ_RETRIES`] tries reads under both stripes' locks.
 //!
 //! # Why no stored item is missed
 //!
-//! Take an item inserted before the lookup began and not removed meanwhile. (Copies of one
-//! fingerprint in one pair of buckets are interchangeable: a remove takes one, and the copies left
-//! cover the items left; so it is enough to follow one copy.)
-//! Every write of the copy holds the stripe of each bucket it writes, so the stores to `A` are
-//! totally ordered by happens-before through the lock, and so are those to `B`; a move holds
-//! both, so the moves `M1, M2, ...` are ordered among all of them. The copy only moves between
-//! `A` and `B`, and a move `Mi` stores the destination (`Di`) before it clears the source (`Ci`),
-//! so at every moment the copy is in `A` or `B`.
+//! Follow one copy of an item inserted before the lookup began and not removed meanwhile (copies
+//! of one fingerprint in one pair are interchangeable: a remove takes one, the rest cover the
+//! items left). Every write of it holds the stripe of each bucket it writes, so the stores to
+//! `A` are totally ordered by happens-before through the lock, as are those to `B`, and the
+//! moves `M1, M2, ...` (holding both) among all of them. A move `Mi` stores the destination
+//! (`Di`) before it clears the source (`Ci`), so at every moment the copy is in `A` or `B`.
 //!
-//! Let the lookup's loads be `r1` (of `A`), `r2` (of `B`) and `r3` (of `A` again), and let `r1`
-//! and `r3` read the same store `S` of `A` (the same word, version included: see below). Let `Mi`
-//! be the last move whose store to `A` is at or before `S` in `A`'s modification order (`i = 0`:
-//! none, and the insert's store is the copy's placement).
+//! Let the loads be `r1` (of `A`), `r2` (of `B`), `r3` (of `A`), with `r1` and `r3` reading the
+//! same store `S` of `A`, and `Mi` the last move whose store to `A` is at or before `S` in `A`'s
+//! modification order (`i = 0`: none, the insert's store is the copy's placement).
 //! - If after `Mi` the copy is in `A`, then `S` holds it, and `r1` finds it.
-//! - Otherwise it is in `B` from `Mi` until the next move `Mi+1`. Then `Ci` (the clear of `A`, or
-//!   for `i = 0` the insert's store into `B`, finished before the lookup) happens before `r1`:
-//!   `S` is `Ci` or a later store by a later holder of `A`'s lock, and `r1` acquires `S`. So
-//!   `Di`, the store of the copy into `B`, happens before `r2`, which therefore reads `Di` or a
-//!   later store of `B`. Could `r2` read `Ci+1`, the clear of `B`, or later? Then `Di+1`, the
-//!   store of the copy into `A` that precedes it, happens before `r2` (which acquires it) and so
-//!   before `r3`, and `r3` could not read `S`, which is before `Di+1` in `A`'s order (read-read
-//!   coherence). So `r2` reads a store of `B` between `Di` and `Ci+1`: one that holds the copy.
+//! - Otherwise it is in `B` until `Mi+1`. `Ci` (the clear of `A`, or for `i = 0` the insert's
+//!   store into `B`, finished before the lookup) happens before `r1`: `S` is `Ci` or a later
+//!   store by a later holder of `A`'s lock, and `r1` acquires `S`. So `Di`, the store of the copy
+//!   into `B`, happens before `r2`, which reads `Di` or later. If `r2` read `Ci+1` (the clear of
+//!   `B`) or later, `Di+1` (into `A`) would happen before `r2` and so before `r3`, and `r3` could
+//!   not read `S`, before `Di+1` in `A`'s order (read-read coherence). So `r2` reads a store of
+//!   `B` between `Di` and `Ci+1`: one that holds the copy.
 //!
-//! Either way a load sees the copy. Only `A` is rechecked: the argument needs `A` pinned across
-//! the load of `B`, nothing about `B` after it. `r3` may be `Relaxed`: `r2`'s `Acquire` orders it
-//! after `r2`, and coherence does the rest.
+//! Only `A` is rechecked: the argument pins `A` across the load of `B`, nothing about `B` after.
+//! `r3` may be `Relaxed`: `r2`'s `Acquire` orders it after `r2`, and coherence does the rest.
 //!
-//! **Versions.** `r1` and `r3` may read two different stores with the same word only if the
-//! fingerprints came back the same and the 16-bit version went round: a multiple of 65536 stores
-//! to `A` between two loads a few instructions apart (or across a preemption as long as 65536
-//! writes to one bucket take, milliseconds), and a wrong miss needs the copy to have moved from
-//! `B` into `A` in that window too.
+//! **Versions.** `r1` and `r3` read two different stores with the same word only if the
+//! fingerprints came back the same and the 16-bit version went round: 65536 stores to `A` between
+//! two loads a few instructions apart (or across a preemption), and a wrong miss needs the copy to
+//! have moved from `B` into `A` in that window too.
 
 use super::bucket::BucketCodec;
 use super::bucket::{WORD_FINGERPRINTS as FINGERPRINTS, WORD_VERSION_SHIFT as VERSION_SHIFT};

@@ -308,11 +308,6 @@ impl StampWords {
             group_shift: self.group_shift,
         }
     }
-
-    #[inline(always)]
-    pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        self.stamps().begin_read(bucket_a, bucket_b)
-    }
 }
 
 impl core::ops::Deref for StampWords {

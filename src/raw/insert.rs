@@ -27,18 +27,15 @@ impl<P: Place> RawFilter<P> {
     ) -> Insertion {
         // Stripe lines travel while the buckets load; a plain narrow insert's second only if used.
         self.stripes.prefetch_for_write(c.first);
-        let placed = if !unique && self.codec.is_word() {
+        if !unique && self.table.word {
             self.table.words.buckets().prefetch_word(c.second);
-            self.try_place_word::<SHARED>(&c)
+        } else if unique || !self.codec.is_plain_narrow() {
+            self.stripes.prefetch_for_write(c.second);
         } else {
-            if unique || !self.codec.is_plain_narrow() {
-                self.stripes.prefetch_for_write(c.second);
-            } else {
-                self.table.prefetch(c.second);
-            }
-            self.try_place::<SHARED>(&c, unique)
-        };
-        placed.unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
+            self.table.prefetch(c.second);
+        }
+        self.try_place::<SHARED>(&c, unique)
+            .unwrap_or_else(|| self.insert_searching::<SHARED>(c, unique))
     }
 
     /// [`Self::insert_by_path`] with the thread's queue, out of line.
@@ -164,44 +161,40 @@ impl<P: Place> RawFilter<P> {
     #[inline(always)]
     fn try_place<const SHARED: bool>(&self, c: &Candidates, unique: bool) -> Option<Insertion> {
         if !unique && self.table.word {
-            self.try_place_word::<SHARED>(c)
+            self.try_place_narrow::<SHARED, true>(c)
         } else if !unique && self.codec.is_plain_narrow() {
-            self.try_place_narrow::<SHARED>(c)
+            self.try_place_narrow::<SHARED, false>(c)
         } else {
             self.try_place_general::<SHARED>(c, unique)
         }
     }
 
-    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked.
+    /// [`Self::try_place`] of a plain insert into buckets of at most 64 bits, one stripe locked;
+    /// compiled apart for bucket words (`WORD`), so the default filter's common insert takes no
+    /// other form's branches (docs/benchmarks.md).
     #[inline(always)]
-    fn try_place_narrow<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
-        let first = self.table.load_bits(c.first);
-        let bucket = self.roomier_narrow(c, first, || self.table.load_bits(c.second))?;
+    fn try_place_narrow<const SHARED: bool, const WORD: bool>(
+        &self,
+        c: &Candidates,
+    ) -> Option<Insertion> {
+        let load = |bucket| match WORD {
+            true => self.table.load_word_fingerprints(bucket),
+            false => self.table.load_bits(bucket),
+        };
+        let bucket = self.roomier_narrow(c, load(c.first), || load(c.second))?;
         if bucket != c.first {
             self.stripes.prefetch_for_write(bucket);
         }
-        if self.place_one::<SHARED>(bucket, c.fp) {
+        if !WORD && self.place_one::<SHARED>(bucket, c.fp) {
             return Some(Insertion::Inserted);
         }
-        self.place_locked::<SHARED>(c, false)
-    }
-
-    /// [`Self::try_place_narrow`] of bucket words: a copy of its own, so the default filter's
-    /// common insert takes no other form's branches (docs/benchmarks.md).
-    #[inline(always)]
-    fn try_place_word<const SHARED: bool>(&self, c: &Candidates) -> Option<Insertion> {
-        let first = self.table.load_word_fingerprints(c.first);
-        let bucket =
-            self.roomier_narrow(c, first, || self.table.load_word_fingerprints(c.second))?;
-        if bucket != c.first {
-            self.stripes.prefetch_for_write(bucket);
+        if WORD {
+            let mut guard = self.stripes.lock_one::<SHARED>(bucket);
+            if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
+                guard.add(bucket, 1);
+                return Some(Insertion::Inserted);
+            }
         }
-        let mut guard = self.stripes.lock_one::<SHARED>(bucket);
-        if self.admits(Some(c.fp)) && self.table.place_in_word(bucket, c.fp, &self.codec) {
-            guard.add(bucket, 1);
-            return Some(Insertion::Inserted);
-        }
-        drop(guard);
         self.place_locked::<SHARED>(c, false)
     }
 

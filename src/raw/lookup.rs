@@ -204,15 +204,15 @@ impl<P: Place> RawFilter<P> {
         debug_assert_eq!(hashes.len(), answers.len());
         let ahead = self.table.memory_usage() >= LOOKUP_PREFETCH_MIN_BYTES;
         match (self.codec.form, ahead) {
-            (BucketForm::Word, false) => self.contains_each_word(hashes, answers),
-            (BucketForm::Narrow, false) => self.contains_each_narrow(hashes, answers),
+            (BucketForm::Word, false) => self.contains_each::<true>(hashes, answers),
+            (BucketForm::Narrow, false) => self.contains_each::<false>(hashes, answers),
             (_, false) => {
                 for (answer, &hash) in answers.iter_mut().zip(hashes) {
                     *answer = self.contains(hash);
                 }
             }
-            (BucketForm::Word, true) => self.contains_blocks_word(hashes, answers),
-            (BucketForm::Narrow, true) => self.contains_blocks_narrow(hashes, answers),
+            (BucketForm::Word, true) => self.contains_blocks_of::<true>(hashes, answers),
+            (BucketForm::Narrow, true) => self.contains_blocks_of::<false>(hashes, answers),
             (_, true) => {
                 let prefetch = |bucket| self.table.prefetch(bucket);
                 contains_blocks(hashes, answers, self.placement, prefetch, |c| {
@@ -222,39 +222,38 @@ impl<P: Place> RawFilter<P> {
         }
     }
 
-    #[inline(never)]
-    fn contains_blocks_word(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.probe();
-        let prefetch = |bucket| probe.buckets.prefetch_word(bucket);
-        contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
-            self.look_words(probe, c, move || *c)
-        });
-    }
-
-    #[inline(never)]
-    fn contains_blocks_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.probe();
-        let prefetch = |bucket| probe.buckets.prefetch_narrow(bucket);
-        contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
-            self.look_stamped(probe.stamps, c, move || *c, |c| probe.holds_narrow(c))
-        });
-    }
-
-    #[inline(never)]
-    fn contains_each_word(&self, hashes: &[u64], answers: &mut [bool]) {
-        let probe = self.probe();
-        for (answer, &hash) in answers.iter_mut().zip(hashes) {
-            let again = move || probe.placement.candidates(hash);
-            *answer = self.look_words(probe, &again(), again);
+    /// The lookup of bucket words (`WORD`) or of narrow packed buckets, with `probe` read once.
+    #[inline(always)]
+    fn look_in<const WORD: bool>(
+        &self,
+        probe: Probe<'_, P>,
+        c: &Candidates,
+        again: impl Fn() -> Candidates,
+    ) -> bool {
+        match WORD {
+            true => self.look_words(probe, c, again),
+            false => self.look_stamped(probe.stamps, c, again, |c| probe.holds_narrow(c)),
         }
     }
 
     #[inline(never)]
-    fn contains_each_narrow(&self, hashes: &[u64], answers: &mut [bool]) {
+    fn contains_blocks_of<const WORD: bool>(&self, hashes: &[u64], answers: &mut [bool]) {
+        let probe = self.probe();
+        let prefetch = |bucket| match WORD {
+            true => probe.buckets.prefetch_word(bucket),
+            false => probe.buckets.prefetch_narrow(bucket),
+        };
+        contains_blocks(hashes, answers, probe.placement, prefetch, |c| {
+            self.look_in::<WORD>(probe, c, move || *c)
+        });
+    }
+
+    #[inline(never)]
+    fn contains_each<const WORD: bool>(&self, hashes: &[u64], answers: &mut [bool]) {
         let probe = self.probe();
         for (answer, &hash) in answers.iter_mut().zip(hashes) {
             let again = move || probe.placement.candidates(hash);
-            *answer = self.look_stamped(probe.stamps, &again(), again, |c| probe.holds_narrow(c));
+            *answer = self.look_in::<WORD>(probe, &again(), again);
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::bucket::RawBucket;
 use super::index::{BucketIndex, Place};
 use super::owners::{Registry, SharedLocks};
-use super::stripe::{Seen, StripeIndex, Stripes};
+use super::stripe::{Seen, StripeIndex};
 use super::table::Table;
 use super::{Geometry, RawFilter};
 use crate::sync::{fence, Backoff, Ordering, TableWords};
@@ -49,21 +49,10 @@ impl RawFilter {
             table: table.share(&codec)?,
             codec: codec.clone(),
         };
-        let mut stripes = Stripes::with_stamps(
-            parts.stamps,
-            Table::lock_group_shift(&codec),
-            geometry.shape.bucket_count,
-            geometry.shape.bucket_size,
-        )?;
-        stripes.shared = Some(Box::new(locks));
-        Some(Self {
-            geometry: *geometry,
-            placement: Self::placement_for(geometry),
-            codec,
-            table,
-            stripes,
-            gate: (),
-        })
+        let placement = Self::placement_for(geometry);
+        let mut filter = Self::with_table(geometry, codec, table, parts.stamps, placement, ())?;
+        filter.stripes.shared = Some(Box::new(locks));
+        Some(filter)
     }
 
     /// Checks every bucket and the stripes' counts under every stripe lock (a read-only
@@ -129,7 +118,9 @@ impl RawFilter {
         let counted = (seen.iter().enumerate())
             .map(|(stripe, seen)| match seen {
                 Some(seen) if !seen.abandoned() => self.stripes.count_in(seen.stamp),
-                _ => filter.stripes.stripe_count_of(stripe),
+                _ => filter
+                    .stripes
+                    .count_in(filter.stripes.stamps[stripe].load(Ordering::Relaxed)),
             })
             .sum();
         Some(UnlockedCopy { filter, counted })

@@ -30,6 +30,7 @@ use self::bucket::BucketCodec;
 use self::stripe::AllStripesGuard;
 pub(crate) use self::stripe::{Guard, Stripes};
 use self::table::Table;
+use crate::sync::{table_words, TableWords};
 
 pub(crate) use self::block::BLOCK;
 pub(crate) use self::bucket::{fits_bucket_word, Fingerprints};
@@ -85,25 +86,33 @@ impl RawFilter {
 
     /// A filter over a table's data words, little-endian; its stripe counts recomputed.
     pub(crate) fn from_le_bytes(geometry: &Geometry, bytes: &[u8]) -> Option<Self> {
-        let codec = geometry.shape.codec();
-        let table = Table::from_le_bytes(geometry.shape.bucket_count, &codec, bytes)?;
-        Self::counted(geometry, codec, table)
+        if bytes.len() % 8 != 0 {
+            return None;
+        }
+        let words = bytes.chunks_exact(8).map(|word| {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(word);
+            u64::from_le_bytes(le)
+        });
+        Self::from_data_words(geometry, words)
     }
 
     /// A filter over a table's data words; its stripe counts recomputed.
-    #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn from_data_words(
         geometry: &Geometry,
         words: impl ExactSizeIterator<Item = u64>,
     ) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::from_data_words(geometry.shape.bucket_count, &codec, words)?;
-        Self::counted(geometry, codec, table)
-    }
-
-    fn counted(geometry: &Geometry, codec: BucketCodec, table: Table) -> Option<Self> {
-        let mut filter =
-            Self::with_table(geometry, codec, table, Self::placement_for(geometry), ())?;
+        let stamps = table_words(geometry.stripe_count(), false)?;
+        let mut filter = Self::with_table(
+            geometry,
+            codec,
+            table,
+            stamps,
+            Self::placement_for(geometry),
+            (),
+        )?;
         for bucket in 0..geometry.shape.bucket_count {
             let raw = filter.table.load(bucket);
             let used = geometry.shape.bucket_size - filter.codec.count(&raw, 0);
@@ -144,18 +153,21 @@ impl<P: Place> RawFilter<P> {
     pub(crate) fn with_placement(geometry: &Geometry, placement: P, gate: P::Gate) -> Option<Self> {
         let codec = geometry.shape.codec();
         let table = Table::new(geometry.shape.bucket_count, &codec)?;
-        Self::with_table(geometry, codec, table, placement, gate)
+        let stamps = table_words(geometry.stripe_count(), false)?;
+        Self::with_table(geometry, codec, table, stamps, placement, gate)
     }
 
+    /// A filter over `table`, its stripes over `stamps` as they are.
     fn with_table(
         geometry: &Geometry,
         codec: BucketCodec,
         table: Table,
+        stamps: TableWords,
         placement: P,
         gate: P::Gate,
     ) -> Option<Self> {
-        let stripes = Stripes::new(
-            geometry.stripe_count(),
+        let stripes = Stripes::with_stamps(
+            stamps,
             Table::lock_group_shift(&codec),
             geometry.shape.bucket_count,
             geometry.shape.bucket_size,
@@ -305,7 +317,7 @@ impl<P: Place> LockedTable<'_, P> {
         self.filter.table.data_words()
     }
 
-    /// The data words from `from` on, as [`Self::copy`] has them, for a writer that streams.
+    /// The data words from `from` on, bucket words' versions left out, for a writer that streams.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         self.filter.table.read_words(from, out);
     }

@@ -161,10 +161,10 @@ impl SharedLocks {
             debug_assert!(named, "more than {ENTRIES} buckets of one stripe");
             return;
         }
-        let (words, first, last) = self.table.bucket_words(bucket);
         let entry = &record[2 + ENTRY * used..2 + ENTRY * (used + 1)];
         entry[0].store(bucket as u64 + 1, Ordering::Relaxed);
-        for (old, word) in entry[1..].iter().zip(&words[first..=last]) {
+        let words = &self.table.words[self.table.word_range(bucket, 1)];
+        for (old, word) in entry[1..].iter().zip(words) {
             old.store(word.load(Ordering::Relaxed), Ordering::Relaxed);
         }
         record[1].store(used as u64 + 1, Ordering::Release);
@@ -182,9 +182,8 @@ impl SharedLocks {
     /// Puts back the buckets a dead holder of `stripe` journaled and clears the journal; the
     /// caller holds the stripe by its owner word.
     pub(crate) fn restore_journal(&self, stripe: usize) {
-        let (words, ..) = self.table.bucket_words(0);
         for (first, old_words) in self.journal_entries(stripe) {
-            for (word, old) in words[first..].iter().zip(old_words) {
+            for (word, old) in self.table.words[first..].iter().zip(old_words) {
                 word.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
             }
         }
@@ -212,8 +211,8 @@ impl SharedLocks {
             .filter_map(|entry| {
                 let bucket = entry[0].load(Ordering::Relaxed).wrapping_sub(1) as usize;
                 (bucket < self.table.bucket_count()).then(|| {
-                    let (_, first, last) = self.table.bucket_words(bucket);
-                    (first, &entry[1..2 + last - first])
+                    let words = self.table.word_range(bucket, 1);
+                    (words.start, &entry[1..1 + words.len()])
                 })
             })
     }

@@ -136,10 +136,10 @@ pub(crate) fn search(
     limits: SearchLimits,
     queue: &mut SearchQueue,
 ) -> Option<CuckooPath> {
-    queue.clear();
+    queue.nodes.clear();
     let root_count = if roots[0] == roots[1] { 1 } else { 2 };
     for (i, &root) in roots[..root_count].iter().enumerate() {
-        queue.push(Node {
+        queue.nodes.push(Node {
             bucket: root as u32,
             parent: i as u32,
             fp: 0,
@@ -158,7 +158,7 @@ pub(crate) fn search(
         (true, false) => search.rings::<true, false>(queue),
         (true, true) => search.rings::<true, true>(queue),
     };
-    end.map(|end| path_to(queue.nodes(), end))
+    end.map(|end| path_to(&queue.nodes, end))
 }
 
 struct Search<'a, T> {
@@ -174,19 +174,20 @@ impl<T: PathTable> Search<'_, T> {
         &self,
         queue: &mut SearchQueue,
     ) -> Option<usize> {
-        let mut ring = 0..queue.len();
+        let mut ring = 0..queue.nodes.len();
         for depth in 0..=self.limits.max_hops {
             // Listed unread: the roots (unless skipped), and every ring of a prefetched table.
             let roots = VALIDATE || !T::SKIPS_FULL_ROOTS;
             if (depth == 0 && roots) || (depth > 0 && PREFETCH) {
                 if let Some(end) = ring
                     .clone()
-                    .find(|&at| self.read::<VALIDATE>(&mut queue.nodes_mut()[at]))
+                    .find(|&at| self.read::<VALIDATE>(&mut queue.nodes[at]))
                 {
                     return Some(end);
                 }
             }
-            if depth == self.limits.max_hops || queue.len() >= self.limits.max_search_buckets {
+            if depth == self.limits.max_hops || queue.nodes.len() >= self.limits.max_search_buckets
+            {
                 break;
             }
             // A ring cut short by the bucket limit is still read, then the search ends.
@@ -197,7 +198,7 @@ impl<T: PathTable> Search<'_, T> {
                     Listed::Full => {}
                 }
             }
-            ring = ring.end..queue.len();
+            ring = ring.end..queue.nodes.len();
         }
         None
     }
@@ -219,7 +220,7 @@ impl<T: PathTable> Search<'_, T> {
         queue: &mut SearchQueue,
         parent: usize,
     ) -> Listed {
-        let from = queue.nodes()[parent].bucket as usize;
+        let from = queue.nodes[parent].bucket as usize;
         let mut listed = Listed::Full;
         let room = self.table.fingerprints(
             from,
@@ -245,7 +246,7 @@ impl<T: PathTable> Search<'_, T> {
         parent: usize,
         fp: Fingerprint,
     ) -> Listed {
-        if queue.len() == self.limits.max_search_buckets {
+        if queue.nodes.len() == self.limits.max_search_buckets {
             return Listed::AtLimit;
         }
         let to = self.table.alternate(from, fp);
@@ -261,13 +262,13 @@ impl<T: PathTable> Search<'_, T> {
         };
         if PREFETCH {
             self.table.prefetch(to);
-            queue.push(node);
+            queue.nodes.push(node);
             return Listed::Full;
         }
         let room = self.read::<VALIDATE>(&mut node);
-        queue.push(node);
+        queue.nodes.push(node);
         if room {
-            Listed::Room(queue.len() - 1)
+            Listed::Room(queue.nodes.len() - 1)
         } else {
             Listed::Full
         }

@@ -19,7 +19,7 @@ pub(crate) struct Node {
 /// The search's queue, in a buffer that only grows.
 #[derive(Debug, Default)]
 pub(crate) struct SearchQueue {
-    nodes: Vec<Node>,
+    pub(super) nodes: Vec<Node>,
 }
 
 /// Nodes a thread keeps room for between searches: the default limit's, with room to spare.
@@ -49,31 +49,10 @@ impl SearchQueue {
     /// Whether every bucket the last validated search read is unchanged: its "no path" held.
     pub(crate) fn unchanged(&self, stripes: &Stripes) -> bool {
         stripes.unchanged(
-            self.nodes()
+            self.nodes
                 .iter()
                 .map(|node| (node.bucket as usize, node.stamp)),
         )
-    }
-
-    pub(crate) fn nodes(&self) -> &[Node] {
-        &self.nodes
-    }
-
-    pub(crate) fn nodes_mut(&mut self) -> &mut [Node] {
-        &mut self.nodes
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.nodes.clear();
-    }
-
-    #[inline]
-    pub(crate) fn push(&mut self, node: Node) {
-        self.nodes.push(node);
     }
 }
 

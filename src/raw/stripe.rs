@@ -4,12 +4,11 @@
 //! sees the same unlocked stamp before and after reading a bucket knows no writer touched it.
 //! The orderings are crossbeam-utils' `SeqLock`: the reader loads the stamp `Acquire`, the data
 //! `Relaxed`, fences `Acquire` and reloads the stamp `Relaxed`; the writer locks by an `Acquire`
-//! CAS and a `Release` fence, and unlocks by a `Release` store. A stamp's top bits count its
-//! stripe's fingerprints (the version keeps at least 31), changed by the unlocking store.
+//! CAS and a `Release` fence, and unlocks by a `Release` store, which also changes the stripe's
+//! fingerprint count in the stamp's top bits (the version keeps at least 31).
 //!
-//! This file is the writers' half (locks, guards, counts); the stamps' words and the readers'
-//! half ([`OptimisticRead`]) are `index.rs`'s. A live file's stripes also lock through owner
-//! words (`stripe/shared_lock.rs`), tested only where the write path's `SHARED` is true.
+//! The writers' half; the readers' ([`OptimisticRead`]) is `index.rs`'s. A live file's stripes
+//! also lock through owner words (`stripe/shared_lock.rs`), only where `SHARED` is true.
 
 #[cfg(all(target_os = "linux", not(loom)))]
 mod shared_lock;
@@ -34,7 +33,6 @@ pub(crate) struct Stripes {
     pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
-    /// `(1 << count_shift) - 1`.
     versions: u64,
     /// A live file's lock records; read only by locks whose `SHARED` is true.
     #[cfg(all(target_os = "linux", not(loom)))]
@@ -96,7 +94,6 @@ impl Stripes {
         self.stamps.stripe_of(bucket)
     }
 
-    /// The stamp of `bucket`'s stripe, without a bounds check.
     #[inline(always)]
     fn stamp_of(&self, bucket: usize) -> &AtomicU64 {
         self.stamps.stamps().of(bucket)
@@ -104,7 +101,7 @@ impl Stripes {
 
     #[inline(always)]
     pub(crate) fn begin_read(&self, bucket_a: usize, bucket_b: usize) -> OptimisticRead<'_> {
-        self.stamps.begin_read(bucket_a, bucket_b)
+        self.stamps.stamps().begin_read(bucket_a, bucket_b)
     }
 
     /// `look` at two buckets in a state they really had; retried out of line.
@@ -117,7 +114,7 @@ impl Stripes {
     /// `look`'s answer if no writer touched either stripe meanwhile.
     #[inline(always)]
     pub(crate) fn try_read_pair<R>(&self, a: usize, b: usize, look: &impl Fn() -> R) -> Option<R> {
-        let read = self.stamps.begin_read(a, b);
+        let read = self.stamps.stamps().begin_read(a, b);
         let answer = look();
         read.validate().then_some(answer)
     }
@@ -184,11 +181,10 @@ impl Stripes {
         self.store_unlocked(stamp, delta);
     }
 
-    /// Unlocks `stamp`, its version moved on and its count by `delta` (only its holder writes it).
+    /// Unlocks `stamp`, its version moved on (wrapping within its bits) and its count by `delta`.
     #[inline]
     pub(super) fn store_unlocked(&self, stamp: &AtomicU64, delta: i32) {
         let locked = stamp.load(Ordering::Relaxed);
-        // The version wraps within its bits rather than carry into the count.
         let version = locked.wrapping_add(1) & self.versions;
         let count = (locked >> self.count_shift).wrapping_add_signed(i64::from(delta));
         stamp.store(count << self.count_shift | version, Ordering::Release);
@@ -200,20 +196,25 @@ impl Stripes {
         (&self.stamps, self.count_shift)
     }
 
+    /// A live file's locks of `buckets`' stripes if `SHARED` and the stripes have them; else
+    /// `None`, nothing locked.
+    #[inline(always)]
+    fn lock_if_shared<const SHARED: bool>(&self, buckets: [usize; 3]) -> Option<Held> {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if let Some(shared) = self.shared_locks::<SHARED>() {
+            return Some(self.lock_shared_buckets(shared, buckets));
+        }
+        let _ = buckets;
+        None
+    }
+
     /// Locks the stripe of one bucket: the common insert's lock, whose guard keeps the stamp.
     #[inline]
     pub(crate) fn lock_one<const SHARED: bool>(&self, bucket: usize) -> OneStripeGuard<'_, SHARED> {
         let stamp = self.stamp_of(bucket);
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            self.lock_shared_buckets(shared, [bucket; 3]);
-            return OneStripeGuard {
-                stripes: self,
-                stamp,
-                delta: 0,
-            };
+        if self.lock_if_shared::<SHARED>([bucket; 3]).is_none() {
+            lock_stamp(stamp);
         }
-        lock_stamp(stamp);
         OneStripeGuard {
             stripes: self,
             stamp,
@@ -228,9 +229,7 @@ impl Stripes {
         bucket_a: usize,
         bucket_b: usize,
     ) -> StripeGuard<'_, SHARED> {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            let held = self.lock_shared_buckets(shared, [bucket_a, bucket_b, bucket_b]);
+        if let Some(held) = self.lock_if_shared::<SHARED>([bucket_a, bucket_b, bucket_b]) {
             return StripeGuard::new(self, held);
         }
         let (a, b) = (self.of(bucket_a), self.of(bucket_b));
@@ -255,9 +254,8 @@ impl Stripes {
         &self,
         buckets: [usize; 3],
     ) -> StripeGuard<'_, SHARED> {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if let Some(shared) = self.shared_locks::<SHARED>() {
-            return StripeGuard::new(self, self.lock_shared_buckets(shared, buckets));
+        if let Some(held) = self.lock_if_shared::<SHARED>(buckets) {
+            return StripeGuard::new(self, held);
         }
         let held = self.held(buckets);
         for &stripe in held.as_slice() {

@@ -59,14 +59,6 @@ impl Table {
         Self::from_words(bucket_count, codec, words)
     }
 
-    /// The words and the first and last of `bucket`'s, for a live file's journal.
-    #[cfg(all(target_os = "linux", not(loom)))]
-    pub(crate) fn bucket_words(&self, bucket: usize) -> (&[crate::sync::AtomicU64], usize, usize) {
-        let bit = bucket as u64 * self.words.bucket_bits();
-        let last = (bit + self.words.bucket_bits() - 1) / 64;
-        (&self.words[..], (bit / 64) as usize, last as usize)
-    }
-
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn share(&self, codec: &BucketCodec) -> Option<Self> {
         Self::from_words(self.bucket_count(), codec, self.words.share()?)
@@ -125,23 +117,6 @@ impl Table {
         Some(copy)
     }
 
-    /// A table of `bytes`' little-endian data words; `None` unless exactly as many as it needs.
-    pub(crate) fn from_le_bytes(
-        bucket_count: usize,
-        codec: &BucketCodec,
-        bytes: &[u8],
-    ) -> Option<Self> {
-        if bytes.len() % 8 != 0 {
-            return None;
-        }
-        let words = bytes.chunks_exact(8).map(|word| {
-            let mut le = [0u8; 8];
-            le.copy_from_slice(word);
-            u64::from_le_bytes(le)
-        });
-        Self::from_data_words(bucket_count, codec, words)
-    }
-
     /// A table of these data words; `None` unless exactly as many as it needs.
     pub(crate) fn from_data_words(
         bucket_count: usize,
@@ -158,8 +133,8 @@ impl Table {
         Some(table)
     }
 
-    /// The data words of `buckets` buckets from `first` (a lock group's, which fill whole words
-    /// from its first bucket on): `[from, to)`.
+    /// The words that hold bits of `buckets` buckets from `first` (a lock group's fill them
+    /// whole; a live file's journal copies one bucket's): `[from, to)`.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn word_range(&self, first: usize, buckets: usize) -> core::ops::Range<usize> {
         let bits = self.words.bucket_bits();
@@ -206,11 +181,6 @@ impl Table {
         } else {
             self.load_narrow(bucket) & self.limb_mask as u64
         }
-    }
-
-    #[inline(always)]
-    pub(crate) fn store_bits(&self, bucket: usize, bits: u64) {
-        self.update_bits(bucket, |_| Some(bits));
     }
 
     /// Stores what `change` makes of a bucket of at most 64 bits, if anything, under its lock.
@@ -264,7 +234,8 @@ impl Table {
     #[inline(always)]
     pub(crate) fn store(&self, bucket: usize, raw: &RawBucket) {
         if self.word || self.words.bucket_bits() <= 64 {
-            return self.store_bits(bucket, raw[0] as u64);
+            self.update_bits(bucket, |_| Some(raw[0] as u64));
+            return;
         }
         self.store_wide(bucket, raw);
     }

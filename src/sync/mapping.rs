@@ -86,22 +86,10 @@ impl Mapping {
         Ok(())
     }
 
-    /// Asks for huge pages over `[offset, offset + len)` (advice only, as for heap tables).
-    pub(crate) fn advise_huge_pages(&self, offset: usize, len: usize) {
-        const HUGE: usize = 2 << 20;
-        let start = self.start.as_ptr() as usize + offset;
-        let (first, last) = (start.next_multiple_of(HUGE), (start + len) & !(HUGE - 1));
-        if first < last && last <= self.start.as_ptr() as usize + self.len {
-            // SAFETY: [first, last) lies inside this live mapping; MADV_HUGEPAGE changes how the
-            // kernel backs the pages, never their contents. Refusal is ignored on purpose.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
+    /// Asks for huge pages over the words of `[offset, offset + len)`, as for heap tables.
+    pub(crate) fn advise_huge_pages(self: &Arc<Self>, offset: usize, len: usize) {
+        if let Some(words) = self.words(offset, len / 8) {
+            super::advise_huge_pages(&words);
         }
     }
 }

@@ -8,39 +8,32 @@ pub(crate) use crossbeam_utils::Backoff;
 
 /// Asks the CPU to start bringing `word`'s cache line in: a hint, which never faults.
 #[inline(always)]
-#[allow(unsafe_code)]
 pub(crate) fn prefetch(word: &AtomicU64) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has (it is in the baseline target),
-    // and it never dereferences its argument in a way that can fault: prefetching any address,
-    // even an invalid one, is defined to have no architectural effect. The pointer comes from a
-    // live reference anyway.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(word.as_ptr() as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
+    prefetch_hint::<{ core::arch::x86_64::_MM_HINT_T0 }>(word);
     let _ = word;
 }
 
 /// [`prefetch`] for writing (`PREFETCHW`): a stripe another core wrote arrives before the lock.
 #[inline(always)]
-#[allow(unsafe_code)]
 pub(crate) fn prefetch_write(word: &AtomicU64) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as for `prefetch`: a prefetch hint never faults and has no architectural effect,
-    // whatever the address, and this one comes from a live reference.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        _mm_prefetch::<_MM_HINT_ET0>(word.as_ptr() as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
+    prefetch_hint::<{ core::arch::x86_64::_MM_HINT_ET0 }>(word);
     let _ = word;
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(unsafe_code)]
+fn prefetch_hint<const HINT: i32>(word: &AtomicU64) {
+    // SAFETY: `_mm_prefetch` needs SSE, in the x86_64 baseline; a prefetch of any address, even
+    // an invalid one, never faults and has no architectural effect (this one is a live reference).
+    unsafe { core::arch::x86_64::_mm_prefetch::<HINT>(word.as_ptr() as *const i8) }
 }
 
 /// Asks the kernel for transparent huge pages under `memory`: advice, which it may decline.
 #[allow(unsafe_code)]
-fn advise_huge_pages<T>(memory: &[T]) {
+pub(crate) fn advise_huge_pages<T>(memory: &[T]) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
@@ -49,11 +42,9 @@ fn advise_huge_pages<T>(memory: &[T]) {
         // madvise wants a page-aligned start; only whole pages inside `memory` are advised.
         let (first, last) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
         if first < last {
-            // SAFETY: [first, last) lies inside `memory`, which we borrow, so it is mapped memory
-            // that stays allocated for the call. MADV_HUGEPAGE changes only how
-            // the kernel backs the pages, never their contents or whether they are mapped, so
-            // no Rust reference or value can observe it. The return value is ignored on
-            // purpose: a kernel without huge pages simply says no.
+            // SAFETY: [first, last) lies inside `memory`, which we borrow, so it stays mapped for
+            // the call. MADV_HUGEPAGE changes only how the kernel backs the pages, never their
+            // contents or mapping, which no Rust value can observe. A refusal is ignored.
             unsafe {
                 libc::madvise(
                     first as *mut libc::c_void,
@@ -149,17 +140,14 @@ impl core::ops::Deref for TableWords {
 
     #[inline(always)]
     fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: `words` is non-null and aligned for `AtomicU64` (a dangling one when `len` is
-        // 0), and its `len` words lie inside the block (`table_words` reserves `slack` bytes
-        // beyond them for the offset), which `alloc_zeroed` zero-filled: `AtomicU64` has the
-        // representation of `u64`, whose all-zero bit pattern is 0, so each is a valid atomic.
-        // The block belongs to `self`, which frees it only when dropped, so it outlives the
-        // borrow, and shared access to atomics needs nothing more. Mapped words (`mapped`) lie
-        // inside a mapping `Mapping::words` checked to hold them, 8-aligned (the mapping starts
-        // on a page), which `self` keeps mapped through its `Arc`; any bits are a valid `u64`,
-        // and every process touches them only through atomics. The file under them must keep
-        // its length while mapped (a shrunk file faults, SIGBUS): the live file's shared
-        // `flock` tells cooperating programs so (docs/shared.md).
+        // SAFETY: `words` is non-null and aligned for `AtomicU64` (dangling when `len` is 0), and
+        // its `len` words lie inside the block (`table_words` reserves `slack` bytes for the
+        // offset), zero-filled by `alloc_zeroed`: all-zero bits are a valid `AtomicU64`. `self`
+        // owns the block and frees it only when dropped, so it outlives the borrow. Mapped words
+        // lie inside a mapping `Mapping::words` checked to hold them, 8-aligned, kept mapped by
+        // `self`'s `Arc`; any bits are a valid `u64`, touched by every process only atomically.
+        // The file must keep its length while mapped (shrunk: SIGBUS), which the live file's
+        // shared `flock` tells cooperating programs (docs/shared.md).
         #[allow(unsafe_code)]
         unsafe {
             core::slice::from_raw_parts(self.words.as_ptr(), self.len)

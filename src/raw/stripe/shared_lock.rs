@@ -172,9 +172,4 @@ impl Stripes {
     pub(crate) fn count_in(&self, stamp: u64) -> u64 {
         stamp >> self.count_shift
     }
-
-    /// The count of `stripe`'s stamp.
-    pub(crate) fn stripe_count_of(&self, stripe: StripeIndex) -> u64 {
-        self.count_in(self.stamps[stripe].load(Ordering::Relaxed))
-    }
 }

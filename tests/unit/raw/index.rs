@@ -84,7 +84,7 @@ fn unchecked_reads_take_the_words_checked_indexing_names_up_to_the_last_bucket()
             }
             // What the reads return, after a store to every bucket.
             for bucket in 0..bucket_count {
-                table.store_bits(bucket, bucket as u64 % 7 + 1);
+                table.store(bucket, &[u128::from(bucket as u64 % 7 + 1), 0]);
             }
             for a in 0..bucket_count {
                 let b = bucket_count - 1 - a;

@@ -121,7 +121,7 @@ fn shortest_paths_from_2000_roots(filter: &RawFilter, limits: SearchLimits) -> u
         let roots = [root, placement.alternate(root, root as u32 % 4095 + 1)];
         let want = fewest_moves(filter, roots, limits.max_hops);
         let path = validated(filter, roots, limits, &mut queue);
-        most_nodes = most_nodes.max(queue.len());
+        most_nodes = most_nodes.max(queue.nodes.len());
         assert_eq!(path.map(|p| p.hops), want, "roots {roots:?}");
         // A search that is not validated finds the same shortest path.
         let unvalidated = search(filter, None, roots, limits, &mut queue);
@@ -210,7 +210,7 @@ fn a_search_that_finds_no_room_is_stale_once_a_bucket_it_read_changes() {
         assert!(queue.unchanged(stripes), "nothing was written");
         // The last bucket the search read: a write to its stripe makes the search stale,
         // and so does a writer still holding it.
-        let last = queue.nodes().last().unwrap().bucket as usize;
+        let last = queue.nodes.last().unwrap().bucket as usize;
         let guard = stripes.lock_pair::<false>(last, last);
         assert!(!queue.unchanged(stripes), "a read bucket is locked");
         drop(guard);

@@ -126,10 +126,26 @@ fn a_table_read_from_bytes_holds_them_and_refuses_a_wrong_length() {
     let mut words = vec![0; source.data_words()];
     source.read_words(0, &mut words);
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let copy = Table::from_le_bytes(37, &codec, &bytes).unwrap();
-    assert!((0..37).all(|i| copy.load(i) == source.load(i)));
-    assert!(Table::from_le_bytes(37, &codec, &bytes[8..]).is_none());
-    assert!(Table::from_le_bytes(37, &codec, &bytes[1..]).is_none());
+    let geometry = crate::raw::Geometry {
+        shape: crate::raw::Shape {
+            bucket_count: 37,
+            bucket_size: 4,
+            fingerprint_bits: 12,
+            semi_sorted: false,
+            bucket_words: false,
+        },
+        stripes: 0,
+        limits: crate::raw::SearchLimits {
+            max_hops: 5,
+            max_search_buckets: 500,
+        },
+    };
+    let from_bytes = |bytes| crate::raw::RawFilter::from_le_bytes(&geometry, bytes);
+    let copy = from_bytes(&bytes).unwrap();
+    assert!((0..37).all(|i| copy.table.load(i) == source.load(i)));
+    assert_eq!(copy.len(), 37, "the stripes count what the words hold");
+    assert!(from_bytes(&bytes[8..]).is_none());
+    assert!(from_bytes(&bytes[1..]).is_none());
 }
 
 /// Resident bytes of this process, from `/proc/self/statm` (in 4 KiB pages).
