@@ -59,18 +59,6 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Writes [`to_bytes`](Self::to_bytes)' bytes into `out`, allocating nothing (but a
     /// read-only live filter's copy of its table); `Ok(n)`: they took `out[..n]`.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
-    /// assert_eq!(filter.write_to_slice(&mut buffer)?, buffer.len());
-    /// assert_eq!(buffer, filter.to_bytes());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short (a growable filter may have
@@ -121,19 +109,6 @@ impl<K: Kind> CuckooFilter<K> {
     /// one. A truncated, extended, corrupted or foreign input gets a [`DecodeError`], never a
     /// panic, a filter that answers differently, or an allocation the input does not hold.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
-    ///
-    /// let mut bytes = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
-    /// bytes[100] ^= 1;
-    /// assert!(matches!(
-    ///     ConcurrentCuckooFilter::from_bytes(&bytes),
-    ///     Err(DecodeError::ChecksumMismatch { .. })
-    /// ));
-    /// ```
-    ///
     /// # Errors
     ///
     /// A [`DecodeError`] naming the first check the input fails, in the order `FORMAT.md`
@@ -145,20 +120,6 @@ impl<K: Kind> CuckooFilter<K> {
     /// Reads exactly one filter written by [`write_to`](CuckooFilter::write_to), leaving
     /// `reader` at what follows, with the checks of [`from_bytes`](Self::from_bytes); memory
     /// grows with the bytes that arrive. Wrap a file in a `BufReader`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// let mut stream = filter.to_bytes();
-    /// stream.extend_from_slice(b"next record");
-    /// let mut reader = &stream[..];
-    /// ConcurrentCuckooFilter::read_from(&mut reader)?;
-    /// assert_eq!(reader, b"next record");
-    /// # Ok::<(), concurrent_cuckoo_filter::DecodeError>(())
-    /// ```
     ///
     /// # Errors
     ///

@@ -409,22 +409,6 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO` gives them,
     /// read without locks: exact when no write is in flight.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// for key in 0..500u32 {
-    ///     filter.insert(&key)?;
-    /// }
-    /// let stats = filter.stats();
-    /// assert_eq!((stats.len, stats.bucket_size, stats.fingerprint_bits), (500, 4, 12));
-    /// assert!(stats.false_positive_rate_at_load < stats.expected_false_positive_rate);
-    /// assert!(stats.to_string().contains("items: 500\n"));
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
-    /// ```
     #[must_use]
     pub fn stats(&self) -> FilterStats {
         let hasher = RecordedHasher::of(self.hasher());
