@@ -289,14 +289,7 @@ impl Kind for Fixed {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        match self.raw.geometry_mismatch(&other.raw) {
-            Some((field, target, source)) => Err(MergeError::Geometry {
-                field,
-                target,
-                source,
-            }),
-            None => Ok(()),
-        }
+        MergeError::unless_same(self.raw.geometry_mismatch(&other.raw))
     }
 
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {

@@ -19,6 +19,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
+use crate::persist::encoding::first_difference;
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{level_hash, Insertion, Stripes, AHEAD};
 use crate::sync::{fence, Ordering};
@@ -334,17 +335,8 @@ impl Kind for Growable {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        let mut pairs = plan_fields(&self.levels)
-            .into_iter()
-            .zip(plan_fields(&other.levels));
-        match pairs.find(|((_, ours), (_, theirs))| ours != theirs) {
-            Some(((field, target), (_, source))) => Err(MergeError::Geometry {
-                field,
-                target,
-                source,
-            }),
-            None => Ok(()),
-        }
+        let (ours, theirs) = (plan_fields(&self.levels), plan_fields(&other.levels));
+        MergeError::unless_same(first_difference(ours, theirs))
     }
 
     /// Into the same level here, added first if missing: a fingerprint known by its core, whole
