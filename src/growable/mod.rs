@@ -34,14 +34,10 @@ const PROBE_WINDOW: usize = 8;
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// It grows in place, as extendible hashing does: a level is a directory of chunks (small cuckoo
-/// tables) indexed by route bits of an item's hash, and a full chunk splits, the items whose
-/// next route bit is 1 moving to a new chunk, so a lookup probes one chunk however far the level
-/// grew. After [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default,
-/// 64×) the next level is added, `2^split_depth` times larger. Level `i` keeps the rate
-/// `ε/2^(i+1)`, so the levels' rates add up to less than ε. Inserts go to the newest level; a
-/// lookup requests every level's buckets at once, then probes them newest first. Only the
-/// writers of a chunk being split wait for it.
+/// It grows in place, as extendible hashing does: a full chunk (a small cuckoo table) splits, so
+/// a lookup probes one chunk per level; after
+/// [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default, 64×) a level
+/// that much larger is added, level `i` at the rate `ε/2^(i+1)` (the repository's docs/growth.md).
 ///
 /// # Examples
 ///
