@@ -25,8 +25,7 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
-/// Why a builder could not build a filter: each variant names the parameter at fault and the
-/// value it was given.
+/// Why a builder could not build a filter: each variant names the parameter at fault and its value.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {

@@ -1,5 +1,4 @@
-//! A filter's bytes, for every kind, over the kind's own encoding ([`Kind::write_to`],
-//! [`Kind::decode`]).
+//! Every kind's bytes, over the kind's own encoding ([`Kind::write_to`], [`Kind::decode`]).
 
 use std::io::{self, Read, Write};
 
@@ -86,8 +85,7 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Those of [`from_bytes`](CuckooFilter::from_bytes): [`DecodeError::HasherMismatch`] for
     /// bytes of another hash function, [`DecodeError::InvalidSeed`] if `S` refuses the seed.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let (core, hasher) = K::decode(bytes)?;
-        Ok(Self::from_parts(core, hasher))
+        K::decode(bytes).map(|(core, hasher)| Self::from_parts(core, hasher))
     }
 
     /// [`read_from`](CuckooFilter::read_from) for a filter whose hasher is `S`.
@@ -97,8 +95,7 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Those of [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`] if the reader fails.
     pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        let (core, hasher) = K::decode_from(reader)?;
-        Ok(Self::from_parts(core, hasher))
+        K::decode_from(reader).map(|(core, hasher)| Self::from_parts(core, hasher))
     }
 }
 

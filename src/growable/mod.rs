@@ -84,8 +84,7 @@ const PROBE_WINDOW: usize = 8;
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S>;
 
-/// The kind of [`GrowableCuckooFilter`]: its levels, and the locks that make a unique insert
-/// one step across them.
+/// The kind of [`GrowableCuckooFilter`]: its levels, and the item locks of unique inserts.
 pub struct Growable {
     levels: Levels,
     /// Locks by item hash, taken before any level's stripes and by nothing else: no lock cycle.
