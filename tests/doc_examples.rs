@@ -175,3 +175,27 @@ fn try_par_extend_counts_what_went_in_before_the_filter_filled() {
     let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
     assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
 }
+
+#[test]
+fn merge_unites_two_filters_of_one_shape() -> Result {
+    use concurrent_cuckoo_filter::MergeError;
+
+    let (a, b) = (
+        ConcurrentCuckooFilter::with_capacity(1000),
+        ConcurrentCuckooFilter::with_capacity(1000),
+    );
+    a.insert("apple")?;
+    b.insert("banana")?;
+    assert_eq!(a.merge(&b), Ok(1));
+    assert!(a.contains("apple") && a.contains("banana"));
+
+    let small = ConcurrentCuckooFilter::with_capacity(10);
+    assert!(matches!(
+        small.merge(&a),
+        Err(MergeError::Geometry {
+            field: "buckets",
+            ..
+        })
+    ));
+    Ok(())
+}
