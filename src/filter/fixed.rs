@@ -12,7 +12,7 @@ use crate::hooks::DebugCandidates;
 use crate::persist::encoding::VERSION;
 use crate::persist::encoding::{
     check_checksum, check_len, decode_table, encoded_len, hasher_of, parse_table, read_up_to,
-    write_encoding, Header, HEADER_LEN,
+    write_encoding, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{Geometry, Insertion, RawFilter};
@@ -326,14 +326,8 @@ impl Kind for Fixed {
             return copy.write_to(hasher, writer);
         }
         let table = self.raw.lock_table();
-        let header = Header::new(
-            self.raw.geometry(),
-            self.capacity,
-            RecordedHasher::of(hasher),
-            table.items(),
-            table.data_words(),
-        );
-        write_encoding(writer, header, |from, out| table.read_words(from, out))
+        let recorded = RecordedHasher::of(hasher);
+        write_encoding(writer, &table, self.raw.geometry(), self.capacity, recorded)
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {

@@ -330,8 +330,8 @@ impl Kind for Growable {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        let (ours, theirs) = (plan_fields(&self.levels), plan_fields(&other.levels));
-        MergeError::unless_same(first_difference(ours, theirs))
+        let difference = first_difference(plan_fields(&self.levels), plan_fields(&other.levels));
+        MergeError::unless_same(difference)
     }
 
     /// Into the same level here, added first if missing: a fingerprint known by its core, whole

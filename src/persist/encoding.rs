@@ -7,8 +7,8 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::{
-    fits_bucket_word, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT,
-    MAX_HOPS,
+    fits_bucket_word, min_stripes, Geometry, LockedTable, Place, RawFilter, SearchLimits, Shape,
+    MAX_BUCKET_COUNT, MAX_HOPS,
 };
 
 /// As PNG's signature: a non-ASCII byte, the name, and what a text-mode transfer would mangle.
@@ -464,12 +464,22 @@ pub(crate) fn read_up_to<R: Read>(
     Ok(())
 }
 
-/// Writes `header`, the table a part at a time (`read(from, out)` from word `from`), checksum.
-pub(crate) fn write_encoding<W: Write>(
+/// Writes the encoding of `table`, of `geometry` and sized for `capacity`: its header, the table
+/// a part at a time, the checksum.
+pub(crate) fn write_encoding<P: Place, W: Write>(
     mut writer: W,
-    header: Header,
-    mut read: impl FnMut(usize, &mut [u64]),
+    table: &LockedTable<'_, P>,
+    geometry: &Geometry,
+    capacity: usize,
+    hasher: RecordedHasher,
 ) -> io::Result<()> {
+    let header = Header::new(
+        geometry,
+        capacity,
+        hasher,
+        table.items(),
+        table.data_words(),
+    );
     let mut checksum = Xxh3::new();
     let mut put = |bytes: &[u8]| {
         checksum.update(bytes);
@@ -481,7 +491,7 @@ pub(crate) fn write_encoding<W: Write>(
     let len = header.table_words as usize;
     for from in (0..len).step_by(words.len()) {
         let part = &mut words[..(len - from).min(WRITE_STEP / 8)];
-        read(from, part);
+        table.read_words(from, part);
         let bytes = &mut bytes[..part.len() * 8];
         for (out, word) in bytes.chunks_exact_mut(8).zip(part.iter()) {
             out.copy_from_slice(&word.to_le_bytes());
