@@ -99,10 +99,9 @@ impl<K: Kind, S> CuckooFilter<K, S> {
         self.core.clear();
     }
 
-    /// Items the filter is sized for, at least the capacity asked for (see
-    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)): any `capacity()` distinct
-    /// items fit, with fingerprints of 8 bits or more. A growable filter's is its levels' so far,
-    /// and it grows up to its [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
+    /// Items the filter is sized for, at least the capacity asked for (what fits:
+    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)); a growable filter's levels'
+    /// so far, up to [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.core.capacity()

@@ -76,10 +76,9 @@ const PROBE_WINDOW: usize = 8;
 ///   Meanwhile it may count some writes and not others (and a split's moving fingerprints
 ///   twice), but a count that shows a thread's write shows everything that thread wrote before.
 /// - [`remove`](Self::remove) removes the copy from the one level whose buckets hold the item's
-///   fingerprint. If several do (with probability about ε, or for an item inserted before and
-///   after a level was added), it cannot tell the item's copy from another item's, so it removes
-///   nothing and returns `false`: a false positive stays rather than a false negative appears.
-///   Only remove items that were inserted.
+///   fingerprint; if several do (with probability about ε, or for an item inserted before and
+///   after a level was added), it removes nothing and returns `false`, so that a false positive
+///   stays rather than a false negative appears. Only remove items that were inserted.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S>;
