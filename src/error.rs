@@ -25,8 +25,7 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
-/// Why a builder could not build a filter: each variant names the parameter at fault and the
-/// value it was given.
+/// Why a builder could not build a filter: each variant names the parameter at fault and its value.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
@@ -357,6 +356,20 @@ impl fmt::Display for MergeError {
 }
 
 impl std::error::Error for MergeError {}
+
+impl MergeError {
+    /// [`Self::Geometry`] of the first field that differs, if one does.
+    pub(crate) fn unless_same(difference: Option<(&'static str, u64, u64)>) -> Result<(), Self> {
+        match difference {
+            Some((field, target, source)) => Err(Self::Geometry {
+                field,
+                target,
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+}
 
 /// A positive rate to four significant digits, rounded up: a rate a message names is reachable.
 struct RoundedUp(f64);

@@ -117,27 +117,6 @@ impl DefaultHashBuilder {
     /// the crate docs), recorded with the filter's bytes. Filters merge only with equal seeds:
     /// give every filter of a job a clone of one builder, or [`seed`](Self::seed) to
     /// [`with_seed`](Self::with_seed).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
-    ///
-    /// let hasher = DefaultHashBuilder::random();
-    /// assert_ne!(hasher.seed(), DefaultHashBuilder::random().seed());
-    /// let shards: Vec<ConcurrentCuckooFilter> = (0..2)
-    ///     .map(|_| ConcurrentCuckooFilter::with_capacity_and_hasher(1000, hasher))
-    ///     .collect();
-    /// shards[0].insert("a")?;
-    /// shards[1].insert("b")?;
-    /// shards[0].merge(&shards[1])?;
-    /// assert!(shards[0].contains("a") && shards[0].contains("b"));
-    ///
-    /// let loaded = ConcurrentCuckooFilter::from_bytes(&shards[0].to_bytes())?;
-    /// assert_eq!(loaded.hasher().seed(), hasher.seed());
-    /// assert!(loaded.contains("b"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     #[must_use]
     pub fn random() -> Self {
         use std::collections::hash_map::RandomState;
@@ -154,17 +133,6 @@ impl DefaultHashBuilder {
     /// The hash of an item whose [`Hash`](core::hash::Hash) impl writes exactly `stream`, as
     /// [`hash_one`](BuildHasher::hash_one) gives it, for keys held as bytes (a `str`'s stream is
     /// its UTF-8 bytes then `0xff`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::hash::BuildHasher;
-    /// use concurrent_cuckoo_filter::DefaultHashBuilder;
-    ///
-    /// let hasher = DefaultHashBuilder::new();
-    /// assert_eq!(hasher.hash_stream(b"alice\xff"), hasher.hash_one("alice"));
-    /// assert_eq!(hasher.hash_stream(&7u64.to_le_bytes()), hasher.hash_one(7u64));
-    /// ```
     #[must_use]
     #[inline]
     pub fn hash_stream(&self, stream: &[u8]) -> u64 {

@@ -1,6 +1,8 @@
 //! A table's settings as the builders collect them, checked into the [`Geometry`] that `raw/`
 //! allocates: below both filters' builders, so growable levels are sized by the fixed rules.
 
+use core::ops::RangeInclusive;
+
 use crate::error::BuildError;
 use crate::layout::TableLayout;
 use crate::raw::{
@@ -82,12 +84,8 @@ impl TableSettings {
             limits.bytes,
             limits.usize_max,
         );
-        if self.stripes != 0 && !is_accepted(self.stripes as u64, &accepted) {
-            return Err(BuildError::Stripes {
-                stripes: self.stripes,
-                min: *accepted.start() as usize,
-                max: *accepted.end() as usize,
-            });
+        if self.stripes != 0 {
+            check_stripes(self.stripes, &accepted)?;
         }
         let geometry = Geometry {
             shape: Shape {
@@ -140,6 +138,18 @@ impl TableSettings {
             ..shape
         })
     }
+}
+
+/// [`BuildError::Stripes`] unless `stripes` is a power of two in `accepted`.
+pub(crate) fn check_stripes(
+    stripes: usize,
+    accepted: &RangeInclusive<u64>,
+) -> Result<(), BuildError> {
+    if is_accepted(stripes as u64, accepted) {
+        return Ok(());
+    }
+    let (min, max) = (*accepted.start() as usize, *accepted.end() as usize);
+    Err(BuildError::Stripes { stripes, min, max })
 }
 
 /// What the target can hold (the tests also check a 32-bit target's).

@@ -25,23 +25,14 @@ pub(crate) fn target_load_permille(bucket_size: usize) -> u64 {
     }
 }
 
-/// Slack for small tables (docs/benchmarks.md, "Space and false positive rates").
-fn small_table_slack(bucket_size: usize) -> Slack {
-    let (extra_items, load_permille) = match bucket_size {
+/// Slack for small tables (docs/benchmarks.md, "Space and false positive rates"): room for
+/// `extra_items` more items at a load of `load_permille` thousandths.
+fn small_table_slack(bucket_size: usize) -> (u128, u128) {
+    match bucket_size {
         2 => (250, 850),
         4 => (52, 1000),
         _ => (17, 1000),
-    };
-    Slack {
-        extra_items,
-        load_permille,
     }
-}
-
-/// Room for `extra_items` more items at a load of `load_permille` thousandths.
-struct Slack {
-    extra_items: u128,
-    load_permille: u128,
 }
 
 /// Buckets for `capacity` items at the target load and with the slack; monotone, saturating.
@@ -49,9 +40,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
     let size = bucket_size as u128;
     let at_target = (u128::from(capacity) * 1000)
         .div_ceil(size * u128::from(target_load_permille(bucket_size)));
-    let slack = small_table_slack(bucket_size);
-    let with_slack =
-        ((u128::from(capacity) + slack.extra_items) * 1000).div_ceil(size * slack.load_permille);
+    let (extra_items, load_permille) = small_table_slack(bucket_size);
+    let with_slack = ((u128::from(capacity) + extra_items) * 1000).div_ceil(size * load_permille);
     u64::try_from(at_target.max(with_slack)).unwrap_or(u64::MAX)
 }
 
@@ -59,8 +49,8 @@ pub(crate) fn bucket_count_for(capacity: u64, bucket_size: usize) -> u64 {
 pub(crate) fn capacity_of(bucket_count: u64, bucket_size: usize) -> u64 {
     let slots = u128::from(bucket_count) * bucket_size as u128;
     let at_target = slots * u128::from(target_load_permille(bucket_size)) / 1000;
-    let slack = small_table_slack(bucket_size);
-    let with_slack = (slots * slack.load_permille / 1000).saturating_sub(slack.extra_items);
+    let (extra_items, load_permille) = small_table_slack(bucket_size);
+    let with_slack = (slots * load_permille / 1000).saturating_sub(extra_items);
     u64::try_from(at_target.min(with_slack)).unwrap_or(u64::MAX)
 }
 

@@ -15,18 +15,6 @@ use crate::raw::BLOCK;
 impl<K: Kind + Sync, S: BuildHasher + Sync> CuckooFilter<K, S> {
     /// [`try_extend`](Self::try_extend) of a parallel iterator, on rayon's threads.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    /// use rayon::prelude::*;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(100_000);
-    /// assert_eq!(filter.try_par_extend((0..100_000u64).into_par_iter()), Ok(100_000));
-    /// let full = filter.try_par_extend((0..1_000_000u64).into_par_iter().map(|i| i + (1 << 40)));
-    /// assert_eq!(full.unwrap_err().inserted(), filter.len() - 100_000);
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`ExtendError`] soon after the first item that finds no room: the items that went in

@@ -77,23 +77,6 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// and codes their four high bits together, so an `f`-bit fingerprint costs `f − 1` bits at
     /// the same false positive rate; lookups decode the bucket and run slower. Needs
     /// `bucket_size` 4 and `fingerprint_bits` of at least 5.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let plain = ConcurrentCuckooFilter::builder().capacity(1 << 20).fingerprint_bits(13).build()?;
-    /// let sorted = ConcurrentCuckooFilter::builder()
-    ///     .capacity(1 << 20)
-    ///     .fingerprint_bits(13)
-    ///     .semi_sorted(true)
-    ///     .build()?;
-    /// // 12 bits instead of 13 per slot.
-    /// let ratio = sorted.memory_usage() as f64 / plain.memory_usage() as f64;
-    /// assert!((ratio - 12.0 / 13.0).abs() < 0.01, "{ratio}");
-    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
-    /// ```
     pub fn semi_sorted(mut self, semi_sorted: bool) -> Self {
         self.settings.request.semi_sorted = Some(semi_sorted);
         self
@@ -102,22 +85,6 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     /// Sizes fingerprints for a target false positive rate ε when full, by the paper's eq. (6),
     /// `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the filter smallest.
     /// An explicit `fingerprint_bits`, `bucket_size` or `semi_sorted` wins.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::builder()
-    ///     .capacity(1_000_000)
-    ///     .false_positive_rate(0.001)
-    ///     .build()?;
-    /// assert_eq!(filter.fingerprint_bits(), 13);
-    /// assert_eq!(filter.bucket_size(), 4);
-    /// assert!(filter.is_semi_sorted());
-    /// assert!(filter.expected_false_positive_rate() <= 0.001);
-    /// # Ok::<(), concurrent_cuckoo_filter::BuildError>(())
-    /// ```
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.settings.request.false_positive_rate = Some(rate);
         self

@@ -50,17 +50,6 @@ impl<K: Kind, S> CuckooFilter<K, S> {
 impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// `answers[i] == contains(&items[i])`, several times faster than one at a time in a filter
     /// larger than the CPU caches.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// filter.insert(&3u32)?;
-    /// assert_eq!(filter.contains_batch(&[1u32, 2, 3]), [false, false, true]);
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
-    /// ```
     #[must_use]
     pub fn contains_batch<T: Hash>(&self, items: &[T]) -> Vec<bool> {
         let mut answers = vec![false; items.len()];
@@ -95,18 +84,6 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
 
     /// Inserts every item in order, their memory loads overlapped, until one finds no room
     /// (see [`insert`](Self::insert)). `Ok(n)`: all `n` went in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, InsertError};
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// assert_eq!(filter.try_extend(0..1000u32), Ok(1000));
-    /// let err = filter.try_extend(1000..1_000_000u32).unwrap_err();
-    /// assert_eq!(err.error(), InsertError::Full);
-    /// assert_eq!(filter.len(), 1000 + err.inserted());
-    /// ```
     ///
     /// # Errors
     ///
@@ -150,15 +127,6 @@ pub(crate) fn collect_hashes<K: Kind, S>(
 
 /// Builds a filter holding every item, inserted as [`try_extend`] does: a fixed filter sized for
 /// them (their hashes held until it is), a growable one from the iterator's lower size bound.
-///
-/// # Examples
-///
-/// ```
-/// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-///
-/// let filter: ConcurrentCuckooFilter = (0..10_000u32).collect();
-/// assert!((0..10_000u32).all(|key| filter.contains(&key)));
-/// ```
 ///
 /// # Panics
 ///

@@ -1,5 +1,4 @@
-//! A filter's bytes, for every kind, over the kind's own encoding ([`Kind::write_to`],
-//! [`Kind::decode`]).
+//! Every kind's bytes, over the kind's own encoding ([`Kind::write_to`], [`Kind::decode`]).
 
 use std::io::{self, Read, Write};
 
@@ -59,18 +58,6 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Writes [`to_bytes`](Self::to_bytes)' bytes into `out`, allocating nothing (but a
     /// read-only live filter's copy of its table); `Ok(n)`: they took `out[..n]`.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// let mut buffer = vec![0u8; filter.serialized_len() as usize];
-    /// assert_eq!(filter.write_to_slice(&mut buffer)?, buffer.len());
-    /// assert_eq!(buffer, filter.to_bytes());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`WriteZero`](io::ErrorKind::WriteZero) if `out` is too short (a growable filter may have
@@ -98,8 +85,7 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Those of [`from_bytes`](CuckooFilter::from_bytes): [`DecodeError::HasherMismatch`] for
     /// bytes of another hash function, [`DecodeError::InvalidSeed`] if `S` refuses the seed.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let (core, hasher) = K::decode(bytes)?;
-        Ok(Self::from_parts(core, hasher))
+        K::decode(bytes).map(|(core, hasher)| Self::from_parts(core, hasher))
     }
 
     /// [`read_from`](CuckooFilter::read_from) for a filter whose hasher is `S`.
@@ -109,8 +95,7 @@ impl<K: Kind, S: StableHashBuilder> CuckooFilter<K, S> {
     /// Those of [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and
     /// [`DecodeError::Io`] if the reader fails.
     pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        let (core, hasher) = K::decode_from(reader)?;
-        Ok(Self::from_parts(core, hasher))
+        K::decode_from(reader).map(|(core, hasher)| Self::from_parts(core, hasher))
     }
 }
 
@@ -120,19 +105,6 @@ impl<K: Kind> CuckooFilter<K> {
     /// hasher (its seed restored), on any platform, by this version of the crate or an earlier
     /// one. A truncated, extended, corrupted or foreign input gets a [`DecodeError`], never a
     /// panic, a filter that answers differently, or an allocation the input does not hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DecodeError};
-    ///
-    /// let mut bytes = ConcurrentCuckooFilter::with_capacity(100).to_bytes();
-    /// bytes[100] ^= 1;
-    /// assert!(matches!(
-    ///     ConcurrentCuckooFilter::from_bytes(&bytes),
-    ///     Err(DecodeError::ChecksumMismatch { .. })
-    /// ));
-    /// ```
     ///
     /// # Errors
     ///
@@ -145,20 +117,6 @@ impl<K: Kind> CuckooFilter<K> {
     /// Reads exactly one filter written by [`write_to`](CuckooFilter::write_to), leaving
     /// `reader` at what follows, with the checks of [`from_bytes`](Self::from_bytes); memory
     /// grows with the bytes that arrive. Wrap a file in a `BufReader`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// let mut stream = filter.to_bytes();
-    /// stream.extend_from_slice(b"next record");
-    /// let mut reader = &stream[..];
-    /// ConcurrentCuckooFilter::read_from(&mut reader)?;
-    /// assert_eq!(reader, b"next record");
-    /// # Ok::<(), concurrent_cuckoo_filter::DecodeError>(())
-    /// ```
     ///
     /// # Errors
     ///

@@ -12,7 +12,7 @@ use crate::hooks::DebugCandidates;
 use crate::persist::encoding::VERSION;
 use crate::persist::encoding::{
     check_checksum, check_len, decode_table, encoded_len, hasher_of, parse_table, read_up_to,
-    write_encoding, Header, HEADER_LEN,
+    write_encoding, HEADER_LEN,
 };
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{Geometry, Insertion, RawFilter};
@@ -289,14 +289,7 @@ impl Kind for Fixed {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        match self.raw.geometry_mismatch(&other.raw) {
-            Some((field, target, source)) => Err(MergeError::Geometry {
-                field,
-                target,
-                source,
-            }),
-            None => Ok(()),
-        }
+        MergeError::unless_same(self.raw.geometry_mismatch(&other.raw))
     }
 
     fn merge_from(&self, other: &Self, unique: bool) -> Result<usize, MergeError> {
@@ -333,14 +326,8 @@ impl Kind for Fixed {
             return copy.write_to(hasher, writer);
         }
         let table = self.raw.lock_table();
-        let header = Header::new(
-            self.raw.geometry(),
-            self.capacity,
-            RecordedHasher::of(hasher),
-            table.items(),
-            table.data_words(),
-        );
-        write_encoding(writer, header, |from, out| table.read_words(from, out))
+        let recorded = RecordedHasher::of(hasher);
+        write_encoding(writer, &table, self.raw.geometry(), self.capacity, recorded)
     }
 
     fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
@@ -409,22 +396,6 @@ impl<S: BuildHasher> ConcurrentCuckooFilter<S> {
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Shape, fill, accuracy and encoding in one value, as RedisBloom's `CF.INFO` gives them,
     /// read without locks: exact when no write is in flight.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// for key in 0..500u32 {
-    ///     filter.insert(&key)?;
-    /// }
-    /// let stats = filter.stats();
-    /// assert_eq!((stats.len, stats.bucket_size, stats.fingerprint_bits), (500, 4, 12));
-    /// assert!(stats.false_positive_rate_at_load < stats.expected_false_positive_rate);
-    /// assert!(stats.to_string().contains("items: 500\n"));
-    /// # Ok::<(), concurrent_cuckoo_filter::InsertError>(())
-    /// ```
     #[must_use]
     pub fn stats(&self) -> FilterStats {
         let hasher = RecordedHasher::of(self.hasher());

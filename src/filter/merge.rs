@@ -39,22 +39,6 @@ impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
     /// [`MergeError::Geometry`] or [`MergeError::Hasher`] if the filters are not
     /// [compatible](Self::is_compatible): nothing was merged. [`MergeError::Full`] if a
     /// fingerprint found no room: the ones before it stay merged, nothing is half-inserted.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, MergeError};
-    ///
-    /// let (a, b) = (ConcurrentCuckooFilter::with_capacity(1000), ConcurrentCuckooFilter::with_capacity(1000));
-    /// a.insert("apple")?;
-    /// b.insert("banana")?;
-    /// assert_eq!(a.merge(&b), Ok(1));
-    /// assert!(a.contains("apple") && a.contains("banana"));
-    ///
-    /// let small = ConcurrentCuckooFilter::with_capacity(10);
-    /// assert!(matches!(small.merge(&a), Err(MergeError::Geometry { field: "buckets", .. })));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn merge(&self, other: &Self) -> Result<usize, MergeError> {
         self.merge_with(other, false)
     }

@@ -95,26 +95,13 @@ impl<K: Kind, S> CuckooFilter<K, S> {
     /// Removes every item, keeping the tables (and a growable filter's levels), under every
     /// stripe lock as [`to_bytes`](CuckooFilter::to_bytes) takes them: each write is entirely
     /// before the clear or after it. A lookup or remove racing it may find an earlier item or not.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let filter = ConcurrentCuckooFilter::with_capacity(1000);
-    /// filter.try_extend(0..500u64)?;
-    /// filter.clear();
-    /// assert!(filter.is_empty() && !filter.contains(&7u64));
-    /// # Ok::<(), concurrent_cuckoo_filter::ExtendError>(())
-    /// ```
     pub fn clear(&self) {
         self.core.clear();
     }
 
-    /// Items the filter is sized for, at least the capacity asked for (see
-    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)): any `capacity()` distinct
-    /// items fit, with fingerprints of 8 bits or more. A growable filter's is its levels' so far,
-    /// and it grows up to its [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
+    /// Items the filter is sized for, at least the capacity asked for (what fits:
+    /// [`capacity`](crate::ConcurrentCuckooFilterBuilder::capacity)); a growable filter's levels'
+    /// so far, up to [`max_capacity`](crate::GrowableCuckooFilterBuilder::max_capacity).
     #[must_use]
     pub fn capacity(&self) -> usize {
         self.core.capacity()
@@ -181,17 +168,6 @@ impl<K: Kind, S: BuildHasher> CuckooFilter<K, S> {
     /// Inserts `item` unless it (or an item of the same fingerprint and buckets, in any level)
     /// is present: `Ok(true)` if inserted, `Ok(false)` if it was there. Check and insert are one
     /// atomic step, so threads racing to `insert_unique` one item insert it once.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    ///
-    /// let seen = ConcurrentCuckooFilter::with_capacity(1000);
-    /// assert_eq!(seen.insert_unique("a"), Ok(true));
-    /// assert_eq!(seen.insert_unique("a"), Ok(false));
-    /// assert_eq!(seen.count("a"), 1);
-    /// ```
     ///
     /// # Errors
     ///

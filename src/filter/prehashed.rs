@@ -95,19 +95,6 @@ impl<K: Kind, S> CuckooFilter<K, S> {
     /// # Panics
     ///
     /// If `new` and `hashes` differ in length.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
-    /// use core::hash::BuildHasher;
-    ///
-    /// let seen = ConcurrentCuckooFilter::with_capacity(1000);
-    /// let hashes = ["a", "b", "a", "c", "b"].map(|key| seen.hasher().hash_one(key));
-    /// let mut new = [false; 5];
-    /// assert_eq!(seen.insert_unique_hash_batch_into(&hashes, &mut new), Ok(3));
-    /// assert_eq!(new, [true, true, false, true, false]);
-    /// ```
     pub fn insert_unique_hash_batch_into(
         &self,
         hashes: &[u64],

@@ -6,8 +6,8 @@ use super::{item_locks, Growable, GrowableCuckooFilter};
 use crate::error::BuildError;
 use crate::hash::DefaultHashBuilder;
 use crate::layout::TableLayout;
-use crate::raw::{accepted_item_locks, is_accepted, DEFAULT_ITEM_LOCKS};
-use crate::settings::TableSettings;
+use crate::raw::{accepted_item_locks, DEFAULT_ITEM_LOCKS};
+use crate::settings::{check_stripes, TableSettings};
 use crate::sizing::target_load_permille;
 
 const DEFAULT_FALSE_POSITIVE_RATE: f64 = 0.001;
@@ -154,13 +154,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
             });
         }
         // Only the test hook `item_locks` changes the count.
-        if !is_accepted(self.item_locks as u64, &accepted_item_locks()) {
-            return Err(BuildError::Stripes {
-                stripes: self.item_locks,
-                min: *accepted_item_locks().start() as usize,
-                max: *accepted_item_locks().end() as usize,
-            });
-        }
+        check_stripes(self.item_locks, &accepted_item_locks())?;
         let rate = self.plan.false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::FalsePositiveRate { rate });

@@ -158,8 +158,7 @@ impl Plan {
     }
 }
 
-/// A first level's buckets (`geometry`'s, from its capacity) raised to the smallest chunk, as far
-/// as `room` allows.
+/// `geometry`'s buckets (from its capacity) raised to the smallest chunk, as far as `room` allows.
 fn first_buckets(geometry: &Geometry, room: usize) -> usize {
     let shape = &geometry.shape;
     let per_bucket = shape.bucket_size as u64 * target_load_permille(shape.bucket_size);

@@ -19,6 +19,7 @@ use crate::filter::kind::{Kind, Sealed};
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::hooks::DebugCandidates;
+use crate::persist::encoding::first_difference;
 use crate::persist::{DecodeError, FilterStats, RecordedHasher, StableHashBuilder};
 use crate::raw::{level_hash, Insertion, Stripes, AHEAD};
 use crate::sync::{fence, Ordering};
@@ -33,14 +34,10 @@ const PROBE_WINDOW: usize = 8;
 /// A concurrent cuckoo filter that grows when it fills, keeping its false positive rate under a
 /// target ε however far it grows.
 ///
-/// It grows in place, as extendible hashing does: a level is a directory of chunks (small cuckoo
-/// tables) indexed by route bits of an item's hash, and a full chunk splits, the items whose
-/// next route bit is 1 moving to a new chunk, so a lookup probes one chunk however far the level
-/// grew. After [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default,
-/// 64×) the next level is added, `2^split_depth` times larger. Level `i` keeps the rate
-/// `ε/2^(i+1)`, so the levels' rates add up to less than ε. Inserts go to the newest level; a
-/// lookup requests every level's buckets at once, then probes them newest first. Only the
-/// writers of a chunk being split wait for it.
+/// It grows in place, as extendible hashing does: a full chunk (a small cuckoo table) splits, so
+/// a lookup probes one chunk per level; after
+/// [`split_depth`](GrowableCuckooFilterBuilder::split_depth) splits (6 by default, 64×) a level
+/// that much larger is added, level `i` at the rate `ε/2^(i+1)` (the repository's docs/growth.md).
 ///
 /// # Examples
 ///
@@ -79,16 +76,14 @@ const PROBE_WINDOW: usize = 8;
 ///   Meanwhile it may count some writes and not others (and a split's moving fingerprints
 ///   twice), but a count that shows a thread's write shows everything that thread wrote before.
 /// - [`remove`](Self::remove) removes the copy from the one level whose buckets hold the item's
-///   fingerprint. If several do (with probability about ε, or for an item inserted before and
-///   after a level was added), it cannot tell the item's copy from another item's, so it removes
-///   nothing and returns `false`: a false positive stays rather than a false negative appears.
-///   Only remove items that were inserted.
+///   fingerprint; if several do (with probability about ε, or for an item inserted before and
+///   after a level was added), it removes nothing and returns `false`, so that a false positive
+///   stays rather than a false negative appears. Only remove items that were inserted.
 ///
 /// [`ConcurrentCuckooFilter`]: crate::ConcurrentCuckooFilter
 pub type GrowableCuckooFilter<S = DefaultHashBuilder> = CuckooFilter<Growable, S>;
 
-/// The kind of [`GrowableCuckooFilter`]: its levels, and the locks that make a unique insert
-/// one step across them.
+/// The kind of [`GrowableCuckooFilter`]: its levels, and the item locks of unique inserts.
 pub struct Growable {
     levels: Levels,
     /// Locks by item hash, taken before any level's stripes and by nothing else: no lock cycle.
@@ -334,17 +329,8 @@ impl Kind for Growable {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
-        let mut pairs = plan_fields(&self.levels)
-            .into_iter()
-            .zip(plan_fields(&other.levels));
-        match pairs.find(|((_, ours), (_, theirs))| ours != theirs) {
-            Some(((field, target), (_, source))) => Err(MergeError::Geometry {
-                field,
-                target,
-                source,
-            }),
-            None => Ok(()),
-        }
+        let difference = first_difference(plan_fields(&self.levels), plan_fields(&other.levels));
+        MergeError::unless_same(difference)
     }
 
     /// Into the same level here, added first if missing: a fingerprint known by its core, whole

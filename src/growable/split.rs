@@ -1,17 +1,7 @@
-//! A chunk's placement and split (`docs/growth.md`): a chunk holds the keys whose route starts
-//! with its id, and a full chunk hands those whose next route bit is 1 to a new chunk. A
-//! fingerprint carries the route bits its chunk may still split on (*growth* bits, below the
-//! *core*), and the alternate bucket depends on the core alone, so a moving fingerprint goes to
-//! the same bucket of the new chunk, with no key and no search.
-//!
-//! A split runs while other threads read. Its owner seals the chunk (all stripes locked once, to
-//! wait out the writers inside, then a state they check under their locks), copies the moving
-//! fingerprints into the new chunk, publishes it, removes them from the old one under its stripe
-//! locks, and unseals it one split deeper. A sealed or split chunk refuses every write it no
-//! longer owns (`Place::admits`) as `Full` or a failed remove, and the caller routes again.
-//! Readers never wait: the old chunk keeps every moving fingerprint until the new chunk is
-//! published, and a reader that finds one gone was racing the removal, whose stripe stamps carry
-//! it to the new route when it checks that again.
+//! A chunk's placement and split (docs/growth.md, "How it grows", gives the protocol): a chunk
+//! holds the keys whose route starts with its id; a fingerprint carries the route bits its chunk
+//! may still split on (*growth* bits, below the *core*), and the alternate bucket depends on the
+//! core alone, so a moving fingerprint goes to the same bucket of the new chunk.
 
 use crate::raw::{
     reflect, BucketIndex, Candidates, Fingerprint, Fingerprints, Geometry, Place, RawFilter,

@@ -7,12 +7,12 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::raw::{
-    fits_bucket_word, min_stripes, Geometry, RawFilter, SearchLimits, Shape, MAX_BUCKET_COUNT,
-    MAX_HOPS,
+    fits_bucket_word, min_stripes, Geometry, LockedTable, Place, RawFilter, SearchLimits, Shape,
+    MAX_BUCKET_COUNT, MAX_HOPS,
 };
 
 /// As PNG's signature: a non-ASCII byte, the name, and what a text-mode transfer would mangle.
-const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
+pub(crate) const MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
 pub(crate) const GROWABLE_MAGIC: [u8; 8] = *b"\x89CCG\r\n\x1a\n";
 pub(crate) const EXPIRING_MAGIC: [u8; 8] = *b"CCFEXPR1";
 /// So that each decoder can say whose bytes it was given.
@@ -231,20 +231,27 @@ pub(crate) fn parse_table(
     expected: Option<&Header>,
 ) -> Result<(Header, Geometry), DecodeError> {
     let header = Header::parse(bytes)?;
-    if let Some(expected) = expected {
-        let mut fields = expected
-            .shape_fields()
-            .into_iter()
-            .zip(header.shape_fields());
-        if let Some(((field, expected), (_, found))) = fields.find(|(e, f)| e != f) {
-            return Err(DecodeError::PlanMismatch {
-                field,
-                expected,
-                found,
-            });
-        }
+    let plan = expected.map(|expected| expected.shape_fields());
+    if let Some((field, expected, found)) =
+        plan.and_then(|e| first_difference(e, header.shape_fields()))
+    {
+        return Err(DecodeError::PlanMismatch {
+            field,
+            expected,
+            found,
+        });
     }
     Ok((header, header.geometry()?))
+}
+
+/// The first of the named fields whose values differ, with `ours` and `theirs`.
+pub(crate) fn first_difference<const N: usize>(
+    ours: [(&'static str, u64); N],
+    theirs: [(&'static str, u64); N],
+) -> Option<(&'static str, u64, u64)> {
+    let mut pairs = ours.into_iter().zip(theirs);
+    let ((field, ours), (_, theirs)) = pairs.find(|(ours, theirs)| ours != theirs)?;
+    Some((field, ours, theirs))
 }
 
 /// A header of `N` bytes: magic, version, flags, four one-byte fields, `fields`, checksum.
@@ -347,8 +354,8 @@ pub(crate) fn check_field(ok: bool, field: &'static str, value: u64) -> Result<(
 }
 
 /// Refuses an input of `len` bytes where a checked header says `expected`.
-pub(crate) fn check_len(expected: u64, len: usize) -> Result<(), DecodeError> {
-    let found = len as u64;
+pub(crate) fn check_len(expected: u64, len: impl TryInto<u64>) -> Result<(), DecodeError> {
+    let found = len.try_into().unwrap_or(u64::MAX);
     if found < expected {
         return Err(DecodeError::Truncated {
             needed: expected,
@@ -457,12 +464,22 @@ pub(crate) fn read_up_to<R: Read>(
     Ok(())
 }
 
-/// Writes `header`, the table a part at a time (`read(from, out)` from word `from`), checksum.
-pub(crate) fn write_encoding<W: Write>(
+/// Writes the encoding of `table`, of `geometry` and sized for `capacity`: its header, the table
+/// a part at a time, the checksum.
+pub(crate) fn write_encoding<P: Place, W: Write>(
     mut writer: W,
-    header: Header,
-    mut read: impl FnMut(usize, &mut [u64]),
+    table: &LockedTable<'_, P>,
+    geometry: &Geometry,
+    capacity: usize,
+    hasher: RecordedHasher,
 ) -> io::Result<()> {
+    let header = Header::new(
+        geometry,
+        capacity,
+        hasher,
+        table.items(),
+        table.data_words(),
+    );
     let mut checksum = Xxh3::new();
     let mut put = |bytes: &[u8]| {
         checksum.update(bytes);
@@ -474,7 +491,7 @@ pub(crate) fn write_encoding<W: Write>(
     let len = header.table_words as usize;
     for from in (0..len).step_by(words.len()) {
         let part = &mut words[..(len - from).min(WRITE_STEP / 8)];
-        read(from, part);
+        table.read_words(from, part);
         let bytes = &mut bytes[..part.len() * 8];
         for (out, word) in bytes.chunks_exact_mut(8).zip(part.iter()) {
             out.copy_from_slice(&word.to_le_bytes());

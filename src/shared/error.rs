@@ -82,9 +82,14 @@ impl SharedError {
     pub(crate) fn open(path: &Path, access: Access, source: io::Error) -> Self {
         if access == Access::ReadWrite && source.kind() == io::ErrorKind::PermissionDenied {
             let why = "no permission to open it for writing (Access::ReadOnly needs only reading)";
-            return Self::io(path, io::Error::new(source.kind(), why));
+            return Self::refused(path, source.kind(), why);
         }
         Self::io(path, source)
+    }
+
+    /// [`Self::Io`] of an error this crate, not the system, found.
+    pub(crate) fn refused(path: &Path, kind: io::ErrorKind, why: &'static str) -> Self {
+        Self::io(path, io::Error::new(kind, why))
     }
 }
 

@@ -1,14 +1,14 @@
 //! The live file's header page and where its regions lie: FORMAT.md, "The live file", gives the
 //! layout and the order of the checks, which [`parse`] follows.
 
-use crate::persist::encoding::{check_record, sealed_record, u64_at, Header, HEADER_LEN};
+use crate::persist::encoding::{
+    check_len, check_record, sealed_record, u64_at, Header, HEADER_LEN, MAGIC,
+};
 use crate::persist::{DecodeError, RecordedHasher};
 use crate::raw::{Geometry, SHARED_STRIDE, SPARE_WORDS};
 
 /// The live file's magic: the snapshot's with `L` for `F`.
 pub(crate) const LIVE_MAGIC: [u8; 8] = *b"\x89CCL\r\n\x1a\n";
-/// The snapshot's magic, to name a snapshot given where a live file was expected.
-const SNAPSHOT_MAGIC: [u8; 8] = *b"\x89CCF\r\n\x1a\n";
 /// The live format version this build writes and reads.
 pub(crate) const LIVE_VERSION: u32 = 1;
 pub(crate) const PAGE: u64 = 4096;
@@ -122,7 +122,7 @@ pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> 
     }
     if bytes[..8] != LIVE_MAGIC {
         // A snapshot is no live file: its first bytes say which it is.
-        return Err(if bytes[..8] == SNAPSHOT_MAGIC {
+        return Err(if bytes[..8] == MAGIC {
             invalid("magic (a snapshot, not a live file)", u64_at(bytes, 0))
         } else {
             DecodeError::BadMagic
@@ -148,18 +148,7 @@ pub(crate) fn parse(bytes: &[u8], file_len: u64) -> Result<Parsed, DecodeError> 
             return Err(invalid(field, value));
         }
     }
-    if file_len < layout.file_len {
-        return Err(DecodeError::Truncated {
-            needed: layout.file_len,
-            found: file_len,
-        });
-    }
-    if file_len > layout.file_len {
-        return Err(DecodeError::TrailingBytes {
-            expected: layout.file_len,
-            found: file_len,
-        });
-    }
+    check_len(layout.file_len, file_len)?;
     Ok(Parsed {
         geometry,
         layout,

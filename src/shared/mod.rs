@@ -6,7 +6,7 @@ mod header;
 mod info;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, ErrorKind, Read};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,11 +66,8 @@ pub(crate) fn open(path: &Path, access: Access) -> Result<Opened, SharedError> {
     let start = Instant::now();
     let (file, len) = loop {
         refuse_special(path, std::fs::metadata(path).map_err(io_err)?.file_type())?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(access == Access::ReadWrite)
-            // A FIFO put in its place meanwhile must not block the open.
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        // A FIFO put in its place meanwhile must not block the open.
+        let file = options(access == Access::ReadWrite, libc::O_NONBLOCK)
             .open(path)
             .map_err(|source| SharedError::open(path, access, source))?;
         refuse_special(path, file.metadata().map_err(io_err)?.file_type())?;
@@ -107,17 +104,11 @@ pub(crate) fn create(
     hasher: RecordedHasher,
 ) -> Result<(RawFilter, SharedFile), SharedError> {
     let io_err = |source| SharedError::io(path, source);
-    let layout = LiveLayout::of(geometry).ok_or_else(|| {
-        io_err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the table is too large for a file",
-        ))
-    })?;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
+    let too_large = "the table is too large for a file";
+    let layout = LiveLayout::of(geometry)
+        .ok_or_else(|| SharedError::refused(path, ErrorKind::InvalidInput, too_large))?;
+    let file = options(true, 0)
         .create_new(true)
-        .custom_flags(libc::O_CLOEXEC)
         .open(path)
         .map_err(io_err)?;
     let ours = file.metadata().map_err(io_err)?;
@@ -140,6 +131,16 @@ pub(crate) fn create(
         let _ = std::fs::remove_file(path);
     }
     made
+}
+
+/// For reading, and writing if `write`, with `flags` and `O_CLOEXEC`.
+fn options(write: bool, flags: i32) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .write(write)
+        .custom_flags(flags | libc::O_CLOEXEC);
+    options
 }
 
 fn refuse_special(path: &Path, kind: std::fs::FileType) -> Result<(), SharedError> {
@@ -186,21 +187,19 @@ fn map(
     access: Access,
 ) -> Result<(RawFilter, SharedFile), SharedError> {
     let io_err = |source| SharedError::io(path, source);
-    let len = usize::try_from(layout.file_len).map_err(|_| {
-        io_err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the file is too large to map",
-        ))
-    })?;
+    let too_large = "the file is too large to map";
+    let len = usize::try_from(layout.file_len)
+        .map_err(|_| SharedError::refused(path, ErrorKind::InvalidInput, too_large))?;
     let read_only = access == Access::ReadOnly;
     let query = file.try_clone().map_err(io_err)?;
     let mapping = Arc::new(Mapping::map(&file, len, read_only).map_err(io_err)?);
     let table_bytes = (layout.table_words * 8) as usize;
     mapping.advise_huge_pages(layout.table as usize, table_bytes);
+    let outside = "a region lies outside the mapping";
     let words = |offset: u64, count: u64| {
         mapping
             .words(offset as usize, count as usize)
-            .ok_or_else(|| io_err(io::Error::other("a region lies outside the mapping")))
+            .ok_or_else(|| SharedError::refused(path, ErrorKind::Other, outside))
     };
     let epochs = words(layout.registration, SLOTS)?;
     let parts = |registry| -> Result<MappedParts, SharedError> {
@@ -214,12 +213,7 @@ fn map(
     let registry = if read_only {
         Registry::unregistered(file, epochs, layout.registration)
     } else {
-        let own = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)
-            .map_err(io_err)?;
+        let own = options(true, 0).open(path).map_err(io_err)?;
         // The slot's lock must be on the mapped file, or the others would call us dead.
         if !same_file(
             &file.metadata().map_err(io_err)?,
@@ -234,11 +228,9 @@ fn map(
                 SharedError::busy(path, "every registration slot is held by an open writer")
             })?
     };
-    let raw = RawFilter::in_mapping(geometry, parts(registry)?).ok_or_else(|| {
-        io_err(io::Error::other(
-            "the mapped regions do not fit the geometry",
-        ))
-    })?;
+    let misfit = "the mapped regions do not fit the geometry";
+    let raw = RawFilter::in_mapping(geometry, parts(registry)?)
+        .ok_or_else(|| SharedError::refused(path, ErrorKind::Other, misfit))?;
     Ok((
         raw,
         SharedFile {

@@ -68,14 +68,8 @@ pub(super) fn write_to<W: Write>(
         for LockedChunk { id, chunk, table } in chunks {
             let record = [*id, chunk.split_state().depth().into()];
             writer.write_all(&sealed_record::<CHUNK_RECORD_LEN>(&[], &record))?;
-            let header = Header::new(
-                chunk.geometry(),
-                level.shape().chunk_capacity(),
-                hasher,
-                table.items(),
-                table.data_words(),
-            );
-            write_encoding(&mut writer, header, |from, out| table.read_words(from, out))?;
+            let capacity = level.shape().chunk_capacity();
+            write_encoding(&mut writer, table, chunk.geometry(), capacity, hasher)?;
         }
     }
     Ok(())
