@@ -29,6 +29,11 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Build`] for settings that describe no filter; [`SharedError::Io`] if
+    /// `path` exists or the file cannot be created, sized or mapped (a file it made is removed).
     pub fn create_shared(
         self,
         path: impl AsRef<Path>,
@@ -52,6 +57,10 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
 impl ConcurrentCuckooFilter {
     /// Opens the live file at `path`, hashed by the default hasher with the seed it records;
     /// see [`open_shared_with_hasher`](Self::open_shared_with_hasher).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`open_shared_with_hasher`](Self::open_shared_with_hasher).
     pub fn open_shared(path: impl AsRef<Path>, access: Access) -> Result<Self, SharedError> {
         Self::open_shared_with_hasher(path, access)
     }
@@ -59,11 +68,18 @@ impl ConcurrentCuckooFilter {
 
 impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Opens the live file at `path` that [`create_shared`](ConcurrentCuckooFilterBuilder::create_shared)
-    /// made, mapping it: O(1), the table is not read. Its header, sizes, layout and hasher are
-    /// checked against the file's length first, so a truncated, damaged or foreign file, a
-    /// directory or a FIFO is an error, never a fault. `Access::ReadWrite` needs write
+    /// made, mapping it: the table is not read (a writer reads its stripes' owner words). Its
+    /// header, sizes, layout and hasher are checked against the file's length first, so a
+    /// truncated, damaged or foreign file, a directory or a FIFO is an error, never a fault. `Access::ReadWrite` needs write
     /// permission and one of the file's registration slots (128 writers at once);
     /// `Access::ReadOnly` neither. Linux only.
+    ///
+    /// # Errors
+    ///
+    /// A [`SharedError`] naming the file: [`Io`](SharedError::Io) if the system refuses it,
+    /// [`NotAFile`](SharedError::NotAFile), [`Decode`](SharedError::Decode) for a header that
+    /// is not a live filter of this hasher, [`Busy`](SharedError::Busy) while its creator is
+    /// not done or every registration slot is held.
     pub fn open_shared_with_hasher(
         path: impl AsRef<Path>,
         access: Access,
@@ -109,6 +125,10 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// Writes the changes made so far to the file and waits until they are on disk (`msync`),
     /// against a machine crash (a process crash loses nothing: the pages are the kernel's).
     /// Nothing to do for an in-memory or read-only filter.
+    ///
+    /// # Errors
+    ///
+    /// What `msync` reports, such as an I/O error of the device.
     pub fn flush(&self) -> io::Result<()> {
         self.core().file().map_or(Ok(()), |file| file.flush())
     }
@@ -117,6 +137,12 @@ impl<S> ConcurrentCuckooFilter<S> {
     /// held): every bucket in the encoder's form, the stripes' counts summing to its fingerprints.
     /// A read-only opener, which cannot lock, checks a copy instead, with a killed process's
     /// stripes read as their recovery would leave them, and recovers nothing (docs/shared.md).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::InvalidBucket`] for the first bucket not in the encoder's form,
+    /// [`DecodeError::ItemCountMismatch`] if the counts disagree, and
+    /// [`DecodeError::OutOfMemory`] without memory for a read-only opener's copy.
     pub fn verify(&self) -> Result<(), DecodeError> {
         match self.core().raw().check_whole() {
             Ok(()) => Ok(()),

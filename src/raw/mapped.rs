@@ -51,6 +51,9 @@ impl RawFilter {
         };
         let placement = Self::placement_for(geometry);
         let mut filter = Self::with_table(geometry, codec, table, parts.stamps, placement, ())?;
+        if !locks.registry.is_read_only() {
+            filter.stripes.recover_stale(&locks);
+        }
         filter.stripes.shared = Some(Box::new(locks));
         Some(filter)
     }

@@ -376,3 +376,40 @@ fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// A machine crash can write a stripe's owner word back to disk and lose the registration
+/// epoch's increment that made its id: the next opener of that slot then gets the same id. It
+/// holds nothing yet, so such a stripe is a dead holder's: recovered at the open, not waited
+/// for by the opener's writes (as if one of its own threads held it) for ever.
+#[test]
+fn a_stale_owner_word_equal_to_a_new_openers_id_is_recovered_at_the_open() {
+    let path = std::env::temp_dir().join(format!("ccf-stale-own-{}", std::process::id()));
+    let filter = filled(&path, 4000);
+    let raw = filter.raw();
+    let key = 7u64;
+    let stripe = raw
+        .stripes
+        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+    let shared = raw.stripes.shared.as_ref().unwrap();
+    // The next opener registers in the same slot with the epoch one on.
+    let next = shared.registry.me + 1;
+    shared.owner(stripe).store(next, Relaxed);
+    raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+    drop(filter);
+
+    let writer = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadWrite).unwrap();
+    assert_eq!(
+        writer.raw().stripes.shared.as_ref().unwrap().registry.me,
+        next
+    );
+    let inserted = answer_of(move || {
+        let inserted = writer.insert(&key).is_ok() && writer.verify().is_ok();
+        inserted && writer.len() == 1501 && (0..1500u64).all(|i| writer.contains(&i))
+    });
+    assert_eq!(
+        inserted,
+        Some(true),
+        "a write to the stripe hung or lost items"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
