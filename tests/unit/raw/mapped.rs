@@ -28,6 +28,13 @@ fn filled(path: &std::path::Path, capacity: usize) -> ConcurrentCuckooFilter {
     filter
 }
 
+/// The stripe of `key`'s first bucket.
+fn stripe_of(filter: &ConcurrentCuckooFilter, key: u64) -> usize {
+    let raw = filter.raw();
+    raw.stripes
+        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first)
+}
+
 /// What [`tear`] left: the torn bucket, its stripe and its bits before.
 struct Torn {
     bucket: usize,
@@ -284,9 +291,7 @@ fn a_read_only_opener_never_takes_an_owner_word_for_its_own() {
     let filter = filled(&path, 4000);
     let raw = filter.raw();
     let key = 7u64;
-    let stripe = raw
-        .stripes
-        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+    let stripe = stripe_of(&filter, key);
     let shared = raw.stripes.shared.as_ref().unwrap();
     shared.owner(stripe).store(u64::MAX, Relaxed);
     raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
@@ -355,9 +360,7 @@ fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
         };
         let raw = filter.raw();
         let key = 7u64;
-        let stripe = raw
-            .stripes
-            .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+        let stripe = stripe_of(&filter, key);
         raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
         drop(filter);
 
@@ -387,9 +390,7 @@ fn a_stale_owner_word_equal_to_a_new_openers_id_is_recovered_at_the_open() {
     let filter = filled(&path, 4000);
     let raw = filter.raw();
     let key = 7u64;
-    let stripe = raw
-        .stripes
-        .of(raw.debug_candidates(filter.hasher().hash_one(key)).first);
+    let stripe = stripe_of(&filter, key);
     let shared = raw.stripes.shared.as_ref().unwrap();
     // The next opener registers in the same slot with the epoch one on.
     let next = shared.registry.me + 1;
