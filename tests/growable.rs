@@ -368,13 +368,24 @@ fn merging_grown_filters_keeps_every_item_of_both() {
     assert_eq!(a.len(), 7_000 + merged);
     assert!((0..7_000u64).all(|key| a.contains(&key)));
     // Other plans and other seeds are refused before anything is merged.
-    assert!(matches!(
+    // The first field that differs, with the target's value, then the source's.
+    let first_level = |capacity| split(capacity, 0.001, 1).capacity() as u64;
+    assert_eq!(
         a.merge(&split(10_000, 0.001, 1)),
         Err(MergeError::Geometry {
             field: "initial_capacity",
-            ..
+            target: first_level(1000),
+            source: first_level(10_000)
         })
-    ));
+    );
+    assert_eq!(
+        a.merge(&split(1000, 0.001, 3)),
+        Err(MergeError::Geometry {
+            field: "split_depth",
+            target: 1,
+            source: 3
+        })
+    );
     assert!(!a.is_compatible(&split(1000, 0.001, 3)));
     let seeded = |seed| {
         GrowableCuckooFilter::builder()

@@ -112,7 +112,7 @@ class ConcurrentCuckooFilter(_Filter):
         """A filter built in a new live file at `path`, shared by the processes that open it."""
     @classmethod
     def open_shared(cls, path: PathLike | bytes, readonly: bool | np.bool_ = False) -> ConcurrentCuckooFilter:
-        """The live filter at `path`, mapped in O(1)."""
+        """The live filter at `path`, mapped: the same as every other process's."""
     def flush(self) -> None:
         """Writes the changes so far to the file and waits for the disk (msync)."""
     def verify(self) -> None:

@@ -33,7 +33,9 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilterBuilder<S> {
     /// # Errors
     ///
     /// [`SharedError::Build`] for settings that describe no filter; [`SharedError::Io`] if
-    /// `path` exists or the file cannot be created, sized or mapped (a file it made is removed).
+    /// `path` exists or the file cannot be created, sized or mapped; [`SharedError::Busy`] if
+    /// another program holds a `flock` on the new file, or puts another file at `path`,
+    /// meanwhile. A file it made is removed.
     pub fn create_shared(
         self,
         path: impl AsRef<Path>,
@@ -70,16 +72,17 @@ impl<S: StableHashBuilder> ConcurrentCuckooFilter<S> {
     /// Opens the live file at `path` that [`create_shared`](ConcurrentCuckooFilterBuilder::create_shared)
     /// made, mapping it: the table is not read (a writer reads its stripes' owner words). Its
     /// header, sizes, layout and hasher are checked against the file's length first, so a
-    /// truncated, damaged or foreign file, a directory or a FIFO is an error, never a fault. `Access::ReadWrite` needs write
-    /// permission and one of the file's registration slots (128 writers at once);
-    /// `Access::ReadOnly` neither. Linux only.
+    /// truncated, damaged or foreign file, a directory or a FIFO is an error, never a fault.
+    /// `Access::ReadWrite` needs write permission and one of the file's registration slots (128
+    /// writers at once); `Access::ReadOnly` neither. Linux only.
     ///
     /// # Errors
     ///
     /// A [`SharedError`] naming the file: [`Io`](SharedError::Io) if the system refuses it,
     /// [`NotAFile`](SharedError::NotAFile), [`Decode`](SharedError::Decode) for a header that
     /// is not a live filter of this hasher, [`Busy`](SharedError::Busy) while its creator is
-    /// not done or every registration slot is held.
+    /// not done, if every registration slot is held or if another file is put at `path` while
+    /// it is opened.
     pub fn open_shared_with_hasher(
         path: impl AsRef<Path>,
         access: Access,

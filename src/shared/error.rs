@@ -87,7 +87,7 @@ impl SharedError {
         Self::io(path, source)
     }
 
-    /// [`Self::Io`] of an error this crate, not the system, found.
+    /// [`Self::Io`] of `kind` with the crate's words `why`, and no OS error number.
     pub(crate) fn refused(path: &Path, kind: io::ErrorKind, why: &'static str) -> Self {
         Self::io(path, io::Error::new(kind, why))
     }
