@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::bucket::RawBucket;
 use super::index::{BucketIndex, Place};
-use super::owners::{Registry, SharedLocks};
+use super::owners::{Registry, SharedLocks, STRIDE};
 use super::stripe::{Seen, StripeIndex};
 use super::table::Table;
 use super::{Geometry, RawFilter};
@@ -37,23 +37,24 @@ impl RawFilter {
     pub(crate) fn in_mapping(geometry: &Geometry, parts: MappedParts) -> Option<Self> {
         let codec = geometry.shape.codec();
         let stripe_count = geometry.stripe_count();
-        if parts.stamps.len() != stripe_count
-            || parts.records.len() != stripe_count * super::owners::STRIDE
-        {
+        if parts.stamps.len() != stripe_count || parts.records.len() != stripe_count * STRIDE {
             return None;
         }
         let table = Table::mapped(geometry.shape.bucket_count, &codec, parts.table)?;
+        let mut registry = parts.registry;
+        if !registry.is_read_only() {
+            let records = &parts.records;
+            let owner = |stripe: usize| records[stripe * STRIDE].load(Ordering::Acquire);
+            registry.take_unused_id((0..stripe_count).map(owner));
+        }
         let locks = SharedLocks {
             records: parts.records,
-            registry: parts.registry,
+            registry,
             table: table.share(&codec)?,
             codec: codec.clone(),
         };
         let placement = Self::placement_for(geometry);
         let mut filter = Self::with_table(geometry, codec, table, parts.stamps, placement, ())?;
-        if !locks.registry.is_read_only() {
-            filter.stripes.recover_stale(&locks);
-        }
         filter.stripes.shared = Some(Box::new(locks));
         Some(filter)
     }

@@ -64,15 +64,27 @@ impl Registry {
     ) -> std::io::Result<Option<Self>> {
         for slot in 0..epochs.len() {
             if crate::sync::mapping::try_lock_byte(&own, offset + 8 * slot as u64)? {
-                let epoch = epochs[slot].fetch_add(1, Ordering::AcqRel).wrapping_add(1);
                 return Ok(Some(Self {
-                    me: (slot as u64 + 1) << 32 | (epoch & 0xffff_ffff),
+                    me: next_id(&epochs, slot),
                     _own: Some(own),
                     ..Self::unregistered(query, epochs, offset)
                 }));
             }
         }
         Ok(None)
+    }
+
+    /// Takes the next epoch of this opener's slot as its id while one of the stripes' `owners`
+    /// names it: a machine crash lost the epoch's increment that made that holder's id, which
+    /// others may have found dead and may take over at any time, so no id is a second opener's.
+    pub(crate) fn take_unused_id(&mut self, owners: impl Iterator<Item = u64>) {
+        let mut named: Vec<u64> = owners
+            .filter(|owner| owner >> 32 == self.me >> 32)
+            .collect();
+        named.sort_unstable();
+        while named.binary_search(&self.me).is_ok() {
+            self.me = next_id(&self.epochs, (self.me >> 32) as usize - 1);
+        }
     }
 
     /// An opener that holds no slot, for reading only.
@@ -121,6 +133,12 @@ impl Registry {
         epoch.load(Ordering::Acquire) & 0xffff_ffff == owner & 0xffff_ffff
             && byte_is_locked(&self.query, self.offset + 8 * slot)
     }
+}
+
+/// The owner id of `slot`'s next epoch, which this call takes.
+fn next_id(epochs: &[AtomicU64], slot: usize) -> u64 {
+    let epoch = epochs[slot].fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    (slot as u64 + 1) << 32 | (epoch & 0xffff_ffff)
 }
 
 /// The lock records of a shared table's stripes, and what recovering one needs.

@@ -9,7 +9,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use super::{AtomicU64, TableWords};
+use super::{AtomicU64, TableWords, HUGE_PAGE};
 
 /// A mapping of a file's first `len` bytes: `MAP_PRIVATE` for an opener that never writes it,
 /// whose pages, never copied, stay the file's and follow its writers (Linux).
@@ -86,10 +86,17 @@ impl Mapping {
         Ok(())
     }
 
-    /// Asks for huge pages over the words of `[offset, offset + len)`, as for heap tables.
+    /// Asks for huge pages over the whole, aligned huge pages of `[offset, offset + len)`, the
+    /// only ones the kernel can back by one (none in a small table's range: no advice), as for
+    /// heap tables.
     pub(crate) fn advise_huge_pages(self: &Arc<Self>, offset: usize, len: usize) {
-        if let Some(words) = self.words(offset, len / 8) {
-            super::advise_huge_pages(&words);
+        let start = self.start.as_ptr() as usize;
+        let first = (start + offset).next_multiple_of(HUGE_PAGE);
+        let last = (start + offset + len) & !(HUGE_PAGE - 1);
+        if first < last {
+            if let Some(words) = self.words(first - start, (last - first) / 8) {
+                super::advise_huge_pages(&words);
+            }
         }
     }
 }

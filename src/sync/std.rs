@@ -59,7 +59,7 @@ pub(crate) fn advise_huge_pages<T>(memory: &[T]) {
 }
 
 /// The bytes of a transparent huge page on x86_64 (and on aarch64 with 4 KiB base pages).
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// A table's atomic words, zeroed and untouched: on an allocation of their own (from its first
 /// 2 MiB boundary, advised onto huge pages, with `huge_pages`) or inside a file mapping.

@@ -84,17 +84,6 @@ impl Stripes {
         }
     }
 
-    /// Recovers each stripe whose owner word is this opener's id, which it has just taken and
-    /// holds nothing under: a holder's whose epoch increment a machine crash lost, so dead.
-    pub(crate) fn recover_stale(&self, shared: &SharedLocks) {
-        for stripe in 0..self.count() {
-            if shared.owner(stripe).load(Ordering::Acquire) == shared.registry.me {
-                self.recover(shared, stripe);
-                self.unlock_shared(shared, &[stripe], &[0]);
-            }
-        }
-    }
-
     /// Makes a dead holder's stripe whole for the caller that took over its owner word, leaving
     /// it locked: the stamp locked, the journal restored, the count recomputed. The caller's
     /// unlock moves the version on, so a reader that read meanwhile fails to validate.

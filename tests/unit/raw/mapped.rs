@@ -381,11 +381,11 @@ fn a_locked_stamp_with_no_owner_is_read_and_recovered() {
 }
 
 /// A machine crash can write a stripe's owner word back to disk and lose the registration
-/// epoch's increment that made its id: the next opener of that slot then gets the same id. It
-/// holds nothing yet, so such a stripe is a dead holder's: recovered at the open, not waited
-/// for by the opener's writes (as if one of its own threads held it) for ever.
+/// epoch's increment that made its id: the next opener of that slot takes the epoch after, so
+/// that stripe is a dead holder's, recovered by its first writer, not waited for by the
+/// opener's writes (as if one of its own threads held it) for ever.
 #[test]
-fn a_stale_owner_word_equal_to_a_new_openers_id_is_recovered_at_the_open() {
+fn a_stale_owner_word_naming_a_new_openers_id_is_a_dead_holders() {
     let path = std::env::temp_dir().join(format!("ccf-stale-own-{}", std::process::id()));
     let filter = filled(&path, 4000);
     let raw = filter.raw();
@@ -401,7 +401,7 @@ fn a_stale_owner_word_equal_to_a_new_openers_id_is_recovered_at_the_open() {
     let writer = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadWrite).unwrap();
     assert_eq!(
         writer.raw().stripes.shared.as_ref().unwrap().registry.me,
-        next
+        next + 1
     );
     let inserted = answer_of(move || {
         let inserted = writer.insert(&key).is_ok() && writer.verify().is_ok();
@@ -412,5 +412,41 @@ fn a_stale_owner_word_equal_to_a_new_openers_id_is_recovered_at_the_open() {
         Some(true),
         "a write to the stripe hung or lost items"
     );
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Owner ids are never reused, not even one a stale owner word names (a machine crash lost the
+/// epoch increment that made it): a writer that asked after that id before the next opener of
+/// its slot registered found it dead, and its takeover (a CAS from that id, `lock_shared`) may
+/// land any time later, so the new opener must hold no stripe under that id.
+#[test]
+fn a_stale_owner_id_found_dead_is_never_a_later_holders() {
+    let path = std::env::temp_dir().join(format!("ccf-stale-reuse-{}", std::process::id()));
+    let filter = filled(&path, 4000);
+    let key = 7u64;
+    let (stripe, bucket) = (stripe_of(&filter, key), {
+        let raw = filter.raw();
+        raw.debug_candidates(filter.hasher().hash_one(key)).first
+    });
+    let shared = filter.raw().stripes.shared.as_ref().unwrap();
+    // The id the next opener of this slot gets, as if a crash lost its epoch's increment.
+    let stale = shared.registry.me + 1;
+    shared.owner(stripe).store(stale, Relaxed);
+    filter.raw().stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+    let waiter = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadWrite).unwrap();
+    drop(filter);
+    // The waiter, past the liveness bound, asks after the holder: dead, as its slot is free.
+    let waiting = waiter.raw().stripes.shared.as_ref().unwrap();
+    assert!(!waiting.registry.is_alive(stale));
+
+    let writer = ConcurrentCuckooFilter::open_shared(&path, crate::Access::ReadWrite).unwrap();
+    // The writer holds the stripe; the waiter's takeover of the id it found dead takes nothing.
+    let guard = writer.raw().stripes.lock_buckets::<true>([bucket; 3]);
+    let took =
+        (waiting.owner(stripe)).compare_exchange(stale, waiting.registry.me, Relaxed, Relaxed);
+    assert!(took.is_err(), "two holders of one stripe");
+    drop(guard);
+    assert!(writer.insert(&key).is_ok() && writer.verify().is_ok());
+    drop((writer, waiter));
     std::fs::remove_file(&path).unwrap();
 }

@@ -91,3 +91,43 @@ fn a_private_mapping_reserves_no_memory() {
     drop((map, read_only, file));
     std::fs::remove_file(path).unwrap();
 }
+
+/// Huge-page advice over a mapping's range covers only the whole, aligned 2 MiB pages inside
+/// it, the only ones the kernel can back by a huge page: none for a range holding none (a small
+/// table's), so the mapping stays one area (`VmFlags` `hg` marks an advised one in
+/// `/proc/self/smaps`).
+#[test]
+fn huge_page_advice_covers_only_whole_huge_pages() {
+    const HUGE: usize = 2 << 20;
+    let len = 3 * HUGE;
+    let (path, file) = temp_file(len as u64);
+    let map = Arc::new(Mapping::map(&file, len, false).unwrap());
+    let start = map.start.as_ptr() as usize;
+    // A small table's range, and one from a page past the start to a page before the end.
+    map.advise_huge_pages(4096, 64 << 10);
+    map.advise_huge_pages(4096, len - 2 * 4096);
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let hex = |x: &str| usize::from_str_radix(x, 16).ok();
+    let mut area = None;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((from, to)) = first.split_once('-') {
+            area = hex(from).zip(hex(to));
+            continue;
+        }
+        let (Some((from, to)), Some(flags)) = (area, line.strip_prefix("VmFlags:")) else {
+            continue;
+        };
+        if to <= start || from >= start + len || !flags.split_whitespace().any(|f| f == "hg") {
+            continue;
+        }
+        let whole = |at: usize| at % HUGE == 0 && (start + 4096..=start + len - 4096).contains(&at);
+        assert!(
+            whole(from) && whole(to),
+            "advised {from:#x}..{to:#x} in a mapping at {start:#x}..{:#x}",
+            start + len
+        );
+    }
+    drop(map);
+    std::fs::remove_file(path).unwrap();
+}
