@@ -101,12 +101,12 @@ impl RawFilter {
         words.try_reserve_exact(self.table.data_words()).ok()?;
         words.resize(self.table.data_words(), 0);
         let mut seen: Vec<Option<Seen>> = vec![None; self.stripe_count()];
-        let (backoff, since) = (Backoff::new(), Instant::now());
+        let (backoff, mut since) = (Backoff::new(), Instant::now());
         loop {
             fence(Ordering::Acquire);
             let mut copied = false;
             for (stripe, last) in seen.iter_mut().enumerate() {
-                let now = self.stripes.seen(shared, stripe, since);
+                let now = self.stripes.seen(shared, stripe, &mut since);
                 if now.is_none() || now != *last {
                     copied = true;
                     *last = now.filter(|&now| self.copy_stripe(shared, stripe, now, &mut words));
@@ -175,11 +175,11 @@ impl<P: Place> RawFilter<P> {
         b: BucketIndex,
         look: impl Fn(&RawBucket, &RawBucket) -> R,
     ) -> R {
-        let (backoff, since) = (Backoff::new(), Instant::now());
+        let (backoff, mut since) = (Backoff::new(), Instant::now());
         let stripes = [a, b].map(|bucket| self.stripes.of(bucket));
         loop {
             backoff.snooze();
-            let seen = stripes.map(|stripe| self.stripes.seen(shared, stripe, since));
+            let seen = stripes.map(|stripe| self.stripes.seen(shared, stripe, &mut since));
             let [Some(seen_a), Some(seen_b)] = seen else {
                 continue;
             };

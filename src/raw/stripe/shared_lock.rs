@@ -124,14 +124,15 @@ impl Stripes {
             .filter(|shared| shared.registry.is_read_only())
     }
 
-    /// `stripe` now, for a reader that cannot lock and waits `since`; `None` while a holder that
-    /// may be alive has it (asked after once the wait passes [`LIVENESS_BOUND`]). Validated
-    /// after the read by [`Self::still`].
+    /// `stripe` now, for a reader that cannot lock and last asked after a holder (or began to
+    /// wait) at `since`; `None` while a holder that may be alive has it (asked after once
+    /// [`LIVENESS_BOUND`] has passed since, which then restarts). Validated after the read by
+    /// [`Self::still`].
     pub(crate) fn seen(
         &self,
         shared: &SharedLocks,
         stripe: StripeIndex,
-        since: Instant,
+        since: &mut Instant,
     ) -> Option<Seen> {
         let stamp = self.stamps[stripe].load(Ordering::Acquire);
         if stamp & 1 == 0 {
@@ -145,7 +146,11 @@ impl Stripes {
         let owner = shared.owner(stripe).load(Ordering::Acquire);
         let registry = &shared.registry;
         if !registry.known_dead(owner) {
-            if since.elapsed() < LIVENESS_BOUND || registry.is_alive(owner) {
+            if since.elapsed() < LIVENESS_BOUND {
+                return None;
+            }
+            if registry.is_alive(owner) {
+                *since = Instant::now();
                 return None;
             }
             registry.found_dead(owner);
