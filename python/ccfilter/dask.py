@@ -233,7 +233,9 @@ def build_filter(
     return level[0].compute() if compute else level[0]
 
 
-def _keep_elements(partition: list, f: Filter) -> list:
+def _keep_elements(partition: Any, f: Filter) -> list:
+    # A bag's partition may be an iterator, which asking would use up: read it once.
+    partition = list(partition)
     answers = f.contains_many(partition)
     return [item for item, keep in zip(partition, answers) if keep]
 

@@ -257,3 +257,18 @@ def test_a_worker_killed_while_building_leaves_a_complete_filter(client, tmp_pat
     assert os.path.exists(marker)  # a worker died during the build, and its tasks ran again
     assert len(f) == 40_000 and f.contains_many(np.arange(40_000)).all()
     client.wait_for_workers(2)
+
+
+def _lazily(partition):
+    return (key for key in partition)
+
+
+def test_a_semi_join_keeps_every_match_of_a_bag_whose_partitions_are_iterators():
+    # A bag's partitions may be iterators (map_partitions returning a generator): each is read
+    # once, so every matching element is kept.
+    f = local_filter(np.arange(100), 1000)
+    bag = db.from_sequence(range(200), npartitions=4).map_partitions(_lazily)
+    for scheduler in ["sync", "threads"]:
+        kept = semi_join(bag, f).compute(scheduler=scheduler)
+        assert set(range(100)).issubset(kept) and len(kept) < 110, (scheduler, kept)
+
