@@ -26,7 +26,12 @@ from dask import delayed
 from dask.base import is_dask_collection
 from dask.delayed import Delayed
 
-from ._native import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+from ._native import (
+    ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
+    FilterFullError,
+    GrowableCuckooFilter,
+)
 
 __all__ = ["build_filter", "semi_join"]
 
@@ -254,13 +259,21 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
     the filter ``f``, as a collection of the same kind, computed lazily on the workers.
 
     ``f`` is a filter or the ``Delayed`` of one (``build_filter(..., compute=False)``); either
-    way it enters the task graph once and is shipped to each worker once.
+    way it enters the task graph once and is shipped to each worker once; anything else is a
+    ``TypeError``.
     """
     if not is_dask_collection(collection):
         raise TypeError(
             f"expected a dask bag, array or dataframe, not {type(collection).__name__}"
         )
     _check_column(collection, column)
+    if not isinstance(
+        f, (ConcurrentCuckooFilter, GrowableCuckooFilter, ExpiringCuckooFilter, Delayed)
+    ):
+        raise TypeError(
+            "semi_join: f must be a filter or the Delayed of one (build_filter(..., "
+            f"compute=False)), not {type(f).__name__}"
+        )
     shared = f if isinstance(f, Delayed) else delayed(f)
     kind = type(collection).__module__
     if kind.startswith("dask.bag"):

@@ -272,3 +272,9 @@ def test_a_semi_join_keeps_every_match_of_a_bag_whose_partitions_are_iterators()
         kept = semi_join(bag, f).compute(scheduler=scheduler)
         assert set(range(100)).issubset(kept) and len(kept) < 110, (scheduler, kept)
 
+
+def test_a_semi_join_by_something_that_is_no_filter_is_a_type_error(client):
+    bag = db.from_sequence(range(10), npartitions=2)
+    for wrong in ["abc", 5, None, {1, 2}]:
+        with pytest.raises(TypeError, match="semi_join: f must be a filter"):
+            semi_join(bag, wrong)
