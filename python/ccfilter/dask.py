@@ -19,6 +19,7 @@ Requires ``dask`` with its dataframes, pandas and pyarrow: ``pip install "ccfilt
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -205,6 +206,12 @@ def build_filter(
     first (``dropna()``): a column with nulls raises ``ValueError`` naming it. Raises
     ``FilterFullError`` if ``capacity`` is too small, saying so and what to pass instead.
     """
+    try:
+        split_every = operator.index(split_every)
+    except TypeError:
+        raise TypeError(
+            f"split_every must be an int, not {type(split_every).__name__}"
+        ) from None
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
     keys = _column(collection, column)

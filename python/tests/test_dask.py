@@ -278,3 +278,11 @@ def test_a_semi_join_by_something_that_is_no_filter_is_a_type_error(client):
     for wrong in ["abc", 5, None, {1, 2}]:
         with pytest.raises(TypeError, match="semi_join: f must be a filter"):
             semi_join(bag, wrong)
+
+
+def test_a_split_every_that_is_no_int_is_a_type_error_naming_it(client):
+    bag = db.from_sequence(range(100), npartitions=8)
+    for wrong in [2.5, "3", None]:
+        with pytest.raises(TypeError, match="split_every must be an int"):
+            build_filter(bag, 1000, split_every=wrong)
+    assert len(build_filter(bag, 1000, split_every=np.int64(3))) == 100
