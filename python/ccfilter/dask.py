@@ -81,6 +81,9 @@ def _too_small(
     if kind is GrowableCuckooFilter and merging:
         advice = "pass a larger capacity= (a level grows to 2**split_depth times it)"
         advice += "" if limit is None else f" or max_capacity= than {limit:,}"
+        # A key in many partitions has its copies in two buckets, whatever the capacity.
+        advice += "; or, if keys repeat across partitions, drop repeats first (distinct() or "
+        advice += "drop_duplicates())"
     elif kind is GrowableCuckooFilter and limit is not None:
         # A partition's filter grows until the limit: a larger first level stays under it.
         advice = f"pass a larger max_capacity= than {limit:,} (or drop repeated keys first)"

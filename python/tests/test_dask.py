@@ -286,3 +286,14 @@ def test_a_split_every_that_is_no_int_is_a_type_error_naming_it(client):
         with pytest.raises(TypeError, match="split_every must be an int"):
             build_filter(bag, 1000, split_every=wrong)
     assert len(build_filter(bag, 1000, split_every=np.int64(3))) == 100
+
+
+def test_a_growable_merge_filled_by_keys_repeated_across_partitions_says_to_drop_them(client):
+    # 100 keys, each in all 20 partitions: no capacity holds 20 copies of a key in its two
+    # buckets, so the message says to drop repeats, and that is what builds the filter.
+    bag = db.from_sequence(list(range(100)) * 20, npartitions=20)
+    for capacity in [1000, 100_000]:
+        with pytest.raises(FilterFullError, match="merging .*drop repeats first"):
+            build_filter(bag, capacity, growable=True)
+    f = build_filter(bag.distinct(), 1000, growable=True)
+    assert len(f) == 100 and f.contains_many(np.arange(100)).all()
