@@ -138,13 +138,16 @@ def _is_frame(collection: Any) -> bool:
 
 
 def _check_column(collection: Any, column: Optional[str]) -> None:
-    """``TypeError`` unless ``column`` is given exactly when ``collection`` is a dataframe."""
+    """``TypeError`` unless ``column`` is given exactly when ``collection`` is a dataframe, and
+    names one of its columns (``KeyError`` for one it lacks)."""
     if column is None and _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     if column is not None and not _is_frame(collection):
         raise TypeError(
             f"column= is for a dataframe; a {type(collection).__name__}'s elements are the keys"
         )
+    if column is not None and getattr(collection[column], "ndim", 1) != 1:
+        raise TypeError(f"column= names one column, not {column!r}")
 
 
 def _column(collection: Any, column: Optional[str]) -> Any:

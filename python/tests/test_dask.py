@@ -297,3 +297,13 @@ def test_a_growable_merge_filled_by_keys_repeated_across_partitions_says_to_drop
             build_filter(bag, capacity, growable=True)
     f = build_filter(bag.distinct(), 1000, growable=True)
     assert len(f) == 100 and f.contains_many(np.arange(100)).all()
+
+
+def test_a_column_that_names_several_columns_is_a_type_error_naming_column(client):
+    ddf = dd.from_pandas(pd.DataFrame({"k": np.arange(20), "j": np.arange(20)}), npartitions=2)
+    f = build_filter(ddf, column="k")
+    for wrong in [["k"], ["k", "j"]]:
+        with pytest.raises(TypeError, match="column= names one column"):
+            build_filter(ddf, column=wrong)
+        with pytest.raises(TypeError, match="column= names one column"):
+            semi_join(ddf, f, column=wrong).compute()
