@@ -68,7 +68,12 @@ def _keys_of_column(call: Any, partition: Any) -> Any:
     except (TypeError, ValueError) as err:
         if isinstance(err, FilterFullError) or not hasattr(partition, "name"):
             raise
-        raise type(err)(f"{_named(partition)}: {err}") from err
+        named = f"{_named(partition)}: {err}"
+        try:
+            said = type(err)(named)
+        except TypeError:  # a subclass of other arguments (UnicodeEncodeError): its base
+            said = (TypeError if isinstance(err, TypeError) else ValueError)(named)
+        raise said from err
 
 
 def _too_small(

@@ -307,3 +307,15 @@ def test_a_column_that_names_several_columns_is_a_type_error_naming_column(clien
             build_filter(ddf, column=wrong)
         with pytest.raises(TypeError, match="column= names one column"):
             semi_join(ddf, f, column=wrong).compute()
+
+
+def test_a_column_with_a_str_that_is_no_utf8_is_refused_naming_the_column(client):
+    # A lone surrogate has no UTF-8 bytes: the bulk calls' UnicodeEncodeError, with the column.
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = pd.DataFrame({"s": pd.Series(["a", "b\udc80"], dtype=object)})
+        ddf = dd.from_pandas(frame, npartitions=1)
+    f = build_filter(db.from_sequence(["a"]))
+    with pytest.raises(ValueError, match="column 's': .*surrogates not allowed"):
+        build_filter(ddf, column="s")
+    with pytest.raises(ValueError, match="column 's': .*surrogates not allowed"):
+        semi_join(ddf, f, column="s").compute()
