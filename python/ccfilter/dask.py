@@ -256,9 +256,7 @@ def build_filter(
     return level[0].compute() if compute else level[0]
 
 
-def _keep_elements(partition: Any, f: Filter) -> list:
-    # A bag's partition may be an iterator, which asking would use up: read it once.
-    partition = list(partition)
+def _keep_elements(partition: list, f: Filter) -> list:
     answers = f.contains_many(partition)
     return [item for item, keep in zip(partition, answers) if keep]
 
@@ -295,7 +293,9 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
     shared = f if isinstance(f, Delayed) else delayed(f)
     kind = type(collection).__module__
     if kind.startswith("dask.bag"):
-        return collection.map_partitions(_keep_elements, shared)
+        # A partition may be an iterator, which asking would use up and which cannot travel
+        # between workers: each becomes a list in the task that made it.
+        return collection.map_partitions(list).map_partitions(_keep_elements, shared)
     if kind.startswith("dask.array"):
         if collection.ndim != 1:
             raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")

@@ -319,3 +319,12 @@ def test_a_column_with_a_str_that_is_no_utf8_is_refused_naming_the_column(client
         build_filter(ddf, column="s")
     with pytest.raises(ValueError, match="column 's': .*surrogates not allowed"):
         semi_join(ddf, f, column="s").compute()
+
+
+def test_a_semi_join_of_a_bag_whose_partitions_are_iterators_finishes_on_the_cluster(client):
+    # An iterator cannot travel between workers: each partition is read into a list in the
+    # task that made it, and the semi-join keeps every match rather than waiting forever.
+    f = local_filter(np.arange(100), 1000)
+    bag = db.from_sequence(range(200), npartitions=4).map_partitions(_lazily)
+    kept = client.compute(semi_join(bag, f)).result(timeout=60)
+    assert set(range(100)).issubset(kept) and len(kept) < 110
