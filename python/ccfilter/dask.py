@@ -19,6 +19,7 @@ Requires ``dask`` with its dataframes, pandas and pyarrow: ``pip install "ccfilt
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -26,7 +27,12 @@ from dask import delayed
 from dask.base import is_dask_collection
 from dask.delayed import Delayed
 
-from ._native import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+from ._native import (
+    ConcurrentCuckooFilter,
+    ExpiringCuckooFilter,
+    FilterFullError,
+    GrowableCuckooFilter,
+)
 
 __all__ = ["build_filter", "semi_join"]
 
@@ -62,7 +68,12 @@ def _keys_of_column(call: Any, partition: Any) -> Any:
     except (TypeError, ValueError) as err:
         if isinstance(err, FilterFullError) or not hasattr(partition, "name"):
             raise
-        raise type(err)(f"{_named(partition)}: {err}") from err
+        named = f"{_named(partition)}: {err}"
+        try:
+            said = type(err)(named)
+        except TypeError:  # a subclass of other arguments (UnicodeEncodeError): its base
+            said = (TypeError if isinstance(err, TypeError) else ValueError)(named)
+        raise said from err
 
 
 def _too_small(
@@ -75,6 +86,9 @@ def _too_small(
     if kind is GrowableCuckooFilter and merging:
         advice = "pass a larger capacity= (a level grows to 2**split_depth times it)"
         advice += "" if limit is None else f" or max_capacity= than {limit:,}"
+        # A key in many partitions has its copies in two buckets, whatever the capacity.
+        advice += "; or, if keys repeat across partitions, drop repeats first (distinct() or "
+        advice += "drop_duplicates())"
     elif kind is GrowableCuckooFilter and limit is not None:
         # A partition's filter grows until the limit: a larger first level stays under it.
         advice = f"pass a larger max_capacity= than {limit:,} (or drop repeated keys first)"
@@ -129,13 +143,16 @@ def _is_frame(collection: Any) -> bool:
 
 
 def _check_column(collection: Any, column: Optional[str]) -> None:
-    """``TypeError`` unless ``column`` is given exactly when ``collection`` is a dataframe."""
+    """``TypeError`` unless ``column`` is given exactly when ``collection`` is a dataframe, and
+    names one of its columns (``KeyError`` for one it lacks)."""
     if column is None and _is_frame(collection):
         raise TypeError("a dataframe needs column=: the column whose values are the keys")
     if column is not None and not _is_frame(collection):
         raise TypeError(
             f"column= is for a dataframe; a {type(collection).__name__}'s elements are the keys"
         )
+    if column is not None and getattr(collection[column], "ndim", 1) != 1:
+        raise TypeError(f"column= names one column, not {column!r}")
 
 
 def _column(collection: Any, column: Optional[str]) -> Any:
@@ -200,6 +217,12 @@ def build_filter(
     first (``dropna()``): a column with nulls raises ``ValueError`` naming it. Raises
     ``FilterFullError`` if ``capacity`` is too small, saying so and what to pass instead.
     """
+    try:
+        split_every = operator.index(split_every)
+    except TypeError:
+        raise TypeError(
+            f"split_every must be an int, not {type(split_every).__name__}"
+        ) from None
     if split_every < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every}")
     keys = _column(collection, column)
@@ -252,17 +275,27 @@ def semi_join(collection: Any, f: AnyFilter, *, column: Optional[str] = None) ->
     the filter ``f``, as a collection of the same kind, computed lazily on the workers.
 
     ``f`` is a filter or the ``Delayed`` of one (``build_filter(..., compute=False)``); either
-    way it enters the task graph once and is shipped to each worker once.
+    way it enters the task graph once and is shipped to each worker once; anything else is a
+    ``TypeError``.
     """
     if not is_dask_collection(collection):
         raise TypeError(
             f"expected a dask bag, array or dataframe, not {type(collection).__name__}"
         )
     _check_column(collection, column)
+    if not isinstance(
+        f, (ConcurrentCuckooFilter, GrowableCuckooFilter, ExpiringCuckooFilter, Delayed)
+    ):
+        raise TypeError(
+            "semi_join: f must be a filter or the Delayed of one (build_filter(..., "
+            f"compute=False)), not {type(f).__name__}"
+        )
     shared = f if isinstance(f, Delayed) else delayed(f)
     kind = type(collection).__module__
     if kind.startswith("dask.bag"):
-        return collection.map_partitions(_keep_elements, shared)
+        # A partition may be an iterator, which asking would use up and which cannot travel
+        # between workers: each becomes a list in the task that made it.
+        return collection.map_partitions(list).map_partitions(_keep_elements, shared)
     if kind.startswith("dask.array"):
         if collection.ndim != 1:
             raise ValueError(f"expected a 1-D array, got {collection.ndim} dimensions")

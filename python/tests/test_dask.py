@@ -257,3 +257,74 @@ def test_a_worker_killed_while_building_leaves_a_complete_filter(client, tmp_pat
     assert os.path.exists(marker)  # a worker died during the build, and its tasks ran again
     assert len(f) == 40_000 and f.contains_many(np.arange(40_000)).all()
     client.wait_for_workers(2)
+
+
+def _lazily(partition):
+    return (key for key in partition)
+
+
+def test_a_semi_join_keeps_every_match_of_a_bag_whose_partitions_are_iterators():
+    # A bag's partitions may be iterators (map_partitions returning a generator): each is read
+    # once, so every matching element is kept.
+    f = local_filter(np.arange(100), 1000)
+    bag = db.from_sequence(range(200), npartitions=4).map_partitions(_lazily)
+    for scheduler in ["sync", "threads"]:
+        kept = semi_join(bag, f).compute(scheduler=scheduler)
+        assert set(range(100)).issubset(kept) and len(kept) < 110, (scheduler, kept)
+
+
+def test_a_semi_join_by_something_that_is_no_filter_is_a_type_error(client):
+    bag = db.from_sequence(range(10), npartitions=2)
+    for wrong in ["abc", 5, None, {1, 2}]:
+        with pytest.raises(TypeError, match="semi_join: f must be a filter"):
+            semi_join(bag, wrong)
+
+
+def test_a_split_every_that_is_no_int_is_a_type_error_naming_it(client):
+    bag = db.from_sequence(range(100), npartitions=8)
+    for wrong in [2.5, "3", None]:
+        with pytest.raises(TypeError, match="split_every must be an int"):
+            build_filter(bag, 1000, split_every=wrong)
+    assert len(build_filter(bag, 1000, split_every=np.int64(3))) == 100
+
+
+def test_a_growable_merge_filled_by_keys_repeated_across_partitions_says_to_drop_them(client):
+    # 100 keys, each in all 20 partitions: no capacity holds 20 copies of a key in its two
+    # buckets, so the message says to drop repeats, and that is what builds the filter.
+    bag = db.from_sequence(list(range(100)) * 20, npartitions=20)
+    for capacity in [1000, 100_000]:
+        with pytest.raises(FilterFullError, match="merging .*drop repeats first"):
+            build_filter(bag, capacity, growable=True)
+    f = build_filter(bag.distinct(), 1000, growable=True)
+    assert len(f) == 100 and f.contains_many(np.arange(100)).all()
+
+
+def test_a_column_that_names_several_columns_is_a_type_error_naming_column(client):
+    ddf = dd.from_pandas(pd.DataFrame({"k": np.arange(20), "j": np.arange(20)}), npartitions=2)
+    f = build_filter(ddf, column="k")
+    for wrong in [["k"], ["k", "j"]]:
+        with pytest.raises(TypeError, match="column= names one column"):
+            build_filter(ddf, column=wrong)
+        with pytest.raises(TypeError, match="column= names one column"):
+            semi_join(ddf, f, column=wrong).compute()
+
+
+def test_a_column_with_a_str_that_is_no_utf8_is_refused_naming_the_column(client):
+    # A lone surrogate has no UTF-8 bytes: the bulk calls' UnicodeEncodeError, with the column.
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = pd.DataFrame({"s": pd.Series(["a", "b\udc80"], dtype=object)})
+        ddf = dd.from_pandas(frame, npartitions=1)
+    f = build_filter(db.from_sequence(["a"]))
+    with pytest.raises(ValueError, match="column 's': .*surrogates not allowed"):
+        build_filter(ddf, column="s")
+    with pytest.raises(ValueError, match="column 's': .*surrogates not allowed"):
+        semi_join(ddf, f, column="s").compute()
+
+
+def test_a_semi_join_of_a_bag_whose_partitions_are_iterators_finishes_on_the_cluster(client):
+    # An iterator cannot travel between workers: each partition is read into a list in the
+    # task that made it, and the semi-join keeps every match rather than waiting forever.
+    f = local_filter(np.arange(100), 1000)
+    bag = db.from_sequence(range(200), npartitions=4).map_partitions(_lazily)
+    kept = client.compute(semi_join(bag, f)).result(timeout=60)
+    assert set(range(100)).issubset(kept) and len(kept) < 110
