@@ -382,9 +382,6 @@ pub(crate) struct Lanes {
     high: u64,
     /// Every bit of every lane but the highest.
     rest: u64,
-    /// `ceil(2^16 / f)`: a lane's index from its top bit by a multiply, not a division.
-    #[cfg(test)]
-    reciprocal: u32,
     /// Bit `61 + i − (i + 1)·f` for each of the first four lanes ([`Self::slots`]).
     gather: u64,
 }
@@ -401,8 +398,6 @@ impl Lanes {
             high,
             // Lane by lane `2^(f-1) − 1`: no lane borrows from the next.
             rest: high - low,
-            #[cfg(test)]
-            reciprocal: (1u32 << 16).div_ceil(f),
             gather: (0..count.min(4))
                 .filter_map(|i| (61 + i).checked_sub((i + 1) * f))
                 .fold(0, |acc, bit| acc | 1 << bit),
@@ -444,13 +439,6 @@ impl Lanes {
     #[inline(always)]
     pub(crate) fn slots(self, tops: u64) -> u32 {
         (tops.wrapping_mul(self.gather) >> 60) as u32
-    }
-
-    #[cfg(test)]
-    pub(crate) fn lane(self, top: u32) -> usize {
-        // `top + 1` is `(i + 1)·f` with `(i + 1)·f ≤ 64`: the rounding of the reciprocal adds
-        // less than 64 / 2^16, so the quotient is exact.
-        (((top + 1) * self.reciprocal) >> 16) as usize - 1
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) struct Stripes {
     pub(super) stamps: StampWords,
     /// Where a stamp's count starts: the bits below are the version (with the lock bit).
     count_shift: u32,
+    /// `(1 << count_shift) - 1`: the version bits, with the lock bit.
     versions: u64,
     /// A live file's lock records; read only by locks whose `SHARED` is true.
     #[cfg(all(target_os = "linux", not(loom)))]

@@ -75,7 +75,7 @@ fn a_bucket_is_its_fingerprints_then_its_tags() {
     );
     let lanes = slots.lanes().unwrap();
     let hits = lanes.matches(slots.fingerprints(1), 0x1abc);
-    assert_eq!(lanes.lane(hits.trailing_zeros()), 1);
+    assert_eq!(lanes.slots(hits), 1 << 1);
     assert_eq!(hits.count_ones(), 1);
     assert_eq!(slots.tags(1, None), 9 << 4);
 }
