@@ -10,6 +10,8 @@ pub enum InsertError {
     Full,
     /// The filter was opened [`Access::ReadOnly`](crate::Access::ReadOnly) from a file.
     ReadOnly,
+    /// A count window has counted 2^62 inserts or generations, the most it counts.
+    CountExhausted,
 }
 
 impl fmt::Display for InsertError {
@@ -19,6 +21,9 @@ impl fmt::Display for InsertError {
                 f.write_str("the cuckoo filter is full: no room for the item in either bucket")
             }
             Self::ReadOnly => f.write_str("the cuckoo filter was opened read-only"),
+            Self::CountExhausted => {
+                f.write_str("the count window has counted 2^62 inserts or generations, its most")
+            }
         }
     }
 }

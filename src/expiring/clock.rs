@@ -6,6 +6,10 @@ use std::time::Instant;
 use super::window::{nanos, Ages, TAG_BITS};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
+/// A count window refuses inserts from this many inserts or generations on: the threads racing
+/// past the check keep it far below the 2^63 its decoder refuses (146 years at 10^9 inserts/s).
+pub(crate) const COUNT_END: u64 = 1 << 62;
+
 /// What counting an insert gave it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tick {
@@ -126,11 +130,14 @@ impl Generations {
         }
     }
 
-    /// Counts one insert.
+    /// Counts one insert; `None`, counting nothing, once a count window is at [`COUNT_END`].
     #[inline(always)]
-    pub(crate) fn tick(&self) -> Tick {
-        match &self.ticks {
+    pub(crate) fn tick(&self) -> Option<Tick> {
+        Some(match &self.ticks {
             Ticks::Count { per_generation } => {
+                if self.exhausted() {
+                    return None;
+                }
                 // A claim of sweep buckets: `SeqCst`, as `claim_sweep`.
                 let p = self.positions.fetch_add(1, Ordering::SeqCst);
                 Tick {
@@ -142,7 +149,13 @@ impl Generations {
                 generation: self.clock_generation(),
                 sweep_from: None,
             },
-        }
+        })
+    }
+
+    /// Whether a count window has reached [`COUNT_END`] inserts or generations.
+    pub(crate) fn exhausted(&self) -> bool {
+        matches!(self.ticks, Ticks::Count { .. })
+            && (self.positions.load(Ordering::Relaxed) >= COUNT_END || self.current() >= COUNT_END)
     }
 
     pub(crate) fn positions(&self) -> u64 {

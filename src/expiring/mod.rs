@@ -218,6 +218,13 @@ impl Kind for Expiring {
         Ok(())
     }
 
+    fn block_error(&self) -> InsertError {
+        match self.table.clock.exhausted() {
+            true => InsertError::CountExhausted,
+            false => InsertError::Full,
+        }
+    }
+
     #[inline(always)]
     fn contains(&self, hash: u64) -> bool {
         self.table.contains(hash)

@@ -22,13 +22,14 @@ pub(crate) enum Stored {
 impl Table {
     /// Counts the insert, publishes the generation it needs, and sweeps its share of buckets.
     #[inline(always)]
-    fn tick(&self) {
-        let tick = self.clock.tick();
+    fn tick(&self) -> Result<(), InsertError> {
+        let tick = self.clock.tick().ok_or(InsertError::CountExhausted)?;
         self.advance(tick.generation);
         match tick.sweep_from {
             Some(first) => self.sweep_claimed(first, self.sweep_per_insert),
             None => self.sweep(self.sweep_per_insert),
         }
+        Ok(())
     }
 
     pub(crate) fn insert(&self, hash: u64) -> Result<Stored, InsertError> {
@@ -38,7 +39,7 @@ impl Table {
         self.slots.prefetch(c.second);
         self.stripes.prefetch_for_write(c.first);
         self.stripes.prefetch_for_write(c.second);
-        self.tick();
+        self.tick()?;
         match self.try_store(&c) {
             Some(stored) => Ok(stored),
             None => self.insert_by_path(&c),

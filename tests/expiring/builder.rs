@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use concurrent_cuckoo_filter::{
-    BuildError, Clock, DecodeError, ExpiringCuckooFilter, MergeError, Window,
+    BuildError, Clock, DecodeError, ExpiringCuckooFilter, InsertError, MergeError, Window,
 };
 
 #[test]
@@ -148,7 +148,8 @@ fn bytes_round_trip_and_keep_the_window_going() {
 
 /// A count window's clock at 2^63 inserts or generations or more, checksummed as a writer would,
 /// is refused naming the field: its arithmetic would reach `u64::MAX` (a panic in debug builds,
-/// a clock wrapped back to generation 0 in release). Just below, it decodes and counts on.
+/// a clock wrapped back to generation 0 in release). Below, it decodes; from 2^62 on its inserts
+/// are refused, changing nothing, so that every count it writes decodes again.
 #[test]
 fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
     let filter = ExpiringCuckooFilter::builder(Window::Items(100))
@@ -171,10 +172,42 @@ fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
             let err = ExpiringCuckooFilter::from_bytes(&with(at, value)).unwrap_err();
             assert_eq!(err, DecodeError::InvalidGeometry { field, value });
         }
-        let copy = ExpiringCuckooFilter::from_bytes(&with(at, (1 << 63) - 1)).unwrap();
-        for i in 1000..1300u64 {
-            copy.insert(&i).unwrap();
-            assert!(copy.contains(&i));
+        for value in [(1 << 62) - 2, (1 << 63) - 1] {
+            let copy = ExpiringCuckooFilter::from_bytes(&with(at, value)).unwrap();
+            let mut added = Vec::new();
+            for i in 1000..1300u64 {
+                match copy.insert(&i) {
+                    Ok(()) => added.push(i),
+                    Err(err) => {
+                        assert_eq!(err, InsertError::CountExhausted);
+                        break;
+                    }
+                }
+            }
+            let last = copy.stats().inserts;
+            if added.len() < 300 {
+                let err = copy.try_extend(2000..2010u64).unwrap_err();
+                assert_eq!((err.error(), err.inserted()), (InsertError::CountExhausted, 0));
+                assert!(err.to_string().contains("2^62"), "{err}");
+                assert_eq!(copy.stats().inserts, last);
+            }
+            // Up to 2^62 inserts, then refused; below 2^62 generations, early expiries (of a
+            // window whose items never age) move it on by one each.
+            let expected = match (field, value < 1 << 62) {
+                ("inserts", true) => 2..=2,
+                (_, true) => 2..=300,
+                _ => 0..=0,
+            };
+            assert!(
+                expected.contains(&added.len()),
+                "{field} {value}: {}",
+                added.len()
+            );
+            let again = ExpiringCuckooFilter::from_bytes(&copy.to_bytes()).unwrap();
+            assert_eq!(again.stats().inserts, last);
+            for i in added {
+                assert!(copy.contains(&i) && again.contains(&i), "{i} lost");
+            }
         }
     }
 }
