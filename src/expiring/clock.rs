@@ -7,7 +7,8 @@ use super::window::{nanos, Ages, TAG_BITS};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// A count window refuses inserts from this many inserts or generations on: the threads racing
-/// past the check keep it far below the 2^63 its decoder refuses (146 years at 10^9 inserts/s).
+/// past the check, and early expiries, keep it far below the 2^63 its decoder refuses (146 years
+/// at 10^9 inserts a second).
 pub(crate) const COUNT_END: u64 = 1 << 62;
 
 /// What counting an insert gave it.
@@ -154,8 +155,8 @@ impl Generations {
 
     /// Whether a count window has reached [`COUNT_END`] inserts or generations.
     pub(crate) fn exhausted(&self) -> bool {
-        matches!(self.ticks, Ticks::Count { .. })
-            && (self.positions.load(Ordering::Relaxed) >= COUNT_END || self.current() >= COUNT_END)
+        let count = self.positions.load(Ordering::Relaxed) | self.current();
+        matches!(self.ticks, Ticks::Count { .. }) && count >= COUNT_END
     }
 
     pub(crate) fn positions(&self) -> u64 {

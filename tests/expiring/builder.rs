@@ -187,7 +187,10 @@ fn a_count_windows_clock_near_the_end_of_u64_is_refused() {
             let last = copy.stats().inserts;
             if added.len() < 300 {
                 let err = copy.try_extend(2000..2010u64).unwrap_err();
-                assert_eq!((err.error(), err.inserted()), (InsertError::CountExhausted, 0));
+                assert_eq!(
+                    (err.error(), err.inserted()),
+                    (InsertError::CountExhausted, 0)
+                );
                 assert!(err.to_string().contains("2^62"), "{err}");
                 assert_eq!(copy.stats().inserts, last);
             }
