@@ -117,6 +117,7 @@ mod round_trip;
 mod save_memory;
 mod snapshot;
 mod spec;
+mod split_damage;
 
 use corruption::samples;
 use errors::decode_err;
