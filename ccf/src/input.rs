@@ -152,6 +152,9 @@ fn read_source(
     send: &std::sync::mpsc::SyncSender<Result<Vec<u8>, CliError>>,
 ) -> Result<(), CliError> {
     let mut reader = source.open()?;
+    // Bytes at the start of `pending` known to hold no `\n`: a line longer than a segment is
+    // searched as it arrives, not all over again at each read.
+    let mut searched = 0;
     loop {
         let old = pending.len();
         // Up to a segment; past it only while a line is longer than that.
@@ -180,14 +183,18 @@ fn read_source(
             return Ok(());
         }
         if pending.len() >= SEGMENT_BYTES {
-            if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
-                let rest = pending.split_off(end + 1);
-                let segment = std::mem::replace(pending, Vec::with_capacity(SEGMENT_BYTES));
-                pending.extend_from_slice(&rest);
-                if send.send(Ok(segment)).is_err() {
-                    // The consumer stopped: end the reading (the error goes nowhere).
-                    return Err(CliError::BrokenPipe);
+            match pending[searched..].iter().rposition(|&b| b == b'\n') {
+                Some(at) => {
+                    let rest = pending.split_off(searched + at + 1);
+                    let segment = std::mem::replace(pending, Vec::with_capacity(SEGMENT_BYTES));
+                    pending.extend_from_slice(&rest);
+                    searched = pending.len();
+                    if send.send(Ok(segment)).is_err() {
+                        // The consumer stopped: end the reading (the error goes nowhere).
+                        return Err(CliError::BrokenPipe);
+                    }
                 }
+                None => searched = pending.len(),
             }
         }
     }
