@@ -37,7 +37,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct Sizing {
     /// Keys the filter must hold, at least 1; a filter that would not fit in the memory
-    /// available is refused. Without it, the input files' lines are counted first; standard
+    /// available (for build, twice over: it is encoded in memory to be written) is refused. Without it, the input files' lines are counted first; standard
     /// input needs it. With --grow: the keys the first level holds before it
     /// first grows (default: 1/62 of the input files' lines, counted first, so that they fill
     /// the first level's last split, where it takes the fewest bits per key; 1000000 for

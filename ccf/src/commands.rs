@@ -114,7 +114,7 @@ fn build(args: BuildArgs) -> Result<i32, CliError> {
     if let Some(output) = &args.output {
         refuse_foreign_output(output, args.force)?;
     }
-    let filter = new_filter(&args.sizing, &sources)?;
+    let filter = new_filter(&args.sizing, &sources, true)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
     let lines = each_segment(
@@ -184,7 +184,7 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
     }
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(None, &sources)?;
-    let filter = new_filter(&args.sizing, &sources)?;
+    let filter = new_filter(&args.sizing, &sources, false)?;
     let mut out = stdout();
     let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
     let lines = each_segment(

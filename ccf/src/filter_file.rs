@@ -301,14 +301,15 @@ pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
 /// `--capacity` keys, or if none is given for as many keys as the input files have lines
 /// (counted in a first pass); standard input, which cannot be read twice, needs a capacity then.
 /// `--fpr` picks the configuration, or the library's default (12-bit fingerprints in 4-slot
-/// buckets) without it.
-pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliError> {
+/// buckets) without it. Refused if its table would not fit in the memory available, with the
+/// copy of it that writing it takes if it is to be `written`.
+pub fn new_filter(sizing: &Sizing, sources: &[Source], written: bool) -> Result<Filter, CliError> {
     if sizing.grow {
         let counted = match sizing.capacity {
             Some(_) => None,
             None => count_lines(sources)?,
         };
-        return growing::new_filter(sizing, counted).map(Filter::Growable);
+        return growing::new_filter(sizing, counted, written).map(Filter::Growable);
     }
     let capacity = match sizing.capacity {
         Some(capacity) => capacity,
@@ -327,9 +328,11 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
     if let Some(fpr) = sizing.fpr {
         builder = builder.false_positive_rate(fpr);
     }
-    memory::check(
-        "its table",
+    memory::check_new(
         builder.memory_bytes().map_err(CliError::Build)?,
+        written,
+        "its table",
+        "its table and the copy of it written out",
     )?;
     builder.build().map(Filter::Fixed).map_err(CliError::Build)
 }

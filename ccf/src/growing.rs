@@ -31,8 +31,13 @@ pub const HEAD: usize = MAX_CAPACITY_AT + 8;
 
 /// A growable filter whose first level holds `--capacity` keys (else a 62nd of the input's
 /// lines, `counted` when every input is a file, at most `--max-capacity`), kept under `--fpr`
-/// (the library's default rate without it) and limited by `--max-capacity` if given.
-pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCuckooFilter, CliError> {
+/// (the library's default rate without it) and limited by `--max-capacity` if given; its first
+/// level checked against the memory available, with its copy if it is to be `written`.
+pub fn new_filter(
+    sizing: &Sizing,
+    counted: Option<u64>,
+    written: bool,
+) -> Result<GrowableCuckooFilter, CliError> {
     let first = sizing.capacity.unwrap_or_else(|| {
         let default = counted.map_or(DEFAULT_FIRST_LEVEL, |lines| {
             lines.div_ceil(LINES_PER_FIRST_LEVEL_KEY).max(1)
@@ -47,9 +52,11 @@ pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCucko
     if let Some(max) = sizing.max_capacity {
         builder = builder.max_capacity(items(max));
     }
-    memory::check(
-        "its first level",
+    memory::check_new(
         builder.memory_bytes().map_err(CliError::Build)?,
+        written,
+        "its first level",
+        "its first level and the copy of it written out",
     )?;
     builder.build().map_err(CliError::Build)
 }
