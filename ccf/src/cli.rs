@@ -118,8 +118,8 @@ pub struct BuildArgs {
     /// The filter file to write (default: standard output, if it is not a terminal). A
     /// regular file is replaced whole, through a temporary file renamed over it; a device or
     /// FIFO is written to in place; a symbolic link is followed to the file it names. A file
-    /// that is one of the inputs is refused, and so is one that holds something other than a
-    /// filter, unless --force.
+    /// that is one of the inputs or that the user may not write is refused, and so is one that
+    /// holds something other than a filter, unless --force.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an --output that exists and is not a filter file.

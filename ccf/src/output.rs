@@ -70,9 +70,21 @@ pub fn write_file(
     .map_err(|error| CliError::file(named, error))
 }
 
+/// Fails with the error opening it for writing gives if `path` is a regular file the user may
+/// not write: renamed over, it would be replaced all the same (a directory the user may write
+/// lets any file in it be renamed over, whoever owns it). Opened without truncating, the file
+/// is left as it is.
+fn may_write(path: &Path) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => File::options().write(true).open(path).map(drop),
+        _ => Ok(()),
+    }
+}
+
 /// Writes a new file beside `path`, synced, with the permissions of the file it replaces, then
-/// renames it over `path`; removes it on failure.
+/// renames it over `path`; removes it on failure. A file the user may not write is refused.
 fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    may_write(path)?;
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(format!(".ccf-{}.tmp", std::process::id()));
     let temporary = PathBuf::from(temporary);
@@ -183,13 +195,15 @@ const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
 /// Refuses `-o PATH` (its links followed) when it holds contents that are not a filter's
 /// snapshot, unless `force`: a file of the user's that is not a filter, or a live filter file,
 /// is not ours to replace. An empty file, a snapshot, a missing one and a device without
-/// contents (`/dev/null`, a FIFO) are written.
+/// contents (`/dev/null`, a FIFO) are written. A regular file the user may not write is
+/// refused, `force` or not, as the write would refuse it.
 pub fn refuse_foreign_output(path: &Path, force: bool) -> Result<(), CliError> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         // Left for the write to create, or to report.
         Err(_) => return Ok(()),
     };
+    may_write(path).map_err(|error| CliError::file(path, error))?;
     if force || !has_contents(&meta) || meta.len() == 0 && meta.is_file() {
         return Ok(());
     }

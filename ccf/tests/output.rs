@@ -209,3 +209,74 @@ fn standard_output_closed_early_is_an_error() {
     let deduped = read_then_close(&["dedup", &keys], 10);
     assert_fails(&deduped, "(broken pipe)");
 }
+
+/// `ccf args` as a user who cannot write a file of root's or one without write permission:
+/// this user if not root, else `nobody` (through `setpriv`); `None` if there is none.
+fn ccf_unprivileged(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
+    use std::os::unix::fs::MetadataExt;
+    let binary = env!("CARGO_BIN_EXE_ccf");
+    let mut command = if fs::metadata(dir).unwrap().uid() == 0 {
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", binary]);
+        command
+    } else {
+        Command::new(binary)
+    };
+    let output = command.args(args).current_dir(dir).output().ok()?;
+    // No setpriv, or not allowed to use it.
+    (!stderr(&output).starts_with("setpriv:")).then_some(output)
+}
+
+/// A file the user may not write is not replaced, as the shell's `>` would not write it: not a
+/// file without write permission (a user's own, made read-only), nor one of another user's in
+/// a directory the user may write. A renamed temporary would replace either, the other user's
+/// file becoming the user's.
+#[test]
+fn a_file_the_user_may_not_write_is_not_replaced() {
+    let dir = scratch("not-writable");
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let keys = keys(&dir, 100);
+    let (out, a, b) = (dir.join("out.ccf"), dir.join("a.ccf"), dir.join("b.ccf"));
+    for filter in [&out, &a, &b] {
+        assert!(ccf(&["build", "-o", path(filter), &keys], b"")
+            .status
+            .success());
+    }
+    let link = dir.join("link.ccf");
+    std::os::unix::fs::symlink("out.ccf", &link).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o444)).unwrap();
+    let before = fs::read(&out).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let files = listing();
+    for to in [&out, &link] {
+        for args in [
+            vec!["build", "-o", path(to), &keys],
+            vec!["build", "--force", "-o", path(to), &keys],
+            vec!["merge", path(&a), path(&b), "-o", path(to)],
+        ] {
+            let Some(refused) = ccf_unprivileged(&dir, &args) else {
+                eprintln!("no unprivileged user to run as");
+                return;
+            };
+            assert_fails(&refused, "Permission denied");
+            assert!(stderr(&refused).contains(path(to)), "{}", stderr(&refused));
+            assert_eq!(fs::read(&out).unwrap(), before, "{args:?}");
+            assert_eq!(
+                fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+                0o444
+            );
+            assert_eq!(listing(), files, "{args:?}");
+        }
+    }
+    // Its owner may write it again: the file is replaced.
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o644)).unwrap();
+    let built = ccf(&["build", "-o", path(&out), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+}
