@@ -24,6 +24,11 @@ enum Destination {
 
 /// Follows `path`'s symbolic links, if any, to what they end at.
 fn destination(path: &Path) -> io::Result<Destination> {
+    // Anything but a regular file is written through `path` itself, the kernel following its
+    // links: a link to a pipe (`/dev/stdout`, `/dev/fd/63`) names no path (`pipe:[…]`).
+    if fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
+        return Ok(Destination::Through(path.to_path_buf()));
+    }
     let mut at = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         let meta = match fs::symlink_metadata(&at) {

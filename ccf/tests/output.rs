@@ -280,3 +280,34 @@ fn a_file_the_user_may_not_write_is_not_replaced() {
     let built = ccf(&["build", "-o", path(&out), &keys], b"");
     assert!(built.status.success(), "{}", stderr(&built));
 }
+
+/// A pipe named by a path (`-o /dev/stdout`, `-o >(gzip > f.gz)`, which is `/dev/fd/63`) is
+/// written through like a FIFO: its links lead to no path (`pipe:[…]`), only the kernel follows
+/// them.
+#[test]
+fn a_pipe_named_by_a_descriptors_path_gets_the_whole_filter() {
+    let dir = scratch("fd-pipe");
+    let keys = keys(&dir, 5000);
+    let (a, b) = (dir.join("a.ccf"), dir.join("b.ccf"));
+    for filter in [&a, &b] {
+        assert!(ccf(&["build", "-o", path(filter), &keys], b"")
+            .status
+            .success());
+    }
+    let copy = dir.join("copy.ccf");
+    for out in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        if !Path::new(out).exists() {
+            continue;
+        }
+        // Standard output is a pipe to this test.
+        let built = ccf(&["build", "-o", out, &keys], b"");
+        let stored = items_stored(&built);
+        fs::write(&copy, &built.stdout).unwrap();
+        assert_eq!(items(&copy), stored, "{out}");
+        holds_every_key(&copy, &keys);
+        let merged = ccf(&["merge", path(&a), path(&b), "-o", out], b"");
+        assert!(merged.status.success(), "{out}: {}", stderr(&merged));
+        fs::write(&copy, &merged.stdout).unwrap();
+        holds_every_key(&copy, &keys);
+    }
+}
