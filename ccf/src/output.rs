@@ -90,20 +90,40 @@ fn may_write(path: &Path) -> io::Result<()> {
 /// renames it over `path`; removes it on failure. A file the user may not write is refused.
 fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     may_write(path)?;
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".ccf-{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    // A file or link already at that name is not ours: neither followed, truncated nor removed.
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)?;
+    let (file, temporary) = temporary(path)?;
     let written = fill(file, path, write);
     let renamed = written.and_then(|()| fs::rename(&temporary, path));
     if renamed.is_err() {
         let _ = fs::remove_file(&temporary);
     }
     renamed
+}
+
+/// Names tried for the temporary before giving up.
+const TEMPORARY_NAMES: u32 = 64;
+
+/// A new file beside `path`, created for writing, and its name: `PATH.ccf-PID.tmp`, or if that
+/// is taken `PATH.ccf-PID.N.tmp` for the first N free. A file or link already at a name is not
+/// ours (a stranger's, or left by a run killed while it wrote, whose process id a later run
+/// gets again, as the first process of each new container does): neither followed, truncated
+/// nor removed, and not in the way.
+fn temporary(path: &Path) -> io::Result<(File, PathBuf)> {
+    let mut taken = None;
+    for attempt in 0..TEMPORARY_NAMES {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".ccf-{}", std::process::id()));
+        if attempt > 0 {
+            name.push(format!(".{attempt}"));
+        }
+        name.push(".tmp");
+        let name = PathBuf::from(name);
+        match File::options().write(true).create_new(true).open(&name) {
+            Ok(file) => return Ok((file, name)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => taken = Some(error),
+            Err(error) => return Err(error),
+        }
+    }
+    Err(taken.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
 }
 
 /// Writes `file`, the temporary that will replace `path`, with `path`'s permissions, and syncs it.
@@ -279,19 +299,42 @@ mod stdio {
 mod tests {
     use super::*;
 
+    /// A file at the temporary name (left by a run killed while it wrote, whose process id a
+    /// later run gets again, as the first process of each new container does; or not ours at
+    /// all, a link included) is neither followed nor removed, and the write takes another name.
     #[test]
-    fn a_file_at_the_temporary_name_is_neither_followed_nor_removed() {
+    fn a_file_at_the_temporary_name_is_neither_followed_nor_removed_nor_in_the_way() {
         let dir = std::env::temp_dir().join(format!("ccf-output-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.ccf");
         let squatter = dir.join(format!("out.ccf.ccf-{}.tmp", std::process::id()));
         fs::write(&squatter, b"not ours").unwrap();
+        let target = dir.join("target");
+        fs::write(&target, b"target").unwrap();
+        let link = dir.join(format!("out.ccf.ccf-{}.1.tmp", std::process::id()));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &link).unwrap();
         let result = replace(&path, |out: &mut dyn Write| out.write_all(b"filter"));
         let kept = fs::read(&squatter).unwrap();
-        let created = path.exists();
+        let untouched = fs::read(&target).unwrap();
+        let written = fs::read(&path);
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
         fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(result.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        result.unwrap();
         assert_eq!(kept, b"not ours");
-        assert!(!created);
+        assert_eq!(untouched, b"target");
+        assert_eq!(written.unwrap(), b"filter");
+        // Nothing but them and the file written.
+        let mut expected = vec![path.file_name().unwrap(), squatter.file_name().unwrap()];
+        if cfg!(unix) {
+            expected.push(link.file_name().unwrap());
+        }
+        expected.push(target.file_name().unwrap());
+        expected.sort();
+        assert_eq!(names, expected);
     }
 }
