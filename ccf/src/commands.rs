@@ -9,12 +9,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
 use crate::error::CliError;
-use crate::filter_file::{new_filter, open, save, Filter, Kind, Loaded, Pending};
+use crate::filter_file::{new_filter, open, save, Filter, Kind, Loaded, Pending, BINARY_FILTER};
 use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
-use crate::output::{refuse_foreign_output, refuse_input_as_output};
+use crate::output::{refuse_foreign_output, refuse_input_as_output, refuse_terminal};
 use crate::window;
 
 /// Runs a command; `Ok` carries the exit status.
@@ -111,8 +111,9 @@ fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> Cli
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(args.output.as_deref(), &sources)?;
-    if let Some(output) = &args.output {
-        refuse_foreign_output(output, args.force)?;
+    match &args.output {
+        Some(output) => refuse_foreign_output(output, args.force)?,
+        None => refuse_terminal(BINARY_FILTER)?,
     }
     let filter = new_filter(&args.sizing, &sources, true)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);

@@ -287,13 +287,16 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+/// What `build` without `-o` writes to standard output, for a message.
+pub const BINARY_FILTER: &str = "a binary filter";
+
 /// Writes `filter` to `path` (replacing a regular file whole, writing through anything else:
 /// `output::write_file`), or to standard output unless that is a terminal.
 pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
     let write = |out: &mut dyn Write| filter.write_to(out);
     match path {
         Some(path) => output::write_file(path, write),
-        None => output::write_stdout("a binary filter", write),
+        None => output::write_stdout(BINARY_FILTER, write),
     }
 }
 

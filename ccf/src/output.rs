@@ -168,16 +168,22 @@ pub fn write_stdout(
     what: &str,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), CliError> {
+    refuse_terminal(what)?;
+    let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    write(&mut out)?;
+    Ok(out.flush()?)
+}
+
+/// Refuses standard output for `what` (binary) if it is a terminal; checked before the input is
+/// read, so that lines typed at the terminal are not taken and then lost.
+pub fn refuse_terminal(what: &str) -> Result<(), CliError> {
     use std::io::IsTerminal;
-    let stdout = io::stdout();
-    if stdout.is_terminal() {
+    if io::stdout().is_terminal() {
         return Err(CliError::Usage(format!(
             "not writing {what} to a terminal: give -o FILE or redirect the output"
         )));
     }
-    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
-    write(&mut out)?;
-    Ok(out.flush()?)
+    Ok(())
 }
 
 /// Refuses to write `output` (standard output for `None`) when it is the same file as one of

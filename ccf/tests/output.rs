@@ -311,3 +311,33 @@ fn a_pipe_named_by_a_descriptors_path_gets_the_whole_filter() {
         holds_every_key(&copy, &keys);
     }
 }
+
+/// `build` without `-o` refuses a terminal as its output before it reads a line, so keys typed
+/// at the terminal are not taken and then lost. The terminal is a pseudo-terminal `script`
+/// makes; the input a directory, whose read fails: read first, its error would come first.
+#[test]
+fn build_to_a_terminal_is_refused_before_the_input_is_read() {
+    let dir = scratch("terminal");
+    let unreadable = dir.join("keys");
+    fs::create_dir(&unreadable).unwrap();
+    let command = format!(
+        "'{}' build '{}'",
+        env!("CARGO_BIN_EXE_ccf"),
+        path(&unreadable)
+    );
+    let Ok(output) = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        eprintln!("no script(1) to make a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("ccf: not writing a binary filter to a terminal: give -o FILE"),
+        "{text}"
+    );
+}
