@@ -318,8 +318,9 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source], written: bool) -> Result<
         Some(capacity) => capacity,
         None => count_lines(sources)?.ok_or_else(|| {
             CliError::Usage(
-                "reading standard input or a pipe needs --capacity N (the filter is sized \
-                 before the first line arrives, and a pipe cannot be read twice) or --grow"
+                "reading standard input, a device or a pipe needs --capacity N (the filter is \
+                 sized before the first line arrives, and none of them can be read twice) or \
+                 --grow"
                     .into(),
             )
         })?,

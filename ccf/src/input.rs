@@ -54,15 +54,20 @@ impl Source {
         }
     }
 
-    /// Whether the source is read once only: standard input, or a file that is a pipe or a
-    /// socket. A file that cannot be looked at is left to its read to report.
+    /// Whether the source is read once only: standard input, or a file that is a pipe, a
+    /// socket or a character device (a terminal, whose lines would be asked for twice;
+    /// `/dev/zero`, which never ends) but `/dev/null`, empty every time. A file that cannot be
+    /// looked at is left to its read to report.
     fn is_stream(&self) -> bool {
         match self {
             Source::Stdin => true,
             #[cfg(unix)]
             Source::File(path) => std::fs::metadata(path).is_ok_and(|meta| {
-                use std::os::unix::fs::FileTypeExt;
-                meta.file_type().is_fifo() || meta.file_type().is_socket()
+                use std::os::unix::fs::{FileTypeExt, MetadataExt};
+                let kind = meta.file_type();
+                let null =
+                    || std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev());
+                kind.is_fifo() || kind.is_socket() || kind.is_char_device() && !null()
             }),
             #[cfg(not(unix))]
             Source::File(_) => false,
@@ -86,8 +91,8 @@ pub fn total_bytes(sources: &[Source]) -> Option<u64> {
 }
 
 /// Lines in every source (a last line without a newline counts), if all are files: a first pass
-/// that sizes the filter. `Ok(None)` if a source is standard input, or a pipe or socket named as
-/// a file (`<(command)`, a FIFO): none can be read twice.
+/// that sizes the filter. `Ok(None)` if a source is standard input, or a pipe, socket or
+/// character device named as a file (`<(command)`, a FIFO, `/dev/tty`): none can be read twice.
 pub fn count_lines(sources: &[Source]) -> Result<Option<u64>, CliError> {
     if sources.iter().any(Source::is_stream) {
         return Ok(None);
