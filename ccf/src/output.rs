@@ -126,13 +126,22 @@ fn temporary(path: &Path) -> io::Result<(File, PathBuf)> {
     Err(taken.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
 }
 
-/// Writes `file`, the temporary that will replace `path`, with `path`'s permissions, and syncs it.
+/// Writes `file`, the temporary that will replace `path`, with `path`'s permissions (and owner,
+/// where the user may give it), and syncs it.
 fn fill(
     file: File,
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     if let Ok(old) = fs::metadata(path) {
+        // Its owner and group too, where the user may give them (root may; others may keep
+        // their own, or give a group of theirs): as `>` writing it in place would keep them.
+        // Before the permissions, which a change of owner would strip of set-id bits.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+        }
         file.set_permissions(old.permissions())?;
     }
     let mut out = BufWriter::with_capacity(1 << 20, file);

@@ -341,3 +341,29 @@ fn build_to_a_terminal_is_refused_before_the_input_is_read() {
         "{text}"
     );
 }
+
+/// A file replaced keeps its owner and group where the user may give them (root may), as the
+/// shell's `>` writing it in place would: another user's filter does not become root's, which
+/// that user could then no longer write.
+#[test]
+fn a_replaced_file_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = scratch("owner");
+    if fs::metadata(&dir).unwrap().uid() != 0 {
+        eprintln!("not root: only the user's own files can be replaced");
+        return;
+    }
+    let keys = keys(&dir, 100);
+    let out = dir.join("out.ccf");
+    assert!(ccf(&["build", "-o", path(&out), &keys], b"")
+        .status
+        .success());
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o640)).unwrap();
+    let built = ccf(&["build", "-o", path(&out), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let meta = fs::metadata(&out).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+    holds_every_key(&out, &keys);
+}
