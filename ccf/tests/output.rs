@@ -211,7 +211,8 @@ fn standard_output_closed_early_is_an_error() {
 }
 
 /// `ccf args` as a user who cannot write a file of root's or one without write permission:
-/// this user if not root, else `nobody` (through `setpriv`); `None` if there is none.
+/// this user if not root, else `nobody` (through util-linux's `setpriv`); `None` if there is
+/// none.
 fn ccf_unprivileged(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
     use std::os::unix::fs::MetadataExt;
     let binary = env!("CARGO_BIN_EXE_ccf");
@@ -315,6 +316,7 @@ fn a_pipe_named_by_a_descriptors_path_gets_the_whole_filter() {
 /// `build` without `-o` refuses a terminal as its output before it reads a line, so keys typed
 /// at the terminal are not taken and then lost. The terminal is a pseudo-terminal `script`
 /// makes; the input a directory, whose read fails: read first, its error would come first.
+#[cfg(target_os = "linux")]
 #[test]
 fn build_to_a_terminal_is_refused_before_the_input_is_read() {
     let dir = scratch("terminal");
