@@ -37,11 +37,11 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct Sizing {
     /// Keys the filter must hold, at least 1; a filter that would not fit in the memory
-    /// available is refused. Without it, the input files' lines are counted first; standard
-    /// input needs it. With --grow: the keys the first level holds before it
+    /// available (for build, twice over: it is encoded in memory to be written) is refused. Without it, the input files' lines are counted first; standard
+    /// input (or a pipe or device named as a file) needs it. With --grow: the keys the first level holds before it
     /// first grows (default: 1/62 of the input files' lines, counted first, so that they fill
     /// the first level's last split, where it takes the fewest bits per key; 1000000 for
-    /// standard input; at most --max-capacity).
+    /// standard input, a pipe or a device; at most --max-capacity).
     #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
     /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.
@@ -118,8 +118,8 @@ pub struct BuildArgs {
     /// The filter file to write (default: standard output, if it is not a terminal). A
     /// regular file is replaced whole, through a temporary file renamed over it; a device or
     /// FIFO is written to in place; a symbolic link is followed to the file it names. A file
-    /// that is one of the inputs is refused, and so is one that holds something other than a
-    /// filter, unless --force.
+    /// that is one of the inputs or that the user may not write is refused, and so is one that
+    /// holds something other than a filter, unless --force.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an --output that exists and is not a filter file.

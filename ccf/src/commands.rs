@@ -9,12 +9,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{BuildArgs, Command, DedupArgs, InfoArgs, MergeArgs, QueryArgs};
 use crate::error::CliError;
-use crate::filter_file::{kind, load, map_or_load, new_filter, save, Filter, Kind};
+use crate::filter_file::{new_filter, open, save, Filter, Kind, Loaded, Pending, BINARY_FILTER};
 use crate::growing;
 use crate::input::{total_bytes, Segments, Source};
 use crate::lines::{contains, insert_unique, KeyFormat, Lines};
 use crate::mixing;
-use crate::output::{refuse_foreign_output, refuse_input_as_output};
+use crate::output::{refuse_foreign_output, refuse_input_as_output, refuse_terminal};
 use crate::window;
 
 /// Runs a command; `Ok` carries the exit status.
@@ -111,10 +111,11 @@ fn full(filter: &Filter, data: &[u8], lines: &Lines, seen: u64, i: usize) -> Cli
 fn build(args: BuildArgs) -> Result<i32, CliError> {
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(args.output.as_deref(), &sources)?;
-    if let Some(output) = &args.output {
-        refuse_foreign_output(output, args.force)?;
+    match &args.output {
+        Some(output) => refuse_foreign_output(output, args.force)?,
+        None => refuse_terminal(BINARY_FILTER)?,
     }
-    let filter = new_filter(&args.sizing, &sources)?;
+    let filter = new_filter(&args.sizing, &sources, true)?;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut stored = 0u64;
     let lines = each_segment(
@@ -157,14 +158,15 @@ fn query(args: QueryArgs) -> Result<i32, CliError> {
     read.push(Source::File(args.filter.clone()));
     refuse_input_as_output(None, &read)?;
     // Refused from the file's first bytes, before it is read whole.
-    if args.hex64 && kind(&args.filter)? == Kind::Growable {
+    let opened = open(&args.filter)?;
+    if args.hex64 && opened.kind() == Kind::Growable {
         return Err(CliError::Unsupported {
             path: args.filter,
             reason: "a growable filter is queried by keys: --hex64 needs a fixed-size filter \
                      (the library looks up a growable filter by key only, not by a hash)",
         });
     }
-    let filter = map_or_load(&args.filter)?;
+    let filter = opened.map_or_load()?.filter;
     let keys = KeyFormat::of(args.hex64, args.hex64_unmixed_ok);
     let mut out = stdout();
     let mut printed = 0u64;
@@ -183,7 +185,7 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
     }
     let sources = Source::all(&args.inputs);
     refuse_input_as_output(None, &sources)?;
-    let filter = new_filter(&args.sizing, &sources)?;
+    let filter = new_filter(&args.sizing, &sources, false)?;
     let mut out = stdout();
     let (mut printed, mut wrongly_dropped) = (0u64, 0.0f64);
     let lines = each_segment(
@@ -219,13 +221,17 @@ fn dedup(args: DedupArgs) -> Result<i32, CliError> {
 
 fn info(args: InfoArgs) -> Result<i32, CliError> {
     refuse_input_as_output(None, &[Source::File(args.filter.clone())])?;
-    let filter = map_or_load(&args.filter)?;
+    let Loaded {
+        filter,
+        head,
+        bytes,
+    } = open(&args.filter)?.map_or_load()?;
     let mut out = stdout();
     match &filter {
         #[cfg(target_os = "linux")]
         Filter::Fixed(filter) if filter.is_shared() => crate::live::describe(filter, &mut out)?,
         Filter::Fixed(filter) => write!(out, "kind: fixed-size\n{}", filter.stats())?,
-        Filter::Growable(growable) => growing::describe(growable, &args.filter, &mut out)?,
+        Filter::Growable(growable) => growing::describe(growable, &head, bytes, &mut out)?,
     }
     out.flush()?;
     Ok(0)
@@ -244,19 +250,25 @@ fn merge(args: MergeArgs) -> Result<i32, CliError> {
         reason: "a fixed-size filter and a growable one cannot be merged: give files of one kind",
     };
     // Every file's kind before any is read whole.
-    let first_kind = kind(first)?;
+    let first_file = Pending::open(first)?;
+    let mut files = Vec::with_capacity(rest.len());
     for path in rest {
-        if kind(path)? != first_kind {
+        let file = Pending::open(path)?;
+        if file.kind() != first_file.kind() {
             return Err(mixed(path));
         }
+        files.push(file);
     }
-    let union = match load(first)? {
-        Filter::Fixed(target) => Filter::Fixed(merge_fixed(target, first, rest, &mixed)?),
+    let Loaded { filter, head, .. } = first_file.load()?;
+    let union = match filter {
+        Filter::Fixed(target) => {
+            Filter::Fixed(merge_fixed(target, first, rest, files.into_iter(), &mixed)?)
+        }
         Filter::Growable(target) => {
-            let limited = growing::limit(first)?.is_some();
-            for path in rest {
+            let limited = growing::limit(&head).is_some();
+            for (path, file) in rest.iter().zip(files) {
                 // A file's kind is checked again as it is read: it may have been replaced since.
-                let Filter::Growable(source) = load(path)? else {
+                let Filter::Growable(source) = file.load()?.filter else {
                     return Err(mixed(path));
                 };
                 match target.merge_unique(&source) {
@@ -304,21 +316,23 @@ fn merge_fixed(
     target: ConcurrentCuckooFilter,
     first: &Path,
     rest: &[PathBuf],
+    files: impl Iterator<Item = Pending>,
     mixed: &impl Fn(&Path) -> CliError,
 ) -> Result<ConcurrentCuckooFilter, CliError> {
-    let fixed = |path: &Path| match load(path)? {
+    let fixed = |path: &Path, file: Pending| match file.load()?.filter {
         Filter::Fixed(filter) => Ok(filter),
         Filter::Growable(_) => Err(mixed(path)),
     };
     let mut items = target.len() as u64;
-    for (at, path) in rest.iter().enumerate() {
-        let source = fixed(path)?;
+    let mut files = rest.iter().zip(files);
+    while let Some((path, file)) = files.next() {
+        let source = fixed(path, file)?;
         items += source.len() as u64;
         match target.merge_unique(&source) {
             Ok(_) => {}
             Err(MergeError::Full { .. }) => {
-                for later in &rest[at + 1..] {
-                    items += fixed(later)?.len() as u64;
+                for (later, file) in files {
+                    items += fixed(later, file)?.len() as u64;
                 }
                 return Err(CliError::MergeTooSmall {
                     target: first.to_owned(),

@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use concurrent_cuckoo_filter::{
     ConcurrentCuckooFilter, DecodeError, DefaultHashBuilder, GrowableCuckooFilter, TableLayout,
@@ -82,18 +82,33 @@ impl Filter {
     }
 }
 
-/// A filter file opened: its kind, by its magic (a file with neither kind's magic is taken as
-/// fixed, whose decoder names what is wrong), a reader from its first byte, and its length if
-/// it is a regular file.
-struct Opened<R> {
+/// A filter file opened, its kind told by its magic (a file with neither kind's magic is taken
+/// as fixed, whose decoder names what is wrong), to be read from the bytes after it: a pipe
+/// cannot be opened again to read them.
+pub struct Opened {
+    path: PathBuf,
     kind: Kind,
-    reader: R,
+    /// The bytes its kind was told by.
+    head: Vec<u8>,
+    file: File,
+    /// Its length, if it is a regular file.
     len: Option<u64>,
     /// A live file (a regular file with the live magic), to be mapped rather than read.
     live: bool,
 }
 
-fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
+/// A filter read from its file, with what the file holds beside it.
+pub struct Loaded {
+    pub filter: Filter,
+    /// The file's first bytes, as far as a growable filter's header goes that `info` and
+    /// `merge` read fields of (`growing::HEAD`).
+    pub head: Vec<u8>,
+    /// Bytes of the file.
+    pub bytes: u64,
+}
+
+/// Opens the filter file at `path` and reads its magic.
+pub fn open(path: &Path) -> Result<Opened, CliError> {
     let file = File::open(path).map_err(|error| CliError::file(path, error))?;
     let len = file
         .metadata()
@@ -112,98 +127,168 @@ fn open(path: &Path) -> Result<Opened<impl Read>, CliError> {
             reason: "an expiring filter's file: ccf reads fixed-size and growable filters",
         });
     }
-    let reader = BufReader::with_capacity(1 << 20, file);
     let kind = if head == GROWABLE_MAGIC {
         Kind::Growable
     } else {
         Kind::Fixed
     };
     Ok(Opened {
+        path: path.to_owned(),
         kind,
         live: len.is_some() && head == LIVE_MAGIC,
-        reader: Cursor::new(head).chain(reader),
+        head,
+        file,
         len,
     })
 }
 
-/// The kind of filter the file at `path` holds, from its first bytes alone.
-pub fn kind(path: &Path) -> Result<Kind, CliError> {
-    open(path).map(|opened| opened.kind)
-}
-
-/// The filter in `path` for lookups: a live file mapped read-only (its header checked, its
-/// table not read), any other file read as [`load`] reads it.
-pub fn map_or_load(path: &Path) -> Result<Filter, CliError> {
-    let opened = open(path)?;
-    #[cfg(target_os = "linux")]
-    if opened.live {
-        drop(opened);
-        return crate::live::open(path).map(Filter::Fixed);
+impl Opened {
+    /// The kind of filter the file holds, from its first bytes alone.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
-    read(path, opened)
-}
 
-/// Reads the filter in `path`, of whichever kind, every field and checksum checked, and refuses
-/// a file with bytes after the filter as the library's `from_bytes` refuses them. A live file
-/// is mapped and copied into memory, so the filter is the caller's to change.
-pub fn load(path: &Path) -> Result<Filter, CliError> {
-    let opened = open(path)?;
-    #[cfg(target_os = "linux")]
-    if opened.live {
-        drop(opened);
-        let live = crate::live::open(path)?;
-        memory::check("a copy of its table", live.memory_usage() as u64)?;
-        return Ok(Filter::Fixed(live.clone()));
+    /// The filter for lookups: a live file mapped read-only (its header checked, its table not
+    /// read), any other file read as [`load`](Self::load) reads it.
+    pub fn map_or_load(self) -> Result<Loaded, CliError> {
+        #[cfg(target_os = "linux")]
+        if self.live {
+            let filter = crate::live::open(&self.path).map(Filter::Fixed)?;
+            return Ok(self.mapped(filter));
+        }
+        self.read()
     }
-    read(path, opened)
-}
 
-/// Decodes the filter `open` found in `path`.
-fn read(path: &Path, opened: Opened<impl Read>) -> Result<Filter, CliError> {
-    let Opened {
-        kind, reader, len, ..
-    } = opened;
-    let mut reader = Counted { reader, bytes: 0 };
-    let decoded = match kind {
-        Kind::Fixed => ConcurrentCuckooFilter::read_from(&mut reader).map(Filter::Fixed),
-        Kind::Growable => GrowableCuckooFilter::read_from(&mut reader).map(Filter::Growable),
-    };
-    let decode_error = |error| CliError::Decode {
-        path: path.to_owned(),
-        error,
-    };
-    let filter = decoded.map_err(decode_error)?;
-    let expected = reader.bytes;
-    let read_error = |error| CliError::file(path, error);
-    let mut probe = Vec::with_capacity(1);
-    (&mut reader)
-        .take(1)
-        .read_to_end(&mut probe)
-        .map_err(read_error)?;
-    if !probe.is_empty() {
-        // A regular file's length says how many follow; anything else is read to its end.
-        let found = match len {
-            Some(len) => len.max(reader.bytes),
-            None => reader.bytes + io::copy(&mut reader, &mut io::sink()).map_err(read_error)?,
+    /// Reads the filter, of whichever kind, every field and checksum checked, and refuses a
+    /// file with bytes after the filter as the library's `from_bytes` refuses them. A live file
+    /// is mapped and copied into memory, so the filter is the caller's to change.
+    pub fn load(self) -> Result<Loaded, CliError> {
+        #[cfg(target_os = "linux")]
+        if self.live {
+            let live = crate::live::open(&self.path)?;
+            memory::check("a copy of its table", live.memory_usage() as u64)?;
+            return Ok(self.mapped(Filter::Fixed(live.clone())));
+        }
+        self.read()
+    }
+
+    /// A live file's filter, mapped from it.
+    #[cfg(target_os = "linux")]
+    fn mapped(self, filter: Filter) -> Loaded {
+        Loaded {
+            filter,
+            head: self.head,
+            bytes: self.len.unwrap_or_default(),
+        }
+    }
+
+    /// Decodes the filter from the bytes after the magic.
+    fn read(self) -> Result<Loaded, CliError> {
+        let Opened {
+            path,
+            kind,
+            head,
+            file,
+            len,
+            ..
+        } = self;
+        let reader = Cursor::new(head).chain(BufReader::with_capacity(1 << 20, file));
+        let mut reader = Counted {
+            reader,
+            bytes: 0,
+            head: Vec::with_capacity(growing::HEAD),
         };
-        return Err(decode_error(DecodeError::TrailingBytes { expected, found }));
+        let decoded = match kind {
+            Kind::Fixed => ConcurrentCuckooFilter::read_from(&mut reader).map(Filter::Fixed),
+            Kind::Growable => GrowableCuckooFilter::read_from(&mut reader).map(Filter::Growable),
+        };
+        let decode_error = |error| CliError::Decode {
+            path: path.clone(),
+            error,
+        };
+        let filter = decoded.map_err(decode_error)?;
+        let expected = reader.bytes;
+        let read_error = |error| CliError::file(&path, error);
+        let mut probe = Vec::with_capacity(1);
+        (&mut reader)
+            .take(1)
+            .read_to_end(&mut probe)
+            .map_err(read_error)?;
+        if !probe.is_empty() {
+            // A regular file's length says how many follow; anything else is read to its end.
+            let found = match len {
+                Some(len) => len.max(reader.bytes),
+                None => {
+                    reader.bytes + io::copy(&mut reader, &mut io::sink()).map_err(read_error)?
+                }
+            };
+            return Err(decode_error(DecodeError::TrailingBytes { expected, found }));
+        }
+        Ok(Loaded {
+            filter,
+            head: reader.head,
+            bytes: expected,
+        })
     }
-    Ok(filter)
 }
 
-/// A reader that counts the bytes read through it.
+/// Files whose kinds were told before any is read whole: a regular file is closed meanwhile (a
+/// merge may name more files than a process may hold open) and opened again to be read, a pipe
+/// kept open.
+pub enum Pending {
+    Closed { path: PathBuf, kind: Kind },
+    Open(Opened),
+}
+
+impl Pending {
+    /// The file at `path`, its kind told.
+    pub fn open(path: &Path) -> Result<Self, CliError> {
+        let opened = open(path)?;
+        Ok(match opened.len {
+            Some(_) => Self::Closed {
+                path: opened.path,
+                kind: opened.kind,
+            },
+            None => Self::Open(opened),
+        })
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Self::Closed { kind, .. } => *kind,
+            Self::Open(opened) => opened.kind,
+        }
+    }
+
+    /// Reads the filter as [`Opened::load`] does; a file opened again may have been replaced
+    /// since its kind was told, and be of the other kind.
+    pub fn load(self) -> Result<Loaded, CliError> {
+        match self {
+            Self::Closed { path, .. } => open(&path)?.load(),
+            Self::Open(opened) => opened.load(),
+        }
+    }
+}
+
+/// A reader that counts the bytes read through it and keeps the first `growing::HEAD`.
 struct Counted<R> {
     reader: R,
     bytes: u64,
+    head: Vec<u8>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.reader.read(buf)?;
+        let kept = n.min(growing::HEAD.saturating_sub(self.head.len()));
+        self.head.extend_from_slice(&buf[..kept]);
         self.bytes += n as u64;
         Ok(n)
     }
 }
+
+/// What `build` without `-o` writes to standard output, for a message.
+pub const BINARY_FILTER: &str = "a binary filter";
 
 /// Writes `filter` to `path` (replacing a regular file whole, writing through anything else:
 /// `output::write_file`), or to standard output unless that is a terminal.
@@ -211,7 +296,7 @@ pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
     let write = |out: &mut dyn Write| filter.write_to(out);
     match path {
         Some(path) => output::write_file(path, write),
-        None => output::write_stdout("a binary filter", write),
+        None => output::write_stdout(BINARY_FILTER, write),
     }
 }
 
@@ -219,21 +304,23 @@ pub fn save(filter: &Filter, path: Option<&Path>) -> Result<(), CliError> {
 /// `--capacity` keys, or if none is given for as many keys as the input files have lines
 /// (counted in a first pass); standard input, which cannot be read twice, needs a capacity then.
 /// `--fpr` picks the configuration, or the library's default (12-bit fingerprints in 4-slot
-/// buckets) without it.
-pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliError> {
+/// buckets) without it. Refused if its table would not fit in the memory available, with the
+/// copy of it that writing it takes if it is to be `written`.
+pub fn new_filter(sizing: &Sizing, sources: &[Source], written: bool) -> Result<Filter, CliError> {
     if sizing.grow {
         let counted = match sizing.capacity {
             Some(_) => None,
             None => count_lines(sources)?,
         };
-        return growing::new_filter(sizing, counted).map(Filter::Growable);
+        return growing::new_filter(sizing, counted, written).map(Filter::Growable);
     }
     let capacity = match sizing.capacity {
         Some(capacity) => capacity,
         None => count_lines(sources)?.ok_or_else(|| {
             CliError::Usage(
-                "reading standard input or a pipe needs --capacity N (the filter is sized \
-                 before the first line arrives, and a pipe cannot be read twice) or --grow"
+                "reading standard input, a device or a pipe needs --capacity N (the filter is \
+                 sized before the first line arrives, and none of them can be read twice) or \
+                 --grow"
                     .into(),
             )
         })?,
@@ -245,9 +332,11 @@ pub fn new_filter(sizing: &Sizing, sources: &[Source]) -> Result<Filter, CliErro
     if let Some(fpr) = sizing.fpr {
         builder = builder.false_positive_rate(fpr);
     }
-    memory::check(
-        "its table",
+    memory::check_new(
         builder.memory_bytes().map_err(CliError::Build)?,
+        written,
+        "its table",
+        "its table and the copy of it written out",
     )?;
     builder.build().map(Filter::Fixed).map_err(CliError::Build)
 }

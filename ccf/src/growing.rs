@@ -1,8 +1,6 @@
 //! The growable filter: made as `--grow` asks, and described level by level.
 
-use std::fs::File;
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::{self, Write};
 
 use concurrent_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter, StableHashBuilder};
 
@@ -28,11 +26,18 @@ const LINES_PER_FIRST_LEVEL_KEY: u64 = 62;
 const VERSION_AT: usize = 8;
 /// Where it holds its `max_capacity`, 8 bytes, `2^64 − 1` for no limit.
 const MAX_CAPACITY_AT: usize = 48;
+/// A growable filter's file's first bytes that hold the fields read here.
+pub const HEAD: usize = MAX_CAPACITY_AT + 8;
 
 /// A growable filter whose first level holds `--capacity` keys (else a 62nd of the input's
 /// lines, `counted` when every input is a file, at most `--max-capacity`), kept under `--fpr`
-/// (the library's default rate without it) and limited by `--max-capacity` if given.
-pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCuckooFilter, CliError> {
+/// (the library's default rate without it) and limited by `--max-capacity` if given; its first
+/// level checked against the memory available, with its copy if it is to be `written`.
+pub fn new_filter(
+    sizing: &Sizing,
+    counted: Option<u64>,
+    written: bool,
+) -> Result<GrowableCuckooFilter, CliError> {
     let first = sizing.capacity.unwrap_or_else(|| {
         let default = counted.map_or(DEFAULT_FIRST_LEVEL, |lines| {
             lines.div_ceil(LINES_PER_FIRST_LEVEL_KEY).max(1)
@@ -47,9 +52,11 @@ pub fn new_filter(sizing: &Sizing, counted: Option<u64>) -> Result<GrowableCucko
     if let Some(max) = sizing.max_capacity {
         builder = builder.max_capacity(items(max));
     }
-    memory::check(
-        "its first level",
+    memory::check_new(
         builder.memory_bytes().map_err(CliError::Build)?,
+        written,
+        "its first level",
+        "its first level and the copy of it written out",
     )?;
     builder.build().map_err(CliError::Build)
 }
@@ -74,13 +81,16 @@ pub fn build_report(filter: &GrowableCuckooFilter) -> String {
     )
 }
 
-/// Writes what `info` shows of the growable filter read from `path`: the whole, then each level.
+/// Writes what `info` shows of a growable filter read from a file of `bytes` bytes that began
+/// with `head`: the whole, then each level.
 pub fn describe(
     filter: &GrowableCuckooFilter,
-    path: &Path,
+    head: &[u8],
+    bytes: u64,
     out: &mut impl Write,
-) -> Result<(), CliError> {
-    let (version, limit) = (format_version(path)?, limit(path)?);
+) -> io::Result<()> {
+    let [low, high] = field(head, VERSION_AT);
+    let version = u16::from_le_bytes([low, high]);
     let levels = filter.level_stats();
     // Each level's rate at its load were its route bits not compared: a bound on the estimate.
     let core_bound: f64 = levels
@@ -90,7 +100,7 @@ pub fn describe(
     writeln!(out, "kind: growable")?;
     writeln!(out, "levels: {}", filter.level_count())?;
     writeln!(out, "items: {}", filter.len())?;
-    let grows = match limit {
+    let grows = match limit(head) {
         None => "grows past it".to_owned(),
         Some(limit) => format!("grows up to its limit, {limit}"),
     };
@@ -116,9 +126,6 @@ pub fn describe(
         String::from_utf8_lossy(&id),
         filter.hasher().seed()
     )?;
-    let bytes = std::fs::metadata(path)
-        .map(|meta| meta.len())
-        .map_err(|error| CliError::file(path, error))?;
     writeln!(out, "format version: {version} (growable)")?;
     writeln!(out, "serialized bytes: {bytes}")?;
     for (index, stats) in levels.iter().enumerate() {
@@ -138,29 +145,19 @@ pub fn describe(
     Ok(())
 }
 
-/// The growable filter's header in `path` up to its `max_capacity` (`FORMAT.md`). The file was
-/// read whole as a growable filter before, so the header is known good.
-fn header(path: &Path) -> Result<[u8; MAX_CAPACITY_AT + 8], CliError> {
-    let mut header = [0u8; MAX_CAPACITY_AT + 8];
-    File::open(path)
-        .and_then(|mut file| file.read_exact(&mut header))
-        .map_err(|error| CliError::file(path, error))?;
-    Ok(header)
+/// The `N` bytes at `at` of a growable filter's header, from its file's first bytes (read whole
+/// with the filter, so they are there; zeros past what there is).
+fn field<const N: usize>(head: &[u8], at: usize) -> [u8; N] {
+    let mut field = [0u8; N];
+    let there = head.get(at..).unwrap_or_default();
+    let len = there.len().min(N);
+    field[..len].copy_from_slice(&there[..len]);
+    field
 }
 
-/// The format version of the growable filter in `path`.
-fn format_version(path: &Path) -> Result<u16, CliError> {
-    let header = header(path)?;
-    Ok(u16::from_le_bytes([
-        header[VERSION_AT],
-        header[VERSION_AT + 1],
-    ]))
-}
-
-/// The `--max-capacity` the growable filter in `path` was built with, `None` for no limit.
-pub fn limit(path: &Path) -> Result<Option<u64>, CliError> {
-    let mut limit = [0u8; 8];
-    limit.copy_from_slice(&header(path)?[MAX_CAPACITY_AT..]);
-    let limit = u64::from_le_bytes(limit);
-    Ok((limit != u64::MAX).then_some(limit))
+/// The `--max-capacity` a growable filter was built with, from its file's first bytes; `None`
+/// for no limit.
+pub fn limit(head: &[u8]) -> Option<u64> {
+    let limit = u64::from_le_bytes(field(head, MAX_CAPACITY_AT));
+    (limit != u64::MAX).then_some(limit)
 }

@@ -54,15 +54,20 @@ impl Source {
         }
     }
 
-    /// Whether the source is read once only: standard input, or a file that is a pipe or a
-    /// socket. A file that cannot be looked at is left to its read to report.
+    /// Whether the source is read once only: standard input, or a file that is a pipe, a
+    /// socket or a character device (a terminal, whose lines would be asked for twice;
+    /// `/dev/zero`, which never ends) but `/dev/null`, empty every time. A file that cannot be
+    /// looked at is left to its read to report.
     fn is_stream(&self) -> bool {
         match self {
             Source::Stdin => true,
             #[cfg(unix)]
             Source::File(path) => std::fs::metadata(path).is_ok_and(|meta| {
-                use std::os::unix::fs::FileTypeExt;
-                meta.file_type().is_fifo() || meta.file_type().is_socket()
+                use std::os::unix::fs::{FileTypeExt, MetadataExt};
+                let kind = meta.file_type();
+                let null =
+                    || std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev());
+                kind.is_fifo() || kind.is_socket() || kind.is_char_device() && !null()
             }),
             #[cfg(not(unix))]
             Source::File(_) => false,
@@ -86,8 +91,8 @@ pub fn total_bytes(sources: &[Source]) -> Option<u64> {
 }
 
 /// Lines in every source (a last line without a newline counts), if all are files: a first pass
-/// that sizes the filter. `Ok(None)` if a source is standard input, or a pipe or socket named as
-/// a file (`<(command)`, a FIFO): none can be read twice.
+/// that sizes the filter. `Ok(None)` if a source is standard input, or a pipe, socket or
+/// character device named as a file (`<(command)`, a FIFO, `/dev/tty`): none can be read twice.
 pub fn count_lines(sources: &[Source]) -> Result<Option<u64>, CliError> {
     if sources.iter().any(Source::is_stream) {
         return Ok(None);
@@ -152,6 +157,9 @@ fn read_source(
     send: &std::sync::mpsc::SyncSender<Result<Vec<u8>, CliError>>,
 ) -> Result<(), CliError> {
     let mut reader = source.open()?;
+    // Bytes at the start of `pending` known to hold no `\n`: a line longer than a segment is
+    // searched as it arrives, not all over again at each read.
+    let mut searched = 0;
     loop {
         let old = pending.len();
         // Up to a segment; past it only while a line is longer than that.
@@ -180,14 +188,18 @@ fn read_source(
             return Ok(());
         }
         if pending.len() >= SEGMENT_BYTES {
-            if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
-                let rest = pending.split_off(end + 1);
-                let segment = std::mem::replace(pending, Vec::with_capacity(SEGMENT_BYTES));
-                pending.extend_from_slice(&rest);
-                if send.send(Ok(segment)).is_err() {
-                    // The consumer stopped: end the reading (the error goes nowhere).
-                    return Err(CliError::BrokenPipe);
+            match pending[searched..].iter().rposition(|&b| b == b'\n') {
+                Some(at) => {
+                    let rest = pending.split_off(searched + at + 1);
+                    let segment = std::mem::replace(pending, Vec::with_capacity(SEGMENT_BYTES));
+                    pending.extend_from_slice(&rest);
+                    searched = pending.len();
+                    if send.send(Ok(segment)).is_err() {
+                        // The consumer stopped: end the reading (the error goes nowhere).
+                        return Err(CliError::BrokenPipe);
+                    }
                 }
+                None => searched = pending.len(),
             }
         }
     }

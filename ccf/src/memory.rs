@@ -36,3 +36,18 @@ pub fn check(what: &'static str, needed: u64) -> Result<(), CliError> {
         _ => Ok(()),
     }
 }
+
+/// Refuses a new table (or first level) of `bytes`, `what` it is, if the machine has less
+/// available; if it is to be `written` to a file, with the copy of it `write_to` encodes it into
+/// before writing, twice that, as `with_copy` says.
+pub fn check_new(
+    bytes: u64,
+    written: bool,
+    what: &'static str,
+    with_copy: &'static str,
+) -> Result<(), CliError> {
+    match written {
+        true => check(with_copy, bytes.saturating_mul(2)),
+        false => check(what, bytes),
+    }
+}

@@ -24,6 +24,11 @@ enum Destination {
 
 /// Follows `path`'s symbolic links, if any, to what they end at.
 fn destination(path: &Path) -> io::Result<Destination> {
+    // Anything but a regular file is written through `path` itself, the kernel following its
+    // links: a link to a pipe (`/dev/stdout`, `/dev/fd/63`) names no path (`pipe:[…]`).
+    if fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
+        return Ok(Destination::Through(path.to_path_buf()));
+    }
     let mut at = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         let meta = match fs::symlink_metadata(&at) {
@@ -70,17 +75,22 @@ pub fn write_file(
     .map_err(|error| CliError::file(named, error))
 }
 
+/// Fails with the error opening it for writing gives if `path` is a regular file the user may
+/// not write: renamed over, it would be replaced all the same (a directory the user may write
+/// lets any file in it be renamed over, whoever owns it). Opened without truncating, the file
+/// is left as it is.
+fn may_write(path: &Path) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => File::options().write(true).open(path).map(drop),
+        _ => Ok(()),
+    }
+}
+
 /// Writes a new file beside `path`, synced, with the permissions of the file it replaces, then
-/// renames it over `path`; removes it on failure.
+/// renames it over `path`; removes it on failure. A file the user may not write is refused.
 fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".ccf-{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    // A file or link already at that name is not ours: neither followed, truncated nor removed.
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)?;
+    may_write(path)?;
+    let (file, temporary) = temporary(path)?;
     let written = fill(file, path, write);
     let renamed = written.and_then(|()| fs::rename(&temporary, path));
     if renamed.is_err() {
@@ -89,13 +99,49 @@ fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) ->
     renamed
 }
 
-/// Writes `file`, the temporary that will replace `path`, with `path`'s permissions, and syncs it.
+/// Names tried for the temporary before giving up.
+const TEMPORARY_NAMES: u32 = 64;
+
+/// A new file beside `path`, created for writing, and its name: `PATH.ccf-PID.tmp`, or if that
+/// is taken `PATH.ccf-PID.N.tmp` for the first N free. A file or link already at a name is not
+/// ours (a stranger's, or left by a run killed while it wrote, whose process id a later run
+/// gets again, as the first process of each new container does): neither followed, truncated
+/// nor removed, and not in the way.
+fn temporary(path: &Path) -> io::Result<(File, PathBuf)> {
+    let mut taken = None;
+    for attempt in 0..TEMPORARY_NAMES {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".ccf-{}", std::process::id()));
+        if attempt > 0 {
+            name.push(format!(".{attempt}"));
+        }
+        name.push(".tmp");
+        let name = PathBuf::from(name);
+        match File::options().write(true).create_new(true).open(&name) {
+            Ok(file) => return Ok((file, name)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => taken = Some(error),
+            Err(error) => return Err(error),
+        }
+    }
+    Err(taken.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+}
+
+/// Writes `file`, the temporary that will replace `path`, with `path`'s permissions (and owner,
+/// where the user may give it), and syncs it.
 fn fill(
     file: File,
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     if let Ok(old) = fs::metadata(path) {
+        // Its owner and group too, where the user may give them (root may; others may keep
+        // their own, or give a group of theirs): as `>` writing it in place would keep them.
+        // Before the permissions, which a change of owner would strip of set-id bits.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+        }
         file.set_permissions(old.permissions())?;
     }
     let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -131,16 +177,22 @@ pub fn write_stdout(
     what: &str,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), CliError> {
+    refuse_terminal(what)?;
+    let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    write(&mut out)?;
+    Ok(out.flush()?)
+}
+
+/// Refuses standard output for `what` (binary) if it is a terminal; checked before the input is
+/// read, so that lines typed at the terminal are not taken and then lost.
+pub fn refuse_terminal(what: &str) -> Result<(), CliError> {
     use std::io::IsTerminal;
-    let stdout = io::stdout();
-    if stdout.is_terminal() {
+    if io::stdout().is_terminal() {
         return Err(CliError::Usage(format!(
             "not writing {what} to a terminal: give -o FILE or redirect the output"
         )));
     }
-    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
-    write(&mut out)?;
-    Ok(out.flush()?)
+    Ok(())
 }
 
 /// Refuses to write `output` (standard output for `None`) when it is the same file as one of
@@ -183,13 +235,15 @@ const LIVE_MAGIC: &[u8; 8] = b"\x89CCL\r\n\x1a\n";
 /// Refuses `-o PATH` (its links followed) when it holds contents that are not a filter's
 /// snapshot, unless `force`: a file of the user's that is not a filter, or a live filter file,
 /// is not ours to replace. An empty file, a snapshot, a missing one and a device without
-/// contents (`/dev/null`, a FIFO) are written.
+/// contents (`/dev/null`, a FIFO) are written. A regular file the user may not write is
+/// refused, `force` or not, as the write would refuse it.
 pub fn refuse_foreign_output(path: &Path, force: bool) -> Result<(), CliError> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         // Left for the write to create, or to report.
         Err(_) => return Ok(()),
     };
+    may_write(path).map_err(|error| CliError::file(path, error))?;
     if force || !has_contents(&meta) || meta.len() == 0 && meta.is_file() {
         return Ok(());
     }
@@ -260,19 +314,42 @@ mod stdio {
 mod tests {
     use super::*;
 
+    /// A file at the temporary name (left by a run killed while it wrote, whose process id a
+    /// later run gets again, as the first process of each new container does; or not ours at
+    /// all, a link included) is neither followed nor removed, and the write takes another name.
     #[test]
-    fn a_file_at_the_temporary_name_is_neither_followed_nor_removed() {
+    fn a_file_at_the_temporary_name_is_neither_followed_nor_removed_nor_in_the_way() {
         let dir = std::env::temp_dir().join(format!("ccf-output-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.ccf");
         let squatter = dir.join(format!("out.ccf.ccf-{}.tmp", std::process::id()));
         fs::write(&squatter, b"not ours").unwrap();
+        let target = dir.join("target");
+        fs::write(&target, b"target").unwrap();
+        let link = dir.join(format!("out.ccf.ccf-{}.1.tmp", std::process::id()));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &link).unwrap();
         let result = replace(&path, |out: &mut dyn Write| out.write_all(b"filter"));
         let kept = fs::read(&squatter).unwrap();
-        let created = path.exists();
+        let untouched = fs::read(&target).unwrap();
+        let written = fs::read(&path);
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
         fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(result.unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        result.unwrap();
         assert_eq!(kept, b"not ours");
-        assert!(!created);
+        assert_eq!(untouched, b"target");
+        assert_eq!(written.unwrap(), b"filter");
+        // Nothing but them and the file written.
+        let mut expected = vec![path.file_name().unwrap(), squatter.file_name().unwrap()];
+        if cfg!(unix) {
+            expected.push(link.file_name().unwrap());
+        }
+        expected.push(target.file_name().unwrap());
+        expected.sort();
+        assert_eq!(names, expected);
     }
 }

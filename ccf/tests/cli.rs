@@ -212,6 +212,37 @@ fn a_pipe_named_as_a_file_is_not_counted_away() {
     assert_eq!(lines(&grown), ["a", "b"]);
 }
 
+/// A character device named as a file (a terminal, `/dev/zero`) is read once too: counting its
+/// lines first would take what a terminal gives for the count, then wait for it all again,
+/// and never end on an endless device. Run with a CPU-time limit so that a count that never
+/// ends fails the test rather than hangs it.
+#[cfg(unix)]
+#[test]
+fn a_character_device_named_as_a_file_is_not_counted() {
+    let dir = scratch("device-input");
+    let filter = dir.join("keys.ccf");
+    for command in [
+        format!("build -o '{}' /dev/zero", path(&filter)),
+        "dedup /dev/zero".to_string(),
+    ] {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -t 20 && exec \"$0\" {command}"),
+                env!("CARGO_BIN_EXE_ccf"),
+            ])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_fails(&output, "a pipe needs --capacity N");
+        assert!(!filter.exists());
+    }
+    // `/dev/null` is empty every time: counted.
+    let empty = ccf(&["dedup", "/dev/null"], b"");
+    assert!(empty.status.success(), "{}", stderr(&empty));
+}
+
 #[test]
 fn merge_writes_the_union_of_compatible_filters() {
     let dir = scratch("merge");

@@ -209,3 +209,163 @@ fn standard_output_closed_early_is_an_error() {
     let deduped = read_then_close(&["dedup", &keys], 10);
     assert_fails(&deduped, "(broken pipe)");
 }
+
+/// `ccf args` as a user who cannot write a file of root's or one without write permission:
+/// this user if not root, else `nobody` (through util-linux's `setpriv`); `None` if there is
+/// none.
+fn ccf_unprivileged(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
+    use std::os::unix::fs::MetadataExt;
+    let binary = env!("CARGO_BIN_EXE_ccf");
+    let mut command = if fs::metadata(dir).unwrap().uid() == 0 {
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", binary]);
+        command
+    } else {
+        Command::new(binary)
+    };
+    let output = command.args(args).current_dir(dir).output().ok()?;
+    // No setpriv, or not allowed to use it.
+    (!stderr(&output).starts_with("setpriv:")).then_some(output)
+}
+
+/// A file the user may not write is not replaced, as the shell's `>` would not write it: not a
+/// file without write permission (a user's own, made read-only), nor one of another user's in
+/// a directory the user may write. A renamed temporary would replace either, the other user's
+/// file becoming the user's.
+#[test]
+fn a_file_the_user_may_not_write_is_not_replaced() {
+    let dir = scratch("not-writable");
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let keys = keys(&dir, 100);
+    let (out, a, b) = (dir.join("out.ccf"), dir.join("a.ccf"), dir.join("b.ccf"));
+    for filter in [&out, &a, &b] {
+        assert!(ccf(&["build", "-o", path(filter), &keys], b"")
+            .status
+            .success());
+    }
+    let link = dir.join("link.ccf");
+    std::os::unix::fs::symlink("out.ccf", &link).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o444)).unwrap();
+    let before = fs::read(&out).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let files = listing();
+    for to in [&out, &link] {
+        for args in [
+            vec!["build", "-o", path(to), &keys],
+            vec!["build", "--force", "-o", path(to), &keys],
+            vec!["merge", path(&a), path(&b), "-o", path(to)],
+        ] {
+            let Some(refused) = ccf_unprivileged(&dir, &args) else {
+                eprintln!("no unprivileged user to run as");
+                return;
+            };
+            assert_fails(&refused, "Permission denied");
+            assert!(stderr(&refused).contains(path(to)), "{}", stderr(&refused));
+            assert_eq!(fs::read(&out).unwrap(), before, "{args:?}");
+            assert_eq!(
+                fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+                0o444
+            );
+            assert_eq!(listing(), files, "{args:?}");
+        }
+    }
+    // Its owner may write it again: the file is replaced.
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o644)).unwrap();
+    let built = ccf(&["build", "-o", path(&out), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+}
+
+/// A pipe named by a path (`-o /dev/stdout`, `-o >(gzip > f.gz)`, which is `/dev/fd/63`) is
+/// written through like a FIFO: its links lead to no path (`pipe:[…]`), only the kernel follows
+/// them.
+#[test]
+fn a_pipe_named_by_a_descriptors_path_gets_the_whole_filter() {
+    let dir = scratch("fd-pipe");
+    let keys = keys(&dir, 5000);
+    let (a, b) = (dir.join("a.ccf"), dir.join("b.ccf"));
+    for filter in [&a, &b] {
+        assert!(ccf(&["build", "-o", path(filter), &keys], b"")
+            .status
+            .success());
+    }
+    let copy = dir.join("copy.ccf");
+    for out in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        if !Path::new(out).exists() {
+            continue;
+        }
+        // Standard output is a pipe to this test.
+        let built = ccf(&["build", "-o", out, &keys], b"");
+        let stored = items_stored(&built);
+        fs::write(&copy, &built.stdout).unwrap();
+        assert_eq!(items(&copy), stored, "{out}");
+        holds_every_key(&copy, &keys);
+        let merged = ccf(&["merge", path(&a), path(&b), "-o", out], b"");
+        assert!(merged.status.success(), "{out}: {}", stderr(&merged));
+        fs::write(&copy, &merged.stdout).unwrap();
+        holds_every_key(&copy, &keys);
+    }
+}
+
+/// `build` without `-o` refuses a terminal as its output before it reads a line, so keys typed
+/// at the terminal are not taken and then lost. The terminal is a pseudo-terminal `script`
+/// makes; the input a directory, whose read fails: read first, its error would come first.
+#[cfg(target_os = "linux")]
+#[test]
+fn build_to_a_terminal_is_refused_before_the_input_is_read() {
+    let dir = scratch("terminal");
+    let unreadable = dir.join("keys");
+    fs::create_dir(&unreadable).unwrap();
+    let command = format!(
+        "'{}' build '{}'",
+        env!("CARGO_BIN_EXE_ccf"),
+        path(&unreadable)
+    );
+    let Ok(output) = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        eprintln!("no script(1) to make a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("ccf: not writing a binary filter to a terminal: give -o FILE"),
+        "{text}"
+    );
+}
+
+/// A file replaced keeps its owner and group where the user may give them (root may), as the
+/// shell's `>` writing it in place would: another user's filter does not become root's, which
+/// that user could then no longer write.
+#[test]
+fn a_replaced_file_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = scratch("owner");
+    if fs::metadata(&dir).unwrap().uid() != 0 {
+        eprintln!("not root: only the user's own files can be replaced");
+        return;
+    }
+    let keys = keys(&dir, 100);
+    let out = dir.join("out.ccf");
+    assert!(ccf(&["build", "-o", path(&out), &keys], b"")
+        .status
+        .success());
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o640)).unwrap();
+    let built = ccf(&["build", "-o", path(&out), &keys], b"");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let meta = fs::metadata(&out).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+    holds_every_key(&out, &keys);
+}

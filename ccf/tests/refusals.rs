@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{assert_fails, ccf, lines, number_before, path, scratch, stderr, write_lines};
@@ -355,16 +355,24 @@ fn ccf_capped(args: &[&str]) -> Output {
         .unwrap()
 }
 
-#[test]
-fn a_capacity_beyond_the_machines_memory_is_refused_before_allocating() {
+/// The machine's memory, a file of one key in a scratch directory for `test`, and an output
+/// beside it; `None` where there is no `/proc/meminfo`.
+fn memory_case(test: &str) -> Option<(u64, PathBuf, PathBuf)> {
     let Some(total) = mem_total() else {
         eprintln!("no /proc/meminfo: ccf checks no memory here");
-        return;
+        return None;
     };
-    let dir = scratch("memory");
+    let dir = scratch(test);
     let keys = dir.join("keys.txt");
     write_lines(&keys, ["alice".to_string()]);
-    let out = dir.join("out.ccf");
+    Some((total, keys, dir.join("out.ccf")))
+}
+
+#[test]
+fn a_capacity_beyond_the_machines_memory_is_refused_before_allocating() {
+    let Some((total, keys, out)) = memory_case("memory") else {
+        return;
+    };
     // The smallest capacity of a geometric series, as the library sizes it, whose table is larger than
     // all of the machine's memory: for a fixed filter at the default rate and at 1e-9, and for
     // a growable one's first level.
@@ -407,6 +415,11 @@ fn a_capacity_beyond_the_machines_memory_is_refused_before_allocating() {
             }
             args.push(path(&keys));
             let refused = ccf_capped(&args);
+            // `build` writes the filter, through a copy of it in memory.
+            let what = match command {
+                "build" => format!("{what} and the copy of it written out"),
+                _ => what.to_string(),
+            };
             assert_refused_in_one_line(&refused, &format!("{what} would need "));
             let err = stderr(&refused);
             assert!(
@@ -533,4 +546,42 @@ fn an_output_that_holds_something_else_than_a_filter_is_kept_unless_forced() {
     assert!(over_empty.status.success(), "{}", stderr(&over_empty));
     let absent = ccf(&["query", "-v", path(&short), path(&keys)], b"");
     assert_eq!(absent.status.code(), Some(1), "{}", stderr(&absent));
+}
+
+/// `build` writes its filter through a copy of the table in memory (the library encodes it
+/// whole, then writes it): a table that fits in the memory there is but not twice over is
+/// refused before anything is allocated, instead of being filled and killed when it is written.
+#[test]
+fn a_build_whose_table_fits_but_not_with_its_copy_is_refused_before_allocating() {
+    let Some((total, keys, out)) = memory_case("memory-written") else {
+        return;
+    };
+    let table = |capacity: usize| {
+        ConcurrentCuckooFilter::builder()
+            .capacity(capacity)
+            .layout(TableLayout::Packed)
+            .memory_bytes()
+            .ok()
+    };
+    // The smallest capacity of a geometric series whose table passes half the machine's memory
+    // (and stays within it: a table and its copy pass all of it).
+    let capacity = (60..160)
+        .map(|step| 1.25f64.powi(step) as usize)
+        .find(|&capacity| table(capacity).is_some_and(|bytes| 2 * bytes > total))
+        .unwrap();
+    assert!(table(capacity).unwrap() < total, "{capacity}");
+    let capacity = capacity.to_string();
+    let refused = ccf_capped(&[
+        "build",
+        "--capacity",
+        &capacity,
+        "-o",
+        path(&out),
+        path(&keys),
+    ]);
+    assert_refused_in_one_line(
+        &refused,
+        "its table and the copy of it written out would need ",
+    );
+    assert!(!out.exists());
 }
