@@ -36,12 +36,13 @@ pub enum Command {
 /// How the filter is sized.
 #[derive(Debug, Args)]
 pub struct Sizing {
-    /// Keys the filter must hold, at least 1; a filter that would not fit in the memory
-    /// available (for build, twice over: it is encoded in memory to be written) is refused. Without it, the input files' lines are counted first; standard
-    /// input (or a pipe or device named as a file) needs it. With --grow: the keys the first level holds before it
-    /// first grows (default: 1/62 of the input files' lines, counted first, so that they fill
-    /// the first level's last split, where it takes the fewest bits per key; 1000000 for
-    /// standard input, a pipe or a device; at most --max-capacity).
+    /// Keys the filter must hold, at least 1; a filter that would not fit in the memory available
+    /// (for build, twice over: it is encoded in memory to be written) is refused. Without it, the
+    /// input files' lines are counted first; standard input (or a pipe or device named as a file)
+    /// needs it. With --grow: the keys the first level holds before it first grows (default: 1/62
+    /// of the input files' lines, counted first, so that they fill the first level's last split,
+    /// where it takes the fewest bits per key; 1000000 for standard input, a pipe or a device; at
+    /// most --max-capacity).
     #[arg(long, value_name = "N", value_parser = count_of_keys, allow_negative_numbers = true)]
     pub capacity: Option<u64>,
     /// Highest false positive rate wanted at capacity, between 0 and 1 (exclusive), e.g.
