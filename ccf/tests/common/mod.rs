@@ -3,6 +3,7 @@
 // Each test file uses some of these.
 #![allow(dead_code)]
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,4 +88,71 @@ pub fn number_before(report: &str, name: &str) -> usize {
         .and_then(|head| head.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{name} in {report}"))
+}
+
+/// Writes `bytes` as `filter`, then checks that `ccf COMMAND filter` on `stdin` fails, saying
+/// `message`.
+pub fn fails_on(filter: &Path, bytes: &[u8], command: &str, stdin: &[u8], message: &str) {
+    fs::write(filter, bytes).unwrap();
+    assert_fails(&ccf(&[command, path(filter)], stdin), message);
+}
+
+/// Queries `filter`, which holds `key-0` to `key-19999`, with those keys and 20,000 strangers
+/// interleaved (the keys in descending order), with and without `-v`: checks that each line is
+/// printed by exactly one of the two, in input order, and that no key is missing. Returns the
+/// false positives.
+pub fn assert_queries_in_order(filter: &Path) -> usize {
+    let queries: Vec<String> = (0..40_000)
+        .map(|i| match i % 2 {
+            0 => format!("key-{}", 19_999 - i / 2),
+            _ => format!("stranger-{i}"),
+        })
+        .collect();
+    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
+    let found = ccf(&["query", path(filter)], input.as_bytes());
+    assert!(found.status.success(), "{}", stderr(&found));
+    let found = lines(&found);
+    let absent = lines(&ccf(&["query", "-v", path(filter)], input.as_bytes()));
+    let (mut a, mut b) = (found.iter().peekable(), absent.iter().peekable());
+    for query in &queries {
+        let in_found = a.next_if(|line| *line == query).is_some();
+        let in_absent = b.next_if(|line| *line == query).is_some();
+        assert!(in_found != in_absent, "{query}");
+        assert!(
+            in_found || query.starts_with("stranger"),
+            "false negative {query}"
+        );
+    }
+    assert!(a.next().is_none() && b.next().is_none());
+    found.len() - 20_000
+}
+
+/// Runs `ccf args` (a dedup) on `count` lines of 7 digits, repeats among them both within a
+/// 2 MiB segment and across segments, and checks that it prints each line once, at its first
+/// position, and reports the counts. Returns the report.
+pub fn assert_dedups_in_order(args: &[&str], count: u64, cycle: u64) -> String {
+    let input: Vec<String> = (0..count)
+        .map(|i| format!("{:07}", (i * 7919) % cycle + (i % 3) * 1_000_000 * (i % 2)))
+        .collect();
+    let mut seen = HashSet::new();
+    let expected: Vec<String> = input
+        .iter()
+        .filter(|line| seen.insert(*line))
+        .cloned()
+        .collect();
+    let text: String = input.iter().map(|line| format!("{line}\n")).collect();
+    let out = ccf(args, text.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&out), expected);
+    let dropped = input.len() - expected.len();
+    assert!(
+        stderr(&out).contains(&format!(
+            "{} lines, {} printed, {dropped} dropped",
+            input.len(),
+            expected.len()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    stderr(&out)
 }
