@@ -6,7 +6,7 @@ use std::time::Duration;
 use concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder as FixedBuilder;
 use concurrent_cuckoo_filter::{Clock, ConcurrentCuckooFilter, DefaultHashBuilder};
 use concurrent_cuckoo_filter::{ExpiringBuilder, ExpiringCuckooFilter, Overflow, Window};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMemoryView, PyString};
 
@@ -75,11 +75,23 @@ pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
     }
 }
 
+/// A real number as `float()` gives it; `None` for one past a float's range (an int too large),
+/// which is a number out of range, not one of the wrong type.
+fn real(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    match value.extract() {
+        Ok(real) => Ok(Some(real)),
+        Err(err) if err.is_instance_of::<PyOverflowError>(value.py()) => Ok(None),
+        Err(_) => Err(wrong(name, what, value)),
+    }
+}
+
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
 pub fn rate(name: &str, value: Arg) -> PyResult<Option<f64>> {
-    value
-        .map(|value| value.extract().map_err(|_| wrong(name, "a number", value)))
-        .transpose()
+    let Some(value) = value else { return Ok(None) };
+    let out_of_range = || value_error(format!("{name} must be above 0 and below 1, got {value}"));
+    real(name, "a number", value)?
+        .map(Some)
+        .ok_or_else(out_of_range)
 }
 
 /// A file path: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
@@ -126,15 +138,13 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
 
 /// A time in seconds: a finite real number, at least 0 (above 0 unless `zero_ok`), below 2^64.
 pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
-    let seconds: f64 = value
-        .extract()
-        .map_err(|_| wrong(name, "a number of seconds", value))?;
+    let seconds = real(name, "a number of seconds", value)?;
     let least = if zero_ok { "0" } else { "one nanosecond" };
-    match Duration::try_from_secs_f64(seconds) {
-        Ok(time) if zero_ok || !time.is_zero() => Ok(time),
+    match seconds.map(Duration::try_from_secs_f64) {
+        Some(Ok(time)) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
-            "{name} must be a finite number of seconds, at least {least} and below 2^64, got \
-             {seconds}"
+            "{name} must be a finite number of seconds, at least {least} and below 2^64, got {}",
+            seconds.map_or_else(|| value.to_string(), |seconds| seconds.to_string())
         ))),
     }
 }

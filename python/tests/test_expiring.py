@@ -262,6 +262,9 @@ def test_merging_is_not_offered():
         ({"seconds": float("nan"), "capacity": 10}, ValueError, "seconds must be a finite"),
         ({"seconds": float("inf"), "capacity": 10}, ValueError, "seconds must be a finite"),
         ({"seconds": "5", "capacity": 10}, TypeError, "seconds must be a number of seconds"),
+        # An int too large for a float is a number out of range, not of the wrong type.
+        ({"seconds": 10**400, "capacity": 10}, ValueError, r"seconds must be a finite number .* got 1000"),
+        ({"seconds": -(10**400), "capacity": 10}, ValueError, r"seconds must be a finite number .* got -1000"),
         ({"seconds": 5, "capacity": 0}, ValueError, "capacity must be at least 1"),
         ({"seconds": 1e-12, "capacity": 10}, ValueError, "seconds must be a finite number of seconds, at least one nanosecond"),
         ({"seconds": 1e20, "capacity": 10}, ValueError, r"seconds must be .* below 2\^64, got 1"),
@@ -276,6 +279,7 @@ def test_merging_is_not_offered():
         ({"items": 10, "generations": -1}, ValueError, "generations -1 is out of range"),
         ({"items": 10, "false_positive_rate": 1.5}, ValueError, "false_positive_rate"),
         ({"items": 10, "false_positive_rate": "x"}, TypeError, "false_positive_rate"),
+        ({"items": 10, "false_positive_rate": 10**400}, ValueError, "false_positive_rate must be above 0"),
         ({"items": 10, "seed": 2**64}, ValueError, "seed"),
     ],
 )
@@ -286,7 +290,8 @@ def test_every_bad_argument_is_named(kwargs, error, message):
 
 @pytest.mark.parametrize(
     "seconds, error",
-    [(-1, ValueError), (float("nan"), ValueError), (1e300, ValueError), ("1", TypeError)],
+    [(-1, ValueError), (float("nan"), ValueError), (1e300, ValueError), pytest.param(10**400, ValueError, id="int-past-float"),
+     pytest.param(-(10**400), ValueError, id="int-below-float"), ("1", TypeError)],
 )
 def test_bad_advance_to_is_named(seconds, error):
     f = ExpiringCuckooFilter(seconds=5, capacity=10, clock="manual")

@@ -242,6 +242,9 @@ def test_bad_growable_settings_raise_value_error(kwargs, message):
         ({"fingerprint_bits": "8"}, TypeError, "fingerprint_bits must be an int, not str"),
         ({"semi_sorted": 1}, TypeError, "semi_sorted must be a bool, not int"),
         ({"false_positive_rate": "0.1"}, TypeError, "false_positive_rate must be a number, not str"),
+        # An int is a number, one too large for a float too: out of range, not of the wrong type.
+        ({"false_positive_rate": 10**400}, ValueError, r"false_positive_rate must be above 0 and below 1, got 1000"),
+        ({"false_positive_rate": -(10**400)}, ValueError, r"false_positive_rate must be above 0 and below 1, got -1000"),
         ({"seed": 2**64}, ValueError, r"seed 18446744073709551616 is out of range"),
     ],
 )
@@ -255,6 +258,7 @@ def test_every_bad_fixed_argument_is_named(kwargs, error, message):
     [
         ({"split_depth": 2**70}, ValueError, "split_depth 1180591620717411303424 is out of range"),
         ({"split_depth": 1.5}, TypeError, "split_depth must be an int, not float"),
+        ({"false_positive_rate": 10**400}, ValueError, r"false_positive_rate must be above 0 and below 1, got 1000"),
         ({"seed": -(2**63) - 1}, ValueError, "seed -9223372036854775809 is out of range"),
     ],
 )
