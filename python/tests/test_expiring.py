@@ -109,6 +109,26 @@ def test_a_manual_clock_forgets_after_the_window_and_its_slack():
     assert f.window == {"seconds": seconds}
 
 
+def test_a_manual_clock_forgets_up_to_the_end_of_its_range_and_refuses_a_time_past_it():
+    # The clock counts nanoseconds in 64 bits: it ends at 2**64 - 1 ns (about 584 years).
+    seconds, generations = 10.0, 8
+    f = ExpiringCuckooFilter(seconds=seconds, capacity=1000, clock="manual")
+    keys = distinct_keys(500)
+    late = 18_000_000_000.0  # in range: keys added there are forgotten a window later
+    f.advance_to(late)
+    f.add_many(keys)
+    f.advance_to(late + seconds * (1 + 1 / generations))
+    assert int(f.contains_many(keys).sum()) <= forgotten_bound(f, len(keys)) * len(keys)
+    f.add_many(keys)
+    for past in (18_446_744_073.71, 18_500_000_000.0, 1e19, 1.8e19):
+        with pytest.raises(ValueError, match=r"seconds must be at most 2\^64 - 1 nanoseconds .*, got 1"):
+            f.advance_to(past)
+    # Refused, the clock stayed: the keys are in their window, and later forgotten.
+    assert f.contains_many(keys).all()
+    f.advance_to(late + 2 * seconds * (1 + 1 / generations))
+    assert int(f.contains_many(keys).sum()) <= forgotten_bound(f, len(keys)) * len(keys)
+
+
 def test_the_monotonic_clock_forgets_in_real_time():
     f = ExpiringCuckooFilter(seconds=1.0, capacity=1000)
     keys = distinct_keys(500)
