@@ -29,11 +29,9 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
     (b"\x89CCL\r\n\x1a\n", FileKind::Live),
 ];
 
-/// Writes `path` by `write` through a temporary file beside it, named for this process and call,
-/// created anew (a file already at that name is not ours) with the replaced file's permissions.
-/// Symbolic links are followed; a device or FIFO is not replaced.
+/// Writes `path` by `write` through a temporary file beside it ([`temporary_beside`]), with the
+/// replaced file's permissions. Symbolic links are followed; a device or FIFO is not replaced.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    static CALLS: AtomicU64 = AtomicU64::new(0);
     let path = &destination(path)?;
     let old = match fs::metadata(path) {
         Ok(old) => Some(old),
@@ -43,12 +41,6 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     if let Some(old) = &old {
         regular(old.file_type())?;
     }
-    let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
-    let mut temporary = OsString::from(".");
-    temporary.push(path.file_name().ok_or_else(no_name)?);
-    let call = CALLS.fetch_add(1, Ordering::Relaxed);
-    temporary.push(format!(".{}.{call}.tmp", std::process::id()));
-    let temporary = path.with_file_name(temporary);
     let existing = open(path).and_then(|mut file| kind(&mut file));
     if existing.is_ok_and(|kind| kind == FileKind::Live) {
         // Renamed over, it would vanish from under the processes mapping it.
@@ -57,10 +49,7 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
         ));
     }
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)?;
+    let (temporary, file) = temporary_beside(path)?;
     let written = (|| {
         if let Some(old) = old {
             file.set_permissions(old.permissions())?;
@@ -77,6 +66,34 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         let _ = fs::remove_file(&temporary);
     }
     written
+}
+
+/// A new file beside `path`, named for this process and call. A name already taken is not ours
+/// (a link planted there, or a file a save left when killed in an earlier process of this id):
+/// the next call's name is tried, up to a limit.
+fn temporary_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
+    let name = path.file_name().ok_or_else(no_name)?;
+    for _ in 0..100 {
+        let mut temporary = OsString::from(".");
+        temporary.push(name);
+        let call = CALLS.fetch_add(1, Ordering::Relaxed);
+        temporary.push(format!(".{}.{call}.tmp", std::process::id()));
+        let temporary = path.with_file_name(temporary);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            opened => return opened.map(|file| (temporary, file)),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for a temporary file beside it: 100 taken",
+    ))
 }
 
 /// `path` with its symbolic links followed (up to Linux's limit of 40), existing or not.
