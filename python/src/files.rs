@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, Kind};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::errors::{self, not_a_file};
@@ -154,6 +155,19 @@ fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
 pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(FileKind, BufReader<File>)> {
     let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
     opened.map_err(|err| errors::file(py, &err, path))
+}
+
+/// `path` opened as a snapshot, for a class's `load`: `ValueError` for a live file, saying what
+/// opens one (its magic is no snapshot's, which the decoder would say alone).
+pub fn open_snapshot(py: Python<'_>, path: &Path) -> PyResult<BufReader<File>> {
+    match open_kind(py, path)? {
+        (FileKind::Live, _) => Err(PyValueError::new_err(format!(
+            "{}: is a live filter file, not a snapshot: open it with ccfilter.open_shared or \
+             ccfilter.load",
+            path.display()
+        ))),
+        (_, file) => Ok(file),
+    }
 }
 
 /// The filter in `file`, which must end with it: `OSError` naming `path`, or `ValueError`.

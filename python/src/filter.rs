@@ -195,12 +195,13 @@ macro_rules! filter_class {
                 })
             }
 
-            /// The filter in the file at `path`: `OSError` if unreadable, `ValueError` if invalid.
+            /// The filter in the snapshot at `path`: `OSError` if unreadable, `ValueError` if invalid
+            /// (a live file: `open_shared` or `ccfilter.load` opens it).
             #[classmethod]
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                files::read(py, &path, files::open_kind(py, &path)?.1).map(Self::from)
+                files::read(py, &path, files::open_snapshot(py, &path)?).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
