@@ -69,7 +69,8 @@ impl<'py> Reader<'py> {
         // Integers widen to their sign's 64-bit type, each hashing as the int it equals; a view
         // of `u64`s needs alignment and whole-item strides (a record array's field has neither).
         let wide = match dtype.kind() {
-            b'U' | b'S' | b'O' => None,
+            // Fixed-width text and bytes, numpy 2's variable-width text (`T`), objects.
+            b'U' | b'S' | b'T' | b'O' => None,
             b'i' => Some("int64"),
             b'u' | b'b' => Some("uint64"),
             _ => {
