@@ -145,7 +145,10 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     }
     static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+    // A duration, though numpy makes it a signed integer: no key, as its arrays are not.
+    static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if (obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+        && !obj.is_instance(TIMEDELTA.import(py, "numpy", "timedelta64")?)?)
         || obj.is_instance(BOOL.import(py, "numpy", "bool_")?)?
     {
         return Ok(f(int_key(py.get_type::<PyInt>().call1((obj,))?.cast()?)?));

@@ -176,6 +176,16 @@ def test_wrong_key_types_raise_type_error_naming_the_type(cls):
         for call in (f.add, f.discard, f.__contains__, f.count, hash64):
             with pytest.raises(TypeError, match=name):
                 call(bad)
+    # A numpy timedelta (a subclass of numpy's signed integers) is a duration, no key: refused
+    # one by one as its array is, so that `for x in arr: f.add(x)` does what `add_many(arr)` does.
+    for bad in (np.timedelta64(5, "s"), np.timedelta64("NaT")):
+        for call in (f.add, f.discard, f.__contains__, f.count, hash64):
+            with pytest.raises(TypeError, match="timedelta64"):
+                call(bad)
+    with pytest.raises(TypeError, match="timedelta64"):
+        f.add_many(np.array([5], dtype="m8[s]"))
+    with pytest.raises(TypeError, match="timedelta64"):
+        f.add_many([np.timedelta64(5, "s")])
     with pytest.raises(TypeError, match="float64"):
         f.contains_many(np.array([1.0, 2.0]))
     with pytest.raises(TypeError, match="float"):
