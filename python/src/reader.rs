@@ -59,13 +59,14 @@ impl<'py> Reader<'py> {
         let converted = pandas_integers(keys)?;
         let keys = converted.as_ref().unwrap_or(keys);
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
+            // A view of numbers is read by its items: of one dimension, as an array.
+            if keys.is_instance_of::<PyMemoryView>() {
+                one_dimension(keys.getattr("ndim")?.extract()?)?;
+            }
             return Self::items(keys);
         };
         let (dtype, ndim) = (array.dtype(), array.ndim());
-        if ndim != 1 {
-            let message = format!("expected a 1-D array of keys, got {ndim} dimensions");
-            return Err(PyValueError::new_err(message));
-        }
+        one_dimension(ndim)?;
         // Integers widen to their sign's 64-bit type, each hashing as the int it equals; a view
         // of `u64`s needs alignment and whole-item strides (a record array's field has neither).
         let wide = match dtype.kind() {
@@ -143,6 +144,16 @@ impl<'py> Reader<'py> {
                 Ok(true)
             }
         }
+    }
+}
+
+/// `ValueError` for keys in other than one dimension.
+fn one_dimension(ndim: usize) -> PyResult<()> {
+    match ndim {
+        1 => Ok(()),
+        _ => Err(PyValueError::new_err(format!(
+            "expected a 1-D array of keys, got {ndim} dimensions"
+        ))),
     }
 }
 

@@ -152,8 +152,17 @@ def test_bulk_calls_take_string_and_object_arrays(cls):
 
 @pytest.mark.parametrize("cls", FILTERS)
 def test_two_dimensional_arrays_are_refused(cls):
+    f = cls(100)
     with pytest.raises(ValueError, match="1-D"):
-        cls(100).add_many(np.zeros((2, 2), dtype=np.uint64))
+        f.add_many(np.zeros((2, 2), dtype=np.uint64))
+    # A view of numbers in other than one dimension, as an array is.
+    wide = np.arange(4, dtype=np.int64)
+    for view, ndim in [(memoryview(wide.reshape(2, 2)), 2), (memoryview(wide[:1].reshape(())), 0)]:
+        for call in (f.add_many, f.contains_many, f.discard_many, f.update):
+            with pytest.raises(ValueError, match=f"expected a 1-D array of keys, got {ndim} dimensions"):
+                call(view)
+    assert len(f) == 0
+    assert f.add_many(memoryview(wide)) == 4 and f.contains_many(memoryview(wide)).all()
 
 
 def test_a_full_filter_says_how_many_went_in_and_loses_nothing():
