@@ -155,7 +155,8 @@ fn choice(name: &str, value: Arg, choices: [&str; 2]) -> PyResult<Option<usize>>
     let text = value
         .cast::<PyString>()
         .map_err(|_| wrong(name, "a str", value))?;
-    let text = text.to_str()?;
+    // Text with no UTF-8 form (a lone surrogate) is no choice either, shown with U+FFFD there.
+    let text = text.to_string_lossy();
     match choices.iter().position(|choice| *choice == text) {
         Some(index) => Ok(Some(index)),
         None => Err(value_error(format!(

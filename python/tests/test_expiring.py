@@ -294,6 +294,9 @@ def test_merging_is_not_offered():
         ({"seconds": 5, "capacity": 10, "overflow": "drop"}, ValueError, "overflow must be"),
         ({"seconds": 5, "capacity": 10, "overflow": 1}, TypeError, "overflow must be a str"),
         ({"seconds": 5, "capacity": 10, "clock": "wall"}, ValueError, "clock must be"),
+        # Text with no UTF-8 form names no choice either: the argument is named, not the codec.
+        ({"seconds": 5, "capacity": 10, "overflow": "\ud800"}, ValueError, "overflow must be \"error\" or \"expire_early\", got"),
+        ({"seconds": 5, "capacity": 10, "clock": "wall\udcff"}, ValueError, "clock must be \"monotonic\" or \"manual\", got"),
         ({"items": 10, "generations": 0}, ValueError, "generations must be in 1..=14"),
         ({"items": 10, "generations": 15}, ValueError, "generations must be in 1..=14"),
         ({"items": 10, "generations": -1}, ValueError, "generations -1 is out of range"),
