@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMemoryView, PyString};
 
-use crate::keys::{int_bits, type_name, INT_RANGE};
+use crate::keys::{int_bits, shown, type_name, INT_RANGE};
 
 /// An optional argument as the caller gave it.
 pub type Arg<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
@@ -49,7 +49,7 @@ pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     match int.extract::<i128>() {
         Ok(n) if n < 1 => Err(value_error(format!("{name} must be at least 1, got {n}"))),
         Ok(n) => usize::try_from(n).map_err(|_| value_error(format!("{name} {n} is too large"))),
-        Err(_) => Err(value_error(format!("{name} {int} is too large"))),
+        Err(_) => Err(value_error(format!("{name} {} is too large", shown(&int)))),
     }
 }
 
@@ -58,7 +58,7 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
     let Some(value) = value else { return Ok(None) };
     let int = int(name, value)?;
     let fits = int.extract::<i128>().ok().and_then(|v| T::try_from(v).ok());
-    let out_of_range = || value_error(format!("{name} {int} is out of range"));
+    let out_of_range = || value_error(format!("{name} {} is out of range", shown(&int)));
     fits.map(Some).ok_or_else(out_of_range)
 }
 
@@ -88,7 +88,12 @@ fn real(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<f64
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
 pub fn rate(name: &str, value: Arg) -> PyResult<Option<f64>> {
     let Some(value) = value else { return Ok(None) };
-    let out_of_range = || value_error(format!("{name} must be above 0 and below 1, got {value}"));
+    let out_of_range = || {
+        value_error(format!(
+            "{name} must be above 0 and below 1, got {}",
+            shown(value)
+        ))
+    };
     real(name, "a number", value)?
         .map(Some)
         .ok_or_else(out_of_range)
@@ -122,8 +127,10 @@ pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
         return Ok(DefaultHashBuilder::new());
     };
     let int = int("seed", seed)?;
-    let bits = int_bits(&int)
-        .ok_or_else(|| value_error(format!("seed {int} is out of range: a seed {INT_RANGE}")))?;
+    let bits = int_bits(&int).ok_or_else(|| {
+        let int = shown(&int);
+        value_error(format!("seed {int} is out of range: a seed {INT_RANGE}"))
+    })?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }
 
@@ -144,7 +151,7 @@ pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult
         Some(Ok(time)) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
             "{name} must be a finite number of seconds, at least {least} and below 2^64, got {}",
-            seconds.map_or_else(|| value.to_string(), |seconds| seconds.to_string())
+            seconds.map_or_else(|| shown(value), |seconds| seconds.to_string())
         ))),
     }
 }

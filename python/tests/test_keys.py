@@ -222,6 +222,29 @@ def test_ints_outside_64_bits_raise_value_error(cls):
     assert len(f) == 0
 
 
+def test_ints_too_long_for_str_are_named_by_their_size_and_print_nothing(capfd):
+    # Past the 4,300 digits `str()` of an int allows, an int is shown by its bits; its failed
+    # `str()` is not reported as an exception ignored.
+    f = ConcurrentCuckooFilter(100)
+    huge = 10**5000
+    cases = [
+        (lambda: f.add(huge), "int key <int of 16610 bits> is out of range"),
+        (lambda: f.add_many([1, -huge]), "int key <int of 16610 bits> is out of range"),
+        (lambda: hash64(huge), "int key <int of 16610 bits>"),
+        (lambda: ConcurrentCuckooFilter(huge), "capacity <int of 16610 bits> is too large"),
+        (lambda: ConcurrentCuckooFilter(10, fingerprint_bits=huge), "fingerprint_bits <int of 16610 bits> is out of range"),
+        (lambda: ConcurrentCuckooFilter(10, huge), "false_positive_rate must be above 0 and below 1, got <int of 16610 bits>"),
+        (lambda: hash64(1, seed=-huge), "seed <int of 16610 bits> is out of range"),
+        (lambda: f.add_many([1], threads=huge), "threads <int of 16610 bits> is too large"),
+        (lambda: ccfilter.ExpiringCuckooFilter(seconds=huge, capacity=3), "seconds must be a finite number .* got <int of 16610 bits>"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert len(f) == 1
+    assert capfd.readouterr().err == ""
+
+
 def test_lone_surrogates_are_not_keys():
     with pytest.raises(UnicodeEncodeError):
         hash64("\ud800")
