@@ -123,7 +123,14 @@ fn open(path: &Path) -> io::Result<BufReader<File>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+        .open(path)
+        .map_err(|err| {
+            // A socket cannot be opened (`ENXIO`, "No such device or address"): said as what it is.
+            match fs::metadata(path).map(|meta| regular(meta.file_type())) {
+                Ok(Err(not_regular)) => not_regular,
+                _ => err,
+            }
+        })?;
     regular(file.metadata()?.file_type())?;
     Ok(BufReader::with_capacity(1 << 16, file))
 }

@@ -6,6 +6,7 @@ import copy
 import errno
 import os
 import pickle
+import socket
 import subprocess
 import sys
 
@@ -116,13 +117,20 @@ def test_load_refuses_a_fifo_or_device_at_once(load, tmp_path):
         "    except OSError as err:\n"
         "        print(err.errno, err.filename, err.strerror)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(fifo), "/dev/zero"],
-        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
-    )
+    # A socket cannot be opened at all (ENXIO, "No such device or address"): named as what it is.
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(fifo), "/dev/zero", str(tmp_path / "sock")],
+            capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+        )
+    finally:
+        sock.close()
     assert out.stdout.splitlines() == [
         f"{errno.EINVAL} {fifo} not a regular file but a FIFO",
         f"{errno.EINVAL} /dev/zero not a regular file but a character device",
+        f"{errno.EINVAL} {tmp_path / 'sock'} not a regular file but a socket",
     ], out.stderr
 
 
