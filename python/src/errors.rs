@@ -54,6 +54,7 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let errno = err.raw_os_error().unwrap_or(match err.kind() {
         ErrorKind::NotFound => libc::ENOENT,
+        ErrorKind::AlreadyExists => libc::EEXIST,
         ErrorKind::IsADirectory => libc::EISDIR,
         ErrorKind::PermissionDenied => libc::EACCES,
         ErrorKind::ResourceBusy => libc::EBUSY,

@@ -244,6 +244,23 @@ def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
     squatters = sorted(p for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
     assert [p.name.split(".")[-2] for p in squatters] == ["0", "1"]
     assert squatters[0].is_symlink() and squatters[1].read_bytes() == b"left by a killed save"
+    # With every name it tries taken, the save fails saying so, as FileExistsError.
+    crowded = tmp_path / "crowded"
+    crowded.mkdir()
+    script = (
+        "import errno, os, sys, ccfilter\n"
+        "for call in range(100):\n"
+        "    open(f'.f.ccf.{os.getpid()}.{call}.tmp', 'wb').close()\n"
+        "try:\n"
+        "    ccfilter.ConcurrentCuckooFilter(10).save('f.ccf')\n"
+        "except FileExistsError as err:\n"
+        "    print(err.errno == errno.EEXIST, err.filename, err.strerror)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=crowded,
+    )
+    assert out.stdout == "True f.ccf no free name for a temporary file beside it: 100 taken\n", out.stderr
+    assert len(list(crowded.iterdir())) == 100
     # A replaced file keeps its permissions; a link is followed to the file it names.
     private = tmp_path / "private.ccf"
     f.save(private)
