@@ -4,6 +4,8 @@ and lengths, and stopping at a bad key with the keys before it done."""
 
 from __future__ import annotations
 
+import array
+import ctypes
 import gc
 import subprocess
 import sys
@@ -118,6 +120,28 @@ def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     with pytest.raises(TypeError, match="not NoneType"):
         h.add_many(with_missing)
     assert "x" in h and "y" not in h
+
+
+def test_a_view_of_numbers_in_any_format_reads_as_the_numbers_it_holds():
+    # A memoryview's format may say its byte order ("<q" of ctypes, ">q" of a big-endian
+    # array), which memoryview itself cannot iterate: read as the array it is.
+    values = [0, 1, -5, 2**40, -(2**63)]
+    views = [
+        (memoryview(array.array("q", values)), values),
+        (memoryview((ctypes.c_int64 * 5)(*values)), values),
+        (memoryview(np.array(values, dtype=">i8")), values),
+        (memoryview(np.array(values[:3], dtype="<i2")), values[:3]),
+        (memoryview((ctypes.c_uint32 * 2)(7, 2**32 - 1)), [7, 2**32 - 1]),
+    ]
+    for view, keys in views:
+        for threads in (1, 2):
+            f = ConcurrentCuckooFilter(100)
+            assert f.add_many(view, threads=threads) == len(keys), view.format
+            assert all(key in f for key in keys), view.format
+            assert f.contains_many(view).all() and f.discard_many(view) == len(keys)
+            assert len(f) == 0
+    with pytest.raises(TypeError, match="float64"):
+        ConcurrentCuckooFilter(100).add_many(memoryview((ctypes.c_double * 2)(1.0, 2.0)))
 
 
 @pytest.mark.parametrize("dtype", ["<i8", "<u8", ">i8", "<i4"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import ctypes
 
 import numpy as np
 import pytest
@@ -197,7 +198,12 @@ def test_wrong_key_types_raise_type_error_naming_the_type(cls):
 
 
 @pytest.mark.parametrize(
-    "whole", ["key", b"key", bytearray(b"key"), memoryview(b"key"), memoryview(bytearray(b"key"))]
+    "whole",
+    [
+        "key", b"key", bytearray(b"key"), memoryview(b"key"), memoryview(bytearray(b"key")),
+        # Views of bytes whose format says their byte order ("<B", "<c"), as ctypes' are.
+        memoryview((ctypes.c_ubyte * 3)(107, 101, 121)), memoryview((ctypes.c_char * 3)(b"k", b"e", b"y")),
+    ],
 )
 def test_one_key_passed_whole_to_a_bulk_call_raises_naming_its_type(whole):
     # A bytes-like key is one key (`f.add(whole)`), never its characters or byte values.
