@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccfilter
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+from ccfilter import ConcurrentCuckooFilter, ExpiringCuckooFilter, FilterFullError, GrowableCuckooFilter
 
 FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
 
@@ -74,11 +74,21 @@ def test_corrupt_or_truncated_bytes_raise_value_error(cls):
         cls.from_bytes(12)
 
 
-def test_each_kind_refuses_the_others_bytes():
-    with pytest.raises(ValueError):
-        ConcurrentCuckooFilter.from_bytes(filled(GrowableCuckooFilter).to_bytes())
-    with pytest.raises(ValueError):
-        GrowableCuckooFilter.from_bytes(filled(ConcurrentCuckooFilter).to_bytes())
+def test_each_kind_refuses_the_others_bytes(tmp_path):
+    # Saying which class the bytes are of and what reads them, in Python's terms.
+    classes = [ConcurrentCuckooFilter, GrowableCuckooFilter, ExpiringCuckooFilter]
+    for made in classes:
+        f = made(items=100) if made is ExpiringCuckooFilter else filled(made)
+        f.save(tmp_path / "f.ccf")
+        name = made.__name__
+        article = "an" if name[0] in "AEIOU" else "a"
+        for cls in classes:
+            if cls is made:
+                continue
+            with pytest.raises(ValueError, match=f"^not a valid filter encoding: these are the bytes of {article} {name}: read them with {name}.from_bytes$"):
+                cls.from_bytes(f.to_bytes())
+            with pytest.raises(ValueError, match=f": not a valid filter encoding: these are the bytes of {article} {name}: read them with {name}.load or ccfilter.load$"):
+                cls.load(tmp_path / "f.ccf")
 
 
 # Every load, by the name a child process calls it by.
