@@ -31,7 +31,8 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
 ];
 
 /// Writes `path` by `write` through a temporary file beside it ([`temporary_beside`]), with the
-/// replaced file's permissions. Symbolic links are followed; a device or FIFO is not replaced.
+/// replaced file's permissions. Symbolic links are followed; a device, a FIFO, a live filter
+/// file or a file the caller may not write is not replaced.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let path = &destination(path)?;
     let old = match fs::metadata(path) {
@@ -49,6 +50,14 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
             io::ErrorKind::ResourceBusy,
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
         ));
+    }
+    if old.is_some() {
+        // Only a file the caller may write is replaced, as `open(path, "w")` would change it
+        // (a rename needs only the directory's permission). Opened, nothing of it is changed.
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?;
     }
     let (temporary, file) = temporary_beside(path)?;
     let written = (|| {

@@ -6,9 +6,11 @@ import copy
 import errno
 import os
 import pickle
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -294,6 +296,41 @@ def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
     assert raised.value.filename == str(fifo) and fifo.is_fifo()
     left = sorted(p for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
     assert left == squatters  # kept, and no temporary file of a failed save
+
+
+def test_save_never_replaces_a_file_its_caller_may_not_write():
+    # A read-only file in a directory anyone may write to: renaming over it would replace what
+    # `open(path, "w")` refuses to change. As root, the save runs as nobody (imports done first).
+    shared_dir = tempfile.mkdtemp(prefix="ccfilter-perm-", dir="/tmp")
+    try:
+        os.chmod(shared_dir, 0o777)
+        path = os.path.join(shared_dir, "f.ccf")
+        filled(ConcurrentCuckooFilter).save(path)
+        os.chmod(path, 0o444)
+        before = open(path, "rb").read()
+        script = (
+            "import os, sys, numpy, ccfilter\n"
+            "if os.getuid() == 0:\n"
+            "    os.setgid(65534)\n"
+            "    os.setuid(65534)\n"
+            "f = ccfilter.ConcurrentCuckooFilter(10)\n"
+            "f.add('new')\n"
+            "try:\n"
+            "    f.save(sys.argv[1])\n"
+            "    print('replaced')\n"
+            "except PermissionError as err:\n"
+            "    print(err.errno, err.filename)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", script, path],
+            capture_output=True, text=True, timeout=600, cwd=shared_dir,
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == f"{errno.EACCES} {path}\n"
+        assert open(path, "rb").read() == before
+        assert os.listdir(shared_dir) == ["f.ccf"]
+    finally:
+        shutil.rmtree(shared_dir)
 
 
 @pytest.mark.parametrize("cls", FILTERS)
