@@ -292,10 +292,18 @@ def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_err
         "except MemoryError as err:\n"
         "    print('MemoryError', err)\n"
         "print(f.add_many(huge[:8]), len(f))\n"
+        # Any input that says its length: a view of that array, a range.
+        "for keys in (memoryview(huge), range(1 << 40)):\n"
+        "    try:\n"
+        "        f.contains_many(keys)\n"
+        "    except MemoryError as err:\n"
+        "        print('MemoryError', err)\n"
     ))
     assert out.stdout.splitlines() == [
         f"MemoryError no memory for the answers to {1 << 40} keys",
         "8 8",
+        f"MemoryError no memory for the answers to {1 << 40} keys",
+        f"MemoryError no memory for the answers to {1 << 40} keys",
     ], out.stderr
 
 
