@@ -203,7 +203,8 @@ class ExpiringCuckooFilter(_Filter):
     def __copy__(self) -> ExpiringCuckooFilter: ...
     def __deepcopy__(self, memo: Any) -> ExpiringCuckooFilter: ...
     def advance_to(self, seconds: float) -> None:
-        """Moves a clock="manual" filter's clock to `seconds` since its start (never back)."""
+        """Moves a clock="manual" filter's clock to `seconds` since its start (never back; at
+        most 2**64 - 1 nanoseconds, about 584 years)."""
     @property
     def window(self) -> dict[str, float]:
         """{"items": N} or {"seconds": S}, as the constructor takes it."""

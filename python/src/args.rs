@@ -6,11 +6,11 @@ use std::time::Duration;
 use concurrent_cuckoo_filter::ConcurrentCuckooFilterBuilder as FixedBuilder;
 use concurrent_cuckoo_filter::{Clock, ConcurrentCuckooFilter, DefaultHashBuilder};
 use concurrent_cuckoo_filter::{ExpiringBuilder, ExpiringCuckooFilter, Overflow, Window};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMemoryView, PyString};
 
-use crate::keys::{int_bits, type_name, INT_RANGE};
+use crate::keys::{int_bits, shown, type_name, INT_RANGE};
 
 /// An optional argument as the caller gave it.
 pub type Arg<'a, 'py> = Option<&'a Bound<'py, PyAny>>;
@@ -49,7 +49,7 @@ pub fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     match int.extract::<i128>() {
         Ok(n) if n < 1 => Err(value_error(format!("{name} must be at least 1, got {n}"))),
         Ok(n) => usize::try_from(n).map_err(|_| value_error(format!("{name} {n} is too large"))),
-        Err(_) => Err(value_error(format!("{name} {int} is too large"))),
+        Err(_) => Err(value_error(format!("{name} {} is too large", shown(&int)))),
     }
 }
 
@@ -58,7 +58,7 @@ pub fn setting<T: TryFrom<i128>>(name: &str, value: Arg) -> PyResult<Option<T>> 
     let Some(value) = value else { return Ok(None) };
     let int = int(name, value)?;
     let fits = int.extract::<i128>().ok().and_then(|v| T::try_from(v).ok());
-    let out_of_range = || value_error(format!("{name} {int} is out of range"));
+    let out_of_range = || value_error(format!("{name} {} is out of range", shown(&int)));
     fits.map(Some).ok_or_else(out_of_range)
 }
 
@@ -75,11 +75,28 @@ pub fn flag(name: &str, value: Arg) -> PyResult<Option<bool>> {
     }
 }
 
+/// A real number as `float()` gives it; `None` for one past a float's range (an int too large),
+/// which is a number out of range, not one of the wrong type.
+fn real(name: &str, what: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    match value.extract() {
+        Ok(real) => Ok(Some(real)),
+        Err(err) if err.is_instance_of::<PyOverflowError>(value.py()) => Ok(None),
+        Err(_) => Err(wrong(name, what, value)),
+    }
+}
+
 /// A rate (`false_positive_rate`): a real number; the builder checks its range.
 pub fn rate(name: &str, value: Arg) -> PyResult<Option<f64>> {
-    value
-        .map(|value| value.extract().map_err(|_| wrong(name, "a number", value)))
-        .transpose()
+    let Some(value) = value else { return Ok(None) };
+    let out_of_range = || {
+        value_error(format!(
+            "{name} must be above 0 and below 1, got {}",
+            shown(value)
+        ))
+    };
+    real(name, "a number", value)?
+        .map(Some)
+        .ok_or_else(out_of_range)
 }
 
 /// A file path: a `str`, `bytes` or `os.PathLike`, as `open()` takes.
@@ -110,8 +127,10 @@ pub fn hasher(seed: Arg) -> PyResult<DefaultHashBuilder> {
         return Ok(DefaultHashBuilder::new());
     };
     let int = int("seed", seed)?;
-    let bits = int_bits(&int)
-        .ok_or_else(|| value_error(format!("seed {int} is out of range: a seed {INT_RANGE}")))?;
+    let bits = int_bits(&int).ok_or_else(|| {
+        let int = shown(&int);
+        value_error(format!("seed {int} is out of range: a seed {INT_RANGE}"))
+    })?;
     Ok(DefaultHashBuilder::with_seed(bits))
 }
 
@@ -126,15 +145,13 @@ pub fn bytes_like<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>
 
 /// A time in seconds: a finite real number, at least 0 (above 0 unless `zero_ok`), below 2^64.
 pub fn duration(name: &str, value: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<Duration> {
-    let seconds: f64 = value
-        .extract()
-        .map_err(|_| wrong(name, "a number of seconds", value))?;
+    let seconds = real(name, "a number of seconds", value)?;
     let least = if zero_ok { "0" } else { "one nanosecond" };
-    match Duration::try_from_secs_f64(seconds) {
-        Ok(time) if zero_ok || !time.is_zero() => Ok(time),
+    match seconds.map(Duration::try_from_secs_f64) {
+        Some(Ok(time)) if zero_ok || !time.is_zero() => Ok(time),
         _ => Err(value_error(format!(
-            "{name} must be a finite number of seconds, at least {least} and below 2^64, got \
-             {seconds}"
+            "{name} must be a finite number of seconds, at least {least} and below 2^64, got {}",
+            seconds.map_or_else(|| shown(value), |seconds| seconds.to_string())
         ))),
     }
 }
@@ -145,7 +162,8 @@ fn choice(name: &str, value: Arg, choices: [&str; 2]) -> PyResult<Option<usize>>
     let text = value
         .cast::<PyString>()
         .map_err(|_| wrong(name, "a str", value))?;
-    let text = text.to_str()?;
+    // Text with no UTF-8 form (a lone surrogate) is no choice either, shown with U+FFFD there.
+    let text = text.to_string_lossy();
     match choices.iter().position(|choice| *choice == text) {
         Some(index) => Ok(Some(index)),
         None => Err(value_error(format!(

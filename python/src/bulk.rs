@@ -114,11 +114,17 @@ impl<'a, 'py, K: Kind + Sync> Call<'a, 'py, K> {
             self.filter.contains_hash_batch_into(hashes, &mut answers);
             answers
         };
-        // An array view (a stride of 0) may claim more keys than memory holds answers for.
+        // An input that says its length (an array view of stride 0, a memoryview of one, a
+        // `range`) may claim more keys than memory holds answers for: said before any lookup,
+        // rather than the allocator aborting on the way.
         let mut all = Vec::new();
-        if let Ok(array) = self.keys.cast::<PyUntypedArray>() {
-            all.try_reserve_exact(array.len()).map_err(|_| {
-                let message = format!("no memory for the answers to {} keys", array.len());
+        let claimed = match self.keys.cast::<PyUntypedArray>() {
+            Ok(array) => Some(array.len()),
+            Err(_) => self.keys.len().ok(),
+        };
+        if let Some(claimed) = claimed {
+            all.try_reserve_exact(claimed).map_err(|_| {
+                let message = format!("no memory for the answers to {claimed} keys");
                 PyMemoryError::new_err(message)
             })?;
         }

@@ -45,6 +45,22 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
     let path = path.map_or(String::new(), |path| format!("{}: ", path.display()));
     match err {
         DecodeError::OutOfMemory { .. } => PyMemoryError::new_err(format!("{path}{err}")),
+        // The decoder names the Rust call (`Class::from_bytes`); Python's is a class method.
+        DecodeError::OtherFilterType { found, .. } => {
+            let article = if found.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            };
+            let read = match path.is_empty() {
+                true => format!("{found}.from_bytes"),
+                false => format!("{found}.load or ccfilter.load"),
+            };
+            PyValueError::new_err(format!(
+                "{path}not a valid filter encoding: these are the bytes of {article} {found}: \
+                 read them with {read}"
+            ))
+        }
         _ => PyValueError::new_err(format!("{path}not a valid filter encoding: {err}")),
     }
 }
@@ -54,6 +70,7 @@ pub fn decode(err: DecodeError, path: Option<&Path>) -> PyErr {
 pub fn file(py: Python<'_>, err: &io::Error, path: &Path) -> PyErr {
     let errno = err.raw_os_error().unwrap_or(match err.kind() {
         ErrorKind::NotFound => libc::ENOENT,
+        ErrorKind::AlreadyExists => libc::EEXIST,
         ErrorKind::IsADirectory => libc::EISDIR,
         ErrorKind::PermissionDenied => libc::EACCES,
         ErrorKind::ResourceBusy => libc::EBUSY,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use concurrent_cuckoo_filter::{CuckooFilter, DecodeError, Kind};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::errors::{self, not_a_file};
@@ -29,11 +30,10 @@ const MAGIC: [(&[u8; 8], FileKind); 3] = [
     (b"\x89CCL\r\n\x1a\n", FileKind::Live),
 ];
 
-/// Writes `path` by `write` through a temporary file beside it, named for this process and call,
-/// created anew (a file already at that name is not ours) with the replaced file's permissions.
-/// Symbolic links are followed; a device or FIFO is not replaced.
+/// Writes `path` by `write` through a temporary file beside it ([`temporary_beside`]), with the
+/// replaced file's permissions. Symbolic links are followed; a device, a FIFO, a live filter
+/// file or a file the caller may not write is not replaced.
 pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    static CALLS: AtomicU64 = AtomicU64::new(0);
     let path = &destination(path)?;
     let old = match fs::metadata(path) {
         Ok(old) => Some(old),
@@ -43,12 +43,6 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     if let Some(old) = &old {
         regular(old.file_type())?;
     }
-    let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
-    let mut temporary = OsString::from(".");
-    temporary.push(path.file_name().ok_or_else(no_name)?);
-    let call = CALLS.fetch_add(1, Ordering::Relaxed);
-    temporary.push(format!(".{}.{call}.tmp", std::process::id()));
-    let temporary = path.with_file_name(temporary);
     let existing = open(path).and_then(|mut file| kind(&mut file));
     if existing.is_ok_and(|kind| kind == FileKind::Live) {
         // Renamed over, it would vanish from under the processes mapping it.
@@ -57,10 +51,15 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
             "a live filter file is not replaced by a snapshot (remove it first if that is meant)",
         ));
     }
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)?;
+    if old.is_some() {
+        // Only a file the caller may write is replaced, as `open(path, "w")` would change it
+        // (a rename needs only the directory's permission). Opened, nothing of it is changed.
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?;
+    }
+    let (temporary, file) = temporary_beside(path)?;
     let written = (|| {
         if let Some(old) = old {
             file.set_permissions(old.permissions())?;
@@ -77,6 +76,34 @@ pub fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         let _ = fs::remove_file(&temporary);
     }
     written
+}
+
+/// A new file beside `path`, named for this process and call. A name already taken is not ours
+/// (a link planted there, or a file a save left when killed in an earlier process of this id):
+/// the next call's name is tried, up to a limit.
+fn temporary_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let no_name = || io::Error::new(io::ErrorKind::InvalidInput, "does not name a file");
+    let name = path.file_name().ok_or_else(no_name)?;
+    for _ in 0..100 {
+        let mut temporary = OsString::from(".");
+        temporary.push(name);
+        let call = CALLS.fetch_add(1, Ordering::Relaxed);
+        temporary.push(format!(".{}.{call}.tmp", std::process::id()));
+        let temporary = path.with_file_name(temporary);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            opened => return opened.map(|file| (temporary, file)),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for a temporary file beside it: 100 taken",
+    ))
 }
 
 /// `path` with its symbolic links followed (up to Linux's limit of 40), existing or not.
@@ -105,7 +132,14 @@ fn open(path: &Path) -> io::Result<BufReader<File>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+        .open(path)
+        .map_err(|err| {
+            // A socket cannot be opened (`ENXIO`, "No such device or address"): said as what it is.
+            match fs::metadata(path).map(|meta| regular(meta.file_type())) {
+                Ok(Err(not_regular)) => not_regular,
+                _ => err,
+            }
+        })?;
     regular(file.metadata()?.file_type())?;
     Ok(BufReader::with_capacity(1 << 16, file))
 }
@@ -137,6 +171,19 @@ fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
 pub fn open_kind(py: Python<'_>, path: &Path) -> PyResult<(FileKind, BufReader<File>)> {
     let opened = py.detach(|| open(path).and_then(|mut file| Ok((kind(&mut file)?, file))));
     opened.map_err(|err| errors::file(py, &err, path))
+}
+
+/// `path` opened as a snapshot, for a class's `load`: `ValueError` for a live file, saying what
+/// opens one (its magic is no snapshot's, which the decoder would say alone).
+pub fn open_snapshot(py: Python<'_>, path: &Path) -> PyResult<BufReader<File>> {
+    match open_kind(py, path)? {
+        (FileKind::Live, _) => Err(PyValueError::new_err(format!(
+            "{}: is a live filter file, not a snapshot: open it with ccfilter.open_shared or \
+             ccfilter.load",
+            path.display()
+        ))),
+        (_, file) => Ok(file),
+    }
 }
 
 /// The filter in `file`, which must end with it: `OSError` naming `path`, or `ValueError`.

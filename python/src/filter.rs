@@ -195,12 +195,13 @@ macro_rules! filter_class {
                 })
             }
 
-            /// The filter in the file at `path`: `OSError` if unreadable, `ValueError` if invalid.
+            /// The filter in the snapshot at `path`: `OSError` if unreadable, `ValueError` if invalid
+            /// (a live file: `open_shared` or `ccfilter.load` opens it).
             #[classmethod]
             fn load(_cls: &Bound<'_, PyType>, py: Python<'_>, path: &Bound<'_, PyAny>)
                     -> PyResult<Self> {
                 let path = args::path("path", path)?;
-                files::read(py, &path, files::open_kind(py, &path)?.1).map(Self::from)
+                files::read(py, &path, files::open_snapshot(py, &path)?).map(Self::from)
             }
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
@@ -420,6 +421,15 @@ filter_class!(
     /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back).
     fn advance_to(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let time = args::duration("seconds", seconds, true)?;
+        // The clock counts nanoseconds in 64 bits: a later time would stop it at its end, where
+        // no key is ever forgotten.
+        if time.as_nanos() > u128::from(u64::MAX) {
+            return Err(PyValueError::new_err(format!(
+                "seconds must be at most 2^64 - 1 nanoseconds (about 584 years), the manual \
+                 clock's range, got {}",
+                time.as_secs_f64()
+            )));
+        }
         let advanced = py.detach(|| self.inner.advance_to(time));
         advanced.map_err(|err| match err {
             // Said with the argument that picks the clock.

@@ -111,8 +111,28 @@ pub fn int_bits(int: &Bound<'_, PyInt>) -> Option<u64> {
     int.extract::<u64>().ok().or_else(signed)
 }
 
+/// `value` as `str()` gives it for a message; an int past the digits `str()` allows (4,300 by
+/// default) by its size, `<int of N bits>`, rather than a failed `str()` reported as ignored.
+pub fn shown(value: &Bound<'_, PyAny>) -> String {
+    if let Ok(text) = value.str() {
+        return text.to_string_lossy().into_owned();
+    }
+    let bits = value
+        .call_method0("bit_length")
+        .and_then(|bits| bits.extract::<u64>());
+    bits.map_or_else(
+        |_| format!("<{} that str() refuses>", type_name(value)),
+        |bits| format!("<int of {bits} bits>"),
+    )
+}
+
 fn int_key(int: &Bound<'_, PyInt>) -> PyResult<Key<'static>> {
-    let message = || format!("int key {int} is out of range: int keys {INT_RANGE}");
+    let message = || {
+        format!(
+            "int key {} is out of range: int keys {INT_RANGE}",
+            shown(int)
+        )
+    };
     int_bits(int)
         .map(Key::Int)
         .ok_or_else(|| PyValueError::new_err(message()))
@@ -145,7 +165,10 @@ pub fn with_key<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> R) -> PyRe
     }
     static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static BOOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    if obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+    // A duration, though numpy makes it a signed integer: no key, as its arrays are not.
+    static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if (obj.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+        && !obj.is_instance(TIMEDELTA.import(py, "numpy", "timedelta64")?)?)
         || obj.is_instance(BOOL.import(py, "numpy", "bool_")?)?
     {
         return Ok(f(int_key(py.get_type::<PyInt>().call1((obj,))?.cast()?)?));

@@ -14,6 +14,9 @@ use pyo3::types::{PyTuple, PyType};
 
 use crate::keys::{type_name, with_key, Keys};
 
+/// The characters a buffer format may start with to say its byte order and alignment.
+const ORDERS: &[char] = &['@', '=', '<', '>', '!'];
+
 #[derive(Debug)]
 pub enum Reader<'py> {
     /// A numpy array of 64-bit integer patterns, viewed in place, and its next index.
@@ -34,12 +37,15 @@ impl<'py> Reader<'py> {
     /// A reader of `keys`: a numpy array, a pandas integer series, or any iterable of keys.
     pub fn new(keys: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = keys.py();
-        // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s) is one key too.
+        // A view of bytes (format "B" or "c", a `bytes`' or `bytearray`'s, maybe after a byte
+        // order: ctypes' "<B") is one key too.
+        let view = keys.is_instance_of::<PyMemoryView>();
         let view_format = || keys.getattr("format")?.extract::<String>();
+        let of_bytes = |format: String| matches!(format.trim_start_matches(ORDERS), "B" | "c");
         if keys.is_instance_of::<PyString>()
             || keys.is_instance_of::<PyBytes>()
             || keys.is_instance_of::<PyByteArray>()
-            || (keys.is_instance_of::<PyMemoryView>() && matches!(&*view_format()?, "B" | "c"))
+            || (view && of_bytes(view_format()?))
         {
             return Err(PyTypeError::new_err(format!(
                 "expected a collection of keys, got one {}: pass a list of it, or use the \
@@ -56,7 +62,12 @@ impl<'py> Reader<'py> {
                 "keys have masked values, which are not keys: pass the others (keys.compressed())",
             ));
         }
-        let converted = pandas_integers(keys)?;
+        // A view of numbers is read as the array it is (memoryview iterates no format with a
+        // byte order, nor more dimensions than one), its memory shared.
+        let converted = match view {
+            true => Some(py.import("numpy")?.call_method1("asarray", (keys,))?),
+            false => pandas_integers(keys)?,
+        };
         let keys = converted.as_ref().unwrap_or(keys);
         let Ok(array) = keys.cast::<PyUntypedArray>() else {
             return Self::items(keys);
@@ -69,7 +80,8 @@ impl<'py> Reader<'py> {
         // Integers widen to their sign's 64-bit type, each hashing as the int it equals; a view
         // of `u64`s needs alignment and whole-item strides (a record array's field has neither).
         let wide = match dtype.kind() {
-            b'U' | b'S' | b'O' => None,
+            // Fixed-width text and bytes, numpy 2's variable-width text (`T`), objects.
+            b'U' | b'S' | b'T' | b'O' => None,
             b'i' => Some("int64"),
             b'u' | b'b' => Some("uint64"),
             _ => {

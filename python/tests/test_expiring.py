@@ -109,6 +109,26 @@ def test_a_manual_clock_forgets_after_the_window_and_its_slack():
     assert f.window == {"seconds": seconds}
 
 
+def test_a_manual_clock_forgets_up_to_the_end_of_its_range_and_refuses_a_time_past_it():
+    # The clock counts nanoseconds in 64 bits: it ends at 2**64 - 1 ns (about 584 years).
+    seconds, generations = 10.0, 8
+    f = ExpiringCuckooFilter(seconds=seconds, capacity=1000, clock="manual")
+    keys = distinct_keys(500)
+    late = 18_000_000_000.0  # in range: keys added there are forgotten a window later
+    f.advance_to(late)
+    f.add_many(keys)
+    f.advance_to(late + seconds * (1 + 1 / generations))
+    assert int(f.contains_many(keys).sum()) <= forgotten_bound(f, len(keys)) * len(keys)
+    f.add_many(keys)
+    for past in (18_446_744_073.71, 18_500_000_000.0, 1e19, 1.8e19):
+        with pytest.raises(ValueError, match=r"seconds must be at most 2\^64 - 1 nanoseconds .*, got 1"):
+            f.advance_to(past)
+    # Refused, the clock stayed: the keys are in their window, and later forgotten.
+    assert f.contains_many(keys).all()
+    f.advance_to(late + 2 * seconds * (1 + 1 / generations))
+    assert int(f.contains_many(keys).sum()) <= forgotten_bound(f, len(keys)) * len(keys)
+
+
 def test_the_monotonic_clock_forgets_in_real_time():
     f = ExpiringCuckooFilter(seconds=1.0, capacity=1000)
     keys = distinct_keys(500)
@@ -262,6 +282,9 @@ def test_merging_is_not_offered():
         ({"seconds": float("nan"), "capacity": 10}, ValueError, "seconds must be a finite"),
         ({"seconds": float("inf"), "capacity": 10}, ValueError, "seconds must be a finite"),
         ({"seconds": "5", "capacity": 10}, TypeError, "seconds must be a number of seconds"),
+        # An int too large for a float is a number out of range, not of the wrong type.
+        ({"seconds": 10**400, "capacity": 10}, ValueError, r"seconds must be a finite number .* got 1000"),
+        ({"seconds": -(10**400), "capacity": 10}, ValueError, r"seconds must be a finite number .* got -1000"),
         ({"seconds": 5, "capacity": 0}, ValueError, "capacity must be at least 1"),
         ({"seconds": 1e-12, "capacity": 10}, ValueError, "seconds must be a finite number of seconds, at least one nanosecond"),
         ({"seconds": 1e20, "capacity": 10}, ValueError, r"seconds must be .* below 2\^64, got 1"),
@@ -271,11 +294,15 @@ def test_merging_is_not_offered():
         ({"seconds": 5, "capacity": 10, "overflow": "drop"}, ValueError, "overflow must be"),
         ({"seconds": 5, "capacity": 10, "overflow": 1}, TypeError, "overflow must be a str"),
         ({"seconds": 5, "capacity": 10, "clock": "wall"}, ValueError, "clock must be"),
+        # Text with no UTF-8 form names no choice either: the argument is named, not the codec.
+        ({"seconds": 5, "capacity": 10, "overflow": "\ud800"}, ValueError, "overflow must be \"error\" or \"expire_early\", got"),
+        ({"seconds": 5, "capacity": 10, "clock": "wall\udcff"}, ValueError, "clock must be \"monotonic\" or \"manual\", got"),
         ({"items": 10, "generations": 0}, ValueError, "generations must be in 1..=14"),
         ({"items": 10, "generations": 15}, ValueError, "generations must be in 1..=14"),
         ({"items": 10, "generations": -1}, ValueError, "generations -1 is out of range"),
         ({"items": 10, "false_positive_rate": 1.5}, ValueError, "false_positive_rate"),
         ({"items": 10, "false_positive_rate": "x"}, TypeError, "false_positive_rate"),
+        ({"items": 10, "false_positive_rate": 10**400}, ValueError, "false_positive_rate must be above 0"),
         ({"items": 10, "seed": 2**64}, ValueError, "seed"),
     ],
 )
@@ -286,7 +313,8 @@ def test_every_bad_argument_is_named(kwargs, error, message):
 
 @pytest.mark.parametrize(
     "seconds, error",
-    [(-1, ValueError), (float("nan"), ValueError), (1e300, ValueError), ("1", TypeError)],
+    [(-1, ValueError), (float("nan"), ValueError), (1e300, ValueError), pytest.param(10**400, ValueError, id="int-past-float"),
+     pytest.param(-(10**400), ValueError, id="int-below-float"), ("1", TypeError)],
 )
 def test_bad_advance_to_is_named(seconds, error):
     f = ExpiringCuckooFilter(seconds=5, capacity=10, clock="manual")

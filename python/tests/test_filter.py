@@ -152,8 +152,17 @@ def test_bulk_calls_take_string_and_object_arrays(cls):
 
 @pytest.mark.parametrize("cls", FILTERS)
 def test_two_dimensional_arrays_are_refused(cls):
+    f = cls(100)
     with pytest.raises(ValueError, match="1-D"):
-        cls(100).add_many(np.zeros((2, 2), dtype=np.uint64))
+        f.add_many(np.zeros((2, 2), dtype=np.uint64))
+    # A view of numbers in other than one dimension, as an array is.
+    wide = np.arange(4, dtype=np.int64)
+    for view, ndim in [(memoryview(wide.reshape(2, 2)), 2), (memoryview(wide[:1].reshape(())), 0)]:
+        for call in (f.add_many, f.contains_many, f.discard_many, f.update):
+            with pytest.raises(ValueError, match=f"expected a 1-D array of keys, got {ndim} dimensions"):
+                call(view)
+    assert len(f) == 0
+    assert f.add_many(memoryview(wide)) == 4 and f.contains_many(memoryview(wide)).all()
 
 
 def test_a_full_filter_says_how_many_went_in_and_loses_nothing():
@@ -242,6 +251,9 @@ def test_bad_growable_settings_raise_value_error(kwargs, message):
         ({"fingerprint_bits": "8"}, TypeError, "fingerprint_bits must be an int, not str"),
         ({"semi_sorted": 1}, TypeError, "semi_sorted must be a bool, not int"),
         ({"false_positive_rate": "0.1"}, TypeError, "false_positive_rate must be a number, not str"),
+        # An int is a number, one too large for a float too: out of range, not of the wrong type.
+        ({"false_positive_rate": 10**400}, ValueError, r"false_positive_rate must be above 0 and below 1, got 1000"),
+        ({"false_positive_rate": -(10**400)}, ValueError, r"false_positive_rate must be above 0 and below 1, got -1000"),
         ({"seed": 2**64}, ValueError, r"seed 18446744073709551616 is out of range"),
     ],
 )
@@ -255,6 +267,7 @@ def test_every_bad_fixed_argument_is_named(kwargs, error, message):
     [
         ({"split_depth": 2**70}, ValueError, "split_depth 1180591620717411303424 is out of range"),
         ({"split_depth": 1.5}, TypeError, "split_depth must be an int, not float"),
+        ({"false_positive_rate": 10**400}, ValueError, r"false_positive_rate must be above 0 and below 1, got 1000"),
         ({"seed": -(2**63) - 1}, ValueError, "seed -9223372036854775809 is out of range"),
     ],
 )

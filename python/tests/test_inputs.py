@@ -4,6 +4,8 @@ and lengths, and stopping at a bad key with the keys before it done."""
 
 from __future__ import annotations
 
+import array
+import ctypes
 import gc
 import subprocess
 import sys
@@ -106,6 +108,40 @@ def test_string_and_bytes_arrays_read_as_their_python_values(cls):
     g = cls(100)
     g.add_many(np.array(["ab", "c"]))
     assert "c" in g and "c\x00" not in g
+    # numpy 2's variable-width strings (dtype T) are str values too, a missing one no key.
+    if getattr(getattr(np, "dtypes", None), "StringDType", None) is None:
+        return  # numpy before 2.0 has none
+    h = cls(100_000)
+    variable = np.array(words, dtype=np.dtypes.StringDType())
+    assert h.add_many(variable[::-1], threads=2) == len(words)
+    assert h.contains_many(words).all() and h.contains_many(variable).all()
+    assert h.discard_many(variable) == len(words) and len(h) == 0
+    with_missing = np.array(["x", None, "y"], dtype=np.dtypes.StringDType(na_object=None))
+    with pytest.raises(TypeError, match="not NoneType"):
+        h.add_many(with_missing)
+    assert "x" in h and "y" not in h
+
+
+def test_a_view_of_numbers_in_any_format_reads_as_the_numbers_it_holds():
+    # A memoryview's format may say its byte order ("<q" of ctypes, ">q" of a big-endian
+    # array), which memoryview itself cannot iterate: read as the array it is.
+    values = [0, 1, -5, 2**40, -(2**63)]
+    views = [
+        (memoryview(array.array("q", values)), values),
+        (memoryview((ctypes.c_int64 * 5)(*values)), values),
+        (memoryview(np.array(values, dtype=">i8")), values),
+        (memoryview(np.array(values[:3], dtype="<i2")), values[:3]),
+        (memoryview((ctypes.c_uint32 * 2)(7, 2**32 - 1)), [7, 2**32 - 1]),
+    ]
+    for view, keys in views:
+        for threads in (1, 2):
+            f = ConcurrentCuckooFilter(100)
+            assert f.add_many(view, threads=threads) == len(keys), view.format
+            assert all(key in f for key in keys), view.format
+            assert f.contains_many(view).all() and f.discard_many(view) == len(keys)
+            assert len(f) == 0
+    with pytest.raises(TypeError, match="float64"):
+        ConcurrentCuckooFilter(100).add_many(memoryview((ctypes.c_double * 2)(1.0, 2.0)))
 
 
 @pytest.mark.parametrize("dtype", ["<i8", "<u8", ">i8", "<i4"])
@@ -256,10 +292,18 @@ def test_a_view_claiming_more_keys_than_memory_holds_answers_for_is_a_memory_err
         "except MemoryError as err:\n"
         "    print('MemoryError', err)\n"
         "print(f.add_many(huge[:8]), len(f))\n"
+        # Any input that says its length: a view of that array, a range.
+        "for keys in (memoryview(huge), range(1 << 40)):\n"
+        "    try:\n"
+        "        f.contains_many(keys)\n"
+        "    except MemoryError as err:\n"
+        "        print('MemoryError', err)\n"
     ))
     assert out.stdout.splitlines() == [
         f"MemoryError no memory for the answers to {1 << 40} keys",
         "8 8",
+        f"MemoryError no memory for the answers to {1 << 40} keys",
+        f"MemoryError no memory for the answers to {1 << 40} keys",
     ], out.stderr
 
 

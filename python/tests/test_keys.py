@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import ctypes
 
 import numpy as np
 import pytest
@@ -176,6 +177,16 @@ def test_wrong_key_types_raise_type_error_naming_the_type(cls):
         for call in (f.add, f.discard, f.__contains__, f.count, hash64):
             with pytest.raises(TypeError, match=name):
                 call(bad)
+    # A numpy timedelta (a subclass of numpy's signed integers) is a duration, no key: refused
+    # one by one as its array is, so that `for x in arr: f.add(x)` does what `add_many(arr)` does.
+    for bad in (np.timedelta64(5, "s"), np.timedelta64("NaT")):
+        for call in (f.add, f.discard, f.__contains__, f.count, hash64):
+            with pytest.raises(TypeError, match="timedelta64"):
+                call(bad)
+    with pytest.raises(TypeError, match="timedelta64"):
+        f.add_many(np.array([5], dtype="m8[s]"))
+    with pytest.raises(TypeError, match="timedelta64"):
+        f.add_many([np.timedelta64(5, "s")])
     with pytest.raises(TypeError, match="float64"):
         f.contains_many(np.array([1.0, 2.0]))
     with pytest.raises(TypeError, match="float"):
@@ -187,7 +198,12 @@ def test_wrong_key_types_raise_type_error_naming_the_type(cls):
 
 
 @pytest.mark.parametrize(
-    "whole", ["key", b"key", bytearray(b"key"), memoryview(b"key"), memoryview(bytearray(b"key"))]
+    "whole",
+    [
+        "key", b"key", bytearray(b"key"), memoryview(b"key"), memoryview(bytearray(b"key")),
+        # Views of bytes whose format says their byte order ("<B", "<c"), as ctypes' are.
+        memoryview((ctypes.c_ubyte * 3)(107, 101, 121)), memoryview((ctypes.c_char * 3)(b"k", b"e", b"y")),
+    ],
 )
 def test_one_key_passed_whole_to_a_bulk_call_raises_naming_its_type(whole):
     # A bytes-like key is one key (`f.add(whole)`), never its characters or byte values.
@@ -210,6 +226,29 @@ def test_ints_outside_64_bits_raise_value_error(cls):
         with pytest.raises(ValueError, match="out of range"):
             f.add_many([bad])
     assert len(f) == 0
+
+
+def test_ints_too_long_for_str_are_named_by_their_size_and_print_nothing(capfd):
+    # Past the 4,300 digits `str()` of an int allows, an int is shown by its bits; its failed
+    # `str()` is not reported as an exception ignored.
+    f = ConcurrentCuckooFilter(100)
+    huge = 10**5000
+    cases = [
+        (lambda: f.add(huge), "int key <int of 16610 bits> is out of range"),
+        (lambda: f.add_many([1, -huge]), "int key <int of 16610 bits> is out of range"),
+        (lambda: hash64(huge), "int key <int of 16610 bits>"),
+        (lambda: ConcurrentCuckooFilter(huge), "capacity <int of 16610 bits> is too large"),
+        (lambda: ConcurrentCuckooFilter(10, fingerprint_bits=huge), "fingerprint_bits <int of 16610 bits> is out of range"),
+        (lambda: ConcurrentCuckooFilter(10, huge), "false_positive_rate must be above 0 and below 1, got <int of 16610 bits>"),
+        (lambda: hash64(1, seed=-huge), "seed <int of 16610 bits> is out of range"),
+        (lambda: f.add_many([1], threads=huge), "threads <int of 16610 bits> is too large"),
+        (lambda: ccfilter.ExpiringCuckooFilter(seconds=huge, capacity=3), "seconds must be a finite number .* got <int of 16610 bits>"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert len(f) == 1
+    assert capfd.readouterr().err == ""
 
 
 def test_lone_surrogates_are_not_keys():

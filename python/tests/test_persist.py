@@ -6,8 +6,11 @@ import copy
 import errno
 import os
 import pickle
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -16,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccfilter
-from ccfilter import ConcurrentCuckooFilter, FilterFullError, GrowableCuckooFilter
+from ccfilter import ConcurrentCuckooFilter, ExpiringCuckooFilter, FilterFullError, GrowableCuckooFilter
 
 FILTERS = [ConcurrentCuckooFilter, GrowableCuckooFilter]
 
@@ -73,11 +76,21 @@ def test_corrupt_or_truncated_bytes_raise_value_error(cls):
         cls.from_bytes(12)
 
 
-def test_each_kind_refuses_the_others_bytes():
-    with pytest.raises(ValueError):
-        ConcurrentCuckooFilter.from_bytes(filled(GrowableCuckooFilter).to_bytes())
-    with pytest.raises(ValueError):
-        GrowableCuckooFilter.from_bytes(filled(ConcurrentCuckooFilter).to_bytes())
+def test_each_kind_refuses_the_others_bytes(tmp_path):
+    # Saying which class the bytes are of and what reads them, in Python's terms.
+    classes = [ConcurrentCuckooFilter, GrowableCuckooFilter, ExpiringCuckooFilter]
+    for made in classes:
+        f = made(items=100) if made is ExpiringCuckooFilter else filled(made)
+        f.save(tmp_path / "f.ccf")
+        name = made.__name__
+        article = "an" if name[0] in "AEIOU" else "a"
+        for cls in classes:
+            if cls is made:
+                continue
+            with pytest.raises(ValueError, match=f"^not a valid filter encoding: these are the bytes of {article} {name}: read them with {name}.from_bytes$"):
+                cls.from_bytes(f.to_bytes())
+            with pytest.raises(ValueError, match=f": not a valid filter encoding: these are the bytes of {article} {name}: read them with {name}.load or ccfilter.load$"):
+                cls.load(tmp_path / "f.ccf")
 
 
 # Every load, by the name a child process calls it by.
@@ -116,13 +129,20 @@ def test_load_refuses_a_fifo_or_device_at_once(load, tmp_path):
         "    except OSError as err:\n"
         "        print(err.errno, err.filename, err.strerror)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(fifo), "/dev/zero"],
-        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
-    )
+    # A socket cannot be opened at all (ENXIO, "No such device or address"): named as what it is.
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(fifo), "/dev/zero", str(tmp_path / "sock")],
+            capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+        )
+    finally:
+        sock.close()
     assert out.stdout.splitlines() == [
         f"{errno.EINVAL} {fifo} not a regular file but a FIFO",
         f"{errno.EINVAL} /dev/zero not a regular file but a character device",
+        f"{errno.EINVAL} {tmp_path / 'sock'} not a regular file but a socket",
     ], out.stderr
 
 
@@ -211,24 +231,48 @@ def test_save_without_memory_for_the_bytes_is_a_memory_error(tmp_path):
 
 def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
     f = filled(ConcurrentCuckooFilter)
-    # A file or link already at the temporary name is not followed, written or removed.
+    # A file or link already at a temporary name (a link planted there, a file left by a save
+    # killed in an earlier process of the same id) is not followed, written or removed, nor
+    # does it stop the save: the next name is taken.
     script = (
         "import os, sys, ccfilter\n"
         "d = sys.argv[1]\n"
         "os.symlink(os.path.join(d, 'victim'), os.path.join(d, f'.f.ccf.{os.getpid()}.0.tmp'))\n"
-        "try:\n"
-        "    ccfilter.ConcurrentCuckooFilter(10).save(os.path.join(d, 'f.ccf'))\n"
-        "except FileExistsError as err:\n"
-        "    print(type(err).__name__)\n"
+        "with open(os.path.join(d, f'.f.ccf.{os.getpid()}.1.tmp'), 'wb') as left:\n"
+        "    left.write(b'left by a killed save')\n"
+        "f = ccfilter.ConcurrentCuckooFilter(10)\n"
+        "f.add('key')\n"
+        "f.save(os.path.join(d, 'f.ccf'))\n"
     )
     (tmp_path / "victim").write_bytes(b"precious")
     out = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
-    assert out.returncode == 0 and out.stdout == "FileExistsError\n", out.stderr
+    assert out.returncode == 0, out.stderr
+    assert "key" in ConcurrentCuckooFilter.load(tmp_path / "f.ccf")
     assert (tmp_path / "victim").read_bytes() == b"precious"
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["victim"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["f.ccf", "victim"]
+    squatters = sorted(p for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+    assert [p.name.split(".")[-2] for p in squatters] == ["0", "1"]
+    assert squatters[0].is_symlink() and squatters[1].read_bytes() == b"left by a killed save"
+    # With every name it tries taken, the save fails saying so, as FileExistsError.
+    crowded = tmp_path / "crowded"
+    crowded.mkdir()
+    script = (
+        "import errno, os, sys, ccfilter\n"
+        "for call in range(100):\n"
+        "    open(f'.f.ccf.{os.getpid()}.{call}.tmp', 'wb').close()\n"
+        "try:\n"
+        "    ccfilter.ConcurrentCuckooFilter(10).save('f.ccf')\n"
+        "except FileExistsError as err:\n"
+        "    print(err.errno == errno.EEXIST, err.filename, err.strerror)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=crowded,
+    )
+    assert out.stdout == "True f.ccf no free name for a temporary file beside it: 100 taken\n", out.stderr
+    assert len(list(crowded.iterdir())) == 100
     # A replaced file keeps its permissions; a link is followed to the file it names.
     private = tmp_path / "private.ccf"
     f.save(private)
@@ -250,8 +294,43 @@ def test_save_replaces_only_a_regular_file_of_its_own_making(tmp_path):
     with pytest.raises(OSError, match="FIFO") as raised:
         f.save(fifo)
     assert raised.value.filename == str(fifo) and fifo.is_fifo()
-    left = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    assert len(left) == 1 and left[0].is_symlink()  # the squatter, kept
+    left = sorted(p for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+    assert left == squatters  # kept, and no temporary file of a failed save
+
+
+def test_save_never_replaces_a_file_its_caller_may_not_write():
+    # A read-only file in a directory anyone may write to: renaming over it would replace what
+    # `open(path, "w")` refuses to change. As root, the save runs as nobody (imports done first).
+    shared_dir = tempfile.mkdtemp(prefix="ccfilter-perm-", dir="/tmp")
+    try:
+        os.chmod(shared_dir, 0o777)
+        path = os.path.join(shared_dir, "f.ccf")
+        filled(ConcurrentCuckooFilter).save(path)
+        os.chmod(path, 0o444)
+        before = open(path, "rb").read()
+        script = (
+            "import os, sys, numpy, ccfilter\n"
+            "if os.getuid() == 0:\n"
+            "    os.setgid(65534)\n"
+            "    os.setuid(65534)\n"
+            "f = ccfilter.ConcurrentCuckooFilter(10)\n"
+            "f.add('new')\n"
+            "try:\n"
+            "    f.save(sys.argv[1])\n"
+            "    print('replaced')\n"
+            "except PermissionError as err:\n"
+            "    print(err.errno, err.filename)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", script, path],
+            capture_output=True, text=True, timeout=600, cwd=shared_dir,
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == f"{errno.EACCES} {path}\n"
+        assert open(path, "rb").read() == before
+        assert os.listdir(shared_dir) == ["f.ccf"]
+    finally:
+        shutil.rmtree(shared_dir)
 
 
 @pytest.mark.parametrize("cls", FILTERS)

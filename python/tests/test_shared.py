@@ -22,7 +22,7 @@ import pytest
 from conftest import distinct_keys
 
 import ccfilter
-from ccfilter import ConcurrentCuckooFilter
+from ccfilter import ConcurrentCuckooFilter, ExpiringCuckooFilter, GrowableCuckooFilter
 
 pytestmark = pytest.mark.skipif(
     not os.uname().sysname == "Linux", reason="live files need Linux (mmap, OFD locks)"
@@ -194,6 +194,11 @@ def test_load_maps_a_live_file_and_copies_it_when_asked(live_path, tmp_path):
     assert ccfilter.load(snapshot) == shared and not ccfilter.load(snapshot).is_shared
     with pytest.raises(TypeError, match="mmap"):
         ccfilter.load(live_path, mmap=1)
+    # The class methods read snapshots: a live file is refused saying what it is and what opens it.
+    for cls in (ConcurrentCuckooFilter, GrowableCuckooFilter, ExpiringCuckooFilter):
+        with pytest.raises(ValueError, match="is a live filter file, not a snapshot: open it with ccfilter.open_shared or ccfilter.load") as refused:
+            cls.load(live_path)
+        assert str(refused.value).startswith(f"{live_path}: ")
 
 
 def test_bad_files_and_arguments_raise_clear_errors(live_path, tmp_path):
