@@ -207,3 +207,25 @@ fn saving_asks_the_hasher_for_its_seed_with_no_lock_held() {
     saves_with_an_inserting_seed::<concurrent_cuckoo_filter::Growable>();
     saves_with_an_inserting_seed::<concurrent_cuckoo_filter::Expiring>();
 }
+
+#[test]
+fn an_expiring_filter_saves_with_no_copy_of_its_table() {
+    let filter = concurrent_cuckoo_filter::ExpiringCuckooFilter::with_capacity(1_000_000);
+    filter.try_extend(0..900_000u64).unwrap();
+    let len = filter.serialized_len() as usize;
+    let (out, bytes) = total_allocation(|| filter.to_bytes());
+    assert_eq!(out.len(), len);
+    assert!(bytes < len + SMALL, "to_bytes: {bytes} bytes for {len}");
+    let (written, bytes) = total_allocation(|| filter.write_to(io::sink()));
+    written.unwrap();
+    assert!(bytes < len + SMALL, "write_to: {bytes} bytes for {len}");
+    let mut buffer = vec![0u8; len];
+    let (n, bytes) = total_allocation(|| filter.write_to_slice(&mut buffer));
+    assert_eq!(n.unwrap(), len);
+    assert!(bytes < SMALL, "write_to_slice: {bytes} bytes");
+    assert_eq!(buffer, out);
+    let err = filter.write_to_slice(&mut buffer[..len / 2]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::WriteZero);
+    // Unlocked after a failed write.
+    filter.insert(&u64::MAX).unwrap();
+}
