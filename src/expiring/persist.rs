@@ -1,6 +1,6 @@
 //! The expiring filter's bytes (FORMAT.md, "Expiring filter"): a fixed header, the packed slot
-//! words, and an XXH3 checksum of everything before it, written under every stripe lock as
-//! `duplicate` copies the words.
+//! words, and an XXH3 checksum of everything before it, written under every stripe lock, under
+//! which `duplicate` copies the words too.
 
 use std::io::{self, Read, Write};
 
@@ -35,16 +35,6 @@ struct Snapshot<W> {
 }
 
 impl Table {
-    fn snapshot(&self) -> Snapshot<Vec<u64>> {
-        self.locked(|clocks| Snapshot {
-            words: self.slots.copy_words(),
-            generation: clocks.generation,
-            positions: clocks.positions,
-            elapsed: clocks.elapsed,
-            items: clocks.items,
-        })
-    }
-
     /// `f` of the clocks, under every stripe lock: no write moves a word until `f` returns, so
     /// they are the clocks of every word `f` reads (a generation published meanwhile only ages
     /// them, within the tags).
@@ -114,8 +104,19 @@ impl Table {
         Ok(table)
     }
 
+    /// A copy, its words read straight into its own table under every stripe lock.
     pub(crate) fn duplicate(&self) -> Option<Self> {
-        Self::from_snapshot(self.settings, self.snapshot()).ok()
+        self.locked(|clocks| {
+            let words = self.slots.words().iter();
+            let snapshot = Snapshot {
+                words: words.map(|word| word.load(Ordering::Relaxed)),
+                generation: clocks.generation,
+                positions: clocks.positions,
+                elapsed: clocks.elapsed,
+                items: clocks.items,
+            };
+            Self::from_snapshot(self.settings, snapshot).ok()
+        })
     }
 
     pub(crate) fn serialized_len(&self) -> u64 {

@@ -203,13 +203,6 @@ impl Slots {
         }
     }
 
-    /// Every word; the caller holds every stripe lock.
-    pub(crate) fn copy_words(&self) -> Vec<u64> {
-        let mut words = vec![0; self.words.len()];
-        self.read_words(0, &mut words);
-        words
-    }
-
     /// The words from `from` on into `out`; the caller holds every stripe lock.
     pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
         self.words.read(from, out, u64::MAX);

@@ -1,6 +1,6 @@
-//! Saving takes at most one copy of the table: `to_bytes` allocates its bytes once,
+//! Saving and cloning take at most one copy of the table: `to_bytes` allocates its bytes once,
 //! `write_to_slice` nothing, `write_to` the bytes it then hands to the caller's writer with no
-//! lock held; a buffer too short for the bytes is an error.
+//! lock held, `clone` its own table; a buffer too short for the bytes is an error.
 
 use std::io::ErrorKind;
 
@@ -228,4 +228,36 @@ fn an_expiring_filter_saves_with_no_copy_of_its_table() {
     assert_eq!(err.kind(), ErrorKind::WriteZero);
     // Unlocked after a failed write.
     filter.insert(&u64::MAX).unwrap();
+}
+
+/// The copy is its own table, filled straight from the filter's: no table in between.
+#[test]
+fn a_clone_takes_one_copy_of_the_filter() {
+    let expiring = concurrent_cuckoo_filter::ExpiringCuckooFilter::with_capacity(1_000_000);
+    expiring.try_extend(0..900_000u64).unwrap();
+    let (copy, bytes) = total_allocation(|| expiring.clone());
+    let memory = expiring.memory_usage();
+    assert_eq!(copy.len(), expiring.len());
+    assert!(
+        bytes < memory + SMALL,
+        "expiring: {bytes} bytes for {memory}"
+    );
+    for filter in fixed_filters() {
+        let (copy, bytes) = total_allocation(|| filter.clone());
+        let memory = filter.memory_usage();
+        assert_eq!(copy.len(), filter.len());
+        assert!(
+            bytes < memory + SMALL,
+            "{:?}: {bytes} bytes for {memory}",
+            filter.layout()
+        );
+    }
+    let filter = grown();
+    let (copy, bytes) = total_allocation(|| filter.clone());
+    let memory = filter.memory_usage();
+    assert_eq!(copy.len(), filter.len());
+    assert!(
+        bytes < memory + SMALL,
+        "growable: {bytes} bytes for {memory}"
+    );
 }
