@@ -233,31 +233,17 @@ fn an_expiring_filter_saves_with_no_copy_of_its_table() {
 /// The copy is its own table, filled straight from the filter's: no table in between.
 #[test]
 fn a_clone_takes_one_copy_of_the_filter() {
-    let expiring = concurrent_cuckoo_filter::ExpiringCuckooFilter::with_capacity(1_000_000);
-    expiring.try_extend(0..900_000u64).unwrap();
-    let (copy, bytes) = total_allocation(|| expiring.clone());
-    let memory = expiring.memory_usage();
-    assert_eq!(copy.len(), expiring.len());
-    assert!(
-        bytes < memory + SMALL,
-        "expiring: {bytes} bytes for {memory}"
-    );
-    for filter in fixed_filters() {
+    fn one_copy<K: Kind>(name: &str, filter: &CuckooFilter<K>) {
         let (copy, bytes) = total_allocation(|| filter.clone());
         let memory = filter.memory_usage();
         assert_eq!(copy.len(), filter.len());
-        assert!(
-            bytes < memory + SMALL,
-            "{:?}: {bytes} bytes for {memory}",
-            filter.layout()
-        );
+        assert!(bytes < memory + SMALL, "{name}: {bytes} bytes for {memory}");
     }
-    let filter = grown();
-    let (copy, bytes) = total_allocation(|| filter.clone());
-    let memory = filter.memory_usage();
-    assert_eq!(copy.len(), filter.len());
-    assert!(
-        bytes < memory + SMALL,
-        "growable: {bytes} bytes for {memory}"
-    );
+    let expiring = concurrent_cuckoo_filter::ExpiringCuckooFilter::with_capacity(1_000_000);
+    expiring.try_extend(0..900_000u64).unwrap();
+    one_copy("expiring", &expiring);
+    for filter in fixed_filters() {
+        one_copy(&format!("{:?}", filter.layout()), &filter);
+    }
+    one_copy("growable", &grown());
 }
