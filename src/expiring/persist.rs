@@ -223,7 +223,9 @@ fn encoded_len(settings: &Settings) -> u64 {
 /// The settings a header records, checked field by field: the builder's for the recorded
 /// choices, which must agree with the recorded table.
 fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+    // The magic's bytes there are: a shorter input that starts as it does is truncated.
+    let prefix = bytes.len().min(MAGIC.len());
+    if bytes[..prefix] != MAGIC[..prefix] {
         return Err(not_this_magic(bytes, &MAGIC));
     }
     if bytes.len() < HEADER_LEN {
