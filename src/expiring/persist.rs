@@ -1,9 +1,10 @@
 //! The expiring filter's bytes (FORMAT.md, "Expiring filter"): a fixed header, the packed slot
-//! words, and an XXH3 checksum of everything before it. `duplicate` takes the same snapshot.
+//! words, and an XXH3 checksum of everything before it, written under every stripe lock, under
+//! which `duplicate` copies the words too.
 
 use std::io::{self, Read, Write};
 
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::Xxh3;
 
 use super::builder::{rate_of, ExpiringBuilder, LOAD, MAX_FINGERPRINT_BITS};
 use super::core::{Settings, Table};
@@ -12,8 +13,8 @@ use super::window::{nanos, Ages, Clock, Overflow, Window, TAG_BITS};
 use super::ExpiringCuckooFilter;
 use crate::error::BuildError;
 use crate::persist::encoding::{
-    check_checksum, check_field, check_len, hasher_of, not_this_magic, read_up_to, u64_at,
-    EXPIRING_MAGIC as MAGIC,
+    check_checksum, check_field, check_len, hasher_of, not_this_magic, put_words, read_up_to,
+    u64_at, EXPIRING_MAGIC as MAGIC,
 };
 use crate::persist::{DecodeError, RecordedHasher, StableHashBuilder};
 use crate::sync::Ordering;
@@ -34,21 +35,22 @@ struct Snapshot<W> {
 }
 
 impl Table {
-    fn snapshot(&self) -> Snapshot<Vec<u64>> {
+    /// `f` of the clocks, under every stripe lock: no write moves a word until `f` returns, so
+    /// they are the clocks of every word `f` reads (a generation published meanwhile only ages
+    /// them, within the tags).
+    fn locked<R>(&self, f: impl FnOnce(Snapshot<()>) -> R) -> R {
         // A decoder takes a time window's early expiries (`ahead`) as the generation less its
         // time's: a monotonic clock that ran on past the published generation must publish
         // first, or the copy's clock falls behind and keeps what the filter forgot.
         self.advance(self.clock.clock_generation());
         let _all = self.stripes.lock_all();
-        let words = self.slots.copy_words();
-        Snapshot {
-            words,
-            // After the words: a generation published meanwhile only ages them, within the tags.
+        f(Snapshot {
+            words: (),
             generation: self.clock.current(),
             positions: self.clock.positions(),
             elapsed: self.clock.ticks.elapsed(),
             items: self.stripes.len() as u64,
-        }
+        })
     }
 
     /// A table of `settings` holding `snapshot`'s slots; its stripes count them.
@@ -102,50 +104,80 @@ impl Table {
         Ok(table)
     }
 
+    /// A copy, its words read straight into its own table under every stripe lock.
     pub(crate) fn duplicate(&self) -> Option<Self> {
-        Self::from_snapshot(self.settings, self.snapshot()).ok()
+        self.locked(|clocks| {
+            let words = self.slots.words().iter();
+            let snapshot = Snapshot {
+                words: words.map(|word| word.load(Ordering::Relaxed)),
+                generation: clocks.generation,
+                positions: clocks.positions,
+                elapsed: clocks.elapsed,
+                items: clocks.items,
+            };
+            Self::from_snapshot(self.settings, snapshot).ok()
+        })
     }
 
     pub(crate) fn serialized_len(&self) -> u64 {
         encoded_len(&self.settings)
     }
 
+    /// Writes the encoding under every stripe lock, a part at a time: only ever given the
+    /// crate's own writers.
     pub(crate) fn write_to<S: StableHashBuilder, W: Write>(
         &self,
         hasher: &S,
         mut writer: W,
     ) -> io::Result<()> {
-        let snapshot = self.snapshot();
-        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
+        // The hasher's `seed` is user code: asked before the locks are taken.
+        let recorded = RecordedHasher::of(hasher);
+        self.locked(|clocks| {
+            let mut checksum = Xxh3::new();
+            let mut put = |bytes: &[u8]| {
+                checksum.update(bytes);
+                writer.write_all(bytes)
+            };
+            put(&self.header(&clocks, recorded))?;
+            let words = self.slots.word_count();
+            put_words(
+                words,
+                |from, part| self.slots.read_words(from, part),
+                &mut put,
+            )?;
+            writer.write_all(&checksum.digest().to_le_bytes())
+        })
+    }
+
+    /// The header of the encoding of a table at `clocks`, hashed by `hasher`.
+    fn header(&self, clocks: &Snapshot<()>, hasher: RecordedHasher) -> [u8; HEADER_LEN] {
         let settings = &self.settings;
         let (kind, window) = match settings.window {
             Window::Items(items) => (0u8, items),
             Window::Time(duration) => (1, nanos(duration)),
         };
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(&MAGIC);
+        header[8..10].copy_from_slice(&VERSION.to_le_bytes());
         let clock = u8::from(settings.clock == Clock::Manual);
         let overflow = u8::from(settings.overflow == Overflow::ExpireEarly);
-        out.extend_from_slice(&[0, 0, kind, clock, overflow, settings.generations as u8]);
+        header[10..16].copy_from_slice(&[0, 0, kind, clock, overflow, settings.generations as u8]);
         let fields = [
             window,
             settings.capacity,
             u64::from(settings.fingerprint_bits) | u64::from(TAG_BITS) << 32,
             settings.bucket_count as u64,
-            snapshot.generation,
-            snapshot.positions,
-            snapshot.elapsed,
-            snapshot.items,
-            S::HASHER_ID,
-            hasher.seed(),
+            clocks.generation,
+            clocks.positions,
+            clocks.elapsed,
+            clocks.items,
+            hasher.id,
+            hasher.seed,
         ];
-        for field in fields.iter().chain(&snapshot.words) {
-            out.extend_from_slice(&field.to_le_bytes());
+        for (at, field) in header[16..].chunks_exact_mut(8).zip(fields) {
+            at.copy_from_slice(&field.to_le_bytes());
         }
-        debug_assert_eq!(out.len(), HEADER_LEN + 8 * snapshot.words.len());
-        let checksum = xxh3_64(&out);
-        out.extend_from_slice(&checksum.to_le_bytes());
-        writer.write_all(&out)
+        header
     }
 
     pub(crate) fn decode<S: StableHashBuilder>(bytes: &[u8]) -> Result<(Self, S), DecodeError> {
@@ -191,7 +223,9 @@ fn encoded_len(settings: &Settings) -> u64 {
 /// The settings a header records, checked field by field: the builder's for the recorded
 /// choices, which must agree with the recorded table.
 fn header_settings(bytes: &[u8]) -> Result<Settings, DecodeError> {
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+    // The magic's bytes there are: a shorter input that starts as it does is truncated.
+    let prefix = bytes.len().min(MAGIC.len());
+    if bytes[..prefix] != MAGIC[..prefix] {
         return Err(not_this_magic(bytes, &MAGIC));
     }
     if bytes.len() < HEADER_LEN {

@@ -203,11 +203,14 @@ impl Slots {
         }
     }
 
-    /// Every word; the caller holds every stripe lock.
-    pub(crate) fn copy_words(&self) -> Vec<u64> {
-        let mut words = vec![0; self.words.len()];
-        self.words.read(0, &mut words, u64::MAX);
-        words
+    /// The words from `from` on into `out`; the caller holds every stripe lock.
+    pub(crate) fn read_words(&self, from: usize, out: &mut [u64]) {
+        self.words.read(from, out, u64::MAX);
+    }
+
+    /// Words of the table.
+    pub(crate) fn word_count(&self) -> usize {
+        self.words.len()
     }
 
     /// Empties every slot; the caller holds every stripe lock.

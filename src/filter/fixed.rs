@@ -325,8 +325,9 @@ impl Kind for Fixed {
                 .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
             return copy.write_to(hasher, writer);
         }
-        let table = self.raw.lock_table();
+        // The hasher's `seed` is user code: asked before the locks are taken.
         let recorded = RecordedHasher::of(hasher);
+        let table = self.raw.lock_table();
         write_encoding(writer, &table, self.raw.geometry(), self.capacity, recorded)
     }
 

@@ -486,17 +486,28 @@ pub(crate) fn write_encoding<P: Place, W: Write>(
         writer.write_all(bytes)
     };
     put(&header.to_bytes())?;
+    let len = header.table_words as usize;
+    put_words(len, |from, part| table.read_words(from, part), &mut put)?;
+    writer.write_all(&checksum.digest().to_le_bytes())
+}
+
+/// Puts `len` words, little-endian, a part at a time as `read(from, part)` gives them, through a
+/// buffer on the stack.
+pub(crate) fn put_words(
+    len: usize,
+    mut read: impl FnMut(usize, &mut [u64]),
+    mut put: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
     let mut words = [0u64; WRITE_STEP / 8];
     let mut bytes = [0u8; WRITE_STEP];
-    let len = header.table_words as usize;
     for from in (0..len).step_by(words.len()) {
         let part = &mut words[..(len - from).min(WRITE_STEP / 8)];
-        table.read_words(from, part);
+        read(from, part);
         let bytes = &mut bytes[..part.len() * 8];
         for (out, word) in bytes.chunks_exact_mut(8).zip(part.iter()) {
             out.copy_from_slice(&word.to_le_bytes());
         }
         put(bytes)?;
     }
-    writer.write_all(&checksum.digest().to_le_bytes())
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! Four threads: unique inserts racing on the same keys, and a stress run of the window.
+//! Four threads: unique inserts racing on the same keys, and a stress run of the window; copies
+//! taken while others insert.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -114,4 +115,40 @@ fn no_false_negatives_inside_the_window_under_four_threads() {
         "false negatives inside the window"
     );
     assert_eq!(filter.stats().early_expiries, 0);
+}
+
+/// Two writers insert while a third takes bytes and clones: each copy is a state the filter had,
+/// decodable, holding every key whose insert returned before the copy began.
+#[test]
+fn bytes_and_clones_taken_while_others_insert_are_states_the_filter_had() {
+    let per_writer = 200_000u64;
+    let filter = ExpiringCuckooFilter::builder(Window::Items(4 * per_writer))
+        .build()
+        .unwrap();
+    let done: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+    std::thread::scope(|scope| {
+        for (t, done) in done.iter().enumerate() {
+            let filter = &filter;
+            scope.spawn(move || {
+                for i in 0..per_writer {
+                    filter.insert(&(t as u64 * per_writer + i)).unwrap();
+                    done.store(i + 1, Ordering::Release);
+                }
+            });
+        }
+        let mut copies = 0;
+        while done.iter().any(|d| d.load(Ordering::Acquire) < per_writer) || copies < 4 {
+            let before = [0, 1].map(|t| done[t].load(Ordering::Acquire));
+            let copy = if copies % 2 == 0 {
+                ExpiringCuckooFilter::from_bytes(&filter.to_bytes()).unwrap()
+            } else {
+                filter.clone()
+            };
+            for (t, &before) in before.iter().enumerate() {
+                let first = t as u64 * per_writer;
+                assert!((first..first + before).all(|key| copy.contains(&key)));
+            }
+            copies += 1;
+        }
+    });
 }

@@ -1,6 +1,10 @@
 //! Round trips.
 
 use super::*;
+use concurrent_cuckoo_filter::{
+    CuckooFilter, ExpiringCuckooFilter, GrowableCuckooFilter, Kind, Window,
+};
+use std::time::Duration;
 
 #[test]
 fn every_configuration_round_trips_with_every_answer() {
@@ -195,5 +199,49 @@ fn read_from_reads_exactly_one_filter_from_a_slow_stream() {
         let mut rest = Vec::new();
         reader.read_to_end(&mut rest).unwrap();
         assert_eq!(rest, b"and then something else");
+    }
+}
+
+/// Every prefix of a kind's bytes, from none on, is `Truncated`, from bytes and from a stream.
+fn prefixes_are_truncated<K: Kind>(filter: &CuckooFilter<K>) {
+    let bytes = filter.to_bytes();
+    let len = bytes.len();
+    let cuts = (0..len.min(300)).chain([len / 2, len - 9, len - 1]);
+    for cut in cuts {
+        let from_bytes = CuckooFilter::<K>::from_bytes(&bytes[..cut]).unwrap_err();
+        let mut reader = Trickle {
+            bytes: &bytes[..cut],
+            step: 3,
+        };
+        let from_stream = CuckooFilter::<K>::read_from(&mut reader).unwrap_err();
+        for err in [from_bytes, from_stream] {
+            assert!(
+                matches!(err, DecodeError::Truncated { .. }),
+                "{}, {cut} of {len} bytes: {err}",
+                K::NAME
+            );
+        }
+    }
+}
+
+#[test]
+fn every_kinds_bytes_cut_short_anywhere_are_truncated() {
+    let fixed = build(4, 12, 3000, 5);
+    fill(&fixed, 2500, 5);
+    prefixes_are_truncated(&fixed);
+    let growable = GrowableCuckooFilter::builder()
+        .capacity(500)
+        .build()
+        .unwrap();
+    growable.try_extend(0..5_000u64).unwrap();
+    prefixes_are_truncated(&growable);
+    let time = Window::Time(Duration::from_secs(60));
+    for (window, capacity) in [(Window::Items(1000), 0), (time, 1000)] {
+        let expiring = ExpiringCuckooFilter::builder(window)
+            .capacity(capacity)
+            .build()
+            .unwrap();
+        expiring.try_extend(0..500u64).unwrap();
+        prefixes_are_truncated(&expiring);
     }
 }

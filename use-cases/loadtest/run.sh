@@ -24,12 +24,21 @@ work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
-# Starts a server (extra flags in $2) and waits for the address it prints; sets url_$1.
+# Starts a server (extra flags in $2) and waits for the address it prints; sets url_$1. A server
+# that stops first (its message on stderr) stops the script.
 start() {
   : >"$work/$1.out"
   target/release/filter-server --capacity "$CAPACITY" --prefill "$PREFILL" $2 >"$work/$1.out" &
-  pids+=($!)
-  until grep -q '^listening on ' "$work/$1.out"; do sleep 0.2; done
+  local pid=$!
+  pids+=("$pid")
+  until grep -q '^listening on ' "$work/$1.out"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" || true
+      echo "run.sh: the $1 server stopped before it listened" >&2
+      exit 1
+    fi
+    sleep 0.2
+  done
   printf -v "url_$1" '%s' "$(sed -n 's/^listening on //p' "$work/$1.out")"
 }
 start ours ""

@@ -1,22 +1,36 @@
 //! Small helpers the measuring binaries share: arguments, latency percentiles, medians, peak
 //! memory.
 
+use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 
-/// The value after `--name` on the command line, parsed, or `default`.
-///
-/// # Panics
-///
-/// If the value does not parse: the binaries report a bad flag and stop.
-pub fn flag<T: FromStr>(name: &str, default: T) -> T {
+/// The value after `--name` on the command line, parsed, or `default`. A flag without a value,
+/// or with one that does not parse, stops the binary ([`fail`]) naming both.
+pub fn flag<T: FromStr>(name: &str, default: T) -> T
+where
+    T::Err: fmt::Display,
+{
     let args: Vec<String> = std::env::args().collect();
     match args.iter().position(|arg| arg == name) {
         None => default,
-        Some(at) => match args.get(at + 1).map(|value| value.parse()) {
-            Some(Ok(value)) => value,
-            _ => panic!("{name} needs a value"),
+        Some(at) => match args.get(at + 1) {
+            None => fail(format_args!("{name} needs a value")),
+            Some(value) => value
+                .parse()
+                .unwrap_or_else(|err| fail(format_args!("{name} {value}: {err}"))),
         },
     }
+}
+
+/// Stops the binary: `message` on stderr after the program's name, and exit status 2.
+pub fn fail(message: impl fmt::Display) -> ! {
+    let program = std::env::args().next().unwrap_or_default();
+    let program = Path::new(&program)
+        .file_name()
+        .map_or(program.clone().into(), |name| name.to_string_lossy());
+    eprintln!("{program}: {message}");
+    std::process::exit(2)
 }
 
 /// Whether `--name` is on the command line.

@@ -570,6 +570,41 @@ fn a_snapshot_sized_for_fewer_items_than_asked_is_rebuilt_over() {
     assert_gets_agree_with_the_database(&store, 0..10_100);
 }
 
+/// `Options::capacity`: the filter is sized for twice the stored keys if that is more, also
+/// when a snapshot would do: one of a filter past half full is rebuilt over.
+#[test]
+fn a_snapshot_of_a_filter_past_half_full_is_rebuilt_for_twice_the_keys() {
+    let dir = TempDir::new("half-full");
+    let sized = Options {
+        capacity: 1000,
+        ..with_snapshot(&dir)
+    };
+    let store = open(&dir.db(), sized.clone());
+    put_range(&store, 0..400);
+    store.write_snapshot().unwrap();
+    drop(store);
+    let store = open(&dir.db(), sized.clone());
+    assert!(matches!(store.source(), FilterSource::Snapshot { .. }));
+    put_range(&store, 400..900);
+    assert!(store.filter_trusted());
+    store.write_snapshot().unwrap();
+    drop(store);
+    let store = open(&dir.db(), sized);
+    assert!(
+        matches!(
+            store.source(),
+            FilterSource::Rebuilt {
+                keys: 900,
+                snapshot: SnapshotState::Undersized { asked: 1800, .. }
+            }
+        ),
+        "{:?}",
+        store.source()
+    );
+    assert!(store.filter().unwrap().capacity() >= 1800);
+    assert_gets_agree_with_the_database(&store, 0..1000);
+}
+
 #[test]
 fn a_snapshot_path_naming_the_database_file_is_refused_and_the_database_kept() {
     let dir = TempDir::new("snapshot-is-db");

@@ -65,7 +65,8 @@ fn a_bucket_is_its_fingerprints_then_its_tags() {
     // f = 13: slot i's fingerprint at bit 68·b + 13·i, its tag at 68·b + 52 + 4·i.
     let slots = Slots::new(3, 17).unwrap();
     slots.set(1, 1, 0, Ages::slot(0x1abc, 9));
-    let words = slots.copy_words();
+    let mut words = vec![0; slots.word_count()];
+    slots.read_words(0, &mut words);
     let bits = u128::from(words[1]) << 64 | u128::from(words[0]);
     assert_eq!(bits >> (68 + 13) & 0x1fff, 0x1abc);
     assert_eq!(bits >> (68 + 52 + 4) & 0xf, 9);

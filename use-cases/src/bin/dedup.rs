@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use ccf_use_cases::ingest::{dedup_exact, dedup_with_filter, Stream};
-use ccf_use_cases::measure::{cpu_seconds, flag, peak_memory, switch};
+use ccf_use_cases::measure::{cpu_seconds, fail, flag, peak_memory, switch};
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
@@ -21,8 +21,7 @@ fn main() {
     let records: u64 = flag("--records", 100_000_000);
     let ids: u64 = flag("--ids", (records / 2).max(1));
     if ids == 0 {
-        eprintln!("dedup: --ids must be at least 1: records are drawn from the ids");
-        std::process::exit(2);
+        fail("--ids must be at least 1: records are drawn from the ids");
     }
     let capacity: usize = flag("--capacity", ids as usize);
     let stream = Stream {
@@ -34,7 +33,8 @@ fn main() {
 
     let began = Instant::now();
     let cpu = cpu_seconds().unwrap_or(0.0);
-    let (passed, gate) = dedup_with_filter(stream, capacity).expect("build the filter");
+    let (passed, gate) = dedup_with_filter(stream, capacity)
+        .unwrap_or_else(|err| fail(format_args!("--capacity {capacity}: {err}")));
     let seconds = began.elapsed().as_secs_f64();
     let cpu = cpu_seconds().unwrap_or(0.0) - cpu;
     let peak = peak_memory().unwrap_or(0);

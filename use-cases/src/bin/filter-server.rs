@@ -11,17 +11,20 @@ use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use ccf_use_cases::measure::{flag, switch};
+use ccf_use_cases::measure::{fail, flag, switch};
 use ccf_use_cases::service::{MutexBaseline, Server, SharedFilter, DEFAULT_MAX_BATCH};
 use concurrent_cuckoo_filter::{ConcurrentCuckooFilter, DefaultHashBuilder};
 
 fn serve<F: SharedFilter>(filter: F) -> ! {
     let prefill: usize = flag("--prefill", 0);
     for i in 0..prefill {
-        assert!(
-            filter.insert(&format!("k{i}")),
-            "--prefill overfills --capacity"
-        );
+        if !filter.insert(&format!("k{i}")) {
+            fail(format_args!(
+                "--prefill {prefill}: the filter is full after {i} keys; raise --capacity (it is \
+                 sized for {})",
+                filter.capacity()
+            ));
+        }
     }
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, flag("--port", 0u16)));
     let workers = flag(
@@ -34,7 +37,7 @@ fn serve<F: SharedFilter>(filter: F) -> ! {
         flag("--max-batch", DEFAULT_MAX_BATCH),
         workers,
     )
-    .expect("start the server");
+    .unwrap_or_else(|err| fail(format_args!("cannot serve on {addr}: {err}")));
     let mut out = std::io::stdout();
     writeln!(out, "listening on http://{}", server.addr()).expect("stdout");
     out.flush().expect("stdout");
@@ -47,9 +50,11 @@ fn main() {
         serve(MutexBaseline::with_capacity(capacity))
     } else {
         // Keys come from clients: a seed they cannot know keeps chosen keys from filling it.
-        serve(ConcurrentCuckooFilter::with_capacity_and_hasher(
-            capacity,
-            DefaultHashBuilder::random(),
-        ))
+        let filter = ConcurrentCuckooFilter::builder()
+            .capacity(capacity)
+            .hasher(DefaultHashBuilder::random())
+            .build()
+            .unwrap_or_else(|err| fail(format_args!("--capacity {capacity}: {err}")));
+        serve(filter)
     }
 }

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ccf_use_cases::measure::{flag, median, quantile, SplitMix};
+use ccf_use_cases::measure::{fail, flag, median, quantile, SplitMix};
 use ccf_use_cases::negative_cache::{Answer, FilterSource, NegativeCache, Options};
 
 /// Keys stored per transaction while the database is built.
@@ -68,13 +68,18 @@ fn run(
 
 fn main() {
     let keys: u64 = flag("--keys", 1_000_000);
+    if keys == 0 {
+        fail("--keys must be at least 1: the absent keys asked for lie between stored ones");
+    }
     let ops: u64 = flag("--ops", 1_000_000);
     let rounds: usize = flag("--rounds", 3);
     let dir: PathBuf = flag(
         "--dir",
         std::env::temp_dir().join(format!("ccf-negative-cache-{keys}")),
     );
-    std::fs::create_dir_all(&dir).expect("create --dir");
+    if let Err(err) = std::fs::create_dir_all(&dir) {
+        fail(format_args!("--dir {}: {err}", dir.display()));
+    }
     let db_path = dir.join("store.redb");
     let snapshot = dir.join("filter.snapshot");
 
@@ -83,15 +88,16 @@ fn main() {
         ..Options::default()
     };
     {
-        let store = NegativeCache::open(&db_path, bare).expect("open the database");
+        let store = NegativeCache::open(&db_path, bare)
+            .unwrap_or_else(|err| fail(format_args!("{}: {err}", db_path.display())));
         let stored = store.len().expect("count keys");
         if stored != keys {
-            assert_eq!(
-                stored,
-                0,
-                "{} holds other keys: use another --dir",
-                db_path.display()
-            );
+            if stored != 0 {
+                fail(format_args!(
+                    "{} holds {stored} keys, not --keys {keys}: use another --dir",
+                    db_path.display()
+                ));
+            }
             let began = Instant::now();
             for batch in (0..keys).step_by(LOAD_BATCH as usize) {
                 let pairs: Vec<([u8; 8], [u8; 8])> = (batch..(batch + LOAD_BATCH).min(keys))

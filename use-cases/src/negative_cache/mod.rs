@@ -27,8 +27,8 @@
 //! Every write transaction also bumps a sequence number stored in the database. A snapshot
 //! ([`NegativeCache::write_snapshot`]) records the database's identity and the sequence number it
 //! read *before* copying the filter, under a checksum of their own; [`NegativeCache::open`] loads
-//! it only if both still match and its filter is sized for [`Options::capacity`], and otherwise
-//! rebuilds the filter from the database on all cores.
+//! it only if both still match and its filter is sized for [`Options::capacity`] and twice the
+//! keys it holds, and otherwise rebuilds the filter from the database on all cores.
 //! A snapshot taken at sequence `s` holds every key stored at `s`: each was inserted before its
 //! commit, and a removal from the filter follows a delete's commit, which would have moved the
 //! sequence past `s`. The snapshot makes `s` durable before it reads it, so a crash (also of a

@@ -43,13 +43,14 @@ pub enum SnapshotState {
     },
     /// The snapshot belongs to another database.
     ForeignDatabase,
-    /// The snapshot's filter is sized for fewer items than [`Options::capacity`] asks.
+    /// The snapshot's filter is sized for fewer items than [`Options::capacity`] asks, or than
+    /// twice the keys it holds.
     ///
     /// [`Options::capacity`]: super::Options::capacity
     Undersized {
         /// The snapshot's filter's capacity.
         snapshot: usize,
-        /// The capacity asked.
+        /// The capacity asked, or twice the keys it holds if that is more.
         asked: usize,
     },
     /// The file could not be read as a snapshot.

@@ -42,7 +42,7 @@ pub(super) fn init_meta(db: &Database) -> Result<(u64, u64), StoreError> {
 }
 
 /// The snapshot's filter if it exists, is readable, matches the database and is sized for
-/// `capacity` items; otherwise why not.
+/// `capacity` items and twice those it holds, as a rebuild sizes it; otherwise why not.
 pub(super) fn load_snapshot(
     path: &Path,
     instance: u64,
@@ -77,10 +77,12 @@ pub(super) fn load_snapshot(
     }
     let filter = ConcurrentCuckooFilter::read_from(input)
         .map_err(|err: DecodeError| SnapshotState::Unreadable(err.to_string()))?;
-    if filter.capacity() < capacity {
+    // It holds one copy per stored key.
+    let wanted = capacity.max(filter.len().saturating_mul(2));
+    if filter.capacity() < wanted {
         return Err(SnapshotState::Undersized {
             snapshot: filter.capacity(),
-            asked: capacity,
+            asked: wanted,
         });
     }
     Ok(filter)
