@@ -83,7 +83,8 @@ impl Table {
         let Some(next) = g.checked_add(1) else {
             return false;
         };
-        if self.clock.current() == g {
+        if self.clock.current() == g && self.early_counted.fetch_max(next, Ordering::Relaxed) < next
+        {
             self.early_expiries.fetch_add(1, Ordering::Relaxed);
         }
         self.clock.move_ahead(next);

@@ -293,6 +293,7 @@ impl Table {
             settings,
             sweep_per_insert,
             early_expiries: AtomicU64::new(0),
+            early_counted: AtomicU64::new(0),
         })
     }
 }

@@ -92,7 +92,10 @@ impl Generations {
             first: positions,
             per_insert,
             swept: AtomicU64::new(0),
-            marks: core::array::from_fn(|_| AtomicU64::new(0)),
+            // As if a generation were published with one position's claims counted: those of
+            // the insert that publishes the next, which sweeps after it publishes. The claims a
+            // pass needs are then the positions' that are swept, as a publisher's mark makes them.
+            marks: core::array::from_fn(|_| AtomicU64::new(per_insert)),
             advancing: AtomicU64::new(0),
             base: AtomicU64::new(0),
             ahead: CachePadded::new(AtomicU64::new(ahead)),

@@ -66,6 +66,9 @@ pub(crate) struct Table {
     pub(crate) sweep_per_insert: u64,
     /// Generations moved on early because an insert found no room.
     pub(crate) early_expiries: AtomicU64,
+    /// The generation the last early expiry counted moved on to: of the inserts that found no
+    /// room in one generation, only the first to move past it counts.
+    pub(crate) early_counted: AtomicU64,
     /// The inline lookup's lanes: tags beside the fingerprints, and a clock that never runs ahead.
     pub(crate) inline_lanes: Option<Lanes>,
 }

@@ -157,7 +157,9 @@ impl<K: Kind, T: Hash, S: BuildHasher + Default> FromIterator<T> for CuckooFilte
 ///
 /// # Panics
 ///
-/// If an item finds no room: dropping it would make a false negative.
+/// If an item cannot be inserted, as [`try_extend`](CuckooFilter::try_extend) fails: it finds no
+/// room (dropping it would make a false negative), the filter is a live file opened read-only,
+/// or a count window is at its end.
 impl<K: Kind, T: Hash, S: BuildHasher> Extend<T> for &CuckooFilter<K, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
         if let Err(err) = self.try_extend(items) {

@@ -43,9 +43,9 @@ pub(crate) struct Registry {
     query: File,
     /// This opener's own description of the file, holding its slot's lock.
     _own: Option<File>,
-    /// The last [`DEAD_KEPT`] holders a read-only opener found dead (owner ids are never
-    /// reused; all ones is never a holder's), so that its later reads of their stripes need
-    /// not wait out [`LIVENESS_BOUND`] again, whichever dead holder's it read in between.
+    /// The last [`DEAD_KEPT`] holders this opener found dead (owner ids are never reused; all
+    /// ones is never a holder's), so that its later reads and locks of their stripes need not
+    /// wait out [`LIVENESS_BOUND`] again, whichever dead holder's it met in between.
     found_dead: [AtomicU64; DEAD_KEPT],
     /// Where in `found_dead` the next holder found dead goes.
     next_dead: AtomicUsize,
@@ -107,7 +107,7 @@ impl Registry {
         self.me == u64::MAX
     }
 
-    /// Whether a read-only opener found `owner` dead before ([`Self::found_dead`]).
+    /// Whether this opener found `owner` dead before ([`Self::found_dead`]).
     pub(super) fn known_dead(&self, owner: u64) -> bool {
         (self.found_dead.iter()).any(|dead| dead.load(Ordering::Relaxed) == owner)
     }

@@ -443,3 +443,45 @@ fn reader_errors_are_passed_on() {
         );
     }
 }
+
+/// Copies of a count window (its bytes decoded, or a clone) taken at any inserts, twice a
+/// generation, keep the retention bound: each copy's first generations sweep the table before a
+/// tag value comes back, so no key is found past `(G + 1)·ceil(W/G)` inserts but at the false
+/// positive rate.
+#[test]
+fn copies_taken_at_any_inserts_forget_on_time() {
+    let (mut kept, mut checked) = (0u64, 0u64);
+    for (window, generations) in [(65u64, 14u32), (140, 14), (100, 13), (64, 8), (30, 1)] {
+        let per = window.div_ceil(u64::from(generations));
+        let bound = per * (u64::from(generations) + 1);
+        for (first, second) in (0..per).flat_map(|a| (a + 1..per).map(move |b| (a, b))) {
+            for decode in [true, false] {
+                let mut filter = ExpiringCuckooFilter::builder(Window::Items(window))
+                    .generations(generations)
+                    .false_positive_rate(1e-7)
+                    .build()
+                    .unwrap();
+                for i in 0..4 * bound {
+                    if i >= bound && (i % per == first || i % per == second) {
+                        filter = match decode {
+                            true => ExpiringCuckooFilter::from_bytes(&filter.to_bytes()).unwrap(),
+                            false => filter.clone(),
+                        };
+                    }
+                    filter.insert(&i).unwrap();
+                    // Once a generation: the keys of the 16 generations that ended last (a tag
+                    // the sweep missed looks live again 16 generations after it was stored).
+                    if i % per == 0 {
+                        let gone = (i / per).saturating_sub(u64::from(generations)) * per;
+                        for key in gone.saturating_sub(16 * per)..gone {
+                            checked += 1;
+                            kept += u64::from(filter.contains(&key));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // At a rate of 1e-7, a key found past the bound is one the sweep missed.
+    assert!(kept <= 1, "{kept} of {checked} keys found past the bound");
+}

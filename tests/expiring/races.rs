@@ -1,10 +1,10 @@
-//! Four threads: unique inserts racing on the same keys, and a stress run of the window; copies
-//! taken while others insert.
+//! Four threads: unique inserts racing on the same keys, a stress run of the window, copies
+//! taken while others insert, and early expiries racing.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
-use concurrent_cuckoo_filter::{ExpiringCuckooFilter, Window};
+use concurrent_cuckoo_filter::{Clock, ExpiringCuckooFilter, Overflow, Window};
 
 const THREADS: usize = 4;
 
@@ -151,4 +151,30 @@ fn bytes_and_clones_taken_while_others_insert_are_states_the_filter_had() {
             copies += 1;
         }
     });
+}
+
+/// Four threads overflow a time window whose manual clock never moves, so that every generation
+/// it publishes is an early expiry: `stats().early_expiries` counts each once, however many
+/// threads found no room in the same generation.
+#[test]
+fn racing_early_expiries_are_each_counted_once() {
+    let filter = ExpiringCuckooFilter::builder(Window::Time(std::time::Duration::from_secs(10)))
+        .capacity(100)
+        .overflow(Overflow::ExpireEarly)
+        .clock(Clock::Manual)
+        .build()
+        .unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..THREADS as u64 {
+            let filter = &filter;
+            scope.spawn(move || {
+                for i in 0..50_000u64 {
+                    filter.insert(&(t << 56 | i)).unwrap();
+                }
+            });
+        }
+    });
+    let stats = filter.stats();
+    assert!(stats.generation > 1000, "{stats:?}");
+    assert_eq!(stats.early_expiries, stats.generation, "{stats:?}");
 }

@@ -16,6 +16,9 @@ impl Stripes {
         let owner = shared.owner(stripe);
         let me = shared.registry.me;
         let (backoff, mut held, mut since) = (Backoff::new(), 0, Instant::now());
+        // Whether `held` was found dead before (on another stripe: ids are never reused): taken
+        // over at once, so that a holder that died holding every stripe is waited for once.
+        let mut known_dead = false;
         loop {
             match owner.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
                 // Its last holder unlocked the stamp before the owner word: it is free, unless
@@ -29,15 +32,19 @@ impl Stripes {
                     // Another holder: its own time starts now.
                     held = now;
                     since = Instant::now();
+                    known_dead = shared.registry.known_dead(held);
                 }
                 Err(_) => {}
             }
-            if since.elapsed() >= LIVENESS_BOUND {
-                if !shared.registry.is_alive(held)
+            if known_dead || since.elapsed() >= LIVENESS_BOUND {
+                if (known_dead || !shared.registry.is_alive(held))
                     && owner
                         .compare_exchange(held, me, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
                 {
+                    if !known_dead {
+                        shared.registry.found_dead(held);
+                    }
                     return self.recover(shared, stripe);
                 }
                 since = Instant::now();

@@ -97,6 +97,22 @@ fn a_dead_writers_torn_bucket_and_count_are_recovered() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// A new live filter of `layout` for `capacity` items, at a temporary path named by `name`.
+fn created(
+    name: &str,
+    layout: TableLayout,
+    capacity: usize,
+) -> (std::path::PathBuf, ConcurrentCuckooFilter) {
+    let path = std::env::temp_dir().join(format!("ccf-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let filter = ConcurrentCuckooFilter::builder()
+        .capacity(capacity)
+        .layout(layout)
+        .create_shared(&path)
+        .unwrap();
+    (path, filter)
+}
+
 /// Every write entry point of a live filter locks through the owner words: with every
 /// stripe's owner word naming a dead process and no stamp locked (which the in-memory
 /// locks would take at once), each write waits out the liveness bound, takes the stripes
@@ -104,18 +120,15 @@ fn a_dead_writers_torn_bucket_and_count_are_recovered() {
 #[test]
 fn a_live_filters_writes_lock_through_the_owner_words() {
     for layout in [TableLayout::BucketWord, TableLayout::Packed] {
-        let path = std::env::temp_dir().join(format!("ccf-owners-{}", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let filter = ConcurrentCuckooFilter::builder()
-            .capacity(2000)
-            .layout(layout)
-            .create_shared(&path)
-            .unwrap();
+        let (path, filter) = created("owners", layout, 2000);
         let raw = filter.raw();
         let shared = raw.stripes.shared.as_ref().unwrap();
+        // Each write's own dead holder: one found dead before is taken over at once.
+        let dead = std::cell::Cell::new(DEAD);
         let waits = |write: &dyn Fn()| {
+            dead.set(dead.get() + 1);
             for stripe in 0..raw.stripe_count() {
-                shared.owner(stripe).store(200 << 32 | 1, Relaxed);
+                shared.owner(stripe).store(dead.get(), Relaxed);
             }
             let start = Instant::now();
             write();
@@ -464,4 +477,33 @@ fn a_stale_owner_id_found_dead_is_never_a_later_holders() {
     assert!(writer.insert(&key).is_ok() && writer.verify().is_ok());
     drop((writer, waiter));
     std::fs::remove_file(&path).unwrap();
+}
+
+/// A writer killed holding every stripe (in `clear`, or an insert deciding under all locks):
+/// the next writer to lock them all asks after that holder once, waits out the liveness bound
+/// once, and takes every other stripe it held over at once (ids are never reused), rather than
+/// waiting the bound again on each of them.
+#[test]
+fn a_writer_killed_holding_every_stripe_is_waited_for_once() {
+    for layout in [TableLayout::BucketWord, TableLayout::Packed] {
+        let (path, filter) = created("dead-all", layout, 20_000);
+        filter.try_extend(0..15_000u64).unwrap();
+        let raw = filter.raw();
+        let shared = raw.stripes.shared.as_ref().unwrap();
+        assert!(raw.stripe_count() >= 32, "{} stripes", raw.stripe_count());
+        for stripe in 0..raw.stripe_count() {
+            shared.owner(stripe).store(DEAD, Relaxed);
+            raw.stripes.stamp_words().0[stripe].fetch_or(1, Relaxed);
+        }
+        filter.verify().unwrap();
+        assert_eq!(
+            shared.registry.asked.load(Relaxed),
+            1,
+            "{layout:?}: holder asked after again"
+        );
+        assert_eq!(filter.len(), 15_000);
+        assert!((0..15_000u64).all(|i| filter.contains(&i)));
+        drop(filter);
+        std::fs::remove_file(&path).unwrap();
+    }
 }
