@@ -1,5 +1,5 @@
-//! Prints the README's space and accuracy tables, measured: each filter is filled to its first
-//! failed insert, then probed with keys that were never inserted.
+//! Prints docs/benchmarks.md's space and accuracy tables, measured: each filter is filled to its
+//! first failed insert, then probed with keys that were never inserted.
 //!
 //! ```text
 //! cargo run --release --example space [-- ITEMS]

@@ -6,7 +6,8 @@
 //! those capacities, and `CCF_DEBUG=1` names every key set that fails.
 
 use concurrent_cuckoo_filter::{
-    ConcurrentCuckooFilter, DefaultHashBuilder, GrowableCuckooFilter, InsertError, TableLayout,
+    ConcurrentCuckooFilter, DefaultHashBuilder, ExpiringCuckooFilter, GrowableCuckooFilter,
+    InsertError, TableLayout,
 };
 use rayon::prelude::*;
 
@@ -266,8 +267,8 @@ fn copies_of_one_item_fill_two_buckets_or_one_when_they_are_the_same() {
     }
 }
 
-/// A capacity of 0 builds the smallest table everywhere: `with_capacity(0)`, the builders with
-/// 0 or no capacity, and both filters alike.
+/// A capacity of 0 builds the smallest table everywhere: `with_capacity(0)` of every kind, the
+/// builders with 0 or no capacity.
 #[test]
 fn a_capacity_of_0_builds_the_smallest_table_everywhere() {
     let smallest = ConcurrentCuckooFilter::with_capacity(0);
@@ -290,6 +291,12 @@ fn a_capacity_of_0_builds_the_smallest_table_everywhere() {
     ] {
         assert_eq!(built.to_bytes(), growable.to_bytes());
     }
+    let expiring = ExpiringCuckooFilter::with_capacity(0);
+    assert_eq!(
+        expiring.to_bytes(),
+        ExpiringCuckooFilter::with_capacity(1).to_bytes()
+    );
+    assert!(expiring.insert(&7u64).is_ok() && expiring.contains(&7u64));
 }
 
 /// `capacity()` is at least what was asked for, and the sizing rule's inverse: a table for one
