@@ -439,7 +439,13 @@ fn a_limit_that_cuts_a_level_makes_the_filters_incompatible_rather_than_misplace
         let before = target.len();
         let err = target.merge(source).unwrap_err();
         assert!(
-            matches!(err, MergeError::Geometry { field: "buckets", .. }),
+            matches!(
+                err,
+                MergeError::Geometry {
+                    field: "buckets",
+                    ..
+                }
+            ),
             "{err:?}"
         );
         assert!(!target.is_compatible(source));
