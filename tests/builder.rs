@@ -291,3 +291,39 @@ fn the_smallest_rate_a_growable_builder_names_builds_whatever_rate_was_refused()
         );
     }
 }
+
+#[test]
+fn the_smallest_rate_named_is_one_the_other_settings_build_or_refuse_for_themselves() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    let builder = |capacity: usize, max_capacity: usize| {
+        GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .max_capacity(max_capacity)
+    };
+    let smallest_for = |capacity, max_capacity| match builder(capacity, max_capacity)
+        .false_positive_rate(1e-12)
+        .build()
+    {
+        Err(BuildError::FalsePositiveRateTooSmall { smallest, .. }) => smallest,
+        other => panic!("{capacity}, {max_capacity}: {other:?}"),
+    };
+    // A first level cut to its limit: rates down to the widest fingerprints' build.
+    for capacity in [1 << 20, 3_000_000] {
+        let smallest = smallest_for(capacity, capacity);
+        assert!(smallest < 1e-7, "{capacity}: {smallest:e}");
+        let built = builder(capacity, capacity).false_positive_rate(smallest).build();
+        assert!(built.is_ok(), "{capacity}: {smallest:e}: {built:?}");
+    }
+    // A capacity too large at every rate: the rate named is refused for the capacity alone.
+    let smallest = smallest_for(1 << 40, usize::MAX);
+    assert!(smallest < 1e-7, "{smallest:e}");
+    let err = builder(1 << 40, usize::MAX)
+        .false_positive_rate(smallest)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, BuildError::CapacityTooLarge { capacity, .. } if capacity == 1 << 40),
+        "{err:?}"
+    );
+}
