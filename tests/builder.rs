@@ -312,7 +312,9 @@ fn the_smallest_rate_named_is_one_the_other_settings_build_or_refuse_for_themsel
     for capacity in [1 << 20, 3_000_000] {
         let smallest = smallest_for(capacity, capacity);
         assert!(smallest < 1e-7, "{capacity}: {smallest:e}");
-        let built = builder(capacity, capacity).false_positive_rate(smallest).build();
+        let built = builder(capacity, capacity)
+            .false_positive_rate(smallest)
+            .build();
         assert!(built.is_ok(), "{capacity}: {smallest:e}: {built:?}");
     }
     // A capacity too large at every rate: the rate named is refused for the capacity alone.

@@ -170,12 +170,7 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         }
         // Plain fingerprints: compared in place, not decoded first (docs/growth.md).
         plan.table.request.semi_sorted = Some(false);
-        if let Err(
-            BuildError::FalsePositiveRateTooSmall { .. }
-            | BuildError::FingerprintBits { .. }
-            | BuildError::FalsePositiveRate { .. },
-        ) = plan.level_shape(0)
-        {
+        if refuses_rate(&plan) {
             // Said of the user's target, not of the first level's share of it.
             return Err(BuildError::FalsePositiveRateTooSmall {
                 rate,
@@ -236,12 +231,23 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     }
 }
 
-/// The smallest target rate whose first level `plan` builds, found by bisection.
+/// Whether `plan`'s first level cannot be built for its rate (it may fail for other reasons).
+fn refuses_rate(plan: &Plan) -> bool {
+    matches!(
+        plan.level_shape(0),
+        Err(BuildError::FalsePositiveRateTooSmall { .. }
+            | BuildError::FingerprintBits { .. }
+            | BuildError::FalsePositiveRate { .. })
+    )
+}
+
+/// The smallest target rate `plan`'s first level is not refused for, found by bisection: it
+/// may still be refused for its capacity or limit, which the rate does not change.
 fn smallest_target(plan: &Plan) -> f64 {
     let builds = |rate: f64| {
         let mut plan = plan.clone();
         plan.false_positive_rate = rate;
-        plan.level_shape(0).is_ok()
+        !refuses_rate(&plan)
     };
     let (mut fails, mut reached): (f64, f64) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {
