@@ -85,6 +85,38 @@ fn a_full_filter_refuses_and_keeps_what_it_held() {
 }
 
 #[test]
+fn levels_added_under_a_limit_are_sized_for_at_most_it_together() {
+    // A level's chunks may hold more than the capacity it is planned for (a first level raised
+    // to a whole chunk, a fixed table's slack for small tables): the later levels get the room
+    // the older ones may really grow to.
+    for (capacity, depth, rate, max_capacity) in [
+        (1, 1, 0.1, 12_907),
+        (1, 2, 0.1, 20_689),
+        (1, 3, 0.1, 20_689),
+        (5_000, 1, 0.1, 46_234),
+        (70_001, 1, 0.1, 631_243),
+    ] {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .split_depth(depth)
+            .false_positive_rate(rate)
+            .max_capacity(max_capacity)
+            .build()
+            .unwrap();
+        let mut inserted = 0u64;
+        while filter.insert(&inserted).is_ok() {
+            inserted += 1;
+        }
+        let held = filter.capacity();
+        let what = format!("{capacity}, depth {depth}, limit {max_capacity}: {held}, {filter:?}");
+        assert!(held <= max_capacity, "{what}");
+        assert!(filter.level_count() > 1, "{what}");
+        assert_eq!(filter.len(), inserted as usize, "{what}");
+        assert!((0..inserted).all(|key| filter.contains(&key)), "{what}");
+    }
+}
+
+#[test]
 fn threads_splitting_at_once_never_pass_the_limit() {
     for _ in 0..8 {
         let filter = GrowableCuckooFilter::builder()
