@@ -329,3 +329,28 @@ fn the_smallest_rate_named_is_one_the_other_settings_build_or_refuse_for_themsel
         "{err:?}"
     );
 }
+
+#[test]
+fn the_most_items_a_growable_builder_names_is_a_capacity_it_takes() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    // Deep splits bound a level by its route bits before its table's bucket count does.
+    for depth in [1, 6, 9, 10] {
+        for rate in [0.5, 0.01] {
+            let builder = |capacity: usize| {
+                GrowableCuckooFilter::builder()
+                    .capacity(capacity)
+                    .split_depth(depth)
+                    .false_positive_rate(rate)
+            };
+            let Err(BuildError::CapacityTooLarge { capacity, max }) =
+                builder(1 << 40).memory_bytes()
+            else {
+                panic!("depth {depth}, {rate}: 2^40 items taken");
+            };
+            assert_eq!(capacity, 1 << 40);
+            let at_max = builder(max).memory_bytes();
+            assert!(at_max.is_ok(), "depth {depth}, {rate}: {max}: {at_max:?}");
+        }
+    }
+}
