@@ -177,6 +177,22 @@ impl<S> GrowableCuckooFilterBuilder<S> {
                 smallest: smallest_target(&plan),
             });
         }
+        // Too many items for the first level's table may be too many for its route bits too,
+        // which bound deep splits lower: the smaller bound is the one that builds.
+        if let Err(BuildError::CapacityTooLarge { capacity, max }) = plan.level_shape(0) {
+            let at_bound = Plan {
+                initial_capacity: max,
+                ..plan.clone()
+            };
+            if let (true, Err(BuildError::CapacityTooLarge { max: lower, .. })) =
+                (max < capacity, at_bound.level_shape(0))
+            {
+                return Err(BuildError::CapacityTooLarge {
+                    capacity,
+                    max: lower.min(max),
+                });
+            }
+        }
         // A limit below what one bucket of the first level holds leaves it no table.
         if let Ok(geometry) = plan.geometry(0) {
             let size = geometry.shape.bucket_size;
