@@ -198,6 +198,27 @@ fn keys_sharing_hash_bits_never_fill_a_filter_without_a_limit() {
 }
 
 #[test]
+fn the_rate_docs_growth_md_names_is_where_copies_fill_two_slot_buckets() {
+    let doc = include_str!("../docs/growth.md").replace('\n', " ");
+    let (_, after) = doc
+        .split_once("a fifth in the 2-slot buckets that rates of ")
+        .expect("docs/growth.md names the rates that pick 2-slot buckets");
+    let percent: f64 = after.split('%').next().unwrap().parse().unwrap();
+    let copies = |rate: f64| {
+        let filter = GrowableCuckooFilter::builder()
+            .false_positive_rate(rate)
+            .build()
+            .unwrap();
+        (0..20)
+            .take_while(|_| filter.insert("same").is_ok())
+            .count()
+    };
+    let named = percent / 100.0;
+    assert_eq!(copies(named), 4, "{percent}%: a fifth copy is refused");
+    assert_eq!(copies(named - 1e-4), 8, "below {percent}%: a ninth is");
+}
+
+#[test]
 fn copies_of_one_item_are_refused_without_growing() {
     for builder in [
         GrowableCuckooFilter::builder(),
