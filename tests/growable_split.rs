@@ -43,6 +43,31 @@ fn split_levels_keep_fingerprints_plain_with_the_rate_s_width() {
 }
 
 #[test]
+fn each_level_keeps_the_bits_the_builder_docs_give_it() {
+    use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    // One bit more than a fixed filter's at the target for the first level, one more for each
+    // level after, one fewer for a level of 2-slot buckets.
+    for rate in [0.3, 0.1, 0.05, 0.01, 0.001] {
+        let fixed = ConcurrentCuckooFilter::builder()
+            .capacity(100_000)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap()
+            .stats()
+            .fingerprint_bits;
+        let filter = split(1000, rate, 1);
+        filter.try_extend(0..100_000u64).unwrap();
+        let stats = filter.level_stats();
+        assert!(stats.len() > 3, "{rate}: {filter:?}");
+        for (level, stats) in stats.iter().enumerate() {
+            let two_slots = u32::from(stats.bucket_size == 2);
+            let expected = fixed + 1 + level as u32 - two_slots;
+            assert_eq!(stats.fingerprint_bits, expected, "{rate}, level {level}");
+        }
+    }
+}
+
+#[test]
 fn one_level_holds_a_growth_of_two_to_the_depth() {
     let filter = split(4_000, 0.01, 4);
     let mut key = 0u64;

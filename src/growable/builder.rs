@@ -80,7 +80,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
 
     /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
     /// Level `i` gets the rate `ε/2^(i+1)`: one fingerprint bit more than a fixed filter's at ε
-    /// for the first level, one more for each level after.
+    /// for the first level, one more for each level after, and one fewer for a level whose rate
+    /// picks 2-slot buckets (the first level's from ε = 6.25%).
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self
