@@ -138,6 +138,14 @@ fn levels_added_under_a_limit_are_sized_for_at_most_it_together() {
         assert!(filter.level_count() > 1, "{what}");
         assert_eq!(filter.len(), inserted as usize, "{what}");
         assert!((0..inserted).all(|key| filter.contains(&key)), "{what}");
+        // Read back, its levels are shaped within the same room.
+        let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+        assert_eq!(
+            (copy.capacity(), copy.len()),
+            (held, filter.len()),
+            "{what}"
+        );
+        assert!(copy.is_compatible(&filter), "{what}");
     }
 }
 
