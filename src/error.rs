@@ -305,7 +305,9 @@ pub enum MergeError {
     Geometry {
         /// The setting that differs: `buckets`, `bucket_size`, `fingerprint_bits`, `semi_sorted`
         /// (1 for true); a growable filter's also `initial_capacity`, `false_positive_rate` (its
-        /// bits), `split_depth`, `route_bits`, with those of its first-level chunk and core.
+        /// bits), `split_depth`, `route_bits`, with those of its first-level chunk and core,
+        /// then `buckets` and `route_bits` of each later level the source has (a `max_capacity`
+        /// that cuts a level gives it fewer).
         field: &'static str,
         /// Its value in the filter merged into.
         target: u64,

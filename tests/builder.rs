@@ -291,3 +291,66 @@ fn the_smallest_rate_a_growable_builder_names_builds_whatever_rate_was_refused()
         );
     }
 }
+
+#[test]
+fn the_smallest_rate_named_is_one_the_other_settings_build_or_refuse_for_themselves() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    let builder = |capacity: usize, max_capacity: usize| {
+        GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .max_capacity(max_capacity)
+    };
+    let smallest_for = |capacity, max_capacity| match builder(capacity, max_capacity)
+        .false_positive_rate(1e-12)
+        .build()
+    {
+        Err(BuildError::FalsePositiveRateTooSmall { smallest, .. }) => smallest,
+        other => panic!("{capacity}, {max_capacity}: {other:?}"),
+    };
+    // A first level cut to its limit: rates down to the widest fingerprints' build.
+    for capacity in [1 << 20, 3_000_000] {
+        let smallest = smallest_for(capacity, capacity);
+        assert!(smallest < 1e-7, "{capacity}: {smallest:e}");
+        let built = builder(capacity, capacity)
+            .false_positive_rate(smallest)
+            .build();
+        assert!(built.is_ok(), "{capacity}: {smallest:e}: {built:?}");
+    }
+    // A capacity too large at every rate: the rate named is refused for the capacity alone.
+    let smallest = smallest_for(1 << 40, usize::MAX);
+    assert!(smallest < 1e-7, "{smallest:e}");
+    let err = builder(1 << 40, usize::MAX)
+        .false_positive_rate(smallest)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, BuildError::CapacityTooLarge { capacity, .. } if capacity == 1 << 40),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn the_most_items_a_growable_builder_names_is_a_capacity_it_takes() {
+    use concurrent_cuckoo_filter::GrowableCuckooFilter;
+
+    // Deep splits bound a level by its route bits before its table's bucket count does.
+    for depth in [1, 6, 9, 10] {
+        for rate in [0.5, 0.01] {
+            let builder = |capacity: usize| {
+                GrowableCuckooFilter::builder()
+                    .capacity(capacity)
+                    .split_depth(depth)
+                    .false_positive_rate(rate)
+            };
+            let Err(BuildError::CapacityTooLarge { capacity, max }) =
+                builder(1 << 40).memory_bytes()
+            else {
+                panic!("depth {depth}, {rate}: 2^40 items taken");
+            };
+            assert_eq!(capacity, 1 << 40);
+            let at_max = builder(max).memory_bytes();
+            assert!(at_max.is_ok(), "depth {depth}, {rate}: {max}: {at_max:?}");
+        }
+    }
+}

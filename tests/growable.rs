@@ -413,3 +413,47 @@ fn a_merge_racing_inserts_into_the_target_loses_nothing() {
     assert!((0..100_000u64).all(|key| target.contains(&key)));
     assert!((1 << 40..(1 << 40) + 100_000u64).all(|key| target.contains(&key)));
 }
+
+#[test]
+fn a_limit_that_cuts_a_level_makes_the_filters_incompatible_rather_than_misplaced() {
+    use concurrent_cuckoo_filter::MergeError;
+    let limited = |max| {
+        GrowableCuckooFilter::builder()
+            .capacity(1000)
+            .split_depth(2)
+            .max_capacity(max)
+            .build()
+            .unwrap()
+    };
+    // A first level of 3,891 items grows to 15,564, and the second starts that large.
+    let grown = split(1000, 0.001, 2);
+    grown.try_extend(0..16_000u64).unwrap();
+    assert_eq!(grown.level_count(), 2);
+    // 20,000 leaves the second level room for 4,436 items: fewer buckets than the unlimited
+    // one's, so a fingerprint's bucket there names another place, or none.
+    for (target, source) in [(&limited(20_000), &grown), (&grown, &limited(20_000))] {
+        source.try_extend(0..1_000u64).unwrap();
+        if source.level_count() < 2 {
+            source.try_extend(1_000..16_000u64).unwrap();
+        }
+        let before = target.len();
+        let err = target.merge(source).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MergeError::Geometry {
+                    field: "buckets",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(!target.is_compatible(source));
+        assert_eq!(target.len(), before);
+    }
+    // A limit far enough away shapes every level as no limit does: merged whole.
+    let target = limited(1_000_000);
+    assert!(target.is_compatible(&grown));
+    assert_eq!(target.merge(&grown), Ok(grown.len()));
+    assert!((0..16_000u64).all(|key| target.contains(&key)));
+}

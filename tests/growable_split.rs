@@ -43,6 +43,31 @@ fn split_levels_keep_fingerprints_plain_with_the_rate_s_width() {
 }
 
 #[test]
+fn each_level_keeps_the_bits_the_builder_docs_give_it() {
+    use concurrent_cuckoo_filter::ConcurrentCuckooFilter;
+    // One bit more than a fixed filter's at the target for the first level, one more for each
+    // level after, one fewer for a level of 2-slot buckets.
+    for rate in [0.3, 0.1, 0.05, 0.01, 0.001] {
+        let fixed = ConcurrentCuckooFilter::builder()
+            .capacity(100_000)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap()
+            .stats()
+            .fingerprint_bits;
+        let filter = split(1000, rate, 1);
+        filter.try_extend(0..100_000u64).unwrap();
+        let stats = filter.level_stats();
+        assert!(stats.len() > 3, "{rate}: {filter:?}");
+        for (level, stats) in stats.iter().enumerate() {
+            let two_slots = u32::from(stats.bucket_size == 2);
+            let expected = fixed + 1 + level as u32 - two_slots;
+            assert_eq!(stats.fingerprint_bits, expected, "{rate}, level {level}");
+        }
+    }
+}
+
+#[test]
 fn one_level_holds_a_growth_of_two_to_the_depth() {
     let filter = split(4_000, 0.01, 4);
     let mut key = 0u64;
@@ -82,6 +107,46 @@ fn a_full_filter_refuses_and_keeps_what_it_held() {
     assert!((0..inserted).all(|key| filter.contains(&key)));
     let err = filter.try_extend(inserted..inserted + 1000).unwrap_err();
     assert_eq!(filter.len(), inserted as usize + err.inserted());
+}
+
+#[test]
+fn levels_added_under_a_limit_are_sized_for_at_most_it_together() {
+    // A level's chunks may hold more than the capacity it is planned for (a first level raised
+    // to a whole chunk, a fixed table's slack for small tables): the later levels get the room
+    // the older ones may really grow to.
+    for (capacity, depth, rate, max_capacity) in [
+        (1, 1, 0.1, 12_907),
+        (1, 2, 0.1, 20_689),
+        (1, 3, 0.1, 20_689),
+        (5_000, 1, 0.1, 46_234),
+        (70_001, 1, 0.1, 631_243),
+    ] {
+        let filter = GrowableCuckooFilter::builder()
+            .capacity(capacity)
+            .split_depth(depth)
+            .false_positive_rate(rate)
+            .max_capacity(max_capacity)
+            .build()
+            .unwrap();
+        let mut inserted = 0u64;
+        while filter.insert(&inserted).is_ok() {
+            inserted += 1;
+        }
+        let held = filter.capacity();
+        let what = format!("{capacity}, depth {depth}, limit {max_capacity}: {held}, {filter:?}");
+        assert!(held <= max_capacity, "{what}");
+        assert!(filter.level_count() > 1, "{what}");
+        assert_eq!(filter.len(), inserted as usize, "{what}");
+        assert!((0..inserted).all(|key| filter.contains(&key)), "{what}");
+        // Read back, its levels are shaped within the same room.
+        let copy = GrowableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+        assert_eq!(
+            (copy.capacity(), copy.len()),
+            (held, filter.len()),
+            "{what}"
+        );
+        assert!(copy.is_compatible(&filter), "{what}");
+    }
 }
 
 #[test]
@@ -163,6 +228,27 @@ fn keys_sharing_hash_bits_never_fill_a_filter_without_a_limit() {
             takes_every_key(&filter, &keys, what);
         }
     }
+}
+
+#[test]
+fn the_rate_docs_growth_md_names_is_where_copies_fill_two_slot_buckets() {
+    let doc = include_str!("../docs/growth.md").replace('\n', " ");
+    let (_, after) = doc
+        .split_once("a fifth in the 2-slot buckets that rates of ")
+        .expect("docs/growth.md names the rates that pick 2-slot buckets");
+    let percent: f64 = after.split('%').next().unwrap().parse().unwrap();
+    let copies = |rate: f64| {
+        let filter = GrowableCuckooFilter::builder()
+            .false_positive_rate(rate)
+            .build()
+            .unwrap();
+        (0..20)
+            .take_while(|_| filter.insert("same").is_ok())
+            .count()
+    };
+    let named = percent / 100.0;
+    assert_eq!(copies(named), 4, "{percent}%: a fifth copy is refused");
+    assert_eq!(copies(named - 1e-4), 8, "below {percent}%: a ninth is");
 }
 
 #[test]

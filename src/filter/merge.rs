@@ -7,7 +7,8 @@ use crate::filter::CuckooFilter;
 impl<K: Kind, S: PartialEq> CuckooFilter<K, S> {
     /// Whether [`merge`](Self::merge) can merge `other` into this filter: an equal hasher (seed
     /// included) and table shape (buckets, bucket size, fingerprint width, semi-sorting; a
-    /// growable filter's plan); capacity, stripes and search limits may differ.
+    /// growable filter's plan, and the buckets of each level `other` has, which a `max_capacity`
+    /// that cuts a level changes); capacity, stripes and search limits may differ.
     #[must_use]
     pub fn is_compatible(&self, other: &Self) -> bool {
         self.check_compatible(other).is_ok()

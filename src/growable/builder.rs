@@ -80,7 +80,8 @@ impl<S> GrowableCuckooFilterBuilder<S> {
 
     /// The false positive rate ε the filter stays under however far it grows (default 0.1%).
     /// Level `i` gets the rate `ε/2^(i+1)`: one fingerprint bit more than a fixed filter's at ε
-    /// for the first level, one more for each level after.
+    /// for the first level, one more for each level after, and one fewer for a level whose rate
+    /// picks 2-slot buckets (the first level's from ε = 6.25%).
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.plan.false_positive_rate = rate;
         self
@@ -170,17 +171,28 @@ impl<S> GrowableCuckooFilterBuilder<S> {
         }
         // Plain fingerprints: compared in place, not decoded first (docs/growth.md).
         plan.table.request.semi_sorted = Some(false);
-        if let Err(
-            BuildError::FalsePositiveRateTooSmall { .. }
-            | BuildError::FingerprintBits { .. }
-            | BuildError::FalsePositiveRate { .. },
-        ) = plan.level_shape(0)
-        {
+        if refuses_rate(&plan) {
             // Said of the user's target, not of the first level's share of it.
             return Err(BuildError::FalsePositiveRateTooSmall {
                 rate,
                 smallest: smallest_target(&plan),
             });
+        }
+        // Too many items for the first level's table may be too many for its route bits too,
+        // which bound deep splits lower: the smaller bound is the one that builds.
+        if let Err(BuildError::CapacityTooLarge { capacity, max }) = plan.level_shape(0) {
+            let at_bound = Plan {
+                initial_capacity: max,
+                ..plan.clone()
+            };
+            if let (true, Err(BuildError::CapacityTooLarge { max: lower, .. })) =
+                (max < capacity, at_bound.level_shape(0))
+            {
+                return Err(BuildError::CapacityTooLarge {
+                    capacity,
+                    max: lower.min(max),
+                });
+            }
         }
         // A limit below what one bucket of the first level holds leaves it no table.
         if let Ok(geometry) = plan.geometry(0) {
@@ -236,12 +248,23 @@ impl<S> GrowableCuckooFilterBuilder<S> {
     }
 }
 
-/// The smallest target rate whose first level `plan` builds, found by bisection.
+/// Whether `plan`'s first level cannot be built for its rate (it may fail for other reasons).
+fn refuses_rate(plan: &Plan) -> bool {
+    matches!(
+        plan.level_shape(0),
+        Err(BuildError::FalsePositiveRateTooSmall { .. }
+            | BuildError::FingerprintBits { .. }
+            | BuildError::FalsePositiveRate { .. })
+    )
+}
+
+/// The smallest target rate `plan`'s first level is not refused for, found by bisection: it
+/// may still be refused for its capacity or limit, which the rate does not change.
 fn smallest_target(plan: &Plan) -> f64 {
     let builds = |rate: f64| {
         let mut plan = plan.clone();
         plan.false_positive_rate = rate;
-        plan.level_shape(0).is_ok()
+        !refuses_rate(&plan)
     };
     let (mut fails, mut reached): (f64, f64) = (plan.false_positive_rate, 0.5);
     for _ in 0..60 {

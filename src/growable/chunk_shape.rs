@@ -51,6 +51,12 @@ impl ChunkShape {
         (slots * target_load_permille(shape.bucket_size) / 1000).max(1) as usize
     }
 
+    /// Items the level may grow to: its most chunks, at most one per route, at their capacity.
+    pub(crate) fn most_items(&self) -> usize {
+        let chunks = self.max_chunks.min(1 << self.route_bits) as usize;
+        chunks.saturating_mul(self.chunk_capacity())
+    }
+
     /// The placement of a chunk whose id has `born_at` route bits.
     pub(crate) fn placement(&self, born_at: u32) -> SplitPlacement {
         let table = &self.template.shape;

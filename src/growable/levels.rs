@@ -66,6 +66,17 @@ impl Plan {
 
     /// Level `level`'s shape, as built and as decoded, or why the plan cannot have it.
     pub(crate) fn level_shape(&self, level: usize) -> Result<ChunkShape, BuildError> {
+        // The limit less what the older levels may grow to, as shaped: their chunks may hold
+        // more than the capacities planned for them.
+        let mut room = self.max_capacity;
+        for older in 0..level {
+            room -= self.shape_within(older, room)?.most_items();
+        }
+        self.shape_within(level, room)
+    }
+
+    /// Level `level`'s shape within `room` items, or why the plan cannot have it.
+    fn shape_within(&self, level: usize, room: usize) -> Result<ChunkShape, BuildError> {
         let depth = self.split_depth_of(level);
         let mut geometry = self.geometry(level)?;
         if depth == 0 {
@@ -73,11 +84,6 @@ impl Plan {
                 bits: geometry.shape.fingerprint_bits + 1,
             });
         }
-        // What the older levels may have grown to.
-        let room = self
-            .capacity_of_levels(1..=level)
-            .and_then(|older| self.max_capacity.checked_sub(older))
-            .ok_or_else(|| self.too_large())?;
         if self.initial_buckets == 0 {
             geometry.shape.bucket_count = first_buckets(&geometry, room);
         }

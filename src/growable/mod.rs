@@ -12,6 +12,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use std::io::{self, Read, Write};
 
+use self::chunk_shape::ChunkShape;
 use self::chunks::Located;
 use self::split::{route_of, Placed};
 use crate::error::{InsertError, MergeError};
@@ -330,7 +331,21 @@ impl Kind for Growable {
 
     fn check_compatible(&self, other: &Self) -> Result<(), MergeError> {
         let difference = first_difference(plan_fields(&self.levels), plan_fields(&other.levels));
-        MergeError::unless_same(difference)
+        MergeError::unless_same(difference)?;
+        // A limit that cuts a level gives its chunks fewer buckets: each level the source has
+        // must be shaped here as there (one this plan cannot add leaves the merge full).
+        for level in 1..other.levels.count() {
+            let ours = if level < self.levels.count() {
+                self.levels.level(level).shape()
+            } else if let Ok(shape) = self.levels.plan().level_shape(level) {
+                shape
+            } else {
+                break;
+            };
+            let theirs = other.levels.level(level).shape();
+            MergeError::unless_same(first_difference(level_fields(ours), level_fields(theirs)))?;
+        }
+        Ok(())
     }
 
     /// Into the same level here, added first if missing: a fingerprint known by its core, whole
@@ -407,6 +422,14 @@ fn plan_fields(levels: &Levels) -> [(&'static str, u64); 8] {
         ("fingerprint_bits", shape.fingerprint_bits.into()),
         ("semi_sorted", shape.semi_sorted.into()),
         ("route_bits", chunks.route_bits.into()),
+    ]
+}
+
+/// A later level's fields that a limit may change, as [`MergeError::Geometry`] names them.
+fn level_fields(shape: ChunkShape) -> [(&'static str, u64); 2] {
+    [
+        ("buckets", shape.template.shape.bucket_count as u64),
+        ("route_bits", shape.route_bits.into()),
     ]
 }
 
