@@ -53,15 +53,16 @@ pub struct Sizing {
     /// stream.
     #[arg(long, value_name = "ε", value_parser = rate, allow_negative_numbers = true)]
     pub fpr: Option<f64>,
-    /// Grow as keys arrive instead of being sized up front: no line count, and standard input
-    /// needs no --capacity. The filter (a growable filter) grows in place: a full chunk of its
-    /// level splits in two, until the level is 64 times its first size (fewer times at an
-    /// --fpr below about 3e-7, where its fingerprints would pass 32 bits), and a lookup still
-    /// probes it once. Only then (or sooner, when keys that share hash bits fill a chunk split
-    /// as deep as it can be) is a next level added, starting at the size the one before
-    /// reached and growing as far in turn, with fingerprints one bit wider. A lookup probes every level, and
-    /// a growing level takes more bits per key than a fixed filter, so a filter sized for its
-    /// keys is smaller and faster to query.
+    /// Grow as keys arrive instead of being sized up front: no line count, and standard input needs
+    /// no --capacity. The filter (a growable filter) grows in place: a full chunk of its level
+    /// splits in two, until the level is 64 times its first size (fewer times at an --fpr below
+    /// about 3e-7, where its fingerprints would pass 32 bits), and a lookup still probes it once.
+    /// Only then (or sooner, when keys that share hash bits fill a chunk split as deep as it can
+    /// be) is a next level added, starting at the size the one before reached and growing as far in
+    /// turn, with fingerprints one bit wider (two after a level of 2-slot buckets, which an --fpr
+    /// of 6.25% or more gives the first level). A lookup probes every level, and a growing level
+    /// takes more bits per key than a fixed filter, so a filter sized for its keys is smaller and
+    /// faster to query.
     #[arg(long)]
     pub grow: bool,
     /// With --grow: the most keys all levels together may be sized for, at least 1 (default:
