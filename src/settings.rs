@@ -119,6 +119,7 @@ impl TableSettings {
             TableLayout::BucketWord => {
                 // A rate alone would pick semi-sorted buckets, which this layout has not.
                 request.semi_sorted.get_or_insert(false);
+                request.bucket_words = true;
                 true
             }
         };

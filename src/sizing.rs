@@ -4,7 +4,7 @@
 //! (`(f − 1)/α` semi-sorted), and takes the cheapest.
 
 use crate::error::BuildError;
-use crate::raw::Shape;
+use crate::raw::{fits_bucket_word, Shape};
 
 pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
 pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
@@ -61,6 +61,8 @@ pub(crate) struct Request {
     pub(crate) bucket_size: Option<usize>,
     pub(crate) semi_sorted: Option<bool>,
     pub(crate) false_positive_rate: Option<f64>,
+    /// A rate is met at the least memory in bucket words, by shapes a word holds if any does.
+    pub(crate) bucket_words: bool,
 }
 
 impl Shape {
@@ -150,7 +152,7 @@ impl Shape {
                 fingerprint_bits: bits,
                 bucket_size,
                 semi_sorted,
-                bucket_words: false,
+                bucket_words: request.bucket_words && fits_bucket_word(bucket_size, bits),
             };
             if bits > MAX_FINGERPRINT_BITS
                 || bits < min_bits
@@ -159,7 +161,9 @@ impl Shape {
             {
                 continue;
             }
-            if best.map_or(true, |b| candidate.cost() < b.cost()) {
+            // A shape no word holds is priced packed, to be refused by name if none fits.
+            let rank = |s: &Self| (request.bucket_words && !s.bucket_words, s.cost());
+            if best.map_or(true, |b| rank(&candidate) < rank(&b)) {
                 best = Some(candidate);
             }
         }

@@ -56,13 +56,16 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
         }
     );
     assert!(err.to_string().contains("semi_sorted"), "{err}");
-    // A rate alone picks plain buckets for this layout; one that needs more than 12 bits in
-    // 4-slot buckets is refused by name.
-    let filter = word().false_positive_rate(0.01).build().unwrap();
-    assert!(!filter.is_semi_sorted());
-    assert_eq!(filter.layout(), TableLayout::BucketWord);
+    // A rate alone picks plain buckets a word holds for this layout (for 0.0001, 2 × 16 bits);
+    // one no word holds is refused by name.
+    for rate in [0.01, 0.0001] {
+        let filter = word().false_positive_rate(rate).build().unwrap();
+        assert!(!filter.is_semi_sorted());
+        assert_eq!(filter.layout(), TableLayout::BucketWord);
+        assert!(filter.expected_false_positive_rate() <= rate);
+    }
     assert!(matches!(
-        word().false_positive_rate(0.0001).build(),
+        word().false_positive_rate(1e-8).build(),
         Err(BuildError::LayoutBucketBits { .. })
     ));
     for (bucket_size, bits) in [(4, 12), (2, 24), (8, 6), (4, 4)] {
@@ -225,5 +228,60 @@ fn lookups_racing_moves_in_a_small_full_table_never_miss() {
         assert!(lookups > 0);
         assert_eq!(filter.len(), stable.len() + held);
         assert!(stable.iter().all(|key| filter.contains(key)));
+    }
+}
+
+#[test]
+fn a_rate_gets_the_smallest_filter_of_the_layout_asked_for() {
+    // The rate's shape against every other the builder's rule (eq. 6, `f = ⌈log2(2b/ε)⌉`) gives
+    // for ε that the layout holds: none may take less memory.
+    let built = |layout, shape: Option<(usize, u32, bool)>, rate: f64| {
+        let builder = ConcurrentCuckooFilter::builder()
+            .capacity(100_000)
+            .layout(layout);
+        match shape {
+            Some((size, bits, semi)) => builder
+                .bucket_size(size)
+                .fingerprint_bits(bits)
+                .semi_sorted(semi),
+            None => builder.false_positive_rate(rate),
+        }
+        .build()
+        .ok()
+    };
+    for layout in [TableLayout::Packed, TableLayout::BucketWord] {
+        for rate in [0.3, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-6] {
+            let shapes = [(2, false), (4, false), (4, true), (8, false)].map(|(size, semi)| {
+                let bits = (2.0 * size as f64 / rate)
+                    .log2()
+                    .ceil()
+                    .max(4.0 + f64::from(semi));
+                (size, bits as u32, semi)
+            });
+            let others: Vec<_> = shapes
+                .into_iter()
+                .filter_map(|shape| built(layout, Some(shape), rate).map(|f| (shape, f)))
+                .filter(|(_, f)| f.expected_false_positive_rate() <= rate)
+                .collect();
+            let Some(chosen) = built(layout, None, rate) else {
+                assert!(
+                    others.is_empty(),
+                    "{layout} at {rate}: refused, {others:?} hold it"
+                );
+                continue;
+            };
+            assert_eq!(chosen.layout(), layout);
+            assert!(chosen.expected_false_positive_rate() <= rate);
+            for (shape, other) in &others {
+                assert!(
+                    chosen.memory_usage() <= other.memory_usage(),
+                    "{layout} at {rate}: {} × {} bits take {} bytes, {shape:?} {}",
+                    chosen.bucket_size(),
+                    chosen.fingerprint_bits(),
+                    chosen.memory_usage(),
+                    other.memory_usage()
+                );
+            }
+        }
     }
 }
