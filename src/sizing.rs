@@ -1,7 +1,7 @@
 //! Choosing a filter's shape (fingerprint width, bucket size, semi-sorting) from explicit
 //! settings or a target false positive rate ε (paper Section 5): [`Shape::for_rate`] prices every
 //! configuration at its whole-bit `f ≥ log2(2b/ε)` (eq. 6), `f/α` bits per item at load α
-//! (`(f − 1)/α` semi-sorted), and takes the cheapest.
+//! (`(f − 1)/α` semi-sorted, `64/(b·α)` in bucket words), and takes the cheapest.
 
 use crate::error::BuildError;
 use crate::raw::{fits_bucket_word, Shape};
