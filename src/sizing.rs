@@ -97,27 +97,28 @@ impl Shape {
                 return Err(BuildError::BucketSize { size });
             }
         }
-        let shape = match request.false_positive_rate {
-            Some(rate) => Self::for_rate(rate, request)?,
-            None => Self {
+        // Checked before a rate is sized, which no shape these settings allow meets.
+        if request.semi_sorted == Some(true) {
+            if let Some(size) = request.bucket_size.filter(|&size| size != 4) {
+                return Err(BuildError::SemiSortedBucketSize { size });
+            }
+            if let Some(bits) = request
+                .fingerprint_bits
+                .filter(|&bits| bits < MIN_SEMI_SORTED_BITS)
+            {
+                return Err(BuildError::SemiSortedFingerprintBits { bits });
+            }
+        }
+        match request.false_positive_rate {
+            Some(rate) => Self::for_rate(rate, request),
+            None => Ok(Self {
                 bucket_count: 0,
                 fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
                 bucket_size: request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE),
                 semi_sorted: request.semi_sorted.unwrap_or(false),
                 bucket_words: false,
-            },
-        };
-        if shape.semi_sorted && shape.bucket_size != 4 {
-            return Err(BuildError::SemiSortedBucketSize {
-                size: shape.bucket_size,
-            });
+            }),
         }
-        if shape.semi_sorted && shape.fingerprint_bits < MIN_SEMI_SORTED_BITS {
-            return Err(BuildError::SemiSortedFingerprintBits {
-                bits: shape.fingerprint_bits,
-            });
-        }
-        Ok(shape)
     }
 
     /// The cheapest shape the settings allow whose expected false positive rate is at most `rate`.
