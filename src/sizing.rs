@@ -155,14 +155,17 @@ impl Shape {
                 semi_sorted,
                 bucket_words: request.bucket_words && fits_bucket_word(bucket_size, bits),
             };
+            // A width the rate decides is one a bucket word holds, in that layout.
             if bits > MAX_FINGERPRINT_BITS
                 || bits < min_bits
                 || (request.fingerprint_bits.is_none()
-                    && candidate.expected_false_positive_rate() > rate)
+                    && (candidate.expected_false_positive_rate() > rate
+                        || candidate.bucket_words != request.bucket_words))
             {
                 continue;
             }
-            // A shape no word holds is priced packed, to be refused by name if none fits.
+            // An explicit width no word holds is priced packed, to be refused by name if no
+            // bucket size fits it.
             let rank = |s: &Self| (request.bucket_words && !s.bucket_words, s.cost());
             if best.map_or(true, |b| rank(&candidate) < rank(&b)) {
                 best = Some(candidate);
@@ -177,14 +180,25 @@ impl Shape {
         })
     }
 
-    /// The smallest rate a request's bucket settings reach: `2b/2^32`, the smallest `b` allowed.
+    /// The smallest rate a request's bucket settings reach: `2b/2^f` at the widest `f` (32, or
+    /// what a bucket word holds), the least over the bucket sizes allowed.
     fn smallest_rate(request: &Request) -> f64 {
-        let smallest_size = match (request.bucket_size, request.semi_sorted) {
-            (Some(size), _) => size,
-            (None, Some(true)) => 4,
-            (None, _) => 2,
+        let allowed = |size: usize| match (request.bucket_size, request.semi_sorted) {
+            (Some(asked), _) => size == asked,
+            (None, Some(true)) => size == 4,
+            (None, _) => true,
         };
-        (2 * smallest_size) as f64 / 2f64.powi(MAX_FINGERPRINT_BITS as i32)
+        let widest = |size: usize| {
+            (MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS)
+                .rev()
+                .find(|&bits| !request.bucket_words || fits_bucket_word(size, bits))
+                .unwrap_or(MIN_FINGERPRINT_BITS)
+        };
+        [2, 4, 8]
+            .into_iter()
+            .filter(|&size| allowed(size))
+            .map(|size| (2 * size) as f64 / 2f64.powi(widest(size) as i32))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -57,7 +57,7 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
     );
     assert!(err.to_string().contains("semi_sorted"), "{err}");
     // A rate alone picks plain buckets a word holds for this layout (for 0.0001, 2 × 16 bits);
-    // one no word holds is refused by name.
+    // a rate none reaches is refused with the smallest one does, a width none holds by name.
     for rate in [0.01, 0.0001] {
         let filter = word().false_positive_rate(rate).build().unwrap();
         assert!(!filter.is_semi_sorted());
@@ -66,7 +66,14 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
     }
     assert!(matches!(
         word().false_positive_rate(1e-8).build(),
-        Err(BuildError::LayoutBucketBits { .. })
+        Err(BuildError::FalsePositiveRateTooSmall { rate: 1e-8, smallest }) if smallest > 1e-8
+    ));
+    assert!(matches!(
+        word().fingerprint_bits(25).false_positive_rate(0.5).build(),
+        Err(BuildError::LayoutBucketBits {
+            fingerprint_bits: 25,
+            ..
+        })
     ));
     for (bucket_size, bits) in [(4, 12), (2, 24), (8, 6), (4, 4)] {
         let filter = word()
@@ -283,5 +290,30 @@ fn a_rate_gets_the_smallest_filter_of_the_layout_asked_for() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn the_smallest_rate_the_layout_names_builds_in_it() {
+    for bucket_size in [None, Some(2), Some(4), Some(8)] {
+        let word = |rate: f64| {
+            let builder = ConcurrentCuckooFilter::builder()
+                .capacity(1000)
+                .layout(TableLayout::BucketWord)
+                .false_positive_rate(rate);
+            match bucket_size {
+                Some(size) => builder.bucket_size(size),
+                None => builder,
+            }
+        };
+        let smallest = match word(1e-12).build() {
+            Err(BuildError::FalsePositiveRateTooSmall { smallest, .. }) => smallest,
+            other => panic!("{bucket_size:?}: {other:?}"),
+        };
+        let filter = word(smallest)
+            .build()
+            .unwrap_or_else(|err| panic!("{bucket_size:?}: {err}"));
+        assert_eq!(filter.layout(), TableLayout::BucketWord);
+        assert!(filter.expected_false_positive_rate() <= smallest);
     }
 }
