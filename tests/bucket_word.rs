@@ -48,14 +48,27 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
             "{message}"
         );
     }
-    let err = word().semi_sorted(true).build().unwrap_err();
-    assert_eq!(
-        err,
-        BuildError::LayoutSemiSorted {
-            layout: TableLayout::BucketWord
-        }
-    );
-    assert!(err.to_string().contains("semi_sorted"), "{err}");
+    for err in [
+        word().semi_sorted(true).build().unwrap_err(),
+        word()
+            .semi_sorted(true)
+            .false_positive_rate(0.01)
+            .build()
+            .unwrap_err(),
+        word()
+            .semi_sorted(true)
+            .false_positive_rate(1e-12)
+            .build()
+            .unwrap_err(),
+    ] {
+        assert_eq!(
+            err,
+            BuildError::LayoutSemiSorted {
+                layout: TableLayout::BucketWord
+            }
+        );
+        assert!(err.to_string().contains("semi_sorted"), "{err}");
+    }
     // A rate alone picks plain buckets a word holds for this layout (for 0.0001, 2 × 16 bits);
     // a rate none reaches is refused with the smallest one does, a width none holds by name.
     for rate in [0.01, 0.0001] {
