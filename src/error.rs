@@ -81,7 +81,8 @@ pub enum BuildError {
         rate: f64,
     },
     /// `false_positive_rate` was below what the kind's widest fingerprints reach with these
-    /// settings (32 bits; an expiring filter's 28, beside their age tags).
+    /// settings (32 bits; 48 bits a bucket in bucket words; an expiring filter's 28, beside
+    /// their age tags).
     FalsePositiveRateTooSmall {
         /// The rate asked for.
         rate: f64,

@@ -117,15 +117,16 @@ impl TableSettings {
         let bucket_words = match layout {
             TableLayout::Packed => false,
             TableLayout::BucketWord => {
-                // A rate alone would pick semi-sorted buckets, which this layout has not.
-                request.semi_sorted.get_or_insert(false);
+                // Semi-sorted buckets, which this layout has not: refused before a rate is sized,
+                // which alone would pick them.
+                if *request.semi_sorted.get_or_insert(false) {
+                    return Err(BuildError::LayoutSemiSorted { layout });
+                }
+                request.bucket_words = true;
                 true
             }
         };
         let shape = Shape::resolve(&request)?;
-        if bucket_words && shape.semi_sorted {
-            return Err(BuildError::LayoutSemiSorted { layout });
-        }
         if bucket_words && !fits_bucket_word(shape.bucket_size, shape.fingerprint_bits) {
             return Err(BuildError::LayoutBucketBits {
                 layout,

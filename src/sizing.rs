@@ -1,10 +1,10 @@
 //! Choosing a filter's shape (fingerprint width, bucket size, semi-sorting) from explicit
 //! settings or a target false positive rate ε (paper Section 5): [`Shape::for_rate`] prices every
 //! configuration at its whole-bit `f ≥ log2(2b/ε)` (eq. 6), `f/α` bits per item at load α
-//! (`(f − 1)/α` semi-sorted), and takes the cheapest.
+//! (`(f − 1)/α` semi-sorted, `64/(b·α)` in bucket words), and takes the cheapest.
 
 use crate::error::BuildError;
-use crate::raw::Shape;
+use crate::raw::{fits_bucket_word, Shape};
 
 pub(crate) const MIN_FINGERPRINT_BITS: u32 = 4;
 pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
@@ -61,6 +61,8 @@ pub(crate) struct Request {
     pub(crate) bucket_size: Option<usize>,
     pub(crate) semi_sorted: Option<bool>,
     pub(crate) false_positive_rate: Option<f64>,
+    /// A rate is met at the least memory in bucket words, by shapes a word holds if any does.
+    pub(crate) bucket_words: bool,
 }
 
 impl Shape {
@@ -95,27 +97,28 @@ impl Shape {
                 return Err(BuildError::BucketSize { size });
             }
         }
-        let shape = match request.false_positive_rate {
-            Some(rate) => Self::for_rate(rate, request)?,
-            None => Self {
+        // Checked before a rate is sized, which no shape these settings allow meets.
+        if request.semi_sorted == Some(true) {
+            if let Some(size) = request.bucket_size.filter(|&size| size != 4) {
+                return Err(BuildError::SemiSortedBucketSize { size });
+            }
+            if let Some(bits) = request
+                .fingerprint_bits
+                .filter(|&bits| bits < MIN_SEMI_SORTED_BITS)
+            {
+                return Err(BuildError::SemiSortedFingerprintBits { bits });
+            }
+        }
+        match request.false_positive_rate {
+            Some(rate) => Self::for_rate(rate, request),
+            None => Ok(Self {
                 bucket_count: 0,
                 fingerprint_bits: request.fingerprint_bits.unwrap_or(DEFAULT_FINGERPRINT_BITS),
                 bucket_size: request.bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE),
                 semi_sorted: request.semi_sorted.unwrap_or(false),
                 bucket_words: false,
-            },
-        };
-        if shape.semi_sorted && shape.bucket_size != 4 {
-            return Err(BuildError::SemiSortedBucketSize {
-                size: shape.bucket_size,
-            });
+            }),
         }
-        if shape.semi_sorted && shape.fingerprint_bits < MIN_SEMI_SORTED_BITS {
-            return Err(BuildError::SemiSortedFingerprintBits {
-                bits: shape.fingerprint_bits,
-            });
-        }
-        Ok(shape)
     }
 
     /// The cheapest shape the settings allow whose expected false positive rate is at most `rate`.
@@ -150,16 +153,21 @@ impl Shape {
                 fingerprint_bits: bits,
                 bucket_size,
                 semi_sorted,
-                bucket_words: false,
+                bucket_words: request.bucket_words && fits_bucket_word(bucket_size, bits),
             };
+            // A width the rate decides is one a bucket word holds, in that layout.
             if bits > MAX_FINGERPRINT_BITS
                 || bits < min_bits
                 || (request.fingerprint_bits.is_none()
-                    && candidate.expected_false_positive_rate() > rate)
+                    && (candidate.expected_false_positive_rate() > rate
+                        || candidate.bucket_words != request.bucket_words))
             {
                 continue;
             }
-            if best.map_or(true, |b| candidate.cost() < b.cost()) {
+            // An explicit width no word holds is priced packed, to be refused by name if no
+            // bucket size fits it.
+            let rank = |s: &Self| (request.bucket_words && !s.bucket_words, s.cost());
+            if best.map_or(true, |b| rank(&candidate) < rank(&b)) {
                 best = Some(candidate);
             }
         }
@@ -172,14 +180,25 @@ impl Shape {
         })
     }
 
-    /// The smallest rate a request's bucket settings reach: `2b/2^32`, the smallest `b` allowed.
+    /// The smallest rate a request's bucket settings reach: `2b/2^f` at the widest `f` (32, or
+    /// what a bucket word holds), the least over the bucket sizes allowed.
     fn smallest_rate(request: &Request) -> f64 {
-        let smallest_size = match (request.bucket_size, request.semi_sorted) {
-            (Some(size), _) => size,
-            (None, Some(true)) => 4,
-            (None, _) => 2,
+        let allowed = |size: usize| match (request.bucket_size, request.semi_sorted) {
+            (Some(asked), _) => size == asked,
+            (None, Some(true)) => size == 4,
+            (None, _) => true,
         };
-        (2 * smallest_size) as f64 / 2f64.powi(MAX_FINGERPRINT_BITS as i32)
+        let widest = |size: usize| {
+            (MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS)
+                .rev()
+                .find(|&bits| !request.bucket_words || fits_bucket_word(size, bits))
+                .unwrap_or(MIN_FINGERPRINT_BITS)
+        };
+        [2, 4, 8]
+            .into_iter()
+            .filter(|&size| allowed(size))
+            .map(|size| (2 * size) as f64 / 2f64.powi(widest(size) as i32))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -48,22 +48,45 @@ fn the_layout_refuses_buckets_it_cannot_hold_naming_them() {
             "{message}"
         );
     }
-    let err = word().semi_sorted(true).build().unwrap_err();
-    assert_eq!(
-        err,
-        BuildError::LayoutSemiSorted {
-            layout: TableLayout::BucketWord
-        }
-    );
-    assert!(err.to_string().contains("semi_sorted"), "{err}");
-    // A rate alone picks plain buckets for this layout; one that needs more than 12 bits in
-    // 4-slot buckets is refused by name.
-    let filter = word().false_positive_rate(0.01).build().unwrap();
-    assert!(!filter.is_semi_sorted());
-    assert_eq!(filter.layout(), TableLayout::BucketWord);
+    for err in [
+        word().semi_sorted(true).build().unwrap_err(),
+        word()
+            .semi_sorted(true)
+            .false_positive_rate(0.01)
+            .build()
+            .unwrap_err(),
+        word()
+            .semi_sorted(true)
+            .false_positive_rate(1e-12)
+            .build()
+            .unwrap_err(),
+    ] {
+        assert_eq!(
+            err,
+            BuildError::LayoutSemiSorted {
+                layout: TableLayout::BucketWord
+            }
+        );
+        assert!(err.to_string().contains("semi_sorted"), "{err}");
+    }
+    // A rate alone picks plain buckets a word holds for this layout (for 0.0001, 2 × 16 bits);
+    // a rate none reaches is refused with the smallest one does, a width none holds by name.
+    for rate in [0.01, 0.0001] {
+        let filter = word().false_positive_rate(rate).build().unwrap();
+        assert!(!filter.is_semi_sorted());
+        assert_eq!(filter.layout(), TableLayout::BucketWord);
+        assert!(filter.expected_false_positive_rate() <= rate);
+    }
     assert!(matches!(
-        word().false_positive_rate(0.0001).build(),
-        Err(BuildError::LayoutBucketBits { .. })
+        word().false_positive_rate(1e-8).build(),
+        Err(BuildError::FalsePositiveRateTooSmall { rate: 1e-8, smallest }) if smallest > 1e-8
+    ));
+    assert!(matches!(
+        word().fingerprint_bits(25).false_positive_rate(0.5).build(),
+        Err(BuildError::LayoutBucketBits {
+            fingerprint_bits: 25,
+            ..
+        })
     ));
     for (bucket_size, bits) in [(4, 12), (2, 24), (8, 6), (4, 4)] {
         let filter = word()
@@ -225,5 +248,85 @@ fn lookups_racing_moves_in_a_small_full_table_never_miss() {
         assert!(lookups > 0);
         assert_eq!(filter.len(), stable.len() + held);
         assert!(stable.iter().all(|key| filter.contains(key)));
+    }
+}
+
+#[test]
+fn a_rate_gets_the_smallest_filter_of_the_layout_asked_for() {
+    // The rate's shape against every other the builder's rule (eq. 6, `f = ⌈log2(2b/ε)⌉`) gives
+    // for ε that the layout holds: none may take less memory.
+    let built = |layout, shape: Option<(usize, u32, bool)>, rate: f64| {
+        let builder = ConcurrentCuckooFilter::builder()
+            .capacity(100_000)
+            .layout(layout);
+        match shape {
+            Some((size, bits, semi)) => builder
+                .bucket_size(size)
+                .fingerprint_bits(bits)
+                .semi_sorted(semi),
+            None => builder.false_positive_rate(rate),
+        }
+        .build()
+        .ok()
+    };
+    for layout in [TableLayout::Packed, TableLayout::BucketWord] {
+        for rate in [0.3, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-6] {
+            let shapes = [(2, false), (4, false), (4, true), (8, false)].map(|(size, semi)| {
+                let bits = (2.0 * size as f64 / rate)
+                    .log2()
+                    .ceil()
+                    .max(4.0 + f64::from(semi));
+                (size, bits as u32, semi)
+            });
+            let others: Vec<_> = shapes
+                .into_iter()
+                .filter_map(|shape| built(layout, Some(shape), rate).map(|f| (shape, f)))
+                .filter(|(_, f)| f.expected_false_positive_rate() <= rate)
+                .collect();
+            let Some(chosen) = built(layout, None, rate) else {
+                assert!(
+                    others.is_empty(),
+                    "{layout} at {rate}: refused, {others:?} hold it"
+                );
+                continue;
+            };
+            assert_eq!(chosen.layout(), layout);
+            assert!(chosen.expected_false_positive_rate() <= rate);
+            for (shape, other) in &others {
+                assert!(
+                    chosen.memory_usage() <= other.memory_usage(),
+                    "{layout} at {rate}: {} × {} bits take {} bytes, {shape:?} {}",
+                    chosen.bucket_size(),
+                    chosen.fingerprint_bits(),
+                    chosen.memory_usage(),
+                    other.memory_usage()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_smallest_rate_the_layout_names_builds_in_it() {
+    for bucket_size in [None, Some(2), Some(4), Some(8)] {
+        let word = |rate: f64| {
+            let builder = ConcurrentCuckooFilter::builder()
+                .capacity(1000)
+                .layout(TableLayout::BucketWord)
+                .false_positive_rate(rate);
+            match bucket_size {
+                Some(size) => builder.bucket_size(size),
+                None => builder,
+            }
+        };
+        let smallest = match word(1e-12).build() {
+            Err(BuildError::FalsePositiveRateTooSmall { smallest, .. }) => smallest,
+            other => panic!("{bucket_size:?}: {other:?}"),
+        };
+        let filter = word(smallest)
+            .build()
+            .unwrap_or_else(|err| panic!("{bucket_size:?}: {err}"));
+        assert_eq!(filter.layout(), TableLayout::BucketWord);
+        assert!(filter.expected_false_positive_rate() <= smallest);
     }
 }

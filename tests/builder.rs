@@ -171,22 +171,31 @@ fn impossible_rates_and_semi_sorted_shapes_are_errors() {
             "{rate}"
         );
     }
-    assert_eq!(
-        builder()
-            .semi_sorted(true)
-            .bucket_size(8)
-            .build()
-            .unwrap_err(),
-        BuildError::SemiSortedBucketSize { size: 8 }
-    );
-    assert_eq!(
-        builder()
-            .semi_sorted(true)
-            .fingerprint_bits(4)
-            .build()
-            .unwrap_err(),
-        BuildError::SemiSortedFingerprintBits { bits: 4 }
-    );
+    // With a rate too, which the settings would not otherwise stop from being met.
+    for rate in [None, Some(0.5), Some(0.01)] {
+        let builder = || match rate {
+            Some(rate) => builder().false_positive_rate(rate),
+            None => builder(),
+        };
+        assert_eq!(
+            builder()
+                .semi_sorted(true)
+                .bucket_size(8)
+                .build()
+                .unwrap_err(),
+            BuildError::SemiSortedBucketSize { size: 8 },
+            "{rate:?}"
+        );
+        assert_eq!(
+            builder()
+                .semi_sorted(true)
+                .fingerprint_bits(4)
+                .build()
+                .unwrap_err(),
+            BuildError::SemiSortedFingerprintBits { bits: 4 },
+            "{rate:?}"
+        );
+    }
 }
 
 #[test]

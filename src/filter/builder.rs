@@ -83,8 +83,9 @@ impl<S> ConcurrentCuckooFilterBuilder<S> {
     }
 
     /// Sizes fingerprints for a target false positive rate ε when full, by the paper's eq. (6),
-    /// `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the filter smallest.
-    /// An explicit `fingerprint_bits`, `bucket_size` or `semi_sorted` wins.
+    /// `f ≥ log2(2b/ε)`, with the bucket size and semi-sorting that make the filter smallest
+    /// in its [`layout`](Self::layout). An explicit `fingerprint_bits`, `bucket_size` or
+    /// `semi_sorted` wins.
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.settings.request.false_positive_rate = Some(rate);
         self
