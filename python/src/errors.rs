@@ -125,13 +125,12 @@ pub fn not_a_file(what: &str) -> io::Error {
     io::Error::new(kind, format!("not a regular file but {what}"))
 }
 
-/// `RuntimeError` for a live filter used to lock in a child made by `fork`: it holds the
+/// `RuntimeError` for a live filter used in a child made by `fork`: it holds the
 /// registration of `opener`, its parent, so a kill of either would look like the other's.
 pub fn inherited(path: &Path, opener: u32) -> PyErr {
     PyRuntimeError::new_err(format!(
         "{}: this filter was opened for writing by process {opener}, and this process was made \
-         from it by fork: open the file again here (ccfilter.open_shared(path)) to write to it, \
-         copy it or verify it",
+         from it by fork: open the file again here (ccfilter.open_shared(path)) to use it",
         path.display()
     ))
 }

@@ -81,8 +81,9 @@ macro_rules! filter_class {
         }
 
         impl $class {
-            /// The filter, for a call that may lock its stripes: `RuntimeError` in a child made by
-            /// `fork` for a live file the parent opened for writing (its locks are the parent's).
+            /// The filter, for a call that may lock its stripes (a lookup a writer got in the way
+            /// of locks them too): `RuntimeError` in a child made by `fork` for a live file the
+            /// parent opened for writing, whose locks would be taken as the parent's.
             fn locking(&self) -> PyResult<&CuckooFilter<$kind>> {
                 match live(&self.inner) {
                     Some((path, false)) if std::process::id() != self.opener => {
@@ -128,12 +129,14 @@ macro_rules! filter_class {
 
             /// Whether `key` may be in the filter: always for a key added, by chance for others.
             fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                with_key(key, |key| self.inner.contains(&key))
+                let filter = self.locking()?;
+                with_key(key, |key| filter.contains(&key))
             }
 
             /// Copies of `key` (or of keys with its fingerprint) stored.
             fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
-                with_key(key, |key| self.inner.count(&key))
+                let filter = self.locking()?;
+                with_key(key, |key| filter.count(&key))
             }
 
             fn __len__(&self) -> usize { self.inner.len() }
@@ -165,7 +168,7 @@ macro_rules! filter_class {
             #[pyo3(signature = (keys, *, threads = None))]
             fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>, threads: Arg)
                                   -> PyResult<Bound<'py, PyArray1<bool>>> {
-                bulk::Call::new(keys, threads, &self.inner)?.contains_many()
+                bulk::Call::new(keys, threads, self.locking()?)?.contains_many()
             }
 
             /// Removes one copy of each key present, on `threads`; how many were removed.

@@ -143,9 +143,13 @@ def test_a_writer_killed_mid_stream_loses_no_acknowledged_key(live_path, layout)
 
 
 def write_after_fork(inherited, connection) -> None:
-    """In a child made by `fork`: tries each call that locks stripes on the filter it inherited
-    and sends what each raised; then reopens the file and adds keys, acknowledging each."""
+    """In a child made by `fork`: tries each call that reads or writes the table of the filter
+    it inherited and sends what each raised; then reopens the file (by the path the inherited
+    filter gives, and by a pickle) and adds keys, acknowledging each."""
     calls = {
+        "in": lambda: "k" in inherited,
+        "count": lambda: inherited.count("k"),
+        "contains_many": lambda: inherited.contains_many(np.arange(3)),
         "add": lambda: inherited.add(-1),
         "add_many": lambda: inherited.add_many(np.arange(3)),
         "discard": lambda: inherited.discard(-1),
@@ -160,7 +164,8 @@ def write_after_fork(inherited, connection) -> None:
             connection.send((name, None))
         except Exception as err:  # noqa: BLE001 - sent to the parent, which checks it
             connection.send((name, f"{type(err).__name__}: {err}"))
-    assert "k" in inherited  # lookups take no lock: the inherited filter still answers
+    assert len(inherited) >= 1 and inherited.is_shared and not inherited.readonly
+    assert "k" in pickle.loads(pickle.dumps(inherited))
     shared = ccfilter.open_shared(inherited.path)
     for key in keys_of(1).tolist():
         shared.add(key)
@@ -172,7 +177,8 @@ def test_a_forked_child_reopens_the_file_and_its_kill_costs_the_parent_a_bounded
 ):
     # docs/python.md: a child made by fork reopens the file; the filter it inherited holds the
     # parent's registration, under which a killed child's stripes would look held by the live
-    # parent for ever. Each call that would lock under it raises, saying to reopen.
+    # parent for ever. Each call on its table (a contended lookup locks too) raises, saying to
+    # reopen.
     monkeypatch.chdir(tmp_path)
     context = multiprocessing.get_context("fork")
     shared = ccfilter.create_shared(live_path, 4 * PER_PROCESS, 0.001)
@@ -181,7 +187,7 @@ def test_a_forked_child_reopens_the_file_and_its_kill_costs_the_parent_a_bounded
     child = context.Process(target=write_after_fork, args=(shared, sending))
     child.start()
     sending.close()
-    for _ in range(7):
+    for _ in range(10):
         name, raised = receiving.recv()
         assert raised is not None and raised.startswith("RuntimeError"), (name, raised)
         assert live_path in raised and "open_shared" in raised, raised
