@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
@@ -306,6 +307,7 @@ filter_class!(merge
         let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
                                   semi_sorted, seed)?;
         let inner = py.detach(|| builder.create_shared(&path));
+        OPENED_FOR_WRITING.fetch_or(inner.is_ok(), Ordering::Relaxed);
         inner.map(Self::from).map_err(|err| errors::shared(py, err))
     }
 
@@ -526,6 +528,10 @@ fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
     }
 }
 
+/// Whether this process opened a live file for writing: a child it makes by `fork` then holds
+/// registrations of this process's, which `ccfilter/__init__.py` gives up in the child.
+pub static OPENED_FOR_WRITING: AtomicBool = AtomicBool::new(false);
+
 /// The live file at `path`, mapped (`Access::ReadOnly`: for lookups only, never written).
 pub fn open_shared(
     py: Python<'_>,
@@ -533,6 +539,10 @@ pub fn open_shared(
     access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
+    OPENED_FOR_WRITING.fetch_or(
+        filter.is_ok() && access == Access::ReadWrite,
+        Ordering::Relaxed,
+    );
     filter.map_err(|err| match err {
         // The crate's message names its `Access::ReadOnly`; Python's, the argument.
         SharedError::Io { path, source }

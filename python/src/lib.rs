@@ -27,6 +27,13 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
+/// Whether this process opened a live file for writing (`create_shared`, `open_shared`), whose
+/// registration a child made by `fork` inherits: `ccfilter/__init__.py` gives it up there.
+#[pyfunction]
+fn _opened_for_writing() -> bool {
+    filter::OPENED_FOR_WRITING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The filter in the file at `path`, of whichever kind it holds; a live file is mapped
 /// read-only unless `mmap=False` copies it into memory (docs/python.md).
 #[pyfunction]
@@ -67,5 +74,6 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;
     module.add_function(wrap_pyfunction!(load, module)?)?;
+    module.add_function(wrap_pyfunction!(_opened_for_writing, module)?)?;
     Ok(())
 }

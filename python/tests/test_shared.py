@@ -217,6 +217,70 @@ def test_a_forked_child_reopens_the_file_and_its_kill_costs_the_parent_a_bounded
     assert shared.add("in the parent") is None
 
 
+# A writer that forks a child (which reopens the file, as docs/python.md says) and then writes
+# on, mostly inside `clear()`, which holds every stripe: killed, it most likely holds some.
+FORKING_WRITER = """
+import multiprocessing, sys
+import numpy as np
+import ccfilter
+shared = ccfilter.create_shared(sys.argv[1], 1 << 22, 0.001)
+def child(ready):
+    reopened = ccfilter.open_shared(sys.argv[1])
+    ready.set()
+    keys = np.arange(1 << 40, (1 << 40) + 1000, dtype=np.uint64)
+    while True:
+        reopened.add_many(keys)
+        reopened.discard_many(keys)
+context = multiprocessing.get_context("fork")
+ready = context.Event()
+forked = context.Process(target=child, args=(ready,))
+forked.start()
+ready.wait()
+keys = np.arange(1 << 12, dtype=np.uint64)
+shared.add_many(keys)
+print(forked.pid, flush=True)
+while True:
+    shared.clear()
+    shared.add_many(keys)
+"""
+
+
+def test_a_writer_killed_while_its_forked_child_runs_costs_the_others_a_bounded_wait(
+    live_path, tmp_path
+):
+    # The child inherits the writer's registration (an OFD lock's open file description): kept,
+    # the dead writer would look alive while the child runs, its stripes waited on for ever.
+    for attempt in range(3):
+        path = f"{live_path}.{attempt}"
+        writer = subprocess.Popen([sys.executable, "-c", FORKING_WRITER, path], cwd=tmp_path,
+                                  stdout=subprocess.PIPE, text=True)
+        child = None
+        try:
+            child = int(writer.stdout.readline())
+            os.kill(writer.pid, signal.SIGKILL)
+            assert writer.wait(timeout=30) == -signal.SIGKILL
+            survivor = ccfilter.open_shared(path)
+            finished = []
+
+            def verify_and_write():
+                survivor.verify()  # locks every stripe, recovering the dead writer's
+                survivor.add_many(np.arange(10_000, dtype=np.uint64))
+                finished.append(True)
+
+            worker = threading.Thread(target=verify_and_write, daemon=True)
+            worker.start()
+            worker.join(timeout=60)
+            assert finished, f"attempt {attempt}: the dead writer's stripes were waited on for ever"
+            assert survivor.contains_many(np.arange(10_000, dtype=np.uint64)).all()
+        finally:
+            writer.kill()
+            writer.wait()
+            if child is not None:
+                os.kill(child, signal.SIGKILL)
+            if os.path.exists(path):
+                os.unlink(path)
+
+
 def test_pickles_reopen_the_file_and_keep_readonly(live_path):
     shared = ccfilter.create_shared(live_path, 1000, seed=7)
     shared.add("k")
