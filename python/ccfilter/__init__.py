@@ -35,18 +35,18 @@ open_shared = ConcurrentCuckooFilter.open_shared
 _LIVE_MAGIC = b"\x89CCL\r\n\x1a\n"
 
 
-def _give_up_inherited_registrations() -> None:
-    """In a child made by ``fork``: lets go of the parent's registrations in live files.
+def _after_fork_in_child() -> None:
+    """In a child made by ``fork``: gives the native module the child's process id (the live
+    filters the parent opened refuse use here), and lets go of the parent's registrations.
 
     A writer's registration is an OFD lock on its slot's byte, held by an open file
     description that a forked child shares. Kept, it would make the parent look alive after its
     death for as long as the child runs, and every process would wait for ever on the stripes
     the parent held when it died (docs/shared.md, "Processes that fork"). Each descriptor of a
     live file that holds an OFD lock is pointed at ``/dev/null`` instead, so that the filter
-    owning it closes a descriptor that is still its own. The filters the child inherited refuse
-    use (they carry the parent's registration); what the child opens itself is its own.
+    owning it closes a descriptor that is still its own.
     """
-    if not _native._opened_for_writing():
+    if not _native._forked():
         return
     try:
         descriptors = _os.listdir("/proc/self/fd")
@@ -71,7 +71,7 @@ def _give_up_inherited_registrations() -> None:
 
 
 if hasattr(_os, "register_at_fork"):
-    _os.register_at_fork(after_in_child=_give_up_inherited_registrations)
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = [
     "DEFAULT_SEED",

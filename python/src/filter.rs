@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
@@ -77,7 +77,7 @@ macro_rules! filter_class {
 
         impl From<CuckooFilter<$kind>> for $class {
             fn from(inner: CuckooFilter<$kind>) -> Self {
-                Self { inner, opener: std::process::id() }
+                Self { inner, opener: this_process() }
             }
         }
 
@@ -87,7 +87,7 @@ macro_rules! filter_class {
             /// parent opened for writing, whose locks would be taken as the parent's.
             fn locking(&self) -> PyResult<&CuckooFilter<$kind>> {
                 match live(&self.inner) {
-                    Some((path, false)) if std::process::id() != self.opener => {
+                    Some((path, false)) if this_process() != self.opener => {
                         Err(errors::inherited(path, self.opener))
                     }
                     _ => Ok(&self.inner),
@@ -530,7 +530,32 @@ fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
 
 /// Whether this process opened a live file for writing: a child it makes by `fork` then holds
 /// registrations of this process's, which `ccfilter/__init__.py` gives up in the child.
-pub static OPENED_FOR_WRITING: AtomicBool = AtomicBool::new(false);
+static OPENED_FOR_WRITING: AtomicBool = AtomicBool::new(false);
+
+/// This process's id, kept here as a system call per lookup would cost more than the lookup;
+/// set when the module loads and again in each child made by `fork` ([`forked`]).
+static PROCESS: AtomicU32 = AtomicU32::new(0);
+
+/// This process's id, as [`PROCESS`] has it.
+fn this_process() -> u32 {
+    match PROCESS.load(Ordering::Relaxed) {
+        0 => forked(),
+        id => id,
+    }
+}
+
+/// Takes this process's id afresh (in a child made by `fork`, from `ccfilter/__init__.py`'s
+/// hook), and returns it.
+pub fn forked() -> u32 {
+    let id = std::process::id();
+    PROCESS.store(id, Ordering::Relaxed);
+    id
+}
+
+/// Whether this process opened a live file for writing ([`OPENED_FOR_WRITING`]).
+pub fn opened_for_writing() -> bool {
+    OPENED_FOR_WRITING.load(Ordering::Relaxed)
+}
 
 /// The live file at `path`, mapped (`Access::ReadOnly`: for lookups only, never written).
 pub fn open_shared(

@@ -27,11 +27,13 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
-/// Whether this process opened a live file for writing (`create_shared`, `open_shared`), whose
-/// registration a child made by `fork` inherits: `ccfilter/__init__.py` gives it up there.
+/// In a child made by `fork` (`ccfilter/__init__.py`'s hook): takes the child's process id, by
+/// which filters the parent opened know they are inherited, and returns whether the parent
+/// had opened a live file for writing, whose registration the child then holds too.
 #[pyfunction]
-fn _opened_for_writing() -> bool {
-    filter::OPENED_FOR_WRITING.load(std::sync::atomic::Ordering::Relaxed)
+fn _forked() -> bool {
+    filter::forked();
+    filter::opened_for_writing()
 }
 
 /// The filter in the file at `path`, of whichever kind it holds; a live file is mapped
@@ -67,6 +69,7 @@ enum AnyFilter {
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
+    filter::forked();
     module.add_class::<FixedFilter>()?;
     module.add_class::<GrowableFilter>()?;
     module.add_class::<ExpiringFilter>()?;
@@ -74,6 +77,6 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;
     module.add_function(wrap_pyfunction!(load, module)?)?;
-    module.add_function(wrap_pyfunction!(_opened_for_writing, module)?)?;
+    module.add_function(wrap_pyfunction!(_forked, module)?)?;
     Ok(())
 }
