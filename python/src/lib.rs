@@ -43,14 +43,28 @@ fn _forked() -> bool {
 fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<AnyFilter> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
-    let (kind, file) = files::open_kind(py, &path)?;
+    let (mut kind, mut file) = files::open_kind(py, &path)?;
+    let mut mapped = None;
+    if kind == FileKind::Unwritten {
+        // A live file whose creator has not yet written it, which `open_shared` waits for; or
+        // else no filter, said by the snapshot decoder as the file is then.
+        match open_shared(py, &path, Access::ReadOnly) {
+            Ok(live) => (kind, mapped) = (FileKind::Live, Some(live)),
+            Err(_) => (kind, file) = files::open_kind(py, &path)?,
+        }
+    }
     Ok(match kind {
-        FileKind::Fixed => AnyFilter::Fixed(files::read(py, &path, file)?.into()),
+        FileKind::Fixed | FileKind::Unwritten => {
+            AnyFilter::Fixed(files::read(py, &path, file)?.into())
+        }
         FileKind::Growable => AnyFilter::Growable(files::read(py, &path, file)?.into()),
         FileKind::Expiring => AnyFilter::Expiring(files::read(py, &path, file)?.into()),
         // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
         FileKind::Live => {
-            let mapped = open_shared(py, &path, Access::ReadOnly)?;
+            let mapped = match mapped {
+                Some(mapped) => mapped,
+                None => open_shared(py, &path, Access::ReadOnly)?,
+            };
             AnyFilter::Fixed(if mmap { mapped } else { copy_of(py, &mapped)? }.into())
         }
     })

@@ -51,6 +51,39 @@ def test_processes_opening_a_file_being_created_get_the_filter(tmp_path):
                 os.unlink(path)
 
 
+def load_when_created(path: str) -> str:
+    """Loads `path` with `ccfilter.load` as soon as it exists; what went wrong, or ''."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            loaded = ccfilter.load(path)
+        except FileNotFoundError:
+            continue
+        except Exception as error:  # noqa: BLE001 - reported to the parent
+            return f"{type(error).__name__}: {error}"
+        return "" if loaded.is_shared and loaded.readonly else f"loaded as {loaded!r}"
+    return "the file never appeared"
+
+
+def test_load_of_a_live_file_being_created_maps_it(tmp_path):
+    # `ccfilter.load` opens live files too: it waits for a creator as `open_shared` does, rather
+    # than read the empty or zeroed file the creator has not yet written as a damaged snapshot.
+    # A large table keeps the creator a while between making the file and writing its header.
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else str(tmp_path)
+    with CONTEXT.Pool(2) as pool:
+        pool.map(abs, range(2))
+        for round in range(8):
+            path = os.path.join(base, f"ccfilter-load-race-{os.getpid()}-{round}.live")
+            waiting = pool.starmap_async(load_when_created, [(path,)] * 2)
+            time.sleep(0.002 * (round % 3))
+            created = ccfilter.create_shared(path, 20_000_000)
+            try:
+                assert waiting.get(60) == ["", ""], f"round {round}"
+            finally:
+                os.unlink(path)
+            del created
+
+
 def write_for_a_while(path: str, seconds: float) -> str:
     """Adds and discards its own keys in `path` for `seconds`, keeping the last round's; what
     went wrong, or ''."""
