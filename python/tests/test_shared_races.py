@@ -19,18 +19,21 @@ CONTEXT = multiprocessing.get_context("spawn")
 ROUNDS = 40
 
 
-def open_when_created(path: str, key: int) -> str:
-    """Opens `path` as soon as it exists and adds `key`; what went wrong, or ''."""
+def open_when_created(path: str, key: int | None) -> str:
+    """Opens `path` as soon as it exists: by `open_shared`, adding `key`, or (`key` None) by
+    `ccfilter.load`, which maps it read-only. What went wrong, or ''."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            shared = ccfilter.open_shared(path)
+            opened = ccfilter.load(path) if key is None else ccfilter.open_shared(path)
         except FileNotFoundError:
             continue
         except Exception as error:  # noqa: BLE001 - reported to the parent
             return f"{type(error).__name__}: {error}"
-        shared.add(key)
-        return "" if key in shared else "the key just added is missing"
+        if key is None:
+            return "" if opened.is_shared and opened.readonly else f"loaded as {opened!r}"
+        opened.add(key)
+        return "" if key in opened else "the key just added is missing"
     return "the file never appeared"
 
 
@@ -51,20 +54,6 @@ def test_processes_opening_a_file_being_created_get_the_filter(tmp_path):
                 os.unlink(path)
 
 
-def load_when_created(path: str) -> str:
-    """Loads `path` with `ccfilter.load` as soon as it exists; what went wrong, or ''."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            loaded = ccfilter.load(path)
-        except FileNotFoundError:
-            continue
-        except Exception as error:  # noqa: BLE001 - reported to the parent
-            return f"{type(error).__name__}: {error}"
-        return "" if loaded.is_shared and loaded.readonly else f"loaded as {loaded!r}"
-    return "the file never appeared"
-
-
 def test_load_of_a_live_file_being_created_maps_it(tmp_path):
     # `ccfilter.load` opens live files too: it waits for a creator as `open_shared` does, rather
     # than read the empty or zeroed file the creator has not yet written as a damaged snapshot.
@@ -74,7 +63,7 @@ def test_load_of_a_live_file_being_created_maps_it(tmp_path):
         pool.map(abs, range(2))
         for round in range(8):
             path = os.path.join(base, f"ccfilter-load-race-{os.getpid()}-{round}.live")
-            waiting = pool.starmap_async(load_when_created, [(path,)] * 2)
+            waiting = pool.starmap_async(open_when_created, [(path, None)] * 2)
             time.sleep(0.002 * (round % 3))
             created = ccfilter.create_shared(path, 20_000_000)
             try:
