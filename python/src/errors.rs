@@ -4,7 +4,7 @@ use std::io::{self, ErrorKind};
 use std::path::Path;
 
 use concurrent_cuckoo_filter::{BuildError, DecodeError, MergeError, SharedError};
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -123,4 +123,14 @@ pub fn not_a_file(what: &str) -> io::Error {
         _ => ErrorKind::InvalidInput,
     };
     io::Error::new(kind, format!("not a regular file but {what}"))
+}
+
+/// `RuntimeError` for a live filter used in a child made by `fork`: it holds the
+/// registration of `opener`, its parent, so a kill of either would look like the other's.
+pub fn inherited(path: &Path, opener: u32) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "{}: this filter was opened for writing by process {opener}, and this process was made \
+         from it by fork: open the file again here (ccfilter.open_shared(path)) to use it",
+        path.display()
+    ))
 }

@@ -22,6 +22,9 @@ pub enum FileKind {
     Expiring,
     /// A fixed filter in a live file, which is mapped rather than read.
     Live,
+    /// Empty, or zeros where a magic would be: no snapshot starts so, but a live file does
+    /// until its creator has written the header (docs/shared.md, "Bad files are errors").
+    Unwritten,
 }
 
 const MAGIC: [(&[u8; 8], FileKind); 3] = [
@@ -163,6 +166,9 @@ fn regular(kind: FileType) -> io::Result<()> {
 /// The kind of filter the file holds, by its first bytes (not consumed).
 fn kind(file: &mut BufReader<File>) -> io::Result<FileKind> {
     let start = file.fill_buf()?;
+    if start.iter().take(MAGIC[0].0.len()).all(|&byte| byte == 0) {
+        return Ok(FileKind::Unwritten);
+    }
     let kind = MAGIC.iter().find(|(magic, _)| start.starts_with(*magic));
     Ok(kind.map_or(FileKind::Fixed, |&(_, kind)| kind))
 }

@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
@@ -44,8 +45,8 @@ macro_rules! filter_class {
             /// Adds `other`'s fingerprints (`unique=True`: those not present); how many.
             #[pyo3(signature = (other, *, unique = false))]
             fn merge(&self, py: Python<'_>, other: &Self, unique: bool) -> PyResult<usize> {
-                writable(&self.inner)?;
-                let (ours, theirs) = (&self.inner, &other.inner);
+                self.writable()?;
+                let (ours, theirs) = (&self.inner, other.locking()?);
                 py.detach(|| if unique { ours.merge_unique(theirs) } else { ours.merge(theirs) })
                     .map_err(|err| errors::merge(py, err))
             }
@@ -68,31 +69,56 @@ macro_rules! filter_class {
     ($(#[$attr:meta])* $class:ident($kind:ty), { $($own:tt)* }) => {
         $(#[$attr])*
         #[derive(Debug)]
-        pub struct $class { inner: CuckooFilter<$kind> }
+        pub struct $class {
+            inner: CuckooFilter<$kind>,
+            /// The process that made or opened it, whose registration a live file's locks use.
+            opener: u32,
+        }
 
         impl From<CuckooFilter<$kind>> for $class {
-            fn from(inner: CuckooFilter<$kind>) -> Self { Self { inner } }
+            fn from(inner: CuckooFilter<$kind>) -> Self {
+                Self { inner, opener: this_process() }
+            }
+        }
+
+        impl $class {
+            /// The filter, for a call that may lock its stripes (a lookup a writer got in the way
+            /// of locks them too): `RuntimeError` in a child made by `fork` for a live file the
+            /// parent opened for writing, whose locks would be taken as the parent's.
+            fn locking(&self) -> PyResult<&CuckooFilter<$kind>> {
+                match live(&self.inner) {
+                    Some((path, false)) if this_process() != self.opener => {
+                        Err(errors::inherited(path, self.opener))
+                    }
+                    _ => Ok(&self.inner),
+                }
+            }
+
+            /// [`Self::locking`], and `TypeError` for a filter opened read-only.
+            fn writable(&self) -> PyResult<()> {
+                writable(self.locking()?)
+            }
         }
 
         #[pymethods]
         impl $class {
             /// Adds one copy of `key`; `FilterFullError` if it finds no room (nothing changed).
             fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-                writable(&self.inner)?;
+                self.writable()?;
                 with_key(key, |key| self.inner.insert(&key))?
                     .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Adds `key` unless it (or a key of its fingerprint) is in; whether it was added.
             fn add_unique(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                writable(&self.inner)?;
+                self.writable()?;
                 with_key(key, |key| self.inner.insert_unique(&key))?
                     .map_err(|err| errors::full(py, err, 0))
             }
 
             /// Removes one copy of `key` if present; whether it was. Remove only keys added.
             fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                writable(&self.inner)?;
+                self.writable()?;
                 with_key(key, |key| self.inner.remove(&key))
             }
 
@@ -104,12 +130,14 @@ macro_rules! filter_class {
 
             /// Whether `key` may be in the filter: always for a key added, by chance for others.
             fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-                with_key(key, |key| self.inner.contains(&key))
+                let filter = self.locking()?;
+                with_key(key, |key| filter.contains(&key))
             }
 
             /// Copies of `key` (or of keys with its fingerprint) stored.
             fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
-                with_key(key, |key| self.inner.count(&key))
+                let filter = self.locking()?;
+                with_key(key, |key| filter.count(&key))
             }
 
             fn __len__(&self) -> usize { self.inner.len() }
@@ -133,7 +161,7 @@ macro_rules! filter_class {
             /// Adds every key of `keys` in order, on `threads`; how many (else `FilterFullError`).
             #[pyo3(signature = (keys, *, threads = None))]
             fn add_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
-                writable(&self.inner)?;
+                self.writable()?;
                 bulk::Call::new(keys, threads, &self.inner)?.add_many(0)
             }
 
@@ -141,20 +169,20 @@ macro_rules! filter_class {
             #[pyo3(signature = (keys, *, threads = None))]
             fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>, threads: Arg)
                                   -> PyResult<Bound<'py, PyArray1<bool>>> {
-                bulk::Call::new(keys, threads, &self.inner)?.contains_many()
+                bulk::Call::new(keys, threads, self.locking()?)?.contains_many()
             }
 
             /// Removes one copy of each key present, on `threads`; how many were removed.
             #[pyo3(signature = (keys, *, threads = None))]
             fn discard_many(&self, keys: &Bound<'_, PyAny>, threads: Arg) -> PyResult<usize> {
-                writable(&self.inner)?;
+                self.writable()?;
                 bulk::Call::new(keys, threads, &self.inner)?.discard_many()
             }
 
             /// Adds every key of each iterable as `add_many` does (`inserted` counts them all).
             #[pyo3(signature = (*iterables))]
             fn update(&self, iterables: &Bound<'_, PyTuple>) -> PyResult<()> {
-                writable(&self.inner)?;
+                self.writable()?;
                 let mut inserted = 0;
                 for keys in iterables.iter() {
                     inserted += bulk::Call::new(&keys, None, &self.inner)?.add_many(inserted)?;
@@ -164,14 +192,14 @@ macro_rules! filter_class {
 
             /// Removes every key, keeping the filter's memory and shape.
             fn clear(&self, py: Python<'_>) -> PyResult<()> {
-                writable(&self.inner)?;
+                self.writable()?;
                 py.detach(|| self.inner.clear());
                 Ok(())
             }
 
             /// The filter in the crate's portable format (`FORMAT.md`), as Rust and `ccf` read it.
             fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-                bytes_of(py, &self.inner)
+                bytes_of(py, self.locking()?)
             }
 
             /// The filter `to_bytes` (or Rust, or `ccf`) wrote; `ValueError` for other bytes.
@@ -181,14 +209,15 @@ macro_rules! filter_class {
                 let bytes = args::bytes_like(data)?;
                 let bytes = bytes.as_bytes();
                 let inner = py.detach(|| CuckooFilter::from_bytes(bytes));
-                Ok(Self { inner: inner.map_err(|err| errors::decode(err, None))? })
+                inner.map(Self::from).map_err(|err| errors::decode(err, None))
             }
 
             /// Writes the filter to `path`, through a temporary file renamed over it when complete.
             fn save(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
                 let path = args::path("path", path)?;
                 // `MemoryError` without room for the copy of the bytes `write_to` takes.
-                let saved = py.detach(|| files::save(&path, |out| self.inner.write_to(out)));
+                let filter = self.locking()?;
+                let saved = py.detach(|| files::save(&path, |out| filter.write_to(out)));
                 saved.map_err(|err| match err.kind() {
                     ErrorKind::OutOfMemory => encode_error(err),
                     _ => errors::file(py, &err, &path),
@@ -206,7 +235,7 @@ macro_rules! filter_class {
 
             /// A copy of the filter, independent of it: a state it had, even while others write.
             fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-                copy_of(py, &self.inner).map(Self::from)
+                copy_of(py, self.locking()?).map(Self::from)
             }
 
             fn __copy__(&self, py: Python<'_>) -> PyResult<Self> { self.copy(py) }
@@ -241,7 +270,7 @@ macro_rules! filter_class {
                 if core::ptr::eq(self, other) {
                     return Ok(true);
                 }
-                let (ours, theirs) = (bytes_of(py, &self.inner)?, bytes_of(py, &other.inner)?);
+                let (ours, theirs) = (bytes_of(py, self.locking()?)?, bytes_of(py, other.locking()?)?);
                 let (ours, theirs) = (ours.as_bytes(), theirs.as_bytes());
                 Ok(py.detach(|| ours == theirs))
             }
@@ -263,7 +292,7 @@ filter_class!(merge
            bucket_size: Arg, semi_sorted: Arg, seed: Arg) -> PyResult<Self> {
         let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
                                   semi_sorted, seed)?;
-        Ok(Self { inner: builder.build().map_err(errors::build)? })
+        builder.build().map(Self::from).map_err(errors::build)
     }
 
     /// A filter built in a new live file at `path`, for `open_shared`; `OSError` if refused.
@@ -278,7 +307,8 @@ filter_class!(merge
         let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
                                   semi_sorted, seed)?;
         let inner = py.detach(|| builder.create_shared(&path));
-        Ok(Self { inner: inner.map_err(|err| errors::shared(py, err))? })
+        OPENED_FOR_WRITING.fetch_or(inner.is_ok(), Ordering::Relaxed);
+        inner.map(Self::from).map_err(|err| errors::shared(py, err))
     }
 
     /// The filter in the live file at `path`, mapped: the same as every other process's.
@@ -305,7 +335,8 @@ filter_class!(merge
 
     /// Checks the whole table, recovering what a killed writer left; `ValueError` if damaged.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.verify()).map_err(|err| errors::decode(err, None))
+        let filter = self.locking()?;
+        py.detach(|| filter.verify()).map_err(|err| errors::decode(err, None))
     }
 
     /// The live file the filter is mapped from, `None` in memory.
@@ -363,7 +394,7 @@ filter_class!(merge
             .set(rate, GrowableBuilder::false_positive_rate)
             .set(args::setting("split_depth", split_depth)?, GrowableBuilder::split_depth)
             .set(max_capacity, GrowableBuilder::max_capacity);
-        Ok(Self { inner: builder.build().map_err(errors::build)? })
+        builder.build().map(Self::from).map_err(errors::build)
     }
 
     /// Keys stored over the capacity of the levels so far.
@@ -415,7 +446,7 @@ filter_class!(
             .hasher(args::hasher(seed)?)
             .set(rate, ExpiringBuilder::false_positive_rate)
             .set(args::setting("generations", generations)?, ExpiringBuilder::generations);
-        Ok(Self { inner: builder.build().map_err(errors::build)? })
+        builder.build().map(Self::from).map_err(errors::build)
     }
 
     /// Moves a `clock="manual"` filter's clock to `seconds` since its start (never back).
@@ -497,6 +528,35 @@ fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
     }
 }
 
+/// Whether this process opened a live file for writing: a child it makes by `fork` then holds
+/// registrations of this process's, which `ccfilter/__init__.py` gives up in the child.
+static OPENED_FOR_WRITING: AtomicBool = AtomicBool::new(false);
+
+/// This process's id, kept here as a system call per lookup would cost more than the lookup;
+/// set when the module loads and again in each child made by `fork` ([`forked`]).
+static PROCESS: AtomicU32 = AtomicU32::new(0);
+
+/// This process's id, as [`PROCESS`] has it.
+fn this_process() -> u32 {
+    match PROCESS.load(Ordering::Relaxed) {
+        0 => forked(),
+        id => id,
+    }
+}
+
+/// Takes this process's id afresh (in a child made by `fork`, from `ccfilter/__init__.py`'s
+/// hook), and returns it.
+pub fn forked() -> u32 {
+    let id = std::process::id();
+    PROCESS.store(id, Ordering::Relaxed);
+    id
+}
+
+/// Whether this process opened a live file for writing ([`OPENED_FOR_WRITING`]).
+pub fn opened_for_writing() -> bool {
+    OPENED_FOR_WRITING.load(Ordering::Relaxed)
+}
+
 /// The live file at `path`, mapped (`Access::ReadOnly`: for lookups only, never written).
 pub fn open_shared(
     py: Python<'_>,
@@ -504,6 +564,10 @@ pub fn open_shared(
     access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
+    OPENED_FOR_WRITING.fetch_or(
+        filter.is_ok() && access == Access::ReadWrite,
+        Ordering::Relaxed,
+    );
     filter.map_err(|err| match err {
         // The crate's message names its `Access::ReadOnly`; Python's, the argument.
         SharedError::Io { path, source }

@@ -27,6 +27,15 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
     keys::with_key(key, |key| hasher.hash_one(key))
 }
 
+/// In a child made by `fork` (`ccfilter/__init__.py`'s hook): takes the child's process id, by
+/// which filters the parent opened know they are inherited, and returns whether the parent
+/// had opened a live file for writing, whose registration the child then holds too.
+#[pyfunction]
+fn _forked() -> bool {
+    filter::forked();
+    filter::opened_for_writing()
+}
+
 /// The filter in the file at `path`, of whichever kind it holds; a live file is mapped
 /// read-only unless `mmap=False` copies it into memory (docs/python.md).
 #[pyfunction]
@@ -34,14 +43,28 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
 fn load(py: Python<'_>, path: &Bound<'_, PyAny>, mmap: Arg) -> PyResult<AnyFilter> {
     let path = args::path("path", path)?;
     let mmap = args::flag("mmap", mmap)?.unwrap_or(true);
-    let (kind, file) = files::open_kind(py, &path)?;
+    let (mut kind, mut file) = files::open_kind(py, &path)?;
+    let mut mapped = None;
+    if kind == FileKind::Unwritten {
+        // A live file whose creator has not yet written it, which `open_shared` waits for; or
+        // else no filter, said by the snapshot decoder as the file is then.
+        match open_shared(py, &path, Access::ReadOnly) {
+            Ok(live) => (kind, mapped) = (FileKind::Live, Some(live)),
+            Err(_) => (kind, file) = files::open_kind(py, &path)?,
+        }
+    }
     Ok(match kind {
-        FileKind::Fixed => AnyFilter::Fixed(files::read(py, &path, file)?.into()),
+        FileKind::Fixed | FileKind::Unwritten => {
+            AnyFilter::Fixed(files::read(py, &path, file)?.into())
+        }
         FileKind::Growable => AnyFilter::Growable(files::read(py, &path, file)?.into()),
         FileKind::Expiring => AnyFilter::Expiring(files::read(py, &path, file)?.into()),
         // Mapped read-only, or a copy of that mapping: a filter of its own, writable.
         FileKind::Live => {
-            let mapped = open_shared(py, &path, Access::ReadOnly)?;
+            let mapped = match mapped {
+                Some(mapped) => mapped,
+                None => open_shared(py, &path, Access::ReadOnly)?,
+            };
             AnyFilter::Fixed(if mmap { mapped } else { copy_of(py, &mapped)? }.into())
         }
     })
@@ -60,6 +83,7 @@ enum AnyFilter {
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
+    filter::forked();
     module.add_class::<FixedFilter>()?;
     module.add_class::<GrowableFilter>()?;
     module.add_class::<ExpiringFilter>()?;
@@ -67,5 +91,6 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("DEFAULT_SEED", DefaultHashBuilder::new().seed())?;
     module.add_function(wrap_pyfunction!(hash64, module)?)?;
     module.add_function(wrap_pyfunction!(load, module)?)?;
+    module.add_function(wrap_pyfunction!(_forked, module)?)?;
     Ok(())
 }

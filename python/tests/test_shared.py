@@ -14,6 +14,7 @@ import subprocess
 import stat
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -139,6 +140,145 @@ def test_a_writer_killed_mid_stream_loses_no_acknowledged_key(live_path, layout)
         # docs/shared.md: a kill can leave the insert it was doing and a second copy of a
         # fingerprint it was moving.
         assert total <= len(shared) <= total + 3 * (round_ + 1)
+
+
+def write_after_fork(inherited, connection) -> None:
+    """In a child made by `fork`: tries each call that reads or writes the table of the filter
+    it inherited and sends what each raised; then reopens the file (by the path the inherited
+    filter gives, and by a pickle) and adds keys, acknowledging each."""
+    calls = {
+        "in": lambda: "k" in inherited,
+        "count": lambda: inherited.count("k"),
+        "contains_many": lambda: inherited.contains_many(np.arange(3)),
+        "add": lambda: inherited.add(-1),
+        "add_many": lambda: inherited.add_many(np.arange(3)),
+        "discard": lambda: inherited.discard(-1),
+        "clear": inherited.clear,
+        "copy": inherited.copy,
+        "to_bytes": inherited.to_bytes,
+        "verify": inherited.verify,
+    }
+    for name, call in calls.items():
+        try:
+            call()
+            connection.send((name, None))
+        except Exception as err:  # noqa: BLE001 - sent to the parent, which checks it
+            connection.send((name, f"{type(err).__name__}: {err}"))
+    assert len(inherited) >= 1 and inherited.is_shared and not inherited.readonly
+    assert "k" in pickle.loads(pickle.dumps(inherited))
+    shared = ccfilter.open_shared(inherited.path)
+    for key in keys_of(1).tolist():
+        shared.add(key)
+        connection.send(key)
+
+
+def test_a_forked_child_reopens_the_file_and_its_kill_costs_the_parent_a_bounded_wait(
+    live_path, tmp_path, monkeypatch
+):
+    # docs/python.md: a child made by fork reopens the file; the filter it inherited holds the
+    # parent's registration, under which a killed child's stripes would look held by the live
+    # parent for ever. Each call on its table (a contended lookup locks too) raises, saying to
+    # reopen.
+    monkeypatch.chdir(tmp_path)
+    context = multiprocessing.get_context("fork")
+    shared = ccfilter.create_shared(live_path, 4 * PER_PROCESS, 0.001)
+    shared.add("k")
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=write_after_fork, args=(shared, sending))
+    child.start()
+    sending.close()
+    for _ in range(10):
+        name, raised = receiving.recv()
+        assert raised is not None and raised.startswith("RuntimeError"), (name, raised)
+        assert live_path in raised and "open_shared" in raised, raised
+    acknowledged = [receiving.recv() for _ in range(3_000)]
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(timeout=30)
+    assert child.exitcode == -signal.SIGKILL
+    while True:
+        try:
+            acknowledged.append(receiving.recv())
+        except EOFError:
+            break
+    # The parent goes on: each stripe the child held costs it the liveness bound, not for ever.
+    finished = []
+
+    def write_and_verify():
+        shared.add_many(keys_of(2))
+        shared.verify()
+        finished.append(True)
+
+    writer = threading.Thread(target=write_and_verify, daemon=True)
+    writer.start()
+    writer.join(timeout=60)
+    assert finished, "the parent waited for ever on the killed child's stripes"
+    assert "k" in shared and shared.contains_many(np.array(acknowledged, dtype=np.uint64)).all()
+    assert shared.contains_many(keys_of(2)).all()
+    assert shared.add("in the parent") is None
+
+
+# A writer that forks a child (which reopens the file, as docs/python.md says) and then writes
+# on, mostly inside `clear()`, which holds every stripe: killed, it most likely holds some.
+FORKING_WRITER = """
+import multiprocessing, sys
+import numpy as np
+import ccfilter
+shared = ccfilter.create_shared(sys.argv[1], 1 << 22, 0.001)
+def child(ready):
+    reopened = ccfilter.open_shared(sys.argv[1])
+    ready.set()
+    keys = np.arange(1 << 40, (1 << 40) + 1000, dtype=np.uint64)
+    while True:
+        reopened.add_many(keys)
+        reopened.discard_many(keys)
+context = multiprocessing.get_context("fork")
+ready = context.Event()
+forked = context.Process(target=child, args=(ready,))
+forked.start()
+ready.wait()
+keys = np.arange(1 << 12, dtype=np.uint64)
+shared.add_many(keys)
+print(forked.pid, flush=True)
+while True:
+    shared.clear()
+    shared.add_many(keys)
+"""
+
+
+def test_a_writer_killed_while_its_forked_child_runs_costs_the_others_a_bounded_wait(
+    live_path, tmp_path
+):
+    # The child inherits the writer's registration (an OFD lock's open file description): kept,
+    # the dead writer would look alive while the child runs, its stripes waited on for ever.
+    for attempt in range(3):
+        path = f"{live_path}.{attempt}"
+        writer = subprocess.Popen([sys.executable, "-c", FORKING_WRITER, path], cwd=tmp_path,
+                                  stdout=subprocess.PIPE, text=True)
+        child = None
+        try:
+            child = int(writer.stdout.readline())
+            os.kill(writer.pid, signal.SIGKILL)
+            assert writer.wait(timeout=30) == -signal.SIGKILL
+            survivor = ccfilter.open_shared(path)
+            finished = []
+
+            def verify_and_write():
+                survivor.verify()  # locks every stripe, recovering the dead writer's
+                survivor.add_many(np.arange(10_000, dtype=np.uint64))
+                finished.append(True)
+
+            worker = threading.Thread(target=verify_and_write, daemon=True)
+            worker.start()
+            worker.join(timeout=60)
+            assert finished, f"attempt {attempt}: the dead writer's stripes were waited on for ever"
+            assert survivor.contains_many(np.arange(10_000, dtype=np.uint64)).all()
+        finally:
+            writer.kill()
+            writer.wait()
+            if child is not None:
+                os.kill(child, signal.SIGKILL)
+            if os.path.exists(path):
+                os.unlink(path)
 
 
 def test_pickles_reopen_the_file_and_keep_readonly(live_path):
