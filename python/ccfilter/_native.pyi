@@ -20,7 +20,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 DEFAULT_SEED: int
 
 class FilterFullError(ValueError):
-    """A key found no room; nothing was dropped to make room."""
+    """A key found no room (or a count window is at its end); nothing was dropped to make room."""
 
     inserted: int
     """Keys of the call (fingerprints, for merge) that went in before the one with no room."""

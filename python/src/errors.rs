@@ -11,8 +11,9 @@ pyo3::create_exception!(
     ccfilter,
     FilterFullError,
     PyValueError,
-    "A key found no room in the filter; nothing was dropped to make room. `inserted`: the keys \
-     (for `merge`, fingerprints) of the call that went in before it; those after were not tried."
+    "A key found no room in the filter (or a count window has counted 2^62 adds, its end); nothing \
+     was dropped to make room. `inserted`: the keys (for `merge`, fingerprints) of the call that \
+     went in before it; those after were not tried."
 );
 
 /// A [`FilterFullError`] with its `inserted` count.
