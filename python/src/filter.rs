@@ -4,7 +4,6 @@
 use std::any::Any;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use concurrent_cuckoo_filter::GrowableCuckooFilterBuilder as GrowableBuilder;
 use concurrent_cuckoo_filter::{
@@ -19,7 +18,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
 
 use crate::args::{self, Arg, Set};
 use crate::keys::with_key;
-use crate::{bulk, errors, files};
+use crate::{bulk, errors, files, process};
 
 /// A new dict of `stats`' `fields` by their names (if given), then of `key => value` pairs.
 macro_rules! py_dict {
@@ -77,7 +76,7 @@ macro_rules! filter_class {
 
         impl From<CuckooFilter<$kind>> for $class {
             fn from(inner: CuckooFilter<$kind>) -> Self {
-                Self { inner, opener: this_process() }
+                Self { inner, opener: process::this_process() }
             }
         }
 
@@ -87,7 +86,7 @@ macro_rules! filter_class {
             /// parent opened for writing, whose locks would be taken as the parent's.
             fn locking(&self) -> PyResult<&CuckooFilter<$kind>> {
                 match live(&self.inner) {
-                    Some((path, false)) if this_process() != self.opener => {
+                    Some((path, false)) if process::this_process() != self.opener => {
                         Err(errors::inherited(path, self.opener))
                     }
                     _ => Ok(&self.inner),
@@ -307,7 +306,7 @@ filter_class!(merge
         let builder = args::fixed(capacity, false_positive_rate, fingerprint_bits, bucket_size,
                                   semi_sorted, seed)?;
         let inner = py.detach(|| builder.create_shared(&path));
-        OPENED_FOR_WRITING.fetch_or(inner.is_ok(), Ordering::Relaxed);
+        process::opened_live_file(inner.is_ok());
         inner.map(Self::from).map_err(|err| errors::shared(py, err))
     }
 
@@ -528,35 +527,6 @@ fn writable<K: Kind + 'static>(filter: &CuckooFilter<K>) -> PyResult<()> {
     }
 }
 
-/// Whether this process opened a live file for writing: a child it makes by `fork` then holds
-/// registrations of this process's, which `ccfilter/__init__.py` gives up in the child.
-static OPENED_FOR_WRITING: AtomicBool = AtomicBool::new(false);
-
-/// This process's id, kept here as a system call per lookup would cost more than the lookup;
-/// set when the module loads and again in each child made by `fork` ([`forked`]).
-static PROCESS: AtomicU32 = AtomicU32::new(0);
-
-/// This process's id, as [`PROCESS`] has it.
-fn this_process() -> u32 {
-    match PROCESS.load(Ordering::Relaxed) {
-        0 => forked(),
-        id => id,
-    }
-}
-
-/// Takes this process's id afresh (in a child made by `fork`, from `ccfilter/__init__.py`'s
-/// hook), and returns it.
-pub fn forked() -> u32 {
-    let id = std::process::id();
-    PROCESS.store(id, Ordering::Relaxed);
-    id
-}
-
-/// Whether this process opened a live file for writing ([`OPENED_FOR_WRITING`]).
-pub fn opened_for_writing() -> bool {
-    OPENED_FOR_WRITING.load(Ordering::Relaxed)
-}
-
 /// The live file at `path`, mapped (`Access::ReadOnly`: for lookups only, never written).
 pub fn open_shared(
     py: Python<'_>,
@@ -564,10 +534,7 @@ pub fn open_shared(
     access: Access,
 ) -> PyResult<ConcurrentCuckooFilter> {
     let filter = py.detach(|| ConcurrentCuckooFilter::open_shared(path, access));
-    OPENED_FOR_WRITING.fetch_or(
-        filter.is_ok() && access == Access::ReadWrite,
-        Ordering::Relaxed,
-    );
+    process::opened_live_file(filter.is_ok() && access == Access::ReadWrite);
     filter.map_err(|err| match err {
         // The crate's message names its `Access::ReadOnly`; Python's, the argument.
         SharedError::Io { path, source }

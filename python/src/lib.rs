@@ -8,6 +8,7 @@ mod errors;
 mod files;
 mod filter;
 mod keys;
+mod process;
 mod reader;
 
 use core::hash::BuildHasher;
@@ -32,8 +33,8 @@ fn hash64(key: &Bound<'_, PyAny>, seed: Arg) -> PyResult<u64> {
 /// had opened a live file for writing, whose registration the child then holds too.
 #[pyfunction]
 fn _forked() -> bool {
-    filter::forked();
-    filter::opened_for_writing()
+    process::forked();
+    process::opened_for_writing()
 }
 
 /// The filter in the file at `path`, of whichever kind it holds; a live file is mapped
@@ -83,7 +84,7 @@ enum AnyFilter {
 #[pyo3(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
-    filter::forked();
+    process::forked();
     module.add_class::<FixedFilter>()?;
     module.add_class::<GrowableFilter>()?;
     module.add_class::<ExpiringFilter>()?;
